@@ -1,0 +1,16 @@
+//! gitops-lint: what will this change to an Argo CD repository delete, and
+//! what will it wedge?
+//!
+//! ```text
+//! revision ──► source ──► render ──► inventory ──► plan ──► rules ──► report
+//!  (git)      (a tree)   (manifests) (apps →      (what a   (findings) (human, json,
+//!                                     resources)   sync      sarif, github,
+//!                                                  deletes)  markdown)
+//! ```
+//!
+//! Data flows one way; each stage is one module and nothing reaches back up.
+
+pub mod source;
+pub mod yaml;
+pub mod manifest;
+pub mod render;

@@ -1,0 +1,526 @@
+//! The resource model: identity, where a resource came from, and typed views
+//! of the Argo CD annotations that decide pruning, hooks and ordering.
+//!
+//! Knows nothing of git or of how resources were rendered.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// `argocd.argoproj.io/sync-options`
+pub const ANN_SYNC_OPTIONS: &str = "argocd.argoproj.io/sync-options";
+/// `argocd.argoproj.io/sync-wave`
+pub const ANN_SYNC_WAVE: &str = "argocd.argoproj.io/sync-wave";
+/// `argocd.argoproj.io/hook`
+pub const ANN_HOOK: &str = "argocd.argoproj.io/hook";
+/// `argocd.argoproj.io/hook-delete-policy`
+pub const ANN_HOOK_DELETE_POLICY: &str = "argocd.argoproj.io/hook-delete-policy";
+/// `helm.sh/hook`
+pub const ANN_HELM_HOOK: &str = "helm.sh/hook";
+/// `helm.sh/hook-weight`
+pub const ANN_HELM_HOOK_WEIGHT: &str = "helm.sh/hook-weight";
+/// `helm.sh/hook-delete-policy`
+pub const ANN_HELM_HOOK_DELETE_POLICY: &str = "helm.sh/hook-delete-policy";
+/// `helm.sh/resource-policy`
+pub const ANN_HELM_RESOURCE_POLICY: &str = "helm.sh/resource-policy";
+/// `argocd.argoproj.io/tracking-id`
+pub const ANN_TRACKING_ID: &str = "argocd.argoproj.io/tracking-id";
+/// `app.kubernetes.io/instance` (label tracking)
+pub const LABEL_INSTANCE: &str = "app.kubernetes.io/instance";
+
+/// How Argo CD identifies a resource: the version is not part of it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct ResourceId {
+    /// API group (`""` for the core group).
+    pub group: String,
+    /// Kind.
+    pub kind: String,
+    /// Namespace (`""` for cluster-scoped resources).
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+impl ResourceId {
+    /// `Kind namespace/name`, or `Kind name` when cluster-scoped.
+    #[must_use]
+    pub fn display(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for ResourceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.namespace.is_empty() {
+            write!(f, "{} {}", self.kind, self.name)
+        } else {
+            write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+}
+
+/// Splits `apiVersion` into (group, version).
+#[must_use]
+pub fn split_api_version(api_version: &str) -> (&str, &str) {
+    match api_version.rsplit_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    }
+}
+
+/// Where a rendered resource came from.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct Origin {
+    /// Repository-relative file, when the resource was read from one
+    /// (generated resources have none).
+    pub file: Option<String>,
+    /// 1-based line of the document start in `file`.
+    pub line: Option<u32>,
+    /// Index of the document in `file` (for locating fields later).
+    pub doc_index: Option<usize>,
+}
+
+/// One rendered resource.
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    /// Identity after namespace defaulting.
+    pub id: ResourceId,
+    /// `apiVersion` as written.
+    pub api_version: String,
+    /// The whole object.
+    pub value: Arc<Value>,
+    /// Where it came from.
+    pub origin: Origin,
+}
+
+impl Manifest {
+    /// A string annotation.
+    #[must_use]
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        annotation(&self.value, key)
+    }
+
+    /// A string label.
+    #[must_use]
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.value.pointer("/metadata/labels")?.get(key)?.as_str()
+    }
+
+    /// The parsed `argocd.argoproj.io/sync-options`.
+    #[must_use]
+    pub fn sync_options(&self) -> SyncOptions {
+        SyncOptions::parse(self.annotation(ANN_SYNC_OPTIONS).unwrap_or(""))
+    }
+
+    /// The hook types this resource declares (empty for a normal resource).
+    #[must_use]
+    pub fn hook(&self) -> HookSpec {
+        HookSpec::of(&self.value)
+    }
+
+    /// The sync wave: `argocd.argoproj.io/sync-wave`, else the Helm hook
+    /// weight, else 0 (values that are not integers are ignored, as `strconv.Atoi` fails).
+    #[must_use]
+    pub fn sync_wave(&self) -> i64 {
+        sync_wave(&self.value)
+    }
+
+    /// Whether the object has a `metadata.generateName` and no name.
+    #[must_use]
+    pub fn uses_generate_name(&self) -> bool {
+        self.value.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").is_empty()
+            && self.value.pointer("/metadata/generateName").is_some()
+    }
+
+    /// Whether the object lists `ownerReferences` (never a prune candidate).
+    #[must_use]
+    pub fn has_owner_references(&self) -> bool {
+        self.value
+            .pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty())
+    }
+}
+
+/// A string annotation of a Kubernetes object value.
+#[must_use]
+pub fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
+    obj.pointer("/metadata/annotations")?.get(key)?.as_str()
+}
+
+/// See [`Manifest::sync_wave`].
+#[must_use]
+pub fn sync_wave(obj: &Value) -> i64 {
+    for key in [ANN_SYNC_WAVE, ANN_HELM_HOOK_WEIGHT] {
+        if let Some(v) = annotation(obj, key) {
+            if let Ok(n) = parse_go_atoi(v) {
+                return n;
+            }
+        }
+    }
+    0
+}
+
+/// Go's `strconv.Atoi`: optional sign, decimal digits, nothing else (no spaces).
+///
+/// # Errors
+/// Anything `strconv.Atoi` rejects.
+pub fn parse_go_atoi(s: &str) -> Result<i64, ()> {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(());
+    }
+    s.parse::<i64>().map_err(|_| ())
+}
+
+/// The parsed value of `argocd.argoproj.io/sync-options`: comma-separated,
+/// each item trimmed, empty items dropped; matched exactly and case-sensitively
+/// (GE `pkg/sync/resource/annotations.go`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncOptions {
+    /// The items, in order, duplicates removed.
+    pub items: Vec<String>,
+}
+
+impl SyncOptions {
+    /// Parses an annotation value.
+    #[must_use]
+    pub fn parse(v: &str) -> SyncOptions {
+        let mut items: Vec<String> = Vec::new();
+        for it in v.split(',') {
+            let it = it.trim();
+            if !it.is_empty() && !items.iter().any(|x| x == it) {
+                items.push(it.to_string());
+            }
+        }
+        SyncOptions { items }
+    }
+
+    /// Whether the exact `Key=Value` item is present.
+    #[must_use]
+    pub fn has(&self, item: &str) -> bool {
+        self.items.iter().any(|x| x == item)
+    }
+
+    /// The value after `Key=` (case-sensitive key).
+    #[must_use]
+    pub fn value(&self, key: &str) -> Option<&str> {
+        self.items.iter().find_map(|x| x.strip_prefix(key)?.strip_prefix('='))
+    }
+
+    /// `Prune=false`: the prune is skipped.
+    #[must_use]
+    pub fn prune_disabled(&self) -> bool {
+        self.value("Prune") == Some("false")
+    }
+
+    /// `Prune=confirm`: the prune waits for a person.
+    #[must_use]
+    pub fn prune_confirm(&self) -> bool {
+        self.value("Prune") == Some("confirm")
+    }
+
+    /// `Delete=false`: kept on cascade deletion of the Application.
+    #[must_use]
+    pub fn delete_disabled(&self) -> bool {
+        self.value("Delete") == Some("false")
+    }
+}
+
+/// Argo CD hook phases (plus the controller-handled delete hooks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum HookType {
+    /// Runs before the Sync phase.
+    PreSync,
+    /// Runs in the Sync phase.
+    Sync,
+    /// Runs after a successful sync.
+    PostSync,
+    /// Runs when the sync fails.
+    SyncFail,
+    /// Not applied at all.
+    Skip,
+    /// Runs before Application deletion (Argo CD 3.3+).
+    PreDelete,
+    /// Runs after Application deletion.
+    PostDelete,
+}
+
+impl HookType {
+    /// Parses an Argo CD hook name (exact, case-sensitive).
+    #[must_use]
+    pub fn parse(s: &str) -> Option<HookType> {
+        Some(match s {
+            "PreSync" => HookType::PreSync,
+            "Sync" => HookType::Sync,
+            "PostSync" => HookType::PostSync,
+            "SyncFail" => HookType::SyncFail,
+            "Skip" => HookType::Skip,
+            "PreDelete" => HookType::PreDelete,
+            "PostDelete" => HookType::PostDelete,
+            _ => return None,
+        })
+    }
+
+    /// The Argo CD equivalent of a Helm hook (GE `hook/helm/type.go`).
+    #[must_use]
+    pub fn from_helm(s: &str) -> Option<HookType> {
+        Some(match s {
+            "pre-install" | "pre-upgrade" => HookType::PreSync,
+            "post-install" | "post-upgrade" => HookType::PostSync,
+            "pre-delete" => HookType::PreDelete,
+            "post-delete" => HookType::PostDelete,
+            _ => return None,
+        })
+    }
+}
+
+/// What the hook annotations of one object say.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HookSpec {
+    /// Whether any hook annotation is present (a hook with no valid type is
+    /// still a hook: ignored entirely, never applied, never pruned).
+    pub is_hook: bool,
+    /// Valid hook types.
+    pub types: Vec<HookType>,
+    /// Delete policies (Argo CD and Helm merged), as Argo CD names them.
+    pub delete_policies: Vec<String>,
+}
+
+impl HookSpec {
+    /// Reads the hook annotations of `obj` (GE `pkg/sync/hook`).
+    #[must_use]
+    pub fn of(obj: &Value) -> HookSpec {
+        let argo = annotation(obj, ANN_HOOK);
+        let helm = annotation(obj, ANN_HELM_HOOK);
+        let mut spec = HookSpec { is_hook: argo.is_some() || helm.is_some(), ..HookSpec::default() };
+        let argo_types: Vec<HookType> =
+            argo.map(|v| v.split(',').filter_map(|t| HookType::parse(t.trim())).collect()).unwrap_or_default();
+        // A valid Argo CD hook annotation makes the Helm hook types ignored (per object).
+        spec.types = if argo_types.is_empty() {
+            helm.map(|v| v.split(',').filter_map(|t| HookType::from_helm(t.trim())).collect()).unwrap_or_default()
+        } else {
+            argo_types
+        };
+        spec.types.sort();
+        spec.types.dedup();
+        if let Some(v) = annotation(obj, ANN_HOOK_DELETE_POLICY) {
+            spec.delete_policies.extend(v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()));
+        }
+        if let Some(v) = annotation(obj, ANN_HELM_HOOK_DELETE_POLICY) {
+            for p in v.split(',') {
+                let mapped = match p.trim() {
+                    "hook-succeeded" => "HookSucceeded",
+                    "hook-failed" => "HookFailed",
+                    "before-hook-creation" => "BeforeHookCreation",
+                    _ => continue,
+                };
+                spec.delete_policies.push(mapped.to_string());
+            }
+        }
+        spec.delete_policies.dedup();
+        spec
+    }
+
+    /// `Skip` alone: never applied and never pruned.
+    #[must_use]
+    pub fn is_skip(&self) -> bool {
+        self.types == [HookType::Skip]
+    }
+}
+
+/// Kinds that are cluster-scoped in Kubernetes and the common add-ons
+/// (Argo CD learns this from the API server; offline we need a table).
+pub const CLUSTER_SCOPED_KINDS: &[(&str, &str)] = &[
+    ("", "Namespace"),
+    ("", "Node"),
+    ("", "PersistentVolume"),
+    ("", "ComponentStatus"),
+    ("rbac.authorization.k8s.io", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("apiregistration.k8s.io", "APIService"),
+    ("storage.k8s.io", "StorageClass"),
+    ("storage.k8s.io", "CSIDriver"),
+    ("storage.k8s.io", "CSINode"),
+    ("storage.k8s.io", "VolumeAttachment"),
+    ("scheduling.k8s.io", "PriorityClass"),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"),
+    ("networking.k8s.io", "IngressClass"),
+    ("networking.k8s.io", "IPAddress"),
+    ("networking.k8s.io", "ServiceCIDR"),
+    ("node.k8s.io", "RuntimeClass"),
+    ("policy", "PodSecurityPolicy"),
+    ("certificates.k8s.io", "CertificateSigningRequest"),
+    ("certificates.k8s.io", "ClusterTrustBundle"),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+    ("resource.k8s.io", "DeviceClass"),
+    ("resource.k8s.io", "ResourceSlice"),
+    ("authentication.k8s.io", "TokenReview"),
+    ("authorization.k8s.io", "SubjectAccessReview"),
+    ("authorization.k8s.io", "SelfSubjectAccessReview"),
+    ("authorization.k8s.io", "SelfSubjectRulesReview"),
+    ("cert-manager.io", "ClusterIssuer"),
+    ("argoproj.io", "ClusterWorkflowTemplate"),
+    ("snapshot.storage.k8s.io", "VolumeSnapshotClass"),
+    ("snapshot.storage.k8s.io", "VolumeSnapshotContent"),
+    ("gateway.networking.k8s.io", "GatewayClass"),
+    ("external-secrets.io", "ClusterSecretStore"),
+    ("external-secrets.io", "ClusterExternalSecret"),
+    ("kyverno.io", "ClusterPolicy"),
+    ("constraints.gatekeeper.sh", "*"),
+    ("templates.gatekeeper.sh", "ConstraintTemplate"),
+    ("karpenter.sh", "NodePool"),
+    ("karpenter.k8s.aws", "EC2NodeClass"),
+];
+
+/// Whether a kind is cluster-scoped according to the built-in table.
+#[must_use]
+pub fn builtin_cluster_scoped(group: &str, kind: &str) -> bool {
+    CLUSTER_SCOPED_KINDS.iter().any(|(g, k)| *g == group && (*k == kind || *k == "*"))
+}
+
+/// Cluster scope knowledge: the built-in table plus CRDs found in the repository.
+#[derive(Debug, Clone, Default)]
+pub struct Scopes {
+    /// (group, kind) → cluster-scoped?, from CRD `spec.scope`.
+    pub crds: std::collections::HashMap<(String, String), bool>,
+}
+
+impl Scopes {
+    /// Records the scope declared by a CRD object.
+    pub fn learn_crd(&mut self, crd: &Value) {
+        let group = crd.pointer("/spec/group").and_then(Value::as_str);
+        let kind = crd.pointer("/spec/names/kind").and_then(Value::as_str);
+        let scope = crd.pointer("/spec/scope").and_then(Value::as_str);
+        if let (Some(g), Some(k)) = (group, kind) {
+            self.crds.insert((g.to_string(), k.to_string()), scope == Some("Cluster"));
+        }
+    }
+
+    /// Whether (group, kind) is cluster-scoped. Unknown kinds count as namespaced,
+    /// as Argo CD's `IsNamespacedOrUnknown` does.
+    #[must_use]
+    pub fn is_cluster_scoped(&self, group: &str, kind: &str) -> bool {
+        if let Some(c) = self.crds.get(&(group.to_string(), kind.to_string())) {
+            return *c;
+        }
+        builtin_cluster_scoped(group, kind)
+    }
+}
+
+/// Why a document is not a Kubernetes object.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ObjectError {
+    /// Not a mapping.
+    #[error("document is not a mapping")]
+    NotAMapping,
+    /// A required field is missing.
+    #[error("object has no `{0}`")]
+    Missing(&'static str),
+}
+
+/// Builds a manifest from an object value, defaulting the namespace of
+/// namespaced kinds to `default_namespace` and clearing it for cluster-scoped
+/// kinds (AC `controller/state.go` `NormalizeTargetObjects`).
+///
+/// # Errors
+/// A value that is not a mapping or lacks `apiVersion`/`kind`/a name.
+pub fn manifest_from_value(
+    value: Value,
+    origin: Origin,
+    default_namespace: &str,
+    scopes: &Scopes,
+) -> Result<Manifest, ObjectError> {
+    if !value.is_object() {
+        return Err(ObjectError::NotAMapping);
+    }
+    let api_version = value.get("apiVersion").and_then(Value::as_str).ok_or(ObjectError::Missing("apiVersion"))?.to_string();
+    let kind = value.get("kind").and_then(Value::as_str).ok_or(ObjectError::Missing("kind"))?.to_string();
+    let meta = value.get("metadata");
+    let name = meta.and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");
+    let generate_name = meta.and_then(|m| m.get("generateName")).and_then(Value::as_str).unwrap_or("");
+    if name.is_empty() && generate_name.is_empty() {
+        return Err(ObjectError::Missing("metadata.name"));
+    }
+    let name = if name.is_empty() { generate_name.to_string() } else { name.to_string() };
+    let (group, _) = split_api_version(&api_version);
+    let group = group.to_string();
+    let ns = meta.and_then(|m| m.get("namespace")).and_then(Value::as_str).unwrap_or("");
+    let namespace = if scopes.is_cluster_scoped(&group, &kind) {
+        String::new()
+    } else if ns.is_empty() {
+        default_namespace.to_string()
+    } else {
+        ns.to_string()
+    };
+    Ok(Manifest {
+        id: ResourceId { group, kind, namespace, name },
+        api_version,
+        value: Arc::new(value),
+        origin,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sync_options_are_trimmed_and_case_sensitive() {
+        let o = SyncOptions::parse(" Prune=false , ,Replace=true");
+        assert!(o.prune_disabled());
+        assert!(o.has("Replace=true"));
+        assert!(!SyncOptions::parse("prune=false").prune_disabled());
+        assert!(!SyncOptions::parse("Prune=False").prune_disabled());
+        assert!(SyncOptions::parse("Prune=confirm").prune_confirm());
+        assert!(SyncOptions::parse("Delete=false").delete_disabled());
+    }
+
+    #[test]
+    fn wave_falls_back_to_helm_weight_then_zero() {
+        let v = json!({"metadata": {"annotations": {"argocd.argoproj.io/sync-wave": "x", "helm.sh/hook-weight": "-3"}}});
+        assert_eq!(sync_wave(&v), -3);
+        let v = json!({"metadata": {"annotations": {"argocd.argoproj.io/sync-wave": " 2"}}});
+        assert_eq!(sync_wave(&v), 0, "Atoi rejects spaces");
+        let v = json!({"metadata": {"annotations": {"argocd.argoproj.io/sync-wave": "+5"}}});
+        assert_eq!(sync_wave(&v), 5);
+    }
+
+    #[test]
+    fn argo_hook_overrides_helm_types_but_policies_merge() {
+        let v = json!({"metadata": {"annotations": {
+            "argocd.argoproj.io/hook": "PreSync",
+            "helm.sh/hook": "post-install",
+            "helm.sh/hook-delete-policy": "hook-succeeded"}}});
+        let h = HookSpec::of(&v);
+        assert_eq!(h.types, vec![HookType::PreSync]);
+        assert_eq!(h.delete_policies, vec!["HookSucceeded"]);
+        let v = json!({"metadata": {"annotations": {"helm.sh/hook": "test-success"}}});
+        let h = HookSpec::of(&v);
+        assert!(h.is_hook && h.types.is_empty(), "an unmapped helm hook is a hook with no phase");
+    }
+
+    #[test]
+    fn namespace_defaults_only_for_namespaced_kinds() {
+        let scopes = Scopes::default();
+        let pvc = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"}});
+        let m = manifest_from_value(pvc, Origin::default(), "payments", &scopes).unwrap();
+        assert_eq!(m.id.namespace, "payments");
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x", "namespace": "stray"}});
+        let m = manifest_from_value(ns, Origin::default(), "payments", &scopes).unwrap();
+        assert_eq!(m.id.namespace, "");
+        let dep = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "own"}});
+        let m = manifest_from_value(dep, Origin::default(), "payments", &scopes).unwrap();
+        assert_eq!((m.id.group.as_str(), m.id.namespace.as_str()), ("apps", "own"));
+    }
+}

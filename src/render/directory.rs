@@ -1,0 +1,189 @@
+//! Plain YAML/JSON directories, as Argo CD's directory source renders them
+//! (AC `reposerver/repository/repository.go` `findManifests`): `.yaml`,
+//! `.yml` and `.json` files, top level only unless `recurse: true`,
+//! `include`/`exclude` globs matched against the path relative to the app
+//! path (`*` crosses `/`, `{a,b}` alternation; exclude wins), `*List`
+//! objects expanded, empty documents skipped, and files containing
+//! `+argocd:skip-file-rendering` skipped.
+
+use globset::{Glob, GlobBuilder, GlobMatcher};
+use serde_json::Value;
+
+use super::{expand_lists, RenderContext, RenderError, RenderedObject, SourceSpec};
+use crate::manifest::Origin;
+use crate::source::{path, EntryKind};
+
+/// Marker that makes Argo CD skip a file.
+const SKIP_MARKER: &[u8] = b"+argocd:skip-file-rendering";
+
+/// The `spec.source.directory` options gitops-lint honours.
+#[derive(Debug, Clone, Default)]
+struct DirectoryOptions {
+    recurse: bool,
+    include: Option<GlobMatcher>,
+    exclude: Option<GlobMatcher>,
+    has_jsonnet: bool,
+}
+
+/// Compiles an Argo CD (gobwas) glob: `*` matches across `/`.
+fn compile(pattern: &str) -> Result<GlobMatcher, RenderError> {
+    GlobBuilder::new(pattern)
+        .literal_separator(false)
+        .build()
+        .map(|g: Glob| g.compile_matcher())
+        .map_err(|e| RenderError::content(format!("invalid directory glob `{pattern}`: {e}")))
+}
+
+fn options(spec: &SourceSpec) -> Result<DirectoryOptions, RenderError> {
+    let Some(d) = &spec.directory else { return Ok(DirectoryOptions::default()) };
+    let glob = |key: &str| -> Result<Option<GlobMatcher>, RenderError> {
+        match d.get(key).and_then(Value::as_str) {
+            Some(p) if !p.is_empty() => compile(p).map(Some),
+            _ => Ok(None),
+        }
+    };
+    Ok(DirectoryOptions {
+        recurse: d.get("recurse").and_then(Value::as_bool).unwrap_or(false),
+        include: glob("include")?,
+        exclude: glob("exclude")?,
+        has_jsonnet: d.get("jsonnet").is_some_and(|j| j.as_object().is_some_and(|o| !o.is_empty())),
+    })
+}
+
+/// Whether a file name has an extension Argo CD reads as manifests.
+#[must_use]
+pub fn is_manifest_file(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json")
+}
+
+/// Renders a directory source.
+///
+/// # Errors
+/// Invalid YAML, non-object documents, Jsonnet (not evaluated), escaping symlinks.
+pub fn render(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Vec<RenderedObject>, RenderError> {
+    let opts = options(spec)?;
+    let _ = opts.has_jsonnet;
+    let mut files = Vec::new();
+    collect(cx, &spec.path, &spec.path, &opts, &mut files)?;
+    let mut out = Vec::new();
+    for file in files {
+        render_file(cx, &file, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn collect(
+    cx: &RenderContext<'_>,
+    root: &str,
+    dir: &str,
+    opts: &DirectoryOptions,
+    files: &mut Vec<String>,
+) -> Result<(), RenderError> {
+    for e in cx.list(dir)? {
+        let full = if dir.is_empty() { e.name.clone() } else { format!("{dir}/{}", e.name) };
+        let kind = match e.kind {
+            // Symlinked files are read through; symlinked directories are not
+            // descended (filepath.Walk does not follow them). A link that
+            // leaves the repository is an error, as in Argo CD.
+            EntryKind::Symlink => match cx.kind_of(&full)? {
+                Some(EntryKind::Dir) | None => continue,
+                Some(k) => k,
+            },
+            k => k,
+        };
+        match kind {
+            EntryKind::Dir => {
+                if opts.recurse && e.name != ".git" {
+                    collect(cx, root, &full, opts, files)?;
+                }
+            }
+            EntryKind::File => {
+                let rel = path::strip_dir(&full, root).unwrap_or(&full);
+                if e.name.to_ascii_lowercase().ends_with(".jsonnet") {
+                    if opts.exclude.as_ref().is_some_and(|g| g.is_match(rel)) {
+                        continue;
+                    }
+                    return Err(RenderError::unsupported(format!(
+                        "`{full}` is Jsonnet, which gitops-lint does not evaluate"
+                    ))
+                    .at(full.clone(), None));
+                }
+                if !is_manifest_file(&e.name) {
+                    continue;
+                }
+                if opts.exclude.as_ref().is_some_and(|g| g.is_match(rel)) {
+                    continue;
+                }
+                if opts.include.as_ref().is_some_and(|g| !g.is_match(rel)) {
+                    continue;
+                }
+                files.push(full);
+            }
+            EntryKind::Symlink | EntryKind::Submodule => {}
+        }
+    }
+    Ok(())
+}
+
+fn render_file(cx: &RenderContext<'_>, file: &str, out: &mut Vec<RenderedObject>) -> Result<(), RenderError> {
+    let bytes = cx.read(file)?;
+    if contains(&bytes, SKIP_MARKER) {
+        return Ok(());
+    }
+    let docs = cx.load_yaml(file)?;
+    for doc in docs {
+        match doc.value {
+            Value::Null => {}
+            Value::Object(_) => {
+                let mut items = Vec::new();
+                expand_lists(doc.value, &mut items);
+                for value in items {
+                    if !value.is_object() {
+                        return Err(RenderError::content(format!(
+                            "`{file}`: a list item in the document at line {} is not an object",
+                            doc.line
+                        ))
+                        .at(file, Some(doc.line)));
+                    }
+                    out.push(RenderedObject {
+                        value,
+                        origin: Origin { file: Some(file.to_string()), line: Some(doc.line), doc_index: Some(doc.index) },
+                    });
+                }
+            }
+            _ => {
+                return Err(RenderError::content(format!(
+                    "`{file}`: the document at line {} is not a Kubernetes object",
+                    doc.line
+                ))
+                .at(file, Some(doc.line)))
+            }
+        }
+    }
+    Ok(())
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argo_globs_cross_separators_and_alternate() {
+        let g = compile("*.yaml").unwrap();
+        assert!(g.is_match("sub/dir/x.yaml"), "gobwas `*` without separators crosses `/`");
+        let g = compile("{config.yaml,env/*.yaml}").unwrap();
+        assert!(g.is_match("config.yaml") && g.is_match("env/prod.yaml"));
+        assert!(!g.is_match("other.yaml"));
+    }
+
+    #[test]
+    fn manifest_extensions() {
+        assert!(is_manifest_file("a.yaml") && is_manifest_file("a.YML") && is_manifest_file("a.json"));
+        assert!(!is_manifest_file("README.md") && !is_manifest_file("values.yaml.bak"));
+    }
+}

@@ -1,0 +1,548 @@
+//! The git adapter: the only file that imports git2.
+//!
+//! Trees are read straight from the object database (never a checkout).
+//! A commit's tree is indexed once when opened; blobs are read on demand
+//! and shared between revisions through a cache keyed by object id.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use git2::{ObjectType, Oid, Repository};
+
+use super::{DirTree, Entry, EntryKind, ObjectId, SourceError, Tree};
+
+fn oid_to_id(oid: Oid) -> ObjectId {
+    let mut out = [0u8; 20];
+    let bytes = oid.as_bytes();
+    let n = bytes.len().min(20);
+    out[..n].copy_from_slice(&bytes[..n]);
+    ObjectId(out)
+}
+
+fn io(e: &git2::Error) -> SourceError {
+    SourceError::Io(e.message().to_string())
+}
+
+/// The two commits a `diff` compares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevisionRange {
+    /// The base commit (full hex id).
+    pub base: String,
+    /// The head commit (full hex id).
+    pub head: String,
+    /// How the user named the range, for messages.
+    pub spec: String,
+}
+
+/// Why a repository or revision cannot be used. Each message says what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RepoError {
+    /// No repository at or above the directory.
+    #[error("`{0}` is not inside a git repository (run gitops-lint inside one, or pass --repo DIR)")]
+    NotARepo(String),
+    /// A revision that does not resolve.
+    #[error("unknown revision `{rev}`{hint}")]
+    UnknownRevision {
+        /// The revision as given.
+        rev: String,
+        /// Extra advice (shallow clones).
+        hint: String,
+    },
+    /// A range with no common ancestor in a shallow clone.
+    #[error("cannot find the merge base of `{0}`: this is a shallow clone; fetch full history (actions/checkout with `fetch-depth: 0`, or `git fetch --unshallow`)")]
+    ShallowMergeBase(String),
+    /// Two revisions with no common ancestor.
+    #[error("`{0}` has no merge base: the revisions share no history")]
+    NoMergeBase(String),
+    /// No default base branch could be found.
+    #[error("no base revision given and none of `origin/HEAD`, `origin/main`, `origin/master`, `main`, `master` exists; pass a range such as `main..HEAD`")]
+    NoDefaultBase,
+    /// The repository has no commits yet.
+    #[error("the repository has no commits yet (HEAD is unborn)")]
+    UnbornHead,
+    /// Anything else from git.
+    #[error("git: {0}")]
+    Git(String),
+}
+
+/// Blob bytes shared by every tree of one run, keyed by object id.
+type BlobCache = Mutex<HashMap<ObjectId, Arc<[u8]>>>;
+
+/// An open repository.
+pub struct GitRepo {
+    repo: Mutex<Repository>,
+    workdir: Option<PathBuf>,
+    blobs: Arc<BlobCache>,
+    shallow: bool,
+    git_dir: PathBuf,
+}
+
+impl GitRepo {
+    /// Finds the repository containing `start` (searching upward).
+    ///
+    /// # Errors
+    /// [`RepoError::NotARepo`] when there is none.
+    pub fn discover(start: &Path) -> Result<GitRepo, RepoError> {
+        let repo = Repository::discover(start)
+            .map_err(|_| RepoError::NotARepo(start.display().to_string()))?;
+        Ok(Self::from_repo(repo))
+    }
+
+    /// Opens exactly the repository at `dir` (no upward search).
+    ///
+    /// # Errors
+    /// [`RepoError::NotARepo`] when `dir` is not a repository.
+    pub fn open(dir: &Path) -> Result<GitRepo, RepoError> {
+        let repo =
+            Repository::open(dir).map_err(|_| RepoError::NotARepo(dir.display().to_string()))?;
+        Ok(Self::from_repo(repo))
+    }
+
+    fn from_repo(repo: Repository) -> GitRepo {
+        let workdir = repo.workdir().map(Path::to_path_buf);
+        let shallow = repo.is_shallow();
+        let git_dir = repo.path().to_path_buf();
+        GitRepo {
+            git_dir,
+            repo: Mutex::new(repo),
+            workdir,
+            blobs: Arc::new(Mutex::new(HashMap::new())),
+            shallow,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Repository> {
+        self.repo.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The working directory, if the repository is not bare.
+    #[must_use]
+    pub fn workdir(&self) -> Option<&Path> {
+        self.workdir.as_deref()
+    }
+
+    /// Whether this is a shallow clone.
+    #[must_use]
+    pub fn is_shallow(&self) -> bool {
+        self.shallow
+    }
+
+    /// Resolves one revision to a commit id (full hex).
+    ///
+    /// # Errors
+    /// [`RepoError::UnknownRevision`], with a hint for shallow clones.
+    pub fn resolve_commit(&self, rev: &str) -> Result<String, RepoError> {
+        let repo = self.lock();
+        let unknown = || RepoError::UnknownRevision {
+            rev: rev.to_string(),
+            hint: if self.shallow {
+                " (this is a shallow clone: fetch full history with actions/checkout `fetch-depth: 0` or `git fetch --unshallow`)".to_string()
+            } else {
+                String::new()
+            },
+        };
+        let obj = repo.revparse_single(rev).map_err(|_| unknown())?;
+        let commit = obj.peel_to_commit().map_err(|_| unknown())?;
+        Ok(commit.id().to_string())
+    }
+
+    /// Whether `rev` resolves to a commit.
+    #[must_use]
+    pub fn has_revision(&self, rev: &str) -> bool {
+        self.resolve_commit(rev).is_ok()
+    }
+
+    /// The commit `HEAD` points to, or `None` when HEAD is unborn.
+    #[must_use]
+    pub fn head_commit(&self) -> Option<String> {
+        let repo = self.lock();
+        let id = repo.head().ok()?.peel_to_commit().ok().map(|c| c.id().to_string());
+        id
+    }
+
+    /// The short name of the branch HEAD is on, if any.
+    #[must_use]
+    pub fn head_branch(&self) -> Option<String> {
+        let repo = self.lock();
+        let head = repo.head().ok()?;
+        if head.is_branch() {
+            head.shorthand().ok().map(str::to_string)
+        } else {
+            None
+        }
+    }
+
+    /// The merge base of two commits.
+    ///
+    /// # Errors
+    /// No common ancestor (with shallow-clone advice when relevant).
+    pub fn merge_base(&self, a: &str, b: &str, spec: &str) -> Result<String, RepoError> {
+        let repo = self.lock();
+        let a = Oid::from_str(a).map_err(|e| RepoError::Git(e.message().to_string()))?;
+        let b = Oid::from_str(b).map_err(|e| RepoError::Git(e.message().to_string()))?;
+        match repo.merge_base(a, b) {
+            Ok(oid) => Ok(oid.to_string()),
+            Err(_) if self.shallow => Err(RepoError::ShallowMergeBase(spec.to_string())),
+            Err(_) => Err(RepoError::NoMergeBase(spec.to_string())),
+        }
+    }
+
+    /// Resolves a range: `A..B`, `A...B` (merge base of A and B, then B), or a
+    /// single revision `A` (meaning `A..HEAD`). `None` picks the default base:
+    /// the merge base of `origin/HEAD` (else `origin/main`, `origin/master`,
+    /// `main`, `master`) with `HEAD`.
+    ///
+    /// # Errors
+    /// Unknown revisions, missing history, no default base.
+    pub fn resolve_range(&self, spec: Option<&str>) -> Result<RevisionRange, RepoError> {
+        let Some(spec) = spec else {
+            let head = self.head_commit().ok_or(RepoError::UnbornHead)?;
+            let base_ref = ["origin/HEAD", "origin/main", "origin/master", "main", "master"]
+                .into_iter()
+                .find(|r| self.has_revision(r))
+                .ok_or(RepoError::NoDefaultBase)?;
+            let base_tip = self.resolve_commit(base_ref)?;
+            let label = format!("{base_ref}...HEAD");
+            let base = self.merge_base(&base_tip, &head, &label)?;
+            return Ok(RevisionRange { base, head, spec: label });
+        };
+        if let Some((a, b)) = spec.split_once("...") {
+            let a = if a.is_empty() { "HEAD" } else { a };
+            let b = if b.is_empty() { "HEAD" } else { b };
+            let head = self.resolve_commit(b)?;
+            let tip = self.resolve_commit(a)?;
+            let base = self.merge_base(&tip, &head, spec)?;
+            return Ok(RevisionRange { base, head, spec: spec.to_string() });
+        }
+        if let Some((a, b)) = spec.split_once("..") {
+            let a = if a.is_empty() { "HEAD" } else { a };
+            let b = if b.is_empty() { "HEAD" } else { b };
+            return Ok(RevisionRange {
+                base: self.resolve_commit(a)?,
+                head: self.resolve_commit(b)?,
+                spec: spec.to_string(),
+            });
+        }
+        let head = self.head_commit().ok_or(RepoError::UnbornHead)?;
+        Ok(RevisionRange { base: self.resolve_commit(spec)?, head, spec: spec.to_string() })
+    }
+
+    /// The URLs of every remote (fetch URLs).
+    #[must_use]
+    pub fn remote_urls(&self) -> Vec<String> {
+        let repo = self.lock();
+        let Ok(names) = repo.remotes() else { return Vec::new() };
+        names
+            .iter()
+            .flatten()
+            .filter_map(|n| {
+                let n = n?;
+                repo.find_remote(n).ok().and_then(|r| r.url().ok().map(str::to_string))
+            })
+            .collect()
+    }
+
+    /// Full messages of the commits reachable from `head` but not from `base`.
+    ///
+    /// # Errors
+    /// Git failures.
+    pub fn commit_messages(&self, base: &str, head: &str) -> Result<Vec<String>, RepoError> {
+        let repo = self.lock();
+        let g = |e: git2::Error| RepoError::Git(e.message().to_string());
+        let mut walk = repo.revwalk().map_err(g)?;
+        walk.push(Oid::from_str(head).map_err(g)?).map_err(g)?;
+        walk.hide(Oid::from_str(base).map_err(g)?).map_err(g)?;
+        let mut out = Vec::new();
+        for oid in walk {
+            let oid = oid.map_err(g)?;
+            let c = repo.find_commit(oid).map_err(g)?;
+            out.push(c.message().unwrap_or_default().to_string());
+        }
+        Ok(out)
+    }
+
+    /// The tree of a commit.
+    ///
+    /// # Errors
+    /// An id that is not a commit in this repository.
+    pub fn commit_tree(&self, commit: &str) -> Result<Arc<dyn Tree>, RepoError> {
+        let repo = self.lock();
+        let g = |e: git2::Error| RepoError::Git(e.message().to_string());
+        let oid = Oid::from_str(commit).map_err(g)?;
+        let tree = repo.find_commit(oid).map_err(g)?.tree().map_err(g)?;
+        let mut dirs: HashMap<String, Vec<Entry>> = HashMap::new();
+        let mut stack = vec![(String::new(), tree)];
+        while let Some((dir, tree)) = stack.pop() {
+            let mut entries = Vec::with_capacity(tree.len());
+            for e in &tree {
+                let Ok(name) = e.name() else { continue };
+                let kind = match (e.kind(), e.filemode()) {
+                    (Some(ObjectType::Tree), _) => EntryKind::Dir,
+                    (Some(ObjectType::Commit), _) => EntryKind::Submodule,
+                    (_, 0o120_000) => EntryKind::Symlink,
+                    _ => EntryKind::File,
+                };
+                if kind == EntryKind::Dir {
+                    let sub = repo.find_tree(e.id()).map_err(g)?;
+                    let p = if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
+                    stack.push((p, sub));
+                }
+                entries.push(Entry { name: name.to_string(), kind, id: oid_to_id(e.id()) });
+            }
+            entries.sort_by(|a, b| a.name.cmp(&b.name));
+            dirs.insert(dir, entries);
+        }
+        let root_id = oid_to_id(tree_id_of(&repo, oid).map_err(g)?);
+        Ok(Arc::new(IndexedTree {
+            label: commit[..commit.len().min(12)].to_string(),
+            root_id,
+            dirs,
+            store: BlobStore::Git(self.shared()),
+        }))
+    }
+
+    /// The staged content (what the next commit will contain).
+    ///
+    /// # Errors
+    /// An unreadable index.
+    pub fn index_tree(&self) -> Result<Arc<dyn Tree>, RepoError> {
+        let repo = self.lock();
+        let g = |e: git2::Error| RepoError::Git(e.message().to_string());
+        let index = repo.index().map_err(g)?;
+        let mut files: Vec<(String, EntryKind, ObjectId)> = Vec::new();
+        for e in index.iter() {
+            // Stage bits live in flags 0x3000; only stage 0 is the staged content.
+            if (e.flags >> 12) & 0x3 != 0 {
+                continue;
+            }
+            let path = String::from_utf8_lossy(&e.path).into_owned();
+            let kind = match e.mode {
+                0o120_000 => EntryKind::Symlink,
+                0o160_000 => EntryKind::Submodule,
+                _ => EntryKind::File,
+            };
+            files.push((path, kind, oid_to_id(e.id)));
+        }
+        drop(repo);
+        let (dirs, root_id) = build_dirs(files);
+        Ok(Arc::new(IndexedTree {
+            label: "INDEX".to_string(),
+            root_id,
+            dirs,
+            store: BlobStore::Git(self.shared()),
+        }))
+    }
+
+    /// The working directory as a tree (files git ignores are left out).
+    ///
+    /// # Errors
+    /// A bare repository.
+    pub fn worktree(&self) -> Result<Arc<dyn Tree>, RepoError> {
+        let dir = self
+            .workdir
+            .clone()
+            .ok_or_else(|| RepoError::Git("the repository is bare: it has no working directory".into()))?;
+        let ignored = {
+            let repo = self.lock();
+            let mut opts = git2::StatusOptions::new();
+            opts.include_ignored(true).include_untracked(false).recurse_ignored_dirs(false);
+            let mut out = Vec::new();
+            if let Ok(st) = repo.statuses(Some(&mut opts)) {
+                for s in st.iter() {
+                    if s.status().contains(git2::Status::IGNORED) {
+                        if let Ok(p) = s.path() {
+                            out.push(p.trim_end_matches('/').to_string());
+                        }
+                    }
+                }
+            }
+            out
+        };
+        Ok(Arc::new(DirTree::new(dir, ignored)))
+    }
+
+    fn shared(&self) -> SharedRepo {
+        SharedRepo {
+            path: self.git_dir.clone(),
+            blobs: Arc::clone(&self.blobs),
+            handle: Arc::new(Mutex::new(None)),
+        }
+    }
+}
+
+fn tree_id_of(repo: &Repository, commit: Oid) -> Result<Oid, git2::Error> {
+    Ok(repo.find_commit(commit)?.tree_id())
+}
+
+/// Builds a directory map from a flat list of files, with git-compatible tree ids.
+fn build_dirs(files: Vec<(String, EntryKind, ObjectId)>) -> (HashMap<String, Vec<Entry>>, ObjectId) {
+    let mut dirs: HashMap<String, Vec<Entry>> = HashMap::new();
+    dirs.insert(String::new(), Vec::new());
+    let mut subdirs: HashMap<String, std::collections::BTreeSet<String>> = HashMap::new();
+    for (path, kind, id) in files {
+        let (parent, name) = match path.rfind('/') {
+            Some(i) => (path[..i].to_string(), path[i + 1..].to_string()),
+            None => (String::new(), path.clone()),
+        };
+        dirs.entry(parent.clone()).or_default().push(Entry { name, kind, id });
+        // register each ancestor directory
+        let mut child = parent;
+        while !child.is_empty() {
+            let (p, n) = match child.rfind('/') {
+                Some(i) => (child[..i].to_string(), child[i + 1..].to_string()),
+                None => (String::new(), child.clone()),
+            };
+            let fresh = subdirs.entry(p.clone()).or_default().insert(n);
+            dirs.entry(child.clone()).or_default();
+            if !fresh {
+                break;
+            }
+            child = p;
+        }
+    }
+    // compute tree ids bottom-up (longest paths first)
+    let mut keys: Vec<String> = dirs.keys().cloned().collect();
+    keys.sort_by_key(|k| std::cmp::Reverse(if k.is_empty() { 0 } else { k.matches('/').count() + 1 }));
+    let mut ids: HashMap<String, ObjectId> = HashMap::new();
+    for k in keys {
+        let mut entries = dirs.remove(&k).unwrap_or_default();
+        if let Some(subs) = subdirs.get(&k) {
+            for s in subs {
+                let p = if k.is_empty() { s.clone() } else { format!("{k}/{s}") };
+                let id = ids.get(&p).copied().unwrap_or(ObjectId([0; 20]));
+                entries.push(Entry { name: s.clone(), kind: EntryKind::Dir, id });
+            }
+        }
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        ids.insert(k.clone(), git_tree_id(&entries));
+        dirs.insert(k, entries);
+    }
+    let root = ids.get("").copied().unwrap_or(ObjectId([0; 20]));
+    (dirs, root)
+}
+
+/// The id git gives a tree object with these entries.
+pub(crate) fn git_tree_id(entries: &[Entry]) -> ObjectId {
+    let mut sorted: Vec<&Entry> = entries.iter().collect();
+    // git sorts tree entries as if directory names ended in '/'
+    let key = |e: &Entry| {
+        let mut k = e.name.as_bytes().to_vec();
+        if e.kind == EntryKind::Dir {
+            k.push(b'/');
+        }
+        k
+    };
+    sorted.sort_by_key(|e| key(e));
+    let mut buf = Vec::new();
+    for e in sorted {
+        let mode: &[u8] = match e.kind {
+            EntryKind::Dir => b"40000",
+            EntryKind::Symlink => b"120000",
+            EntryKind::Submodule => b"160000",
+            EntryKind::File => b"100644",
+        };
+        buf.extend_from_slice(mode);
+        buf.push(b' ');
+        buf.extend_from_slice(e.name.as_bytes());
+        buf.push(0);
+        buf.extend_from_slice(&e.id.0);
+    }
+    oid_to_id(Oid::hash_object(ObjectType::Tree, &buf).unwrap_or_else(|_| Oid::ZERO_SHA1))
+}
+
+/// The id git gives a blob with these bytes.
+pub(crate) fn git_blob_id(bytes: &[u8]) -> ObjectId {
+    oid_to_id(Oid::hash_object(ObjectType::Blob, bytes).unwrap_or_else(|_| Oid::ZERO_SHA1))
+}
+
+/// A handle for reading blobs from any thread: git2 repositories are not
+/// `Sync`, so one is opened lazily behind a lock and blobs are cached.
+#[derive(Clone)]
+struct SharedRepo {
+    path: PathBuf,
+    blobs: Arc<BlobCache>,
+    handle: Arc<Mutex<Option<Repository>>>,
+}
+
+impl SharedRepo {
+    fn blob(&self, id: ObjectId, path: &str) -> Result<Arc<[u8]>, SourceError> {
+        if let Some(b) = self.blobs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&id) {
+            return Ok(Arc::clone(b));
+        }
+        let bytes: Arc<[u8]> = {
+            let mut h = self.handle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if h.is_none() {
+                *h = Some(Repository::open(&self.path).map_err(|e| io(&e))?);
+            }
+            let repo = h.as_ref().ok_or_else(|| SourceError::Io("repository closed".into()))?;
+            let oid = Oid::from_bytes(&id.0).map_err(|e| io(&e))?;
+            let blob = repo
+                .find_blob(oid)
+                .map_err(|e| SourceError::Io(format!("`{path}`: {}", e.message())))?;
+            Arc::from(blob.content())
+        };
+        self.blobs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id, Arc::clone(&bytes));
+        Ok(bytes)
+    }
+}
+
+enum BlobStore {
+    Git(SharedRepo),
+}
+
+/// A tree whose directory structure was read up front (a commit or the index).
+struct IndexedTree {
+    label: String,
+    root_id: ObjectId,
+    dirs: HashMap<String, Vec<Entry>>,
+    store: BlobStore,
+}
+
+impl Tree for IndexedTree {
+    fn describe(&self) -> String {
+        self.label.clone()
+    }
+
+    fn entry(&self, path: &str) -> Result<Option<Entry>, SourceError> {
+        if path.is_empty() {
+            return Ok(Some(Entry { name: String::new(), kind: EntryKind::Dir, id: self.root_id }));
+        }
+        let (parent, name) = match path.rfind('/') {
+            Some(i) => (&path[..i], &path[i + 1..]),
+            None => ("", path),
+        };
+        let Some(entries) = self.dirs.get(parent) else {
+            return Ok(None);
+        };
+        Ok(entries
+            .binary_search_by(|e| e.name.as_str().cmp(name))
+            .ok()
+            .map(|i| entries[i].clone()))
+    }
+
+    fn list_raw(&self, dir: &str) -> Result<Vec<Entry>, SourceError> {
+        match self.dirs.get(dir) {
+            Some(v) => Ok(v.clone()),
+            None => match self.entry(dir)? {
+                Some(_) => Err(SourceError::NotADir(dir.to_string())),
+                None => Err(SourceError::NotFound(dir.to_string())),
+            },
+        }
+    }
+
+    fn read_raw(&self, path: &str) -> Result<Arc<[u8]>, SourceError> {
+        let e = self.entry(path)?.ok_or_else(|| SourceError::NotFound(path.to_string()))?;
+        match e.kind {
+            EntryKind::File | EntryKind::Symlink => {}
+            EntryKind::Dir => return Err(SourceError::NotAFile(path.to_string())),
+            EntryKind::Submodule => return Err(SourceError::Submodule(path.to_string())),
+        }
+        match &self.store {
+            BlobStore::Git(r) => r.blob(e.id, path),
+        }
+    }
+}

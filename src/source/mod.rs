@@ -1,0 +1,185 @@
+//! A read-only view of one tree of the repository: a git commit, the index
+//! (staged content) or the working directory.
+//!
+//! Knows nothing of YAML or Kubernetes. Paths are repository-relative,
+//! `/`-separated, with no leading `/`; the root is `""`.
+
+mod dir;
+mod git;
+pub mod path;
+
+use std::fmt;
+use std::sync::Arc;
+
+pub use dir::DirTree;
+pub use git::{GitRepo, RevisionRange};
+
+/// Identity of file or directory content. For git trees this is the git
+/// object id; for the working directory it is the id git would give the
+/// same content, so unchanged files compare equal across revisions.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectId(pub [u8; 20]);
+
+impl fmt::Display for ObjectId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in &self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for ObjectId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ObjectId({self})")
+    }
+}
+
+/// What a directory entry is, as recorded in the tree (symlinks are not resolved).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link; `Tree::read` resolves it inside the repository.
+    Symlink,
+    /// A git submodule (its content is not in this repository).
+    Submodule,
+}
+
+/// One entry of a directory listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// File name within its directory.
+    pub name: String,
+    /// What the entry is.
+    pub kind: EntryKind,
+    /// Content identity (for a directory: its tree id).
+    pub id: ObjectId,
+}
+
+/// Why something could not be read from a tree.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourceError {
+    /// The path does not exist in this tree.
+    #[error("`{0}` does not exist")]
+    NotFound(String),
+    /// The path, or a symlink on the way, leads outside the repository.
+    #[error("`{0}` leads outside the repository")]
+    OutsideRepo(String),
+    /// Expected a file, found something else.
+    #[error("`{0}` is not a file")]
+    NotAFile(String),
+    /// Expected a directory, found something else.
+    #[error("`{0}` is not a directory")]
+    NotADir(String),
+    /// Too many symlinks in a chain (or a loop).
+    #[error("`{0}`: too many levels of symbolic links")]
+    SymlinkLoop(String),
+    /// A path inside a git submodule, whose content this repository does not hold.
+    #[error("`{0}` is inside a git submodule, which is not read")]
+    Submodule(String),
+    /// Git or the file system failed.
+    #[error("{0}")]
+    Io(String),
+}
+
+/// A read-only tree of files.
+pub trait Tree: Send + Sync {
+    /// Short description for output: a commit id, `INDEX` or `WORKTREE`.
+    fn describe(&self) -> String;
+    /// The entry at `path` without following a final symlink, or `None` when absent.
+    /// The root `""` is a directory.
+    ///
+    /// # Errors
+    /// A parent that is not a directory, or an I/O failure.
+    fn entry(&self, path: &str) -> Result<Option<Entry>, SourceError>;
+    /// The entries of directory `dir`, sorted by name.
+    ///
+    /// # Errors
+    /// A missing path or one that is not a directory.
+    fn list_raw(&self, dir: &str) -> Result<Vec<Entry>, SourceError>;
+    /// The bytes of the file at `path` (which must not be a symlink; see [`Tree::read`]).
+    ///
+    /// # Errors
+    /// A missing path or one that is not a regular file.
+    fn read_raw(&self, path: &str) -> Result<Arc<[u8]>, SourceError>;
+}
+
+/// Resolves `path` to a path with no symlinks in it, refusing any link that
+/// leaves the repository (Argo CD rejects out-of-bounds symlinks).
+///
+/// # Errors
+/// Escaping links, loops, and missing components.
+pub fn resolve(tree: &dyn Tree, path: &str) -> Result<String, SourceError> {
+    let mut hops = 0;
+    let mut done: Vec<String> = Vec::new();
+    let mut todo: Vec<String> = path::split(path).into_iter().rev().collect();
+    while let Some(seg) = todo.pop() {
+        if seg == ".." {
+            if done.pop().is_none() {
+                return Err(SourceError::OutsideRepo(path.to_string()));
+            }
+            continue;
+        }
+        if seg == "." || seg.is_empty() {
+            continue;
+        }
+        done.push(seg);
+        let cur = done.join("/");
+        match tree.entry(&cur)? {
+            None => return Err(SourceError::NotFound(cur)),
+            Some(e) if e.kind == EntryKind::Symlink => {
+                hops += 1;
+                if hops > 40 {
+                    return Err(SourceError::SymlinkLoop(path.to_string()));
+                }
+                let target = tree.read_raw(&cur)?;
+                let target = String::from_utf8_lossy(&target).into_owned();
+                if target.starts_with('/') {
+                    return Err(SourceError::OutsideRepo(path.to_string()));
+                }
+                done.pop();
+                for s in path::split(&target).into_iter().rev() {
+                    todo.push(s);
+                }
+            }
+            Some(e) if e.kind == EntryKind::Submodule && !todo.is_empty() => {
+                return Err(SourceError::Submodule(cur));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(done.join("/"))
+}
+
+/// Reads a file, following symlinks that stay inside the repository.
+///
+/// # Errors
+/// See [`resolve`] and [`Tree::read_raw`].
+pub fn read(tree: &dyn Tree, path: &str) -> Result<Arc<[u8]>, SourceError> {
+    let real = resolve(tree, path)?;
+    tree.read_raw(&real)
+}
+
+/// Lists a directory, following symlinks to it that stay inside the repository.
+///
+/// # Errors
+/// See [`resolve`] and [`Tree::list_raw`].
+pub fn list(tree: &dyn Tree, dir: &str) -> Result<Vec<Entry>, SourceError> {
+    let real = resolve(tree, dir)?;
+    tree.list_raw(&real)
+}
+
+/// The kind of what `path` names once symlinks are followed, or `None` if absent.
+///
+/// # Errors
+/// See [`resolve`].
+pub fn kind_of(tree: &dyn Tree, path: &str) -> Result<Option<EntryKind>, SourceError> {
+    match resolve(tree, path) {
+        Ok(real) => Ok(tree.entry(&real)?.map(|e| e.kind)),
+        Err(SourceError::NotFound(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
