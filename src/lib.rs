@@ -14,3 +14,4 @@ pub mod source;
 pub mod yaml;
 pub mod manifest;
 pub mod render;
+pub mod argocd;

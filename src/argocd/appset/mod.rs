@@ -1,0 +1,1 @@
+//! `ApplicationSet` expansion: generators and templates evaluated offline.
