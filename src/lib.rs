@@ -10,8 +10,17 @@
 //!
 //! Data flows one way; each stage is one module and nothing reaches back up.
 
+pub mod argocd;
+pub mod cli;
+pub mod config;
+pub mod demo;
+pub mod finding;
+pub mod lint;
+pub mod manifest;
+pub mod plan;
+pub mod render;
+pub mod report;
+pub mod rules;
 pub mod source;
 pub mod yaml;
-pub mod manifest;
-pub mod render;
-pub mod argocd;
+pub mod yaml_emit;

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    std::process::ExitCode::SUCCESS
+    gitops_lint::cli::main()
 }

@@ -130,7 +130,11 @@ impl Manifest {
     /// Whether the object has a `metadata.generateName` and no name.
     #[must_use]
     pub fn uses_generate_name(&self) -> bool {
-        self.value.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").is_empty()
+        self.value
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty()
             && self.value.pointer("/metadata/generateName").is_some()
     }
 
@@ -207,7 +211,9 @@ impl SyncOptions {
     /// The value after `Key=` (case-sensitive key).
     #[must_use]
     pub fn value(&self, key: &str) -> Option<&str> {
-        self.items.iter().find_map(|x| x.strip_prefix(key)?.strip_prefix('='))
+        self.items
+            .iter()
+            .find_map(|x| x.strip_prefix(key)?.strip_prefix('='))
     }
 
     /// `Prune=false`: the prune is skipped.
@@ -295,19 +301,36 @@ impl HookSpec {
     pub fn of(obj: &Value) -> HookSpec {
         let argo = annotation(obj, ANN_HOOK);
         let helm = annotation(obj, ANN_HELM_HOOK);
-        let mut spec = HookSpec { is_hook: argo.is_some() || helm.is_some(), ..HookSpec::default() };
-        let argo_types: Vec<HookType> =
-            argo.map(|v| v.split(',').filter_map(|t| HookType::parse(t.trim())).collect()).unwrap_or_default();
+        let mut spec = HookSpec {
+            is_hook: argo.is_some() || helm.is_some(),
+            ..HookSpec::default()
+        };
+        let argo_types: Vec<HookType> = argo
+            .map(|v| {
+                v.split(',')
+                    .filter_map(|t| HookType::parse(t.trim()))
+                    .collect()
+            })
+            .unwrap_or_default();
         // A valid Argo CD hook annotation makes the Helm hook types ignored (per object).
         spec.types = if argo_types.is_empty() {
-            helm.map(|v| v.split(',').filter_map(|t| HookType::from_helm(t.trim())).collect()).unwrap_or_default()
+            helm.map(|v| {
+                v.split(',')
+                    .filter_map(|t| HookType::from_helm(t.trim()))
+                    .collect()
+            })
+            .unwrap_or_default()
         } else {
             argo_types
         };
         spec.types.sort();
         spec.types.dedup();
         if let Some(v) = annotation(obj, ANN_HOOK_DELETE_POLICY) {
-            spec.delete_policies.extend(v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()));
+            spec.delete_policies.extend(
+                v.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty()),
+            );
         }
         if let Some(v) = annotation(obj, ANN_HELM_HOOK_DELETE_POLICY) {
             for p in v.split(',') {
@@ -347,12 +370,24 @@ pub const CLUSTER_SCOPED_KINDS: &[(&str, &str)] = &[
     ("storage.k8s.io", "CSINode"),
     ("storage.k8s.io", "VolumeAttachment"),
     ("scheduling.k8s.io", "PriorityClass"),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+    ),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicyBinding",
+    ),
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
-    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingAdmissionPolicyBinding",
+    ),
     ("networking.k8s.io", "IngressClass"),
     ("networking.k8s.io", "IPAddress"),
     ("networking.k8s.io", "ServiceCIDR"),
@@ -385,7 +420,9 @@ pub const CLUSTER_SCOPED_KINDS: &[(&str, &str)] = &[
 /// Whether a kind is cluster-scoped according to the built-in table.
 #[must_use]
 pub fn builtin_cluster_scoped(group: &str, kind: &str) -> bool {
-    CLUSTER_SCOPED_KINDS.iter().any(|(g, k)| *g == group && (*k == kind || *k == "*"))
+    CLUSTER_SCOPED_KINDS
+        .iter()
+        .any(|(g, k)| *g == group && (*k == kind || *k == "*"))
 }
 
 /// Cluster scope knowledge: the built-in table plus CRDs found in the repository.
@@ -402,7 +439,8 @@ impl Scopes {
         let kind = crd.pointer("/spec/names/kind").and_then(Value::as_str);
         let scope = crd.pointer("/spec/scope").and_then(Value::as_str);
         if let (Some(g), Some(k)) = (group, kind) {
-            self.crds.insert((g.to_string(), k.to_string()), scope == Some("Cluster"));
+            self.crds
+                .insert((g.to_string(), k.to_string()), scope == Some("Cluster"));
         }
     }
 
@@ -443,18 +481,39 @@ pub fn manifest_from_value(
     if !value.is_object() {
         return Err(ObjectError::NotAMapping);
     }
-    let api_version = value.get("apiVersion").and_then(Value::as_str).ok_or(ObjectError::Missing("apiVersion"))?.to_string();
-    let kind = value.get("kind").and_then(Value::as_str).ok_or(ObjectError::Missing("kind"))?.to_string();
+    let api_version = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .ok_or(ObjectError::Missing("apiVersion"))?
+        .to_string();
+    let kind = value
+        .get("kind")
+        .and_then(Value::as_str)
+        .ok_or(ObjectError::Missing("kind"))?
+        .to_string();
     let meta = value.get("metadata");
-    let name = meta.and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");
-    let generate_name = meta.and_then(|m| m.get("generateName")).and_then(Value::as_str).unwrap_or("");
+    let name = meta
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let generate_name = meta
+        .and_then(|m| m.get("generateName"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if name.is_empty() && generate_name.is_empty() {
         return Err(ObjectError::Missing("metadata.name"));
     }
-    let name = if name.is_empty() { generate_name.to_string() } else { name.to_string() };
+    let name = if name.is_empty() {
+        generate_name.to_string()
+    } else {
+        name.to_string()
+    };
     let (group, _) = split_api_version(&api_version);
     let group = group.to_string();
-    let ns = meta.and_then(|m| m.get("namespace")).and_then(Value::as_str).unwrap_or("");
+    let ns = meta
+        .and_then(|m| m.get("namespace"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
     let namespace = if scopes.is_cluster_scoped(&group, &kind) {
         String::new()
     } else if ns.is_empty() {
@@ -463,7 +522,12 @@ pub fn manifest_from_value(
         ns.to_string()
     };
     Ok(Manifest {
-        id: ResourceId { group, kind, namespace, name },
+        id: ResourceId {
+            group,
+            kind,
+            namespace,
+            name,
+        },
         api_version,
         value: Arc::new(value),
         origin,
@@ -507,7 +571,10 @@ mod tests {
         assert_eq!(h.delete_policies, vec!["HookSucceeded"]);
         let v = json!({"metadata": {"annotations": {"helm.sh/hook": "test-success"}}});
         let h = HookSpec::of(&v);
-        assert!(h.is_hook && h.types.is_empty(), "an unmapped helm hook is a hook with no phase");
+        assert!(
+            h.is_hook && h.types.is_empty(),
+            "an unmapped helm hook is a hook with no phase"
+        );
     }
 
     #[test]
@@ -521,6 +588,9 @@ mod tests {
         assert_eq!(m.id.namespace, "");
         let dep = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "own"}});
         let m = manifest_from_value(dep, Origin::default(), "payments", &scopes).unwrap();
-        assert_eq!((m.id.group.as_str(), m.id.namespace.as_str()), ("apps", "own"));
+        assert_eq!(
+            (m.id.group.as_str(), m.id.namespace.as_str()),
+            ("apps", "own")
+        );
     }
 }

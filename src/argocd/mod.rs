@@ -4,4 +4,656 @@
 //!
 //! Knows nothing of diffing two revisions.
 
+pub mod application;
 pub mod appset;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use serde_json::Value;
+
+pub use application::{
+    is_application, is_application_set, normalize_repo_url, AppSource, AppSpec, PruneMode,
+};
+
+use crate::config::Config;
+use crate::manifest::{Manifest, Origin, Scopes};
+use crate::render::{
+    self, directory::is_manifest_file, ParseCache, RenderContext, RenderError, RenderOptions,
+    SourceSpec, SourceType,
+};
+use crate::source::{self, EntryKind, ObjectId, Tree};
+
+/// Whether and how an app was rendered at this revision.
+#[derive(Debug, Clone)]
+pub enum AppStatus {
+    /// Rendered from this repository.
+    Rendered,
+    /// Could not be rendered: its resources are unknown.
+    Unrendered(RenderError),
+    /// Its sources are elsewhere (another repository, a Helm repository, a
+    /// revision not in this repository): not rendered, not guessed.
+    External(String),
+}
+
+impl AppStatus {
+    /// `rendered`, `unrendered` or `external`.
+    #[must_use]
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AppStatus::Rendered => "rendered",
+            AppStatus::Unrendered(_) => "unrendered",
+            AppStatus::External(_) => "external",
+        }
+    }
+}
+
+/// What manages an Application object (and so can delete it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Manager {
+    /// Another app renders this Application (app-of-apps).
+    App(String),
+    /// An ApplicationSet generates it.
+    AppSet(String),
+}
+
+/// One Application (or implicit app) at one revision.
+#[derive(Debug, Clone)]
+pub struct App {
+    /// Unique key: `namespace/name` of the Application object.
+    pub key: String,
+    /// The parsed spec.
+    pub spec: AppSpec,
+    /// The Application object (implicit apps have a synthesised one).
+    pub object: Arc<Value>,
+    /// Where the Application is declared (file of the raw manifest, if any).
+    pub origin: Origin,
+    /// Who manages the Application object.
+    pub manager: Option<Manager>,
+    /// Render status.
+    pub status: AppStatus,
+    /// The rendered resources (empty unless `Rendered`), duplicates removed (last wins).
+    pub resources: Vec<Manifest>,
+    /// Every input the render read: path → object id (`dir/` for listings).
+    pub inputs: BTreeMap<String, ObjectId>,
+    /// How each source was rendered.
+    pub source_types: Vec<SourceType>,
+    /// Not a real Application: a directory linted because the repository has none.
+    pub implicit: bool,
+}
+
+impl App {
+    /// The name shown to users: `name`, or `namespace/name` outside `argocd`.
+    #[must_use]
+    pub fn display_name(&self) -> String {
+        if self.spec.namespace == "argocd" {
+            self.spec.name.clone()
+        } else {
+            format!("{}/{}", self.spec.namespace, self.spec.name)
+        }
+    }
+
+    /// The first local source path, for display.
+    #[must_use]
+    pub fn source_path(&self) -> String {
+        self.spec
+            .sources
+            .iter()
+            .find_map(|s| s.path.clone())
+            .or_else(|| self.spec.sources.first().and_then(|s| s.chart.clone()))
+            .unwrap_or_default()
+    }
+}
+
+/// An `ApplicationSet` found at one revision.
+#[derive(Debug, Clone)]
+pub struct AppSetEntry {
+    /// `namespace/name`.
+    pub key: String,
+    /// The object.
+    pub object: Arc<Value>,
+    /// Where it is declared.
+    pub origin: Origin,
+    /// Who manages it.
+    pub manager: Option<Manager>,
+}
+
+/// Everything gitops-lint knows about one revision.
+#[derive(Debug, Clone, Default)]
+pub struct Inventory {
+    /// Short description of the revision.
+    pub revision: String,
+    /// Apps by key.
+    pub apps: BTreeMap<String, App>,
+    /// ApplicationSets by key.
+    pub appsets: BTreeMap<String, AppSetEntry>,
+    /// Cluster scope knowledge (built-in table plus CRDs in the repository).
+    pub scopes: Scopes,
+    /// Files that mention Argo CD but could not be parsed: the apps they
+    /// declare are unknown at this revision.
+    pub broken_files: BTreeMap<String, RenderError>,
+    /// Notes for the user about assumptions made.
+    pub notes: Vec<String>,
+}
+
+/// How to recognise this repository and its revisions.
+pub struct RepoIdentity {
+    /// Normalised URLs naming this repository (remotes plus configured aliases).
+    pub urls: BTreeSet<String>,
+    /// `targetRevision` values that mean "this revision".
+    pub branches: BTreeSet<String>,
+}
+
+impl RepoIdentity {
+    /// Builds the identity from remotes, config and branch names.
+    #[must_use]
+    pub fn new(remotes: &[String], config: &Config, current_branch: Option<&str>) -> RepoIdentity {
+        let urls = remotes
+            .iter()
+            .chain(config.repo_urls.iter())
+            .map(|u| normalize_repo_url(u))
+            .collect();
+        let mut branches: BTreeSet<String> = ["", "HEAD", "main", "master"]
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        branches.extend(config.branches.iter().cloned());
+        if let Some(b) = current_branch {
+            branches.insert(b.to_string());
+        }
+        RepoIdentity { urls, branches }
+    }
+
+    /// Whether `url` names this repository. With no known URL at all, every
+    /// git URL is taken to be this repository (and a note says so).
+    #[must_use]
+    pub fn is_this_repo(&self, url: &str) -> bool {
+        self.urls.is_empty() || self.urls.contains(&normalize_repo_url(url))
+    }
+}
+
+/// What building an inventory needs.
+pub struct InventoryInput<'a> {
+    /// The revision's tree.
+    pub tree: Arc<dyn Tree>,
+    /// Shared parse cache.
+    pub cache: &'a ParseCache,
+    /// Render settings.
+    pub render_options: &'a RenderOptions,
+    /// Configuration.
+    pub config: &'a Config,
+    /// This repository's identity.
+    pub repo: &'a RepoIdentity,
+    /// Trees of other revisions named by `targetRevision` (tags, commits).
+    pub tree_at: &'a (dyn Fn(&str) -> Option<Arc<dyn Tree>> + Sync),
+    /// An inventory of the other revision whose renders may be reused when
+    /// an app's spec and every recorded input are unchanged.
+    pub reuse: Option<&'a Inventory>,
+}
+
+/// A raw declaration found by scanning files.
+struct Declared {
+    value: Value,
+    origin: Origin,
+}
+
+/// Scans every manifest file for Applications, ApplicationSets, CRDs and
+/// cluster Secrets. Files that cannot hold any are skipped by a byte test.
+fn scan(
+    input: &InventoryInput<'_>,
+    inv: &mut Inventory,
+) -> (Vec<Declared>, Vec<Declared>, Vec<Value>) {
+    let mut files = Vec::new();
+    walk(input.tree.as_ref(), "", &mut files);
+    let parsed: Vec<(String, Result<Vec<crate::yaml::Doc>, String>)> = files
+        .par_iter()
+        .filter_map(|f| {
+            let bytes = source::read(input.tree.as_ref(), f).ok()?;
+            let interesting =
+                contains(&bytes, b"argoproj.io") || contains(&bytes, b"CustomResourceDefinition");
+            if !interesting {
+                return None;
+            }
+            let id = input.tree.entry(f).ok().flatten().map(|e| e.id)?;
+            let docs = input.cache.get_or_parse(id, &bytes);
+            Some((f.clone(), docs.as_ref().clone().map_err(|e| e.to_string())))
+        })
+        .collect();
+    let mut apps = Vec::new();
+    let mut appsets = Vec::new();
+    let mut others = Vec::new();
+    for (file, docs) in parsed {
+        let docs = match docs {
+            Ok(d) => d,
+            Err(e) => {
+                inv.broken_files.insert(
+                    file.clone(),
+                    RenderError::content(format!("`{file}`: invalid YAML: {e}"))
+                        .at(file.clone(), None),
+                );
+                continue;
+            }
+        };
+        for d in docs {
+            let mut items = Vec::new();
+            render::expand_lists(d.value, &mut items);
+            for v in items {
+                let origin = Origin {
+                    file: Some(file.clone()),
+                    line: Some(d.line),
+                    doc_index: Some(d.index),
+                };
+                if is_application(&v) {
+                    apps.push(Declared { value: v, origin });
+                } else if is_application_set(&v) {
+                    appsets.push(Declared { value: v, origin });
+                } else if v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+                {
+                    inv.scopes.learn_crd(&v);
+                    others.push(v);
+                }
+            }
+        }
+    }
+    (apps, appsets, others)
+}
+
+fn walk(tree: &dyn Tree, dir: &str, out: &mut Vec<String>) {
+    let Ok(entries) = tree.list_raw(dir) else {
+        return;
+    };
+    for e in entries {
+        let full = if dir.is_empty() {
+            e.name.clone()
+        } else {
+            format!("{dir}/{}", e.name)
+        };
+        match e.kind {
+            EntryKind::Dir if e.name != ".git" => walk(tree, &full, out),
+            EntryKind::File if is_manifest_file(&e.name) => out.push(full),
+            _ => {}
+        }
+    }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+fn app_key(spec: &AppSpec) -> String {
+    format!("{}/{}", spec.namespace, spec.name)
+}
+
+/// Builds the inventory of one revision.
+#[must_use]
+pub fn build(input: &InventoryInput<'_>) -> Inventory {
+    let mut inv = Inventory {
+        revision: input.tree.describe(),
+        ..Inventory::default()
+    };
+    let (declared, declared_sets, _) = scan(input, &mut inv);
+    if input.repo.urls.is_empty() {
+        inv.notes.push(
+            "the repository has no git remote and no `repoURLs` in .gitops-lint.yaml: every Application's repoURL is taken to be this repository".to_string(),
+        );
+    }
+
+    for d in declared_sets {
+        let name = d
+            .value
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let ns = d
+            .value
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("argocd")
+            .to_string();
+        let key = format!("{ns}/{name}");
+        inv.appsets.insert(
+            key.clone(),
+            AppSetEntry {
+                key,
+                object: Arc::new(d.value),
+                origin: d.origin,
+                manager: None,
+            },
+        );
+    }
+
+    // Round 0: every Application declared in a file.
+    let mut pending: Vec<App> = Vec::new();
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    for d in declared {
+        let Some(spec) = AppSpec::parse(&d.value) else {
+            continue;
+        };
+        let key = app_key(&spec);
+        if !seen.insert(key.clone()) {
+            inv.notes.push(format!(
+                "Application `{key}` is declared more than once; the first declaration is used"
+            ));
+            continue;
+        }
+        pending.push(new_app(key, spec, Arc::new(d.value), d.origin, None));
+    }
+
+    if pending.is_empty() && inv.appsets.is_empty() && inv.broken_files.is_empty() {
+        let dirs: Vec<String> = if input.config.apps.is_empty() {
+            vec![String::new()]
+        } else {
+            input.config.apps.clone()
+        };
+        for dir in &dirs {
+            pending.push(implicit_app(dir));
+        }
+        inv.notes.push(format!(
+            "the repository has no Argo CD Application: linting {} as implicit app(s) with manual prune",
+            input.config.apps.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", ").if_empty("the repository root")
+        ));
+    }
+
+    let mut rounds = 0;
+    let mut done: BTreeMap<String, App> = BTreeMap::new();
+    while !pending.is_empty() && rounds < 16 {
+        rounds += 1;
+        let rendered: Vec<App> = pending
+            .into_par_iter()
+            .map(|app| render_app(input, &inv.scopes, app))
+            .collect();
+        pending = Vec::new();
+        for app in rendered {
+            done.insert(app.key.clone(), app);
+        }
+        // Children: Applications rendered by another app are managed by it,
+        // and Argo CD applies the rendered form.
+        let mut children: Vec<App> = Vec::new();
+        for parent in done.values() {
+            for m in &parent.resources {
+                if !is_application(&m.value) {
+                    continue;
+                }
+                let Some(spec) = AppSpec::parse(&m.value) else {
+                    continue;
+                };
+                let key = app_key(&spec);
+                if key == parent.key {
+                    continue; // an app that manages its own Application object
+                }
+                let existing = done.get(&key);
+                let same = existing
+                    .is_some_and(|e| e.object.as_ref() == m.value.as_ref() && e.manager.is_some());
+                if same || children.iter().any(|c| c.key == key) {
+                    continue;
+                }
+                let origin = m.origin.clone();
+                children.push(new_app(
+                    key,
+                    spec,
+                    Arc::clone(&m.value),
+                    origin,
+                    Some(Manager::App(parent.key.clone())),
+                ));
+            }
+        }
+        for child in children {
+            match done.get(&child.key) {
+                // Same object as declared: just record the manager.
+                Some(e) if e.object == child.object => {
+                    let mut e = e.clone();
+                    e.manager = child.manager.clone();
+                    done.insert(e.key.clone(), e);
+                }
+                _ => pending.push(child),
+            }
+        }
+    }
+    // ApplicationSets rendered by an app are managed by it.
+    for parent in done.values() {
+        for m in &parent.resources {
+            if is_application_set(&m.value) {
+                let name = m
+                    .value
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let ns = m
+                    .value
+                    .pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or("argocd");
+                let key = format!("{ns}/{name}");
+                let entry = inv
+                    .appsets
+                    .entry(key.clone())
+                    .or_insert_with(|| AppSetEntry {
+                        key: key.clone(),
+                        object: Arc::clone(&m.value),
+                        origin: m.origin.clone(),
+                        manager: None,
+                    });
+                entry.object = Arc::clone(&m.value);
+                entry.manager = Some(Manager::App(parent.key.clone()));
+            }
+        }
+    }
+    // A raw declaration read as an input of another app's render is a part of
+    // that app (e.g. a base patched by an overlay), not an app of its own,
+    // unless that other app renders it under the same key (handled above).
+    let inputs_of_others: BTreeMap<&str, &str> = done
+        .values()
+        .flat_map(|a| a.inputs.keys().map(move |p| (p.as_str(), a.key.as_str())))
+        .collect();
+    let drop: Vec<String> = done
+        .values()
+        .filter(|a| a.manager.is_none() && !a.implicit)
+        .filter(|a| {
+            a.origin
+                .file
+                .as_deref()
+                .and_then(|f| inputs_of_others.get(f))
+                .is_some_and(|owner| *owner != a.key)
+        })
+        .map(|a| a.key.clone())
+        .collect();
+    for k in drop {
+        done.remove(&k);
+    }
+    inv.apps = done;
+    inv
+}
+
+trait IfEmpty {
+    fn if_empty(self, other: &str) -> String;
+}
+
+impl IfEmpty for String {
+    fn if_empty(self, other: &str) -> String {
+        if self.is_empty() {
+            other.to_string()
+        } else {
+            self
+        }
+    }
+}
+
+fn new_app(
+    key: String,
+    spec: AppSpec,
+    object: Arc<Value>,
+    origin: Origin,
+    manager: Option<Manager>,
+) -> App {
+    App {
+        key,
+        spec,
+        object,
+        origin,
+        manager,
+        status: AppStatus::External(String::new()),
+        resources: Vec::new(),
+        inputs: BTreeMap::new(),
+        source_types: Vec::new(),
+        implicit: false,
+    }
+}
+
+fn implicit_app(dir: &str) -> App {
+    let name = if dir.is_empty() {
+        "repository".to_string()
+    } else {
+        dir.replace('/', "-")
+    };
+    let object = serde_json::json!({
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": name, "namespace": "argocd"},
+        "spec": {"source": {"repoURL": "", "path": dir, "directory": {"recurse": true}}, "destination": {"namespace": ""}}
+    });
+    let spec = AppSpec::parse(&object).unwrap_or_else(|| unreachable_spec(&name));
+    let mut app = new_app(
+        format!("argocd/{name}"),
+        spec,
+        Arc::new(object),
+        Origin::default(),
+        None,
+    );
+    app.implicit = true;
+    app
+}
+
+fn unreachable_spec(name: &str) -> AppSpec {
+    AppSpec {
+        name: name.to_string(),
+        namespace: "argocd".into(),
+        dest_namespace: String::new(),
+        dest_cluster: String::new(),
+        sources: Vec::new(),
+        prune_mode: PruneMode::Manual,
+        sync_options: crate::manifest::SyncOptions::default(),
+        cascade_finalizer: None,
+        project: String::new(),
+    }
+}
+
+/// Which tree a source renders from, or why it is external.
+fn source_tree(
+    input: &InventoryInput<'_>,
+    src: &AppSource,
+    implicit: bool,
+) -> Result<Arc<dyn Tree>, String> {
+    if implicit {
+        return Ok(Arc::clone(&input.tree));
+    }
+    if let Some(chart) = &src.chart {
+        return Err(format!("Helm chart `{chart}` from `{}`", src.repo_url));
+    }
+    if src.repo_url.is_empty() {
+        return Err("a source with no repoURL".to_string());
+    }
+    if !input.repo.is_this_repo(&src.repo_url) {
+        return Err(format!("repository `{}`", src.repo_url));
+    }
+    if input.repo.branches.contains(&src.target_revision) {
+        return Ok(Arc::clone(&input.tree));
+    }
+    (input.tree_at)(&src.target_revision).ok_or_else(|| {
+        format!(
+            "revision `{}`, which is not in this repository",
+            src.target_revision
+        )
+    })
+}
+
+fn render_app(input: &InventoryInput<'_>, scopes: &Scopes, mut app: App) -> App {
+    if let Some(prev) = input.reuse.and_then(|r| r.apps.get(&app.key)) {
+        if reusable(input.tree.as_ref(), &app, prev) {
+            app.status = prev.status.clone();
+            app.resources = prev.resources.clone();
+            app.inputs = prev.inputs.clone();
+            app.source_types = prev.source_types.clone();
+            return app;
+        }
+    }
+    let mut resources: Vec<Manifest> = Vec::new();
+    let mut externals = Vec::new();
+    let mut local = 0;
+    for src in &app.spec.sources {
+        let Some(path) = src.path.clone() else {
+            if src.ref_name.is_none() || src.chart.is_some() {
+                externals.push(
+                    source_tree(input, src, app.implicit)
+                        .err()
+                        .unwrap_or_else(|| "a source with no path".into()),
+                );
+            }
+            continue;
+        };
+        let tree = match source_tree(input, src, app.implicit) {
+            Ok(t) => t,
+            Err(why) => {
+                externals.push(why);
+                continue;
+            }
+        };
+        local += 1;
+        let cx = RenderContext::new(tree.as_ref(), input.cache, input.render_options);
+        let spec = SourceSpec {
+            path,
+            directory: src.raw.get("directory").cloned(),
+            kustomize: src.raw.get("kustomize").cloned(),
+            helm: src.raw.get("helm").cloned(),
+            plugin: src.raw.get("plugin").cloned(),
+            app_name: app.spec.name.clone(),
+            namespace: app.spec.dest_namespace.clone(),
+        };
+        let result = render::render(&cx, &spec, scopes);
+        app.inputs.extend(cx.inputs());
+        match result {
+            Ok(r) => {
+                app.source_types.push(r.source_type);
+                resources.extend(r.manifests);
+            }
+            Err(e) => {
+                app.status = AppStatus::Unrendered(e);
+                return app;
+            }
+        }
+    }
+    if local == 0 {
+        app.status = AppStatus::External(externals.join(", "));
+        return app;
+    }
+    // The last occurrence of a key wins (Argo CD's RepeatedResourceWarning).
+    let mut index: BTreeMap<crate::manifest::ResourceId, usize> = BTreeMap::new();
+    let mut out: Vec<Manifest> = Vec::with_capacity(resources.len());
+    for m in resources {
+        if let Some(&i) = index.get(&m.id) {
+            out[i] = m;
+        } else {
+            index.insert(m.id.clone(), out.len());
+            out.push(m);
+        }
+    }
+    app.resources = out;
+    app.status = AppStatus::Rendered;
+    app
+}
+
+/// An app renders identically when its Application object is the same and
+/// every input it read has the same id in this tree.
+fn reusable(tree: &dyn Tree, app: &App, prev: &App) -> bool {
+    if app.object != prev.object
+        || prev.inputs.is_empty()
+        || !matches!(prev.status, AppStatus::Rendered)
+    {
+        return false;
+    }
+    prev.inputs.iter().all(|(path, id)| {
+        let p = path.strip_suffix('/').unwrap_or(path);
+        tree.entry(p).ok().flatten().is_some_and(|e| e.id == *id)
+    })
+}

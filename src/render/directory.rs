@@ -35,7 +35,9 @@ fn compile(pattern: &str) -> Result<GlobMatcher, RenderError> {
 }
 
 fn options(spec: &SourceSpec) -> Result<DirectoryOptions, RenderError> {
-    let Some(d) = &spec.directory else { return Ok(DirectoryOptions::default()) };
+    let Some(d) = &spec.directory else {
+        return Ok(DirectoryOptions::default());
+    };
     let glob = |key: &str| -> Result<Option<GlobMatcher>, RenderError> {
         match d.get(key).and_then(Value::as_str) {
             Some(p) if !p.is_empty() => compile(p).map(Some),
@@ -46,7 +48,9 @@ fn options(spec: &SourceSpec) -> Result<DirectoryOptions, RenderError> {
         recurse: d.get("recurse").and_then(Value::as_bool).unwrap_or(false),
         include: glob("include")?,
         exclude: glob("exclude")?,
-        has_jsonnet: d.get("jsonnet").is_some_and(|j| j.as_object().is_some_and(|o| !o.is_empty())),
+        has_jsonnet: d
+            .get("jsonnet")
+            .is_some_and(|j| j.as_object().is_some_and(|o| !o.is_empty())),
     })
 }
 
@@ -61,7 +65,10 @@ pub fn is_manifest_file(name: &str) -> bool {
 ///
 /// # Errors
 /// Invalid YAML, non-object documents, Jsonnet (not evaluated), escaping symlinks.
-pub fn render(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Vec<RenderedObject>, RenderError> {
+pub fn render(
+    cx: &RenderContext<'_>,
+    spec: &SourceSpec,
+) -> Result<Vec<RenderedObject>, RenderError> {
     let opts = options(spec)?;
     let _ = opts.has_jsonnet;
     let mut files = Vec::new();
@@ -81,7 +88,11 @@ fn collect(
     files: &mut Vec<String>,
 ) -> Result<(), RenderError> {
     for e in cx.list(dir)? {
-        let full = if dir.is_empty() { e.name.clone() } else { format!("{dir}/{}", e.name) };
+        let full = if dir.is_empty() {
+            e.name.clone()
+        } else {
+            format!("{dir}/{}", e.name)
+        };
         let kind = match e.kind {
             // Symlinked files are read through; symlinked directories are not
             // descended (filepath.Walk does not follow them). A link that
@@ -126,7 +137,11 @@ fn collect(
     Ok(())
 }
 
-fn render_file(cx: &RenderContext<'_>, file: &str, out: &mut Vec<RenderedObject>) -> Result<(), RenderError> {
+fn render_file(
+    cx: &RenderContext<'_>,
+    file: &str,
+    out: &mut Vec<RenderedObject>,
+) -> Result<(), RenderError> {
     let bytes = cx.read(file)?;
     if contains(&bytes, SKIP_MARKER) {
         return Ok(());
@@ -148,7 +163,11 @@ fn render_file(cx: &RenderContext<'_>, file: &str, out: &mut Vec<RenderedObject>
                     }
                     out.push(RenderedObject {
                         value,
-                        origin: Origin { file: Some(file.to_string()), line: Some(doc.line), doc_index: Some(doc.index) },
+                        origin: Origin {
+                            file: Some(file.to_string()),
+                            line: Some(doc.line),
+                            doc_index: Some(doc.index),
+                        },
                     });
                 }
             }
@@ -175,7 +194,10 @@ mod tests {
     #[test]
     fn argo_globs_cross_separators_and_alternate() {
         let g = compile("*.yaml").unwrap();
-        assert!(g.is_match("sub/dir/x.yaml"), "gobwas `*` without separators crosses `/`");
+        assert!(
+            g.is_match("sub/dir/x.yaml"),
+            "gobwas `*` without separators crosses `/`"
+        );
         let g = compile("{config.yaml,env/*.yaml}").unwrap();
         assert!(g.is_match("config.yaml") && g.is_match("env/prod.yaml"));
         assert!(!g.is_match("other.yaml"));
@@ -183,7 +205,9 @@ mod tests {
 
     #[test]
     fn manifest_extensions() {
-        assert!(is_manifest_file("a.yaml") && is_manifest_file("a.YML") && is_manifest_file("a.json"));
+        assert!(
+            is_manifest_file("a.yaml") && is_manifest_file("a.YML") && is_manifest_file("a.json")
+        );
         assert!(!is_manifest_file("README.md") && !is_manifest_file("values.yaml.bak"));
     }
 }

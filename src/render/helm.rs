@@ -8,7 +8,9 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use super::{expand_lists, RenderContext, RenderError, RenderErrorKind, RenderedObject, SourceSpec};
+use super::{
+    expand_lists, RenderContext, RenderError, RenderErrorKind, RenderedObject, SourceSpec,
+};
 use crate::manifest::Origin;
 use crate::source::{path, EntryKind};
 
@@ -17,7 +19,10 @@ use crate::source::{path, EntryKind};
 /// # Errors
 /// No `helm` binary (a [`RenderErrorKind::ToolMissing`] error), missing
 /// chart dependencies, or a failing template.
-pub fn render(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Vec<RenderedObject>, RenderError> {
+pub fn render(
+    cx: &RenderContext<'_>,
+    spec: &SourceSpec,
+) -> Result<Vec<RenderedObject>, RenderError> {
     let Some(helm) = cx.options.helm.clone() else {
         return Err(RenderError {
             kind: RenderErrorKind::ToolMissing,
@@ -29,9 +34,14 @@ pub fn render(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Vec<RenderedO
             line: None,
         });
     };
-    let tmp = tempfile::tempdir().map_err(|e| RenderError::content(format!("cannot create a temporary directory: {e}")))?;
+    let tmp = tempfile::tempdir()
+        .map_err(|e| RenderError::content(format!("cannot create a temporary directory: {e}")))?;
     materialize(cx, &spec.path, tmp.path())?;
-    let chart_dir = tmp.path().join(if spec.path.is_empty() { "." } else { &spec.path });
+    let chart_dir = tmp.path().join(if spec.path.is_empty() {
+        "."
+    } else {
+        &spec.path
+    });
     check_dependencies(cx, spec)?;
 
     let opts = spec.helm.clone().unwrap_or(Value::Null);
@@ -42,7 +52,10 @@ pub fn render(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Vec<RenderedO
         .unwrap_or(&spec.app_name)
         .to_string();
     let mut cmd = Command::new(helm);
-    cmd.arg("template").arg(&release).arg(&chart_dir).arg("--include-crds");
+    cmd.arg("template")
+        .arg(&release)
+        .arg(&chart_dir)
+        .arg("--include-crds");
     if !spec.namespace.is_empty() {
         cmd.arg("--namespace").arg(&spec.namespace);
     }
@@ -53,13 +66,25 @@ pub fn render(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Vec<RenderedO
                     "value file `{f}` comes from another source, which gitops-lint does not fetch"
                 )));
             }
-            let repo_path = path::join(&spec.path, f)
-                .ok_or_else(|| RenderError { kind: RenderErrorKind::OutsideRepo, message: format!("value file `{f}` leads outside the repository"), file: None, line: None })?;
-            let ignore_missing = opts.get("ignoreMissingValueFiles").and_then(Value::as_bool).unwrap_or(false);
+            let repo_path = path::join(&spec.path, f).ok_or_else(|| RenderError {
+                kind: RenderErrorKind::OutsideRepo,
+                message: format!("value file `{f}` leads outside the repository"),
+                file: None,
+                line: None,
+            })?;
+            let ignore_missing = opts
+                .get("ignoreMissingValueFiles")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             match cx.kind_of(&repo_path)? {
                 Some(EntryKind::File) => {}
                 _ if ignore_missing => continue,
-                _ => return Err(RenderError::content(format!("value file `{repo_path}` does not exist")).at(repo_path, None)),
+                _ => {
+                    return Err(RenderError::content(format!(
+                        "value file `{repo_path}` does not exist"
+                    ))
+                    .at(repo_path, None))
+                }
             }
             let bytes = cx.read(&repo_path)?;
             let dest = tmp.path().join(&repo_path);
@@ -83,7 +108,11 @@ pub fn render(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Vec<RenderedO
         for p in params {
             let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
             let value = p.get("value").and_then(Value::as_str).unwrap_or_default();
-            let flag = if p.get("forceString").and_then(Value::as_bool) == Some(true) { "--set-string" } else { "--set" };
+            let flag = if p.get("forceString").and_then(Value::as_bool) == Some(true) {
+                "--set-string"
+            } else {
+                "--set"
+            };
             cmd.arg(flag).arg(format!("{name}={value}"));
         }
     }
@@ -98,8 +127,14 @@ pub fn render(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Vec<RenderedO
     })?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("helm template failed");
-        return Err(RenderError::content(format!("helm template `{}`: {first}", super::display_path(&spec.path))));
+        let first = err
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("helm template failed");
+        return Err(RenderError::content(format!(
+            "helm template `{}`: {first}",
+            super::display_path(&spec.path)
+        )));
     }
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     parse_output(&spec.path, &text)
@@ -109,20 +144,36 @@ pub fn render(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Vec<RenderedO
 /// chart whose dependencies are not vendored in `charts/` cannot be rendered.
 fn check_dependencies(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<(), RenderError> {
     let chart_file = path::join(&spec.path, "Chart.yaml").unwrap_or_default();
-    let Ok(docs) = cx.load_yaml(&chart_file) else { return Ok(()) };
-    let deps = docs.first().and_then(|d| d.value.get("dependencies")).and_then(Value::as_array).cloned().unwrap_or_default();
+    let Ok(docs) = cx.load_yaml(&chart_file) else {
+        return Ok(());
+    };
+    let deps = docs
+        .first()
+        .and_then(|d| d.value.get("dependencies"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     if deps.is_empty() {
         return Ok(());
     }
     let charts_dir = path::join(&spec.path, "charts").unwrap_or_default();
-    let vendored: Vec<String> = cx.list(&charts_dir).map(|v| v.into_iter().map(|e| e.name).collect()).unwrap_or_default();
+    let vendored: Vec<String> = cx
+        .list(&charts_dir)
+        .map(|v| v.into_iter().map(|e| e.name).collect())
+        .unwrap_or_default();
     for d in deps {
         let name = d.get("name").and_then(Value::as_str).unwrap_or_default();
-        let repo = d.get("repository").and_then(Value::as_str).unwrap_or_default();
+        let repo = d
+            .get("repository")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if repo.starts_with("file://") {
             continue;
         }
-        if !vendored.iter().any(|v| v == name || v.starts_with(&format!("{name}-"))) {
+        if !vendored
+            .iter()
+            .any(|v| v == name || v.starts_with(&format!("{name}-")))
+        {
             return Err(RenderError::unsupported(format!(
                 "chart dependency `{name}` is not vendored in `{charts_dir}`: rendering it would need the network"
             )));
@@ -133,16 +184,26 @@ fn check_dependencies(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<(), R
 
 fn write(dest: &Path, bytes: &[u8]) -> Result<(), RenderError> {
     if let Some(p) = dest.parent() {
-        std::fs::create_dir_all(p).map_err(|e| RenderError::content(format!("cannot write {}: {e}", p.display())))?;
+        std::fs::create_dir_all(p)
+            .map_err(|e| RenderError::content(format!("cannot write {}: {e}", p.display())))?;
     }
-    std::fs::write(dest, bytes).map_err(|e| RenderError::content(format!("cannot write {}: {e}", dest.display())))
+    std::fs::write(dest, bytes)
+        .map_err(|e| RenderError::content(format!("cannot write {}: {e}", dest.display())))
 }
 
 /// Copies a directory of the tree into `root` at the same relative path.
 fn materialize(cx: &RenderContext<'_>, dir: &str, root: &Path) -> Result<(), RenderError> {
     for e in cx.list(dir)? {
-        let full = if dir.is_empty() { e.name.clone() } else { format!("{dir}/{}", e.name) };
-        let kind = if e.kind == EntryKind::Symlink { cx.kind_of(&full)?.unwrap_or(EntryKind::File) } else { e.kind };
+        let full = if dir.is_empty() {
+            e.name.clone()
+        } else {
+            format!("{dir}/{}", e.name)
+        };
+        let kind = if e.kind == EntryKind::Symlink {
+            cx.kind_of(&full)?.unwrap_or(EntryKind::File)
+        } else {
+            e.kind
+        };
         match kind {
             EntryKind::Dir => materialize(cx, &full, root)?,
             EntryKind::File => {
@@ -164,7 +225,8 @@ fn parse_output(chart_path: &str, text: &str) -> Result<Vec<RenderedObject>, Ren
             .lines()
             .find_map(|l| l.strip_prefix("# Source: "))
             .map(|s| s.split_once('/').map_or(s, |(_, rest)| rest).to_string());
-        let docs = crate::yaml::load_all(chunk).map_err(|e| RenderError::content(format!("helm output is not valid YAML: {e}")))?;
+        let docs = crate::yaml::load_all(chunk)
+            .map_err(|e| RenderError::content(format!("helm output is not valid YAML: {e}")))?;
         for d in docs {
             if d.value.is_null() {
                 continue;
@@ -173,7 +235,14 @@ fn parse_output(chart_path: &str, text: &str) -> Result<Vec<RenderedObject>, Ren
             expand_lists(d.value, &mut items);
             for value in items {
                 let file = source.as_ref().and_then(|s| path::join(chart_path, s));
-                out.push(RenderedObject { value, origin: Origin { file, line: None, doc_index: None } });
+                out.push(RenderedObject {
+                    value,
+                    origin: Origin {
+                        file,
+                        line: None,
+                        doc_index: None,
+                    },
+                });
             }
         }
     }

@@ -51,13 +51,23 @@ impl RenderError {
     /// A content error.
     #[must_use]
     pub fn content(message: impl Into<String>) -> RenderError {
-        RenderError { kind: RenderErrorKind::Content, message: message.into(), file: None, line: None }
+        RenderError {
+            kind: RenderErrorKind::Content,
+            message: message.into(),
+            file: None,
+            line: None,
+        }
     }
 
     /// An unsupported-feature error.
     #[must_use]
     pub fn unsupported(message: impl Into<String>) -> RenderError {
-        RenderError { kind: RenderErrorKind::Unsupported, message: message.into(), file: None, line: None }
+        RenderError {
+            kind: RenderErrorKind::Unsupported,
+            message: message.into(),
+            file: None,
+            line: None,
+        }
     }
 
     /// Attaches a file (and optionally a line).
@@ -72,11 +82,18 @@ impl RenderError {
     #[must_use]
     pub fn from_source(e: &SourceError) -> RenderError {
         let kind = match e {
-            SourceError::OutsideRepo(_) | SourceError::SymlinkLoop(_) => RenderErrorKind::OutsideRepo,
+            SourceError::OutsideRepo(_) | SourceError::SymlinkLoop(_) => {
+                RenderErrorKind::OutsideRepo
+            }
             SourceError::Submodule(_) => RenderErrorKind::Unsupported,
             _ => RenderErrorKind::Content,
         };
-        RenderError { kind, message: e.to_string(), file: None, line: None }
+        RenderError {
+            kind,
+            message: e.to_string(),
+            file: None,
+            line: None,
+        }
     }
 
     /// From a YAML error in `file`.
@@ -101,7 +118,12 @@ pub struct ParseCache {
 impl ParseCache {
     /// Parses `bytes` (whose id is `id`) or returns the earlier parse.
     pub fn get_or_parse(&self, id: ObjectId, bytes: &[u8]) -> Arc<Result<Vec<Doc>, YamlError>> {
-        if let Some(hit) = self.map.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&id) {
+        if let Some(hit) = self
+            .map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&id)
+        {
             return Arc::clone(hit);
         }
         let parsed = Arc::new(match std::str::from_utf8(bytes) {
@@ -144,8 +166,17 @@ pub struct RenderContext<'a> {
 impl<'a> RenderContext<'a> {
     /// A fresh context with an empty input record.
     #[must_use]
-    pub fn new(tree: &'a dyn Tree, cache: &'a ParseCache, options: &'a RenderOptions) -> RenderContext<'a> {
-        RenderContext { tree, cache, options, inputs: Mutex::new(BTreeMap::new()) }
+    pub fn new(
+        tree: &'a dyn Tree,
+        cache: &'a ParseCache,
+        options: &'a RenderOptions,
+    ) -> RenderContext<'a> {
+        RenderContext {
+            tree,
+            cache,
+            options,
+            inputs: Mutex::new(BTreeMap::new()),
+        }
     }
 
     fn record(&self, path: &str, id: ObjectId) {
@@ -165,7 +196,10 @@ impl<'a> RenderContext<'a> {
     /// Everything read so far: file path → blob id, `dir/` → tree id.
     #[must_use]
     pub fn inputs(&self) -> BTreeMap<String, ObjectId> {
-        self.inputs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.inputs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Reads a file (following in-repository symlinks) and records it.
@@ -173,17 +207,22 @@ impl<'a> RenderContext<'a> {
     /// # Errors
     /// Missing files, escaping symlinks.
     pub fn read(&self, path: &str) -> Result<Arc<[u8]>, RenderError> {
-        let real = source::resolve(self.tree, path).map_err(|e| RenderError::from_source(&e).at(path, None))?;
+        let real = source::resolve(self.tree, path)
+            .map_err(|e| RenderError::from_source(&e).at(path, None))?;
         let entry = self
             .tree
             .entry(&real)
             .map_err(|e| RenderError::from_source(&e))?
-            .ok_or_else(|| RenderError::content(format!("`{path}` does not exist")).at(path, None))?;
+            .ok_or_else(|| {
+                RenderError::content(format!("`{path}` does not exist")).at(path, None)
+            })?;
         if entry.kind != EntryKind::File {
             return Err(RenderError::content(format!("`{path}` is not a file")).at(path, None));
         }
         self.record(path, entry.id);
-        self.tree.read_raw(&real).map_err(|e| RenderError::from_source(&e).at(path, None))
+        self.tree
+            .read_raw(&real)
+            .map_err(|e| RenderError::from_source(&e).at(path, None))
     }
 
     /// Lists a directory (following in-repository symlinks) and records it.
@@ -191,11 +230,14 @@ impl<'a> RenderContext<'a> {
     /// # Errors
     /// Missing directories, escaping symlinks.
     pub fn list(&self, dir: &str) -> Result<Vec<Entry>, RenderError> {
-        let real = source::resolve(self.tree, dir).map_err(|e| RenderError::from_source(&e).at(dir, None))?;
+        let real = source::resolve(self.tree, dir)
+            .map_err(|e| RenderError::from_source(&e).at(dir, None))?;
         if let Ok(Some(e)) = self.tree.entry(&real) {
             self.record(&format!("{dir}/"), e.id);
         }
-        self.tree.list_raw(&real).map_err(|e| RenderError::from_source(&e).at(dir, None))
+        self.tree
+            .list_raw(&real)
+            .map_err(|e| RenderError::from_source(&e).at(dir, None))
     }
 
     /// What `path` is once symlinks are followed (`None` when absent). The
@@ -213,14 +255,20 @@ impl<'a> RenderContext<'a> {
     /// # Errors
     /// Unreadable or invalid files.
     pub fn load_yaml(&self, path: &str) -> Result<Vec<Doc>, RenderError> {
-        let real = source::resolve(self.tree, path).map_err(|e| RenderError::from_source(&e).at(path, None))?;
+        let real = source::resolve(self.tree, path)
+            .map_err(|e| RenderError::from_source(&e).at(path, None))?;
         let entry = self
             .tree
             .entry(&real)
             .map_err(|e| RenderError::from_source(&e))?
-            .ok_or_else(|| RenderError::content(format!("`{path}` does not exist")).at(path, None))?;
+            .ok_or_else(|| {
+                RenderError::content(format!("`{path}` does not exist")).at(path, None)
+            })?;
         self.record(path, entry.id);
-        let bytes = self.tree.read_raw(&real).map_err(|e| RenderError::from_source(&e).at(path, None))?;
+        let bytes = self
+            .tree
+            .read_raw(&real)
+            .map_err(|e| RenderError::from_source(&e).at(path, None))?;
         match self.cache.get_or_parse(entry.id, &bytes).as_ref() {
             Ok(docs) => Ok(docs.clone()),
             Err(e) => Err(RenderError::from_yaml(path, e)),
@@ -272,7 +320,8 @@ pub struct SourceSpec {
 }
 
 /// Kustomization file names Argo CD recognises (AC `util/kustomize`).
-pub const KUSTOMIZATION_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+pub const KUSTOMIZATION_NAMES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 /// Detects the source type as Argo CD does (AC `GetAppSourceType`): explicit
 /// blocks win; otherwise a kustomization file at the root means Kustomize
@@ -287,7 +336,11 @@ pub fn detect(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<SourceType, R
         (spec.kustomize.is_some(), SourceType::Kustomize),
         (spec.directory.is_some(), SourceType::Directory),
     ];
-    let set: Vec<SourceType> = explicit.iter().filter(|(b, _)| *b).map(|(_, t)| *t).collect();
+    let set: Vec<SourceType> = explicit
+        .iter()
+        .filter(|(b, _)| *b)
+        .map(|(_, t)| *t)
+        .collect();
     if set.len() > 1 {
         return Err(RenderError::content(format!(
             "`spec.source` of `{}` sets more than one of helm, kustomize, directory, plugin",
@@ -296,7 +349,10 @@ pub fn detect(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<SourceType, R
     }
     let entries = cx.list(&spec.path).map_err(|e| {
         if matches!(e.kind, RenderErrorKind::Content) {
-            RenderError::content(format!("the app path `{}` does not exist or is not a directory", display_path(&spec.path)))
+            RenderError::content(format!(
+                "the app path `{}` does not exist or is not a directory",
+                display_path(&spec.path)
+            ))
         } else {
             e
         }
@@ -340,7 +396,11 @@ pub struct Rendered {
 ///
 /// # Errors
 /// Any render failure; never an empty result in place of a failure.
-pub fn render(cx: &RenderContext<'_>, spec: &SourceSpec, scopes: &Scopes) -> Result<Rendered, RenderError> {
+pub fn render(
+    cx: &RenderContext<'_>,
+    spec: &SourceSpec,
+    scopes: &Scopes,
+) -> Result<Rendered, RenderError> {
     let source_type = detect(cx, spec)?;
     let objects = match source_type {
         SourceType::Directory => directory::render(cx, spec)?,
@@ -364,7 +424,10 @@ pub fn render(cx: &RenderContext<'_>, spec: &SourceSpec, scopes: &Scopes) -> Res
             }
         }
     }
-    Ok(Rendered { source_type, manifests })
+    Ok(Rendered {
+        source_type,
+        manifests,
+    })
 }
 
 /// Expands `kind: List` (and any `*List` kind with `items`) into its items,

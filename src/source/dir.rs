@@ -19,7 +19,11 @@ impl DirTree {
     /// A tree rooted at `root`, leaving out the repository-relative `ignored` paths.
     #[must_use]
     pub fn new(root: PathBuf, ignored: Vec<String>) -> DirTree {
-        DirTree { root, ignored, listings: Mutex::new(HashMap::new()) }
+        DirTree {
+            root,
+            ignored,
+            listings: Mutex::new(HashMap::new()),
+        }
     }
 
     fn abs(&self, path: &str) -> PathBuf {
@@ -35,7 +39,12 @@ impl DirTree {
     }
 
     fn listing(&self, dir: &str) -> Result<Arc<Vec<Entry>>, SourceError> {
-        if let Some(l) = self.listings.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(dir) {
+        if let Some(l) = self
+            .listings
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(dir)
+        {
             return Ok(Arc::clone(l));
         }
         let abs = self.abs(dir);
@@ -47,12 +56,20 @@ impl DirTree {
         let mut out = Vec::new();
         for de in rd {
             let de = de.map_err(|e| SourceError::Io(format!("`{dir}`: {e}")))?;
-            let Ok(name) = de.file_name().into_string() else { continue };
-            let rel = if dir.is_empty() { name.clone() } else { format!("{dir}/{name}") };
+            let Ok(name) = de.file_name().into_string() else {
+                continue;
+            };
+            let rel = if dir.is_empty() {
+                name.clone()
+            } else {
+                format!("{dir}/{name}")
+            };
             if self.is_ignored(&rel) {
                 continue;
             }
-            let ft = de.file_type().map_err(|e| SourceError::Io(format!("`{rel}`: {e}")))?;
+            let ft = de
+                .file_type()
+                .map_err(|e| SourceError::Io(format!("`{rel}`: {e}")))?;
             let (kind, id) = if ft.is_symlink() {
                 let target = std::fs::read_link(de.path())
                     .map_err(|e| SourceError::Io(format!("`{rel}`: {e}")))?;
@@ -66,7 +83,8 @@ impl DirTree {
                     (EntryKind::Dir, git_tree_id(&sub))
                 }
             } else {
-                let bytes = std::fs::read(de.path()).map_err(|e| SourceError::Io(format!("`{rel}`: {e}")))?;
+                let bytes = std::fs::read(de.path())
+                    .map_err(|e| SourceError::Io(format!("`{rel}`: {e}")))?;
                 (EntryKind::File, git_blob_id(&bytes))
             };
             out.push(Entry { name, kind, id });
@@ -89,7 +107,11 @@ impl Tree for DirTree {
     fn entry(&self, path: &str) -> Result<Option<Entry>, SourceError> {
         if path.is_empty() {
             let l = self.listing("")?;
-            return Ok(Some(Entry { name: String::new(), kind: EntryKind::Dir, id: git_tree_id(&l) }));
+            return Ok(Some(Entry {
+                name: String::new(),
+                kind: EntryKind::Dir,
+                id: git_tree_id(&l),
+            }));
         }
         let (parent, name) = match path.rfind('/') {
             Some(i) => (&path[..i], &path[i + 1..]),
@@ -108,11 +130,14 @@ impl Tree for DirTree {
     }
 
     fn read_raw(&self, path: &str) -> Result<Arc<[u8]>, SourceError> {
-        let e = self.entry(path)?.ok_or_else(|| SourceError::NotFound(path.to_string()))?;
+        let e = self
+            .entry(path)?
+            .ok_or_else(|| SourceError::NotFound(path.to_string()))?;
         let abs = self.abs(path);
         match e.kind {
             EntryKind::Symlink => {
-                let t = std::fs::read_link(&abs).map_err(|e| SourceError::Io(format!("`{path}`: {e}")))?;
+                let t = std::fs::read_link(&abs)
+                    .map_err(|e| SourceError::Io(format!("`{path}`: {e}")))?;
                 Ok(Arc::from(t.to_string_lossy().as_bytes()))
             }
             EntryKind::File => std::fs::read(&abs)

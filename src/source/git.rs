@@ -39,7 +39,9 @@ pub struct RevisionRange {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RepoError {
     /// No repository at or above the directory.
-    #[error("`{0}` is not inside a git repository (run gitops-lint inside one, or pass --repo DIR)")]
+    #[error(
+        "`{0}` is not inside a git repository (run gitops-lint inside one, or pass --repo DIR)"
+    )]
     NotARepo(String),
     /// A revision that does not resolve.
     #[error("unknown revision `{rev}`{hint}")]
@@ -113,7 +115,9 @@ impl GitRepo {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Repository> {
-        self.repo.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.repo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The working directory, if the repository is not bare.
@@ -157,7 +161,12 @@ impl GitRepo {
     #[must_use]
     pub fn head_commit(&self) -> Option<String> {
         let repo = self.lock();
-        let id = repo.head().ok()?.peel_to_commit().ok().map(|c| c.id().to_string());
+        let id = repo
+            .head()
+            .ok()?
+            .peel_to_commit()
+            .ok()
+            .map(|c| c.id().to_string());
         id
     }
 
@@ -198,14 +207,24 @@ impl GitRepo {
     pub fn resolve_range(&self, spec: Option<&str>) -> Result<RevisionRange, RepoError> {
         let Some(spec) = spec else {
             let head = self.head_commit().ok_or(RepoError::UnbornHead)?;
-            let base_ref = ["origin/HEAD", "origin/main", "origin/master", "main", "master"]
-                .into_iter()
-                .find(|r| self.has_revision(r))
-                .ok_or(RepoError::NoDefaultBase)?;
+            let base_ref = [
+                "origin/HEAD",
+                "origin/main",
+                "origin/master",
+                "main",
+                "master",
+            ]
+            .into_iter()
+            .find(|r| self.has_revision(r))
+            .ok_or(RepoError::NoDefaultBase)?;
             let base_tip = self.resolve_commit(base_ref)?;
             let label = format!("{base_ref}...HEAD");
             let base = self.merge_base(&base_tip, &head, &label)?;
-            return Ok(RevisionRange { base, head, spec: label });
+            return Ok(RevisionRange {
+                base,
+                head,
+                spec: label,
+            });
         };
         if let Some((a, b)) = spec.split_once("...") {
             let a = if a.is_empty() { "HEAD" } else { a };
@@ -213,7 +232,11 @@ impl GitRepo {
             let head = self.resolve_commit(b)?;
             let tip = self.resolve_commit(a)?;
             let base = self.merge_base(&tip, &head, spec)?;
-            return Ok(RevisionRange { base, head, spec: spec.to_string() });
+            return Ok(RevisionRange {
+                base,
+                head,
+                spec: spec.to_string(),
+            });
         }
         if let Some((a, b)) = spec.split_once("..") {
             let a = if a.is_empty() { "HEAD" } else { a };
@@ -225,20 +248,28 @@ impl GitRepo {
             });
         }
         let head = self.head_commit().ok_or(RepoError::UnbornHead)?;
-        Ok(RevisionRange { base: self.resolve_commit(spec)?, head, spec: spec.to_string() })
+        Ok(RevisionRange {
+            base: self.resolve_commit(spec)?,
+            head,
+            spec: spec.to_string(),
+        })
     }
 
     /// The URLs of every remote (fetch URLs).
     #[must_use]
     pub fn remote_urls(&self) -> Vec<String> {
         let repo = self.lock();
-        let Ok(names) = repo.remotes() else { return Vec::new() };
+        let Ok(names) = repo.remotes() else {
+            return Vec::new();
+        };
         names
             .iter()
             .flatten()
             .filter_map(|n| {
                 let n = n?;
-                repo.find_remote(n).ok().and_then(|r| r.url().ok().map(str::to_string))
+                repo.find_remote(n)
+                    .ok()
+                    .and_then(|r| r.url().ok().map(str::to_string))
             })
             .collect()
     }
@@ -285,10 +316,18 @@ impl GitRepo {
                 };
                 if kind == EntryKind::Dir {
                     let sub = repo.find_tree(e.id()).map_err(g)?;
-                    let p = if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
+                    let p = if dir.is_empty() {
+                        name.to_string()
+                    } else {
+                        format!("{dir}/{name}")
+                    };
                     stack.push((p, sub));
                 }
-                entries.push(Entry { name: name.to_string(), kind, id: oid_to_id(e.id()) });
+                entries.push(Entry {
+                    name: name.to_string(),
+                    kind,
+                    id: oid_to_id(e.id()),
+                });
             }
             entries.sort_by(|a, b| a.name.cmp(&b.name));
             dirs.insert(dir, entries);
@@ -339,14 +378,15 @@ impl GitRepo {
     /// # Errors
     /// A bare repository.
     pub fn worktree(&self) -> Result<Arc<dyn Tree>, RepoError> {
-        let dir = self
-            .workdir
-            .clone()
-            .ok_or_else(|| RepoError::Git("the repository is bare: it has no working directory".into()))?;
+        let dir = self.workdir.clone().ok_or_else(|| {
+            RepoError::Git("the repository is bare: it has no working directory".into())
+        })?;
         let ignored = {
             let repo = self.lock();
             let mut opts = git2::StatusOptions::new();
-            opts.include_ignored(true).include_untracked(false).recurse_ignored_dirs(false);
+            opts.include_ignored(true)
+                .include_untracked(false)
+                .recurse_ignored_dirs(false);
             let mut out = Vec::new();
             if let Ok(st) = repo.statuses(Some(&mut opts)) {
                 for s in st.iter() {
@@ -376,7 +416,9 @@ fn tree_id_of(repo: &Repository, commit: Oid) -> Result<Oid, git2::Error> {
 }
 
 /// Builds a directory map from a flat list of files, with git-compatible tree ids.
-fn build_dirs(files: Vec<(String, EntryKind, ObjectId)>) -> (HashMap<String, Vec<Entry>>, ObjectId) {
+fn build_dirs(
+    files: Vec<(String, EntryKind, ObjectId)>,
+) -> (HashMap<String, Vec<Entry>>, ObjectId) {
     let mut dirs: HashMap<String, Vec<Entry>> = HashMap::new();
     dirs.insert(String::new(), Vec::new());
     let mut subdirs: HashMap<String, std::collections::BTreeSet<String>> = HashMap::new();
@@ -385,7 +427,9 @@ fn build_dirs(files: Vec<(String, EntryKind, ObjectId)>) -> (HashMap<String, Vec
             Some(i) => (path[..i].to_string(), path[i + 1..].to_string()),
             None => (String::new(), path.clone()),
         };
-        dirs.entry(parent.clone()).or_default().push(Entry { name, kind, id });
+        dirs.entry(parent.clone())
+            .or_default()
+            .push(Entry { name, kind, id });
         // register each ancestor directory
         let mut child = parent;
         while !child.is_empty() {
@@ -403,15 +447,29 @@ fn build_dirs(files: Vec<(String, EntryKind, ObjectId)>) -> (HashMap<String, Vec
     }
     // compute tree ids bottom-up (longest paths first)
     let mut keys: Vec<String> = dirs.keys().cloned().collect();
-    keys.sort_by_key(|k| std::cmp::Reverse(if k.is_empty() { 0 } else { k.matches('/').count() + 1 }));
+    keys.sort_by_key(|k| {
+        std::cmp::Reverse(if k.is_empty() {
+            0
+        } else {
+            k.matches('/').count() + 1
+        })
+    });
     let mut ids: HashMap<String, ObjectId> = HashMap::new();
     for k in keys {
         let mut entries = dirs.remove(&k).unwrap_or_default();
         if let Some(subs) = subdirs.get(&k) {
             for s in subs {
-                let p = if k.is_empty() { s.clone() } else { format!("{k}/{s}") };
+                let p = if k.is_empty() {
+                    s.clone()
+                } else {
+                    format!("{k}/{s}")
+                };
                 let id = ids.get(&p).copied().unwrap_or(ObjectId([0; 20]));
-                entries.push(Entry { name: s.clone(), kind: EntryKind::Dir, id });
+                entries.push(Entry {
+                    name: s.clone(),
+                    kind: EntryKind::Dir,
+                    id,
+                });
             }
         }
         entries.sort_by(|a, b| a.name.cmp(&b.name));
@@ -467,15 +525,25 @@ struct SharedRepo {
 
 impl SharedRepo {
     fn blob(&self, id: ObjectId, path: &str) -> Result<Arc<[u8]>, SourceError> {
-        if let Some(b) = self.blobs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&id) {
+        if let Some(b) = self
+            .blobs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&id)
+        {
             return Ok(Arc::clone(b));
         }
         let bytes: Arc<[u8]> = {
-            let mut h = self.handle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut h = self
+                .handle
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             if h.is_none() {
                 *h = Some(Repository::open(&self.path).map_err(|e| io(&e))?);
             }
-            let repo = h.as_ref().ok_or_else(|| SourceError::Io("repository closed".into()))?;
+            let repo = h
+                .as_ref()
+                .ok_or_else(|| SourceError::Io("repository closed".into()))?;
             let oid = Oid::from_bytes(&id.0).map_err(|e| io(&e))?;
             let blob = repo
                 .find_blob(oid)
@@ -509,7 +577,11 @@ impl Tree for IndexedTree {
 
     fn entry(&self, path: &str) -> Result<Option<Entry>, SourceError> {
         if path.is_empty() {
-            return Ok(Some(Entry { name: String::new(), kind: EntryKind::Dir, id: self.root_id }));
+            return Ok(Some(Entry {
+                name: String::new(),
+                kind: EntryKind::Dir,
+                id: self.root_id,
+            }));
         }
         let (parent, name) = match path.rfind('/') {
             Some(i) => (&path[..i], &path[i + 1..]),
@@ -535,7 +607,9 @@ impl Tree for IndexedTree {
     }
 
     fn read_raw(&self, path: &str) -> Result<Arc<[u8]>, SourceError> {
-        let e = self.entry(path)?.ok_or_else(|| SourceError::NotFound(path.to_string()))?;
+        let e = self
+            .entry(path)?
+            .ok_or_else(|| SourceError::NotFound(path.to_string()))?;
         match e.kind {
             EntryKind::File | EntryKind::Symlink => {}
             EntryKind::Dir => return Err(SourceError::NotAFile(path.to_string())),
@@ -545,4 +619,103 @@ impl Tree for IndexedTree {
             BlobStore::Git(r) => r.blob(e.id, path),
         }
     }
+}
+
+/// Writes a commit whose tree holds exactly `files` (path → bytes) onto
+/// `branch` of the repository at `dir` (created with `git init` semantics if
+/// absent), with a fixed author and time so ids are reproducible. The parent
+/// is the branch tip, else `parent_branch`'s tip. Used by the demo and tests.
+///
+/// # Errors
+/// Git failures.
+pub fn write_commit(
+    dir: &Path,
+    branch: &str,
+    parent_branch: Option<&str>,
+    files: &[(String, Vec<u8>)],
+    message: &str,
+) -> Result<String, RepoError> {
+    let g = |e: git2::Error| RepoError::Git(e.message().to_string());
+    let repo = match Repository::open(dir) {
+        Ok(r) => r,
+        Err(_) => {
+            let mut opts = git2::RepositoryInitOptions::new();
+            opts.initial_head(branch);
+            Repository::init_opts(dir, &opts).map_err(g)?
+        }
+    };
+    // Build nested trees bottom-up from the flat file list.
+    let mut dirs: std::collections::BTreeMap<String, Vec<(String, Oid, i32)>> =
+        std::collections::BTreeMap::new();
+    dirs.insert(String::new(), Vec::new());
+    for (path, bytes) in files {
+        let oid = repo.blob(bytes).map_err(g)?;
+        let (parent, name) = match path.rfind('/') {
+            Some(i) => (path[..i].to_string(), path[i + 1..].to_string()),
+            None => (String::new(), path.clone()),
+        };
+        let mode = if name.ends_with(".symlink") {
+            0o120_000
+        } else {
+            0o100_644
+        };
+        let name = name
+            .strip_suffix(".symlink")
+            .map(str::to_string)
+            .unwrap_or(name);
+        dirs.entry(parent.clone())
+            .or_default()
+            .push((name, oid, mode));
+        let mut d = parent;
+        while !d.is_empty() {
+            let p = super::path::parent(&d).to_string();
+            dirs.entry(p.clone()).or_default();
+            dirs.entry(d.clone()).or_default();
+            d = p;
+        }
+    }
+    let mut keys: Vec<String> = dirs.keys().cloned().collect();
+    keys.sort_by_key(|k| {
+        std::cmp::Reverse(if k.is_empty() {
+            0
+        } else {
+            k.matches('/').count() + 1
+        })
+    });
+    let mut tree_ids: HashMap<String, Oid> = HashMap::new();
+    for k in keys {
+        let mut b = repo.treebuilder(None).map_err(g)?;
+        for (name, oid, mode) in &dirs[&k] {
+            b.insert(name, *oid, *mode).map_err(g)?;
+        }
+        for (sub, oid) in &tree_ids {
+            if super::path::parent(sub) == k && !sub.is_empty() {
+                b.insert(super::path::file_name(sub), *oid, 0o040_000)
+                    .map_err(g)?;
+            }
+        }
+        let id = b.write().map_err(g)?;
+        tree_ids.insert(k, id);
+    }
+    let tree = repo.find_tree(tree_ids[""]).map_err(g)?;
+    let sig = git2::Signature::new(
+        "gitops-lint",
+        "gitops-lint@example.invalid",
+        &git2::Time::new(1_700_000_000, 0),
+    )
+    .map_err(g)?;
+    let refname = format!("refs/heads/{branch}");
+    let parent = repo
+        .find_reference(&refname)
+        .ok()
+        .or_else(|| {
+            parent_branch.and_then(|p| repo.find_reference(&format!("refs/heads/{p}")).ok())
+        })
+        .and_then(|r| r.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+    let oid = repo
+        .commit(None, &sig, &sig, message, &tree, &parents)
+        .map_err(g)?;
+    repo.reference(&refname, oid, true, message).map_err(g)?;
+    Ok(oid.to_string())
 }

@@ -17,7 +17,10 @@ pub fn join(base: &str, rel: &str) -> Option<String> {
     if rel.starts_with('/') {
         return None;
     }
-    let mut out: Vec<&str> = base.split('/').filter(|s| !s.is_empty() && *s != ".").collect();
+    let mut out: Vec<&str> = base
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
     for seg in rel.split('/') {
         match seg {
             "" | "." => {}
@@ -74,7 +77,10 @@ mod tests {
 
     #[test]
     fn join_normalises_and_refuses_escape() {
-        assert_eq!(join("apps/a", "../b/x.yaml").as_deref(), Some("apps/b/x.yaml"));
+        assert_eq!(
+            join("apps/a", "../b/x.yaml").as_deref(),
+            Some("apps/b/x.yaml")
+        );
         assert_eq!(join("apps", "./x/./y").as_deref(), Some("apps/x/y"));
         assert_eq!(join("apps", "../../x"), None);
         assert_eq!(join("apps", "/etc/passwd"), None);

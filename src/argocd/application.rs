@@ -1,0 +1,256 @@
+//! The fields of an `Application` that decide what a sync renders and prunes.
+
+use serde_json::Value;
+
+use crate::manifest::SyncOptions;
+
+/// The Argo CD resources finalizers (any one means cascade deletion).
+pub const RESOURCES_FINALIZERS: [&str; 3] = [
+    "resources-finalizer.argocd.argoproj.io",
+    "resources-finalizer.argocd.argoproj.io/foreground",
+    "resources-finalizer.argocd.argoproj.io/background",
+];
+
+/// How an app prunes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PruneMode {
+    /// `syncPolicy.automated.prune: true`: prunes with nobody looking.
+    Automated,
+    /// Prunes only when a person syncs with prune.
+    Manual,
+    /// Never synced by Argo CD (an external app).
+    None,
+}
+
+/// One source of an Application.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppSource {
+    /// `repoURL`.
+    pub repo_url: String,
+    /// `targetRevision` (empty means HEAD).
+    pub target_revision: String,
+    /// `path`, if any (normalised, repository-relative).
+    pub path: Option<String>,
+    /// `chart`, for Helm repository sources.
+    pub chart: Option<String>,
+    /// `ref`, for sources used only for value files.
+    pub ref_name: Option<String>,
+    /// The raw source object.
+    pub raw: Value,
+}
+
+/// The parsed parts of an Application object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppSpec {
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.namespace` (default `argocd`).
+    pub namespace: String,
+    /// `spec.destination.namespace`.
+    pub dest_namespace: String,
+    /// `spec.destination.server` or `.name`.
+    pub dest_cluster: String,
+    /// Sources (`spec.sources` wins over `spec.source`).
+    pub sources: Vec<AppSource>,
+    /// Prune mode from `syncPolicy.automated`.
+    pub prune_mode: PruneMode,
+    /// App-level `syncPolicy.syncOptions`.
+    pub sync_options: SyncOptions,
+    /// The resources finalizer, if any (cascade on deletion).
+    pub cascade_finalizer: Option<String>,
+    /// `spec.project`.
+    pub project: String,
+}
+
+impl AppSpec {
+    /// Reads an Application object. `None` when it is not one.
+    #[must_use]
+    pub fn parse(obj: &Value) -> Option<AppSpec> {
+        if !is_application(obj) {
+            return None;
+        }
+        let s = |p: &str| {
+            obj.pointer(p)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let name = s("/metadata/name");
+        let namespace = match s("/metadata/namespace") {
+            n if n.is_empty() => "argocd".to_string(),
+            n => n,
+        };
+        let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
+        let raw_sources: Vec<Value> = match spec.get("sources").and_then(Value::as_array) {
+            Some(a) if !a.is_empty() => a.clone(),
+            _ => spec.get("source").cloned().into_iter().collect(),
+        };
+        let sources = raw_sources.iter().map(AppSource::parse).collect();
+        let automated = obj.pointer("/spec/syncPolicy/automated");
+        let prune_mode = match automated {
+            Some(a) if a.is_object() => {
+                let enabled = a.get("enabled").and_then(Value::as_bool).unwrap_or(true);
+                let prune = a.get("prune").and_then(Value::as_bool).unwrap_or(false);
+                if enabled && prune {
+                    PruneMode::Automated
+                } else {
+                    PruneMode::Manual
+                }
+            }
+            _ => PruneMode::Manual,
+        };
+        let sync_options = SyncOptions {
+            items: obj
+                .pointer("/spec/syncPolicy/syncOptions")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(|x| x.trim().to_string())
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
+        let cascade_finalizer = obj
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .and_then(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .find(|f| RESOURCES_FINALIZERS.contains(f))
+            })
+            .map(str::to_string);
+        let dest_cluster = match s("/spec/destination/server") {
+            d if d.is_empty() => s("/spec/destination/name"),
+            d => d,
+        };
+        Some(AppSpec {
+            name,
+            namespace,
+            dest_namespace: s("/spec/destination/namespace"),
+            dest_cluster,
+            sources,
+            prune_mode,
+            sync_options,
+            cascade_finalizer,
+            project: s("/spec/project"),
+        })
+    }
+}
+
+impl AppSource {
+    fn parse(v: &Value) -> AppSource {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+        AppSource {
+            repo_url: s("repoURL").unwrap_or_default(),
+            target_revision: s("targetRevision").unwrap_or_default(),
+            path: s("path").map(|p| crate::source::path::normalize(&p).unwrap_or(p)),
+            chart: s("chart").filter(|c| !c.is_empty()),
+            ref_name: s("ref").filter(|c| !c.is_empty()),
+            raw: v.clone(),
+        }
+    }
+}
+
+/// Whether an object is an Argo CD `Application`.
+#[must_use]
+pub fn is_application(obj: &Value) -> bool {
+    obj.get("kind").and_then(Value::as_str) == Some("Application")
+        && obj
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|a| a.starts_with("argoproj.io/"))
+}
+
+/// Whether an object is an Argo CD `ApplicationSet`.
+#[must_use]
+pub fn is_application_set(obj: &Value) -> bool {
+    obj.get("kind").and_then(Value::as_str) == Some("ApplicationSet")
+        && obj
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|a| a.starts_with("argoproj.io/"))
+}
+
+/// Normalises a git URL for comparison: no scheme, no user, `host/path`,
+/// no `.git`, no trailing `/`, lower-case (`git@github.com:Org/Repo.git` and
+/// `https://github.com/org/repo` are equal).
+#[must_use]
+pub fn normalize_repo_url(url: &str) -> String {
+    let mut u = url.trim().to_string();
+    for scheme in [
+        "https://",
+        "http://",
+        "ssh://",
+        "git://",
+        "git+ssh://",
+        "file://",
+    ] {
+        if let Some(rest) = u.strip_prefix(scheme) {
+            u = rest.to_string();
+            break;
+        }
+    }
+    if let Some((user, rest)) = u.split_once('@') {
+        if !user.contains('/') {
+            u = rest.to_string();
+        }
+    }
+    // scp-like `host:org/repo`; keep a port-less host
+    if let Some((host, rest)) = u.split_once(':') {
+        if !host.contains('/') {
+            let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+            u = format!("{host}/{}", rest.trim_start_matches('/'));
+        }
+    }
+    let u = u.trim_end_matches('/');
+    let u = u.strip_suffix(".git").unwrap_or(u);
+    u.to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn repo_urls_compare_across_schemes() {
+        let a = normalize_repo_url("git@github.com:Org/Repo.git");
+        assert_eq!(a, normalize_repo_url("https://github.com/org/repo"));
+        assert_eq!(a, normalize_repo_url("ssh://git@github.com/org/repo.git/"));
+        assert_ne!(a, normalize_repo_url("https://github.com/org/repo2"));
+    }
+
+    #[test]
+    fn prune_mode_needs_automated_prune_true() {
+        let app = |policy: Value| {
+            json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+                   "metadata": {"name": "a"}, "spec": {"syncPolicy": policy}})
+        };
+        let mode = |p| AppSpec::parse(&app(p)).unwrap().prune_mode;
+        assert_eq!(
+            mode(json!({"automated": {"prune": true}})),
+            PruneMode::Automated
+        );
+        assert_eq!(mode(json!({"automated": {}})), PruneMode::Manual);
+        assert_eq!(
+            mode(json!({"automated": {"prune": true, "enabled": false}})),
+            PruneMode::Manual
+        );
+        assert_eq!(mode(json!({})), PruneMode::Manual);
+    }
+
+    #[test]
+    fn sources_win_over_source_and_finalizer_forms_cascade() {
+        let v = json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": "a", "finalizers": ["resources-finalizer.argocd.argoproj.io/background"]},
+            "spec": {"source": {"repoURL": "x", "path": "ignored"},
+                     "sources": [{"repoURL": "x", "path": "./apps//one/"}]}});
+        let s = AppSpec::parse(&v).unwrap();
+        assert_eq!(s.sources.len(), 1);
+        assert_eq!(s.sources[0].path.as_deref(), Some("apps/one"));
+        assert!(s.cascade_finalizer.is_some());
+        assert_eq!(s.namespace, "argocd");
+    }
+}

@@ -1,0 +1,284 @@
+//! Command-line parsing and wiring; the only place that prints.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::finding::Severity;
+use crate::lint::{self, LintError, Options, Revision};
+use crate::report::{self, Format};
+use crate::rules;
+
+/// What a run ended with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// No finding at or above `--fail-on`.
+    Success,
+    /// Findings at or above `--fail-on`.
+    Failure,
+    /// The run itself failed.
+    Error,
+}
+
+impl From<ExitStatus> for ExitCode {
+    fn from(s: ExitStatus) -> ExitCode {
+        match s {
+            ExitStatus::Success => ExitCode::SUCCESS,
+            ExitStatus::Failure => ExitCode::from(1),
+            ExitStatus::Error => ExitCode::from(2),
+        }
+    }
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "gitops-lint",
+    version,
+    about = "What will this change to an Argo CD repository delete, and what will it wedge?"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct Common {
+    /// The repository (default: the one containing the current directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    repo: Option<PathBuf>,
+    /// Configuration file (default: .gitops-lint.yaml of the base revision).
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, global = true, value_enum, default_value = "human")]
+    format: Format,
+    /// Exit with status 1 when a finding at or above this level exists.
+    #[arg(long, global = true, value_enum, default_value = "error")]
+    fail_on: FailOn,
+    /// Colour in human output.
+    #[arg(long, global = true, value_enum, default_value = "auto")]
+    color: Color,
+    /// Render Kustomize apps with this external binary (`kustomize` or `kubectl`) instead of natively.
+    #[arg(long, global = true, value_name = "BIN")]
+    kustomize_binary: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum FailOn {
+    Error,
+    Warning,
+    Info,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// What merging RANGE would make Argo CD delete (default: merge base of origin/HEAD, main or master with HEAD).
+    Diff {
+        /// `A..B`, `A...B` (from their merge base), or `A` (meaning `A..HEAD`).
+        range: Option<String>,
+        /// Report single-revision findings on every resource, not only on those the change touched.
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Single-revision rules over one tree (default: the working directory; `INDEX` for staged content).
+    Check {
+        /// A revision, `WORKTREE` or `INDEX`.
+        rev: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Print the manifests Argo CD would render for PATH, as a YAML stream.
+    Render {
+        /// Directory of the source (relative to the current directory).
+        path: String,
+        /// Revision to read (default: the working directory).
+        #[arg(long)]
+        rev: Option<String>,
+        /// Destination namespace for namespaced resources without one.
+        #[arg(long, default_value = "")]
+        namespace: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Compare HEAD with the staged index (for the pre-commit hook).
+    PreCommit {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Print the documentation of a rule.
+    Explain {
+        /// A code (`GL001`) or name (`stateful-prune`).
+        rule: String,
+    },
+    /// List every rule.
+    Rules,
+    /// Build a small GitOps repository in a temporary directory and show a diff of a risky change.
+    Demo {
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+fn options(c: &Common) -> Options {
+    let helm = find_on_path("helm");
+    Options {
+        repo: c.repo.clone(),
+        config: c.config.clone(),
+        all: false,
+        render: crate::render::RenderOptions {
+            helm,
+            external_kustomize: c.kustomize_binary.clone(),
+        },
+    }
+}
+
+/// Finds an executable on PATH.
+#[must_use]
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+fn use_color(c: Color) -> bool {
+    match c {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
+        }
+    }
+}
+
+fn fail_level(f: FailOn) -> Option<Severity> {
+    match f {
+        FailOn::Error => Some(Severity::Error),
+        FailOn::Warning => Some(Severity::Warning),
+        FailOn::Info => Some(Severity::Info),
+        FailOn::Never => None,
+    }
+}
+
+#[allow(clippy::print_stderr)]
+fn fatal(e: &dyn std::fmt::Display) -> ExitStatus {
+    eprintln!("gitops-lint: error: {e}");
+    ExitStatus::Error
+}
+
+fn write_out(text: &[u8]) -> ExitStatus {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text).and_then(|()| out.flush()) {
+        Ok(()) => ExitStatus::Success,
+        // A closed pipe (`| head`) is not an error.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitStatus::Success,
+        Err(e) => fatal(&e),
+    }
+}
+
+fn finish(result: Result<report::Report, LintError>, common: &Common) -> ExitStatus {
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => return fatal(&e),
+    };
+    let mut buf = Vec::new();
+    if let Err(e) = report::emit(common.format, &report, use_color(common.color), &mut buf) {
+        return fatal(&e);
+    }
+    match write_out(&buf) {
+        ExitStatus::Success if report.fails_at(fail_level(common.fail_on)) => ExitStatus::Failure,
+        s => s,
+    }
+}
+
+/// Runs the command line.
+#[must_use]
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                ExitStatus::Error
+            } else {
+                ExitStatus::Success
+            };
+            let _ = e.print();
+            return code.into();
+        }
+    };
+    run(cli).into()
+}
+
+fn run(cli: Cli) -> ExitStatus {
+    match cli.command {
+        Command::Diff { range, all, common } => {
+            let mut opts = options(&common);
+            opts.all = all;
+            finish(lint::diff(range.as_deref(), &opts), &common)
+        }
+        Command::Check { rev, common } => finish(
+            lint::check(&Revision::parse(rev.as_deref()), &options(&common)),
+            &common,
+        ),
+        Command::PreCommit { common } => finish(lint::diff_staged(&options(&common)), &common),
+        Command::Render {
+            path,
+            rev,
+            namespace,
+            common,
+        } => {
+            match lint::render(
+                &Revision::parse(rev.as_deref()),
+                &path,
+                &namespace,
+                &options(&common),
+            ) {
+                Ok(text) => write_out(text.as_bytes()),
+                Err(e) => fatal(&e),
+            }
+        }
+        Command::Explain { rule } => match rules::find(&rule) {
+            Some(r) => write_out(r.meta().doc.as_bytes()),
+            None => fatal(&format!(
+                "unknown rule `{rule}` (run `gitops-lint rules` for the list)"
+            )),
+        },
+        Command::Rules => {
+            let mut s = String::new();
+            for r in rules::ALL {
+                let m = r.meta();
+                s.push_str(&format!(
+                    "{}  {:28} {:8} {}\n",
+                    m.code,
+                    m.name,
+                    m.default_severity.as_str(),
+                    m.summary()
+                ));
+            }
+            write_out(s.as_bytes())
+        }
+        Command::Demo { common } => match crate::demo::build() {
+            Ok(dir) => {
+                let mut opts = options(&common);
+                opts.repo = Some(dir.path().to_path_buf());
+                let status = finish(lint::diff(Some("main..change"), &opts), &common);
+                drop(dir);
+                status
+            }
+            Err(e) => fatal(&e),
+        },
+    }
+}

@@ -1,0 +1,163 @@
+//! Findings: what a rule reports, independent of any output format.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::manifest::ResourceId;
+use crate::rules::RuleMeta;
+
+/// How serious a finding is. Ordered: `Info < Warning < Error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Informative.
+    Info,
+    /// A person should look.
+    Warning,
+    /// Will cause harm without anyone looking.
+    Error,
+}
+
+impl Severity {
+    /// Lower-case name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+
+    /// Parses `error`, `warning` or `info`.
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Severity> {
+        match s {
+            "error" => Some(Severity::Error),
+            "warning" => Some(Severity::Warning),
+            "info" => Some(Severity::Info),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which revision a location refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// The base revision (what is in the cluster now).
+    Base,
+    /// The head revision (what the change proposes).
+    Head,
+}
+
+/// A place in the repository.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Location {
+    /// Which revision.
+    pub side: Side,
+    /// Repository-relative file.
+    pub file: String,
+    /// 1-based line, when known.
+    pub line: Option<u32>,
+}
+
+/// One problem found by one rule.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// The rule.
+    pub rule: &'static RuleMeta,
+    /// Severity (chosen by consequence; configuration may override it).
+    pub severity: Severity,
+    /// Lower-case start, no trailing period, objects in backticks; says the consequence.
+    pub message: String,
+    /// The Application concerned.
+    pub app: Option<String>,
+    /// The resource concerned.
+    pub resource: Option<ResourceId>,
+    /// Where to point.
+    pub location: Option<Location>,
+    /// What to do about it (imperative).
+    pub help: Option<String>,
+    /// Acknowledged as intended (shown, but never fails the run).
+    pub acknowledged: Option<String>,
+}
+
+impl Finding {
+    /// A finding with the rule's default severity.
+    #[must_use]
+    pub fn new(rule: &'static RuleMeta, message: impl Into<String>) -> Finding {
+        Finding {
+            rule,
+            severity: rule.default_severity,
+            message: message.into(),
+            app: None,
+            resource: None,
+            location: None,
+            help: None,
+            acknowledged: None,
+        }
+    }
+
+    /// Sets the severity.
+    #[must_use]
+    pub fn severity(mut self, s: Severity) -> Finding {
+        self.severity = s;
+        self
+    }
+
+    /// Sets the app.
+    #[must_use]
+    pub fn app(mut self, app: impl Into<String>) -> Finding {
+        self.app = Some(app.into());
+        self
+    }
+
+    /// Sets the resource.
+    #[must_use]
+    pub fn resource(mut self, id: ResourceId) -> Finding {
+        self.resource = Some(id);
+        self
+    }
+
+    /// Points at a file (and line) on one side.
+    #[must_use]
+    pub fn at(mut self, side: Side, file: Option<&str>, line: Option<u32>) -> Finding {
+        if let Some(f) = file {
+            self.location = Some(Location {
+                side,
+                file: f.to_string(),
+                line,
+            });
+        }
+        self
+    }
+
+    /// Sets the help text.
+    #[must_use]
+    pub fn help(mut self, help: impl Into<String>) -> Finding {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Sort key giving deterministic output: file, line, code, app, resource, message.
+    #[must_use]
+    pub fn sort_key(&self) -> impl Ord + '_ {
+        (
+            self.location
+                .as_ref()
+                .map(|l| (l.file.as_str(), l.line, l.side)),
+            self.rule.code,
+            self.app.as_deref(),
+            self.resource.as_ref(),
+            self.message.as_str(),
+        )
+    }
+}

@@ -1,0 +1,357 @@
+//! Wiring the stages for one request: resolve revisions, read configuration
+//! from the base, build both inventories, plan, run rules, assemble the report.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::argocd::{self, Inventory, InventoryInput, RepoIdentity};
+use crate::config::{Config, ConfigError, CONFIG_FILE};
+use crate::finding::Side;
+use crate::plan;
+use crate::render::{ParseCache, RenderOptions};
+use crate::report::Report;
+use crate::rules::{self, RuleContext};
+use crate::source::{self, GitRepo, RepoError, Tree};
+
+/// Why a request could not be carried out (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum LintError {
+    /// Repository or revision problems.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// Bad configuration.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Anything else, already phrased for the user.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Which tree `check` and `render` read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Revision {
+    /// The working directory.
+    Worktree,
+    /// The staged index.
+    Index,
+    /// A commit (any revspec).
+    Commit(String),
+}
+
+impl Revision {
+    /// Parses `WORKTREE`, `INDEX` or a revspec.
+    #[must_use]
+    pub fn parse(s: Option<&str>) -> Revision {
+        match s {
+            None | Some("WORKTREE") => Revision::Worktree,
+            Some("INDEX") => Revision::Index,
+            Some(r) => Revision::Commit(r.to_string()),
+        }
+    }
+}
+
+/// Options shared by the commands.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Where to look for the repository (searching upward).
+    pub repo: Option<PathBuf>,
+    /// An explicit configuration file on disk (otherwise read from the base revision).
+    pub config: Option<PathBuf>,
+    /// Report single-revision findings on all resources, not only changed ones.
+    pub all: bool,
+    /// Render settings.
+    pub render: RenderOptions,
+}
+
+/// Opens the repository for `opts`.
+///
+/// # Errors
+/// Not a repository.
+pub fn open_repo(opts: &Options) -> Result<GitRepo, LintError> {
+    let start = match &opts.repo {
+        Some(p) => p.clone(),
+        None => std::env::current_dir()
+            .map_err(|e| LintError::Other(format!("cannot read the current directory: {e}")))?,
+    };
+    Ok(GitRepo::discover(&start)?)
+}
+
+fn tree_of(repo: &GitRepo, rev: &Revision) -> Result<(String, Arc<dyn Tree>), LintError> {
+    Ok(match rev {
+        Revision::Worktree => ("WORKTREE".to_string(), repo.worktree()?),
+        Revision::Index => ("INDEX".to_string(), repo.index_tree()?),
+        Revision::Commit(r) => {
+            let c = repo.resolve_commit(r)?;
+            let t = repo.commit_tree(&c)?;
+            (c, t)
+        }
+    })
+}
+
+/// Loads configuration: an explicit file, else `.gitops-lint.yaml` in `tree`.
+///
+/// # Errors
+/// An unreadable or invalid file.
+pub fn load_config(explicit: Option<&Path>, tree: &dyn Tree) -> Result<Config, LintError> {
+    if let Some(p) = explicit {
+        let text = std::fs::read_to_string(p)
+            .map_err(|e| LintError::Other(format!("cannot read config {}: {e}", p.display())))?;
+        return Ok(Config::parse(&p.display().to_string(), &text)?);
+    }
+    match source::read(tree, CONFIG_FILE) {
+        Ok(bytes) => {
+            let text = String::from_utf8_lossy(&bytes);
+            Ok(Config::parse(CONFIG_FILE, &text)?)
+        }
+        Err(source::SourceError::NotFound(_)) => Ok(Config::default()),
+        Err(e) => Err(LintError::Other(format!("cannot read {CONFIG_FILE}: {e}"))),
+    }
+}
+
+struct Session<'a> {
+    repo: &'a GitRepo,
+    cache: ParseCache,
+    identity: RepoIdentity,
+}
+
+impl Session<'_> {
+    fn inventory(
+        &self,
+        tree: Arc<dyn Tree>,
+        config: &Config,
+        opts: &Options,
+        reuse: Option<&Inventory>,
+    ) -> Inventory {
+        let repo = self.repo;
+        let tree_at = move |rev: &str| -> Option<Arc<dyn Tree>> {
+            let c = repo
+                .resolve_commit(rev)
+                .or_else(|_| repo.resolve_commit(&format!("origin/{rev}")))
+                .ok()?;
+            repo.commit_tree(&c).ok()
+        };
+        let input = InventoryInput {
+            tree,
+            cache: &self.cache,
+            render_options: &opts.render,
+            config,
+            repo: &self.identity,
+            tree_at: &tree_at,
+            reuse,
+        };
+        argocd::build(&input)
+    }
+}
+
+/// Reads the files findings point at, for snippets.
+fn attach_files(report: &mut Report, base: Option<&dyn Tree>, head: &dyn Tree) {
+    let wanted: Vec<(Side, String)> = report
+        .findings
+        .iter()
+        .filter_map(|f| f.location.as_ref().map(|l| (l.side, l.file.clone())))
+        .collect();
+    for (side, file) in wanted {
+        let tree = match side {
+            Side::Base => base,
+            Side::Head => Some(head),
+        };
+        if let Some(Ok(bytes)) = tree.map(|t| source::read(t, &file)) {
+            if let Ok(text) = std::str::from_utf8(&bytes) {
+                report.files.insert((side, file), Arc::from(text));
+            }
+        }
+    }
+}
+
+/// `gitops-lint diff`: what merging `range` would make Argo CD delete and wedge.
+///
+/// # Errors
+/// Unusable requests (exit status 2).
+pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
+    let repo = open_repo(opts)?;
+    let range = repo.resolve_range(range)?;
+    let base_tree = repo.commit_tree(&range.base)?;
+    let head_tree = repo.commit_tree(&range.head)?;
+    diff_trees(
+        &repo,
+        (&range.base, base_tree),
+        (&range.head, head_tree),
+        opts,
+    )
+}
+
+/// `gitops-lint pre-commit`: `HEAD` against the staged index.
+///
+/// # Errors
+/// Unusable requests.
+pub fn diff_staged(opts: &Options) -> Result<Report, LintError> {
+    let repo = open_repo(opts)?;
+    let head_tree = repo.index_tree()?;
+    let (base_label, base_tree): (String, Arc<dyn Tree>) = match repo.head_commit() {
+        Some(c) => {
+            let t = repo.commit_tree(&c)?;
+            (c, t)
+        }
+        None => ("EMPTY".to_string(), Arc::new(EmptyTree)),
+    };
+    diff_trees(&repo, (&base_label, base_tree), ("INDEX", head_tree), opts)
+}
+
+/// An empty tree: the base of a repository's first commit.
+struct EmptyTree;
+
+impl Tree for EmptyTree {
+    fn describe(&self) -> String {
+        "EMPTY".into()
+    }
+    fn entry(&self, path: &str) -> Result<Option<source::Entry>, source::SourceError> {
+        Ok(path.is_empty().then(|| source::Entry {
+            name: String::new(),
+            kind: source::EntryKind::Dir,
+            id: source::ObjectId([0; 20]),
+        }))
+    }
+    fn list_raw(&self, dir: &str) -> Result<Vec<source::Entry>, source::SourceError> {
+        if dir.is_empty() {
+            Ok(Vec::new())
+        } else {
+            Err(source::SourceError::NotFound(dir.to_string()))
+        }
+    }
+    fn read_raw(&self, path: &str) -> Result<Arc<[u8]>, source::SourceError> {
+        Err(source::SourceError::NotFound(path.to_string()))
+    }
+}
+
+fn diff_trees(
+    repo: &GitRepo,
+    base: (&str, Arc<dyn Tree>),
+    head: (&str, Arc<dyn Tree>),
+    opts: &Options,
+) -> Result<Report, LintError> {
+    // Configuration comes from the base: a change must not switch off the rules that judge it.
+    let config = load_config(opts.config.as_deref(), base.1.as_ref())?;
+    let head_config_differs = opts.config.is_none()
+        && source::read(base.1.as_ref(), CONFIG_FILE).ok()
+            != source::read(head.1.as_ref(), CONFIG_FILE).ok();
+    let session = Session {
+        repo,
+        cache: ParseCache::default(),
+        identity: RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref()),
+    };
+    let base_inv = session.inventory(Arc::clone(&base.1), &config, opts, None);
+    let head_inv = session.inventory(Arc::clone(&head.1), &config, opts, Some(&base_inv));
+    let plan = plan::plan(&base_inv, &head_inv, &config);
+    let cx = RuleContext {
+        plan: Some(&plan),
+        base: Some(&base_inv),
+        head: &head_inv,
+        config: &config,
+        only_changed: !opts.all,
+    };
+    let findings = rules::run(&cx);
+    let mut report = Report::new(
+        "diff",
+        Some((base.0, &base_inv)),
+        (head.0, &head_inv),
+        Some(&plan),
+        findings,
+    );
+    if head_config_differs {
+        report.notes.push(format!(
+            "{CONFIG_FILE} differs at head; the base revision's configuration was used"
+        ));
+    }
+    attach_files(&mut report, Some(base.1.as_ref()), head.1.as_ref());
+    Ok(report)
+}
+
+/// `gitops-lint check`: single-revision rules over one tree.
+///
+/// # Errors
+/// Unusable requests.
+pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
+    let repo = open_repo(opts)?;
+    let (label, tree) = tree_of(&repo, rev)?;
+    let config = load_config(opts.config.as_deref(), tree.as_ref())?;
+    let session = Session {
+        repo: &repo,
+        cache: ParseCache::default(),
+        identity: RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref()),
+    };
+    let inv = session.inventory(Arc::clone(&tree), &config, opts, None);
+    let cx = RuleContext {
+        plan: None,
+        base: None,
+        head: &inv,
+        config: &config,
+        only_changed: false,
+    };
+    let findings = rules::run(&cx);
+    let mut report = Report::new("check", None, (&label, &inv), None, findings);
+    attach_files(&mut report, None, tree.as_ref());
+    Ok(report)
+}
+
+/// `gitops-lint render`: the manifests Argo CD would render at `path`, as a YAML stream.
+///
+/// # Errors
+/// Unusable requests and render failures.
+pub fn render(
+    rev: &Revision,
+    path: &str,
+    namespace: &str,
+    opts: &Options,
+) -> Result<String, LintError> {
+    let repo = open_repo(opts)?;
+    let (_, tree) = tree_of(&repo, rev)?;
+    let path = resolve_user_path(&repo, path)?;
+    let cache = ParseCache::default();
+    let cx = crate::render::RenderContext::new(tree.as_ref(), &cache, &opts.render);
+    let spec = crate::render::SourceSpec {
+        path,
+        namespace: namespace.to_string(),
+        app_name: "render".into(),
+        ..Default::default()
+    };
+    let rendered = crate::render::render(&cx, &spec, &crate::manifest::Scopes::default())
+        .map_err(|e| LintError::Other(format!("cannot render: {}", e.message)))?;
+    let mut out = String::new();
+    for m in &rendered.manifests {
+        out.push_str("---\n");
+        out.push_str(&crate::yaml_emit::to_yaml(&m.value));
+    }
+    Ok(out)
+}
+
+/// Turns a path given on the command line (relative to the current
+/// directory) into a repository-relative path.
+fn resolve_user_path(repo: &GitRepo, p: &str) -> Result<String, LintError> {
+    let cwd = std::env::current_dir().map_err(|e| LintError::Other(e.to_string()))?;
+    let abs = cwd.join(p);
+    let root = repo.workdir().map(Path::to_path_buf).unwrap_or_default();
+    let root = root.canonicalize().unwrap_or(root);
+    let abs_norm = normalize_abs(&abs);
+    match abs_norm.strip_prefix(&root) {
+        Ok(rel) => Ok(rel.to_string_lossy().replace('\\', "/")),
+        Err(_) => source::path::normalize(p)
+            .ok_or_else(|| LintError::Other(format!("`{p}` is outside the repository"))),
+    }
+}
+
+fn normalize_abs(p: &Path) -> PathBuf {
+    if let Ok(c) = p.canonicalize() {
+        return c;
+    }
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}

@@ -1,0 +1,423 @@
+//! Comparing two inventories: per app the resources a sync would prune,
+//! create and change; Applications deleted and whether that cascades.
+//!
+//! Knows nothing of rules or output formats.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::argocd::{App, AppStatus, Inventory, Manager, PruneMode};
+use crate::config::Config;
+use crate::manifest::{
+    Manifest, ResourceId, ANN_HELM_RESOURCE_POLICY, ANN_TRACKING_ID, LABEL_INSTANCE,
+};
+
+/// Why a resource would be deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PruneReason {
+    /// Its manifest is gone from the app's render.
+    Removed,
+    /// The same kind from the same file now has another name.
+    Renamed,
+    /// The app's `destination.namespace` changed and the resource took it.
+    NamespaceChanged,
+    /// The app's source path changed.
+    PathChanged,
+    /// The whole Application is deleted and cascades to it.
+    AppDeleted,
+    /// It now belongs to another app, which may not adopt it before this one prunes it.
+    MovedToApp,
+}
+
+impl PruneReason {
+    /// The kebab-case name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PruneReason::Removed => "removed",
+            PruneReason::Renamed => "renamed",
+            PruneReason::NamespaceChanged => "namespace-changed",
+            PruneReason::PathChanged => "path-changed",
+            PruneReason::AppDeleted => "app-deleted",
+            PruneReason::MovedToApp => "moved-to-app",
+        }
+    }
+}
+
+/// One resource a sync (or an app deletion) would delete.
+#[derive(Debug, Clone)]
+pub struct Prune {
+    /// The app that deletes it.
+    pub app: String,
+    /// The resource.
+    pub id: ResourceId,
+    /// Why.
+    pub reason: PruneReason,
+    /// What protects it, if anything (`Prune=false`, `Prune=confirm`,
+    /// `Delete=false`, `helm.sh/resource-policy: keep`), read from the base object.
+    pub protection: Option<String>,
+    /// How the deletion happens: the app's prune mode, or for a cascade the
+    /// prune mode of whatever deletes the Application.
+    pub mode: PruneMode,
+    /// For `moved-to-app`: the app that renders it at head. For `renamed`: the new name.
+    pub detail: Option<String>,
+    /// The object at base (what is in the cluster).
+    pub base: Manifest,
+}
+
+/// An Application that disappears at head.
+#[derive(Debug, Clone)]
+pub struct AppDeletion {
+    /// The app key.
+    pub app: String,
+    /// What deletes it; `None` when nothing manages it (nothing is deleted).
+    pub deleted_by: Option<Manager>,
+    /// Whether its resources are deleted with it (resources finalizer).
+    pub cascades: bool,
+    /// Prune mode of whatever deletes it.
+    pub mode: PruneMode,
+    /// Protection on the Application object itself (`Prune=false` in the parent).
+    pub protection: Option<String>,
+    /// Whether its resources at base are known (it rendered at base).
+    pub resources_known: bool,
+}
+
+/// An app whose prunes cannot be computed.
+#[derive(Debug, Clone)]
+pub struct Unknown {
+    /// App key.
+    pub app: String,
+    /// Why (which side failed and how).
+    pub side_failed: crate::finding::Side,
+    /// The render error, or a description.
+    pub error: crate::render::RenderError,
+}
+
+/// Per-app changes between base and head.
+#[derive(Debug, Clone, Default)]
+pub struct AppChanges {
+    /// Resources new at head.
+    pub created: BTreeSet<ResourceId>,
+    /// Resources present at both with a different object.
+    pub changed: BTreeSet<ResourceId>,
+}
+
+/// The plan: what the change would make Argo CD delete.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// Every prune, sorted by app then resource.
+    pub prunes: Vec<Prune>,
+    /// Applications deleted at head.
+    pub deleted_apps: Vec<AppDeletion>,
+    /// Apps whose prunes are unknown because a render failed.
+    pub unknown: Vec<Unknown>,
+    /// Created/changed resources per app (apps present at head).
+    pub changes: BTreeMap<String, AppChanges>,
+}
+
+/// Whether Argo CD ever prunes this object: hooks, `Skip`, objects with
+/// ownerReferences and CRDs without tracking metadata are never pruned.
+#[must_use]
+pub fn is_prunable(m: &Manifest) -> bool {
+    if m.hook().is_hook || m.has_owner_references() {
+        return false;
+    }
+    if m.id.kind == "CustomResourceDefinition" && m.id.group == "apiextensions.k8s.io" {
+        // The repo-server stamps no tracking metadata on CRDs (AC repository.go),
+        // so only a CRD carrying it in its own manifest is ever pruned.
+        return m.annotation(ANN_TRACKING_ID).is_some() || m.label(LABEL_INSTANCE).is_some();
+    }
+    true
+}
+
+/// Whether an object survives cascade deletion of its Application
+/// (AC `appcontroller.go` `shouldBeDeleted`).
+fn cascade_protection(m: &Manifest, app: &App, config: &Config) -> Option<String> {
+    if m.sync_options().delete_disabled() {
+        return Some("Delete=false".into());
+    }
+    if m.annotation(ANN_HELM_RESOURCE_POLICY) == Some("keep") {
+        return Some("helm.sh/resource-policy: keep".into());
+    }
+    if config.argocd_at_least(3, 4) && app.spec.sync_options.delete_disabled() {
+        return Some("Delete=false (app)".into());
+    }
+    None
+}
+
+/// Prune protection read from the base object, then the app level (3.4+).
+fn prune_protection(m: &Manifest, app: &App, config: &Config) -> Option<String> {
+    let o = m.sync_options();
+    match o.value("Prune") {
+        Some("false") => return Some("Prune=false".into()),
+        Some("confirm") if config.argocd_at_least(2, 14) => return Some("Prune=confirm".into()),
+        _ => {}
+    }
+    if config.argocd_at_least(3, 4) {
+        match app.spec.sync_options.value("Prune") {
+            Some("false") => return Some("Prune=false (app)".into()),
+            Some("confirm") => return Some("Prune=confirm (app)".into()),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Compares two inventories.
+#[must_use]
+pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
+    let mut plan = Plan::default();
+    // Every resource id rendered at head, by app, to detect moves.
+    let mut head_owner: BTreeMap<&ResourceId, &str> = BTreeMap::new();
+    for app in head.apps.values() {
+        for m in &app.resources {
+            head_owner.entry(&m.id).or_insert(app.key.as_str());
+        }
+    }
+
+    for (key, b) in &base.apps {
+        match head.apps.get(key) {
+            Some(h) => diff_app(&mut plan, b, h, &head_owner, config),
+            None => delete_app(&mut plan, base, head, b, config),
+        }
+    }
+    for (key, h) in &head.apps {
+        if !base.apps.contains_key(key) {
+            let ch = plan.changes.entry(key.clone()).or_default();
+            ch.created.extend(h.resources.iter().map(|m| m.id.clone()));
+        }
+    }
+    plan.prunes
+        .sort_by(|a, b| (a.app.as_str(), &a.id).cmp(&(b.app.as_str(), &b.id)));
+    plan.deleted_apps.sort_by(|a, b| a.app.cmp(&b.app));
+    plan.unknown.sort_by(|a, b| a.app.cmp(&b.app));
+    plan
+}
+
+fn diff_app(
+    plan: &mut Plan,
+    b: &App,
+    h: &App,
+    head_owner: &BTreeMap<&ResourceId, &str>,
+    config: &Config,
+) {
+    match (&b.status, &h.status) {
+        (AppStatus::Rendered, AppStatus::Rendered) => {}
+        (AppStatus::Unrendered(e), _) => {
+            plan.unknown.push(Unknown {
+                app: b.key.clone(),
+                side_failed: crate::finding::Side::Base,
+                error: e.clone(),
+            });
+            return;
+        }
+        (_, AppStatus::Unrendered(e)) => {
+            plan.unknown.push(Unknown {
+                app: h.key.clone(),
+                side_failed: crate::finding::Side::Head,
+                error: e.clone(),
+            });
+            return;
+        }
+        _ => return,
+    }
+    let head_ids: BTreeMap<&ResourceId, &Manifest> =
+        h.resources.iter().map(|m| (&m.id, m)).collect();
+    let base_ids: BTreeSet<&ResourceId> = b.resources.iter().map(|m| &m.id).collect();
+    let ch = plan.changes.entry(h.key.clone()).or_default();
+    for m in &h.resources {
+        if !base_ids.contains(&m.id) {
+            ch.created.insert(m.id.clone());
+        }
+    }
+    for m in &b.resources {
+        if let Some(hm) = head_ids.get(&m.id) {
+            if hm.value != m.value {
+                ch.changed.insert(m.id.clone());
+            }
+            continue;
+        }
+        if !is_prunable(m) {
+            continue;
+        }
+        let (reason, detail) = prune_reason(m, b, h, head_owner);
+        plan.prunes.push(Prune {
+            app: b.key.clone(),
+            id: m.id.clone(),
+            reason,
+            protection: prune_protection(m, b, config),
+            mode: b.spec.prune_mode,
+            detail,
+            base: m.clone(),
+        });
+    }
+}
+
+fn prune_reason(
+    m: &Manifest,
+    b: &App,
+    h: &App,
+    head_owner: &BTreeMap<&ResourceId, &str>,
+) -> (PruneReason, Option<String>) {
+    if let Some(owner) = head_owner.get(&m.id) {
+        if *owner != h.key {
+            return (PruneReason::MovedToApp, Some((*owner).to_string()));
+        }
+    }
+    let explicit_ns = m
+        .value
+        .pointer("/metadata/namespace")
+        .and_then(serde_json::Value::as_str)
+        .is_some_and(|s| !s.is_empty());
+    if !explicit_ns && !m.id.namespace.is_empty() && b.spec.dest_namespace != h.spec.dest_namespace
+    {
+        return (
+            PruneReason::NamespaceChanged,
+            Some(h.spec.dest_namespace.clone()),
+        );
+    }
+    let paths = |a: &App| {
+        a.spec
+            .sources
+            .iter()
+            .map(|s| s.path.clone())
+            .collect::<Vec<_>>()
+    };
+    if paths(b) != paths(h) {
+        return (PruneReason::PathChanged, Some(h.source_path()));
+    }
+    // Same kind, same file and document at head under another name.
+    if let (Some(f), Some(d)) = (&m.origin.file, m.origin.doc_index) {
+        if let Some(n) = h.resources.iter().find(|n| {
+            n.id.kind == m.id.kind
+                && n.id.group == m.id.group
+                && n.origin.file.as_ref() == Some(f)
+                && n.origin.doc_index == Some(d)
+        }) {
+            return (PruneReason::Renamed, Some(n.id.name.clone()));
+        }
+    }
+    (PruneReason::Removed, None)
+}
+
+/// Finds what deletes a vanished Application, and cascades.
+fn delete_app(plan: &mut Plan, base: &Inventory, head: &Inventory, b: &App, config: &Config) {
+    // If the file declaring it no longer parses, we cannot tell.
+    if let Some(f) = &b.origin.file {
+        if let Some(err) = head.broken_files.get(f) {
+            plan.unknown.push(Unknown {
+                app: b.key.clone(),
+                side_failed: crate::finding::Side::Head,
+                error: err.clone(),
+            });
+            return;
+        }
+    }
+    let (deleted_by, mode, protection) = match &b.manager {
+        None => (None, PruneMode::None, None),
+        Some(Manager::App(parent_key)) => {
+            let Some(parent) = base.apps.get(parent_key) else {
+                return;
+            };
+            match head.apps.get(parent_key).map(|p| &p.status) {
+                // The parent could not be rendered at head: whether it still
+                // renders this child is unknown.
+                Some(AppStatus::Unrendered(e)) => {
+                    plan.unknown.push(Unknown {
+                        app: b.key.clone(),
+                        side_failed: crate::finding::Side::Head,
+                        error: e.clone(),
+                    });
+                    return;
+                }
+                Some(AppStatus::External(_)) => return,
+                Some(AppStatus::Rendered) => {}
+                // The parent is gone too: the child goes only if the parent's
+                // own deletion cascades to its resources.
+                None => {
+                    if !deletion_cascades(base, head, parent, 0) {
+                        plan.deleted_apps.push(AppDeletion {
+                            app: b.key.clone(),
+                            deleted_by: None,
+                            cascades: false,
+                            mode: PruneMode::None,
+                            protection: None,
+                            resources_known: matches!(b.status, AppStatus::Rendered),
+                        });
+                        return;
+                    }
+                }
+            }
+            // The child Application object is itself a resource of the parent.
+            let obj = parent.resources.iter().find(|m| {
+                crate::argocd::is_application(&m.value)
+                    && m.value
+                        .pointer("/metadata/name")
+                        .and_then(serde_json::Value::as_str)
+                        == Some(b.spec.name.as_str())
+            });
+            let protection = obj.and_then(|m| prune_protection(m, parent, config));
+            (
+                Some(Manager::App(parent_key.clone())),
+                parent.spec.prune_mode,
+                protection,
+            )
+        }
+        Some(Manager::AppSet(set)) => (
+            Some(Manager::AppSet(set.clone())),
+            PruneMode::Automated,
+            None,
+        ),
+    };
+    let cascades =
+        deleted_by.is_some() && protection.is_none() && b.spec.cascade_finalizer.is_some();
+    let resources_known = matches!(b.status, AppStatus::Rendered);
+    if cascades && resources_known {
+        for m in &b.resources {
+            // CRDs are never deleted on cascade; hooks are not managed resources.
+            if m.id.kind == "CustomResourceDefinition"
+                || m.hook().is_hook
+                || m.has_owner_references()
+            {
+                continue;
+            }
+            plan.prunes.push(Prune {
+                app: b.key.clone(),
+                id: m.id.clone(),
+                reason: PruneReason::AppDeleted,
+                protection: cascade_protection(m, b, config),
+                mode,
+                detail: None,
+                base: m.clone(),
+            });
+        }
+    }
+    plan.deleted_apps.push(AppDeletion {
+        app: b.key.clone(),
+        deleted_by,
+        cascades,
+        mode,
+        protection,
+        resources_known,
+    });
+}
+
+/// Whether a vanished app is deleted by something and cascades to its resources.
+fn deletion_cascades(base: &Inventory, head: &Inventory, app: &App, depth: usize) -> bool {
+    if depth > 16 || app.spec.cascade_finalizer.is_none() {
+        return false;
+    }
+    match &app.manager {
+        None => false,
+        Some(Manager::AppSet(_)) => true,
+        Some(Manager::App(parent_key)) => {
+            match (base.apps.get(parent_key), head.apps.get(parent_key)) {
+                (Some(_), Some(p)) => matches!(p.status, AppStatus::Rendered),
+                (Some(p), None) => deletion_cascades(base, head, p, depth + 1),
+                _ => false,
+            }
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! Human output: reads like a plan (apps, then what each would prune), then
+//! findings rendered with miette pointing at the file and line.
+
+use std::fmt;
+use std::io::Write;
+
+use miette::{
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan,
+};
+
+use super::Report;
+use crate::argocd::PruneMode;
+use crate::finding::{Finding, Severity, Side};
+
+struct Adapter<'a> {
+    finding: &'a Finding,
+    source: Option<NamedSource<String>>,
+    span: Option<SourceSpan>,
+}
+
+impl fmt::Debug for Adapter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.finding.message)
+    }
+}
+
+impl fmt::Display for Adapter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.finding.message)
+    }
+}
+
+impl std::error::Error for Adapter<'_> {}
+
+impl Diagnostic for Adapter<'_> {
+    fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        Some(Box::new(format!(
+            "{} {}",
+            self.finding.rule.code, self.finding.rule.name
+        )))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.finding.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+            Severity::Info => miette::Severity::Advice,
+        })
+    }
+
+    fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        let ack = self
+            .finding
+            .acknowledged
+            .as_ref()
+            .map(|a| format!("acknowledged: {a}"));
+        match (&self.finding.help, ack) {
+            (_, Some(a)) => Some(Box::new(a)),
+            (Some(h), None) => Some(Box::new(h.as_str())),
+            (None, None) => None,
+        }
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        self.source.as_ref().map(|s| s as &dyn miette::SourceCode)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let span = self.span?;
+        let label = match self.finding.location.as_ref().map(|l| l.side) {
+            Some(Side::Base) => "here (base revision)",
+            _ => "here",
+        };
+        Some(Box::new(std::iter::once(LabeledSpan::new_with_span(
+            Some(label.to_string()),
+            span,
+        ))))
+    }
+}
+
+/// The byte span of a 1-based line in `text`.
+fn line_span(text: &str, line: u32) -> Option<SourceSpan> {
+    let mut offset = 0usize;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i + 1 == line as usize {
+            let len = l.trim_end_matches(['\n', '\r']).len();
+            return Some(SourceSpan::new(offset.into(), len));
+        }
+        offset += l.len();
+    }
+    None
+}
+
+fn mode_text(m: PruneMode) -> &'static str {
+    match m {
+        PruneMode::Automated => "automated prune",
+        PruneMode::Manual => "prune on manual sync",
+        PruneMode::None => "not synced",
+    }
+}
+
+/// Writes the human report.
+///
+/// # Errors
+/// Write failures.
+pub fn emit(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    match (&r.base, r.command.as_str()) {
+        (Some(b), _) => writeln!(out, "gitops-lint diff {}..{}", short(b), short(&r.head))?,
+        (None, _) => writeln!(out, "gitops-lint check {}", short(&r.head))?,
+    }
+    for n in &r.notes {
+        writeln!(out, "note: {n}")?;
+    }
+    writeln!(out)?;
+    writeln!(out, "Apps ({}):", r.apps.len())?;
+    let width = r.apps.iter().map(|a| a.name.len()).max().unwrap_or(0);
+    for a in &r.apps {
+        let mode = if a.status == "rendered" {
+            format!(", {}", mode_text(a.prune_mode))
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "  {:width$}  {}{}  {}",
+            a.name,
+            a.status,
+            mode,
+            if a.source.is_empty() { "." } else { &a.source }
+        )?;
+    }
+    if r.base.is_some() {
+        writeln!(out)?;
+        if r.prunes.is_empty() {
+            writeln!(out, "Prunes: none")?;
+        } else {
+            writeln!(out, "Prunes ({}):", r.prunes.len())?;
+            let mut current: Option<&str> = None;
+            for p in &r.prunes {
+                if current != Some(p.app.as_str()) {
+                    writeln!(out, "  {} ({})", p.app, mode_text(p.mode))?;
+                    current = Some(&p.app);
+                }
+                let mut why = p.reason.to_string();
+                if let Some(d) = &p.detail {
+                    why.push_str(&format!(" → {}", d.strip_prefix("argocd/").unwrap_or(d)));
+                }
+                if let Some(pr) = &p.protection {
+                    why.push_str(&format!(", protected by {pr}"));
+                }
+                writeln!(out, "    - {} ({why})", p.resource)?;
+            }
+        }
+    }
+    let theme = if color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_width(100)
+        .with_links(false);
+    if !r.findings.is_empty() {
+        writeln!(out)?;
+    }
+    for f in &r.findings {
+        let (source, span) = match &f.location {
+            Some(loc) => match r.files.get(&(loc.side, loc.file.clone())) {
+                Some(text) => {
+                    let name = match loc.side {
+                        Side::Base => format!("{} (base)", loc.file),
+                        Side::Head => loc.file.clone(),
+                    };
+                    let span = loc.line.and_then(|l| line_span(text, l));
+                    (Some(NamedSource::new(name, text.to_string())), span)
+                }
+                None => (None, None),
+            },
+            None => (None, None),
+        };
+        let adapter = Adapter {
+            finding: f,
+            source,
+            span,
+        };
+        let mut s = String::new();
+        if handler.render_report(&mut s, &adapter).is_err() {
+            s = format!("{}[{}]: {}\n", f.severity, f.rule.code, f.message);
+        }
+        out.write_all(s.as_bytes())?;
+        if span.is_none() {
+            if let Some(loc) = &f.location {
+                let line = loc.line.map(|l| format!(":{l}")).unwrap_or_default();
+                writeln!(out, "  at {}{line}", loc.file)?;
+            }
+        }
+        writeln!(out)?;
+    }
+    let (e, w, i) = r.counts();
+    let acked = r
+        .findings
+        .iter()
+        .filter(|f| f.acknowledged.is_some())
+        .count();
+    let ack = if acked > 0 {
+        format!(", {acked} acknowledged")
+    } else {
+        String::new()
+    };
+    writeln!(out, "{e} error(s), {w} warning(s), {i} info{ack}")
+}
+
+fn short(rev: &str) -> &str {
+    if rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit()) {
+        &rev[..12]
+    } else {
+        rev
+    }
+}

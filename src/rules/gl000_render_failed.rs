@@ -1,0 +1,131 @@
+//! GL000 render-failed: an app that could not be rendered has unknown prunes.
+
+use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::argocd::{App, AppStatus, Inventory};
+use crate::finding::{Finding, Severity, Side};
+use crate::render::{RenderError, RenderErrorKind};
+
+/// See `rules/GL000-render-failed.md`.
+pub struct RenderFailed;
+
+static META: RuleMeta = RuleMeta {
+    code: "GL000",
+    name: "render-failed",
+    category: Category::Input,
+    default_severity: Severity::Error,
+    mode: Mode::Single,
+    doc: include_str!("../../rules/GL000-render-failed.md"),
+};
+
+/// A missing tool or an unsupported feature is not the repository's fault:
+/// it must not fail every pull request.
+fn severity(e: &RenderError) -> Severity {
+    match e.kind {
+        RenderErrorKind::Content | RenderErrorKind::OutsideRepo => Severity::Error,
+        RenderErrorKind::ToolMissing | RenderErrorKind::Unsupported => Severity::Warning,
+    }
+}
+
+fn finding(app: &App, e: &RenderError, side: Side, diff: bool) -> Finding {
+    let rev = match side {
+        Side::Base => "base",
+        Side::Head => "head",
+    };
+    let consequence = if diff {
+        "what a sync would prune is unknown"
+    } else {
+        "its resources are not checked"
+    };
+    let (file, line) = match &e.file {
+        Some(f) => (Some(f.as_str()), e.line),
+        None => (app.origin.file.as_deref(), app.origin.line),
+    };
+    let help = match e.kind {
+        RenderErrorKind::ToolMissing => "install the missing tool where gitops-lint runs, or exclude this app in .gitops-lint.yaml",
+        RenderErrorKind::Unsupported => "this app cannot be analysed offline; review its changes by hand",
+        RenderErrorKind::OutsideRepo => "keep every file an app reads inside the repository",
+        RenderErrorKind::Content => "fix the error; until it renders, nothing about this app is checked",
+    };
+    Finding::new(
+        &META,
+        format!(
+            "`{}` could not be rendered at {rev}, so {consequence}: {}",
+            app.display_name(),
+            e.message
+        ),
+    )
+    .severity(severity(e))
+    .app(app.display_name())
+    .at(side, file, line)
+    .help(help)
+}
+
+fn broken_files(inv: &Inventory, side: Side, out: &mut Vec<Finding>) {
+    for (file, e) in &inv.broken_files {
+        out.push(
+            Finding::new(&META, format!("`{file}` mentions Argo CD but cannot be parsed, so the Applications it declares are unknown: {}", e.message))
+                .at(side, Some(file), e.line)
+                .help("fix the YAML"),
+        );
+    }
+}
+
+impl Rule for RenderFailed {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
+        let diff = cx.plan.is_some();
+        if let Some(base) = cx.base {
+            for app in base.apps.values() {
+                if let AppStatus::Unrendered(e) = &app.status {
+                    // Reported once, at head, when it fails on both sides with the same error.
+                    let same_at_head = cx.head.apps.get(&app.key).is_some_and(|h| matches!(&h.status, AppStatus::Unrendered(he) if he.message == e.message));
+                    if !same_at_head {
+                        out.push(finding(app, e, Side::Base, diff));
+                    }
+                }
+            }
+        }
+        for app in cx.head.apps.values() {
+            if let AppStatus::Unrendered(e) = &app.status {
+                out.push(finding(app, e, Side::Head, diff));
+            }
+        }
+        broken_files(cx.head, Side::Head, out);
+        if let Some(base) = cx.base {
+            let mut only_base = base.clone();
+            only_base
+                .broken_files
+                .retain(|f, _| !cx.head.broken_files.contains_key(f));
+            broken_files(&only_base, Side::Base, out);
+        }
+        // A vanished app whose deletion cannot be judged (its parent failed to render).
+        if let Some(plan) = cx.plan {
+            for u in &plan.unknown {
+                let known = cx.head.apps.contains_key(&u.app)
+                    || cx.base.is_some_and(|b| {
+                        b.apps
+                            .get(&u.app)
+                            .is_some_and(|a| matches!(a.status, AppStatus::Unrendered(_)))
+                    });
+                if !known {
+                    let name = u.app.strip_prefix("argocd/").unwrap_or(&u.app);
+                    out.push(
+                        Finding::new(
+                            &META,
+                            format!(
+                                "whether `{name}` is deleted is unknown: {}",
+                                u.error.message
+                            ),
+                        )
+                        .app(name)
+                        .at(Side::Head, u.error.file.as_deref(), u.error.line)
+                        .help("fix the render failure of the app that manages it"),
+                    );
+                }
+            }
+        }
+    }
+}

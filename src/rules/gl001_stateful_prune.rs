@@ -1,0 +1,167 @@
+//! GL001 stateful-prune: a prune that deletes data or everything inside it.
+
+use serde_json::Value;
+
+use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::argocd::PruneMode;
+use crate::finding::{Finding, Severity, Side};
+use crate::plan::{Prune, PruneReason};
+
+/// See `rules/GL001-stateful-prune.md`.
+pub struct StatefulPrune;
+
+static META: RuleMeta = RuleMeta {
+    code: "GL001",
+    name: "stateful-prune",
+    category: Category::Prune,
+    default_severity: Severity::Error,
+    mode: Mode::Diff,
+    doc: include_str!("../../rules/GL001-stateful-prune.md"),
+};
+
+/// What deleting this resource destroys, or `None` when it is not stateful.
+/// The bool is whether the loss is certain (else the finding is a warning).
+fn what_is_lost(p: &Prune, cx: &RuleContext<'_>) -> Option<(String, bool)> {
+    let v = p.base.value.as_ref();
+    let kind = p.id.kind.as_str();
+    match (p.id.group.as_str(), kind) {
+        ("", "PersistentVolumeClaim") => Some((
+            "its volume and, with a `Delete` reclaim policy, the disk behind it".into(),
+            true,
+        )),
+        ("", "PersistentVolume") => {
+            let policy = v
+                .pointer("/spec/persistentVolumeReclaimPolicy")
+                .and_then(Value::as_str)
+                .unwrap_or("Retain");
+            Some((format!("the volume (reclaim policy `{policy}`)"), true))
+        }
+        ("", "Namespace") => {
+            let ns = &p.id.name;
+            let inside: Vec<String> = cx
+                .base
+                .into_iter()
+                .flat_map(|b| b.apps.values())
+                .flat_map(|a| a.resources.iter())
+                .filter(|m| &m.id.namespace == ns)
+                .map(|m| format!("{} {}", m.id.kind, m.id.name))
+                .collect();
+            let list = if inside.is_empty() {
+                "everything in it".to_string()
+            } else {
+                let shown: Vec<&str> = inside.iter().take(5).map(String::as_str).collect();
+                let more = if inside.len() > 5 {
+                    format!(" and {} more", inside.len() - 5)
+                } else {
+                    String::new()
+                };
+                format!(
+                    "everything in it, including {} resource(s) in this repository ({}{more})",
+                    inside.len(),
+                    shown.join(", ")
+                )
+            };
+            Some((list, true))
+        }
+        ("apps", "StatefulSet") => {
+            let policy = v
+                .pointer("/spec/persistentVolumeClaimRetentionPolicy/whenDeleted")
+                .and_then(Value::as_str)
+                .unwrap_or("Retain");
+            if policy == "Delete" {
+                Some(("its pods and, because `persistentVolumeClaimRetentionPolicy.whenDeleted` is `Delete`, its PersistentVolumeClaims".into(), true))
+            } else {
+                Some((
+                    "its pods (its PersistentVolumeClaims are retained)".into(),
+                    false,
+                ))
+            }
+        }
+        ("", "Service")
+            if v.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer") =>
+        {
+            Some((
+                "its load balancer and the external address clients use".into(),
+                true,
+            ))
+        }
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => Some((
+            "every custom resource of that type in the cluster".into(),
+            true,
+        )),
+        (g, k) if cx.config.is_extra_stateful(g, k) => {
+            Some(("data (configured as a stateful kind)".into(), true))
+        }
+        _ => None,
+    }
+}
+
+fn reason_text(p: &Prune) -> String {
+    match (p.reason, p.detail.as_deref()) {
+        (PruneReason::MovedToApp, Some(to)) => format!(
+            "it moves to `{}`, which may not adopt it before this app prunes it",
+            to.strip_prefix("argocd/").unwrap_or(to)
+        ),
+        (PruneReason::Renamed, Some(n)) => {
+            format!("it is renamed to `{n}` (a rename is a delete and a create)")
+        }
+        (PruneReason::NamespaceChanged, Some(ns)) => {
+            format!("the app's destination namespace changes to `{ns}`")
+        }
+        (PruneReason::PathChanged, Some(p)) => format!("the app's source path changes to `{p}`"),
+        (PruneReason::AppDeleted, _) => {
+            "its Application is deleted with the resources finalizer".to_string()
+        }
+        _ => "its manifest is no longer rendered".to_string(),
+    }
+}
+
+impl Rule for StatefulPrune {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
+        let Some(plan) = cx.plan else { return };
+        for p in &plan.prunes {
+            if p.protection.is_some() {
+                continue;
+            }
+            let Some((lost, certain)) = what_is_lost(p, cx) else {
+                continue;
+            };
+            let app = p.app.strip_prefix("argocd/").unwrap_or(&p.app);
+            let (how, severity) = match p.mode {
+                PruneMode::Automated => (
+                    format!("automated sync of `{app}` would delete"),
+                    Severity::Error,
+                ),
+                _ => (
+                    format!("syncing `{app}` with prune would delete"),
+                    Severity::Warning,
+                ),
+            };
+            let severity = if certain { severity } else { Severity::Warning };
+            let help = if p.reason == PruneReason::AppDeleted {
+                "if the data must survive, add `argocd.argoproj.io/sync-options: Delete=false` to it in the base revision first (Prune=false does not stop a cascade)"
+            } else {
+                "if this is not intended, restore the manifest; to keep the object while removing it from git, first merge `argocd.argoproj.io/sync-options: Prune=false` on it and sync, then remove it"
+            };
+            out.push(
+                Finding::new(
+                    &META,
+                    format!("{how} `{}` and with it {lost}: {}", p.id, reason_text(p)),
+                )
+                .severity(severity)
+                .app(app)
+                .resource(p.id.clone())
+                .at(
+                    Side::Base,
+                    p.base.origin.file.as_deref(),
+                    p.base.origin.line,
+                )
+                .help(help),
+            );
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! GL002 app-cascade-delete: an Application deleted with the resources
+//! finalizer takes every resource with it; one that nothing manages deletes nothing.
+
+use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::argocd::{Manager, PruneMode};
+use crate::finding::{Finding, Severity, Side};
+use crate::plan::PruneReason;
+
+/// See `rules/GL002-app-cascade-delete.md`.
+pub struct AppCascadeDelete;
+
+static META: RuleMeta = RuleMeta {
+    code: "GL002",
+    name: "app-cascade-delete",
+    category: Category::Deletion,
+    default_severity: Severity::Error,
+    mode: Mode::Diff,
+    doc: include_str!("../../rules/GL002-app-cascade-delete.md"),
+};
+
+const STATEFUL: [&str; 4] = [
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StatefulSet",
+    "Namespace",
+];
+
+impl Rule for AppCascadeDelete {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
+        let (Some(plan), Some(base)) = (cx.plan, cx.base) else {
+            return;
+        };
+        for d in &plan.deleted_apps {
+            let Some(app) = base.apps.get(&d.app) else {
+                continue;
+            };
+            let name = app.display_name();
+            let at = |f: Finding| {
+                f.app(name.clone())
+                    .at(Side::Base, app.origin.file.as_deref(), app.origin.line)
+            };
+            let Some(by) = &d.deleted_by else {
+                if app.implicit {
+                    continue;
+                }
+                out.push(at(Finding::new(
+                    &META,
+                    format!("Application `{name}` is removed from git but nothing manages it, so Argo CD keeps it and its resources: this change deletes nothing"),
+                ))
+                .severity(Severity::Info)
+                .help("delete it in Argo CD (`argocd app delete`) if it should go; choose `--cascade=false` to keep its resources"));
+                continue;
+            };
+            let by_text = match by {
+                Manager::App(k) => format!("app `{}`", k.strip_prefix("argocd/").unwrap_or(k)),
+                Manager::AppSet(k) => format!(
+                    "ApplicationSet `{}`",
+                    k.strip_prefix("argocd/").unwrap_or(k)
+                ),
+            };
+            if let Some(p) = &d.protection {
+                out.push(at(Finding::new(&META, format!("Application `{name}` is no longer rendered by {by_text}, but `{p}` on it stops the prune: it stays, out of sync")))
+                    .severity(Severity::Info));
+                continue;
+            }
+            if !d.cascades {
+                out.push(at(Finding::new(&META, format!("{by_text} would delete Application `{name}`; it has no resources finalizer, so its resources are orphaned, not deleted")))
+                    .severity(Severity::Info));
+                continue;
+            }
+            let severity = if d.mode == PruneMode::Automated {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            if !d.resources_known {
+                out.push(at(Finding::new(&META, format!("{by_text} would delete Application `{name}` with the resources finalizer; its resources are unknown because it could not be rendered at base")))
+                    .severity(severity));
+                continue;
+            }
+            let gone: Vec<_> = plan
+                .prunes
+                .iter()
+                .filter(|p| p.app == d.app && p.reason == PruneReason::AppDeleted)
+                .collect();
+            let deleted: Vec<_> = gone.iter().filter(|p| p.protection.is_none()).collect();
+            let kept = gone.len() - deleted.len();
+            let stateful: Vec<String> = deleted
+                .iter()
+                .filter(|p| {
+                    STATEFUL.contains(&p.id.kind.as_str())
+                        || (p.id.kind == "Service"
+                            && p.base
+                                .value
+                                .pointer("/spec/type")
+                                .and_then(serde_json::Value::as_str)
+                                == Some("LoadBalancer"))
+                })
+                .map(|p| format!("`{}`", p.id))
+                .collect();
+            let mut msg = format!(
+                "{by_text} would delete Application `{name}` with the resources finalizer, deleting its {} resource(s)",
+                deleted.len()
+            );
+            if !stateful.is_empty() {
+                msg.push_str(&format!(", including {}", stateful.join(", ")));
+            }
+            if kept > 0 {
+                msg.push_str(&format!(
+                    " ({kept} kept by Delete=false or resource-policy keep)"
+                ));
+            }
+            out.push(at(Finding::new(&META, msg)).severity(severity).help(
+                "if the workloads must stay, remove the resources finalizer from the Application (or add `Delete=false` to what must survive) in a change merged and synced before this one",
+            ));
+        }
+    }
+}

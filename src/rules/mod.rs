@@ -1,0 +1,250 @@
+//! The rule catalog. Each rule is one file: its static facts (`META`) and a
+//! `check` over the plan and the inventories. Rules never fail: what cannot
+//! be known is a finding (GL000), not an error.
+
+mod gl000_render_failed;
+mod gl001_stateful_prune;
+mod gl002_app_cascade_delete;
+
+use std::collections::BTreeSet;
+
+use crate::argocd::Inventory;
+use crate::config::Config;
+use crate::finding::{Finding, Severity};
+use crate::manifest::ResourceId;
+use crate::plan::Plan;
+
+/// What a rule is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Category {
+    /// The input could not be analysed.
+    Input,
+    /// Resources a sync prunes.
+    Prune,
+    /// Applications deleted.
+    Deletion,
+    /// Sync hooks.
+    Hooks,
+    /// Phases and waves.
+    Ordering,
+    /// Changes the API server refuses.
+    Change,
+}
+
+/// When a rule can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Needs two revisions (`diff`).
+    Diff,
+    /// Looks at one revision (`check`, and changed resources in `diff`).
+    Single,
+}
+
+/// Static facts about one rule.
+#[derive(Debug)]
+pub struct RuleMeta {
+    /// `GL` + three digits.
+    pub code: &'static str,
+    /// kebab-case name of the hazard.
+    pub name: &'static str,
+    /// Category.
+    pub category: Category,
+    /// Severity when nothing else decides.
+    pub default_severity: Severity,
+    /// Diff-only or single-revision.
+    pub mode: Mode,
+    /// The Markdown doc (`rules/<CODE>-<name>.md`), embedded at build time.
+    pub doc: &'static str,
+}
+
+impl RuleMeta {
+    /// The first paragraph of the doc's "What it does" section.
+    #[must_use]
+    pub fn summary(&self) -> String {
+        let mut lines = self
+            .doc
+            .lines()
+            .skip_while(|l| !l.starts_with("## What it does"))
+            .skip(1);
+        let mut out = Vec::new();
+        for l in lines.by_ref() {
+            if l.trim().is_empty() {
+                if out.is_empty() {
+                    continue;
+                }
+                break;
+            }
+            out.push(l.trim());
+        }
+        out.join(" ")
+    }
+}
+
+/// What rules read.
+pub struct RuleContext<'a> {
+    /// The plan (diff only).
+    pub plan: Option<&'a Plan>,
+    /// The base inventory (diff only).
+    pub base: Option<&'a Inventory>,
+    /// The head inventory (the one revision in `check`).
+    pub head: &'a Inventory,
+    /// Configuration (from the base revision in `diff`).
+    pub config: &'a Config,
+    /// In `diff` without `--all`: single-revision rules only report on
+    /// resources the change created or modified.
+    pub only_changed: bool,
+}
+
+impl RuleContext<'_> {
+    /// Whether a single-revision rule should report on this head resource.
+    #[must_use]
+    pub fn in_scope(&self, app_key: &str, id: &ResourceId) -> bool {
+        if !self.only_changed {
+            return true;
+        }
+        let Some(plan) = self.plan else { return true };
+        plan.changes
+            .get(app_key)
+            .is_some_and(|c| c.created.contains(id) || c.changed.contains(id))
+    }
+}
+
+/// A rule.
+pub trait Rule: Sync {
+    /// Static facts.
+    fn meta(&self) -> &'static RuleMeta;
+    /// Appends findings.
+    fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>);
+}
+
+/// Every rule, in code order.
+pub static ALL: &[&dyn Rule] = &[
+    &gl000_render_failed::RenderFailed,
+    &gl001_stateful_prune::StatefulPrune,
+    &gl002_app_cascade_delete::AppCascadeDelete,
+];
+
+/// Finds a rule by code (`GL001`) or name (`stateful-prune`).
+#[must_use]
+pub fn find(code_or_name: &str) -> Option<&'static dyn Rule> {
+    ALL.iter()
+        .copied()
+        .find(|r| r.meta().code.eq_ignore_ascii_case(code_or_name) || r.meta().name == code_or_name)
+}
+
+/// Runs every enabled rule that fits the mode, applies configured severities,
+/// and sorts the findings.
+#[must_use]
+pub fn run(cx: &RuleContext<'_>) -> Vec<Finding> {
+    let ignored: BTreeSet<&str> = cx
+        .config
+        .ignore
+        .iter()
+        .filter_map(|s| find(s).map(|r| r.meta().code))
+        .collect();
+    let mut out = Vec::new();
+    for rule in ALL {
+        let meta = rule.meta();
+        if ignored.contains(meta.code) || (meta.mode == Mode::Diff && cx.plan.is_none()) {
+            continue;
+        }
+        let start = out.len();
+        rule.check(cx, &mut out);
+        for (k, sev) in &cx.config.severity {
+            if find(k).is_some_and(|r| r.meta().code == meta.code) {
+                for f in &mut out[start..] {
+                    f.severity = *sev;
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_ascending_and_well_formed() {
+        let codes: Vec<&str> = ALL.iter().map(|r| r.meta().code).collect();
+        let mut sorted = codes.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(codes, sorted, "codes must be unique and in ascending order");
+        for r in ALL {
+            let m = r.meta();
+            assert!(
+                m.code.len() == 5
+                    && m.code.starts_with("GL")
+                    && m.code[2..].bytes().all(|b| b.is_ascii_digit()),
+                "{}",
+                m.code
+            );
+            assert!(
+                m.name.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+                "{} is not kebab-case",
+                m.name
+            );
+            for bad in ["avoid-", "prefer-", "use-", "do-not-"] {
+                assert!(
+                    !m.name.starts_with(bad),
+                    "{} names the fix, not the hazard",
+                    m.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_doc_has_its_heading_and_sections() {
+        for r in ALL {
+            let m = r.meta();
+            let heading = format!("# {} {}", m.code, m.name);
+            assert_eq!(
+                m.doc.lines().next(),
+                Some(heading.as_str()),
+                "doc of {} must start with `{heading}`",
+                m.code
+            );
+            for section in [
+                "## What it does",
+                "## Why is this bad?",
+                "## Example",
+                "## Use instead",
+                "## Configuration",
+                "## Suppression",
+                "## References",
+            ] {
+                assert!(
+                    m.doc.contains(section),
+                    "doc of {} lacks `{section}`",
+                    m.code
+                );
+            }
+            assert!(
+                !m.summary().is_empty(),
+                "doc of {} has an empty summary",
+                m.code
+            );
+        }
+    }
+
+    #[test]
+    fn every_rule_doc_file_is_registered() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .expect("rules/ exists")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".md"))
+            .collect();
+        files.sort();
+        let expected: Vec<String> = ALL
+            .iter()
+            .map(|r| format!("{}-{}.md", r.meta().code, r.meta().name))
+            .collect();
+        assert_eq!(files, expected);
+    }
+}
