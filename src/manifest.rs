@@ -159,7 +159,7 @@ pub fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
 pub fn sync_wave(obj: &Value) -> i64 {
     for key in [ANN_SYNC_WAVE, ANN_HELM_HOOK_WEIGHT] {
         if let Some(v) = annotation(obj, key) {
-            if let Ok(n) = parse_go_atoi(v) {
+            if let Some(n) = parse_go_atoi(v) {
                 return n;
             }
         }
@@ -169,14 +169,13 @@ pub fn sync_wave(obj: &Value) -> i64 {
 
 /// Go's `strconv.Atoi`: optional sign, decimal digits, nothing else (no spaces).
 ///
-/// # Errors
-/// Anything `strconv.Atoi` rejects.
-pub fn parse_go_atoi(s: &str) -> Result<i64, ()> {
+/// `None` for anything `strconv.Atoi` rejects.
+pub fn parse_go_atoi(s: &str) -> Option<i64> {
     let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(());
+        return None;
     }
-    s.parse::<i64>().map_err(|_| ())
+    s.parse::<i64>().ok()
 }
 
 /// The parsed value of `argocd.argoproj.io/sync-options`: comma-separated,

@@ -112,12 +112,15 @@ impl RenderError {
 /// a file unchanged between revisions is parsed once.
 #[derive(Default)]
 pub struct ParseCache {
-    map: Mutex<HashMap<ObjectId, Arc<Result<Vec<Doc>, YamlError>>>>,
+    map: Mutex<HashMap<ObjectId, ParsedStream>>,
 }
+
+/// One parsed file, shared.
+pub type ParsedStream = Arc<Result<Vec<Doc>, YamlError>>;
 
 impl ParseCache {
     /// Parses `bytes` (whose id is `id`) or returns the earlier parse.
-    pub fn get_or_parse(&self, id: ObjectId, bytes: &[u8]) -> Arc<Result<Vec<Doc>, YamlError>> {
+    pub fn get_or_parse(&self, id: ObjectId, bytes: &[u8]) -> ParsedStream {
         if let Some(hit) = self
             .map
             .lock()

@@ -506,12 +506,12 @@ pub(crate) fn git_tree_id(entries: &[Entry]) -> ObjectId {
         buf.push(0);
         buf.extend_from_slice(&e.id.0);
     }
-    oid_to_id(Oid::hash_object(ObjectType::Tree, &buf).unwrap_or_else(|_| Oid::ZERO_SHA1))
+    oid_to_id(Oid::hash_object(ObjectType::Tree, &buf).unwrap_or(Oid::ZERO_SHA1))
 }
 
 /// The id git gives a blob with these bytes.
 pub(crate) fn git_blob_id(bytes: &[u8]) -> ObjectId {
-    oid_to_id(Oid::hash_object(ObjectType::Blob, bytes).unwrap_or_else(|_| Oid::ZERO_SHA1))
+    oid_to_id(Oid::hash_object(ObjectType::Blob, bytes).unwrap_or(Oid::ZERO_SHA1))
 }
 
 /// A handle for reading blobs from any thread: git2 repositories are not
