@@ -4,15 +4,45 @@
 //! Knows nothing of Kubernetes resources. See the README for why this exists
 //! instead of serde_yaml (which resolves `0755` as a string where Kubernetes
 //! reads 493).
+//!
+//! Semantics, each checked against `kubectl kustomize` (go-yaml v3):
+//! - plain scalars resolve as go-yaml resolves them (see [`resolve`]): `0755`
+//!   is 493, `1_000` is 1000, `on`/`yes` stay strings, dates become RFC 3339
+//!   timestamps; integral floats become integers as Go's JSON round trip makes
+//!   them; `.inf`/`.nan` have no JSON form and stay strings;
+//! - quoted and block scalars are strings; core tags force a type; custom
+//!   tags (`!Ref 3`) leave the text a string, as go-yaml does;
+//! - mapping keys become strings as sigs.k8s.io/yaml makes them (`1.0` is
+//!   "1", `~` is "null"); a collection as a key is an error;
+//! - `<<` merges apply (explicit keys win, earlier merged maps win);
+//! - a duplicate key is an error naming both lines;
+//! - every document counts in `Doc::index`, empty ones as `Value::Null`; a
+//!   stream of only comments has no documents (Kustomize and Argo CD both
+//!   yield no resources for it).
+//!
+//! The builder is iterative (an explicit stack), so nesting depth costs heap,
+//! not call stack; saphyr-parser itself is iterative too and stops flow
+//! nesting deeper than 255 on its own.
 
-use serde_json::Value;
+mod locate;
+mod resolve;
+
+use std::collections::HashMap;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Span};
+use serde_json::{Map, Value};
+
+use resolve::{scalar_key, scalar_value, tag_kind, value_key, CoreTag, TagKind};
 
 /// Bounds that keep hostile input finite.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Deepest nesting of collections accepted.
     pub max_depth: usize,
-    /// Most nodes that alias expansion may produce in one stream.
+    /// Most nodes that anchors and aliases may copy in one stream: each
+    /// alias counts the nodes it copies, each anchor the nodes it records,
+    /// and a scalar counts one node per started 256 bytes, so a long string
+    /// repeated by aliases cannot exhaust memory either.
     pub max_alias_nodes: usize,
     /// Most documents in one stream.
     pub max_documents: usize,
@@ -72,14 +102,487 @@ pub fn load_all(text: &str) -> Result<Vec<Doc>, YamlError> {
 ///
 /// # Errors
 /// Syntax errors, duplicate keys, and exceeded limits.
-pub fn load_all_with(_text: &str, _limits: &Limits) -> Result<Vec<Doc>, YamlError> {
-    unimplemented!("yaml loader")
+pub fn load_all_with(text: &str, limits: &Limits) -> Result<Vec<Doc>, YamlError> {
+    // The parser is third-party code fed hostile input; a panic in it must
+    // become an error, never a crash of the whole run.
+    std::panic::catch_unwind(|| load_inner(text, limits)).unwrap_or_else(|_| {
+        Err(YamlError {
+            message: "internal error in the yaml parser".to_owned(),
+            line: 1,
+            column: 1,
+        })
+    })
 }
 
 /// The 1-based line of the node at `path` in document `doc_index` of `text`,
 /// or `None` when the stream does not parse or the path does not exist.
 /// Used only when a finding needs a precise line, so it re-parses.
+///
+/// For a key the line is the key's; through an alias the path follows the
+/// anchored node; a key brought in by `<<` is found where it is written.
 #[must_use]
-pub fn line_of(_text: &str, _doc_index: usize, _path: &[PathSeg<'_>]) -> Option<u32> {
-    unimplemented!("yaml locate")
+pub fn line_of(text: &str, doc_index: usize, path: &[PathSeg<'_>]) -> Option<u32> {
+    std::panic::catch_unwind(|| locate::line_of(text, doc_index, path, false))
+        .ok()
+        .flatten()
 }
+
+fn load_inner(text: &str, limits: &Limits) -> Result<Vec<Doc>, YamlError> {
+    let mut builder = Builder {
+        text,
+        limits: *limits,
+        docs: Vec::new(),
+        stack: Vec::new(),
+        anchors: HashMap::new(),
+        budget: 0,
+        doc: None,
+    };
+    let mut parser = Parser::new_from_str(text);
+    while let Some(next) = parser.next_event() {
+        let (event, span) = next.map_err(|e| scan_error(&e))?;
+        if builder.event(event, span)? {
+            break;
+        }
+    }
+    Ok(builder.docs)
+}
+
+/// The 1-based line of a span's start.
+pub(crate) fn line(span: Span) -> u32 {
+    u32::try_from(span.start.line()).unwrap_or(u32::MAX)
+}
+
+fn column(span: Span) -> u32 {
+    u32::try_from(span.start.col() + 1).unwrap_or(u32::MAX)
+}
+
+fn scan_error(e: &ScanError) -> YamlError {
+    let mut message = e.info().trim_end_matches('.').to_owned();
+    if let Some(first) = message.get(..1) {
+        let lower = first.to_lowercase();
+        message.replace_range(..1, &lower);
+    }
+    YamlError {
+        message,
+        line: u32::try_from(e.marker().line()).unwrap_or(u32::MAX).max(1),
+        column: u32::try_from(e.marker().col() + 1).unwrap_or(u32::MAX),
+    }
+}
+
+/// A node's budget weight: one per node, strings one per started 256 bytes.
+fn scalar_weight(value: &Value) -> usize {
+    match value {
+        Value::String(s) => 1 + s.len() / 256,
+        _ => 1,
+    }
+}
+
+/// A completed anchored node, kept for its aliases.
+struct Anchored {
+    value: Value,
+    /// Budget weight of the subtree.
+    weight: usize,
+    /// Nesting height of the subtree (0 for a scalar).
+    height: usize,
+    /// The key text when the node is a scalar (an alias may be a key).
+    key: Option<String>,
+}
+
+/// A collection being built.
+struct Frame {
+    kind: FrameKind,
+    anchor: usize,
+    weight: usize,
+    height: usize,
+    span: Span,
+}
+
+enum FrameKind {
+    Seq(Vec<Value>),
+    Map(MapFrame),
+}
+
+struct MapFrame {
+    map: Map<String, Value>,
+    /// The key whose value is being read.
+    key: Option<PendingKey>,
+    /// The value of `<<` and the line of that key.
+    merge: Option<(Value, Span)>,
+}
+
+struct PendingKey {
+    text: String,
+    merge: bool,
+    span: Span,
+}
+
+struct DocState {
+    index: usize,
+    start: Span,
+    root: Option<(Value, u32)>,
+    first_line: Option<u32>,
+}
+
+struct Builder<'t> {
+    text: &'t str,
+    limits: Limits,
+    docs: Vec<Doc>,
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, Anchored>,
+    /// Alias budget spent so far in the stream.
+    budget: usize,
+    doc: Option<DocState>,
+}
+
+fn err_at(message: impl Into<String>, span: Span) -> YamlError {
+    YamlError {
+        message: message.into(),
+        line: line(span).max(1),
+        column: column(span),
+    }
+}
+
+impl Builder<'_> {
+    /// Handles one event; `Ok(true)` at the end of the stream.
+    fn event(&mut self, event: Event<'_>, span: Span) -> Result<bool, YamlError> {
+        match event {
+            Event::StreamStart | Event::Nothing => {}
+            Event::StreamEnd => return Ok(true),
+            Event::DocumentStart(_) => {
+                if self.docs.len() >= self.limits.max_documents {
+                    return Err(err_at(
+                        format!(
+                            "more than {} documents in one stream",
+                            self.limits.max_documents
+                        ),
+                        span,
+                    ));
+                }
+                // Anchors are scoped to their document, as in go-yaml.
+                self.anchors.clear();
+                self.stack.clear();
+                self.doc = Some(DocState {
+                    index: self.docs.len(),
+                    start: span,
+                    root: None,
+                    first_line: None,
+                });
+            }
+            Event::DocumentEnd => {
+                if let Some(doc) = self.doc.take() {
+                    let (value, line) = match doc.root {
+                        Some((value, line)) => (value, line),
+                        None => (Value::Null, line(doc.start)),
+                    };
+                    self.docs.push(Doc {
+                        value,
+                        index: doc.index,
+                        line: line.max(1),
+                    });
+                }
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                self.note_first_line(span, Some((&text, style)));
+                let tag = tag_kind(tag.as_deref());
+                if self.waits_for_key() {
+                    let key = scalar_key(&text, style, tag).map_err(|m| err_at(m, span))?;
+                    let merge = style == ScalarStyle::Plain
+                        && text == "<<"
+                        && matches!(tag, TagKind::None | TagKind::Core(CoreTag::Merge));
+                    if anchor != 0 {
+                        let value = scalar_value(&text, style, tag).map_err(|m| err_at(m, span))?;
+                        let weight = scalar_weight(&value);
+                        self.record_anchor(anchor, value, weight, 0, Some(key.clone()), span)?;
+                    }
+                    self.start_key(key, merge, span)?;
+                } else {
+                    let value = scalar_value(&text, style, tag).map_err(|m| err_at(m, span))?;
+                    let weight = scalar_weight(&value);
+                    if anchor != 0 {
+                        let key = match &value {
+                            Value::Array(_) | Value::Object(_) => None,
+                            v => Some(value_key(v, &text)),
+                        };
+                        self.record_anchor(anchor, value.clone(), weight, 0, key, span)?;
+                    }
+                    self.complete(value, weight, 0, span)?;
+                }
+            }
+            Event::Alias(id) => {
+                self.note_first_line(span, None);
+                let Some(anchored) = self.anchors.get(&id) else {
+                    return Err(err_at("alias refers to a node that contains it", span));
+                };
+                let (key, weight, height) =
+                    (anchored.key.clone(), anchored.weight, anchored.height);
+                if self.waits_for_key() {
+                    let Some(key) = key else {
+                        return Err(err_at(
+                            "a mapping or sequence cannot be a mapping key",
+                            span,
+                        ));
+                    };
+                    self.start_key(key, false, span)?;
+                } else {
+                    self.spend(weight, span)?;
+                    if self.stack.len() + height > self.limits.max_depth {
+                        return Err(self.too_deep(span));
+                    }
+                    let value = self
+                        .anchors
+                        .get(&id)
+                        .map_or(Value::Null, |a| a.value.clone());
+                    self.complete(value, weight, height, span)?;
+                }
+            }
+            Event::SequenceStart(anchor, _) => {
+                self.open(FrameKind::Seq(Vec::new()), anchor, span)?
+            }
+            Event::MappingStart(anchor, _) => {
+                let map = MapFrame {
+                    map: Map::new(),
+                    key: None,
+                    merge: None,
+                };
+                self.open(FrameKind::Map(map), anchor, span)?;
+            }
+            Event::SequenceEnd | Event::MappingEnd => self.close(span)?,
+        }
+        Ok(false)
+    }
+
+    fn note_first_line(&mut self, span: Span, scalar: Option<(&str, ScalarStyle)>) {
+        if !self.stack.is_empty() {
+            return;
+        }
+        if let Some(doc) = self.doc.as_mut() {
+            if doc.first_line.is_none() {
+                // An empty document is an empty plain scalar placed at the
+                // next marker; its line is the document's own start.
+                let empty = matches!(scalar, Some(("", ScalarStyle::Plain)));
+                doc.first_line = Some(if empty { line(doc.start) } else { line(span) });
+            }
+        }
+    }
+
+    /// Whether the mapping on top of the stack waits for a key.
+    fn waits_for_key(&self) -> bool {
+        matches!(
+            self.stack.last(),
+            Some(Frame {
+                kind: FrameKind::Map(MapFrame { key: None, .. }),
+                ..
+            })
+        )
+    }
+
+    fn start_key(&mut self, text: String, merge: bool, span: Span) -> Result<(), YamlError> {
+        let Some(Frame {
+            kind: FrameKind::Map(map),
+            ..
+        }) = self.stack.last_mut()
+        else {
+            return Ok(());
+        };
+        let first = if merge {
+            map.merge.as_ref().map(|(_, s)| line(*s))
+        } else if map.map.contains_key(&text) {
+            Some(0)
+        } else {
+            None
+        };
+        map.key = Some(PendingKey { text, merge, span });
+        if let Some(first) = first {
+            return Err(self.duplicate(first, span));
+        }
+        Ok(())
+    }
+
+    /// The error for a key seen twice in one mapping. Finding the first
+    /// occurrence re-parses the document (errors are rare; keeping a line per
+    /// key would cost every load).
+    fn duplicate(&self, first_line: u32, span: Span) -> YamlError {
+        let mut path = Vec::with_capacity(self.stack.len());
+        let mut key_text = String::new();
+        for frame in &self.stack {
+            match &frame.kind {
+                FrameKind::Seq(items) => path.push(PathSeg::Index(items.len())),
+                FrameKind::Map(m) => {
+                    if let Some(k) = &m.key {
+                        path.push(PathSeg::Key(&k.text));
+                        key_text.clone_from(&k.text);
+                    }
+                }
+            }
+        }
+        let first_line = if first_line > 0 {
+            Some(first_line)
+        } else {
+            self.doc
+                .as_ref()
+                .and_then(|d| locate::line_of(self.text, d.index, &path, true))
+        };
+        let what = if key_text == "<<" { "merge key" } else { "key" };
+        let message = match first_line {
+            Some(l) => format!("duplicate {what} `{key_text}` (first at line {l})"),
+            None => format!("duplicate {what} `{key_text}`"),
+        };
+        err_at(message, span)
+    }
+
+    fn open(&mut self, kind: FrameKind, anchor: usize, span: Span) -> Result<(), YamlError> {
+        self.note_first_line(span, None);
+        if self.waits_for_key() {
+            return Err(err_at(
+                "a mapping or sequence cannot be a mapping key",
+                span,
+            ));
+        }
+        if self.stack.len() >= self.limits.max_depth {
+            return Err(self.too_deep(span));
+        }
+        self.stack.push(Frame {
+            kind,
+            anchor,
+            weight: 1,
+            height: 1,
+            span,
+        });
+        Ok(())
+    }
+
+    fn too_deep(&self, span: Span) -> YamlError {
+        err_at(
+            format!("nesting deeper than {} levels", self.limits.max_depth),
+            span,
+        )
+    }
+
+    fn close(&mut self, span: Span) -> Result<(), YamlError> {
+        let Some(frame) = self.stack.pop() else {
+            return Err(err_at("unbalanced end of collection", span));
+        };
+        let value = match frame.kind {
+            FrameKind::Seq(items) => Value::Array(items),
+            FrameKind::Map(m) => Value::Object(apply_merge(m.map, m.merge)?),
+        };
+        if frame.anchor != 0 {
+            self.record_anchor(
+                frame.anchor,
+                value.clone(),
+                frame.weight,
+                frame.height,
+                None,
+                frame.span,
+            )?;
+        }
+        self.complete(value, frame.weight, frame.height, frame.span)
+    }
+
+    fn spend(&mut self, weight: usize, span: Span) -> Result<(), YamlError> {
+        self.budget = self.budget.saturating_add(weight);
+        if self.budget > self.limits.max_alias_nodes {
+            return Err(err_at(
+                format!(
+                    "anchors and aliases expand to more than {} nodes",
+                    self.limits.max_alias_nodes
+                ),
+                span,
+            ));
+        }
+        Ok(())
+    }
+
+    fn record_anchor(
+        &mut self,
+        id: usize,
+        value: Value,
+        weight: usize,
+        height: usize,
+        key: Option<String>,
+        span: Span,
+    ) -> Result<(), YamlError> {
+        // Recording copies the subtree, so it is charged like an alias.
+        self.spend(weight, span)?;
+        self.anchors.insert(
+            id,
+            Anchored {
+                value,
+                weight,
+                height,
+                key,
+            },
+        );
+        Ok(())
+    }
+
+    /// Places a finished node in its parent (or as the document root).
+    fn complete(
+        &mut self,
+        value: Value,
+        weight: usize,
+        height: usize,
+        span: Span,
+    ) -> Result<(), YamlError> {
+        let Some(parent) = self.stack.last_mut() else {
+            if let Some(doc) = self.doc.as_mut() {
+                let first = doc.first_line.unwrap_or_else(|| line(span));
+                doc.root = Some((value, first));
+            }
+            return Ok(());
+        };
+        parent.weight = parent.weight.saturating_add(weight);
+        parent.height = parent.height.max(height + 1);
+        match &mut parent.kind {
+            FrameKind::Seq(items) => items.push(value),
+            FrameKind::Map(m) => {
+                let Some(key) = m.key.take() else {
+                    return Err(err_at("mapping value without a key", span));
+                };
+                if key.merge {
+                    m.merge = Some((value, key.span));
+                } else {
+                    m.map.insert(key.text, value);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Applies a `<<` value under go-yaml's rules: a mapping, or a sequence of
+/// mappings where earlier ones win; explicit keys always win.
+fn apply_merge(
+    mut map: Map<String, Value>,
+    merge: Option<(Value, Span)>,
+) -> Result<Map<String, Value>, YamlError> {
+    let Some((source, span)) = merge else {
+        return Ok(map);
+    };
+    let bad = || {
+        err_at(
+            "map merge requires map or sequence of maps as the value",
+            span,
+        )
+    };
+    let sources = match source {
+        Value::Object(m) => vec![m],
+        Value::Array(items) => items
+            .into_iter()
+            .map(|item| match item {
+                Value::Object(m) => Ok(m),
+                _ => Err(bad()),
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        _ => return Err(bad()),
+    };
+    for source in sources {
+        for (k, v) in source {
+            map.entry(k).or_insert(v);
+        }
+    }
+    Ok(map)
+}
+
+#[cfg(test)]
+mod tests;

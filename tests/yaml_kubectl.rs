@@ -1,0 +1,163 @@
+//! The YAML loader against the real `kubectl kustomize` (Kustomize v5.5):
+//! tricky scalars go in, and our reading of the input must equal our
+//! reading of what kubectl prints, value for value.
+
+use std::path::Path;
+use std::process::Command;
+
+use gitops_lint::yaml::load_all;
+use serde_json::{json, Value};
+
+const RESOURCES: &str = r#"apiVersion: example.com/v1
+kind: Probe
+metadata:
+  name: scalars
+spec:
+  octal: 0755
+  mode: 0644
+  octalO: 0o755
+  underscore: 1_000
+  on: on
+  off: off
+  yes: yes
+  no: no
+  y: y
+  quotedNumber: "123"
+  quotedOctal: '0755'
+  sci: 1e3
+  sciNeg: -1.0E+2
+  float: 1.5
+  dotFloat: .5
+  floatDot: 1.
+  negZero: -0
+  negZeroFloat: -0.0
+  eight: 08
+  hex: 0x1F
+  binary: 0b101
+  plusOne: +1
+  bigUnsigned: 12345678901234567890
+  tooBigInt: 99999999999999999999
+  bigFloat: 1.2345678901234567e18
+  belowMin: -9223372036854775809
+  overflow: 1e400
+  small: 1e-7
+  tilde: ~
+  nullWord: null
+  empty:
+  trueWord: True
+  falseWord: FALSE
+  str: !!str 12
+  int: !!int "42"
+  floatTag: !!float 1
+  custom: !Ref 3
+  bang: ! 12
+  date: 2001-12-14
+  datetime: 2001-12-14t21:59:43.10-05:00
+  spaced: 2001-12-14 21:59:43.10
+  badDate: 2001-02-30
+  bin: !!binary aGVsbG8=
+  literal: |
+    line 0755
+  folded: >-
+    a
+    b
+  base: &base {x: 1, y: 0755}
+  merged:
+    <<: *base
+    y: 2
+  list: [0755, on, "1", ~, *base]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+      - name: web
+        image: nginx
+      volumes:
+      - name: config
+        configMap:
+          name: config
+          defaultMode: 0644
+"#;
+
+fn kubectl_kustomize(dir: &Path) -> String {
+    let out = match Command::new("kubectl").arg("kustomize").arg(dir).output() {
+        Ok(out) => out,
+        Err(e) => panic!(
+            "this test needs the real `kubectl kustomize` (Kustomize v5.5) on PATH as its oracle, \
+             and running kubectl failed: {e}; install kubectl rather than skipping the test"
+        ),
+    };
+    assert!(
+        out.status.success(),
+        "kubectl kustomize failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("kubectl prints UTF-8")
+}
+
+fn by_kind(text: &str) -> Vec<(String, Value)> {
+    let mut docs: Vec<(String, Value)> = load_all(text)
+        .expect("loads")
+        .into_iter()
+        .map(|d| {
+            (
+                d.value["kind"].as_str().unwrap_or_default().to_owned(),
+                d.value,
+            )
+        })
+        .collect();
+    docs.sort_by(|a, b| a.0.cmp(&b.0));
+    docs
+}
+
+#[test]
+fn loader_reads_scalars_as_kubectl_kustomize_does() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        "resources:\n- resources.yaml\n",
+    )
+    .expect("write");
+    std::fs::write(dir.path().join("resources.yaml"), RESOURCES).expect("write");
+
+    let printed = kubectl_kustomize(dir.path());
+    let ours = by_kind(RESOURCES);
+    let theirs = by_kind(&printed);
+    assert_eq!(ours.len(), 2);
+    assert_eq!(theirs.len(), 2);
+    for ((kind, ours), (_, theirs)) in ours.iter().zip(&theirs) {
+        // Field by field first, so a mismatch names its field.
+        if let (Some(o), Some(t)) = (ours["spec"].as_object(), theirs["spec"].as_object()) {
+            for (k, v) in o {
+                assert_eq!(
+                    Some(v),
+                    t.get(k),
+                    "{kind} spec.{k}: ours vs kubectl kustomize"
+                );
+            }
+        }
+        assert_eq!(ours, theirs, "{kind}: ours vs kubectl kustomize");
+    }
+
+    // The comparison is only meaningful if the tricky cases really are tricky.
+    let probe = &ours[1].1["spec"];
+    assert_eq!(probe["octal"], json!(493));
+    assert_eq!(probe["mode"], json!(420));
+    assert_eq!(probe["underscore"], json!(1000));
+    assert_eq!(probe["on"], json!("on"));
+    assert_eq!(probe["quotedNumber"], json!("123"));
+    assert_eq!(probe["sci"], json!(1000));
+    assert_eq!(probe["custom"], json!("3"));
+    assert_eq!(probe["date"], json!("2001-12-14T00:00:00Z"));
+    assert_eq!(probe["merged"], json!({"x": 1, "y": 2}));
+    let deployment = &ours[0].1;
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["volumes"][0]["configMap"]["defaultMode"],
+        json!(420)
+    );
+}
