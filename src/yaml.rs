@@ -5,7 +5,10 @@
 //! instead of serde_yaml (which resolves `0755` as a string where Kubernetes
 //! reads 493).
 //!
-//! Semantics, each checked against `kubectl kustomize` (go-yaml v3):
+//! Two dialects ([`Dialect`]), because Kubernetes tooling reads YAML with two
+//! different Go libraries. The default, [`Dialect::Kyaml`], follows go-yaml
+//! v3 as Kustomize uses it for resources; each point was checked against
+//! `kubectl kustomize`:
 //! - plain scalars resolve as go-yaml resolves them (see [`resolve`]): `0755`
 //!   is 493, `1_000` is 1000, `on`/`yes` stay strings, dates become RFC 3339
 //!   timestamps; integral floats become integers as Go's JSON round trip makes
@@ -16,6 +19,10 @@
 //!   "1", `~` is "null"); a collection as a key is an error;
 //! - `<<` merges apply (explicit keys win, earlier merged maps win);
 //! - a duplicate key is an error naming both lines;
+//! - [`Dialect::SigsYaml`] differs only where go-yaml v2 does: YAML 1.1
+//!   booleans (`yes`, `on`, `y`...), dates kept as text, a repeated key
+//!   replacing the earlier one, `<<` applied where it stands (so it overrides
+//!   keys written before it), and `!` keeping the text a string;
 //! - every document counts in `Doc::index`, empty ones as `Value::Null`; a
 //!   stream of only comments has no documents (Kustomize and Argo CD both
 //!   yield no resources for it).
@@ -90,6 +97,21 @@ pub enum PathSeg<'a> {
     Index(usize),
 }
 
+/// Which Go YAML library's reading to reproduce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// go-yaml v3 through kyaml: how Kustomize reads resources, patches and
+    /// everything it outputs (`on` is a string, `2001-12-14` becomes
+    /// `"2001-12-14T00:00:00Z"`, a repeated key is an error).
+    #[default]
+    Kyaml,
+    /// sigs.k8s.io/yaml (go-yaml v2, YAML 1.1): how Kustomize reads
+    /// `kustomization.yaml`, and how Argo CD (gitops-engine `SplitYAML`) and
+    /// kubectl read plain manifests (`on` is `true`, dates stay text, a
+    /// repeated key silently replaces the earlier one).
+    SigsYaml,
+}
+
 /// Loads every document of a stream with the default limits.
 ///
 /// # Errors
@@ -103,9 +125,17 @@ pub fn load_all(text: &str) -> Result<Vec<Doc>, YamlError> {
 /// # Errors
 /// Syntax errors, duplicate keys, and exceeded limits.
 pub fn load_all_with(text: &str, limits: &Limits) -> Result<Vec<Doc>, YamlError> {
+    load_all_as(text, Dialect::Kyaml, limits)
+}
+
+/// Loads every document of a stream, read as `dialect` reads it.
+///
+/// # Errors
+/// Syntax errors, duplicate keys (in [`Dialect::Kyaml`]), and exceeded limits.
+pub fn load_all_as(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<Doc>, YamlError> {
     // The parser is third-party code fed hostile input; a panic in it must
     // become an error, never a crash of the whole run.
-    std::panic::catch_unwind(|| load_inner(text, limits)).unwrap_or_else(|_| {
+    std::panic::catch_unwind(|| load_inner(text, dialect, limits)).unwrap_or_else(|_| {
         Err(YamlError {
             message: "internal error in the yaml parser".to_owned(),
             line: 1,
@@ -122,14 +152,15 @@ pub fn load_all_with(text: &str, limits: &Limits) -> Result<Vec<Doc>, YamlError>
 /// anchored node; a key brought in by `<<` is found where it is written.
 #[must_use]
 pub fn line_of(text: &str, doc_index: usize, path: &[PathSeg<'_>]) -> Option<u32> {
-    std::panic::catch_unwind(|| locate::line_of(text, doc_index, path, false))
+    std::panic::catch_unwind(|| locate::line_of(text, doc_index, path, locate::Mode::Found))
         .ok()
         .flatten()
 }
 
-fn load_inner(text: &str, limits: &Limits) -> Result<Vec<Doc>, YamlError> {
+fn load_inner(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<Doc>, YamlError> {
     let mut builder = Builder {
         text,
+        dialect,
         limits: *limits,
         docs: Vec::new(),
         stack: Vec::new(),
@@ -225,6 +256,7 @@ struct DocState {
 
 struct Builder<'t> {
     text: &'t str,
+    dialect: Dialect,
     limits: Limits,
     docs: Vec<Doc>,
     stack: Vec<Frame>,
@@ -283,20 +315,23 @@ impl Builder<'_> {
             }
             Event::Scalar(text, style, anchor, tag) => {
                 self.note_first_line(span, Some((&text, style)));
-                let tag = tag_kind(tag.as_deref());
+                let tag = tag_kind(tag.as_deref(), self.dialect);
                 if self.waits_for_key() {
-                    let key = scalar_key(&text, style, tag).map_err(|m| err_at(m, span))?;
+                    let key =
+                        scalar_key(&text, style, tag, self.dialect).map_err(|m| err_at(m, span))?;
                     let merge = style == ScalarStyle::Plain
                         && text == "<<"
                         && matches!(tag, TagKind::None | TagKind::Core(CoreTag::Merge));
                     if anchor != 0 {
-                        let value = scalar_value(&text, style, tag).map_err(|m| err_at(m, span))?;
+                        let value = scalar_value(&text, style, tag, self.dialect)
+                            .map_err(|m| err_at(m, span))?;
                         let weight = scalar_weight(&value);
                         self.record_anchor(anchor, value, weight, 0, Some(key.clone()), span)?;
                     }
                     self.start_key(key, merge, span)?;
                 } else {
-                    let value = scalar_value(&text, style, tag).map_err(|m| err_at(m, span))?;
+                    let value = scalar_value(&text, style, tag, self.dialect)
+                        .map_err(|m| err_at(m, span))?;
                     let weight = scalar_weight(&value);
                     if anchor != 0 {
                         let key = match &value {
@@ -332,6 +367,11 @@ impl Builder<'_> {
                         .anchors
                         .get(&id)
                         .map_or(Value::Null, |a| a.value.clone());
+                    // go-yaml takes a sequence of maps after `<<` only when
+                    // written in place; an alias must name a mapping.
+                    if value.is_array() && self.merge_pending() {
+                        return Err(err_at(MERGE_WANTS_MAP, span));
+                    }
                     self.complete(value, weight, height, span)?;
                 }
             }
@@ -365,6 +405,20 @@ impl Builder<'_> {
         }
     }
 
+    /// Whether the mapping on top of the stack waits for the value of `<<`.
+    fn merge_pending(&self) -> bool {
+        matches!(
+            self.stack.last(),
+            Some(Frame {
+                kind: FrameKind::Map(MapFrame {
+                    key: Some(PendingKey { merge: true, .. }),
+                    ..
+                }),
+                ..
+            })
+        )
+    }
+
     /// Whether the mapping on top of the stack waits for a key.
     fn waits_for_key(&self) -> bool {
         matches!(
@@ -377,6 +431,7 @@ impl Builder<'_> {
     }
 
     fn start_key(&mut self, text: String, merge: bool, span: Span) -> Result<(), YamlError> {
+        let lenient = self.dialect == Dialect::SigsYaml;
         let Some(Frame {
             kind: FrameKind::Map(map),
             ..
@@ -384,7 +439,9 @@ impl Builder<'_> {
         else {
             return Ok(());
         };
-        let first = if merge {
+        let first = if lenient {
+            None
+        } else if merge {
             map.merge.as_ref().map(|(_, s)| line(*s))
         } else if map.map.contains_key(&text) {
             Some(0)
@@ -418,9 +475,9 @@ impl Builder<'_> {
         let first_line = if first_line > 0 {
             Some(first_line)
         } else {
-            self.doc
-                .as_ref()
-                .and_then(|d| locate::line_of(self.text, d.index, &path, true))
+            self.doc.as_ref().and_then(|d| {
+                locate::line_of(self.text, d.index, &path, locate::Mode::FirstDuplicate)
+            })
         };
         let what = if key_text == "<<" { "merge key" } else { "key" };
         let message = match first_line {
@@ -539,7 +596,12 @@ impl Builder<'_> {
                 let Some(key) = m.key.take() else {
                     return Err(err_at("mapping value without a key", span));
                 };
-                if key.merge {
+                if key.merge && self.dialect == Dialect::SigsYaml {
+                    // go-yaml v2 merges where `<<` stands: over the keys
+                    // before it, under the keys after it.
+                    let merged = apply_merge(Map::new(), Some((value, key.span)))?;
+                    m.map.extend(merged);
+                } else if key.merge {
                     m.merge = Some((value, key.span));
                 } else {
                     m.map.insert(key.text, value);
@@ -550,6 +612,9 @@ impl Builder<'_> {
     }
 }
 
+/// go-yaml's message for a `<<` value that is not a mapping.
+const MERGE_WANTS_MAP: &str = "map merge requires map or sequence of maps as the value";
+
 /// Applies a `<<` value under go-yaml's rules: a mapping, or a sequence of
 /// mappings where earlier ones win; explicit keys always win.
 fn apply_merge(
@@ -559,12 +624,7 @@ fn apply_merge(
     let Some((source, span)) = merge else {
         return Ok(map);
     };
-    let bad = || {
-        err_at(
-            "map merge requires map or sequence of maps as the value",
-            span,
-        )
-    };
+    let bad = || err_at(MERGE_WANTS_MAP, span);
     let sources = match source {
         Value::Object(m) => vec![m],
         Value::Array(items) => items

@@ -1,11 +1,14 @@
 //! The YAML loader against the real `kubectl kustomize` (Kustomize v5.5):
 //! tricky scalars go in, and our reading of the input must equal our
-//! reading of what kubectl prints, value for value.
+//! reading of what kubectl prints, value for value. Kustomize reads
+//! resources with go-yaml v3 (`Dialect::Kyaml`) and `kustomization.yaml`
+//! with sigs.k8s.io/yaml (`Dialect::SigsYaml`), so both dialects have an
+//! oracle here.
 
 use std::path::Path;
 use std::process::Command;
 
-use gitops_lint::yaml::load_all;
+use gitops_lint::yaml::{load_all, load_all_as, Dialect, Limits};
 use serde_json::{json, Value};
 
 const RESOURCES: &str = r#"apiVersion: example.com/v1
@@ -85,6 +88,13 @@ spec:
 "#;
 
 fn kubectl_kustomize(dir: &Path) -> String {
+    let (ok, stdout, stderr) = run_kubectl_kustomize(dir);
+    assert!(ok, "kubectl kustomize failed: {stderr}");
+    stdout
+}
+
+/// Runs `kubectl kustomize`: success, stdout, stderr.
+fn run_kubectl_kustomize(dir: &Path) -> (bool, String, String) {
     let out = match Command::new("kubectl").arg("kustomize").arg(dir).output() {
         Ok(out) => out,
         Err(e) => panic!(
@@ -92,12 +102,11 @@ fn kubectl_kustomize(dir: &Path) -> String {
              and running kubectl failed: {e}; install kubectl rather than skipping the test"
         ),
     };
-    assert!(
+    (
         out.status.success(),
-        "kubectl kustomize failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("kubectl prints UTF-8")
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 fn by_kind(text: &str) -> Vec<(String, Value)> {
@@ -160,4 +169,93 @@ fn loader_reads_scalars_as_kubectl_kustomize_does() {
         deployment["spec"]["template"]["spec"]["volumes"][0]["configMap"]["defaultMode"],
         json!(420)
     );
+}
+
+/// `namePrefix` is a string field of the kustomization, which Kustomize
+/// reads with sigs.k8s.io/yaml: a scalar it reads as a string becomes the
+/// prefix of the resource's name; one it reads as a bool or number fails to
+/// unmarshal, and the error names the type. Our `SigsYaml` reading of the
+/// same scalar must agree in every case.
+#[test]
+fn sigs_yaml_dialect_reads_kustomization_scalars_as_kubectl_does() {
+    let scalars = [
+        "on",
+        "off",
+        "yes",
+        "No",
+        "y",
+        "n",
+        "ON",
+        "true",
+        "False",
+        "0755",
+        "1_000",
+        "1e3",
+        "0x1F",
+        "\"123\"",
+        "'on'",
+        "2001-12-14",
+        "2001-12-14t21:59:43.10-05:00",
+        "! 12",
+        "!foo 12",
+        "!!str 12",
+        "hello",
+        "~",
+        "",
+        "12abc",
+        "1.5",
+    ];
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        dir.path().join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+    )
+    .expect("write");
+    let mut kinds_seen = Vec::new();
+    for scalar in scalars {
+        let kustomization = format!("resources:\n- cm.yaml\nnamePrefix: {scalar}\n");
+        std::fs::write(dir.path().join("kustomization.yaml"), &kustomization).expect("write");
+        let (ok, stdout, stderr) = run_kubectl_kustomize(dir.path());
+        let ours = load_all_as(&kustomization, Dialect::SigsYaml, &Limits::default())
+            .expect("loads")
+            .remove(0)
+            .value["namePrefix"]
+            .clone();
+        let theirs = if ok {
+            let name = load_all(&stdout).expect("kubectl output loads")[0].value["metadata"]
+                ["name"]
+                .as_str()
+                .expect("a name")
+                .to_owned();
+            let prefix = name
+                .strip_suffix('x')
+                .expect("name ends with the original")
+                .to_owned();
+            if prefix.is_empty() && !matches!(ours, Value::String(_)) {
+                // An empty prefix: the field was null.
+                Value::Null
+            } else {
+                Value::String(prefix)
+            }
+        } else if stderr.contains("cannot unmarshal bool") {
+            json!("<bool>")
+        } else if stderr.contains("cannot unmarshal number") {
+            json!("<number>")
+        } else {
+            panic!(
+                "kubectl kustomize failed on `namePrefix: {scalar}` for another reason: {stderr}"
+            );
+        };
+        let ours_kind = match &ours {
+            Value::Bool(_) => json!("<bool>"),
+            Value::Number(_) => json!("<number>"),
+            v => v.clone(),
+        };
+        assert_eq!(ours_kind, theirs, "namePrefix: {scalar}");
+        kinds_seen.push(ours_kind);
+    }
+    // Every kind of outcome occurred, so the comparison had teeth.
+    for kind in [json!("<bool>"), json!("<number>"), Value::Null, json!("on")] {
+        assert!(kinds_seen.contains(&kind), "no case produced {kind}");
+    }
 }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
 use super::resolve::{scalar_key, tag_kind, CoreTag, TagKind};
-use super::{line, PathSeg};
+use super::{line, Dialect, PathSeg};
 
 /// Marks a mapping entry whose value has not started yet.
 const PENDING: usize = usize::MAX;
@@ -22,8 +22,9 @@ enum Node {
 }
 
 struct Entry {
+    /// The key's text in each dialect (they differ for `on`, `yes`...);
     /// `None` for a `<<` merge entry.
-    key: Option<String>,
+    key: Option<[String; 2]>,
     key_line: u32,
     value: usize,
 }
@@ -39,21 +40,29 @@ impl Node {
     }
 }
 
-/// The line of the node at `path` in document `doc_index`. With `partial`,
-/// a parse error ends the tree where it occurred and the path is resolved in
-/// what was read (the loader uses this to point at the first of two
-/// duplicate keys); without it, a stream that does not parse gives `None`.
+/// How to search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// For callers: the stream must parse, and of repeated keys the last
+    /// counts (it is the one [`Dialect::SigsYaml`] keeps).
+    Found,
+    /// For the loader's duplicate-key error: resolve in whatever parsed
+    /// before an error, and take the first of repeated keys.
+    FirstDuplicate,
+}
+
+/// The line of the node at `path` in document `doc_index`.
 pub(crate) fn line_of(
     text: &str,
     doc_index: usize,
     path: &[PathSeg<'_>],
-    partial: bool,
+    mode: Mode,
 ) -> Option<u32> {
     let (nodes, complete) = build(text, doc_index);
-    if !complete && !partial {
+    if !complete && mode == Mode::Found {
         return None;
     }
-    walk(&nodes, path)
+    walk(&nodes, path, mode)
 }
 
 /// Builds the position tree of one document; the flag says whether the
@@ -63,7 +72,7 @@ fn build(text: &str, doc_index: usize) -> (Vec<Node>, bool) {
     // Open collections, by node index.
     let mut stack: Vec<usize> = Vec::new();
     let mut anchors: HashMap<usize, usize> = HashMap::new();
-    let mut anchor_keys: HashMap<usize, String> = HashMap::new();
+    let mut anchor_keys: HashMap<usize, [String; 2]> = HashMap::new();
     let mut doc: Option<usize> = None;
     let mut seen_docs = 0usize;
     let mut parser = Parser::new_from_str(text);
@@ -96,11 +105,11 @@ fn build(text: &str, doc_index: usize) -> (Vec<Node>, bool) {
             }
             Event::Scalar(value, style, anchor, tag) => {
                 if let Some(map) = waiting_map {
-                    let tag = tag_kind(tag.as_deref());
+                    let tag = tag_kind(tag.as_deref(), Dialect::Kyaml);
                     let merge = style == ScalarStyle::Plain
                         && value == "<<"
                         && matches!(tag, TagKind::None | TagKind::Core(CoreTag::Merge));
-                    let key = scalar_key(&value, style, tag).unwrap_or_else(|_| value.to_string());
+                    let key = key_texts(&value, style, tag);
                     if anchor != 0 {
                         anchor_keys.insert(anchor, key.clone());
                     }
@@ -166,7 +175,13 @@ fn build(text: &str, doc_index: usize) -> (Vec<Node>, bool) {
     (nodes, true)
 }
 
-fn push_entry(nodes: &mut [Node], map: usize, key: Option<String>, key_line: u32) {
+/// A key's text as each dialect reads it; unreadable keys keep their text.
+fn key_texts(value: &str, style: ScalarStyle, tag: TagKind) -> [String; 2] {
+    [Dialect::Kyaml, Dialect::SigsYaml]
+        .map(|d| scalar_key(value, style, tag, d).unwrap_or_else(|_| value.to_owned()))
+}
+
+fn push_entry(nodes: &mut [Node], map: usize, key: Option<[String; 2]>, key_line: u32) {
     if let Node::Map { entries, .. } = &mut nodes[map] {
         entries.push(Entry {
             key,
@@ -187,7 +202,7 @@ fn deref(nodes: &[Node], mut idx: usize) -> Option<usize> {
     None
 }
 
-fn walk(nodes: &[Node], path: &[PathSeg<'_>]) -> Option<u32> {
+fn walk(nodes: &[Node], path: &[PathSeg<'_>], mode: Mode) -> Option<u32> {
     // Node 0 is the document root.
     let mut cur = 0usize;
     let mut line = nodes.first()?.line();
@@ -202,7 +217,7 @@ fn walk(nodes: &[Node], path: &[PathSeg<'_>]) -> Option<u32> {
                 line = nodes.get(cur)?.line();
             }
             PathSeg::Key(k) => {
-                let (key_line, value) = find_key(nodes, here, k)?;
+                let (key_line, value) = find_key(nodes, here, k, mode)?;
                 cur = value;
                 line = key_line;
             }
@@ -213,7 +228,7 @@ fn walk(nodes: &[Node], path: &[PathSeg<'_>]) -> Option<u32> {
 
 /// Looks a key up with merge semantics: the mapping's own keys, then each
 /// `<<` source in order (a mapping, or a sequence of mappings), depth first.
-fn find_key(nodes: &[Node], map: usize, key: &str) -> Option<(u32, usize)> {
+fn find_key(nodes: &[Node], map: usize, key: &str, mode: Mode) -> Option<(u32, usize)> {
     let mut todo = vec![map];
     // Merge sources are finished nodes, so there are no cycles in a valid
     // document; the bound keeps a broken one finite.
@@ -226,10 +241,14 @@ fn find_key(nodes: &[Node], map: usize, key: &str) -> Option<(u32, usize)> {
         let Node::Map { entries, .. } = &nodes[deref(nodes, idx)?] else {
             continue;
         };
-        if let Some(e) = entries
-            .iter()
-            .find(|e| e.value != PENDING && e.key.as_deref() == Some(key))
-        {
+        let matches = |e: &&Entry| {
+            e.value != PENDING && e.key.as_ref().is_some_and(|k| k.iter().any(|t| t == key))
+        };
+        let found = match mode {
+            Mode::Found => entries.iter().rev().find(matches),
+            Mode::FirstDuplicate => entries.iter().find(matches),
+        };
+        if let Some(e) = found {
             return Some((e.key_line, e.value));
         }
         let mut sources = Vec::new();

@@ -9,6 +9,8 @@ use base64::Engine as _;
 use saphyr_parser::{ScalarStyle, Tag};
 use serde_json::{Number, Value};
 
+use super::Dialect;
+
 /// The core-schema prefix that `!!` expands to.
 const CORE: &str = "tag:yaml.org,2002:";
 
@@ -56,7 +58,7 @@ impl CoreTag {
 }
 
 /// Classifies a parser tag.
-pub(crate) fn tag_kind(tag: Option<&Tag>) -> TagKind {
+pub(crate) fn tag_kind(tag: Option<&Tag>, dialect: Dialect) -> TagKind {
     let Some(tag) = tag else {
         return TagKind::None;
     };
@@ -66,12 +68,12 @@ pub(crate) fn tag_kind(tag: Option<&Tag>) -> TagKind {
         // Verbatim `!<tag:yaml.org,2002:int>`.
         match tag.suffix.strip_prefix(CORE) {
             Some(s) => s,
-            None if tag.suffix == "!" => return TagKind::None,
+            None if tag.suffix == "!" && dialect == Dialect::Kyaml => return TagKind::None,
             None => return TagKind::Custom,
         }
-    } else if tag.handle == "!" && tag.suffix.is_empty() {
-        // go-yaml treats the non-specific tag `!` as no tag at all
-        // (kubectl kustomize reads `! 12` as 12).
+    } else if tag.handle == "!" && tag.suffix.is_empty() && dialect == Dialect::Kyaml {
+        // go-yaml v3 treats the non-specific tag `!` as no tag at all
+        // (kubectl kustomize reads `! 12` as 12); v2 keeps the text.
         return TagKind::None;
     } else {
         return TagKind::Custom;
@@ -119,17 +121,22 @@ impl Resolved {
 ///
 /// # Errors
 /// A core tag the text does not fit (`!!int abc`), or bad `!!binary` data.
-pub(crate) fn scalar_value(text: &str, style: ScalarStyle, tag: TagKind) -> Result<Value, String> {
+pub(crate) fn scalar_value(
+    text: &str,
+    style: ScalarStyle,
+    tag: TagKind,
+    dialect: Dialect,
+) -> Result<Value, String> {
     let quoted = style != ScalarStyle::Plain;
     match tag {
         TagKind::None if quoted => Ok(Value::String(text.to_owned())),
-        TagKind::None => Ok(to_json(resolve_plain(text, true), text)),
+        TagKind::None => Ok(to_json(resolve_plain(text, true, dialect), text)),
         TagKind::Custom | TagKind::Core(CoreTag::Str | CoreTag::Other | CoreTag::Merge) => {
             Ok(Value::String(text.to_owned()))
         }
         TagKind::Core(CoreTag::Binary) => decode_binary(text).map(Value::String),
         TagKind::Core(want) => {
-            let got = resolve_plain(text, want == CoreTag::Timestamp);
+            let got = resolve_plain(text, want == CoreTag::Timestamp, dialect);
             let got = match (want, got) {
                 (CoreTag::Int, r @ (Resolved::Int(_) | Resolved::Uint(_)))
                 | (CoreTag::Float, r @ Resolved::Float(_))
@@ -164,16 +171,21 @@ pub(crate) fn scalar_value(text: &str, style: ScalarStyle, tag: TagKind) -> Resu
 ///
 /// # Errors
 /// As [`scalar_value`].
-pub(crate) fn scalar_key(text: &str, style: ScalarStyle, tag: TagKind) -> Result<String, String> {
+pub(crate) fn scalar_key(
+    text: &str,
+    style: ScalarStyle,
+    tag: TagKind,
+    dialect: Dialect,
+) -> Result<String, String> {
     if style != ScalarStyle::Plain && tag == TagKind::None {
         return Ok(text.to_owned());
     }
     let resolved = match tag {
-        TagKind::None => resolve_plain(text, false),
+        TagKind::None => resolve_plain(text, false, dialect),
         TagKind::Core(CoreTag::Timestamp) => {
-            return scalar_value(text, style, tag).map(|_| text.to_owned())
+            return scalar_value(text, style, tag, dialect).map(|_| text.to_owned())
         }
-        _ => return scalar_value(text, style, tag).map(|v| value_key(&v, text)),
+        _ => return scalar_value(text, style, tag, dialect).map(|v| value_key(&v, text)),
     };
     Ok(resolved_key(&resolved, text))
 }
@@ -282,7 +294,7 @@ fn shorten(text: &str) -> String {
 /// go-yaml's `resolve()` for a plain scalar (or a tagged one: the tag check
 /// happens afterwards). `timestamps`: whether timestamp forms are tried,
 /// which go-yaml does only for untagged and `!!timestamp` scalars.
-fn resolve_plain(text: &str, timestamps: bool) -> Resolved {
+fn resolve_plain(text: &str, timestamps: bool, dialect: Dialect) -> Resolved {
     let Some(&first) = text.as_bytes().first() else {
         return Resolved::Null;
     };
@@ -296,6 +308,13 @@ fn resolve_plain(text: &str, timestamps: bool) -> Resolved {
     match text {
         "true" | "True" | "TRUE" => return Resolved::Bool(true),
         "false" | "False" | "FALSE" => return Resolved::Bool(false),
+        // YAML 1.1 booleans, which go-yaml v2 (sigs.k8s.io/yaml) still reads.
+        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" if dialect == Dialect::SigsYaml => {
+            return Resolved::Bool(true)
+        }
+        "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" if dialect == Dialect::SigsYaml => {
+            return Resolved::Bool(false)
+        }
         "~" | "null" | "Null" | "NULL" => return Resolved::Null,
         ".nan" | ".NaN" | ".NAN" => return Resolved::Float(f64::NAN),
         ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
@@ -314,15 +333,19 @@ fn resolve_plain(text: &str, timestamps: bool) -> Resolved {
             }
             Resolved::Str
         }
-        b'D' => resolve_number(text, timestamps),
+        b'D' => resolve_number(text, timestamps, dialect),
         _ => Resolved::Str,
     }
 }
 
-fn resolve_number(text: &str, timestamps: bool) -> Resolved {
+fn resolve_number(text: &str, timestamps: bool, dialect: Dialect) -> Resolved {
     if timestamps {
         if let Some(ts) = timestamp_rfc3339(text) {
-            return Resolved::Timestamp(ts);
+            // go-yaml v2 hands a timestamp to `interface{}` as its text.
+            return Resolved::Timestamp(match dialect {
+                Dialect::Kyaml => ts,
+                Dialect::SigsYaml => text.to_owned(),
+            });
         }
     }
     let plain: String = text.chars().filter(|&c| c != '_').collect();
@@ -637,8 +660,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn value_k(text: &str, style: ScalarStyle, tag: TagKind) -> Result<Value, String> {
+        scalar_value(text, style, tag, Dialect::Kyaml)
+    }
+
+    fn key_k(text: &str, style: ScalarStyle, tag: TagKind) -> Result<String, String> {
+        scalar_key(text, style, tag, Dialect::Kyaml)
+    }
+
+    fn tag_k(tag: Option<&Tag>) -> TagKind {
+        tag_kind(tag, Dialect::Kyaml)
+    }
+
     fn plain(s: &str) -> Value {
-        scalar_value(s, ScalarStyle::Plain, TagKind::None)
+        value_k(s, ScalarStyle::Plain, TagKind::None)
             .expect("untagged plain scalars always resolve")
     }
 
@@ -778,7 +813,7 @@ mod tests {
         ] {
             for s in ["0755", "true", "null", "", "1e3", "2001-12-14"] {
                 assert_eq!(
-                    scalar_value(s, style, TagKind::None),
+                    value_k(s, style, TagKind::None),
                     Ok(json!(s)),
                     "{style:?} {s:?}"
                 );
@@ -794,60 +829,54 @@ mod tests {
     fn core_tags_force_the_type() {
         let dq = ScalarStyle::DoubleQuoted;
         let p = ScalarStyle::Plain;
-        assert_eq!(scalar_value("0755", dq, core(CoreTag::Int)), Ok(json!(493)));
-        assert_eq!(scalar_value("12", p, core(CoreTag::Str)), Ok(json!("12")));
-        assert_eq!(scalar_value("1", p, core(CoreTag::Float)), Ok(json!(1)));
+        assert_eq!(value_k("0755", dq, core(CoreTag::Int)), Ok(json!(493)));
+        assert_eq!(value_k("12", p, core(CoreTag::Str)), Ok(json!("12")));
+        assert_eq!(value_k("1", p, core(CoreTag::Float)), Ok(json!(1)));
+        assert_eq!(value_k("1.5", dq, core(CoreTag::Float)), Ok(json!(1.5)));
+        assert_eq!(value_k("true", dq, core(CoreTag::Bool)), Ok(json!(true)));
+        assert_eq!(value_k("", p, core(CoreTag::Null)), Ok(Value::Null));
         assert_eq!(
-            scalar_value("1.5", dq, core(CoreTag::Float)),
-            Ok(json!(1.5))
-        );
-        assert_eq!(
-            scalar_value("true", dq, core(CoreTag::Bool)),
-            Ok(json!(true))
-        );
-        assert_eq!(scalar_value("", p, core(CoreTag::Null)), Ok(Value::Null));
-        assert_eq!(
-            scalar_value("aGVsbG8=", p, core(CoreTag::Binary)),
+            value_k("aGVsbG8=", p, core(CoreTag::Binary)),
             Ok(json!("hello"))
         );
         assert_eq!(
-            scalar_value("aGVs\nbG8=\n", ScalarStyle::Literal, core(CoreTag::Binary)),
+            value_k("aGVs\nbG8=\n", ScalarStyle::Literal, core(CoreTag::Binary)),
             Ok(json!("hello"))
         );
         assert_eq!(
-            scalar_value("2001-12-14", dq, core(CoreTag::Timestamp)),
+            value_k("2001-12-14", dq, core(CoreTag::Timestamp)),
             Ok(json!("2001-12-14T00:00:00Z"))
         );
         assert_eq!(
-            scalar_value("abc", p, core(CoreTag::Int)),
+            value_k("abc", p, core(CoreTag::Int)),
             Err("cannot decode !!str `abc` as a !!int".to_owned())
         );
         assert_eq!(
-            scalar_value("1.5", p, core(CoreTag::Int)),
+            value_k("1.5", p, core(CoreTag::Int)),
             Err("cannot decode !!float `1.5` as a !!int".to_owned())
         );
         assert_eq!(
-            scalar_value("yes", p, core(CoreTag::Bool)),
+            value_k("yes", p, core(CoreTag::Bool)),
             Err("cannot decode !!str `yes` as a !!bool".to_owned())
         );
         assert_eq!(
-            scalar_value("x", p, core(CoreTag::Null)),
+            value_k("x", p, core(CoreTag::Null)),
             Err("cannot decode !!str `x` as a !!null".to_owned())
         );
         assert_eq!(
-            scalar_value("2001-12-14", p, core(CoreTag::Int)),
+            value_k("2001-12-14", p, core(CoreTag::Int)),
             Err("cannot decode !!str `2001-12-14` as a !!int".to_owned())
         );
-        assert!(scalar_value("not base64!", p, core(CoreTag::Binary)).is_err());
+        assert!(value_k("not base64!", p, core(CoreTag::Binary)).is_err());
         // A custom tag: go-yaml cannot resolve it, the text stays a string
         // (kubectl kustomize prints `!foo 3` as "3").
-        assert_eq!(scalar_value("3", p, TagKind::Custom), Ok(json!("3")));
+        assert_eq!(value_k("3", p, TagKind::Custom), Ok(json!("3")));
     }
 
     #[test]
     fn keys_become_text_like_sigs_k8s_yaml() {
         let p = ScalarStyle::Plain;
-        let key = |s: &str| scalar_key(s, p, TagKind::None).expect("plain keys resolve");
+        let key = |s: &str| key_k(s, p, TagKind::None).expect("plain keys resolve");
         assert_eq!(key("name"), "name");
         assert_eq!(key("0755"), "493");
         assert_eq!(key("~"), "null");
@@ -866,16 +895,59 @@ mod tests {
         assert_eq!(key("2001-12-14"), "2001-12-14");
         assert_eq!(key("on"), "on");
         assert_eq!(
-            scalar_key("0755", ScalarStyle::DoubleQuoted, TagKind::None),
+            key_k("0755", ScalarStyle::DoubleQuoted, TagKind::None),
             Ok("0755".to_owned())
         );
-        assert_eq!(scalar_key("7", p, core(CoreTag::Str)), Ok("7".to_owned()));
+        assert_eq!(key_k("7", p, core(CoreTag::Str)), Ok("7".to_owned()));
+    }
+
+    #[test]
+    fn sigs_yaml_reads_yaml_1_1_booleans_and_keeps_dates() {
+        let p = ScalarStyle::Plain;
+        let v = |s: &str| scalar_value(s, p, TagKind::None, Dialect::SigsYaml).expect("resolves");
+        for word in [
+            "y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE",
+        ] {
+            assert_eq!(v(word), json!(true), "{word}");
+        }
+        for word in [
+            "n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "FALSE",
+        ] {
+            assert_eq!(v(word), json!(false), "{word}");
+        }
+        assert_eq!(v("yES"), json!("yES"));
+        assert_eq!(v("0755"), json!(493));
+        assert_eq!(v("1e3"), json!(1000));
+        assert_eq!(v("2001-12-14"), json!("2001-12-14"));
+        assert_eq!(
+            v("2001-12-14t21:59:43.10-05:00"),
+            json!("2001-12-14t21:59:43.10-05:00")
+        );
+        assert_eq!(
+            scalar_value(
+                "on",
+                ScalarStyle::DoubleQuoted,
+                TagKind::None,
+                Dialect::SigsYaml
+            ),
+            Ok(json!("on"))
+        );
+        assert_eq!(
+            scalar_key("on", p, TagKind::None, Dialect::SigsYaml),
+            Ok("true".to_owned())
+        );
+        let bang = Tag {
+            handle: "!".to_owned(),
+            suffix: String::new(),
+        };
+        assert_eq!(tag_kind(Some(&bang), Dialect::SigsYaml), TagKind::Custom);
+        assert_eq!(tag_kind(Some(&bang), Dialect::Kyaml), TagKind::None);
     }
 
     #[test]
     fn tags_classify() {
         let t = |h: &str, s: &str| {
-            tag_kind(Some(&Tag {
+            tag_k(Some(&Tag {
                 handle: h.to_owned(),
                 suffix: s.to_owned(),
             }))
@@ -885,6 +957,6 @@ mod tests {
         assert_eq!(t("!", ""), TagKind::None);
         assert_eq!(t("!", "Ref"), TagKind::Custom);
         assert_eq!(t(CORE, "map"), core(CoreTag::Other));
-        assert_eq!(tag_kind(None), TagKind::None);
+        assert_eq!(tag_k(None), TagKind::None);
     }
 }

@@ -119,9 +119,59 @@ tagged:
         e.message,
         "map merge requires map or sequence of maps as the value"
     );
+    let e = err("s: &s [{x: 1}]\na:\n  <<: *s\n");
+    assert_eq!(
+        e.message,
+        "map merge requires map or sequence of maps as the value"
+    );
+    assert_eq!((e.line, e.column), (3, 7));
+    let v = one("s: &s {x: 1}\na:\n  <<: [*s, {y: 2}]\n");
+    assert_eq!(v["a"], json!({"x": 1, "y": 2}));
     let e = err("a:\n  <<: {x: 1}\n  <<: {y: 1}\n");
     assert_eq!(e.message, "duplicate merge key `<<` (first at line 2)");
     assert_eq!((e.line, e.column), (3, 3));
+}
+
+#[test]
+fn sigs_yaml_dialect_replaces_repeated_keys_and_merges_in_place() {
+    let load = |t: &str| {
+        load_all_as(t, Dialect::SigsYaml, &Limits::default())
+            .map(|d| d.into_iter().map(|d| d.value).collect::<Vec<_>>())
+    };
+    assert_eq!(
+        load("namePrefix: a-\nnamePrefix: b-\non: yes\nd: 2001-12-14\n"),
+        Ok(vec![
+            json!({"namePrefix": "b-", "true": true, "d": "2001-12-14"})
+        ])
+    );
+    // Each case was checked through `commonLabels` in a kustomization.yaml.
+    assert_eq!(
+        load("{a: '1', <<: {a: '2', b: '3'}}"),
+        Ok(vec![json!({"a": "2", "b": "3"})]),
+        "a merge overrides the keys before it"
+    );
+    assert_eq!(
+        load("{<<: {a: '2', b: '3'}, a: '1'}"),
+        Ok(vec![json!({"a": "1", "b": "3"})])
+    );
+    assert_eq!(
+        load("{<<: [{a: '2'}, {a: '3', b: '4'}]}"),
+        Ok(vec![json!({"a": "2", "b": "4"})]),
+        "earlier maps of a merge list win"
+    );
+    assert_eq!(
+        load("{<<: {a: 1}, <<: {a: 2, b: 2}}"),
+        Ok(vec![json!({"a": 2, "b": 2})])
+    );
+    // The same text in the default dialect.
+    assert_eq!(
+        err("namePrefix: a-\nnamePrefix: b-\n").message,
+        "duplicate key `namePrefix` (first at line 1)"
+    );
+    assert_eq!(
+        one("{a: '1', <<: {a: '2', b: '3'}}"),
+        json!({"a": "1", "b": "3"})
+    );
 }
 
 #[test]
@@ -385,6 +435,11 @@ spec:
         None,
         "a stream that does not parse"
     );
+    // Of repeated keys the last counts (the one a lenient reader keeps),
+    // and keys match in either dialect's reading.
+    assert_eq!(line_of("a: 1\nb: 2\na: 3\n", 0, &[k("a")]), Some(3));
+    assert_eq!(line_of("x: 1\non: 2\n", 0, &[k("true")]), Some(2));
+    assert_eq!(line_of("x: 1\non: 2\n", 0, &[k("on")]), Some(2));
     // Keys are matched by their loaded text.
     assert_eq!(
         line_of("x: 1\n0755: a\n\"q\": b\n", 0, &[k("493")]),
@@ -474,7 +529,10 @@ data:
             }
         }
         let text: String = text.into_iter().collect();
-        let _ = load_inner(&text, &Limits::default());
-        let _ = locate::line_of(&text, 0, &[PathSeg::Key("data"), PathSeg::Key("k")], true);
+        for dialect in [Dialect::Kyaml, Dialect::SigsYaml] {
+            let _ = load_inner(&text, dialect, &Limits::default());
+        }
+        let path = [PathSeg::Key("data"), PathSeg::Key("k")];
+        let _ = locate::line_of(&text, 0, &path, locate::Mode::FirstDuplicate);
     }
 }
