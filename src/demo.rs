@@ -2,7 +2,9 @@
 //! directory, with a change that deletes a PersistentVolumeClaim manifest and
 //! removes a child Application from an app-of-apps.
 
-use crate::source::{write_commit, RepoError};
+use crate::source::{add_remote, write_commit, RepoError};
+
+const REPO_URL: &str = "https://git.example.com/platform/gitops.git";
 
 const ROOT_APP: &str = "apiVersion: argoproj.io/v1alpha1
 kind: Application

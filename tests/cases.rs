@@ -27,7 +27,12 @@ fn files_of(root: &Path) -> Vec<(String, Vec<u8>)> {
     for e in walkdir::WalkDir::new(root).sort_by_file_name() {
         let e = e.expect("readable fixture");
         if e.file_type().is_file() {
-            let rel = e.path().strip_prefix(root).expect("inside root").to_string_lossy().replace('\\', "/");
+            let rel = e
+                .path()
+                .strip_prefix(root)
+                .expect("inside root")
+                .to_string_lossy()
+                .replace('\\', "/");
             out.push((rel, std::fs::read(e.path()).expect("readable fixture file")));
         }
     }
@@ -49,7 +54,11 @@ fn cases() -> Vec<Case> {
         if !group.is_dir() {
             continue;
         }
-        let gname = group.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let gname = group
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
         let rule = gname.starts_with("GL").then(|| gname[..5].to_string());
         for case in std::fs::read_dir(&group).expect("readable group") {
             let dir = case.expect("entry").path();
@@ -64,8 +73,16 @@ fn cases() -> Vec<Case> {
                     .unwrap_or(Value::Null),
                 Err(_) => Value::Null,
             };
-            let name = format!("{gname}/{}", dir.file_name().unwrap_or_default().to_string_lossy());
-            out.push(Case { dir, rule: rule.clone(), name, meta });
+            let name = format!(
+                "{gname}/{}",
+                dir.file_name().unwrap_or_default().to_string_lossy()
+            );
+            out.push(Case {
+                dir,
+                rule: rule.clone(),
+                name,
+                meta,
+            });
         }
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -85,17 +102,32 @@ fn run_case(case: &Case) -> Result<Value, String> {
         .meta
         .get("args")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
-    let opts = Options { repo: Some(tmp.path().to_path_buf()), all: args.iter().any(|a| a == "--all"), ..Options::default() };
-    let command = case.meta.get("command").and_then(Value::as_str).unwrap_or("diff");
+    let opts = Options {
+        repo: Some(tmp.path().to_path_buf()),
+        all: args.iter().any(|a| a == "--all"),
+        ..Options::default()
+    };
+    let command = case
+        .meta
+        .get("command")
+        .and_then(Value::as_str)
+        .unwrap_or("diff");
     let (report, base_sha, head_sha) = if command == "check" {
-        let sha = write_commit(tmp.path(), "main", None, &head, "head").map_err(|e| e.to_string())?;
+        let sha =
+            write_commit(tmp.path(), "main", None, &head, "head").map_err(|e| e.to_string())?;
         let r = lint::check(&Revision::Commit("main".into()), &opts).map_err(|e| e.to_string())?;
         (r, String::new(), sha)
     } else {
         let b = write_commit(tmp.path(), "main", None, &base, "base").map_err(|e| e.to_string())?;
-        let h = write_commit(tmp.path(), "change", Some("main"), &head, "head").map_err(|e| e.to_string())?;
+        let h = write_commit(tmp.path(), "change", Some("main"), &head, "head")
+            .map_err(|e| e.to_string())?;
         let r = lint::diff(Some("main..change"), &opts).map_err(|e| e.to_string())?;
         (r, b, h)
     };
@@ -122,15 +154,24 @@ fn golden_cases() {
             }
         };
         if let Some(rule) = &case.rule {
-            let n = actual["findings"]
-                .as_array()
-                .map_or(0, |f| f.iter().filter(|x| x["code"] == rule.as_str()).count());
-            let ok_case = case.dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with("ok-"));
+            let n = actual["findings"].as_array().map_or(0, |f| {
+                f.iter().filter(|x| x["code"] == rule.as_str()).count()
+            });
+            let ok_case = case
+                .dir
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("ok-"));
             if ok_case && n > 0 {
-                failures.push(format!("{}: an ok- case must have no {rule} finding, found {n}", case.name));
+                failures.push(format!(
+                    "{}: an ok- case must have no {rule} finding, found {n}",
+                    case.name
+                ));
             }
             if !ok_case && n == 0 {
-                failures.push(format!("{}: expected at least one {rule} finding, found none", case.name));
+                failures.push(format!(
+                    "{}: expected at least one {rule} finding, found none",
+                    case.name
+                ));
             }
         }
         let path = case.dir.join("expected.json");
@@ -148,5 +189,11 @@ fn golden_cases() {
             Err(_) => failures.push(format!("{}: no expected.json (run with GITOPS_LINT_BLESS=1 to create it)", case.name)),
         }
     }
-    assert!(failures.is_empty(), "{} of {} golden cases failed:\n\n{}", failures.len(), all.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} golden cases failed:\n\n{}",
+        failures.len(),
+        all.len(),
+        failures.join("\n\n")
+    );
 }

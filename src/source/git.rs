@@ -719,3 +719,14 @@ pub fn write_commit(
     repo.reference(&refname, oid, true, message).map_err(g)?;
     Ok(oid.to_string())
 }
+
+/// Adds a remote (fetch URL only; nothing is fetched). Used by the demo.
+///
+/// # Errors
+/// Git failures.
+pub fn add_remote(dir: &Path, name: &str, url: &str) -> Result<(), RepoError> {
+    let g = |e: git2::Error| RepoError::Git(e.message().to_string());
+    let repo = Repository::open(dir).map_err(g)?;
+    repo.remote(name, url).map_err(g)?;
+    Ok(())
+}

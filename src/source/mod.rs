@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use dir::DirTree;
-pub use git::{write_commit, GitRepo, RepoError, RevisionRange};
+pub use git::{add_remote, write_commit, GitRepo, RepoError, RevisionRange};
 
 /// Identity of file or directory content. For git trees this is the git
 /// object id; for the working directory it is the id git would give the
