@@ -200,5 +200,6 @@ pub fn build() -> Result<tempfile::TempDir, RepoError> {
         &files(false, false),
         "Tidy up: drop unused manifests",
     )?;
+    add_remote(dir.path(), "origin", REPO_URL)?;
     Ok(dir)
 }
