@@ -1,0 +1,1 @@
+//! Engine tests against documented Argo CD template examples.
