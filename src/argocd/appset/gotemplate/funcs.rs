@@ -561,50 +561,25 @@ fn slugify(args: &[V]) -> R {
     if args.len() > 3 {
         return Err("bad 'slugify' arguments".into());
     }
-    let sanitized = sanitize_name(name);
-    // gosimple/slug: lower-case, runs of characters outside [a-z0-9_-] become
-    // one `-`, `_` and `-` runs collapse, and the result is trimmed of `-_`.
-    let mut slug = String::new();
-    for c in sanitized.chars() {
-        let c = if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' {
-            c
-        } else {
-            '-'
-        };
-        if (c == '-' || c == '_') && slug.ends_with(['-', '_']) {
-            slug.pop();
-            slug.push('-');
+    // gosimple/slug over Argo CD's `SanitizeName`: a plain cut first when smart
+    // truncation is off, then runs of other characters become one `-`, the
+    // ends are trimmed of `-_`, then a smart cut at the last `-` within bounds.
+    let mut slug = sanitize_name(name);
+    if !smart && slug.len() >= max {
+        slug.truncate(floor_boundary(&slug, max));
+    }
+    let mut out = String::new();
+    for c in slug.chars() {
+        let c = if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' };
+        if c == '-' && out.ends_with('-') {
             continue;
         }
-        slug.push(c);
+        out.push(c);
     }
-    let mut slug = slug.trim_matches(|c| c == '-' || c == '_').to_string();
-    if max > 0 && slug.len() > max {
-        if smart {
-            // Cut at the last `-` that keeps the slug within `max`.
-            let mut cut = String::new();
-            for word in slug.split('-') {
-                let extra = if cut.is_empty() {
-                    word.len()
-                } else {
-                    word.len() + 1
-                };
-                if cut.len() + extra > max {
-                    break;
-                }
-                if !cut.is_empty() {
-                    cut.push('-');
-                }
-                cut.push_str(word);
-            }
-            slug = if cut.is_empty() {
-                slug[..max].to_string()
-            } else {
-                cut
-            };
-        } else {
-            slug.truncate(max);
-        }
+    let mut slug = out.trim_matches(|c| c == '-' || c == '_').to_string();
+    if max > 0 && smart && slug.len() > max {
+        let cut = slug.as_bytes()[..=max].iter().rposition(|b| *b == b'-').unwrap_or(max);
+        slug.truncate(cut);
     }
     Ok(V::Str(slug))
 }
