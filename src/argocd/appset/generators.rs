@@ -219,9 +219,11 @@ impl<'a> Evaluator<'a> {
                             let params = match &item {
                                 Value::Object(o) => o.clone(),
                                 Value::Null => Map::new(),
-                                other => return err(format!(
+                                other => {
+                                    return err(format!(
                                     "list generator: elementsYaml item {other} is not an object"
-                                )),
+                                ))
+                                }
                             };
                             sets.push(ParamSet {
                                 params,

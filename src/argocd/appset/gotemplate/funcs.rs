@@ -570,7 +570,11 @@ fn slugify(args: &[V]) -> R {
     }
     let mut out = String::new();
     for c in slug.chars() {
-        let c = if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' };
+        let c = if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            c
+        } else {
+            '-'
+        };
         if c == '-' && out.ends_with('-') {
             continue;
         }
@@ -578,7 +582,10 @@ fn slugify(args: &[V]) -> R {
     }
     let mut slug = out.trim_matches(|c| c == '-' || c == '_').to_string();
     if max > 0 && smart && slug.len() > max {
-        let cut = slug.as_bytes()[..=max].iter().rposition(|b| *b == b'-').unwrap_or(max);
+        let cut = slug.as_bytes()[..=max]
+            .iter()
+            .rposition(|b| *b == b'-')
+            .unwrap_or(max);
         slug.truncate(cut);
     }
     Ok(V::Str(slug))
