@@ -413,6 +413,15 @@ fn list_arg<'a>(name: &str, v: &'a V) -> Result<&'a [V], String> {
     }
 }
 
+/// A value passed through an `interface{}` parameter: a missing value becomes nil.
+fn iface(v: &V) -> V {
+    if *v == V::Missing {
+        V::Nil
+    } else {
+        v.clone()
+    }
+}
+
 fn none(args: &[V]) -> V {
     let _ = args;
     V::Nil
@@ -650,12 +659,10 @@ pub(super) fn mutates_first_arg(name: &str) -> bool {
 
 #[allow(clippy::too_many_lines)]
 pub(super) fn call(name: &str, args: Vec<V>) -> R {
-    // Untyped (`interface{}`) parameters see a missing value as nil.
-    let a: Vec<V> = args
-        .into_iter()
-        .map(|v| if v == V::Missing { V::Nil } else { v })
-        .collect();
-    let a = a.as_slice();
+    // Typed parameters reject a missing value ("invalid value; expected
+    // string"); untyped ones see it as nil, which `iface` applies to values
+    // a function stores or returns.
+    let a = args.as_slice();
     match name {
         "not" => {
             arity(a, 1)?;
@@ -845,21 +852,21 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
         "hasSuffix" => two_bool(a, |p, x| x.ends_with(p)),
         "quote" => Ok(V::Str(
             a.iter()
-                .filter(|v| !matches!(v, V::Nil))
+                .filter(|v| !matches!(v, V::Nil | V::Missing))
                 .map(|v| go_quote(&strval(v)))
                 .collect::<Vec<_>>()
                 .join(" "),
         )),
         "squote" => Ok(V::Str(
             a.iter()
-                .filter(|v| !matches!(v, V::Nil))
+                .filter(|v| !matches!(v, V::Nil | V::Missing))
                 .map(|v| format!("'{}'", strval(v)))
                 .collect::<Vec<_>>()
                 .join(" "),
         )),
         "cat" => Ok(V::Str(
             a.iter()
-                .filter(|v| !matches!(v, V::Nil))
+                .filter(|v| !matches!(v, V::Nil | V::Missing))
                 .map(strval)
                 .collect::<Vec<_>>()
                 .join(" "),
@@ -998,16 +1005,16 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
         "default" => {
             at_least(a, 1)?;
             if a.len() == 1 || is_empty(&a[1]) {
-                Ok(a[0].clone())
+                Ok(iface(&a[0]))
             } else {
-                Ok(a[1].clone())
+                Ok(iface(&a[1]))
             }
         }
         "empty" => {
             arity(a, 1)?;
             Ok(V::Bool(is_empty(&a[0])))
         }
-        "coalesce" => Ok(a.iter().find(|v| !is_empty(v)).cloned().unwrap_or(V::Nil)),
+        "coalesce" => Ok(a.iter().find(|v| !is_empty(v)).map_or(V::Nil, iface)),
         "all" => Ok(V::Bool(a.iter().all(|v| !is_empty(v)))),
         "any" => Ok(V::Bool(a.iter().any(|v| !is_empty(v)))),
         "compact" | "mustCompact" => {
@@ -1040,14 +1047,14 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
         "ternary" => {
             arity(a, 3)?;
             Ok(if boolean(&a[2])? {
-                a[0].clone()
+                iface(&a[0])
             } else {
-                a[1].clone()
+                iface(&a[1])
             })
         }
         "deepCopy" | "mustDeepCopy" => {
             arity(a, 1)?;
-            Ok(a[0].clone())
+            Ok(iface(&a[0]))
         }
         "typeOf" => {
             arity(a, 1)?;
@@ -1086,12 +1093,12 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
                 Err(e) => format!("illegal base64 data: {e}"),
             }
         }),
-        "tuple" | "list" => Ok(V::List(a.to_vec())),
+        "tuple" | "list" => Ok(V::List(a.iter().map(iface).collect())),
         "dict" => {
             let mut m = BTreeMap::new();
             for pair in a.chunks(2) {
                 let k = strval(&pair[0]);
-                m.insert(k, pair.get(1).cloned().unwrap_or(V::Str(String::new())));
+                m.insert(k, pair.get(1).map_or(V::Str(String::new()), iface));
             }
             Ok(V::Map(m))
         }
@@ -1105,7 +1112,7 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
         "set" => {
             arity(a, 3)?;
             let mut m = map_arg(&a[0])?.clone();
-            m.insert(s(&a[1])?.to_string(), a[2].clone());
+            m.insert(s(&a[1])?.to_string(), iface(&a[2]));
             Ok(V::Map(m))
         }
         "unset" => {
@@ -1162,18 +1169,18 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
         "append" | "push" | "mustAppend" | "mustPush" => {
             arity(a, 2)?;
             let mut l = list_arg("push", &a[0])?.to_vec();
-            l.push(a[1].clone());
+            l.push(iface(&a[1]));
             Ok(V::List(l))
         }
         "prepend" | "mustPrepend" => {
             arity(a, 2)?;
-            let mut l = vec![a[1].clone()];
+            let mut l = vec![iface(&a[1])];
             l.extend(list_arg("prepend", &a[0])?.iter().cloned());
             Ok(V::List(l))
         }
         "first" | "mustFirst" => {
             arity(a, 1)?;
-            if a[0] == V::Nil {
+            if matches!(a[0], V::Nil | V::Missing) {
                 return Ok(none(a));
             }
             Ok(list_arg("find first", &a[0])?
@@ -1183,7 +1190,7 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
         }
         "last" | "mustLast" => {
             arity(a, 1)?;
-            if a[0] == V::Nil {
+            if matches!(a[0], V::Nil | V::Missing) {
                 return Ok(none(a));
             }
             Ok(list_arg("find last", &a[0])?
@@ -1193,7 +1200,7 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
         }
         "rest" | "mustRest" | "initial" | "mustInitial" => {
             arity(a, 1)?;
-            if a[0] == V::Nil {
+            if matches!(a[0], V::Nil | V::Missing) {
                 return Ok(none(a));
             }
             let l = list_arg("find rest", &a[0])?;
@@ -1234,10 +1241,10 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
         }
         "has" | "mustHas" => {
             arity(a, 2)?;
-            if a[1] == V::Nil {
+            if matches!(a[1], V::Nil | V::Missing) {
                 return Ok(V::Bool(false));
             }
-            Ok(V::Bool(list_arg("find has", &a[1])?.contains(&a[0])))
+            Ok(V::Bool(list_arg("find has", &a[1])?.contains(&iface(&a[0]))))
         }
         "slice" | "mustSlice" => {
             at_least(a, 1)?;

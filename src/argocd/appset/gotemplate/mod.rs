@@ -345,12 +345,9 @@ impl State {
                         }
                     },
                 },
-                other => {
-                    return Err(format!(
-                        "can't evaluate field {name} in type {}",
-                        other.type_name()
-                    )
-                    .into())
+                // Values read out of parameter maps have Go type `interface {}`.
+                _ => {
+                    return Err(format!("can't evaluate field {name} in type interface {{}}").into())
                 }
             };
         }
