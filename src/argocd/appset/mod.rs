@@ -1,1 +1,348 @@
-//! `ApplicationSet` expansion: generators and templates evaluated offline.
+//! `ApplicationSet` expansion: generators and templates evaluated offline
+//! against one revision of the repository, giving the `Application`s the
+//! ApplicationSet controller would create, and its effective policy.
+//!
+//! Argo CD's behaviour is the specification (AC `applicationset/`, see
+//! ARGOCD.md §6). Generators that need a network or a live cluster
+//! (`scmProvider`, `pullRequest`, `clusterDecisionResource`, `plugin`, git
+//! generators of other repositories, `clusters` with no cluster data) are
+//! reported as unresolved: the expansion is then incomplete, never empty.
+//!
+//! Knows nothing of rendering the generated Applications or of diffing.
+
+mod data;
+pub mod fasttemplate;
+mod generators;
+pub mod glob;
+pub mod gotemplate;
+mod policy;
+mod render;
+mod selector;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use base64::Engine as _;
+use serde_json::Value;
+
+pub use policy::{AppSetPolicy, PolicySource};
+
+/// The finalizer that makes deleting an Application cascade to its resources.
+pub const RESOURCES_FINALIZER: &str = "resources-finalizer.argocd.argoproj.io";
+
+/// Controller settings that change expansion (they are flags of the
+/// ApplicationSet controller, so they come from configuration).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AppSetSettings {
+    /// `--enable-new-git-file-globbing`: strict `doublestar` globbing for git
+    /// `files` instead of the default greedy `git ls-files` pathspecs.
+    pub new_git_file_globbing: bool,
+    /// `--policy` / `ARGOCD_APPLICATIONSET_CONTROLLER_POLICY` (`None`: unset).
+    pub controller_policy: Option<String>,
+    /// `--enable-policy-override` (`None`: its default, true when no policy is set).
+    pub policy_override: Option<bool>,
+}
+
+/// What expansion may read, for one revision.
+pub struct AppSetContext<'a> {
+    /// The revision being expanded.
+    pub tree: &'a dyn crate::source::Tree,
+    /// Does a generator's `repoURL` name this repository?
+    pub is_this_repo: &'a dyn Fn(&str) -> bool,
+    /// Does a git generator's `revision` name the revision being expanded?
+    /// `None` treats every revision (`HEAD`, the target branch...) as this one.
+    pub is_this_revision: Option<&'a dyn Fn(&str) -> bool>,
+    /// Known clusters. Empty means "no cluster data": `clusters` generators are unresolved.
+    pub clusters: &'a [Cluster],
+    /// Controller settings.
+    pub settings: &'a AppSetSettings,
+}
+
+/// One Argo CD cluster, as a cluster Secret describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Cluster {
+    /// `data.name`.
+    pub name: String,
+    /// `data.server`.
+    pub server: String,
+    /// The Secret's labels.
+    pub labels: BTreeMap<String, String>,
+    /// The Secret's annotations.
+    pub annotations: BTreeMap<String, String>,
+    /// `data.project`, if set.
+    pub project: Option<String>,
+}
+
+/// The label that marks a Secret as an Argo CD cluster.
+pub const SECRET_TYPE_LABEL: &str = "argocd.argoproj.io/secret-type";
+
+/// Reads a cluster Secret (label `argocd.argoproj.io/secret-type: cluster`),
+/// decoding `data` (base64) and `stringData`. `None` for anything else.
+#[must_use]
+pub fn clusters_from_secret(secret: &Value) -> Option<Cluster> {
+    if secret.get("kind").and_then(Value::as_str) != Some("Secret") {
+        return None;
+    }
+    let meta = secret.get("metadata")?;
+    let str_map = |v: Option<&Value>| -> BTreeMap<String, String> {
+        v.and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let labels = str_map(meta.get("labels"));
+    if labels.get(SECRET_TYPE_LABEL).map(String::as_str) != Some("cluster") {
+        return None;
+    }
+    let field = |k: &str| -> Option<String> {
+        // `stringData` is merged over `data` by the API server.
+        if let Some(s) = secret
+            .pointer(&format!("/stringData/{k}"))
+            .and_then(Value::as_str)
+        {
+            return Some(s.to_string());
+        }
+        let b = secret
+            .pointer(&format!("/data/{k}"))
+            .and_then(Value::as_str)?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(b.trim())
+            .ok()?;
+        String::from_utf8(bytes).ok()
+    };
+    Some(Cluster {
+        name: field("name").unwrap_or_default(),
+        server: field("server").unwrap_or_default(),
+        labels,
+        annotations: str_map(meta.get("annotations")),
+        project: field("project"),
+    })
+}
+
+/// One Application the controller would generate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GeneratedApp {
+    /// A complete `argoproj.io/v1alpha1` `Application`, with
+    /// `metadata.ownerReferences` naming the ApplicationSet as its controller.
+    pub application: Value,
+    /// Which element, directory, file or cluster produced it, for messages
+    /// (for example "git directory `apps/payments`").
+    pub provenance: String,
+}
+
+impl GeneratedApp {
+    /// `metadata.name`.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        self.application
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
+    /// Deleting this Application cascades to its resources (it carries a
+    /// resources finalizer, foreground or background).
+    #[must_use]
+    pub fn cascades(&self) -> bool {
+        self.application
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| {
+                f.iter().filter_map(Value::as_str).any(|f| {
+                    f == RESOURCES_FINALIZER
+                        || f == "resources-finalizer.argocd.argoproj.io/foreground"
+                        || f == "resources-finalizer.argocd.argoproj.io/background"
+                })
+            })
+    }
+}
+
+/// The result of expanding one ApplicationSet at one revision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expansion {
+    /// The generated Applications, unique by name, in generator order.
+    pub apps: Vec<GeneratedApp>,
+    /// Generators that cannot be evaluated offline, one line each. When not
+    /// empty the app set is incomplete: deletions are unknown.
+    pub unresolved: Vec<String>,
+    /// The effective policy.
+    pub policy: AppSetPolicy,
+    /// Things the controller would refuse or warn about (duplicate names,
+    /// nameless apps); they do not stop the expansion.
+    pub notes: Vec<String>,
+}
+
+impl Expansion {
+    /// Every generator was evaluated, so `apps` is exactly what the controller generates.
+    #[must_use]
+    pub fn is_complete(&self) -> bool {
+        self.unresolved.is_empty()
+    }
+
+    /// The generated names.
+    #[must_use]
+    pub fn names(&self) -> BTreeSet<&str> {
+        self.apps.iter().map(GeneratedApp::name).collect()
+    }
+}
+
+/// Why an ApplicationSet cannot be expanded. The controller would set an
+/// `ErrorOccurred` condition and neither create nor delete anything.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct AppSetError(pub String);
+
+/// The effective policy alone (no generators evaluated).
+///
+/// # Errors
+/// See [`AppSetError`]: an invalid `applicationsSync` or controller policy.
+pub fn policy(appset: &Value, settings: &AppSetSettings) -> Result<AppSetPolicy, AppSetError> {
+    policy::effective(appset, settings)
+}
+
+/// Expands an ApplicationSet manifest. Its `metadata.namespace` becomes the
+/// namespace of every generated Application, so the caller should fill it in
+/// (Argo CD's namespace) when the manifest leaves it out.
+///
+/// # Errors
+/// Anything that makes the controller stop with an error condition: a
+/// template that fails to parse or execute, a malformed generator, a git file
+/// that does not parse, a `matrix` without exactly two children...
+pub fn expand(appset: &Value, cx: &AppSetContext<'_>) -> Result<Expansion, AppSetError> {
+    let policy = policy::effective(appset, cx.settings)?;
+    let spec = appset
+        .get("spec")
+        .and_then(Value::as_object)
+        .ok_or_else(|| AppSetError("ApplicationSet has no spec".into()))?;
+    let name = appset
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let namespace = appset
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let go_template = spec
+        .get("goTemplate")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let options: Vec<String> = spec
+        .get("goTemplateOptions")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let renderer = render::Renderer::new(go_template, &options)?;
+    let template = spec
+        .get("template")
+        .cloned()
+        .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+    let template_patch = match spec.get("templatePatch") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(AppSetError("spec.templatePatch must be a string".into())),
+    };
+    let gens = match spec.get("generators") {
+        Some(Value::Array(a)) => a.as_slice(),
+        None | Some(Value::Null) => &[],
+        Some(_) => return Err(AppSetError("spec.generators must be a list".into())),
+    };
+    let ev = generators::Evaluator::new(cx, &renderer);
+    let mut apps: Vec<GeneratedApp> = Vec::new();
+    let mut unresolved = Vec::new();
+    let mut notes = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (i, g) in gens.iter().enumerate() {
+        let label = |what: &str| format!("generator {} ({what})", i + 1);
+        for result in ev.top_level(g)? {
+            let (kind, outcome, gen_template) = result;
+            let sets = match outcome {
+                generators::Outcome::Sets(s) => s,
+                generators::Outcome::Unresolved(why) => {
+                    unresolved.push(format!("{}: {why}", label(&kind)));
+                    continue;
+                }
+            };
+            let merged = render::merge_template(gen_template.as_ref(), &template);
+            for set in sets {
+                let app = renderer
+                    .application(
+                        &merged,
+                        &set.params,
+                        spec.get("syncPolicy"),
+                        template_patch.as_deref(),
+                    )
+                    .map_err(|e| {
+                        AppSetError(format!("{} for {}: {e}", label(&kind), set.provenance))
+                    })?;
+                let app = finish(app, &name, namespace.as_deref());
+                let app_name = app
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                if app_name.is_empty() {
+                    notes.push(format!(
+                        "{} generates an Application with no name for {}; Argo CD refuses it",
+                        label(&kind),
+                        set.provenance
+                    ));
+                    continue;
+                }
+                if !seen.insert(app_name.clone()) {
+                    notes.push(format!(
+                        "duplicate Application name `{app_name}` (from {}); Argo CD keeps only the first",
+                        set.provenance
+                    ));
+                    continue;
+                }
+                apps.push(GeneratedApp {
+                    application: app,
+                    provenance: set.provenance,
+                });
+            }
+        }
+    }
+    Ok(Expansion {
+        apps,
+        unresolved,
+        policy,
+        notes,
+    })
+}
+
+/// Sets the fields the controller sets after templating: the namespace of the
+/// ApplicationSet and an owner reference to it.
+fn finish(mut app: Value, appset_name: &str, namespace: Option<&str>) -> Value {
+    if let Some(meta) = app.get_mut("metadata").and_then(Value::as_object_mut) {
+        match namespace {
+            Some(ns) => {
+                meta.insert("namespace".into(), Value::from(ns));
+            }
+            None => {
+                meta.remove("namespace");
+            }
+        }
+        meta.insert(
+            "ownerReferences".into(),
+            serde_json::json!([{
+                "apiVersion": "argoproj.io/v1alpha1",
+                "kind": "ApplicationSet",
+                "name": appset_name,
+                "controller": true,
+                "blockOwnerDeletion": true,
+            }]),
+        );
+    }
+    app
+}
+
+#[cfg(test)]
+mod tests;

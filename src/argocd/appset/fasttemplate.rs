@@ -1,0 +1,96 @@
+//! Argo CD's default templating: `valyala/fasttemplate` with `{{` `}}`
+//! (AC `applicationset/utils/utils.go` `Replace`). A tag is replaced only
+//! when its trimmed name is a *string* parameter; anything else, including
+//! a missing key, is written back literally as `{{tag}}`.
+
+use serde_json::{Map, Value};
+
+/// Replaces `{{ key }}` tags in `tmpl`.
+///
+/// # Errors
+/// A `{{` with no closing `}}` on a line that also has `{{...}}` (fasttemplate
+/// refuses to parse it).
+pub fn replace(tmpl: &str, params: &Map<String, Value>) -> Result<String, String> {
+    // Argo CD skips strings that do not match `.*{{.*}}.*` (`.` stops at a newline).
+    if !tmpl
+        .lines()
+        .any(|l| l.find("{{").is_some_and(|i| l[i + 2..].contains("}}")))
+    {
+        return Ok(tmpl.to_string());
+    }
+    let mut out = String::with_capacity(tmpl.len());
+    let mut rest = tmpl;
+    while let Some(open) = rest.find("{{") {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 2..];
+        let Some(close) = after.find("}}") else {
+            return Err(format!(
+                "invalid template {tmpl:?}: cannot find end tag \"}}}}\""
+            ));
+        };
+        let tag = &after[..close];
+        match params.get(tag.trim()) {
+            Some(Value::String(s)) if !tag.trim().is_empty() => out.push_str(s),
+            _ => {
+                out.push_str("{{");
+                out.push_str(tag);
+                out.push_str("}}");
+            }
+        }
+        rest = &after[close + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(pairs: &[(&str, Value)]) -> Map<String, Value> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn documented_examples() {
+        let p = params(&[
+            ("cluster", Value::from("engineering-dev")),
+            ("url", Value::from("https://1.2.3.4")),
+            ("path.basename", Value::from("guestbook")),
+            ("path[0]", Value::from("apps")),
+        ]);
+        assert_eq!(
+            replace("{{cluster}}-guestbook", &p).as_deref(),
+            Ok("engineering-dev-guestbook")
+        );
+        assert_eq!(
+            replace("{{ path.basename }}", &p).as_deref(),
+            Ok("guestbook")
+        );
+        assert_eq!(
+            replace("{{path[0]}}/{{url}}", &p).as_deref(),
+            Ok("apps/https://1.2.3.4")
+        );
+    }
+
+    #[test]
+    fn missing_and_non_string_keys_stay_literal() {
+        let p = params(&[("n", Value::from(3))]);
+        assert_eq!(
+            replace("{{missing}}-{{ n }}", &p).as_deref(),
+            Ok("{{missing}}-{{ n }}")
+        );
+        assert_eq!(replace("{{}}", &p).as_deref(), Ok("{{}}"));
+    }
+
+    #[test]
+    fn unclosed_tags() {
+        let p = params(&[("a", Value::from("x"))]);
+        assert!(replace("{{a}} {{b", &p).is_err());
+        // No complete tag on any line: returned unchanged, as Argo CD does.
+        assert_eq!(replace("{{a\n}}", &p).as_deref(), Ok("{{a\n}}"));
+    }
+}

@@ -1,0 +1,879 @@
+//! The generators, evaluated offline: `list`, `git` (directories and files,
+//! this repository only), `clusters` (from known cluster data), `matrix` and
+//! `merge`, each followed by its `selector` post-filter
+//! (AC `applicationset/generators/*.go`). The rest are unresolved.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde_json::{Map, Value};
+
+use super::gotemplate::V;
+use super::gotemplate::{path_base, path_dir, sanitize_name};
+use super::render::{Params, Renderer};
+use super::selector::Selector;
+use super::{glob, AppSetContext, AppSetError, SECRET_TYPE_LABEL};
+use crate::source::{self, EntryKind};
+
+/// Generator kinds in the order Argo CD's `ApplicationSetGenerator` struct declares them.
+const KINDS: [&str; 9] = [
+    "list",
+    "clusters",
+    "git",
+    "scmProvider",
+    "clusterDecisionResource",
+    "pullRequest",
+    "plugin",
+    "matrix",
+    "merge",
+];
+
+const IN_CLUSTER_NAME: &str = "in-cluster";
+const IN_CLUSTER_SERVER: &str = "https://kubernetes.default.svc";
+
+/// One parameter set and where it came from.
+#[derive(Debug, Clone)]
+pub struct ParamSet {
+    /// The parameters.
+    pub params: Params,
+    /// Human description of the source ("git directory `apps/web`").
+    pub provenance: String,
+}
+
+/// What a generator yields.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Parameter sets (possibly none).
+    Sets(Vec<ParamSet>),
+    /// Cannot be evaluated offline; the reason.
+    Unresolved(String),
+}
+
+/// All directories and files of the tree, walked once per expansion.
+struct TreeIndex {
+    /// Directories, hidden ones (and their subtrees) left out, as the repo-server lists them.
+    dirs: Vec<String>,
+    /// Every file and symlink, as `git ls-files` lists them.
+    files: Vec<String>,
+}
+
+/// Most entries walked in one tree, to keep hostile repositories finite.
+const MAX_ENTRIES: usize = 2_000_000;
+
+/// Evaluates generators for one ApplicationSet.
+pub struct Evaluator<'a> {
+    cx: &'a AppSetContext<'a>,
+    r: &'a Renderer,
+    index: RefCell<Option<std::rc::Rc<TreeIndex>>>,
+}
+
+type Res<T> = Result<T, AppSetError>;
+
+fn err<T>(msg: impl Into<String>) -> Res<T> {
+    Err(AppSetError(msg.into()))
+}
+
+impl<'a> Evaluator<'a> {
+    /// An evaluator over `cx` rendering with `r`.
+    pub fn new(cx: &'a AppSetContext<'a>, r: &'a Renderer) -> Evaluator<'a> {
+        Evaluator {
+            cx,
+            r,
+            index: RefCell::new(None),
+        }
+    }
+
+    /// Evaluates one entry of `spec.generators`: each generator kind present,
+    /// with its outcome and its generator-level template.
+    ///
+    /// # Errors
+    /// A generator error (the controller would stop).
+    pub fn top_level(&self, g: &Value) -> Res<Vec<(String, Outcome, Option<Value>)>> {
+        let Value::Object(obj) = g else {
+            return err("a generator must be an object");
+        };
+        let mut out = Vec::new();
+        for kind in KINDS {
+            let Some(body) = obj.get(kind).filter(|b| !b.is_null()) else {
+                continue;
+            };
+            let template = body.get("template").filter(|t| !t.is_null()).cloned();
+            let outcome = self.transform(kind, g, body, 0)?;
+            out.push((kind.to_string(), outcome, template));
+        }
+        for key in obj.keys() {
+            if key != "selector" && !KINDS.contains(&key.as_str()) {
+                out.push((
+                    key.clone(),
+                    Outcome::Unresolved(format!(
+                        "unknown generator `{key}`; this Argo CD version may not support it, so what it generates is unknown"
+                    )),
+                    None,
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Generates and applies the generator's `selector`.
+    fn transform(&self, kind: &str, gen: &Value, body: &Value, depth: usize) -> Res<Outcome> {
+        let selector = match gen.get("selector") {
+            None | Some(Value::Null) => None,
+            Some(s) => Some(
+                Selector::parse(s)
+                    .map_err(|e| AppSetError(format!("error parsing label selector: {e}")))?,
+            ),
+        };
+        let outcome = self.generate(kind, body, depth)?;
+        let Some(selector) = selector else {
+            return Ok(outcome);
+        };
+        Ok(match outcome {
+            Outcome::Sets(sets) => Outcome::Sets(
+                sets.into_iter()
+                    .filter(|s| selector.matches(&flatten_params(&s.params)))
+                    .collect(),
+            ),
+            u @ Outcome::Unresolved(_) => u,
+        })
+    }
+
+    fn generate(&self, kind: &str, body: &Value, depth: usize) -> Res<Outcome> {
+        match kind {
+            "list" => self.list(body),
+            "git" => self.git(body),
+            "clusters" => self.clusters(body),
+            "matrix" => self.matrix(body, depth),
+            "merge" => self.merge(body, depth),
+            "scmProvider" => Ok(Outcome::Unresolved(
+                "scmProvider generator lists repositories through an SCM API".into(),
+            )),
+            "pullRequest" => Ok(Outcome::Unresolved(
+                "pullRequest generator lists open pull requests through an SCM API".into(),
+            )),
+            "clusterDecisionResource" => Ok(Outcome::Unresolved(
+                "clusterDecisionResource generator reads a resource from the live cluster".into(),
+            )),
+            "plugin" => Ok(Outcome::Unresolved(
+                "plugin generator calls an external plugin service".into(),
+            )),
+            other => err(format!("unknown generator `{other}`")),
+        }
+    }
+
+    fn list(&self, body: &Value) -> Res<Outcome> {
+        let mut sets = Vec::new();
+        let elements = match body.get("elements") {
+            None | Some(Value::Null) => &[][..],
+            Some(Value::Array(a)) => a.as_slice(),
+            Some(_) => return err("list generator: `elements` must be a list"),
+        };
+        for el in elements {
+            let Value::Object(obj) = el else {
+                return err(format!("list generator: element {el} is not an object"));
+            };
+            let params = if self.r.is_go() {
+                obj.clone()
+            } else {
+                let mut p = Map::new();
+                for (k, v) in obj {
+                    if k == "values" {
+                        let Value::Object(values) = v else {
+                            return err("list generator: error parsing values map");
+                        };
+                        for (vk, vv) in values {
+                            let Value::String(s) = vv else {
+                                return err(format!(
+                                    "list generator: value `values.{vk}` is not a string"
+                                ));
+                            };
+                            p.insert(format!("values.{vk}"), Value::String(s.clone()));
+                        }
+                    } else {
+                        let Value::String(s) = v else {
+                            return err(format!(
+                                "list generator: element key `{k}` is not a string (fasttemplate accepts only strings; use goTemplate)"
+                            ));
+                        };
+                        p.insert(k.clone(), Value::String(s.clone()));
+                    }
+                }
+                p
+            };
+            sets.push(ParamSet {
+                params,
+                provenance: format!("list element `{}`", short_json(el)),
+            });
+        }
+        if let Some(Value::String(y)) = body.get("elementsYaml") {
+            if !y.is_empty() {
+                let parsed = super::data::parse_first_doc(y).map_err(|e| {
+                    AppSetError(format!(
+                        "list generator: error unmarshling decoded ElementsYaml: {e}"
+                    ))
+                })?;
+                match parsed {
+                    Value::Null => {}
+                    Value::Array(items) => {
+                        for item in items {
+                            let params = match &item {
+                                Value::Object(o) => o.clone(),
+                                Value::Null => Map::new(),
+                                other => {
+                                    return err(format!(
+                                    "list generator: elementsYaml item {other} is not an object"
+                                ))
+                                }
+                            };
+                            sets.push(ParamSet {
+                                params,
+                                provenance: format!(
+                                    "list elementsYaml item `{}`",
+                                    short_json(&item)
+                                ),
+                            });
+                        }
+                    }
+                    other => {
+                        return err(format!(
+                            "list generator: elementsYaml must be a list, found {}",
+                            short_json(&other)
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(Outcome::Sets(sets))
+    }
+
+    fn git(&self, body: &Value) -> Res<Outcome> {
+        let repo = body.get("repoURL").and_then(Value::as_str).unwrap_or("");
+        let revision = body.get("revision").and_then(Value::as_str).unwrap_or("");
+        if !(self.cx.is_this_repo)(repo) {
+            return Ok(Outcome::Unresolved(format!(
+                "git generator reads another repository, `{repo}`"
+            )));
+        }
+        if let Some(is_this) = self.cx.is_this_revision {
+            if !is_this(revision) {
+                return Ok(Outcome::Unresolved(format!(
+                    "git generator reads revision `{revision}` of this repository, not the revision being linted"
+                )));
+            }
+        }
+        let prefix = body
+            .get("pathParamPrefix")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let values = body.get("values");
+        let items = |k: &str| -> Vec<(String, bool)> {
+            body.get(k)
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .map(|i| {
+                            (
+                                i.get("path")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or("")
+                                    .to_string(),
+                                i.get("exclude").and_then(Value::as_bool).unwrap_or(false),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let dirs = items("directories");
+        let files = items("files");
+        if !dirs.is_empty() {
+            self.git_directories(&dirs, prefix, values)
+        } else if !files.is_empty() {
+            self.git_files(&files, prefix, values, repo)
+        } else {
+            err("git generator has neither `directories` nor `files`")
+        }
+    }
+
+    fn index(&self) -> Res<std::rc::Rc<TreeIndex>> {
+        if let Some(i) = self.index.borrow().as_ref() {
+            return Ok(std::rc::Rc::clone(i));
+        }
+        let tree = self.cx.tree;
+        let mut dirs = Vec::new();
+        let mut files = Vec::new();
+        let mut stack: Vec<(String, bool)> = vec![(String::new(), false)];
+        let mut seen = 0usize;
+        while let Some((dir, hidden)) = stack.pop() {
+            let entries = source::list(tree, &dir)
+                .map_err(|e| AppSetError(format!("cannot list `{dir}`: {e}")))?;
+            seen += entries.len();
+            if seen > MAX_ENTRIES {
+                return err("repository has too many files to expand git generators");
+            }
+            for e in entries.iter().rev() {
+                let path = if dir.is_empty() {
+                    e.name.clone()
+                } else {
+                    format!("{dir}/{}", e.name)
+                };
+                let h = hidden || e.name.starts_with('.');
+                match e.kind {
+                    EntryKind::Dir => stack.push((path, h)),
+                    EntryKind::Submodule => {
+                        if !h {
+                            dirs.push(path);
+                        }
+                    }
+                    EntryKind::File | EntryKind::Symlink => files.push(path),
+                }
+            }
+            if !dir.is_empty() && !hidden {
+                dirs.push(dir);
+            }
+        }
+        dirs.sort();
+        files.sort();
+        let idx = std::rc::Rc::new(TreeIndex { dirs, files });
+        *self.index.borrow_mut() = Some(std::rc::Rc::clone(&idx));
+        Ok(idx)
+    }
+
+    fn git_directories(
+        &self,
+        items: &[(String, bool)],
+        prefix: &str,
+        values: Option<&Value>,
+    ) -> Res<Outcome> {
+        let index = self.index()?;
+        let mut sets = Vec::new();
+        for dir in &index.dirs {
+            let mut include = false;
+            let mut exclude = false;
+            for (pattern, is_exclude) in items {
+                // A malformed pattern is logged and skipped by Argo CD.
+                if glob::go_path_match(pattern, dir) == Ok(true) {
+                    if *is_exclude {
+                        exclude = true;
+                    } else {
+                        include = true;
+                    }
+                }
+            }
+            if !include || exclude {
+                continue;
+            }
+            let mut params = Map::new();
+            let base = path_base(dir);
+            if self.r.is_go() {
+                let path = serde_json::json!({
+                    "path": dir,
+                    "basename": base,
+                    "basenameNormalized": sanitize_name(&base),
+                    "segments": dir.split('/').collect::<Vec<_>>(),
+                });
+                if prefix.is_empty() {
+                    params.insert("path".into(), path);
+                } else {
+                    params.insert(prefix.to_string(), serde_json::json!({ "path": path }));
+                }
+            } else {
+                let name = if prefix.is_empty() {
+                    "path".to_string()
+                } else {
+                    format!("{prefix}.path")
+                };
+                params.insert(name.clone(), Value::from(dir.as_str()));
+                params.insert(format!("{name}.basename"), Value::from(base.as_str()));
+                params.insert(
+                    format!("{name}.basenameNormalized"),
+                    Value::from(sanitize_name(&base)),
+                );
+                for (k, seg) in dir.split('/').enumerate() {
+                    if !seg.is_empty() {
+                        params.insert(format!("{name}[{k}]"), Value::from(seg));
+                    }
+                }
+            }
+            self.r
+                .append_values(values, &mut params)
+                .map_err(AppSetError)?;
+            sets.push(ParamSet {
+                params,
+                provenance: format!("git directory `{dir}`"),
+            });
+        }
+        Ok(Outcome::Sets(sets))
+    }
+
+    fn git_files(
+        &self,
+        items: &[(String, bool)],
+        prefix: &str,
+        values: Option<&Value>,
+        repo: &str,
+    ) -> Res<Outcome> {
+        let index = self.index()?;
+        let strict = self.cx.settings.new_git_file_globbing;
+        let matches = |pattern: &str, f: &str| {
+            if strict {
+                glob::doublestar_match(pattern, f)
+            } else {
+                glob::git_pathspec_match(pattern, f)
+            }
+        };
+        let mut selected: BTreeSet<&str> = BTreeSet::new();
+        for (pattern, _) in items.iter().filter(|(_, ex)| !ex) {
+            let base = glob::literal_dir_prefix(pattern);
+            for f in &index.files {
+                if source::path::strip_dir(f, base).is_some() && matches(pattern, f) {
+                    selected.insert(f);
+                }
+            }
+        }
+        for (pattern, _) in items.iter().filter(|(_, ex)| *ex) {
+            selected.retain(|f| !matches(pattern, f));
+        }
+        let mut sets = Vec::new();
+        for file in selected {
+            let bytes = source::read(self.cx.tree, file)
+                .map_err(|e| AppSetError(format!("git generator: unable to read `{file}`: {e}")))?;
+            let text = String::from_utf8_lossy(&bytes);
+            let objects = parse_param_file(&text).map_err(|e| {
+                AppSetError(format!(
+                    "unable to process file '{file}' from repository '{repo}': {e}"
+                ))
+            })?;
+            let many = objects.len() > 1;
+            for (i, obj) in objects.into_iter().enumerate() {
+                let dir = path_dir(file);
+                let base = path_base(&dir);
+                let filename = path_base(file);
+                let mut params = Map::new();
+                if self.r.is_go() {
+                    params.extend(obj);
+                    let path = serde_json::json!({
+                        "path": dir,
+                        "basename": base,
+                        "filename": filename,
+                        "basenameNormalized": sanitize_name(&base),
+                        "filenameNormalized": sanitize_name(&filename),
+                        "segments": dir.split('/').collect::<Vec<_>>(),
+                    });
+                    if prefix.is_empty() {
+                        params.insert("path".into(), path);
+                    } else {
+                        params.insert(prefix.to_string(), serde_json::json!({ "path": path }));
+                    }
+                } else {
+                    for (k, v) in flatten_params(&obj) {
+                        params.insert(k, Value::String(v));
+                    }
+                    let name = if prefix.is_empty() {
+                        "path".to_string()
+                    } else {
+                        format!("{prefix}.path")
+                    };
+                    params.insert(name.clone(), Value::from(dir.as_str()));
+                    params.insert(format!("{name}.basename"), Value::from(base.as_str()));
+                    params.insert(format!("{name}.filename"), Value::from(filename.as_str()));
+                    params.insert(
+                        format!("{name}.basenameNormalized"),
+                        Value::from(sanitize_name(&base)),
+                    );
+                    params.insert(
+                        format!("{name}.filenameNormalized"),
+                        Value::from(sanitize_name(&filename)),
+                    );
+                    for (k, seg) in dir.split('/').enumerate() {
+                        if !seg.is_empty() {
+                            params.insert(format!("{name}[{k}]"), Value::from(seg));
+                        }
+                    }
+                }
+                self.r
+                    .append_values(values, &mut params)
+                    .map_err(AppSetError)?;
+                let provenance = if many {
+                    format!("git file `{file}` (item {})", i + 1)
+                } else {
+                    format!("git file `{file}`")
+                };
+                sets.push(ParamSet { params, provenance });
+            }
+        }
+        Ok(Outcome::Sets(sets))
+    }
+
+    fn clusters(&self, body: &Value) -> Res<Outcome> {
+        if self.cx.clusters.is_empty() {
+            return Ok(Outcome::Unresolved(
+                "clusters generator needs Argo CD's cluster list; none is known (add cluster Secrets to the repository or clusters to the configuration)"
+                    .into(),
+            ));
+        }
+        let selector = match body.get("selector") {
+            None | Some(Value::Null) => Selector::default(),
+            Some(s) => {
+                Selector::parse(s).map_err(|e| AppSetError(format!("clusters generator: {e}")))?
+            }
+        };
+        let flat = body
+            .get("flatList")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let values = body.get("values");
+        // Secrets are keyed by cluster name, so a later duplicate replaces an earlier one.
+        let mut by_name: BTreeMap<&str, (&super::Cluster, BTreeMap<String, String>)> =
+            BTreeMap::new();
+        for c in self.cx.clusters {
+            let mut labels = c.labels.clone();
+            labels
+                .entry(SECRET_TYPE_LABEL.to_string())
+                .or_insert_with(|| "cluster".to_string());
+            if selector.matches(&labels) {
+                by_name.insert(c.name.as_str(), (c, labels));
+            }
+        }
+        let mut sets = Vec::new();
+        for (c, labels) in by_name.values() {
+            let mut params = Map::new();
+            params.insert("name".into(), Value::from(c.name.as_str()));
+            params.insert("nameNormalized".into(), Value::from(sanitize_name(&c.name)));
+            params.insert("server".into(), Value::from(c.server.as_str()));
+            params.insert(
+                "project".into(),
+                Value::from(c.project.clone().unwrap_or_default()),
+            );
+            if self.r.is_go() {
+                let mut meta = Map::new();
+                if !c.annotations.is_empty() {
+                    meta.insert(
+                        "annotations".into(),
+                        serde_json::to_value(&c.annotations).unwrap_or_default(),
+                    );
+                }
+                meta.insert(
+                    "labels".into(),
+                    serde_json::to_value(labels).unwrap_or_default(),
+                );
+                params.insert("metadata".into(), Value::Object(meta));
+            } else {
+                for (k, v) in &c.annotations {
+                    params.insert(format!("metadata.annotations.{k}"), Value::from(v.as_str()));
+                }
+                for (k, v) in labels {
+                    params.insert(format!("metadata.labels.{k}"), Value::from(v.as_str()));
+                }
+            }
+            self.r
+                .append_values(values, &mut params)
+                .map_err(AppSetError)?;
+            sets.push(ParamSet {
+                params,
+                provenance: format!("cluster `{}` ({})", c.name, c.server),
+            });
+        }
+        let has_in_cluster = self
+            .cx
+            .clusters
+            .iter()
+            .any(|c| c.server == IN_CLUSTER_SERVER);
+        if selector.is_empty() && !has_in_cluster {
+            // Argo CD adds the local cluster when no Secret describes it.
+            let mut params = Map::new();
+            params.insert("name".into(), Value::from(IN_CLUSTER_NAME));
+            params.insert("nameNormalized".into(), Value::from(IN_CLUSTER_NAME));
+            params.insert("server".into(), Value::from(IN_CLUSTER_SERVER));
+            params.insert("project".into(), Value::from(""));
+            self.r
+                .append_values(values, &mut params)
+                .map_err(AppSetError)?;
+            sets.push(ParamSet {
+                params,
+                provenance: format!("cluster `{IN_CLUSTER_NAME}` (implicit local cluster)"),
+            });
+        }
+        if flat {
+            let all: Vec<Value> = sets.into_iter().map(|s| Value::Object(s.params)).collect();
+            let mut params = Map::new();
+            params.insert("clusters".into(), Value::Array(all));
+            return Ok(Outcome::Sets(vec![ParamSet {
+                params,
+                provenance: "clusters (flat list)".into(),
+            }]));
+        }
+        Ok(Outcome::Sets(sets))
+    }
+
+    /// Evaluates one child of a `matrix` or `merge`, interpolated with `params` when given.
+    fn child(
+        &self,
+        child: &Value,
+        params: Option<&Params>,
+        depth: usize,
+        parent: &str,
+    ) -> Res<Outcome> {
+        let interpolated;
+        let child = match params {
+            Some(p) if !p.is_empty() => {
+                interpolated = self.r.interpolate_generator(child, p).map_err(|e| {
+                    AppSetError(format!("{parent}: interpolating the second generator: {e}"))
+                })?;
+                &interpolated
+            }
+            _ => child,
+        };
+        let Value::Object(obj) = child else {
+            return err(format!("{parent}: a child generator must be an object"));
+        };
+        let kinds: Vec<&str> = KINDS
+            .iter()
+            .copied()
+            .filter(|k| obj.get(*k).is_some_and(|v| !v.is_null()))
+            .collect();
+        match kinds.as_slice() {
+            [] => {
+                let keys: Vec<&String> = obj.keys().filter(|k| *k != "selector").collect();
+                err(format!("{parent}: child generator generated no parameters (no known generator in {keys:?})"))
+            }
+            [kind] => {
+                if depth >= 1 && (*kind == "matrix" || *kind == "merge") {
+                    return err(format!(
+                        "{parent}: `{kind}` nested more than one level deep is not supported by Argo CD"
+                    ));
+                }
+                self.transform(kind, child, &obj[*kind], depth + 1)
+            }
+            _ => err(format!(
+                "{parent}: found more than one generator in a child generator"
+            )),
+        }
+    }
+
+    fn matrix(&self, body: &Value, depth: usize) -> Res<Outcome> {
+        let gens = body
+            .get("generators")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        if gens.len() < 2 {
+            return err(
+                "matrix generator: found less than two generators, Matrix support only two",
+            );
+        }
+        if gens.len() > 2 {
+            return err(
+                "matrix generator: found more than two generators, Matrix support only two",
+            );
+        }
+        let first = match self.child(&gens[0], None, depth, "matrix generator")? {
+            Outcome::Sets(s) => s,
+            Outcome::Unresolved(why) => return Ok(Outcome::Unresolved(format!("matrix: {why}"))),
+        };
+        let mut out = Vec::new();
+        for a in &first {
+            let second = match self.child(&gens[1], Some(&a.params), depth, "matrix generator")? {
+                Outcome::Sets(s) => s,
+                Outcome::Unresolved(why) => {
+                    return Ok(Outcome::Unresolved(format!("matrix: {why}")))
+                }
+            };
+            for b in second {
+                let params = if self.r.is_go() {
+                    let mut tmp = Map::new();
+                    merge_override(&mut tmp, &b.params);
+                    merge_override(&mut tmp, &a.params);
+                    tmp
+                } else {
+                    combine_string_maps(&a.params, &b.params)?
+                };
+                out.push(ParamSet {
+                    params,
+                    provenance: format!("{} × {}", a.provenance, b.provenance),
+                });
+            }
+        }
+        Ok(Outcome::Sets(out))
+    }
+
+    fn merge(&self, body: &Value, depth: usize) -> Res<Outcome> {
+        let gens = body
+            .get("generators")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        if gens.len() < 2 {
+            return err(
+                "merge generator: found less than two generators, Merge requires two or more",
+            );
+        }
+        let keys: BTreeSet<String> = body
+            .get("mergeKeys")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if keys.is_empty() {
+            return err(
+                "merge generator: no merge keys were specified, Merge requires at least one",
+            );
+        }
+        let mut all = Vec::new();
+        for g in gens {
+            match self.child(g, None, depth, "merge generator")? {
+                Outcome::Sets(s) => all.push(s),
+                Outcome::Unresolved(why) => {
+                    return Ok(Outcome::Unresolved(format!("merge: {why}")))
+                }
+            }
+        }
+        let key_of = |p: &Params| -> String {
+            let k: Map<String, Value> = keys
+                .iter()
+                .map(|k| (k.clone(), p.get(k).cloned().unwrap_or(Value::Null)))
+                .collect();
+            Value::Object(k).to_string()
+        };
+        let by_key = |sets: &[ParamSet]| -> Res<HashMap<String, usize>> {
+            let mut m = HashMap::new();
+            for (i, s) in sets.iter().enumerate() {
+                let k = key_of(&s.params);
+                if m.insert(k.clone(), i).is_some() {
+                    return err(format!(
+                        "merge generator: the parameters from a generator were not unique by the given mergeKeys, Merge requires all param sets to be unique. Duplicate key was {k}"
+                    ));
+                }
+            }
+            Ok(m)
+        };
+        let mut base = all.remove(0);
+        let base_keys = by_key(&base)?;
+        for other in &all {
+            let other_keys = by_key(other)?;
+            for (k, &bi) in &base_keys {
+                if let Some(&oi) = other_keys.get(k) {
+                    let o = &other[oi];
+                    if self.r.is_go() {
+                        merge_override(&mut base[bi].params, &o.params);
+                    } else {
+                        for (pk, pv) in &o.params {
+                            base[bi].params.insert(pk.clone(), pv.clone());
+                        }
+                    }
+                    base[bi].provenance =
+                        format!("{} merged with {}", base[bi].provenance, o.provenance);
+                }
+            }
+        }
+        Ok(Outcome::Sets(base))
+    }
+}
+
+/// `mergo.Merge(dst, src, mergo.WithOverride)` on parameter maps: nested
+/// maps merge, anything else from `src` replaces.
+fn merge_override(dst: &mut Params, src: &Params) {
+    for (k, v) in src {
+        match (dst.get_mut(k), v) {
+            (Some(Value::Object(d)), Value::Object(s)) => merge_override(d, s),
+            _ => {
+                dst.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// `utils.CombineStringMaps`: both sides as `%v` strings; a key with two different values is an error.
+fn combine_string_maps(a: &Params, b: &Params) -> Res<Params> {
+    let s = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => V::from_json(other).go_string(),
+    };
+    let mut out: Params = a
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(s(v))))
+        .collect();
+    for (k, v) in b {
+        let v = s(v);
+        if let Some(Value::String(cur)) = out.get(k) {
+            if *cur != v {
+                return err(format!("matrix generator: found duplicate key {k} with different value, a: {cur} ,b: {v}"));
+            }
+        }
+        out.insert(k.clone(), Value::String(v));
+    }
+    Ok(out)
+}
+
+/// `flatten.Flatten(params, "", DotStyle)` with values printed by `%v`: the
+/// view selectors and fasttemplate git files see.
+pub fn flatten_params(params: &Params) -> BTreeMap<String, String> {
+    fn walk(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
+        let key = |k: &str| {
+            if prefix.is_empty() {
+                k.to_string()
+            } else {
+                format!("{prefix}.{k}")
+            }
+        };
+        match v {
+            Value::Object(o) => {
+                for (k, e) in o {
+                    walk(&key(k), e, out);
+                }
+            }
+            Value::Array(a) => {
+                for (i, e) in a.iter().enumerate() {
+                    walk(&key(&i.to_string()), e, out);
+                }
+            }
+            Value::String(s) => {
+                out.insert(prefix.to_string(), s.clone());
+            }
+            other => {
+                out.insert(prefix.to_string(), V::from_json(other).go_string());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (k, v) in params {
+        walk(k, v, &mut out);
+    }
+    out
+}
+
+/// Decodes a git generator file: one object, or a list of objects (first
+/// YAML document only, as `sigs.k8s.io/yaml.Unmarshal` reads it). An empty
+/// file is one empty object.
+fn parse_param_file(text: &str) -> Result<Vec<Params>, String> {
+    let v = super::data::parse_first_doc(text).map_err(|e| format!("unable to parse file: {e}"))?;
+    match v {
+        Value::Null => Ok(vec![Map::new()]),
+        Value::Object(o) => Ok(vec![o]),
+        Value::Array(items) => items
+            .into_iter()
+            .map(|i| match i {
+                Value::Object(o) => Ok(o),
+                Value::Null => Ok(Map::new()),
+                other => Err(format!(
+                    "unable to parse file: list item {other} is not an object"
+                )),
+            })
+            .collect(),
+        other => Err(format!(
+            "unable to parse file: expected an object or a list, found {other}"
+        )),
+    }
+}
+
+fn short_json(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 80 {
+        let cut: String = s.chars().take(77).collect();
+        format!("{cut}...")
+    } else {
+        s
+    }
+}

@@ -1,0 +1,1479 @@
+//! The functions a template may call: Go's builtins, the Sprig v3 functions
+//! this engine implements, and Argo CD's extras. Argument checks mirror Go's
+//! reflection: a `string` parameter given a number or a missing value fails.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use base64::Engine as _;
+use sha2::Digest as _;
+
+use super::printf::sprintf;
+use super::value::V;
+use super::yaml_out;
+
+type R = Result<V, String>;
+
+/// Functions this engine evaluates.
+const IMPLEMENTED: &[&str] = &[
+    // Go builtins
+    "and",
+    "or",
+    "not",
+    "len",
+    "index",
+    "print",
+    "printf",
+    "println",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    // Sprig strings
+    "abbrev",
+    "abbrevboth",
+    "trunc",
+    "trim",
+    "upper",
+    "lower",
+    "title",
+    "untitle",
+    "substr",
+    "repeat",
+    "trimall",
+    "trimAll",
+    "trimSuffix",
+    "trimPrefix",
+    "nospace",
+    "initials",
+    "contains",
+    "hasPrefix",
+    "hasSuffix",
+    "quote",
+    "squote",
+    "cat",
+    "indent",
+    "nindent",
+    "replace",
+    "plural",
+    "sha256sum",
+    "toString",
+    "atoi",
+    "int64",
+    "int",
+    "float64",
+    "split",
+    "splitList",
+    "splitn",
+    "toStrings",
+    "until",
+    "untilStep",
+    "add1",
+    "add",
+    "sub",
+    "div",
+    "mod",
+    "mul",
+    "biggest",
+    "max",
+    "min",
+    "floor",
+    "ceil",
+    "join",
+    "sortAlpha",
+    "hello",
+    // Sprig defaults, encoding, reflection, paths
+    "default",
+    "empty",
+    "coalesce",
+    "all",
+    "any",
+    "compact",
+    "mustCompact",
+    "fromJson",
+    "toJson",
+    "toPrettyJson",
+    "toRawJson",
+    "mustFromJson",
+    "mustToJson",
+    "mustToPrettyJson",
+    "mustToRawJson",
+    "ternary",
+    "deepCopy",
+    "mustDeepCopy",
+    "typeOf",
+    "typeIs",
+    "kindOf",
+    "kindIs",
+    "deepEqual",
+    "base",
+    "dir",
+    "clean",
+    "ext",
+    "isAbs",
+    "osBase",
+    "osClean",
+    "osDir",
+    "osExt",
+    "osIsAbs",
+    "b64enc",
+    "b64dec",
+    // Sprig data structures
+    "tuple",
+    "list",
+    "dict",
+    "get",
+    "set",
+    "unset",
+    "hasKey",
+    "pluck",
+    "keys",
+    "pick",
+    "omit",
+    "merge",
+    "mergeOverwrite",
+    "mustMerge",
+    "mustMergeOverwrite",
+    "values",
+    "append",
+    "push",
+    "mustAppend",
+    "mustPush",
+    "prepend",
+    "mustPrepend",
+    "first",
+    "mustFirst",
+    "rest",
+    "mustRest",
+    "last",
+    "mustLast",
+    "initial",
+    "mustInitial",
+    "reverse",
+    "mustReverse",
+    "uniq",
+    "mustUniq",
+    "without",
+    "mustWithout",
+    "has",
+    "mustHas",
+    "slice",
+    "mustSlice",
+    "concat",
+    "dig",
+    "chunk",
+    "mustChunk",
+    "fail",
+    // Sprig regex
+    "regexMatch",
+    "mustRegexMatch",
+    "regexFindAll",
+    "mustRegexFindAll",
+    "regexFind",
+    "mustRegexFind",
+    "regexReplaceAll",
+    "mustRegexReplaceAll",
+    "regexReplaceAllLiteral",
+    "mustRegexReplaceAllLiteral",
+    "regexSplit",
+    "mustRegexSplit",
+    "regexQuoteMeta",
+    // Argo CD extras
+    "normalize",
+    "slugify",
+    "toYaml",
+    "fromYaml",
+    "fromYamlArray",
+];
+
+/// Functions Argo CD offers that this engine does not evaluate.
+const NOT_IMPLEMENTED: &[&str] = &[
+    "html",
+    "js",
+    "urlquery",
+    "call",
+    "ago",
+    "date",
+    "date_in_zone",
+    "date_modify",
+    "dateInZone",
+    "dateModify",
+    "duration",
+    "durationRound",
+    "htmlDate",
+    "htmlDateInZone",
+    "must_date_modify",
+    "mustDateModify",
+    "mustToDate",
+    "now",
+    "toDate",
+    "unixEpoch",
+    "randAlphaNum",
+    "randAlpha",
+    "randAscii",
+    "randNumeric",
+    "randSeededNumeric",
+    "swapcase",
+    "shuffle",
+    "snakecase",
+    "camelcase",
+    "kebabcase",
+    "wrap",
+    "wrapWith",
+    "sha1sum",
+    "adler32sum",
+    "seq",
+    "toDecimal",
+    "randInt",
+    "add1f",
+    "addf",
+    "subf",
+    "divf",
+    "mulf",
+    "maxf",
+    "minf",
+    "round",
+    "typeIsLike",
+    "b32enc",
+    "b32dec",
+    "bcrypt",
+    "htpasswd",
+    "genPrivateKey",
+    "derivePassword",
+    "buildCustomCert",
+    "genCA",
+    "genCAWithKey",
+    "genSelfSignedCert",
+    "genSelfSignedCertWithKey",
+    "genSignedCert",
+    "genSignedCertWithKey",
+    "encryptAES",
+    "decryptAES",
+    "randBytes",
+    "uuidv4",
+    "semver",
+    "semverCompare",
+    "urlParse",
+    "urlJoin",
+];
+
+/// Checks a function name at parse time, as Go does.
+pub(super) fn check_name(name: &str) -> Result<(), String> {
+    if IMPLEMENTED.contains(&name) {
+        Ok(())
+    } else if NOT_IMPLEMENTED.contains(&name) {
+        Err(format!("template function `{name}` is not supported by gitops-lint, so this template cannot be evaluated offline"))
+    } else {
+        // Includes `env`, `expandenv` and `getHostByName`, which Argo CD removes.
+        Err(format!("function {name:?} not defined"))
+    }
+}
+
+fn arity(args: &[V], n: usize) -> Result<(), String> {
+    if args.len() == n {
+        Ok(())
+    } else {
+        Err(format!("wrong number of args: want {n} got {}", args.len()))
+    }
+}
+
+fn at_least(args: &[V], n: usize) -> Result<(), String> {
+    if args.len() >= n {
+        Ok(())
+    } else {
+        Err(format!(
+            "wrong number of args: want at least {n} got {}",
+            args.len()
+        ))
+    }
+}
+
+fn type_err(expected: &str, v: &V) -> String {
+    match v {
+        V::Missing => format!("invalid value; expected {expected}"),
+        V::Nil => format!("wrong type for value; expected {expected}; got interface {{}}"),
+        other => format!(
+            "wrong type for value; expected {expected}; got {}",
+            other.type_name()
+        ),
+    }
+}
+
+fn s(v: &V) -> Result<&str, String> {
+    match v {
+        V::Str(s) => Ok(s),
+        other => Err(type_err("string", other)),
+    }
+}
+
+fn int(v: &V) -> Result<i64, String> {
+    match v {
+        V::Int(i) => Ok(*i),
+        other => Err(type_err("int", other)),
+    }
+}
+
+fn boolean(v: &V) -> Result<bool, String> {
+    match v {
+        V::Bool(b) => Ok(*b),
+        other => Err(type_err("bool", other)),
+    }
+}
+
+fn map_arg(v: &V) -> Result<&BTreeMap<String, V>, String> {
+    match v {
+        V::Map(m) => Ok(m),
+        other => Err(type_err("map[string]interface {}", other)),
+    }
+}
+
+/// Sprig's `strval`: strings as-is, everything else through `%v`.
+fn strval(v: &V) -> String {
+    match v {
+        V::Missing | V::Nil => "<nil>".into(),
+        other => other.go_string(),
+    }
+}
+
+/// Sprig's `empty`.
+fn is_empty(v: &V) -> bool {
+    !v.truth()
+}
+
+/// `cast.ToInt64` as Sprig uses it: failures become 0.
+fn to_i64(v: &V) -> i64 {
+    match v {
+        V::Int(i) => *i,
+        #[allow(clippy::cast_possible_truncation)]
+        V::Float(f) => *f as i64,
+        V::Bool(b) => i64::from(*b),
+        V::Str(s) => parse_go_int(s).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// `strconv.ParseInt(trimZeroDecimal(s), 0, 0)`.
+fn parse_go_int(s: &str) -> Option<i64> {
+    let mut t = s;
+    if let Some((a, b)) = s.split_once('.') {
+        if !b.is_empty() && b.chars().all(|c| c == '0') {
+            t = a;
+        }
+    }
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let body = body.replace('_', "");
+    let lower = body.to_ascii_lowercase();
+    let v = if let Some(h) = lower.strip_prefix("0x") {
+        i64::from_str_radix(h, 16).ok()?
+    } else if let Some(o) = lower.strip_prefix("0o") {
+        i64::from_str_radix(o, 8).ok()?
+    } else if let Some(b) = lower.strip_prefix("0b") {
+        i64::from_str_radix(b, 2).ok()?
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        i64::from_str_radix(&lower[1..], 8).ok()?
+    } else {
+        lower.parse().ok()?
+    };
+    Some(if neg { -v } else { v })
+}
+
+fn to_f64(v: &V) -> f64 {
+    match v {
+        #[allow(clippy::cast_precision_loss)]
+        V::Int(i) => *i as f64,
+        V::Float(f) => *f,
+        V::Bool(b) => f64::from(u8::from(*b)),
+        V::Str(s) => s.parse().unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
+
+/// Sprig's `strslice`.
+fn strslice(v: &V) -> Vec<String> {
+    match v {
+        V::List(l) => l
+            .iter()
+            .filter(|e| !matches!(e, V::Nil | V::Missing))
+            .map(strval)
+            .collect(),
+        V::Missing | V::Nil => Vec::new(),
+        other => vec![strval(other)],
+    }
+}
+
+fn list_arg<'a>(name: &str, v: &'a V) -> Result<&'a [V], String> {
+    match v {
+        V::List(l) => Ok(l),
+        other => Err(format!("Cannot {name} on type {}", other.type_name())),
+    }
+}
+
+/// A value passed through an `interface{}` parameter: a missing value becomes nil.
+fn iface(v: &V) -> V {
+    if *v == V::Missing {
+        V::Nil
+    } else {
+        v.clone()
+    }
+}
+
+fn none(args: &[V]) -> V {
+    let _ = args;
+    V::Nil
+}
+
+fn go_quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn regex(pat: &str) -> Result<regex::Regex, String> {
+    regex::Regex::new(pat).map_err(|e| format!("error parsing regexp: {e}"))
+}
+
+/// Go's `strings.Title`: upper-cases the first letter of each word.
+fn title(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut prev_sep = true;
+    for c in s.chars() {
+        if prev_sep {
+            out.extend(c.to_uppercase());
+        } else {
+            out.push(c);
+        }
+        prev_sep = !(c.is_alphanumeric() || c == '_' || c == '\'');
+    }
+    out
+}
+
+/// Go's `path.Clean`.
+pub(crate) fn path_clean(p: &str) -> String {
+    if p.is_empty() {
+        return ".".into();
+    }
+    let rooted = p.starts_with('/');
+    let mut out: Vec<&str> = Vec::new();
+    for seg in p.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                if out.last().is_some_and(|l| *l != "..") {
+                    out.pop();
+                } else if !rooted {
+                    out.push("..");
+                }
+            }
+            s => out.push(s),
+        }
+    }
+    let body = out.join("/");
+    match (rooted, body.is_empty()) {
+        (true, _) => format!("/{body}"),
+        (false, true) => ".".into(),
+        (false, false) => body,
+    }
+}
+
+/// Go's `path.Base`.
+pub(crate) fn path_base(p: &str) -> String {
+    if p.is_empty() {
+        return ".".into();
+    }
+    let t = p.trim_end_matches('/');
+    if t.is_empty() {
+        return "/".into();
+    }
+    t.rsplit('/').next().unwrap_or(t).to_string()
+}
+
+/// Go's `path.Dir`.
+pub(crate) fn path_dir(p: &str) -> String {
+    let dir = match p.rfind('/') {
+        Some(i) => &p[..=i],
+        None => "",
+    };
+    path_clean(dir)
+}
+
+fn path_ext(p: &str) -> String {
+    for (i, c) in p.char_indices().rev() {
+        if c == '/' {
+            break;
+        }
+        if c == '.' {
+            return p[i..].to_string();
+        }
+    }
+    String::new()
+}
+
+/// Argo CD's `SanitizeName` (`normalize`): lower-case, `[^-a-z0-9.]` → `-`,
+/// at most 253 bytes, trimmed of `-` and `.`.
+#[must_use]
+pub fn sanitize_name(name: &str) -> String {
+    let lower = name.to_lowercase();
+    let mut out: String = lower
+        .chars()
+        .map(|c| {
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if out.len() > 253 {
+        let mut cut = 253;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+    }
+    out.trim_matches(|c| c == '-' || c == '.').to_string()
+}
+
+/// Argo CD's `slugify [maxSize] [smartTruncate] name` over `gosimple/slug`.
+fn slugify(args: &[V]) -> R {
+    at_least(args, 1)?;
+    let name = s(&args[args.len() - 1])?;
+    let mut max = 50usize;
+    let mut smart = true;
+    if args.len() >= 2 {
+        max = usize::try_from(int(&args[0])?).unwrap_or(0);
+    }
+    if args.len() >= 3 {
+        smart = boolean(&args[1])?;
+    }
+    if args.len() > 3 {
+        return Err("bad 'slugify' arguments".into());
+    }
+    // gosimple/slug over Argo CD's `SanitizeName`: a plain cut first when smart
+    // truncation is off, then runs of other characters become one `-`, the
+    // ends are trimmed of `-_`, then a smart cut at the last `-` within bounds.
+    let mut slug = sanitize_name(name);
+    if !smart && slug.len() >= max {
+        slug.truncate(floor_boundary(&slug, max));
+    }
+    let mut out = String::new();
+    for c in slug.chars() {
+        let c = if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            c
+        } else {
+            '-'
+        };
+        if c == '-' && out.ends_with('-') {
+            continue;
+        }
+        out.push(c);
+    }
+    let mut slug = out.trim_matches(|c| c == '-' || c == '_').to_string();
+    if max > 0 && smart && slug.len() > max {
+        let cut = slug.as_bytes()[..=max]
+            .iter()
+            .rposition(|b| *b == b'-')
+            .unwrap_or(max);
+        slug.truncate(cut);
+    }
+    Ok(V::Str(slug))
+}
+
+/// Go's `eq`: basic kinds compare by value; mismatched valid kinds are an error.
+fn eq(a: &V, b: &V) -> Result<bool, String> {
+    Ok(match (a, b) {
+        (V::Missing | V::Nil, V::Missing | V::Nil) => true,
+        (V::Missing | V::Nil, _) | (_, V::Missing | V::Nil) => false,
+        (V::Bool(x), V::Bool(y)) => x == y,
+        (V::Int(x), V::Int(y)) => x == y,
+        #[allow(clippy::float_cmp)]
+        (V::Float(x), V::Float(y)) => x == y,
+        (V::Str(x), V::Str(y)) => x == y,
+        (V::List(_) | V::Map(_), V::List(_) | V::Map(_)) => {
+            return Err(format!(
+                "non-comparable type {}: {}",
+                a.go_string(),
+                a.type_name()
+            ))
+        }
+        _ => return Err("incompatible types for comparison".into()),
+    })
+}
+
+fn lt(a: &V, b: &V) -> Result<bool, String> {
+    Ok(match (a, b) {
+        (V::Int(x), V::Int(y)) => x < y,
+        (V::Float(x), V::Float(y)) => x < y,
+        (V::Str(x), V::Str(y)) => x < y,
+        (V::Int(_) | V::Float(_) | V::Str(_), V::Int(_) | V::Float(_) | V::Str(_)) => {
+            return Err("incompatible types for comparison".into())
+        }
+        _ => return Err("invalid type for comparison".into()),
+    })
+}
+
+fn deep_merge(dst: &mut BTreeMap<String, V>, src: &BTreeMap<String, V>, overwrite: bool) {
+    for (k, v) in src {
+        match (dst.get_mut(k), v) {
+            (Some(V::Map(d)), V::Map(s)) => deep_merge(d, s, overwrite),
+            (Some(existing), _) => {
+                if (overwrite && !is_empty(v)) || is_empty(existing) {
+                    *existing = v.clone();
+                }
+            }
+            (None, _) => {
+                dst.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// Functions whose Go implementation mutates their first (map) argument.
+pub(super) fn mutates_first_arg(name: &str) -> bool {
+    matches!(
+        name,
+        "set" | "unset" | "merge" | "mergeOverwrite" | "mustMerge" | "mustMergeOverwrite"
+    )
+}
+
+#[allow(clippy::too_many_lines)]
+pub(super) fn call(name: &str, args: Vec<V>) -> R {
+    // Typed parameters reject a missing value ("invalid value; expected
+    // string"); untyped ones see it as nil, which `iface` applies to values
+    // a function stores or returns.
+    let a = args.as_slice();
+    match name {
+        "not" => {
+            arity(a, 1)?;
+            Ok(V::Bool(!a[0].truth()))
+        }
+        "len" => {
+            arity(a, 1)?;
+            let n = match &a[0] {
+                V::Str(s) => s.len(),
+                V::List(l) => l.len(),
+                V::Map(m) => m.len(),
+                V::Nil => return Err("len of nil pointer".into()),
+                other => return Err(format!("len of type {}", other.type_name())),
+            };
+            Ok(V::Int(i64::try_from(n).unwrap_or(i64::MAX)))
+        }
+        "index" => {
+            at_least(a, 1)?;
+            let mut item = a[0].clone();
+            for key in &a[1..] {
+                item = match (item, key) {
+                    (V::Map(mut m), V::Str(k)) => m.remove(k).unwrap_or(V::Nil),
+                    (V::Map(_), other) => {
+                        return Err(format!(
+                            "value has type {}; should be string",
+                            other.type_name()
+                        ))
+                    }
+                    (V::List(l), V::Int(i)) => usize::try_from(*i)
+                        .ok()
+                        .and_then(|i| l.get(i).cloned())
+                        .ok_or_else(|| format!("index out of range: {i}"))?,
+                    (V::Str(s), V::Int(i)) => usize::try_from(*i)
+                        .ok()
+                        .and_then(|i| s.as_bytes().get(i).copied())
+                        .map(|b| V::Int(i64::from(b)))
+                        .ok_or_else(|| format!("index out of range: {i}"))?,
+                    (V::List(_) | V::Str(_), other) => {
+                        return Err(format!(
+                            "cannot index slice/array with type {}",
+                            other.type_name()
+                        ))
+                    }
+                    (V::Nil | V::Missing, _) => return Err("index of untyped nil".into()),
+                    (other, _) => {
+                        return Err(format!("can't index item of type {}", other.type_name()))
+                    }
+                };
+            }
+            Ok(item)
+        }
+        "print" => {
+            // fmt.Sprint: a space between operands when neither is a string.
+            let mut out = String::new();
+            for (i, v) in a.iter().enumerate() {
+                if i > 0 && !matches!(v, V::Str(_)) && !matches!(a[i - 1], V::Str(_)) {
+                    out.push(' ');
+                }
+                out.push_str(&strval(v));
+            }
+            Ok(V::Str(out))
+        }
+        "println" => Ok(V::Str(
+            a.iter().map(strval).collect::<Vec<_>>().join(" ") + "\n",
+        )),
+        "printf" => {
+            at_least(a, 1)?;
+            Ok(V::Str(sprintf(s(&a[0])?, &a[1..])?))
+        }
+        "eq" => {
+            at_least(a, 2)?;
+            for b in &a[1..] {
+                if eq(&a[0], b)? {
+                    return Ok(V::Bool(true));
+                }
+            }
+            Ok(V::Bool(false))
+        }
+        "ne" => {
+            arity(a, 2)?;
+            Ok(V::Bool(!eq(&a[0], &a[1])?))
+        }
+        "lt" => {
+            arity(a, 2)?;
+            Ok(V::Bool(lt(&a[0], &a[1])?))
+        }
+        "le" => {
+            arity(a, 2)?;
+            Ok(V::Bool(lt(&a[0], &a[1])? || eq(&a[0], &a[1])?))
+        }
+        "gt" => {
+            arity(a, 2)?;
+            Ok(V::Bool(!(lt(&a[0], &a[1])? || eq(&a[0], &a[1])?)))
+        }
+        "ge" => {
+            arity(a, 2)?;
+            Ok(V::Bool(!lt(&a[0], &a[1])?))
+        }
+        "hello" => Ok(V::Str("Hello!".into())),
+        "abbrev" => {
+            arity(a, 2)?;
+            let w = usize::try_from(int(&a[0])?).unwrap_or(0);
+            let st = s(&a[1])?;
+            if w < 4 || st.len() <= w {
+                return Ok(V::Str(st.to_string()));
+            }
+            Ok(V::Str(format!("{}...", &st[..floor_boundary(st, w - 3)])))
+        }
+        "abbrevboth" => {
+            Err("template function `abbrevboth` is not supported by gitops-lint".into())
+        }
+        "trunc" => {
+            arity(a, 2)?;
+            let c = int(&a[0])?;
+            let st = s(&a[1])?;
+            let n = i64::try_from(st.len()).unwrap_or(i64::MAX);
+            let out = if c >= 0 && n > c {
+                &st[..floor_boundary(st, usize::try_from(c).unwrap_or(0))]
+            } else if c < 0 && n > -c {
+                &st[floor_boundary(st, usize::try_from(n + c).unwrap_or(0))..]
+            } else {
+                st
+            };
+            Ok(V::Str(out.to_string()))
+        }
+        "trim" => one_str(a, |x| {
+            x.trim_matches(|c: char| c.is_whitespace()).to_string()
+        }),
+        "upper" => one_str(a, str::to_uppercase),
+        "lower" => one_str(a, str::to_lowercase),
+        "title" => one_str(a, title),
+        "untitle" => one_str(a, |x| {
+            let mut out = String::new();
+            let mut prev_space = true;
+            for c in x.chars() {
+                if prev_space {
+                    out.extend(c.to_lowercase());
+                } else {
+                    out.push(c);
+                }
+                prev_space = c.is_whitespace();
+            }
+            out
+        }),
+        "initials" => one_str(a, |x| {
+            x.split_whitespace()
+                .filter_map(|w| w.chars().next())
+                .collect()
+        }),
+        "nospace" => one_str(a, |x| x.chars().filter(|c| !c.is_whitespace()).collect()),
+        "substr" => {
+            arity(a, 3)?;
+            let (start, end, st) = (int(&a[0])?, int(&a[1])?, s(&a[2])?);
+            let n = i64::try_from(st.len()).unwrap_or(i64::MAX);
+            let cut = |i: i64| floor_boundary(st, usize::try_from(i.clamp(0, n)).unwrap_or(0));
+            let out = if start < 0 {
+                &st[..cut(end)]
+            } else if end < 0 || end > n {
+                &st[cut(start)..]
+            } else if start > end {
+                return Err(format!("slice bounds out of range [{start}:{end}]"));
+            } else {
+                &st[cut(start)..cut(end)]
+            };
+            Ok(V::Str(out.to_string()))
+        }
+        "repeat" => {
+            arity(a, 2)?;
+            let n = int(&a[0])?;
+            let st = s(&a[1])?;
+            if n < 0 {
+                return Err("strings: negative Repeat count".into());
+            }
+            let n = usize::try_from(n).unwrap_or(0);
+            if st.len().saturating_mul(n) > 1 << 20 {
+                return Err("repeat result too large".into());
+            }
+            Ok(V::Str(st.repeat(n)))
+        }
+        "trimall" | "trimAll" => {
+            two_str(a, |cut, x| x.trim_matches(|c| cut.contains(c)).to_string())
+        }
+        "trimSuffix" => two_str(a, |suf, x| x.strip_suffix(suf).unwrap_or(x).to_string()),
+        "trimPrefix" => two_str(a, |pre, x| x.strip_prefix(pre).unwrap_or(x).to_string()),
+        "contains" => two_bool(a, |sub, x| x.contains(sub)),
+        "hasPrefix" => two_bool(a, |p, x| x.starts_with(p)),
+        "hasSuffix" => two_bool(a, |p, x| x.ends_with(p)),
+        "quote" => Ok(V::Str(
+            a.iter()
+                .filter(|v| !matches!(v, V::Nil | V::Missing))
+                .map(|v| go_quote(&strval(v)))
+                .collect::<Vec<_>>()
+                .join(" "),
+        )),
+        "squote" => Ok(V::Str(
+            a.iter()
+                .filter(|v| !matches!(v, V::Nil | V::Missing))
+                .map(|v| format!("'{}'", strval(v)))
+                .collect::<Vec<_>>()
+                .join(" "),
+        )),
+        "cat" => Ok(V::Str(
+            a.iter()
+                .filter(|v| !matches!(v, V::Nil | V::Missing))
+                .map(strval)
+                .collect::<Vec<_>>()
+                .join(" "),
+        )),
+        "indent" | "nindent" => {
+            arity(a, 2)?;
+            let pad = " ".repeat(usize::try_from(int(&a[0])?).unwrap_or(0));
+            let body = format!("{pad}{}", s(&a[1])?.replace('\n', &format!("\n{pad}")));
+            Ok(V::Str(if name == "nindent" {
+                format!("\n{body}")
+            } else {
+                body
+            }))
+        }
+        "replace" => {
+            arity(a, 3)?;
+            let (old, new, src) = (s(&a[0])?, s(&a[1])?, s(&a[2])?);
+            Ok(V::Str(go_replace_all(src, old, new)))
+        }
+        "plural" => {
+            arity(a, 3)?;
+            let (one, many, n) = (s(&a[0])?, s(&a[1])?, int(&a[2])?);
+            Ok(V::Str(if n == 1 { one } else { many }.to_string()))
+        }
+        "sha256sum" => one_str(a, |x| {
+            let d = sha2::Sha256::digest(x.as_bytes());
+            d.iter().fold(String::new(), |mut acc, b| {
+                let _ = write!(acc, "{b:02x}");
+                acc
+            })
+        }),
+        "toString" => {
+            arity(a, 1)?;
+            Ok(V::Str(strval(&a[0])))
+        }
+        "atoi" => {
+            arity(a, 1)?;
+            Ok(V::Int(s(&a[0])?.parse().unwrap_or(0)))
+        }
+        "int64" | "int" => {
+            arity(a, 1)?;
+            Ok(V::Int(to_i64(&a[0])))
+        }
+        "float64" => {
+            arity(a, 1)?;
+            Ok(V::Float(to_f64(&a[0])))
+        }
+        "split" | "splitn" => {
+            let (sep, orig, n) = if name == "split" {
+                arity(a, 2)?;
+                (s(&a[0])?, s(&a[1])?, -1)
+            } else {
+                arity(a, 3)?;
+                (s(&a[0])?, s(&a[2])?, int(&a[1])?)
+            };
+            let parts = go_split(orig, sep, n);
+            Ok(V::Map(
+                parts
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, p)| (format!("_{i}"), V::Str(p)))
+                    .collect(),
+            ))
+        }
+        "splitList" => {
+            arity(a, 2)?;
+            Ok(V::List(
+                go_split(s(&a[1])?, s(&a[0])?, -1)
+                    .into_iter()
+                    .map(V::Str)
+                    .collect(),
+            ))
+        }
+        "toStrings" => {
+            arity(a, 1)?;
+            Ok(V::List(strslice(&a[0]).into_iter().map(V::Str).collect()))
+        }
+        "until" => {
+            arity(a, 1)?;
+            let n = int(&a[0])?;
+            range_list(0, n, if n < 0 { -1 } else { 1 })
+        }
+        "untilStep" => {
+            arity(a, 3)?;
+            range_list(int(&a[0])?, int(&a[1])?, int(&a[2])?)
+        }
+        "add1" => {
+            arity(a, 1)?;
+            Ok(V::Int(to_i64(&a[0]).wrapping_add(1)))
+        }
+        "add" => Ok(V::Int(a.iter().map(to_i64).fold(0i64, i64::wrapping_add))),
+        "sub" => {
+            arity(a, 2)?;
+            Ok(V::Int(to_i64(&a[0]).wrapping_sub(to_i64(&a[1]))))
+        }
+        "mul" => {
+            at_least(a, 1)?;
+            Ok(V::Int(a.iter().map(to_i64).fold(1i64, i64::wrapping_mul)))
+        }
+        "div" | "mod" => {
+            arity(a, 2)?;
+            let (x, y) = (to_i64(&a[0]), to_i64(&a[1]));
+            if y == 0 {
+                return Err("runtime error: integer divide by zero".into());
+            }
+            Ok(V::Int(if name == "div" {
+                x.wrapping_div(y)
+            } else {
+                x.wrapping_rem(y)
+            }))
+        }
+        "max" | "biggest" | "min" => {
+            at_least(a, 1)?;
+            let vals = a.iter().map(to_i64);
+            Ok(V::Int(if name == "min" {
+                vals.min().unwrap_or(0)
+            } else {
+                vals.max().unwrap_or(0)
+            }))
+        }
+        "floor" | "ceil" => {
+            arity(a, 1)?;
+            let f = to_f64(&a[0]);
+            Ok(V::Float(if name == "floor" { f.floor() } else { f.ceil() }))
+        }
+        "join" => {
+            arity(a, 2)?;
+            Ok(V::Str(strslice(&a[1]).join(s(&a[0])?)))
+        }
+        "sortAlpha" => {
+            arity(a, 1)?;
+            let mut l = strslice(&a[0]);
+            l.sort();
+            Ok(V::List(l.into_iter().map(V::Str).collect()))
+        }
+        "default" => {
+            at_least(a, 1)?;
+            if a.len() == 1 || is_empty(&a[1]) {
+                Ok(iface(&a[0]))
+            } else {
+                Ok(iface(&a[1]))
+            }
+        }
+        "empty" => {
+            arity(a, 1)?;
+            Ok(V::Bool(is_empty(&a[0])))
+        }
+        "coalesce" => Ok(a.iter().find(|v| !is_empty(v)).map_or(V::Nil, iface)),
+        "all" => Ok(V::Bool(a.iter().all(|v| !is_empty(v)))),
+        "any" => Ok(V::Bool(a.iter().any(|v| !is_empty(v)))),
+        "compact" | "mustCompact" => {
+            arity(a, 1)?;
+            Ok(V::List(
+                list_arg("compact", &a[0])?
+                    .iter()
+                    .filter(|v| !is_empty(v))
+                    .cloned()
+                    .collect(),
+            ))
+        }
+        "fromJson" | "mustFromJson" => {
+            arity(a, 1)?;
+            match serde_json::from_str::<serde_json::Value>(s(&a[0])?) {
+                Ok(v) => Ok(V::from_json(&v)),
+                Err(e) if name == "mustFromJson" => Err(e.to_string()),
+                Err(_) => Ok(V::Nil),
+            }
+        }
+        "toJson" | "mustToJson" | "toRawJson" | "mustToRawJson" => {
+            arity(a, 1)?;
+            let raw = name.contains("Raw");
+            Ok(V::Str(go_json(&a[0], !raw, false)))
+        }
+        "toPrettyJson" | "mustToPrettyJson" => {
+            arity(a, 1)?;
+            Ok(V::Str(go_json(&a[0], true, true)))
+        }
+        "ternary" => {
+            arity(a, 3)?;
+            Ok(if boolean(&a[2])? {
+                iface(&a[0])
+            } else {
+                iface(&a[1])
+            })
+        }
+        "deepCopy" | "mustDeepCopy" => {
+            arity(a, 1)?;
+            Ok(iface(&a[0]))
+        }
+        "typeOf" => {
+            arity(a, 1)?;
+            Ok(V::Str(a[0].type_name().to_string()))
+        }
+        "typeIs" => {
+            arity(a, 2)?;
+            Ok(V::Bool(s(&a[0])? == a[1].type_name()))
+        }
+        "kindOf" => {
+            arity(a, 1)?;
+            Ok(V::Str(a[0].kind_name().to_string()))
+        }
+        "kindIs" => {
+            arity(a, 2)?;
+            Ok(V::Bool(s(&a[0])? == a[1].kind_name()))
+        }
+        "deepEqual" => {
+            arity(a, 2)?;
+            Ok(V::Bool(a[0] == a[1]))
+        }
+        "base" | "osBase" => one_str(a, path_base),
+        "dir" | "osDir" => one_str(a, path_dir),
+        "clean" | "osClean" => one_str(a, path_clean),
+        "ext" | "osExt" => one_str(a, path_ext),
+        "isAbs" | "osIsAbs" => {
+            arity(a, 1)?;
+            Ok(V::Bool(s(&a[0])?.starts_with('/')))
+        }
+        "b64enc" => one_str(a, |x| {
+            base64::engine::general_purpose::STANDARD.encode(x.as_bytes())
+        }),
+        "b64dec" => one_str(a, |x| {
+            match base64::engine::general_purpose::STANDARD.decode(x.as_bytes()) {
+                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                Err(e) => format!("illegal base64 data: {e}"),
+            }
+        }),
+        "tuple" | "list" => Ok(V::List(a.iter().map(iface).collect())),
+        "dict" => {
+            let mut m = BTreeMap::new();
+            for pair in a.chunks(2) {
+                let k = strval(&pair[0]);
+                m.insert(k, pair.get(1).map_or(V::Str(String::new()), iface));
+            }
+            Ok(V::Map(m))
+        }
+        "get" => {
+            arity(a, 2)?;
+            Ok(map_arg(&a[0])?
+                .get(s(&a[1])?)
+                .cloned()
+                .unwrap_or(V::Str(String::new())))
+        }
+        "set" => {
+            arity(a, 3)?;
+            let mut m = map_arg(&a[0])?.clone();
+            m.insert(s(&a[1])?.to_string(), iface(&a[2]));
+            Ok(V::Map(m))
+        }
+        "unset" => {
+            arity(a, 2)?;
+            let mut m = map_arg(&a[0])?.clone();
+            m.remove(s(&a[1])?);
+            Ok(V::Map(m))
+        }
+        "hasKey" => {
+            arity(a, 2)?;
+            Ok(V::Bool(map_arg(&a[0])?.contains_key(s(&a[1])?)))
+        }
+        "pluck" => {
+            at_least(a, 1)?;
+            let key = s(&a[0])?;
+            let mut out = Vec::new();
+            for d in &a[1..] {
+                if let Some(v) = map_arg(d)?.get(key) {
+                    out.push(v.clone());
+                }
+            }
+            Ok(V::List(out))
+        }
+        "keys" => {
+            let mut out = Vec::new();
+            for d in a {
+                out.extend(map_arg(d)?.keys().map(|k| V::Str(k.clone())));
+            }
+            Ok(V::List(out))
+        }
+        "values" => {
+            arity(a, 1)?;
+            Ok(V::List(map_arg(&a[0])?.values().cloned().collect()))
+        }
+        "pick" | "omit" => {
+            at_least(a, 1)?;
+            let m = map_arg(&a[0])?;
+            let keys: Vec<&str> = a[1..].iter().map(s).collect::<Result<_, _>>()?;
+            Ok(V::Map(
+                m.iter()
+                    .filter(|(k, _)| keys.contains(&k.as_str()) == (name == "pick"))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ))
+        }
+        "merge" | "mustMerge" | "mergeOverwrite" | "mustMergeOverwrite" => {
+            at_least(a, 1)?;
+            let mut dst = map_arg(&a[0])?.clone();
+            for src in &a[1..] {
+                deep_merge(&mut dst, map_arg(src)?, name.contains("Overwrite"));
+            }
+            Ok(V::Map(dst))
+        }
+        "append" | "push" | "mustAppend" | "mustPush" => {
+            arity(a, 2)?;
+            let mut l = list_arg("push", &a[0])?.to_vec();
+            l.push(iface(&a[1]));
+            Ok(V::List(l))
+        }
+        "prepend" | "mustPrepend" => {
+            arity(a, 2)?;
+            let mut l = vec![iface(&a[1])];
+            l.extend(list_arg("prepend", &a[0])?.iter().cloned());
+            Ok(V::List(l))
+        }
+        "first" | "mustFirst" => {
+            arity(a, 1)?;
+            if matches!(a[0], V::Nil | V::Missing) {
+                return Ok(none(a));
+            }
+            Ok(list_arg("find first", &a[0])?
+                .first()
+                .cloned()
+                .unwrap_or(V::Nil))
+        }
+        "last" | "mustLast" => {
+            arity(a, 1)?;
+            if matches!(a[0], V::Nil | V::Missing) {
+                return Ok(none(a));
+            }
+            Ok(list_arg("find last", &a[0])?
+                .last()
+                .cloned()
+                .unwrap_or(V::Nil))
+        }
+        "rest" | "mustRest" | "initial" | "mustInitial" => {
+            arity(a, 1)?;
+            if matches!(a[0], V::Nil | V::Missing) {
+                return Ok(none(a));
+            }
+            let l = list_arg("find rest", &a[0])?;
+            if l.is_empty() {
+                return Ok(V::Nil);
+            }
+            Ok(V::List(if name.contains("est") {
+                l[1..].to_vec()
+            } else {
+                l[..l.len() - 1].to_vec()
+            }))
+        }
+        "reverse" | "mustReverse" => {
+            arity(a, 1)?;
+            let mut l = list_arg("reverse", &a[0])?.to_vec();
+            l.reverse();
+            Ok(V::List(l))
+        }
+        "uniq" | "mustUniq" => {
+            arity(a, 1)?;
+            let mut out: Vec<V> = Vec::new();
+            for v in list_arg("uniq", &a[0])? {
+                if !out.contains(v) {
+                    out.push(v.clone());
+                }
+            }
+            Ok(V::List(out))
+        }
+        "without" | "mustWithout" => {
+            at_least(a, 1)?;
+            Ok(V::List(
+                list_arg("without", &a[0])?
+                    .iter()
+                    .filter(|v| !a[1..].contains(v))
+                    .cloned()
+                    .collect(),
+            ))
+        }
+        "has" | "mustHas" => {
+            arity(a, 2)?;
+            if matches!(a[1], V::Nil | V::Missing) {
+                return Ok(V::Bool(false));
+            }
+            Ok(V::Bool(list_arg("find has", &a[1])?.contains(&iface(&a[0]))))
+        }
+        "slice" | "mustSlice" => {
+            at_least(a, 1)?;
+            let l = list_arg("slice", &a[0])?;
+            let n = l.len();
+            let idx = |i: usize| -> Result<usize, String> {
+                a.get(i).map_or(Ok(usize::MAX), |v| {
+                    usize::try_from(to_i64(v)).map_err(|e| e.to_string())
+                })
+            };
+            let start = if a.len() > 1 { idx(1)? } else { 0 };
+            let end = if a.len() > 2 { idx(2)? } else { n };
+            if start > end || end > n {
+                return Err(format!("slice bounds out of range [{start}:{end}]"));
+            }
+            Ok(V::List(l[start..end].to_vec()))
+        }
+        "concat" => {
+            let mut out = Vec::new();
+            for v in a {
+                out.extend(list_arg("concat", v)?.iter().cloned());
+            }
+            Ok(V::List(out))
+        }
+        "dig" => {
+            at_least(a, 3)?;
+            let dict = map_arg(&a[a.len() - 1])?;
+            let default = &a[a.len() - 2];
+            let keys: Vec<&str> = a[..a.len() - 2].iter().map(s).collect::<Result<_, _>>()?;
+            let mut cur = dict.clone();
+            for (i, k) in keys.iter().enumerate() {
+                match cur.get(*k) {
+                    Some(v) if i == keys.len() - 1 => return Ok(v.clone()),
+                    Some(V::Map(m)) => cur = m.clone(),
+                    _ => return Ok(default.clone()),
+                }
+            }
+            Ok(default.clone())
+        }
+        "chunk" | "mustChunk" => {
+            arity(a, 2)?;
+            let size = usize::try_from(int(&a[0])?).unwrap_or(0).max(1);
+            Ok(V::List(
+                list_arg("chunk", &a[1])?
+                    .chunks(size)
+                    .map(|c| V::List(c.to_vec()))
+                    .collect(),
+            ))
+        }
+        "fail" => {
+            arity(a, 1)?;
+            Err(s(&a[0])?.to_string())
+        }
+        "regexMatch" | "mustRegexMatch" => {
+            arity(a, 2)?;
+            Ok(V::Bool(regex(s(&a[0])?)?.is_match(s(&a[1])?)))
+        }
+        "regexFind" | "mustRegexFind" => {
+            arity(a, 2)?;
+            Ok(V::Str(
+                regex(s(&a[0])?)?
+                    .find(s(&a[1])?)
+                    .map(|m| m.as_str().to_string())
+                    .unwrap_or_default(),
+            ))
+        }
+        "regexFindAll" | "mustRegexFindAll" => {
+            arity(a, 3)?;
+            let re = regex(s(&a[0])?)?;
+            let n = int(&a[2])?;
+            let all = re
+                .find_iter(s(&a[1])?)
+                .map(|m| V::Str(m.as_str().to_string()));
+            Ok(V::List(if n < 0 {
+                all.collect()
+            } else {
+                all.take(usize::try_from(n).unwrap_or(0)).collect()
+            }))
+        }
+        "regexReplaceAll" | "mustRegexReplaceAll" => {
+            arity(a, 3)?;
+            let re = regex(s(&a[0])?)?;
+            Ok(V::Str(re.replace_all(s(&a[1])?, s(&a[2])?).into_owned()))
+        }
+        "regexReplaceAllLiteral" | "mustRegexReplaceAllLiteral" => {
+            arity(a, 3)?;
+            let re = regex(s(&a[0])?)?;
+            Ok(V::Str(
+                re.replace_all(s(&a[1])?, regex::NoExpand(s(&a[2])?))
+                    .into_owned(),
+            ))
+        }
+        "regexSplit" | "mustRegexSplit" => {
+            arity(a, 3)?;
+            let re = regex(s(&a[0])?)?;
+            let n = int(&a[2])?;
+            let parts: Vec<V> = if n < 0 {
+                re.split(s(&a[1])?).map(|p| V::Str(p.to_string())).collect()
+            } else {
+                re.splitn(s(&a[1])?, usize::try_from(n).unwrap_or(0))
+                    .map(|p| V::Str(p.to_string()))
+                    .collect()
+            };
+            Ok(V::List(parts))
+        }
+        "regexQuoteMeta" => one_str(a, |x| regex::escape(x)),
+        "normalize" => one_str(a, sanitize_name),
+        "slugify" => slugify(a),
+        "toYaml" => {
+            arity(a, 1)?;
+            Ok(V::Str(
+                yaml_out::to_yaml(&a[0]).trim_end_matches('\n').to_string(),
+            ))
+        }
+        "fromYaml" | "fromYamlArray" => {
+            arity(a, 1)?;
+            let text = s(&a[0])?;
+            let v = super::super::data::parse_first_doc(text)
+                .map_err(|e| format!("error unmarshaling YAML: {e}"))?;
+            let v = V::from_json(&v);
+            match (name, v) {
+                ("fromYaml", V::Map(m)) => Ok(V::Map(m)),
+                ("fromYaml", V::Nil) => Ok(V::Map(BTreeMap::new())),
+                ("fromYamlArray", V::List(l)) => Ok(V::List(l)),
+                ("fromYamlArray", V::Nil) => Ok(V::List(Vec::new())),
+                (_, other) => Err(format!(
+                    "error unmarshaling YAML: cannot unmarshal {} into the expected type",
+                    other.type_name()
+                )),
+            }
+        }
+        other => Err(format!("function {other:?} not defined")),
+    }
+}
+
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    if i >= s.len() {
+        return s.len();
+    }
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn one_str(a: &[V], f: impl Fn(&str) -> String) -> R {
+    arity(a, 1)?;
+    Ok(V::Str(f(s(&a[0])?)))
+}
+
+fn two_str(a: &[V], f: impl Fn(&str, &str) -> String) -> R {
+    arity(a, 2)?;
+    Ok(V::Str(f(s(&a[0])?, s(&a[1])?)))
+}
+
+fn two_bool(a: &[V], f: impl Fn(&str, &str) -> bool) -> R {
+    arity(a, 2)?;
+    Ok(V::Bool(f(s(&a[0])?, s(&a[1])?)))
+}
+
+fn range_list(start: i64, stop: i64, step: i64) -> R {
+    let mut out = Vec::new();
+    if step == 0 {
+        return Ok(V::List(out));
+    }
+    let mut i = start;
+    while (step > 0 && i < stop) || (step < 0 && i > stop) {
+        out.push(V::Int(i));
+        if out.len() > 1_000_000 {
+            return Err("range too large".into());
+        }
+        i += step;
+    }
+    Ok(V::List(out))
+}
+
+/// Go's `strings.Replace(src, old, new, -1)`: an empty `old` inserts `new`
+/// between every character.
+fn go_replace_all(src: &str, old: &str, new: &str) -> String {
+    if old.is_empty() {
+        let mut out = String::from(new);
+        for c in src.chars() {
+            out.push(c);
+            out.push_str(new);
+        }
+        return out;
+    }
+    src.replace(old, new)
+}
+
+/// Go's `strings.SplitN` (`n < 0`: all); an empty separator splits into characters.
+fn go_split(s: &str, sep: &str, n: i64) -> Vec<String> {
+    if n == 0 {
+        return Vec::new();
+    }
+    if sep.is_empty() {
+        return s.chars().map(|c| c.to_string()).collect();
+    }
+    if n < 0 {
+        s.split(sep).map(str::to_string).collect()
+    } else {
+        s.splitn(usize::try_from(n).unwrap_or(usize::MAX), sep)
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// `json.Marshal` (sorted keys; `escape_html` as Go's default encoder does).
+fn go_json(v: &V, escape_html: bool, pretty: bool) -> String {
+    let j = v.to_json();
+    let text = if pretty {
+        serde_json::to_string_pretty(&j)
+    } else {
+        serde_json::to_string(&j)
+    }
+    .unwrap_or_default();
+    if !escape_html {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}

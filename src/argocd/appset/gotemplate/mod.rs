@@ -1,0 +1,453 @@
+//! A Go `text/template` engine with the function set Argo CD's ApplicationSet
+//! controller registers: Go's builtins, Sprig minus `env`, `expandenv` and
+//! `getHostByName`, plus `normalize`, `slugify`, `toYaml`, `fromYaml` and
+//! `fromYamlArray` (AC `applicationset/utils/utils.go` `init`).
+//!
+//! Semantics follow Go's `text/template/exec.go`: a missing map key is an
+//! invalid value that prints `<no value>` (or fails with
+//! `missingkey=error`), a JSON `null` prints `<nil>`, and a function given a
+//! value of the wrong type fails as Go's reflection would. A Sprig function
+//! this engine does not implement fails with its name: a template is never
+//! rendered approximately.
+
+mod funcs;
+mod parse;
+mod printf;
+pub mod value;
+pub mod yaml_out;
+
+use std::collections::BTreeMap;
+
+pub(crate) use funcs::{path_base, path_dir, sanitize_name};
+use parse::{Arg, Cmd, List, Node, Pipe};
+pub use value::V;
+
+/// How a missing map key evaluates (`goTemplateOptions: ["missingkey=..."]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MissingKey {
+    /// `default` / `invalid`: the invalid value, printed `<no value>`.
+    #[default]
+    Invalid,
+    /// `zero`: the zero value of `any`, printed `<nil>`.
+    Zero,
+    /// `error`: execution fails.
+    Error,
+}
+
+impl MissingKey {
+    /// Reads `goTemplateOptions`.
+    ///
+    /// # Errors
+    /// An option Go's `Template.Option` would reject (it panics there).
+    pub fn from_options(options: &[String]) -> Result<MissingKey, String> {
+        let mut mk = MissingKey::Invalid;
+        for o in options {
+            mk = match o.as_str() {
+                "missingkey=default" | "missingkey=invalid" => MissingKey::Invalid,
+                "missingkey=zero" => MissingKey::Zero,
+                "missingkey=error" => MissingKey::Error,
+                other => return Err(format!("unrecognized goTemplateOptions entry `{other}`")),
+            };
+        }
+        Ok(mk)
+    }
+}
+
+/// A parsed template, ready to execute many times.
+#[derive(Debug, Clone)]
+pub struct Template {
+    root: List,
+}
+
+/// Parses `src`.
+///
+/// # Errors
+/// A syntax error or an action this engine does not support.
+pub fn parse(src: &str) -> Result<Template, String> {
+    let root = parse::parse(src)?;
+    check_functions(&root)?;
+    Ok(Template { root })
+}
+
+/// Go resolves function names at parse time, so an unknown one is a parse error.
+fn check_functions(list: &List) -> Result<(), String> {
+    fn pipe(p: &Pipe) -> Result<(), String> {
+        for c in &p.cmds {
+            for a in &c.args {
+                match a {
+                    Arg::Ident(name) => funcs::check_name(name)?,
+                    Arg::Sub(inner, _) => pipe(inner)?,
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+    for n in list {
+        match n {
+            Node::Action(p) => pipe(p)?,
+            Node::If(p, a, b) | Node::Range(p, a, b) | Node::With(p, a, b) => {
+                pipe(p)?;
+                check_functions(a)?;
+                check_functions(b)?;
+            }
+            Node::Text(_) | Node::Break | Node::Continue => {}
+        }
+    }
+    Ok(())
+}
+
+impl Template {
+    /// Executes the template with `data` as dot.
+    ///
+    /// # Errors
+    /// An execution error as Go would report it (missing key with
+    /// `missingkey=error`, wrong argument types, unsupported functions...).
+    pub fn execute(&self, data: &V, missing: MissingKey) -> Result<String, String> {
+        let mut st = State {
+            out: String::new(),
+            vars: vec![("$".to_string(), data.clone())],
+            missing,
+            depth: 0,
+        };
+        match st.walk(data, &self.root) {
+            Ok(()) | Err(Flow::Break | Flow::Continue) => Ok(st.out),
+            Err(Flow::Error(e)) => Err(e),
+        }
+    }
+}
+
+/// Parses and executes in one go.
+///
+/// # Errors
+/// See [`parse`] and [`Template::execute`].
+pub fn render(src: &str, data: &V, missing: MissingKey) -> Result<String, String> {
+    parse(src)?.execute(data, missing)
+}
+
+enum Flow {
+    Break,
+    Continue,
+    Error(String),
+}
+
+impl From<String> for Flow {
+    fn from(s: String) -> Flow {
+        Flow::Error(s)
+    }
+}
+
+struct State {
+    out: String,
+    vars: Vec<(String, V)>,
+    missing: MissingKey,
+    depth: usize,
+}
+
+const MAX_DEPTH: usize = 100;
+/// Bounds the output of one template so a hostile `range`/`repeat` cannot exhaust memory.
+const MAX_OUTPUT: usize = 10 << 20;
+
+impl State {
+    fn walk(&mut self, dot: &V, list: &List) -> Result<(), Flow> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Flow::Error("exceeded maximum template depth".into()));
+        }
+        let r = self.walk_inner(dot, list);
+        self.depth -= 1;
+        r
+    }
+
+    fn walk_inner(&mut self, dot: &V, list: &List) -> Result<(), Flow> {
+        for node in list {
+            if self.out.len() > MAX_OUTPUT {
+                return Err(Flow::Error("template output exceeds 10 MiB".into()));
+            }
+            match node {
+                Node::Text(t) => self.out.push_str(t),
+                Node::Action(p) => {
+                    let v = self.pipe(dot, p)?;
+                    if p.vars.is_empty() {
+                        self.print(&v, p)?;
+                    }
+                }
+                Node::If(p, then, els) => {
+                    let mark = self.vars.len();
+                    let v = self.pipe(dot, p)?;
+                    let r = if v.truth() {
+                        self.walk(dot, then)
+                    } else {
+                        self.walk(dot, els)
+                    };
+                    self.vars.truncate(mark);
+                    r?;
+                }
+                Node::With(p, body, els) => {
+                    let mark = self.vars.len();
+                    let v = self.pipe(dot, p)?;
+                    let r = if v.truth() {
+                        self.walk(&v, body)
+                    } else {
+                        self.walk(dot, els)
+                    };
+                    self.vars.truncate(mark);
+                    r?;
+                }
+                Node::Range(p, body, els) => {
+                    let mark = self.vars.len();
+                    let r = self.range(dot, p, body, els);
+                    self.vars.truncate(mark);
+                    r?;
+                }
+                Node::Break => return Err(Flow::Break),
+                Node::Continue => return Err(Flow::Continue),
+            }
+        }
+        Ok(())
+    }
+
+    fn range(&mut self, dot: &V, p: &Pipe, body: &List, els: &List) -> Result<(), Flow> {
+        // The declared variables are bound per element, not to the whole value.
+        let decl = Pipe {
+            vars: Vec::new(),
+            assign: false,
+            cmds: p.cmds.clone(),
+            text: p.text.clone(),
+        };
+        let v = self.pipe(dot, &decl)?;
+        let items: Vec<(V, V)> = match v {
+            V::Missing => Vec::new(),
+            V::List(l) => l
+                .into_iter()
+                .enumerate()
+                .map(|(i, e)| (V::Int(i64::try_from(i).unwrap_or(0)), e))
+                .collect(),
+            V::Map(m) => m.into_iter().map(|(k, e)| (V::Str(k), e)).collect(),
+            V::Int(n) => (0..n.max(0)).map(|i| (V::Int(i), V::Int(i))).collect(),
+            other => return Err(format!("range can't iterate over {}", other.go_string()).into()),
+        };
+        if items.is_empty() {
+            return self.walk(dot, els);
+        }
+        let mark = self.vars.len();
+        for (k, e) in items {
+            self.vars.truncate(mark);
+            match p.vars.len() {
+                0 => {}
+                1 => self.vars.push((p.vars[0].clone(), e.clone())),
+                _ => {
+                    self.vars.push((p.vars[0].clone(), k));
+                    self.vars.push((p.vars[1].clone(), e.clone()));
+                }
+            }
+            match self.walk(&e, body) {
+                Ok(()) | Err(Flow::Continue) => {}
+                Err(Flow::Break) => break,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    fn print(&mut self, v: &V, p: &Pipe) -> Result<(), Flow> {
+        let _ = p;
+        self.out.push_str(&v.go_string());
+        Ok(())
+    }
+
+    fn pipe(&mut self, dot: &V, p: &Pipe) -> Result<V, Flow> {
+        let mut final_val: Option<V> = None;
+        for c in &p.cmds {
+            let v = self.cmd(dot, c, final_val.take())?;
+            final_val = Some(v);
+        }
+        let v = final_val.unwrap_or(V::Missing);
+        if !p.vars.is_empty() {
+            if p.assign {
+                let name = &p.vars[0];
+                let slot = self.vars.iter_mut().rev().find(|(n, _)| n == name);
+                match slot {
+                    Some(s) => s.1 = v.clone(),
+                    None => return Err(format!("undefined variable: {name}").into()),
+                }
+            } else {
+                for name in &p.vars {
+                    self.vars.push((name.clone(), v.clone()));
+                }
+            }
+        }
+        Ok(v)
+    }
+
+    fn cmd(&mut self, dot: &V, c: &Cmd, final_val: Option<V>) -> Result<V, Flow> {
+        let first = &c.args[0];
+        if let Arg::Ident(name) = first {
+            return self.call(dot, name, &c.args[1..], final_val);
+        }
+        if c.args.len() > 1 || final_val.is_some() {
+            return Err(match first {
+                Arg::Field(f) | Arg::Var(_, f) if !f.is_empty() => {
+                    format!("{} is not a method but has arguments", f[f.len() - 1])
+                }
+                _ => format!("can't give argument to non-function {}", arg_text(first)),
+            }
+            .into());
+        }
+        self.arg(dot, first)
+    }
+
+    fn arg(&mut self, dot: &V, a: &Arg) -> Result<V, Flow> {
+        Ok(match a {
+            Arg::Dot => dot.clone(),
+            Arg::Field(f) => self.fields(dot.clone(), f)?,
+            Arg::Var(name, f) => {
+                let Some((_, v)) = self.vars.iter().rev().find(|(n, _)| n == name) else {
+                    return Err(format!("undefined variable: {name}").into());
+                };
+                let v = v.clone();
+                self.fields(v, f)?
+            }
+            Arg::Ident(name) => self.call(dot, name, &[], None)?,
+            Arg::Str(s) => V::Str(s.clone()),
+            Arg::Int(i) => V::Int(*i),
+            Arg::Float(f) => V::Float(*f),
+            Arg::Bool(b) => V::Bool(*b),
+            Arg::Nil => return Err(Flow::Error("nil is not a command".into())),
+            Arg::Sub(p, f) => {
+                let mark = self.vars.len();
+                let v = self.pipe(dot, p);
+                self.vars.truncate(mark);
+                self.fields(v?, f)?
+            }
+        })
+    }
+
+    fn fields(&self, mut v: V, names: &[String]) -> Result<V, Flow> {
+        for name in names {
+            v = match v {
+                V::Missing => {
+                    if self.missing == MissingKey::Error {
+                        return Err(format!("nil data; no entry for key {name:?}").into());
+                    }
+                    V::Missing
+                }
+                V::Nil => {
+                    return Err(format!("nil pointer evaluating interface {{}}.{name}").into())
+                }
+                V::Map(mut m) => match m.remove(name) {
+                    Some(x) => x,
+                    None => match self.missing {
+                        MissingKey::Invalid => V::Missing,
+                        MissingKey::Zero => V::Nil,
+                        MissingKey::Error => {
+                            return Err(format!("map has no entry for key {name:?}").into())
+                        }
+                    },
+                },
+                // Values read out of parameter maps have Go type `interface {}`.
+                _ => {
+                    return Err(format!("can't evaluate field {name} in type interface {{}}").into())
+                }
+            };
+        }
+        Ok(v)
+    }
+
+    fn call(&mut self, dot: &V, name: &str, args: &[Arg], final_val: Option<V>) -> Result<V, Flow> {
+        // `and` and `or` evaluate their arguments lazily (Go 1.18+).
+        if name == "and" || name == "or" {
+            let total = args.len() + usize::from(final_val.is_some());
+            if total == 0 {
+                return Err(
+                    format!("wrong number of args for {name}: want at least 1 got 0").into(),
+                );
+            }
+            let mut last = V::Missing;
+            for a in args {
+                last = self.arg(dot, a)?;
+                if (name == "and") != last.truth() {
+                    return Ok(last);
+                }
+            }
+            if let Some(f) = final_val {
+                last = f;
+            }
+            return Ok(last);
+        }
+        let mut vals = Vec::with_capacity(args.len() + 1);
+        for a in args {
+            if matches!(a, Arg::Nil) {
+                vals.push(V::Nil);
+            } else {
+                vals.push(self.arg(dot, a)?);
+            }
+        }
+        if let Some(f) = final_val {
+            vals.push(f);
+        }
+        let out = funcs::call(name, vals)
+            .map_err(|e| Flow::Error(format!("error calling {name}: {e}")))?;
+        if funcs::mutates_first_arg(name) {
+            // Go mutates the map in place; variables hold copies here, so write back.
+            match args.first() {
+                Some(Arg::Var(var, path)) => self.write_back(var, path, out.clone())?,
+                Some(Arg::Dot | Arg::Field(_)) => {
+                    return Err(Flow::Error(format!(
+                        "`{name}` on the template parameters mutates them, which gitops-lint does not model"
+                    )))
+                }
+                _ => {}
+            }
+        }
+        Ok(out)
+    }
+
+    fn write_back(&mut self, var: &str, path: &[String], value: V) -> Result<(), Flow> {
+        let Some(slot) = self.vars.iter_mut().rev().find(|(n, _)| n == var) else {
+            return Err(format!("undefined variable: {var}").into());
+        };
+        let mut cur = &mut slot.1;
+        for p in path {
+            match cur {
+                V::Map(m) => match m.get_mut(p) {
+                    Some(next) => cur = next,
+                    None => return Ok(()),
+                },
+                _ => return Ok(()),
+            }
+        }
+        *cur = value;
+        Ok(())
+    }
+}
+
+fn arg_text(a: &Arg) -> String {
+    match a {
+        Arg::Dot => ".".into(),
+        Arg::Field(f) => format!(".{}", f.join(".")),
+        Arg::Var(n, f) if f.is_empty() => n.clone(),
+        Arg::Var(n, f) => format!("{n}.{}", f.join(".")),
+        Arg::Ident(i) => i.clone(),
+        Arg::Str(s) => format!("{s:?}"),
+        Arg::Int(i) => i.to_string(),
+        Arg::Float(f) => f.to_string(),
+        Arg::Bool(b) => b.to_string(),
+        Arg::Nil => "nil".into(),
+        Arg::Sub(p, _) => format!("({})", p.text),
+    }
+}
+
+/// Builds template data from a JSON parameter map.
+#[must_use]
+pub fn data_from_params(params: &serde_json::Map<String, serde_json::Value>) -> V {
+    V::Map(
+        params
+            .iter()
+            .map(|(k, v)| (k.clone(), V::from_json(v)))
+            .collect::<BTreeMap<_, _>>(),
+    )
+}
+
+#[cfg(test)]
+mod tests;

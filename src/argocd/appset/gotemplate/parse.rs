@@ -1,0 +1,683 @@
+//! Lexer and parser for Go `text/template` syntax: text, actions with trim
+//! markers, comments, pipelines, variables, `if`/`else if`/`range`/`with`.
+//!
+//! `define`, `template` and `block` are rejected with a clear message: they
+//! are not used in ApplicationSet templates, where each string is its own
+//! template.
+
+/// A parsed template body.
+pub type List = Vec<Node>;
+
+/// One node of a template body.
+#[derive(Debug, Clone)]
+pub enum Node {
+    /// Literal text.
+    Text(String),
+    /// `{{pipeline}}`: evaluate and print (or just assign when it declares).
+    Action(Pipe),
+    /// `{{if}}`: the condition, then-branch, else-branch.
+    If(Pipe, List, List),
+    /// `{{range}}`: the pipeline, body, else-branch.
+    Range(Pipe, List, List),
+    /// `{{with}}`: the pipeline, body, else-branch.
+    With(Pipe, List, List),
+    /// `{{break}}`.
+    Break,
+    /// `{{continue}}`.
+    Continue,
+}
+
+/// A pipeline, with its optional variable declaration or assignment.
+#[derive(Debug, Clone)]
+pub struct Pipe {
+    /// Declared or assigned variables (`$x` / `$i, $v`), with `$`.
+    pub vars: Vec<String>,
+    /// `=` rather than `:=`.
+    pub assign: bool,
+    /// Commands separated by `|`.
+    pub cmds: Vec<Cmd>,
+    /// Source text, for error messages.
+    pub text: String,
+}
+
+/// One command: a function call or a single operand.
+#[derive(Debug, Clone)]
+pub struct Cmd {
+    /// The operands; the first may name a function.
+    pub args: Vec<Arg>,
+}
+
+/// An operand.
+#[derive(Debug, Clone)]
+pub enum Arg {
+    /// `.`
+    Dot,
+    /// `.a.b`
+    Field(Vec<String>),
+    /// `$x.a.b` (`$` alone is the root).
+    Var(String, Vec<String>),
+    /// A function name.
+    Ident(String),
+    /// A string literal.
+    Str(String),
+    /// An integer literal (also character constants).
+    Int(i64),
+    /// A floating-point literal.
+    Float(f64),
+    /// `true` / `false`.
+    Bool(bool),
+    /// `nil`.
+    Nil,
+    /// `(pipeline).a.b`
+    Sub(Box<Pipe>, Vec<String>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Field(Vec<String>),
+    Var(String, Vec<String>),
+    Ident(String),
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Dot,
+    LParen,
+    /// `)` followed by a field chain.
+    RParen(Vec<String>),
+    Pipe,
+    Declare,
+    Assign,
+    Comma,
+}
+
+/// Parses a whole template.
+///
+/// # Errors
+/// A syntax error, with a short description.
+pub fn parse(src: &str) -> Result<List, String> {
+    let items = split_actions(src)?;
+    let mut p = Parser { items, pos: 0 };
+    let (list, end) = p.list()?;
+    match end {
+        None => Ok(list),
+        Some(e) => Err(format!("unexpected {{{{{e}}}}}")),
+    }
+}
+
+enum Item {
+    Text(String),
+    Action(String),
+}
+
+/// Splits text and actions, applying trim markers and dropping comments.
+fn split_actions(src: &str) -> Result<Vec<Item>, String> {
+    let mut items: Vec<Item> = Vec::new();
+    let mut rest = src;
+    let mut trim_next = false;
+    while !rest.is_empty() {
+        let Some(open) = rest.find("{{") else {
+            let mut text = rest;
+            if trim_next {
+                text = text.trim_start_matches(is_space);
+            }
+            if !text.is_empty() {
+                items.push(Item::Text(text.to_string()));
+            }
+            break;
+        };
+        let mut text = &rest[..open];
+        if trim_next {
+            text = text.trim_start_matches(is_space);
+        }
+        let mut inner_start = open + 2;
+        let after = &rest[inner_start..];
+        let left_trim = after.starts_with('-') && after[1..].starts_with(is_space);
+        if left_trim {
+            text = text.trim_end_matches(is_space);
+            inner_start += 2;
+        }
+        if !text.is_empty() {
+            items.push(Item::Text(text.to_string()));
+        }
+        let body = &rest[inner_start..];
+        // Comments: `/* ... */` directly after the delimiter (or its trim marker).
+        if body.starts_with("/*") {
+            let Some(end) = body.find("*/") else {
+                return Err("unclosed comment".into());
+            };
+            let tail = &body[end + 2..];
+            if let Some(t) = tail.strip_prefix("}}") {
+                trim_next = false;
+                rest = t;
+            } else if tail.starts_with(is_space) && tail[1..].starts_with("-}}") {
+                trim_next = true;
+                rest = &tail[4..];
+            } else {
+                return Err("comment ends before closing delimiter".into());
+            }
+            continue;
+        }
+        let close = find_close(body, 0)?;
+        let mut inner_text = &body[..close];
+        trim_next = false;
+        if inner_text.ends_with('-') && inner_text[..inner_text.len() - 1].ends_with(is_space) {
+            inner_text = &inner_text[..inner_text.len() - 1];
+            trim_next = true;
+        }
+        items.push(Item::Action(inner_text.to_string()));
+        rest = &body[close + 2..];
+    }
+    Ok(items)
+}
+
+fn is_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\n')
+}
+
+/// Finds the closing `}}` of an action, skipping quoted strings.
+fn find_close(body: &str, from: usize) -> Result<usize, String> {
+    let b = body.as_bytes();
+    let mut i = from;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    if b[i.min(b.len() - 1)] == b'\n' {
+                        return Err("unterminated quoted string".into());
+                    }
+                    i += 1;
+                }
+                if i >= b.len() {
+                    return Err("unterminated quoted string".into());
+                }
+            }
+            b'`' => {
+                i += 1;
+                while i < b.len() && b[i] != b'`' {
+                    i += 1;
+                }
+                if i >= b.len() {
+                    return Err("unterminated raw quoted string".into());
+                }
+            }
+            b'\'' => {
+                i += 1;
+                while i < b.len() && b[i] != b'\'' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'}' if b.get(i + 1) == Some(&b'}') => return Ok(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    Err("unclosed action".into())
+}
+
+fn lex(src: &str) -> Result<Vec<Tok>, String> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut toks = Vec::new();
+    let mut i = 0;
+    let ident_char = |c: char| c == '_' || c.is_alphanumeric();
+    let read_fields = |i: &mut usize, chars: &[char]| -> Vec<String> {
+        let mut fields = Vec::new();
+        while *i < chars.len()
+            && chars[*i] == '.'
+            && chars.get(*i + 1).is_some_and(|c| ident_char(*c))
+        {
+            *i += 1;
+            let s = *i;
+            while *i < chars.len() && ident_char(chars[*i]) {
+                *i += 1;
+            }
+            fields.push(chars[s..*i].iter().collect());
+        }
+        fields
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            ' ' | '\t' | '\r' | '\n' => i += 1,
+            '(' => {
+                toks.push(Tok::LParen);
+                i += 1;
+            }
+            ')' => {
+                i += 1;
+                let f = read_fields(&mut i, &chars);
+                toks.push(Tok::RParen(f));
+            }
+            '|' => {
+                toks.push(Tok::Pipe);
+                i += 1;
+            }
+            ',' => {
+                toks.push(Tok::Comma);
+                i += 1;
+            }
+            ':' if chars.get(i + 1) == Some(&'=') => {
+                toks.push(Tok::Declare);
+                i += 2;
+            }
+            '=' => {
+                toks.push(Tok::Assign);
+                i += 1;
+            }
+            '.' if chars
+                .get(i + 1)
+                .is_some_and(|c| ident_char(*c) && !c.is_ascii_digit()) =>
+            {
+                let f = read_fields(&mut i, &chars);
+                toks.push(Tok::Field(f));
+            }
+            '.' if !chars.get(i + 1).is_some_and(char::is_ascii_digit) => {
+                toks.push(Tok::Dot);
+                i += 1;
+            }
+            '$' => {
+                let s = i;
+                i += 1;
+                while i < chars.len() && ident_char(chars[i]) {
+                    i += 1;
+                }
+                let name: String = chars[s..i].iter().collect();
+                let f = read_fields(&mut i, &chars);
+                toks.push(Tok::Var(name, f));
+            }
+            '"' => {
+                i += 1;
+                let mut s = String::new();
+                loop {
+                    let Some(&c) = chars.get(i) else {
+                        return Err("unterminated quoted string".into());
+                    };
+                    i += 1;
+                    match c {
+                        '"' => break,
+                        '\\' => {
+                            let (ch, n) = unescape(&chars[i..])?;
+                            s.push_str(&ch);
+                            i += n;
+                        }
+                        c => s.push(c),
+                    }
+                }
+                toks.push(Tok::Str(s));
+            }
+            '`' => {
+                i += 1;
+                let s = i;
+                while i < chars.len() && chars[i] != '`' {
+                    i += 1;
+                }
+                if i >= chars.len() {
+                    return Err("unterminated raw quoted string".into());
+                }
+                toks.push(Tok::Str(chars[s..i].iter().collect()));
+                i += 1;
+            }
+            '\'' => {
+                i += 1;
+                let (ch, n) = if chars.get(i) == Some(&'\\') {
+                    let (s, n) = unescape(&chars[i + 1..])?;
+                    (s, n + 1)
+                } else {
+                    (chars.get(i).map(ToString::to_string).unwrap_or_default(), 1)
+                };
+                i += n;
+                if chars.get(i) != Some(&'\'') {
+                    return Err("malformed character constant".into());
+                }
+                i += 1;
+                let code = ch.chars().next().map_or(0, |c| i64::from(u32::from(c)));
+                toks.push(Tok::Int(code));
+            }
+            c if c.is_ascii_digit()
+                || ((c == '-' || c == '+' || c == '.')
+                    && chars.get(i + 1).is_some_and(char::is_ascii_digit)) =>
+            {
+                let s = i;
+                i += 1;
+                while i < chars.len()
+                    && (chars[i].is_ascii_alphanumeric()
+                        || chars[i] == '.'
+                        || chars[i] == '_'
+                        || ((chars[i] == '-' || chars[i] == '+')
+                            && matches!(chars[i - 1], 'e' | 'E' | 'p' | 'P')))
+                {
+                    i += 1;
+                }
+                let text: String = chars[s..i].iter().collect();
+                toks.push(number(&text)?);
+            }
+            c if ident_char(c) => {
+                let s = i;
+                while i < chars.len() && ident_char(chars[i]) {
+                    i += 1;
+                }
+                toks.push(Tok::Ident(chars[s..i].iter().collect()));
+            }
+            c => return Err(format!("unexpected {c:?} in action")),
+        }
+    }
+    Ok(toks)
+}
+
+fn unescape(rest: &[char]) -> Result<(String, usize), String> {
+    let Some(&c) = rest.first() else {
+        return Err("unterminated escape".into());
+    };
+    let simple = match c {
+        'n' => Some('\n'),
+        't' => Some('\t'),
+        'r' => Some('\r'),
+        '\\' => Some('\\'),
+        '"' => Some('"'),
+        '\'' => Some('\''),
+        'a' => Some('\u{7}'),
+        'b' => Some('\u{8}'),
+        'f' => Some('\u{c}'),
+        'v' => Some('\u{b}'),
+        _ => None,
+    };
+    if let Some(s) = simple {
+        return Ok((s.to_string(), 1));
+    }
+    let hex = |n: usize| -> Result<(String, usize), String> {
+        let digits: String = rest.iter().skip(1).take(n).collect();
+        let code = u32::from_str_radix(&digits, 16).map_err(|_| "invalid escape".to_string())?;
+        let ch = char::from_u32(code).ok_or("invalid escape")?;
+        Ok((ch.to_string(), n + 1))
+    };
+    match c {
+        'x' => hex(2),
+        'u' => hex(4),
+        'U' => hex(8),
+        _ => Err(format!("unknown escape sequence \\{c}")),
+    }
+}
+
+fn number(text: &str) -> Result<Tok, String> {
+    let clean: String = text.chars().filter(|c| *c != '_').collect();
+    let (neg, body) = match clean.strip_prefix('-') {
+        Some(b) => (true, b.to_string()),
+        None => (false, clean.trim_start_matches('+').to_string()),
+    };
+    let lower = body.to_ascii_lowercase();
+    let int = if let Some(h) = lower.strip_prefix("0x") {
+        i64::from_str_radix(h, 16).ok()
+    } else if let Some(o) = lower.strip_prefix("0o") {
+        i64::from_str_radix(o, 8).ok()
+    } else if let Some(b) = lower.strip_prefix("0b") {
+        i64::from_str_radix(b, 2).ok()
+    } else if lower.len() > 1 && lower.starts_with('0') && lower.chars().all(|c| c.is_ascii_digit())
+    {
+        i64::from_str_radix(&lower[1..], 8).ok()
+    } else {
+        lower.parse::<i64>().ok()
+    };
+    if let Some(i) = int {
+        return Ok(Tok::Int(if neg { -i } else { i }));
+    }
+    match lower.parse::<f64>() {
+        Ok(f) if !lower.starts_with("0x") => Ok(Tok::Float(if neg { -f } else { f })),
+        _ => Err(format!("bad number syntax: {text:?}")),
+    }
+}
+
+struct Parser {
+    items: Vec<Item>,
+    pos: usize,
+}
+
+impl Parser {
+    /// Parses nodes until `{{end}}`, `{{else ...}}` or the end; returns the
+    /// list and the terminating keyword line (`end`, `else`, `else if x`).
+    fn list(&mut self) -> Result<(List, Option<String>), String> {
+        let mut out = Vec::new();
+        while self.pos < self.items.len() {
+            let idx = self.pos;
+            self.pos += 1;
+            let action = match &self.items[idx] {
+                Item::Text(t) => {
+                    out.push(Node::Text(t.clone()));
+                    continue;
+                }
+                Item::Action(a) => a.trim_matches(is_space).to_string(),
+            };
+            let (kw, rest) = split_keyword(&action);
+            match kw {
+                "end" | "else" => return Ok((out, Some(action))),
+                "if" | "range" | "with" => {
+                    let node = self.control(kw, rest)?;
+                    out.push(node);
+                }
+                "break" => out.push(Node::Break),
+                "continue" => out.push(Node::Continue),
+                "define" | "template" | "block" => {
+                    return Err(format!(
+                        "`{kw}` actions are not supported in ApplicationSet templates"
+                    ))
+                }
+                _ => {
+                    if action.is_empty() {
+                        return Err("missing value for command".into());
+                    }
+                    out.push(Node::Action(pipeline(&action)?));
+                }
+            }
+        }
+        Ok((out, None))
+    }
+
+    fn control(&mut self, kw: &str, rest: &str) -> Result<Node, String> {
+        let pipe = pipeline(rest)?;
+        if pipe.cmds.is_empty() {
+            return Err(format!("missing value for {kw}"));
+        }
+        let (body, end) = self.list()?;
+        let end = end.ok_or_else(|| format!("unexpected EOF: `{kw}` has no `end`"))?;
+        let (ekw, erest) = split_keyword(&end);
+        let else_list = if ekw == "end" {
+            Vec::new()
+        } else {
+            // `else`, `else if ...`, `else with ...`
+            let (k2, r2) = split_keyword(erest);
+            if k2.is_empty() {
+                let (l, e2) = self.list()?;
+                match e2.as_deref().map(split_keyword) {
+                    Some(("end", _)) => l,
+                    _ => {
+                        return Err(format!(
+                            "expected end; found {}",
+                            e2.unwrap_or_else(|| "EOF".into())
+                        ))
+                    }
+                }
+            } else if (k2 == "if" && kw == "if") || (k2 == "with" && kw == "with") {
+                // `{{else if}}` chains share the outer `{{end}}`.
+                vec![self.control(k2, r2)?]
+            } else {
+                return Err(format!("unexpected `else {k2}` in {kw}"));
+            }
+        };
+        Ok(match kw {
+            "if" => Node::If(pipe, body, else_list),
+            "range" => Node::Range(pipe, body, else_list),
+            _ => Node::With(pipe, body, else_list),
+        })
+    }
+}
+
+fn split_keyword(action: &str) -> (&str, &str) {
+    let a = action.trim_start_matches(is_space);
+    let end = a
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(a.len());
+    let kw = &a[..end];
+    match kw {
+        "if" | "range" | "with" | "else" | "end" | "break" | "continue" | "define" | "template"
+        | "block" => (kw, &a[end..]),
+        _ => ("", a),
+    }
+}
+
+/// Parses one pipeline (the text inside an action).
+fn pipeline(src: &str) -> Result<Pipe, String> {
+    let toks = lex(src)?;
+    let mut pos = 0;
+    let p = parse_pipe(&toks, &mut pos, src, true)?;
+    if pos != toks.len() {
+        return Err(format!("unexpected {:?} in {src:?}", toks[pos]));
+    }
+    Ok(p)
+}
+
+fn parse_pipe(toks: &[Tok], pos: &mut usize, src: &str, top: bool) -> Result<Pipe, String> {
+    let mut vars = Vec::new();
+    let mut assign = false;
+    // Declarations: `$x :=`, `$x =`, `$i, $v :=`.
+    let mut look = *pos;
+    let mut names = Vec::new();
+    while let Some(Tok::Var(name, fields)) = toks.get(look) {
+        if !fields.is_empty() {
+            break;
+        }
+        names.push(name.clone());
+        look += 1;
+        match toks.get(look) {
+            Some(Tok::Comma) if names.len() == 1 => look += 1,
+            Some(Tok::Declare) => {
+                vars = names;
+                *pos = look + 1;
+                break;
+            }
+            Some(Tok::Assign) => {
+                vars = names;
+                assign = true;
+                *pos = look + 1;
+                break;
+            }
+            _ => break,
+        }
+    }
+    let mut cmds = Vec::new();
+    let mut args = Vec::new();
+    while let Some(t) = toks.get(*pos) {
+        match t {
+            Tok::Pipe => {
+                if args.is_empty() {
+                    return Err("missing command before `|`".into());
+                }
+                cmds.push(Cmd {
+                    args: std::mem::take(&mut args),
+                });
+                *pos += 1;
+            }
+            Tok::RParen(_) if !top => break,
+            Tok::LParen => {
+                *pos += 1;
+                let inner = parse_pipe(toks, pos, src, false)?;
+                let Some(Tok::RParen(fields)) = toks.get(*pos) else {
+                    return Err("unclosed left paren".into());
+                };
+                *pos += 1;
+                args.push(Arg::Sub(Box::new(inner), fields.clone()));
+            }
+            Tok::Field(f) => {
+                args.push(Arg::Field(f.clone()));
+                *pos += 1;
+            }
+            Tok::Var(n, f) => {
+                args.push(Arg::Var(n.clone(), f.clone()));
+                *pos += 1;
+            }
+            Tok::Dot => {
+                args.push(Arg::Dot);
+                *pos += 1;
+            }
+            Tok::Str(s) => {
+                args.push(Arg::Str(s.clone()));
+                *pos += 1;
+            }
+            Tok::Int(i) => {
+                args.push(Arg::Int(*i));
+                *pos += 1;
+            }
+            Tok::Float(f) => {
+                args.push(Arg::Float(*f));
+                *pos += 1;
+            }
+            Tok::Ident(id) => {
+                args.push(match id.as_str() {
+                    "true" => Arg::Bool(true),
+                    "false" => Arg::Bool(false),
+                    "nil" => Arg::Nil,
+                    _ => Arg::Ident(id.clone()),
+                });
+                *pos += 1;
+            }
+            other => return Err(format!("unexpected {other:?} in {src:?}")),
+        }
+    }
+    if !args.is_empty() {
+        cmds.push(Cmd { args });
+    } else if !cmds.is_empty() {
+        return Err("missing command after `|`".into());
+    }
+    if cmds.is_empty() && !vars.is_empty() {
+        return Err("missing value for declaration".into());
+    }
+    Ok(Pipe {
+        vars,
+        assign,
+        cmds,
+        text: src.trim().to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trim_markers_eat_whitespace() {
+        let l = parse("a  {{- .x -}}  b").expect("parses");
+        assert!(matches!(&l[0], Node::Text(t) if t == "a"));
+        assert!(matches!(&l[2], Node::Text(t) if t == "b"));
+    }
+
+    #[test]
+    fn comments_vanish_and_negative_numbers_are_not_trim_markers() {
+        let l = parse("x{{/* hi */}}y{{-3}}").expect("parses");
+        assert_eq!(l.len(), 3);
+        let Node::Action(p) = &l[2] else {
+            panic!("action")
+        };
+        assert!(matches!(p.cmds[0].args[0], Arg::Int(-3)));
+    }
+
+    #[test]
+    fn else_if_chains_share_one_end() {
+        let l = parse("{{if .a}}A{{else if .b}}B{{else}}C{{end}}").expect("parses");
+        let Node::If(_, _, els) = &l[0] else {
+            panic!("if")
+        };
+        assert!(matches!(&els[0], Node::If(..)));
+    }
+
+    #[test]
+    fn syntax_errors_are_reported() {
+        assert!(parse("{{if .a}}x").is_err());
+        assert!(parse("{{ .a ").is_err());
+        assert!(parse("{{ \"abc }}").is_err());
+        assert!(parse("{{define \"x\"}}{{end}}").is_err());
+    }
+}

@@ -1,0 +1,1 @@
+//! Expansion tests over real git repositories.
