@@ -82,6 +82,8 @@ pub struct AppDeletion {
     pub protection: Option<String>,
     /// Whether its resources at base are known (it rendered at base).
     pub resources_known: bool,
+    /// Why nothing deletes it, when that is not simply "nothing manages it".
+    pub note: Option<String>,
 }
 
 /// An app whose prunes cannot be computed.
@@ -345,6 +347,7 @@ fn delete_app(plan: &mut Plan, base: &Inventory, head: &Inventory, b: &App, conf
                             mode: PruneMode::None,
                             protection: None,
                             resources_known: matches!(b.status, AppStatus::Rendered),
+                            note: None,
                         });
                         return;
                     }
@@ -365,11 +368,33 @@ fn delete_app(plan: &mut Plan, base: &Inventory, head: &Inventory, b: &App, conf
                 protection,
             )
         }
-        Some(Manager::AppSet(set)) => (
-            Some(Manager::AppSet(set.clone())),
-            PruneMode::Automated,
-            None,
-        ),
+        Some(Manager::AppSet(set)) => match appset_deletes(base, head, set) {
+            SetVerdict::Deletes => (
+                Some(Manager::AppSet(set.clone())),
+                PruneMode::Automated,
+                None,
+            ),
+            SetVerdict::Unknown(why) => {
+                plan.unknown.push(Unknown {
+                    app: b.key.clone(),
+                    side_failed: crate::finding::Side::Head,
+                    error: crate::render::RenderError::unsupported(why),
+                });
+                return;
+            }
+            SetVerdict::Keeps(why) => {
+                plan.deleted_apps.push(AppDeletion {
+                    app: b.key.clone(),
+                    deleted_by: None,
+                    cascades: false,
+                    mode: PruneMode::None,
+                    protection: None,
+                    resources_known: matches!(b.status, AppStatus::Rendered),
+                    note: Some(why),
+                });
+                return;
+            }
+        },
     };
     let cascades =
         deleted_by.is_some() && protection.is_none() && b.spec.cascade_finalizer.is_some();
@@ -401,6 +426,7 @@ fn delete_app(plan: &mut Plan, base: &Inventory, head: &Inventory, b: &App, conf
         mode,
         protection,
         resources_known,
+        note: None,
     });
 }
 
@@ -419,5 +445,81 @@ fn deletion_cascades(base: &Inventory, head: &Inventory, app: &App, depth: usize
                 _ => false,
             }
         }
+    }
+}
+
+/// What the ApplicationSet controller does with an Application it no longer generates.
+enum SetVerdict {
+    Deletes,
+    Unknown(String),
+    Keeps(String),
+}
+
+fn appset_deletes(base: &Inventory, head: &Inventory, set_key: &str) -> SetVerdict {
+    let name = set_key.strip_prefix("argocd/").unwrap_or(set_key);
+    let Some(entry) = head.appsets.get(set_key) else {
+        return appset_removed(base, head, set_key, name);
+    };
+    match &entry.expansion {
+        // The controller stops on an error: nothing is created or deleted.
+        Err(e) => SetVerdict::Keeps(format!(
+            "ApplicationSet `{name}` fails to expand at head ({e}), so the controller deletes nothing until it is fixed"
+        )),
+        Ok(exp) if !exp.is_complete() => SetVerdict::Unknown(format!(
+            "ApplicationSet `{name}` has generators that cannot be evaluated offline ({})",
+            exp.unresolved.join("; ")
+        )),
+        Ok(exp) if !exp.policy.allows_delete => SetVerdict::Keeps(format!(
+            "ApplicationSet `{name}` policy `{}` does not delete Applications it no longer generates",
+            exp.policy.applications_sync
+        )),
+        Ok(_) => SetVerdict::Deletes,
+    }
+}
+
+/// The ApplicationSet itself is gone: its Applications are garbage collected
+/// through their ownerReferences, if something deletes it.
+fn appset_removed(base: &Inventory, head: &Inventory, set_key: &str, name: &str) -> SetVerdict {
+    let Some(entry) = base.appsets.get(set_key) else {
+        return SetVerdict::Keeps(format!("ApplicationSet `{name}` is not known at base"));
+    };
+    if let Some(f) = &entry.origin.file {
+        if head.broken_files.contains_key(f) {
+            return SetVerdict::Unknown(format!(
+                "`{f}` declaring ApplicationSet `{name}` does not parse at head"
+            ));
+        }
+    }
+    let Some(Manager::App(parent)) = &entry.manager else {
+        return SetVerdict::Keeps(format!(
+            "ApplicationSet `{name}` is removed from git but nothing manages it, so Argo CD keeps it and its Applications"
+        ));
+    };
+    match head.apps.get(parent).map(|p| &p.status) {
+        Some(AppStatus::Rendered) => {
+            let set_name = entry
+                .object
+                .pointer("/metadata/name")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("");
+            let protected = base
+                .apps
+                .get(parent)
+                .and_then(|p| {
+                    p.resources.iter().find(|m| {
+                        crate::argocd::is_application_set(&m.value) && m.id.name == set_name
+                    })
+                })
+                .is_some_and(|m| m.sync_options().prune_disabled());
+            if protected {
+                SetVerdict::Keeps(format!("ApplicationSet `{name}` is no longer rendered, but `Prune=false` on it keeps it"))
+            } else {
+                SetVerdict::Deletes
+            }
+        }
+        Some(AppStatus::Unrendered(e)) => SetVerdict::Unknown(e.message.clone()),
+        _ => SetVerdict::Keeps(format!(
+            "ApplicationSet `{name}` is removed from git, but what managed it does not prune it"
+        )),
     }
 }

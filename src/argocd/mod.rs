@@ -117,6 +117,9 @@ pub struct AppSetEntry {
     pub origin: Origin,
     /// Who manages it.
     pub manager: Option<Manager>,
+    /// What it generates at this revision (an error stops the controller:
+    /// nothing is created or deleted).
+    pub expansion: Result<appset::Expansion, appset::AppSetError>,
 }
 
 /// Everything gitops-lint knows about one revision.
@@ -292,39 +295,33 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         revision: input.tree.describe(),
         ..Inventory::default()
     };
-    let (declared, declared_sets, _) = scan(input, &mut inv);
+    let (declared, declared_sets, cluster_secrets) = scan(input, &mut inv);
     if input.repo.urls.is_empty() {
         inv.notes.push(
             "the repository has no git remote and no `repoURLs` in .gitops-lint.yaml: every Application's repoURL is taken to be this repository".to_string(),
         );
     }
 
-    for d in declared_sets {
-        let name = d
-            .value
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let ns = d
-            .value
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or("argocd")
-            .to_string();
-        let key = format!("{ns}/{name}");
-        inv.appsets.insert(
-            key.clone(),
-            AppSetEntry {
-                key,
-                object: Arc::new(d.value),
-                origin: d.origin,
-                manager: None,
-            },
-        );
-    }
+    let clusters: Vec<appset::Cluster> = cluster_secrets
+        .iter()
+        .filter_map(appset::clusters_from_secret)
+        .collect();
+    let settings = appset::AppSetSettings {
+        new_git_file_globbing: input.config.applicationset.new_git_file_globbing,
+        controller_policy: input.config.applicationset.policy.clone(),
+        policy_override: input.config.applicationset.policy_override,
+    };
+    let is_this_repo = |u: &str| input.repo.is_this_repo(u);
+    let is_this_revision = |r: &str| input.repo.branches.contains(r);
+    let actx = appset::AppSetContext {
+        tree: input.tree.as_ref(),
+        is_this_repo: &is_this_repo,
+        is_this_revision: Some(&is_this_revision),
+        clusters: &clusters,
+        settings: &settings,
+    };
 
-    // Round 0: every Application declared in a file.
+    // Round 0: every Application and ApplicationSet declared in a file.
     let mut pending: Vec<App> = Vec::new();
     let mut seen: BTreeSet<String> = BTreeSet::new();
     for d in declared {
@@ -339,6 +336,11 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             continue;
         }
         pending.push(new_app(key, spec, Arc::new(d.value), d.origin, None));
+    }
+    for d in declared_sets {
+        let entry = expand_set(&actx, Arc::new(d.value), d.origin, None);
+        pending.extend(generated_apps(&entry));
+        inv.appsets.insert(entry.key.clone(), entry);
     }
 
     if pending.is_empty() && inv.appsets.is_empty() && inv.broken_files.is_empty() {
@@ -371,8 +373,25 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         // Children: Applications rendered by another app are managed by it,
         // and Argo CD applies the rendered form.
         let mut children: Vec<App> = Vec::new();
+        let mut sets: Vec<AppSetEntry> = Vec::new();
         for parent in done.values() {
             for m in &parent.resources {
+                if is_application_set(&m.value) {
+                    let key = set_key(&m.value);
+                    let fresh = inv
+                        .appsets
+                        .get(&key)
+                        .is_none_or(|e| e.object != m.value || e.manager.is_none());
+                    if fresh && !sets.iter().any(|s| s.key == key) {
+                        sets.push(expand_set(
+                            &actx,
+                            Arc::clone(&m.value),
+                            m.origin.clone(),
+                            Some(Manager::App(parent.key.clone())),
+                        ));
+                    }
+                    continue;
+                }
                 if !is_application(&m.value) {
                     continue;
                 }
@@ -410,42 +429,21 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
                 _ => pending.push(child),
             }
         }
-    }
-    // ApplicationSets rendered by an app are managed by it.
-    for parent in done.values() {
-        for m in &parent.resources {
-            if is_application_set(&m.value) {
-                let name = m
-                    .value
-                    .pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                let ns = m
-                    .value
-                    .pointer("/metadata/namespace")
-                    .and_then(Value::as_str)
-                    .unwrap_or("argocd");
-                let key = format!("{ns}/{name}");
-                let entry = inv
-                    .appsets
-                    .entry(key.clone())
-                    .or_insert_with(|| AppSetEntry {
-                        key: key.clone(),
-                        object: Arc::clone(&m.value),
-                        origin: m.origin.clone(),
-                        manager: None,
-                    });
-                entry.object = Arc::clone(&m.value);
-                entry.manager = Some(Manager::App(parent.key.clone()));
-            }
+        for entry in sets {
+            // Apps generated by an earlier expansion of the same set are replaced.
+            let stale = |a: &App| a.manager == Some(Manager::AppSet(entry.key.clone()));
+            done.retain(|_, a| !stale(a));
+            pending.retain(|a| !stale(a));
+            pending.extend(generated_apps(&entry));
+            inv.appsets.insert(entry.key.clone(), entry);
         }
     }
     // A raw declaration read as an input of another app's render is a part of
     // that app (e.g. a base patched by an overlay), not an app of its own,
     // unless that other app renders it under the same key (handled above).
-    let inputs_of_others: BTreeMap<&str, &str> = done
+    let inputs_of_others: BTreeMap<String, String> = done
         .values()
-        .flat_map(|a| a.inputs.keys().map(move |p| (p.as_str(), a.key.as_str())))
+        .flat_map(|a| a.inputs.keys().map(move |p| (p.clone(), a.key.clone())))
         .collect();
     let drop: Vec<String> = done
         .values()
@@ -462,8 +460,83 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     for k in drop {
         done.remove(&k);
     }
+    let drop_sets: Vec<String> = inv
+        .appsets
+        .values()
+        .filter(|s| s.manager.is_none())
+        .filter(|s| {
+            s.origin
+                .file
+                .as_deref()
+                .and_then(|f| inputs_of_others.get(f))
+                .is_some()
+        })
+        .map(|s| s.key.clone())
+        .collect();
+    for k in drop_sets {
+        inv.appsets.remove(&k);
+        done.retain(|_, a| a.manager != Some(Manager::AppSet(k.clone())));
+    }
     inv.apps = done;
     inv
+}
+
+fn set_key(obj: &Value) -> String {
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let ns = obj
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("argocd");
+    format!("{ns}/{name}")
+}
+
+/// Expands one ApplicationSet (its namespace defaults to `argocd`, where
+/// generated Applications then live).
+fn expand_set(
+    cx: &appset::AppSetContext<'_>,
+    object: Arc<Value>,
+    origin: Origin,
+    manager: Option<Manager>,
+) -> AppSetEntry {
+    let key = set_key(&object);
+    let mut obj = object.as_ref().clone();
+    if obj.pointer("/metadata/namespace").is_none() {
+        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("namespace".into(), Value::String("argocd".into()));
+        }
+    }
+    let expansion = appset::expand(&obj, cx);
+    AppSetEntry {
+        key,
+        object,
+        origin,
+        manager,
+        expansion,
+    }
+}
+
+/// The apps an ApplicationSet generates, managed by it.
+fn generated_apps(entry: &AppSetEntry) -> Vec<App> {
+    let Ok(exp) = &entry.expansion else {
+        return Vec::new();
+    };
+    exp.apps
+        .iter()
+        .filter_map(|g| {
+            let spec = AppSpec::parse(&g.application)?;
+            let key = app_key(&spec);
+            Some(new_app(
+                key,
+                spec,
+                Arc::new(g.application.clone()),
+                entry.origin.clone(),
+                Some(Manager::AppSet(entry.key.clone())),
+            ))
+        })
+        .collect()
 }
 
 trait IfEmpty {

@@ -47,6 +47,13 @@ impl Rule for AppCascadeDelete {
                 if app.implicit {
                     continue;
                 }
+                if let Some(note) = &d.note {
+                    out.push(
+                        at(Finding::new(&META, format!("Application `{name}` is no longer generated, but it is not deleted: {note}")))
+                            .severity(Severity::Info),
+                    );
+                    continue;
+                }
                 out.push(at(Finding::new(
                     &META,
                     format!("Application `{name}` is removed from git but nothing manages it, so Argo CD keeps it and its resources: this change deletes nothing"),

@@ -1244,7 +1244,9 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
             if matches!(a[1], V::Nil | V::Missing) {
                 return Ok(V::Bool(false));
             }
-            Ok(V::Bool(list_arg("find has", &a[1])?.contains(&iface(&a[0]))))
+            Ok(V::Bool(
+                list_arg("find has", &a[1])?.contains(&iface(&a[0])),
+            ))
         }
         "slice" | "mustSlice" => {
             at_least(a, 1)?;

@@ -347,7 +347,9 @@ impl State {
                 },
                 // Values read out of parameter maps have Go type `interface {}`.
                 _ => {
-                    return Err(format!("can't evaluate field {name} in type interface {{}}").into())
+                    return Err(
+                        format!("can't evaluate field {name} in type interface {{}}").into(),
+                    )
                 }
             };
         }

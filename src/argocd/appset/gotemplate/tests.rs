@@ -22,8 +22,10 @@ fn table() -> Vec<(&'static str, Value, MissingKey, Want)> {
     use MissingKey::{Error as E, Invalid as I};
     use Want::{Err, Out};
     let image = json!({"replicas": 3, "image": {"name": "busybox", "version": "latest"}});
-    let hpa_on = json!({"replicas": 3, "hpa": {"enabled": true, "minReplicas": 1, "maxReplicas": 5}});
-    let hpa_off = json!({"replicas": 3, "hpa": {"enabled": false, "minReplicas": 1, "maxReplicas": 5}});
+    let hpa_on =
+        json!({"replicas": 3, "hpa": {"enabled": true, "minReplicas": 1, "maxReplicas": 5}});
+    let hpa_off =
+        json!({"replicas": 3, "hpa": {"enabled": false, "minReplicas": 1, "maxReplicas": 5}});
     vec![
         // Argo CD's TestRenderTemplateParamsGoTemplate.
         ("{{ .one }}", json!({"one": "two"}), I, Out("two")),
@@ -189,14 +191,28 @@ fn documented_examples_render_as_argo_cd_renders_them() {
             failures.push(format!("{tmpl:?} with {params}: wanted {w}, got {got:?}"));
         }
     }
-    assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} case(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn missing_key_options_are_parsed() {
-    assert_eq!(MissingKey::from_options(&["missingkey=error".into()]), Ok(MissingKey::Error));
-    assert_eq!(MissingKey::from_options(&["missingkey=zero".into()]), Ok(MissingKey::Zero));
+    assert_eq!(
+        MissingKey::from_options(&["missingkey=error".into()]),
+        Ok(MissingKey::Error)
+    );
+    assert_eq!(
+        MissingKey::from_options(&["missingkey=zero".into()]),
+        Ok(MissingKey::Zero)
+    );
     assert_eq!(MissingKey::from_options(&[]), Ok(MissingKey::Invalid));
     assert!(MissingKey::from_options(&["missingkey=maybe".into()]).is_err());
-    assert_eq!(run("{{ .x }}", &json!({"a": 1}), MissingKey::Zero).as_deref(), Ok("<nil>"));
+    assert_eq!(
+        run("{{ .x }}", &json!({"a": 1}), MissingKey::Zero).as_deref(),
+        Ok("<nil>")
+    );
 }
