@@ -9,7 +9,8 @@
 //!
 //! `case.yaml` (optional): `proves` (one line), `command` (`diff`, the
 //! default, or `check`, which uses only `head/`), `args` (`--all`), and
-//! `config` (written as `.gitops-lint.yaml` into both trees).
+//! `config` (written as `.gitops-lint.yaml` into both trees), and `tags`
+//! (lightweight tags created on the base commit, for `targetRevision` pins).
 //! A file named `x.symlink` becomes a symlink `x` whose target is its content.
 
 use std::path::{Path, PathBuf};
@@ -126,6 +127,7 @@ fn run_case(case: &Case) -> Result<Value, String> {
         (r, String::new(), sha)
     } else {
         let b = write_commit(tmp.path(), "main", None, &base, "base").map_err(|e| e.to_string())?;
+        tag_base(tmp.path(), &b, &case.meta)?;
         let h = write_commit(tmp.path(), "change", Some("main"), &head, "head")
             .map_err(|e| e.to_string())?;
         let r = lint::diff(Some("main..change"), &opts).map_err(|e| e.to_string())?;
@@ -137,6 +139,21 @@ fn run_case(case: &Case) -> Result<Value, String> {
         text = text.replace(&base_sha, "<base>");
     }
     serde_json::from_str(&text).map_err(|e| e.to_string())
+}
+
+/// Creates the `tags` of `case.yaml` on the base commit.
+fn tag_base(dir: &Path, base: &str, meta: &Value) -> Result<(), String> {
+    let Some(tags) = meta.get("tags").and_then(Value::as_array) else {
+        return Ok(());
+    };
+    let repo = git2::Repository::open(dir).map_err(|e| e.to_string())?;
+    let oid = git2::Oid::from_str(base).map_err(|e| e.to_string())?;
+    let commit = repo.find_object(oid, None).map_err(|e| e.to_string())?;
+    for t in tags.iter().filter_map(Value::as_str) {
+        repo.tag_lightweight(t, &commit, false)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 #[test]
