@@ -290,13 +290,16 @@ fn prune_reason(
     if paths(b) != paths(h) {
         return (PruneReason::PathChanged, Some(h.source_path()));
     }
-    // Same kind, same file and document at head under another name.
+    // Same kind, same file and document at head under another name. The
+    // new name must be new: deleting an earlier document shifts the later
+    // ones up, and an object that existed at base is not a rename target.
     if let (Some(f), Some(d)) = (&m.origin.file, m.origin.doc_index) {
         if let Some(n) = h.resources.iter().find(|n| {
             n.id.kind == m.id.kind
                 && n.id.group == m.id.group
                 && n.origin.file.as_ref() == Some(f)
                 && n.origin.doc_index == Some(d)
+                && !b.resources.iter().any(|o| o.id == n.id)
         }) {
             return (PruneReason::Renamed, Some(n.id.name.clone()));
         }
