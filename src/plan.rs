@@ -150,12 +150,15 @@ fn cascade_protection(m: &Manifest, app: &App, config: &Config) -> Option<String
 }
 
 /// Prune protection read from the base object, then the app level (3.4+).
+/// A `Prune=` option on the resource decides alone: it overrides the
+/// app-level value, whatever it says (GE `isPruningDisabled`).
 fn prune_protection(m: &Manifest, app: &App, config: &Config) -> Option<String> {
     let o = m.sync_options();
     match o.value("Prune") {
         Some("false") => return Some("Prune=false".into()),
         Some("confirm") if config.argocd_at_least(2, 14) => return Some("Prune=confirm".into()),
-        _ => {}
+        Some(_) => return None,
+        None => {}
     }
     if config.argocd_at_least(3, 4) {
         match app.spec.sync_options.value("Prune") {
