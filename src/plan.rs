@@ -67,6 +67,17 @@ pub struct Prune {
     pub base: Manifest,
 }
 
+impl Prune {
+    /// `Prune=confirm` (on the resource or the app): the sync waits until a
+    /// person approves the deletion, so it still happens, but not unseen.
+    #[must_use]
+    pub fn waits_for_confirmation(&self) -> bool {
+        self.protection
+            .as_deref()
+            .is_some_and(|p| p.starts_with("Prune=confirm"))
+    }
+}
+
 /// An Application that disappears at head.
 #[derive(Debug, Clone)]
 pub struct AppDeletion {

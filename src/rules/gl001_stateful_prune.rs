@@ -124,7 +124,10 @@ impl Rule for StatefulPrune {
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
         let Some(plan) = cx.plan else { return };
         for p in &plan.prunes {
-            if p.protection.is_some() {
+            // `Prune=confirm` is not protection: a person approves the
+            // deletion, which is exactly the case a warning is for.
+            let confirm = p.waits_for_confirmation();
+            if p.protection.is_some() && !confirm {
                 continue;
             }
             let Some((lost, certain)) = what_is_lost(p, cx) else {
@@ -141,7 +144,16 @@ impl Rule for StatefulPrune {
                     Severity::Warning,
                 ),
             };
-            let severity = if certain { severity } else { Severity::Warning };
+            let severity = if certain && !confirm {
+                severity
+            } else {
+                Severity::Warning
+            };
+            let how = if confirm {
+                format!("once a person confirms the prune (`Prune=confirm`), syncing `{app}` would delete")
+            } else {
+                how
+            };
             let help = if p.reason == PruneReason::AppDeleted {
                 "if the data must survive, add `argocd.argoproj.io/sync-options: Delete=false` to it in the base revision first (Prune=false does not stop a cascade)"
             } else {
