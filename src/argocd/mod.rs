@@ -298,7 +298,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     let (declared, declared_sets, cluster_secrets) = scan(input, &mut inv);
     if input.repo.urls.is_empty() {
         inv.notes.push(
-            "the repository has no git remote and no `repoURLs` in .gitops-lint.yaml: every Application's repoURL is taken to be this repository".to_string(),
+            "the repository has no git remote and no `repoUrls` in .gitops-lint.yaml: every Application's repoURL is taken to be this repository".to_string(),
         );
     }
 
@@ -441,8 +441,11 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     // A raw declaration read as an input of another app's render is a part of
     // that app (e.g. a base patched by an overlay), not an app of its own,
     // unless that other app renders it under the same key (handled above).
+    // Only an app that rendered says so: one that failed part-way has read
+    // files it may well have rendered as Applications.
     let inputs_of_others: BTreeMap<String, String> = done
         .values()
+        .filter(|a| matches!(a.status, AppStatus::Rendered))
         .flat_map(|a| a.inputs.keys().map(move |p| (p.clone(), a.key.clone())))
         .collect();
     let drop: Vec<String> = done
