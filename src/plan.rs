@@ -195,8 +195,10 @@ pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
 
     for (key, b) in &base.apps {
         match head.apps.get(key) {
-            Some(h) => diff_app(&mut plan, b, h, &head_owner, config),
-            None => delete_app(&mut plan, base, head, b, config),
+            Some(h) if !unmanaged_at_head(base, head, b, h) => {
+                diff_app(&mut plan, b, h, &head_owner, config);
+            }
+            _ => delete_app(&mut plan, base, head, b, &head_owner, config),
         }
     }
     for (key, h) in &head.apps {
@@ -321,8 +323,59 @@ fn prune_reason(
     (PruneReason::Removed, None)
 }
 
+/// Whether an app managed by a parent at base is still declared in a file at
+/// head but no parent renders it any more. Only what an app renders exists
+/// in the cluster: a file nothing applies is just a file, so the parent
+/// prunes the child (or deletes it with itself). When the parent cannot be
+/// rendered at head, or is external, nothing can be said and the file wins.
+fn unmanaged_at_head(base: &Inventory, head: &Inventory, b: &App, h: &App) -> bool {
+    let Some(Manager::App(parent)) = &b.manager else {
+        return false;
+    };
+    if h.manager.is_some() || h.implicit {
+        return false;
+    }
+    match head.apps.get(parent) {
+        Some(p) => {
+            matches!(p.status, AppStatus::Rendered)
+                && !base
+                    .apps
+                    .get(parent)
+                    .is_some_and(|pb| unmanaged_at_head(base, head, pb, p))
+        }
+        None => true,
+    }
+}
+
+/// Whether the app is gone at head, for the purpose of deletion: absent, or
+/// still declared but no longer rendered by its parent.
+fn gone_at_head(base: &Inventory, head: &Inventory, b: &App) -> bool {
+    match head.apps.get(&b.key) {
+        None => true,
+        Some(h) => unmanaged_at_head(base, head, b, h),
+    }
+}
+
+/// The child Application object `child` as the parent rendered it at base.
+fn child_object<'a>(parent: &'a App, child: &App) -> Option<&'a Manifest> {
+    parent.resources.iter().find(|m| {
+        crate::argocd::is_application(&m.value)
+            && m.value
+                .pointer("/metadata/name")
+                .and_then(serde_json::Value::as_str)
+                == Some(child.spec.name.as_str())
+    })
+}
+
 /// Finds what deletes a vanished Application, and cascades.
-fn delete_app(plan: &mut Plan, base: &Inventory, head: &Inventory, b: &App, config: &Config) {
+fn delete_app(
+    plan: &mut Plan,
+    base: &Inventory,
+    head: &Inventory,
+    b: &App,
+    head_owner: &BTreeMap<&ResourceId, &str>,
+    config: &Config,
+) {
     // If the file declaring it no longer parses, we cannot tell.
     if let Some(f) = &b.origin.file {
         if let Some(err) = head.broken_files.get(f) {
@@ -352,38 +405,36 @@ fn delete_app(plan: &mut Plan, base: &Inventory, head: &Inventory, b: &App, conf
                     return;
                 }
                 Some(AppStatus::External(_)) => return,
-                Some(AppStatus::Rendered) => {}
-                // The parent is gone too: the child goes only if the parent's
-                // own deletion cascades to its resources.
-                None => {
-                    if !deletion_cascades(base, head, parent, 0) {
-                        plan.deleted_apps.push(AppDeletion {
-                            app: b.key.clone(),
-                            deleted_by: None,
-                            cascades: false,
-                            mode: PruneMode::None,
-                            protection: None,
-                            resources_known: matches!(b.status, AppStatus::Rendered),
-                            note: None,
-                        });
-                        return;
-                    }
+                Some(AppStatus::Rendered) if !gone_at_head(base, head, parent) => {
+                    // The parent prunes the child Application object.
+                    let protection = child_object(parent, b)
+                        .and_then(|m| prune_protection(m, parent, config));
+                    (
+                        Some(Manager::App(parent_key.clone())),
+                        parent.spec.prune_mode,
+                        protection,
+                    )
                 }
+                // The parent is gone too: the child goes only if the parent's
+                // own deletion cascades to its resources, and then `Delete=false`
+                // (not `Prune=false`) on the child Application keeps it.
+                _ => match deletion_cascades(base, head, parent, config, 0) {
+                    Some(mode) => (
+                        Some(Manager::App(parent_key.clone())),
+                        mode,
+                        child_object(parent, b).and_then(|m| cascade_protection(m, parent, config)),
+                    ),
+                    None => {
+                        // Orphaned in the cluster: if its file is still here it
+                        // lives on, unmanaged, and syncs as before.
+                        if let Some(h) = head.apps.get(&b.key) {
+                            diff_app(plan, b, h, head_owner, config);
+                            return;
+                        }
+                        (None, PruneMode::None, None)
+                    }
+                },
             }
-            // The child Application object is itself a resource of the parent.
-            let obj = parent.resources.iter().find(|m| {
-                crate::argocd::is_application(&m.value)
-                    && m.value
-                        .pointer("/metadata/name")
-                        .and_then(serde_json::Value::as_str)
-                        == Some(b.spec.name.as_str())
-            });
-            let protection = obj.and_then(|m| prune_protection(m, parent, config));
-            (
-                Some(Manager::App(parent_key.clone())),
-                parent.spec.prune_mode,
-                protection,
-            )
         }
         Some(Manager::AppSet(set)) => match appset_deletes(base, head, set) {
             SetVerdict::Deletes => (
@@ -447,20 +498,40 @@ fn delete_app(plan: &mut Plan, base: &Inventory, head: &Inventory, b: &App, conf
     });
 }
 
-/// Whether a vanished app is deleted by something and cascades to its resources.
-fn deletion_cascades(base: &Inventory, head: &Inventory, app: &App, depth: usize) -> bool {
+/// When a gone app is deleted by something and its deletion cascades to
+/// its resources: the prune mode of whatever starts the chain, else `None`
+/// (no finalizer, nothing deletes it, or a protection stops a link).
+fn deletion_cascades(
+    base: &Inventory,
+    head: &Inventory,
+    app: &App,
+    config: &Config,
+    depth: usize,
+) -> Option<PruneMode> {
     if depth > 16 || app.spec.cascade_finalizer.is_none() {
-        return false;
+        return None;
     }
     match &app.manager {
-        None => false,
-        Some(Manager::AppSet(_)) => true,
+        None => None,
+        Some(Manager::AppSet(set)) => {
+            matches!(appset_deletes(base, head, set), SetVerdict::Deletes)
+                .then_some(PruneMode::Automated)
+        }
         Some(Manager::App(parent_key)) => {
-            match (base.apps.get(parent_key), head.apps.get(parent_key)) {
-                (Some(_), Some(p)) => matches!(p.status, AppStatus::Rendered),
-                (Some(p), None) => deletion_cascades(base, head, p, depth + 1),
-                _ => false,
+            let parent = base.apps.get(parent_key)?;
+            let obj = child_object(parent, app);
+            if gone_at_head(base, head, parent) {
+                if obj.and_then(|m| cascade_protection(m, parent, config)).is_some() {
+                    return None;
+                }
+                return deletion_cascades(base, head, parent, config, depth + 1);
             }
+            let renders = head
+                .apps
+                .get(parent_key)
+                .is_some_and(|p| matches!(p.status, AppStatus::Rendered));
+            let protected = obj.and_then(|m| prune_protection(m, parent, config)).is_some();
+            (renders && !protected).then_some(parent.spec.prune_mode)
         }
     }
 }
