@@ -343,7 +343,17 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         inv.appsets.insert(entry.key.clone(), entry);
     }
 
-    if pending.is_empty() && inv.appsets.is_empty() && inv.broken_files.is_empty() {
+    // A diff compares like with like: when the other revision has real
+    // Applications, this one is not linted as an implicit app (removing the
+    // last Application file must not turn the whole tree into one app).
+    let other_has_apps = input
+        .reuse
+        .is_some_and(|r| r.apps.values().any(|a| !a.implicit));
+    if pending.is_empty()
+        && inv.appsets.is_empty()
+        && inv.broken_files.is_empty()
+        && !other_has_apps
+    {
         let dirs: Vec<String> = if input.config.apps.is_empty() {
             vec![String::new()]
         } else {
@@ -587,7 +597,9 @@ fn implicit_app(dir: &str) -> App {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
         "metadata": {"name": name, "namespace": "argocd"},
-        "spec": {"source": {"repoURL": "", "path": dir, "directory": {"recurse": true}}, "destination": {"namespace": ""}}
+        // Hidden files and directories (`.github/`, `.gitops-lint.yaml`) are
+        // tooling, not manifests.
+        "spec": {"source": {"repoURL": "", "path": dir, "directory": {"recurse": true, "exclude": "{.*,*/.*}"}}, "destination": {"namespace": ""}}
     });
     let spec = AppSpec::parse(&object).unwrap_or_else(|| unreachable_spec(&name));
     let mut app = new_app(
