@@ -407,8 +407,8 @@ fn delete_app(
                 Some(AppStatus::External(_)) => return,
                 Some(AppStatus::Rendered) if !gone_at_head(base, head, parent) => {
                     // The parent prunes the child Application object.
-                    let protection = child_object(parent, b)
-                        .and_then(|m| prune_protection(m, parent, config));
+                    let protection =
+                        child_object(parent, b).and_then(|m| prune_protection(m, parent, config));
                     (
                         Some(Manager::App(parent_key.clone())),
                         parent.spec.prune_mode,
@@ -521,7 +521,10 @@ fn deletion_cascades(
             let parent = base.apps.get(parent_key)?;
             let obj = child_object(parent, app);
             if gone_at_head(base, head, parent) {
-                if obj.and_then(|m| cascade_protection(m, parent, config)).is_some() {
+                if obj
+                    .and_then(|m| cascade_protection(m, parent, config))
+                    .is_some()
+                {
                     return None;
                 }
                 return deletion_cascades(base, head, parent, config, depth + 1);
@@ -530,7 +533,9 @@ fn deletion_cascades(
                 .apps
                 .get(parent_key)
                 .is_some_and(|p| matches!(p.status, AppStatus::Rendered));
-            let protected = obj.and_then(|m| prune_protection(m, parent, config)).is_some();
+            let protected = obj
+                .and_then(|m| prune_protection(m, parent, config))
+                .is_some();
             (renders && !protected).then_some(parent.spec.prune_mode)
         }
     }
