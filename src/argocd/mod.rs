@@ -209,7 +209,10 @@ fn scan(
 ) -> (Vec<Declared>, Vec<Declared>, Vec<Value>) {
     let mut files = Vec::new();
     walk(input.tree.as_ref(), "", &mut files);
-    let parsed: Vec<(String, Result<Vec<crate::yaml::Doc>, String>)> = files
+    let parsed: Vec<(
+        String,
+        Result<Vec<crate::yaml::Doc>, crate::yaml::YamlError>,
+    )> = files
         .par_iter()
         .filter_map(|f| {
             let bytes = source::read(input.tree.as_ref(), f).ok()?;
@@ -220,7 +223,7 @@ fn scan(
             }
             let id = input.tree.entry(f).ok().flatten().map(|e| e.id)?;
             let docs = input.cache.get_or_parse(id, &bytes);
-            Some((f.clone(), docs.as_ref().clone().map_err(|e| e.to_string())))
+            Some((f.clone(), docs.as_ref().clone()))
         })
         .collect();
     let mut apps = Vec::new();
@@ -230,11 +233,8 @@ fn scan(
         let docs = match docs {
             Ok(d) => d,
             Err(e) => {
-                inv.broken_files.insert(
-                    file.clone(),
-                    RenderError::content(format!("`{file}`: invalid YAML: {e}"))
-                        .at(file.clone(), None),
-                );
+                inv.broken_files
+                    .insert(file.clone(), RenderError::from_yaml(&file, &e));
                 continue;
             }
         };

@@ -62,6 +62,13 @@ fn finding(app: &App, e: &RenderError, side: Side, diff: bool) -> Finding {
 
 fn broken_files(inv: &Inventory, side: Side, out: &mut Vec<Finding>) {
     for (file, e) in &inv.broken_files {
+        // An app that read the file and failed on it already says so.
+        let reported = inv.apps.values().any(
+            |a| matches!(&a.status, AppStatus::Unrendered(ae) if ae.file.as_deref() == Some(file)),
+        );
+        if reported {
+            continue;
+        }
         out.push(
             Finding::new(&META, format!("`{file}` mentions Argo CD but cannot be parsed, so the Applications it declares are unknown: {}", e.message))
                 .at(side, Some(file), e.line)
