@@ -1,0 +1,119 @@
+//! The built binary, end to end: what a user sees and the exit status a CI
+//! job acts on.
+
+use assert_cmd::Command;
+use gitops_lint::source::write_commit;
+
+fn bin() -> Command {
+    let mut cmd = Command::cargo_bin("gitops-lint").expect("the gitops-lint binary is built");
+    cmd.env("NO_COLOR", "1").env_remove("GITOPS_LINT_BLESS");
+    cmd
+}
+
+fn stderr_lines(out: &std::process::Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The demo change deletes a PVC manifest and drops a child Application
+/// with the resources finalizer: both must be named, and the run must fail.
+#[test]
+fn demo_reports_the_deleted_pvc_and_the_cascading_app() {
+    let out = bin()
+        .args(["demo", "--color", "never"])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "stdout:\n{text}");
+    assert!(
+        text.contains("PersistentVolumeClaim payments/ledger"),
+        "the deleted PVC is named:\n{text}"
+    );
+    assert!(
+        text.contains("would delete Application `reports` with the resources finalizer"),
+        "the cascading app is named:\n{text}"
+    );
+    assert!(
+        text.contains("StatefulSet analytics/warehouse"),
+        "what the cascade takes is listed:\n{text}"
+    );
+    assert!(
+        !text.contains("PersistentVolumeClaim payments/cache"),
+        "the PVC protected by Prune=false is not reported:\n{text}"
+    );
+}
+
+#[test]
+fn demo_json_has_the_contract_shape() {
+    let out = bin()
+        .args(["demo", "--format", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("stdout is one JSON object");
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["summary"]["error"], 3);
+    let reasons: Vec<&str> = v["prunes"]
+        .as_array()
+        .expect("prunes")
+        .iter()
+        .filter_map(|p| p["reason"].as_str())
+        .collect();
+    assert!(
+        reasons.contains(&"removed") && reasons.contains(&"app-deleted"),
+        "{reasons:?}"
+    );
+}
+
+#[test]
+fn fail_on_never_exits_zero_even_with_errors() {
+    let out = bin()
+        .args(["demo", "--fail-on", "never", "--format", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn a_directory_that_is_not_a_repository_exits_2_with_one_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = bin()
+        .args(["diff", "main..HEAD", "--repo"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "one line on stderr: {lines:?}");
+    assert!(
+        lines[0].contains("is not inside a git repository"),
+        "{lines:?}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn an_unknown_revision_exits_2_with_one_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = vec![(
+        "apps/cm.yaml".to_string(),
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n".to_vec(),
+    )];
+    write_commit(dir.path(), "main", None, &files, "base").expect("commit");
+    let out = bin()
+        .args(["diff", "no-such-branch..main", "--repo"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "one line on stderr: {lines:?}");
+    assert!(
+        lines[0].contains("unknown revision `no-such-branch`"),
+        "{lines:?}"
+    );
+    assert!(out.stdout.is_empty());
+}
