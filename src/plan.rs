@@ -616,3 +616,231 @@ fn appset_removed(base: &Inventory, head: &Inventory, set_key: &str, name: &str)
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::argocd::AppSpec;
+    use crate::manifest::{manifest_from_value, Origin, Scopes};
+    use crate::render::RenderError;
+
+    fn pvc(name: &str, options: Option<&str>) -> Value {
+        let mut v = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name}});
+        if let Some(o) = options {
+            v["metadata"]["annotations"] = json!({"argocd.argoproj.io/sync-options": o});
+        }
+        v
+    }
+
+    fn application(name: &str, finalizer: bool, automated: bool, options: &[&str]) -> Value {
+        let mut v = json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": name, "namespace": "argocd"},
+            "spec": {"source": {"repoURL": "https://git.example.com/gitops.git", "path": name},
+                     "destination": {"namespace": name},
+                     "syncPolicy": {"syncOptions": options}}});
+        if finalizer {
+            v["metadata"]["finalizers"] = json!(["resources-finalizer.argocd.argoproj.io"]);
+        }
+        if automated {
+            v["spec"]["syncPolicy"]["automated"] = json!({"prune": true});
+        }
+        v
+    }
+
+    /// An app rendered from `docs`: each inner list is one file, each value a document.
+    fn app(object: Value, manager: Option<&str>, files: &[&[Value]]) -> App {
+        let spec = AppSpec::parse(&object).expect("an Application");
+        let mut resources = Vec::new();
+        for (f, docs) in files.iter().enumerate() {
+            for (d, v) in docs.iter().enumerate() {
+                let origin = Origin {
+                    file: Some(format!("{}/{f}.yaml", spec.name)),
+                    line: Some(1),
+                    doc_index: Some(d),
+                };
+                resources.push(
+                    manifest_from_value(
+                        v.clone(),
+                        origin,
+                        &spec.dest_namespace,
+                        &Scopes::default(),
+                    )
+                    .expect("a valid object"),
+                );
+            }
+        }
+        App {
+            key: format!("argocd/{}", spec.name),
+            origin: Origin {
+                file: Some(format!("apps/{}.yaml", spec.name)),
+                line: Some(1),
+                doc_index: Some(0),
+            },
+            spec,
+            object: Arc::new(object),
+            manager: manager.map(|m| Manager::App(format!("argocd/{m}"))),
+            status: AppStatus::Rendered,
+            resources,
+            inputs: BTreeMap::new(),
+            source_types: Vec::new(),
+            implicit: false,
+        }
+    }
+
+    fn inventory(apps: Vec<App>) -> Inventory {
+        Inventory {
+            apps: apps.into_iter().map(|a| (a.key.clone(), a)).collect(),
+            ..Inventory::default()
+        }
+    }
+
+    fn reasons(plan: &Plan) -> Vec<(String, String, PruneReason)> {
+        plan.prunes
+            .iter()
+            .map(|p| (p.app.clone(), p.id.name.clone(), p.reason))
+            .collect()
+    }
+
+    #[test]
+    fn a_rename_needs_a_name_that_is_new() {
+        let a = application("db", false, true, &[]);
+        let base = inventory(vec![app(
+            a.clone(),
+            None,
+            &[&[pvc("scratch", None), pvc("archive", None)]],
+        )]);
+        let shifted = inventory(vec![app(a.clone(), None, &[&[pvc("archive", None)]])]);
+        let p = plan(&base, &shifted, &Config::default());
+        assert_eq!(
+            reasons(&p),
+            vec![("argocd/db".into(), "scratch".into(), PruneReason::Removed)]
+        );
+        let renamed = inventory(vec![app(
+            a,
+            None,
+            &[&[pvc("scratch-v2", None), pvc("archive", None)]],
+        )]);
+        let p = plan(&base, &renamed, &Config::default());
+        assert_eq!(p.prunes[0].reason, PruneReason::Renamed);
+        assert_eq!(p.prunes[0].detail.as_deref(), Some("scratch-v2"));
+    }
+
+    #[test]
+    fn a_resource_prune_option_overrides_the_app_level_one() {
+        let a = application("db", false, true, &["Prune=false"]);
+        let files: &[&[Value]] = &[&[pvc("plain", None), pvc("forced", Some("Prune=true"))]];
+        let base = inventory(vec![app(a.clone(), None, files)]);
+        let head = inventory(vec![app(a, None, &[])]);
+        let p = plan(&base, &head, &Config::default());
+        let prot: Vec<(&str, Option<&str>)> = p
+            .prunes
+            .iter()
+            .map(|p| (p.id.name.as_str(), p.protection.as_deref()))
+            .collect();
+        assert_eq!(
+            prot,
+            vec![("forced", None), ("plain", Some("Prune=false (app)"))]
+        );
+        let old = Config {
+            argocd_version: (3, 3),
+            ..Config::default()
+        };
+        let p = plan(&base, &head, &old);
+        assert!(
+            p.prunes.iter().all(|p| p.protection.is_none()),
+            "app-level Prune=false needs Argo CD 3.4"
+        );
+    }
+
+    /// root (manual prune) renders platform, platform renders db. The change
+    /// removes platform from root; db's file stays in the repository.
+    fn nested(platform_finalizer: bool, db_options: Option<&str>) -> (Inventory, Inventory) {
+        let root = application("root", false, false, &[]);
+        let platform = application("platform", platform_finalizer, true, &[]);
+        let mut db = application("db", true, true, &[]);
+        if let Some(o) = db_options {
+            db["metadata"]["annotations"] = json!({"argocd.argoproj.io/sync-options": o});
+        }
+        let data: &[&[Value]] = &[&[pvc("data", None)]];
+        let base = inventory(vec![
+            app(root.clone(), None, &[std::slice::from_ref(&platform)]),
+            app(platform, Some("root"), &[&[db.clone()]]),
+            app(db.clone(), Some("platform"), data),
+        ]);
+        let head = inventory(vec![app(root, None, &[]), app(db, None, data)]);
+        (base, head)
+    }
+
+    #[test]
+    fn a_cascade_follows_every_level_with_the_mode_of_what_starts_it() {
+        let (base, head) = nested(true, None);
+        let p = plan(&base, &head, &Config::default());
+        let db = p
+            .deleted_apps
+            .iter()
+            .find(|d| d.app == "argocd/db")
+            .expect("db is deleted with platform");
+        assert!(db.cascades);
+        assert_eq!(db.deleted_by, Some(Manager::App("argocd/platform".into())));
+        assert_eq!(
+            db.mode,
+            PruneMode::Manual,
+            "root prunes platform only when a person syncs it"
+        );
+        assert!(reasons(&p).contains(&(
+            "argocd/db".into(),
+            "data".into(),
+            PruneReason::AppDeleted
+        )));
+    }
+
+    #[test]
+    fn delete_false_on_the_child_application_stops_the_chain() {
+        let (base, head) = nested(true, Some("Delete=false"));
+        let p = plan(&base, &head, &Config::default());
+        let db = p.deleted_apps.iter().find(|d| d.app == "argocd/db");
+        assert!(db.is_none_or(|d| !d.cascades), "{db:?}");
+        assert!(!p.prunes.iter().any(|x| x.app == "argocd/db"));
+    }
+
+    #[test]
+    fn prune_false_on_the_child_application_does_not_stop_a_cascade() {
+        let (base, head) = nested(true, Some("Prune=false"));
+        let p = plan(&base, &head, &Config::default());
+        assert!(reasons(&p).contains(&(
+            "argocd/db".into(),
+            "data".into(),
+            PruneReason::AppDeleted
+        )));
+    }
+
+    #[test]
+    fn a_parent_deleted_without_finalizer_orphans_the_child_which_lives_on() {
+        let (base, head) = nested(false, None);
+        let p = plan(&base, &head, &Config::default());
+        assert!(!p.deleted_apps.iter().any(|d| d.app == "argocd/db"));
+        assert!(!p.prunes.iter().any(|x| x.app == "argocd/db"));
+    }
+
+    #[test]
+    fn a_child_of_a_parent_that_fails_at_head_is_unknown_not_deleted() {
+        let root = application("root", false, true, &[]);
+        let child = application("child", true, true, &[]);
+        let base = inventory(vec![
+            app(root.clone(), None, &[std::slice::from_ref(&child)]),
+            app(child, Some("root"), &[&[pvc("data", None)]]),
+        ]);
+        let mut failed = app(root, None, &[]);
+        failed.status = AppStatus::Unrendered(RenderError::content("broken"));
+        let head = inventory(vec![failed]);
+        let p = plan(&base, &head, &Config::default());
+        assert!(p.deleted_apps.is_empty() && p.prunes.is_empty());
+        let unknown: Vec<&str> = p.unknown.iter().map(|u| u.app.as_str()).collect();
+        assert_eq!(unknown, vec!["argocd/child", "argocd/root"]);
+    }
+}
