@@ -54,11 +54,11 @@ fn options(spec: &SourceSpec) -> Result<DirectoryOptions, RenderError> {
     })
 }
 
-/// Whether a file name has an extension Argo CD reads as manifests.
+/// Whether a file name has an extension Argo CD reads as manifests
+/// (case-sensitive, as AC `manifestFile` is: `x.YAML` is not read).
 #[must_use]
 pub fn is_manifest_file(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json")
+    name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json")
 }
 
 /// Renders a directory source.
@@ -93,46 +93,45 @@ fn collect(
         } else {
             format!("{dir}/{}", e.name)
         };
-        let kind = match e.kind {
-            // Symlinked files are read through; symlinked directories are not
-            // descended (filepath.Walk does not follow them). A link that
-            // leaves the repository is an error, as in Argo CD.
-            EntryKind::Symlink => match cx.kind_of(&full)? {
-                Some(EntryKind::Dir) | None => continue,
-                Some(k) => k,
-            },
-            k => k,
-        };
-        match kind {
-            EntryKind::Dir => {
-                if opts.recurse && e.name != ".git" {
-                    collect(cx, root, &full, opts, files)?;
-                }
+        // Directories are walked only with `recurse`; a symlink to a
+        // directory is never followed (filepath.Walk does not follow them).
+        if e.kind == EntryKind::Dir {
+            if opts.recurse {
+                collect(cx, root, &full, opts, files)?;
             }
-            EntryKind::File => {
-                let rel = path::strip_dir(&full, root).unwrap_or(&full);
-                if e.name.to_ascii_lowercase().ends_with(".jsonnet") {
-                    if opts.exclude.as_ref().is_some_and(|g| g.is_match(rel)) {
-                        continue;
-                    }
-                    return Err(RenderError::unsupported(format!(
-                        "`{full}` is Jsonnet, which gitops-lint does not evaluate"
-                    ))
-                    .at(full.clone(), None));
-                }
-                if !is_manifest_file(&e.name) {
-                    continue;
-                }
-                if opts.exclude.as_ref().is_some_and(|g| g.is_match(rel)) {
-                    continue;
-                }
-                if opts.include.as_ref().is_some_and(|g| !g.is_match(rel)) {
-                    continue;
-                }
-                files.push(full);
-            }
-            EntryKind::Symlink | EntryKind::Submodule => {}
+            continue;
         }
+        // The name is matched first (AC `manifestFile`, case-sensitive), so a
+        // link with another extension is never even resolved.
+        let jsonnet = e.name.ends_with(".jsonnet");
+        if !is_manifest_file(&e.name) && !jsonnet {
+            continue;
+        }
+        match e.kind {
+            EntryKind::File => {}
+            // A link that leaves the repository is an error; one whose target
+            // is missing or is a directory is skipped, as in Argo CD.
+            EntryKind::Symlink => {
+                if cx.kind_of(&full)? != Some(EntryKind::File) {
+                    continue;
+                }
+            }
+            EntryKind::Dir | EntryKind::Submodule => continue,
+        }
+        let rel = path::strip_dir(&full, root).unwrap_or(&full);
+        if opts.exclude.as_ref().is_some_and(|g| g.is_match(rel)) {
+            continue;
+        }
+        if opts.include.as_ref().is_some_and(|g| !g.is_match(rel)) {
+            continue;
+        }
+        if jsonnet {
+            return Err(RenderError::unsupported(format!(
+                "`{full}` is Jsonnet, which gitops-lint does not evaluate"
+            ))
+            .at(full.clone(), None));
+        }
+        files.push(full);
     }
     Ok(())
 }
@@ -206,8 +205,9 @@ mod tests {
     #[test]
     fn manifest_extensions() {
         assert!(
-            is_manifest_file("a.yaml") && is_manifest_file("a.YML") && is_manifest_file("a.json")
+            is_manifest_file("a.yaml") && is_manifest_file("a.yml") && is_manifest_file("a.json")
         );
+        assert!(!is_manifest_file("a.YML"), "Argo CD matches extensions case-sensitively");
         assert!(!is_manifest_file("README.md") && !is_manifest_file("values.yaml.bak"));
     }
 }
