@@ -145,11 +145,29 @@ fn render_file(
     if contains(&bytes, SKIP_MARKER) {
         return Ok(());
     }
-    let docs = cx.load_yaml(file)?;
+    // A YAML file that fails to decode before its first object and does not
+    // look like a manifest is ignored (AC `getObjsFromYAMLOrJson`): a values
+    // file or a tool's config next to the manifests. JSON gets no such leniency.
+    let looks_like_manifest = contains(&bytes, b"apiVersion:")
+        && contains(&bytes, b"kind:")
+        && contains(&bytes, b"metadata:");
+    let lenient = !file.ends_with(".json") && !looks_like_manifest;
+    let docs = match cx.load_yaml(file) {
+        Ok(docs) => docs,
+        Err(_) if lenient => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let mut decoded = 0;
     for doc in docs {
+        let has_kind = doc
+            .value
+            .get("kind")
+            .and_then(Value::as_str)
+            .is_some_and(|k| !k.is_empty());
         match doc.value {
             Value::Null => {}
-            Value::Object(_) => {
+            Value::Object(_) if has_kind => {
+                decoded += 1;
                 let mut items = Vec::new();
                 expand_lists(doc.value, &mut items);
                 for value in items {
@@ -170,13 +188,12 @@ fn render_file(
                     });
                 }
             }
-            _ => {
-                return Err(RenderError::content(format!(
-                    "`{file}`: the document at line {} is not a Kubernetes object",
-                    doc.line
-                ))
-                .at(file, Some(doc.line)))
-            }
+            _ if decoded == 0 && lenient => return Ok(()),
+            _ => return Err(RenderError::content(format!(
+                "`{file}`: the document at line {} is not a Kubernetes object (it has no `kind`)",
+                doc.line
+            ))
+            .at(file, Some(doc.line))),
         }
     }
     Ok(())
@@ -207,7 +224,10 @@ mod tests {
         assert!(
             is_manifest_file("a.yaml") && is_manifest_file("a.yml") && is_manifest_file("a.json")
         );
-        assert!(!is_manifest_file("a.YML"), "Argo CD matches extensions case-sensitively");
+        assert!(
+            !is_manifest_file("a.YML"),
+            "Argo CD matches extensions case-sensitively"
+        );
         assert!(!is_manifest_file("README.md") && !is_manifest_file("values.yaml.bak"));
     }
 }
