@@ -368,13 +368,14 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         ));
     }
 
+    let oob = out_of_bounds_symlink(input.tree.as_ref());
     let mut rounds = 0;
     let mut done: BTreeMap<String, App> = BTreeMap::new();
     while !pending.is_empty() && rounds < 16 {
         rounds += 1;
         let rendered: Vec<App> = pending
             .into_par_iter()
-            .map(|app| render_app(input, &inv.scopes, app))
+            .map(|app| render_app(input, &inv.scopes, oob.as_ref(), app))
             .collect();
         pending = Vec::new();
         for app in rendered {
@@ -656,8 +657,53 @@ fn source_tree(
     })
 }
 
-fn render_app(input: &InventoryInput<'_>, scopes: &Scopes, mut app: App) -> App {
-    if let Some(prev) = input.reuse.and_then(|r| r.apps.get(&app.key)) {
+/// A symlink anywhere in `tree` that leads outside the repository (or
+/// loops). Argo CD checks the whole checkout before rendering any source of
+/// it (AC `CheckOutOfBoundsSymlinks`), so one such link fails every app of
+/// the repository, not only the app whose directory holds it.
+fn out_of_bounds_symlink(tree: &dyn Tree) -> Option<RenderError> {
+    let mut stack = vec![String::new()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = tree.list_raw(&dir) else {
+            continue;
+        };
+        for e in entries {
+            let full = if dir.is_empty() {
+                e.name.clone()
+            } else {
+                format!("{dir}/{}", e.name)
+            };
+            match e.kind {
+                EntryKind::Dir => stack.push(full),
+                EntryKind::Symlink => {
+                    if let Err(
+                        err @ (source::SourceError::OutsideRepo(_)
+                        | source::SourceError::SymlinkLoop(_)),
+                    ) = source::resolve(tree, &full)
+                    {
+                        let mut e = RenderError::from_source(&err).at(full.clone(), None);
+                        e.message = format!(
+                            "the repository contains a symlink that leads outside it, `{full}`, and Argo CD refuses to render any app from such a repository"
+                        );
+                        return Some(e);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+fn render_app(
+    input: &InventoryInput<'_>,
+    scopes: &Scopes,
+    oob: Option<&RenderError>,
+    mut app: App,
+) -> App {
+    // A render that depends on every symlink of the tree is never reused.
+    let reuse = input.reuse.filter(|_| oob.is_none());
+    if let Some(prev) = reuse.and_then(|r| r.apps.get(&app.key)) {
         if reusable(input.tree.as_ref(), &app, prev) {
             app.status = prev.status.clone();
             app.resources = prev.resources.clone();
@@ -688,6 +734,15 @@ fn render_app(input: &InventoryInput<'_>, scopes: &Scopes, mut app: App) -> App 
             }
         };
         local += 1;
+        let oob_here = if Arc::ptr_eq(&tree, &input.tree) {
+            oob.cloned()
+        } else {
+            out_of_bounds_symlink(tree.as_ref())
+        };
+        if let Some(e) = oob_here {
+            app.status = AppStatus::Unrendered(e);
+            return app;
+        }
         let cx = RenderContext::new(tree.as_ref(), input.cache, input.render_options);
         let spec = SourceSpec {
             path,
