@@ -1,0 +1,2 @@
+local grafana = import "grafana.libsonnet";
+{}
