@@ -433,23 +433,63 @@ pub fn render(
     })
 }
 
-/// Expands `kind: List` (and any `*List` kind with `items`) into its items,
-/// as Argo CD does for directory sources.
+/// Expands list objects into their items, as Argo CD does for every source
+/// type (AC `GenerateManifests`): an object whose `items` is an array is a
+/// list whatever its kind (`Unstructured.IsList`), its items are taken one
+/// level deep, and a list whose `items` is null (with no `spec` or `status`)
+/// yields nothing.
 pub fn expand_lists(value: Value, out: &mut Vec<Value>) {
-    let is_list = value
-        .get("kind")
-        .and_then(Value::as_str)
-        .is_some_and(|k| k.ends_with("List"))
-        && value.get("items").is_some_and(Value::is_array);
-    if is_list {
-        if let Value::Object(mut m) = value {
+    let Value::Object(mut m) = value else {
+        out.push(value);
+        return;
+    };
+    match m.get("items") {
+        Some(Value::Array(_)) => {
             if let Some(Value::Array(items)) = m.remove("items") {
-                for it in items {
-                    expand_lists(it, out);
-                }
+                out.extend(items);
             }
         }
-    } else {
-        out.push(value);
+        Some(Value::Null) if !m.contains_key("spec") && !m.contains_key("status") => {}
+        _ => out.push(Value::Object(m)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::expand_lists;
+
+    fn expand(v: serde_json::Value) -> Vec<serde_json::Value> {
+        let mut out = Vec::new();
+        expand_lists(v, &mut out);
+        out
+    }
+
+    #[test]
+    fn lists_are_recognised_by_items_not_by_kind() {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
+        assert_eq!(
+            expand(json!({"apiVersion": "v1", "kind": "List", "items": [cm.clone(), cm.clone()]}))
+                .len(),
+            2
+        );
+        assert_eq!(
+            expand(json!({"apiVersion": "v1", "kind": "ConfigMapList", "items": [cm.clone()]})),
+            vec![cm.clone()]
+        );
+        // Argo CD uses Unstructured.IsList: any `items` array makes a list.
+        assert_eq!(
+            expand(json!({"apiVersion": "x/v1", "kind": "Bundle", "items": [cm.clone()]})),
+            vec![cm.clone()]
+        );
+        assert!(
+            expand(json!({"apiVersion": "v1", "kind": "ConfigMapList", "items": null})).is_empty(),
+            "a null list yields nothing"
+        );
+        let with_spec = json!({"apiVersion": "x/v1", "kind": "Thing", "items": null, "spec": {}});
+        assert_eq!(expand(with_spec.clone()), vec![with_spec]);
+        let nested = json!({"kind": "List", "items": [{"kind": "List", "items": [cm]}]});
+        assert_eq!(expand(nested).len(), 1, "items are taken one level deep");
     }
 }
