@@ -189,11 +189,13 @@ fn render_file(
                 }
             }
             _ if decoded == 0 && lenient => return Ok(()),
-            _ => return Err(RenderError::content(format!(
-                "`{file}`: the document at line {} is not a Kubernetes object (it has no `kind`)",
-                doc.line
-            ))
-            .at(file, Some(doc.line))),
+            _ => {
+                let line = doc.line;
+                let msg = format!(
+                    "`{file}`: the document at line {line} is not a Kubernetes object (no `kind`)"
+                );
+                return Err(RenderError::content(msg).at(file, Some(line)));
+            }
         }
     }
     Ok(())
