@@ -239,6 +239,23 @@ fn diff_app(
             });
             return;
         }
+        // The app now syncs from a source this repository does not hold: what
+        // it will render there, and so what it prunes, is unknown.
+        (AppStatus::Rendered, AppStatus::External(why)) if !b.resources.is_empty() => {
+            let mut error = crate::render::RenderError::unsupported(format!(
+                "`{}` now renders from {why}, which gitops-lint does not read",
+                h.spec.name
+            ));
+            if let Some(f) = &h.origin.file {
+                error = error.at(f.clone(), h.origin.line);
+            }
+            plan.unknown.push(Unknown {
+                app: h.key.clone(),
+                side_failed: crate::finding::Side::Head,
+                error,
+            });
+            return;
+        }
         _ => return,
     }
     let head_ids: BTreeMap<&ResourceId, &Manifest> =

@@ -108,30 +108,44 @@ impl Rule for RenderFailed {
                 .retain(|f, _| !cx.head.broken_files.contains_key(f));
             broken_files(&only_base, Side::Base, out);
         }
-        // A vanished app whose deletion cannot be judged (its parent failed to render).
+        // Unknowns the render statuses above do not already report: a vanished
+        // app whose parent failed to render, an app that moved to a source
+        // gitops-lint cannot read.
         if let Some(plan) = cx.plan {
             for u in &plan.unknown {
-                let known = cx.head.apps.contains_key(&u.app)
-                    || cx.base.is_some_and(|b| {
-                        b.apps
-                            .get(&u.app)
-                            .is_some_and(|a| matches!(a.status, AppStatus::Unrendered(_)))
-                    });
-                if !known {
-                    let name = u.app.strip_prefix("argocd/").unwrap_or(&u.app);
-                    out.push(
-                        Finding::new(
-                            &META,
-                            format!(
-                                "whether `{name}` is deleted is unknown: {}",
-                                u.error.message
-                            ),
-                        )
+                let unrendered = |inv: &Inventory| {
+                    inv.apps
+                        .get(&u.app)
+                        .is_some_and(|a| matches!(a.status, AppStatus::Unrendered(_)))
+                };
+                if unrendered(cx.head) || cx.base.is_some_and(unrendered) {
+                    continue;
+                }
+                let name = u.app.strip_prefix("argocd/").unwrap_or(&u.app);
+                let (message, help) = if cx.head.apps.contains_key(&u.app) {
+                    (
+                        format!(
+                            "what a sync of `{name}` would prune is unknown: {}",
+                            u.error.message
+                        ),
+                        "review what the new source renders against what the app has now",
+                    )
+                } else {
+                    (
+                        format!(
+                            "whether `{name}` is deleted is unknown: {}",
+                            u.error.message
+                        ),
+                        "fix the render failure of the app that manages it",
+                    )
+                };
+                out.push(
+                    Finding::new(&META, message)
+                        .severity(severity(&u.error))
                         .app(name)
                         .at(Side::Head, u.error.file.as_deref(), u.error.line)
-                        .help("fix the render failure of the app that manages it"),
-                    );
-                }
+                        .help(help),
+                );
             }
         }
     }
