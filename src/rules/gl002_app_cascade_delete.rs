@@ -109,8 +109,23 @@ impl Rule for AppCascadeDelete {
                 })
                 .map(|p| format!("`{}`", p.id))
                 .collect();
+            // A rename is a delete and a create: say so, it is rarely meant.
+            let renamed = plan
+                .prunes
+                .iter()
+                .find(|p| {
+                    p.reason == PruneReason::Renamed
+                        && p.id.kind == "Application"
+                        && p.id.name == app.spec.name
+                        && matches!(by, Manager::App(k) if *k == p.app)
+                })
+                .and_then(|p| p.detail.as_deref());
+            let what = match renamed {
+                Some(new) => format!("Application `{name}` (renamed to `{new}`)"),
+                None => format!("Application `{name}`"),
+            };
             let mut msg = format!(
-                "{by_text} would delete Application `{name}` with the resources finalizer, deleting its {} resource(s)",
+                "{by_text} would delete {what} with the resources finalizer, deleting its {} resource(s)",
                 deleted.len()
             );
             if !stateful.is_empty() {
