@@ -98,11 +98,12 @@ pub fn render(
         cmd.arg("--values").arg(dest);
         Ok(())
     };
-    if let Some(v) = opts.get("values").and_then(Value::as_str) {
-        extra("values", v.to_string())?;
-    }
+    // `valuesObject` replaces `values` when both are set (AC
+    // `ApplicationSourceHelm.ValuesYAML`); they are never merged.
     if let Some(v) = opts.get("valuesObject").filter(|v| v.is_object()) {
         extra("values-object", v.to_string())?;
+    } else if let Some(v) = opts.get("values").and_then(Value::as_str) {
+        extra("values", v.to_string())?;
     }
     if let Some(params) = opts.get("parameters").and_then(Value::as_array) {
         for p in params {
