@@ -18,12 +18,8 @@ static META: RuleMeta = RuleMeta {
     doc: include_str!("../../rules/GL002-app-cascade-delete.md"),
 };
 
-const STATEFUL: [&str; 4] = [
-    "PersistentVolumeClaim",
-    "PersistentVolume",
-    "StatefulSet",
-    "Namespace",
-];
+/// Core-group kinds whose deletion loses data or everything inside them.
+const STATEFUL_CORE: [&str; 3] = ["PersistentVolumeClaim", "PersistentVolume", "Namespace"];
 
 impl Rule for AppCascadeDelete {
     fn meta(&self) -> &'static RuleMeta {
@@ -99,7 +95,9 @@ impl Rule for AppCascadeDelete {
             let stateful: Vec<String> = deleted
                 .iter()
                 .filter(|p| {
-                    STATEFUL.contains(&p.id.kind.as_str())
+                    (p.id.group.is_empty() && STATEFUL_CORE.contains(&p.id.kind.as_str()))
+                        || (p.id.group == "apps" && p.id.kind == "StatefulSet")
+                        || cx.config.is_extra_stateful(&p.id.group, &p.id.kind)
                         || (p.id.kind == "Service"
                             && p.base
                                 .value
