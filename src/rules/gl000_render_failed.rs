@@ -49,8 +49,14 @@ fn finding(app: &App, e: &RenderError, side: Side, diff: bool) -> Finding {
     Finding::new(
         &META,
         format!(
-            "`{}` could not be rendered at {rev}, so {consequence}: {}",
+            "`{}` could not be rendered{}, so {consequence}: {}",
             app.display_name(),
+            // `check` reads one revision: naming a side would confuse.
+            if diff {
+                format!(" at {rev}")
+            } else {
+                String::new()
+            },
             e.message
         ),
     )
