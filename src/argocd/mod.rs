@@ -266,6 +266,26 @@ fn walk(tree: &dyn Tree, dir: &str, out: &mut Vec<String>) {
     let Ok(entries) = tree.list_raw(dir) else {
         return;
     };
+    // A Helm chart's files are templates and values, not manifests: the
+    // Applications a chart declares are found in its render. Only its plain
+    // `crds/` are read, for the scopes they declare.
+    if entries
+        .iter()
+        .any(|e| e.kind == EntryKind::File && e.name == "Chart.yaml")
+    {
+        if entries
+            .iter()
+            .any(|e| e.kind == EntryKind::Dir && e.name == "crds")
+        {
+            let crds = if dir.is_empty() {
+                "crds".to_string()
+            } else {
+                format!("{dir}/crds")
+            };
+            walk(tree, &crds, out);
+        }
+        return;
+    }
     for e in entries {
         let full = if dir.is_empty() {
             e.name.clone()
