@@ -278,12 +278,26 @@ fn diff_app(
             continue;
         }
         let (reason, detail) = prune_reason(m, b, h, head_owner);
+        // The resource's own options are read from the base object, but the
+        // app's sync policy may already be the head one: a parent applies the
+        // new Application spec while the app syncs the new revision, in no
+        // fixed order. Take the more dangerous reading: automated if either
+        // spec is, and app-level protection only if the head spec keeps it.
+        let mut protection = prune_protection(m, b, config);
+        if protection.as_deref().is_some_and(|p| p.ends_with("(app)")) {
+            protection = prune_protection(m, h, config);
+        }
+        let mode = if h.spec.prune_mode == PruneMode::Automated {
+            PruneMode::Automated
+        } else {
+            b.spec.prune_mode
+        };
         plan.prunes.push(Prune {
             app: b.key.clone(),
             id: m.id.clone(),
             reason,
-            protection: prune_protection(m, b, config),
-            mode: b.spec.prune_mode,
+            protection,
+            mode,
             detail,
             base: m.clone(),
         });
