@@ -181,6 +181,38 @@ fn prune_protection(m: &Manifest, app: &App, config: &Config) -> Option<String> 
     None
 }
 
+/// The app's own `Prune=` options come from the base object, but its sync
+/// policy may already be the head one when it syncs: a parent applies the
+/// new Application spec while the app syncs the new revision, in no fixed
+/// order. So the more dangerous reading is taken: app-level protection
+/// counts only if the head spec keeps it, and the prune is automated if
+/// either spec automates it. An Application that nothing renders at head
+/// (applied by hand) keeps the spec in the cluster.
+fn protection_across(m: &Manifest, b: &App, h: Option<&App>, config: &Config) -> Option<String> {
+    let p = prune_protection(m, b, config);
+    match h.filter(|h| applied_from_git(h)) {
+        Some(h) if p.as_deref().is_some_and(|p| p.ends_with("(app)")) => {
+            prune_protection(m, h, config)
+        }
+        _ => p,
+    }
+}
+
+/// Whether Argo CD applies this Application's spec from git: another app
+/// renders it, or it renders itself (a self-managed root).
+fn applied_from_git(app: &App) -> bool {
+    app.manager.is_some() || child_object(app, app).is_some()
+}
+
+/// See [`protection_across`].
+fn mode_across(b: &App, h: Option<&App>) -> PruneMode {
+    if h.is_some_and(|h| applied_from_git(h) && h.spec.prune_mode == PruneMode::Automated) {
+        PruneMode::Automated
+    } else {
+        b.spec.prune_mode
+    }
+}
+
 /// Compares two inventories.
 #[must_use]
 pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
@@ -278,26 +310,12 @@ fn diff_app(
             continue;
         }
         let (reason, detail) = prune_reason(m, b, h, head_owner);
-        // The resource's own options are read from the base object, but the
-        // app's sync policy may already be the head one: a parent applies the
-        // new Application spec while the app syncs the new revision, in no
-        // fixed order. Take the more dangerous reading: automated if either
-        // spec is, and app-level protection only if the head spec keeps it.
-        let mut protection = prune_protection(m, b, config);
-        if protection.as_deref().is_some_and(|p| p.ends_with("(app)")) {
-            protection = prune_protection(m, h, config);
-        }
-        let mode = if h.spec.prune_mode == PruneMode::Automated {
-            PruneMode::Automated
-        } else {
-            b.spec.prune_mode
-        };
         plan.prunes.push(Prune {
             app: b.key.clone(),
             id: m.id.clone(),
             reason,
-            protection,
-            mode,
+            protection: protection_across(m, b, Some(h), config),
+            mode: mode_across(b, Some(h)),
             detail,
             base: m.clone(),
         });
@@ -438,11 +456,12 @@ fn delete_app(
                 Some(AppStatus::External(_)) => return,
                 Some(AppStatus::Rendered) if !gone_at_head(base, head, parent) => {
                     // The parent prunes the child Application object.
-                    let protection =
-                        child_object(parent, b).and_then(|m| prune_protection(m, parent, config));
+                    let parent_head = head.apps.get(parent_key);
+                    let protection = child_object(parent, b)
+                        .and_then(|m| protection_across(m, parent, parent_head, config));
                     (
                         Some(Manager::App(parent_key.clone())),
-                        parent.spec.prune_mode,
+                        mode_across(parent, parent_head),
                         protection,
                     )
                 }
@@ -560,14 +579,12 @@ fn deletion_cascades(
                 }
                 return deletion_cascades(base, head, parent, config, depth + 1);
             }
-            let renders = head
-                .apps
-                .get(parent_key)
-                .is_some_and(|p| matches!(p.status, AppStatus::Rendered));
+            let parent_head = head.apps.get(parent_key);
+            let renders = parent_head.is_some_and(|p| matches!(p.status, AppStatus::Rendered));
             let protected = obj
-                .and_then(|m| prune_protection(m, parent, config))
+                .and_then(|m| protection_across(m, parent, parent_head, config))
                 .is_some();
-            (renders && !protected).then_some(parent.spec.prune_mode)
+            (renders && !protected).then_some(mode_across(parent, parent_head))
         }
     }
 }
