@@ -405,6 +405,24 @@ fn gone_at_head(base: &Inventory, head: &Inventory, b: &App) -> bool {
     }
 }
 
+/// The render error of a base app that failed to render and whose source
+/// path holds the file declaring `b`: whether it manages `b` is unknown.
+fn unrendered_owner<'a>(base: &'a Inventory, b: &App) -> Option<&'a crate::render::RenderError> {
+    let file = b.origin.file.as_deref()?;
+    base.apps.values().find_map(|a| {
+        let AppStatus::Unrendered(e) = &a.status else {
+            return None;
+        };
+        let holds = a
+            .spec
+            .sources
+            .iter()
+            .filter_map(|s| s.path.as_deref())
+            .any(|p| crate::source::path::strip_dir(file, p).is_some());
+        (holds && a.key != b.key).then_some(e)
+    })
+}
+
 /// The child Application object `child` as the parent rendered it at base.
 fn child_object<'a>(parent: &'a App, child: &App) -> Option<&'a Manifest> {
     parent.resources.iter().find(|m| {
@@ -437,7 +455,19 @@ fn delete_app(
         }
     }
     let (deleted_by, mode, protection) = match &b.manager {
-        None => (None, PruneMode::None, None),
+        None => {
+            // Nothing rendered it at base, but an app that failed to render
+            // there may well have: its file lies in that app's path.
+            if let Some(e) = unrendered_owner(base, b) {
+                plan.unknown.push(Unknown {
+                    app: b.key.clone(),
+                    side_failed: crate::finding::Side::Base,
+                    error: e.clone(),
+                });
+                return;
+            }
+            (None, PruneMode::None, None)
+        }
         Some(Manager::App(parent_key)) => {
             let Some(parent) = base.apps.get(parent_key) else {
                 return;
