@@ -172,12 +172,30 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
     let range = repo.resolve_range(range)?;
     let base_tree = repo.commit_tree(&range.base)?;
     let head_tree = repo.commit_tree(&range.head)?;
+    let target = target_branch(&repo, &range.spec);
     diff_trees(
         &repo,
         (&range.base, base_tree),
         (&range.head, head_tree),
+        target.as_deref(),
         opts,
     )
+}
+
+/// The branch a change is compared against (`develop` in `develop..HEAD` or
+/// `origin/develop...HEAD`): the change lands there, so an Application whose
+/// `targetRevision` names it renders the revision being checked, not that
+/// branch's current tip.
+fn target_branch(repo: &GitRepo, spec: &str) -> Option<String> {
+    let base = spec.split("..").next()?.trim();
+    let name = base
+        .strip_prefix("refs/heads/")
+        .or_else(|| base.strip_prefix("refs/remotes/origin/"))
+        .or_else(|| base.strip_prefix("origin/"))
+        .unwrap_or(base);
+    let is_branch = repo.has_revision(&format!("refs/heads/{name}"))
+        || repo.has_revision(&format!("refs/remotes/origin/{name}"));
+    (is_branch && name != "HEAD").then(|| name.to_string())
 }
 
 /// `gitops-lint pre-commit`: `HEAD` against the staged index.
@@ -194,7 +212,13 @@ pub fn diff_staged(opts: &Options) -> Result<Report, LintError> {
         }
         None => ("EMPTY".to_string(), Arc::new(EmptyTree)),
     };
-    diff_trees(&repo, (&base_label, base_tree), ("INDEX", head_tree), opts)
+    diff_trees(
+        &repo,
+        (&base_label, base_tree),
+        ("INDEX", head_tree),
+        None,
+        opts,
+    )
 }
 
 /// An empty tree: the base of a repository's first commit.
@@ -227,6 +251,7 @@ fn diff_trees(
     repo: &GitRepo,
     base: (&str, Arc<dyn Tree>),
     head: (&str, Arc<dyn Tree>),
+    target: Option<&str>,
     opts: &Options,
 ) -> Result<Report, LintError> {
     // Configuration comes from the base: a change must not switch off the rules that judge it.
@@ -234,10 +259,13 @@ fn diff_trees(
     let head_config_differs = opts.config.is_none()
         && source::read(base.1.as_ref(), CONFIG_FILE).ok()
             != source::read(head.1.as_ref(), CONFIG_FILE).ok();
+    let mut identity =
+        RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref());
+    identity.branches.extend(target.map(str::to_string));
     let session = Session {
         repo,
         cache: ParseCache::default(),
-        identity: RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref()),
+        identity,
     };
     let base_inv = session.inventory(Arc::clone(&base.1), &config, opts, None);
     let head_inv = session.inventory(Arc::clone(&head.1), &config, opts, Some(&base_inv));

@@ -117,3 +117,57 @@ fn an_unknown_revision_exits_2_with_one_line() {
     );
     assert!(out.stdout.is_empty());
 }
+
+fn app_tracking(branch: &str) -> Vec<u8> {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: payments
+  namespace: argocd
+spec:
+  project: default
+  source:
+    repoURL: https://git.example.com/platform/gitops.git
+    targetRevision: {branch}
+    path: payments
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: payments
+  syncPolicy:
+    automated:
+      prune: true
+"
+    )
+    .into_bytes()
+}
+
+/// A repository whose Applications track `develop`, checked out elsewhere:
+/// a change proposed to `develop` is what those apps will sync.
+#[test]
+fn apps_tracking_the_target_branch_render_the_change() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pvc = b"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: ledger\nspec:\n  resources:\n    requests:\n      storage: 1Gi\n".to_vec();
+    let cm = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n".to_vec();
+    let base = vec![
+        ("argocd/payments.yaml".to_string(), app_tracking("develop")),
+        ("payments/settings.yaml".to_string(), cm.clone()),
+        ("payments/ledger-pvc.yaml".to_string(), pvc),
+    ];
+    let head = vec![
+        ("argocd/payments.yaml".to_string(), app_tracking("develop")),
+        ("payments/settings.yaml".to_string(), cm),
+    ];
+    write_commit(dir.path(), "release", None, &base, "release").expect("commit");
+    write_commit(dir.path(), "develop", Some("release"), &base, "develop").expect("commit");
+    write_commit(dir.path(), "feature", Some("develop"), &head, "feature").expect("commit");
+    let out = bin()
+        .args(["diff", "develop..feature", "--format", "json", "--repo"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    assert_eq!(out.status.code(), Some(1), "{v:#}");
+    assert_eq!(v["findings"][0]["code"], "GL001", "{v:#}");
+    assert_eq!(v["findings"][0]["resource"]["name"], "ledger", "{v:#}");
+}
