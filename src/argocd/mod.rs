@@ -677,10 +677,11 @@ fn source_tree(
     })
 }
 
-/// A symlink anywhere in `tree` that leads outside the repository (or
-/// loops). Argo CD checks the whole checkout before rendering any source of
-/// it (AC `CheckOutOfBoundsSymlinks`), so one such link fails every app of
-/// the repository, not only the app whose directory holds it.
+/// A symlink anywhere in `tree` that leads outside the repository. Argo CD
+/// checks the whole checkout before rendering any source of it (AC
+/// `CheckOutOfBoundsSymlinks`, absolute targets included), so one such link
+/// fails every app of the repository, not only the app whose directory
+/// holds it. A loop is not out of bounds: it fails only an app that reads it.
 fn out_of_bounds_symlink(tree: &dyn Tree) -> Option<RenderError> {
     let mut stack = vec![String::new()];
     while let Some(dir) = stack.pop() {
@@ -696,10 +697,8 @@ fn out_of_bounds_symlink(tree: &dyn Tree) -> Option<RenderError> {
             match e.kind {
                 EntryKind::Dir => stack.push(full),
                 EntryKind::Symlink => {
-                    if let Err(
-                        err @ (source::SourceError::OutsideRepo(_)
-                        | source::SourceError::SymlinkLoop(_)),
-                    ) = source::resolve(tree, &full)
+                    if let Err(err @ source::SourceError::OutsideRepo(_)) =
+                        source::resolve(tree, &full)
                     {
                         let mut e = RenderError::from_source(&err).at(full.clone(), None);
                         e.message = format!(
