@@ -139,8 +139,18 @@ pub fn is_prunable(m: &Manifest) -> bool {
     }
     if m.id.kind == "CustomResourceDefinition" && m.id.group == "apiextensions.k8s.io" {
         // The repo-server stamps no tracking metadata on CRDs (AC repository.go),
-        // so only a CRD carrying it in its own manifest is ever pruned.
-        return m.annotation(ANN_TRACKING_ID).is_some() || m.label(LABEL_INSTANCE).is_some();
+        // so only a CRD carrying it in its own manifest is ever pruned, or one
+        // with a stray `metadata.namespace`: the controller clears it as for
+        // any cluster-scoped object and stamps tracking metadata on the way
+        // (AC `NormalizeTargetObjects`).
+        let stray_namespace = m
+            .value
+            .pointer("/metadata/namespace")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|n| !n.is_empty());
+        return m.annotation(ANN_TRACKING_ID).is_some()
+            || m.label(LABEL_INSTANCE).is_some()
+            || stray_namespace;
     }
     true
 }
