@@ -34,6 +34,7 @@
 mod locate;
 mod resolve;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Span};
@@ -158,8 +159,69 @@ pub fn line_of(text: &str, doc_index: usize, path: &[PathSeg<'_>]) -> Option<u32
 }
 
 fn load_inner(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<Doc>, YamlError> {
+    let mut text = Cow::Borrowed(text);
+    let mut patches = 0;
+    loop {
+        match load_once(&text, dialect, limits) {
+            Err(Failure::Scan(e)) if patch_tab_after_colon(&mut text, &e, &mut patches) => {}
+            Err(Failure::Scan(e)) => return Err(scan_error(&e)),
+            Err(Failure::Load(e)) => return Err(e),
+            Ok(docs) => return Ok(docs),
+        }
+    }
+}
+
+enum Failure {
+    Scan(ScanError),
+    Load(YamlError),
+}
+
+impl From<YamlError> for Failure {
+    fn from(e: YamlError) -> Self {
+        Failure::Load(e)
+    }
+}
+
+/// saphyr-parser rejects a tab between `:` and a value on the same line
+/// (`key:<TAB>value`), which go-yaml and kubectl accept. When that is the
+/// error, the tabs it points at are separation, not content, so turning
+/// them into spaces (same length: every position stays put) and parsing
+/// again reads the text as go-yaml does. Each patch costs a re-parse, so
+/// patching stops after a fixed amount of re-parsed text.
+pub(crate) fn patch_tab_after_colon(
+    text: &mut Cow<'_, str>,
+    e: &ScanError,
+    patches: &mut usize,
+) -> bool {
+    const REPARSE_BUDGET: usize = 64 << 20;
+    if e.info() != "':' must be followed by a valid YAML whitespace"
+        || patches.saturating_add(1).saturating_mul(text.len()) > REPARSE_BUDGET
+    {
+        return false;
+    }
+    // The marker is a character index, just past the tabs.
+    let Some(end) = text
+        .char_indices()
+        .nth(e.marker().index())
+        .map(|(at, _)| at)
+    else {
+        return false;
+    };
+    let head = &text[..end];
+    let tabs = head.len() - head.trim_end_matches('\t').len();
+    if tabs == 0 || !head[..end - tabs].ends_with(':') {
+        return false;
+    }
+    let start = end - tabs;
+    text.to_mut().replace_range(start..end, &" ".repeat(tabs));
+    *patches += 1;
+    true
+}
+
+fn load_once(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<Doc>, Failure> {
     let mut builder = Builder {
         text,
+        cursor: (0, 0),
         dialect,
         limits: *limits,
         docs: Vec::new(),
@@ -170,7 +232,7 @@ fn load_inner(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<Doc>,
     };
     let mut parser = Parser::new_from_str(text);
     while let Some(next) = parser.next_event() {
-        let (event, span) = next.map_err(|e| scan_error(&e))?;
+        let (event, span) = next.map_err(Failure::Scan)?;
         if builder.event(event, span)? {
             break;
         }
@@ -222,6 +284,8 @@ struct Anchored {
 /// A collection being built.
 struct Frame {
     kind: FrameKind,
+    /// Written in flow style (`[...]`, `{...}`).
+    flow: bool,
     anchor: usize,
     weight: usize,
     height: usize,
@@ -256,6 +320,8 @@ struct DocState {
 
 struct Builder<'t> {
     text: &'t str,
+    /// A (character index, byte offset) pair for [`Builder::byte_offset`].
+    cursor: (usize, usize),
     dialect: Dialect,
     limits: Limits,
     docs: Vec<Doc>,
@@ -329,6 +395,8 @@ impl Builder<'_> {
                         self.record_anchor(anchor, value, weight, 0, Some(key.clone()), span)?;
                     }
                     self.start_key(key, merge, span)?;
+                } else if self.kustomize_empty_in_flow(&text, style, tag) {
+                    self.complete(Value::String(String::new()), 1, 0, span)?;
                 } else {
                     let value = scalar_value(&text, style, tag, self.dialect)
                         .map_err(|m| err_at(m, span))?;
@@ -403,6 +471,18 @@ impl Builder<'_> {
                 doc.first_line = Some(if empty { line(doc.start) } else { line(span) });
             }
         }
+    }
+
+    /// Kustomize round-trips resources through go-yaml's emitter, which may
+    /// not write an empty plain scalar in flow style and quotes it (`''`):
+    /// so `{a: }` comes out of `kubectl kustomize` as `{a: ""}`, where the
+    /// block form `a:` stays null. Checked with a JSON-patch `test` op.
+    fn kustomize_empty_in_flow(&self, text: &str, style: ScalarStyle, tag: TagKind) -> bool {
+        self.dialect == Dialect::Kyaml
+            && text.is_empty()
+            && style == ScalarStyle::Plain
+            && tag == TagKind::None
+            && self.stack.last().is_some_and(|f| f.flow)
     }
 
     /// Whether the mapping on top of the stack waits for the value of `<<`.
@@ -498,14 +578,51 @@ impl Builder<'_> {
         if self.stack.len() >= self.limits.max_depth {
             return Err(self.too_deep(span));
         }
+        // Nothing nested in a flow collection can be in block style.
+        let flow = self.stack.last().is_some_and(|f| f.flow) || self.opens_flow(span);
         self.stack.push(Frame {
             kind,
+            flow,
             anchor,
             weight: 1,
             height: 1,
             span,
         });
         Ok(())
+    }
+
+    /// Whether a collection starting at `span` is in flow style: its start
+    /// event ends just after the `[` or `{` (after any anchor or tag), where
+    /// a block collection's ends at its first entry, after `:`, `-` or an
+    /// anchor or tag, none of which can end in a bracket.
+    fn opens_flow(&mut self, span: Span) -> bool {
+        let end = self.byte_offset(span.end.index());
+        self.text
+            .get(..end)
+            .map(str::trim_end)
+            .is_some_and(|t| t.ends_with(['[', '{']))
+    }
+
+    /// The byte offset of a character index (saphyr-parser's markers count
+    /// characters). Events arrive in text order, so a cursor moving forward
+    /// makes this linear over the whole stream.
+    fn byte_offset(&mut self, char_index: usize) -> usize {
+        let (mut chars, mut bytes) = self.cursor;
+        if char_index < chars {
+            (chars, bytes) = (0, 0);
+        }
+        let rest = self.text.get(bytes..).unwrap_or_default();
+        let mut it = rest.char_indices();
+        while chars < char_index {
+            match it.next() {
+                Some(_) => chars += 1,
+                None => break,
+            }
+        }
+        let at = it.next().map_or(self.text.len(), |(i, _)| bytes + i);
+        bytes = at;
+        self.cursor = (chars, bytes);
+        at
     }
 
     fn too_deep(&self, span: Span) -> YamlError {

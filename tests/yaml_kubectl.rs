@@ -259,3 +259,129 @@ fn sigs_yaml_dialect_reads_kustomization_scalars_as_kubectl_does() {
         assert!(kinds_seen.contains(&kind), "no case produced {kind}");
     }
 }
+
+/// YAML syntax that is easy to get subtly wrong. Every `spec` field is
+/// checked below with a JSON-patch `test` op, which compares against the
+/// value Kustomize holds (not against its printed output, whose emitter
+/// loses characters such as U+0085).
+const SYNTAX: &str = "apiVersion: example.com/v1
+kind: Syntax
+metadata:
+  name: NAME
+spec:
+  multiline: this is
+    a plain scalar
+      over lines
+
+    with a blank
+  keep: |+
+    kept
+
+  strip: |-
+    a
+     b
+  indent: |2
+      two extra
+  folded: >
+    a
+    b
+
+    c
+  escapes: \"\\u00e9\\x41\\ttab \\\"q\\\" \\\\ \\N \\_ \\e end\"
+  cont: \"a \\
+    b\"
+  single: 'it''s
+    folded'
+  flowEmpty: {a: , b, c: 1, d: ~}
+  flowTrail: [a, b, ]
+  flowMulti: [a,
+    b, {k: v}]
+  seqPair: [x: 1, y: ]
+  tabsep:\tvalue
+  tabs: {a:\t1}
+  comment: value # trailing
+  hash: value#notcomment
+  colon: a:b
+  url: http://x.y/z?q=1
+  emptyAnchor: &e
+  useEmpty: *e
+  ? explicit
+  : value
+  seqOfMaps:
+    - a: 1
+      b: 2
+    -   c: 3
+  nested:
+  - - x
+    - y
+  - [z]
+  quotedKey: {\"a b\": 1, 'c': 2}
+  dashes: \"---\"
+  docEnd: ...x
+  unicode: caf\u{e9} \u{1f600}
+  anchored: &m {p: 1, q: [1, 2]}
+  merged: {<<: *m, q: 3}
+";
+
+const JSON_RESOURCE: &str = "{\n\t\"apiVersion\": \"example.com/v1\",\n\t\"kind\": \"Syntax\",\n\t\"metadata\": {\"name\": \"json\"},\n\t\"spec\": {\n\t\t\"n\": 0755,\n\t\t\"f\": 1.5e2,\n\t\t\"s\": \"\\u00e9\\n\",\n\t\t\"list\": [1, -2, {\"x\": [], \"y\": null}],\n\t\t\"t\": true\n\t}\n}\n";
+
+fn test_ops(name: &str, doc: &Value) -> Value {
+    let ops: Vec<Value> = doc["spec"]
+        .as_object()
+        .expect("spec is a mapping")
+        .iter()
+        .map(|(k, v)| {
+            let path = format!("/spec/{}", k.replace('~', "~0").replace('/', "~1"));
+            json!({"op": "test", "path": path, "value": v})
+        })
+        .collect();
+    json!({"name": name, "ops": ops})
+}
+
+fn kustomize_with_tests(dir: &Path, docs: &[(String, Value)]) -> (bool, String) {
+    let mut patches = String::new();
+    for (i, (name, doc)) in docs.iter().enumerate() {
+        let ops = test_ops(name, doc)["ops"].clone();
+        std::fs::write(dir.join(format!("test{i}.json")), ops.to_string()).expect("write");
+        patches.push_str(&format!(
+            "- path: test{i}.json\n  target: {{kind: Syntax, name: {name}}}\n"
+        ));
+    }
+    let kustomization =
+        format!("resources:\n- lf.yaml\n- crlf.yaml\n- res.json\npatches:\n{patches}");
+    std::fs::write(dir.join("kustomization.yaml"), kustomization).expect("write");
+    let (ok, _, stderr) = run_kubectl_kustomize(dir);
+    (ok, stderr)
+}
+
+#[test]
+fn loader_values_pass_kustomize_json_patch_tests() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lf = SYNTAX.replace("NAME", "lf");
+    let crlf = SYNTAX.replace("NAME", "crlf").replace('\n', "\r\n");
+    std::fs::write(dir.path().join("lf.yaml"), &lf).expect("write");
+    std::fs::write(dir.path().join("crlf.yaml"), &crlf).expect("write");
+    std::fs::write(dir.path().join("res.json"), JSON_RESOURCE).expect("write");
+    let mut docs = Vec::new();
+    for (name, text) in [
+        ("lf", &lf),
+        ("crlf", &crlf),
+        ("json", &JSON_RESOURCE.to_owned()),
+    ] {
+        let value = load_all(text)
+            .unwrap_or_else(|e| panic!("{name} loads: {e}"))
+            .remove(0)
+            .value;
+        docs.push((name.to_owned(), value));
+    }
+    assert_eq!(docs[0].1["spec"], docs[1].1["spec"], "CRLF reads like LF");
+    let (ok, stderr) = kustomize_with_tests(dir.path(), &docs);
+    assert!(ok, "a value we read differs from Kustomize's: {stderr}");
+
+    // Control: the same check rejects a value that is off by one character.
+    let mut wrong = docs.clone();
+    wrong[0].1["spec"]["multiline"] = json!("this is a plain scalar over lines\nwith a blank ");
+    let (ok, stderr) = kustomize_with_tests(dir.path(), &wrong);
+    assert!(!ok, "the test ops must be able to fail");
+    assert!(stderr.contains("/spec/multiline"), "{stderr}");
+}

@@ -6,10 +6,12 @@
 
 use std::collections::HashMap;
 
-use saphyr_parser::{Event, Parser, ScalarStyle};
+use std::borrow::Cow;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, ScanError};
 
 use super::resolve::{scalar_key, tag_kind, CoreTag, TagKind};
-use super::{line, Dialect, PathSeg};
+use super::{line, patch_tab_after_colon, Dialect, PathSeg};
 
 /// Marks a mapping entry whose value has not started yet.
 const PENDING: usize = usize::MAX;
@@ -58,16 +60,23 @@ pub(crate) fn line_of(
     path: &[PathSeg<'_>],
     mode: Mode,
 ) -> Option<u32> {
-    let (nodes, complete) = build(text, doc_index);
-    if !complete && mode == Mode::Found {
-        return None;
+    let mut text = Cow::Borrowed(text);
+    let mut patches = 0;
+    loop {
+        let (nodes, failure) = build(&text, doc_index);
+        match failure {
+            None => return walk(&nodes, path, mode),
+            Some(Some(e)) if patch_tab_after_colon(&mut text, &e, &mut patches) => {}
+            Some(_) if mode == Mode::FirstDuplicate => return walk(&nodes, path, mode),
+            Some(_) => return None,
+        }
     }
-    walk(&nodes, path, mode)
 }
 
-/// Builds the position tree of one document; the flag says whether the
-/// document parsed to its end.
-fn build(text: &str, doc_index: usize) -> (Vec<Node>, bool) {
+/// Builds the position tree of one document, with why it stopped early:
+/// `Some(Some(e))` for a parse error, `Some(None)` for a structure the
+/// loader rejects.
+fn build(text: &str, doc_index: usize) -> (Vec<Node>, Option<Option<ScanError>>) {
     let mut nodes: Vec<Node> = Vec::new();
     // Open collections, by node index.
     let mut stack: Vec<usize> = Vec::new();
@@ -77,8 +86,9 @@ fn build(text: &str, doc_index: usize) -> (Vec<Node>, bool) {
     let mut seen_docs = 0usize;
     let mut parser = Parser::new_from_str(text);
     while let Some(next) = parser.next_event() {
-        let Ok((event, span)) = next else {
-            return (nodes, false);
+        let (event, span) = match next {
+            Ok(ok) => ok,
+            Err(e) => return (nodes, Some(Some(e))),
         };
         if let Event::DocumentStart(_) = event {
             doc = Some(seen_docs);
@@ -98,7 +108,7 @@ fn build(text: &str, doc_index: usize) -> (Vec<Node>, bool) {
                 if entries.last().is_none_or(|e| e.value != PENDING))
         });
         let new = match event {
-            Event::DocumentEnd | Event::StreamEnd => return (nodes, true),
+            Event::DocumentEnd | Event::StreamEnd => return (nodes, None),
             Event::SequenceEnd | Event::MappingEnd => {
                 stack.pop();
                 continue;
@@ -128,14 +138,14 @@ fn build(text: &str, doc_index: usize) -> (Vec<Node>, bool) {
                     continue;
                 }
                 let Some(&target) = anchors.get(&id) else {
-                    return (nodes, false);
+                    return (nodes, Some(None));
                 };
                 Node::Alias { line, target }
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                 if waiting_map.is_some() {
                     // A collection as a key: the loader rejects it.
-                    return (nodes, false);
+                    return (nodes, Some(None));
                 }
                 if anchor != 0 {
                     anchors.insert(anchor, nodes.len());
@@ -172,7 +182,7 @@ fn build(text: &str, doc_index: usize) -> (Vec<Node>, bool) {
             stack.push(idx);
         }
     }
-    (nodes, true)
+    (nodes, None)
 }
 
 /// A key's text as each dialect reads it; unreadable keys keep their text.

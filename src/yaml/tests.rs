@@ -339,6 +339,39 @@ fn document_limit() {
 }
 
 #[test]
+fn empty_values_in_flow_collections_are_empty_strings() {
+    // As Kustomize's emitter round trip leaves them; block empties stay null.
+    assert_eq!(
+        one("a: {x: , y, z: ~}\nb: [k: ]\nc:\nd: {e: {f: }}\n"),
+        json!({"a": {"x": "", "y": "", "z": null}, "b": [{"k": ""}], "c": null, "d": {"e": {"f": ""}}})
+    );
+    let docs = load_all_as("a: {x: }\n", Dialect::SigsYaml, &Limits::default()).expect("loads");
+    assert_eq!(docs[0].value, json!({"a": {"x": null}}));
+}
+
+#[test]
+fn a_tab_after_a_colon_separates_like_a_space() {
+    let text = "a:\tvalue\nb:\t\tx\nc: {d:\t1}\ne: |\n  keep:\tthis tab\n";
+    assert_eq!(
+        one(text),
+        json!({"a": "value", "b": "x", "c": {"d": 1}, "e": "keep:\tthis tab\n"})
+    );
+    // go-yaml rejects a sequence begun on the key's line, with tabs or not.
+    let e = err("a:\t- x\n");
+    assert_eq!(
+        e.message,
+        "block sequence entries are not allowed in this context"
+    );
+    assert_eq!(
+        line_of(text, 0, &[PathSeg::Key("c"), PathSeg::Key("d")]),
+        Some(3)
+    );
+    // A duplicate after a patched tab still names both lines.
+    let e = err("a:\t1\nb: 2\na:\t3\n");
+    assert_eq!(e.message, "duplicate key `a` (first at line 1)");
+}
+
+#[test]
 fn json_manifests_load() {
     let text = "{\n\t\"apiVersion\": \"v1\",\n\t\"kind\": \"ConfigMap\",\n\t\"data\": {\"a\": \"1\", \"n\": 0755, \"f\": 1.5e2, \"t\": true, \"z\": null},\n\t\"list\": [1, -2, {\"x\": []}]\n}\n";
     assert_eq!(
