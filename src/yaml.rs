@@ -222,6 +222,7 @@ fn load_once(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<Doc>, 
     let mut builder = Builder {
         text,
         cursor: (0, 0),
+        ascii: text.is_ascii(),
         dialect,
         limits: *limits,
         docs: Vec::new(),
@@ -322,6 +323,8 @@ struct Builder<'t> {
     text: &'t str,
     /// A (character index, byte offset) pair for [`Builder::byte_offset`].
     cursor: (usize, usize),
+    /// Whether the text is ASCII, where character indices are byte offsets.
+    ascii: bool,
     dialect: Dialect,
     limits: Limits,
     docs: Vec<Doc>,
@@ -607,6 +610,9 @@ impl Builder<'_> {
     /// characters). Events arrive in text order, so a cursor moving forward
     /// makes this linear over the whole stream.
     fn byte_offset(&mut self, char_index: usize) -> usize {
+        if self.ascii {
+            return char_index.min(self.text.len());
+        }
         let (mut chars, mut bytes) = self.cursor;
         if char_index < chars {
             (chars, bytes) = (0, 0);

@@ -345,6 +345,11 @@ fn empty_values_in_flow_collections_are_empty_strings() {
         one("a: {x: , y, z: ~}\nb: [k: ]\nc:\nd: {e: {f: }}\n"),
         json!({"a": {"x": "", "y": "", "z": null}, "b": [{"k": ""}], "c": null, "d": {"e": {"f": ""}}})
     );
+    // Non-ASCII text before the brackets (the parser counts characters).
+    assert_eq!(
+        one("\u{e9}\u{e9}: caf\u{e9}\nk\u{fc}: {\u{e9}: , x: [\u{fc}: ]}\nb\u{e9}:\n"),
+        json!({"\u{e9}\u{e9}": "caf\u{e9}", "k\u{fc}": {"\u{e9}": "", "x": [{"\u{fc}": ""}]}, "b\u{e9}": null})
+    );
     let docs = load_all_as("a: {x: }\n", Dialect::SigsYaml, &Limits::default()).expect("loads");
     assert_eq!(docs[0].value, json!({"a": {"x": null}}));
 }
