@@ -8,24 +8,37 @@
 //! Two dialects ([`Dialect`]), because Kubernetes tooling reads YAML with two
 //! different Go libraries. The default, [`Dialect::Kyaml`], follows go-yaml
 //! v3 as Kustomize uses it for resources; each point was checked against
-//! `kubectl kustomize`:
-//! - plain scalars resolve as go-yaml resolves them (see [`resolve`]): `0755`
-//!   is 493, `1_000` is 1000, `on`/`yes` stay strings, dates become RFC 3339
-//!   timestamps; integral floats become integers as Go's JSON round trip makes
-//!   them; `.inf`/`.nan` have no JSON form and stay strings;
-//! - quoted and block scalars are strings; core tags force a type; custom
-//!   tags (`!Ref 3`) leave the text a string, as go-yaml does;
+//! `kubectl kustomize` (tests/yaml_kubectl.rs):
+//! - plain scalars resolve as go-yaml resolves them: `0755` is 493, `1_000`
+//!   is 1000, `on`/`yes` stay strings, dates become RFC 3339 timestamps;
+//!   integral floats become integers as Go's JSON round trip makes them
+//!   (`1e3` is 1000); `.inf`/`.nan` have no JSON form and stay strings
+//!   holding their text;
+//! - quoted and block scalars are strings; core tags force a type (a value
+//!   that does not fit is an error); custom tags (`!Ref 3`) leave the text a
+//!   string, as go-yaml does;
 //! - mapping keys become strings as sigs.k8s.io/yaml makes them (`1.0` is
-//!   "1", `~` is "null"); a collection as a key is an error;
+//!   "1", `~` is "null"); a collection as a key is an error. (Kustomize
+//!   itself rejects non-string keys in resources; we keep them as text.)
 //! - `<<` merges apply (explicit keys win, earlier merged maps win);
 //! - a duplicate key is an error naming both lines;
-//! - [`Dialect::SigsYaml`] differs only where go-yaml v2 does: YAML 1.1
-//!   booleans (`yes`, `on`, `y`...), dates kept as text, a repeated key
-//!   replacing the earlier one, `<<` applied where it stands (so it overrides
-//!   keys written before it), and `!` keeping the text a string;
+//! - an empty plain value inside a flow collection (`{a: }`) is `""`, as
+//!   Kustomize's emitter round trip leaves it; in block style it is null;
 //! - every document counts in `Doc::index`, empty ones as `Value::Null`; a
 //!   stream of only comments has no documents (Kustomize and Argo CD both
-//!   yield no resources for it).
+//!   yield no resources for it, and skip empty documents: callers should
+//!   too).
+//!
+//! [`Dialect::SigsYaml`] differs only where go-yaml v2 does: YAML 1.1
+//! booleans (`yes`, `on`, `y`...), dates kept as text, a repeated key
+//! replacing the earlier one, `<<` applied where it stands (so it overrides
+//! keys written before it), `!` keeping the text a string, and flow empties
+//! staying null.
+//!
+//! Known differences from go-yaml, all rare in manifests: we accept the YAML
+//! 1.2 escape `\/` that go-yaml rejects; go-yaml's emitter, through which
+//! Kustomize round-trips resources, adds line breaks to `>+`/`|+` scalars
+//! with more-indented lines, which we do not imitate.
 //!
 //! The builder is iterative (an explicit stack), so nesting depth costs heap,
 //! not call stack; saphyr-parser itself is iterative too and stops flow
@@ -244,6 +257,20 @@ fn load_once(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<Doc>, 
 /// The 1-based line of a span's start.
 pub(crate) fn line(span: Span) -> u32 {
     u32::try_from(span.start.line()).unwrap_or(u32::MAX)
+}
+
+/// The 1-based line of a scalar. A block scalar's event starts at its first
+/// non-empty content line; its `|` or `>` header is above that, by one line
+/// plus each leading empty line (which the value holds as leading breaks).
+pub(crate) fn scalar_line(span: Span, text: &str, style: ScalarStyle) -> u32 {
+    let at = line(span);
+    if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
+        let breaks = text.bytes().take_while(|&b| b == b'\n').count();
+        let above = u32::try_from(breaks).unwrap_or(u32::MAX).saturating_add(1);
+        at.saturating_sub(above).max(1)
+    } else {
+        at
+    }
 }
 
 fn column(span: Span) -> u32 {
@@ -470,8 +497,11 @@ impl Builder<'_> {
             if doc.first_line.is_none() {
                 // An empty document is an empty plain scalar placed at the
                 // next marker; its line is the document's own start.
-                let empty = matches!(scalar, Some(("", ScalarStyle::Plain)));
-                doc.first_line = Some(if empty { line(doc.start) } else { line(span) });
+                doc.first_line = Some(match scalar {
+                    Some(("", ScalarStyle::Plain)) => line(doc.start),
+                    Some((text, style)) => scalar_line(span, text, style),
+                    None => line(span),
+                });
             }
         }
     }

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError};
 
 use super::resolve::{scalar_key, tag_kind, CoreTag, TagKind};
-use super::{line, patch_tab_after_colon, Dialect, PathSeg};
+use super::{line, patch_tab_after_colon, scalar_line, Dialect, PathSeg};
 
 /// Marks a mapping entry whose value has not started yet.
 const PENDING: usize = usize::MAX;
@@ -129,7 +129,9 @@ fn build(text: &str, doc_index: usize) -> (Vec<Node>, Option<Option<ScanError>>)
                 if anchor != 0 {
                     anchors.insert(anchor, nodes.len());
                 }
-                Node::Leaf { line }
+                Node::Leaf {
+                    line: scalar_line(span, &value, style),
+                }
             }
             Event::Alias(id) => {
                 if let Some(map) = waiting_map {

@@ -478,6 +478,12 @@ spec:
     assert_eq!(line_of("a: 1\nb: 2\na: 3\n", 0, &[k("a")]), Some(3));
     assert_eq!(line_of("x: 1\non: 2\n", 0, &[k("true")]), Some(2));
     assert_eq!(line_of("x: 1\non: 2\n", 0, &[k("on")]), Some(2));
+    // A block scalar is found at its header, not its first content line.
+    let blocks = "- |\n  a\n- >\n\n\n  b\n- |+\n\n- x\n- | # c\n  \n  d\n";
+    let lines: Vec<Option<u32>> = (0..5).map(|n| line_of(blocks, 0, &[i(n)])).collect();
+    assert_eq!(lines, [Some(1), Some(3), Some(7), Some(9), Some(10)]);
+    let docs = load_all("--- |\n  text\n---\n\n>\n\n  folded\n").expect("loads");
+    assert_eq!(docs.iter().map(|d| d.line).collect::<Vec<_>>(), [1, 5]);
     // Keys are matched by their loaded text.
     assert_eq!(
         line_of("x: 1\n0755: a\n\"q\": b\n", 0, &[k("493")]),
