@@ -348,7 +348,11 @@ fn resolve_number(text: &str, timestamps: bool, dialect: Dialect) -> Resolved {
             });
         }
     }
-    let plain: String = text.chars().filter(|&c| c != '_').collect();
+    let plain: std::borrow::Cow<'_, str> = if text.contains('_') {
+        text.replace('_', "").into()
+    } else {
+        text.into()
+    };
     match go_parse_int(&plain, 0) {
         Some(i) => return Resolved::Int(i),
         None => {
