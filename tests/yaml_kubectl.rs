@@ -385,3 +385,39 @@ fn loader_values_pass_kustomize_json_patch_tests() {
     assert!(!ok, "the test ops must be able to fail");
     assert!(stderr.contains("/spec/multiline"), "{stderr}");
 }
+
+/// A repeated key: Kustomize rejects it in a resource (go-yaml v3) and keeps
+/// the last one in `kustomization.yaml` (sigs.k8s.io/yaml); so do we.
+#[test]
+fn repeated_keys_follow_each_reader() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let resource =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  k: \"1\"\n  k: \"2\"\n";
+    std::fs::write(dir.path().join("cm.yaml"), resource).expect("write");
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        "resources:\n- cm.yaml\n",
+    )
+    .expect("write");
+    let (ok, _, stderr) = run_kubectl_kustomize(dir.path());
+    assert!(
+        !ok,
+        "kubectl kustomize accepted a repeated key in a resource"
+    );
+    assert!(stderr.contains("already defined at line 6"), "{stderr}");
+    let e = load_all(resource).expect_err("a repeated key in a resource");
+    assert_eq!(e.message, "duplicate key `k` (first at line 6)");
+    assert_eq!(e.line, 7);
+
+    let resource = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n";
+    let kustomization = "resources:\n- cm.yaml\nnamePrefix: a-\nnamePrefix: b-\n";
+    std::fs::write(dir.path().join("cm.yaml"), resource).expect("write");
+    std::fs::write(dir.path().join("kustomization.yaml"), kustomization).expect("write");
+    let printed = kubectl_kustomize(dir.path());
+    assert_eq!(
+        load_all(&printed).expect("loads")[0].value["metadata"]["name"],
+        json!("b-x")
+    );
+    let ours = load_all_as(kustomization, Dialect::SigsYaml, &Limits::default()).expect("loads");
+    assert_eq!(ours[0].value["namePrefix"], json!("b-"));
+}
