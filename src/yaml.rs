@@ -112,7 +112,7 @@ pub enum PathSeg<'a> {
 }
 
 /// Which Go YAML library's reading to reproduce.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Dialect {
     /// go-yaml v3 through kyaml: how Kustomize reads resources, patches and
     /// everything it outputs (`on` is a string, `2001-12-14` becomes

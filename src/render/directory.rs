@@ -152,7 +152,7 @@ fn render_file(
         && contains(&bytes, b"kind:")
         && contains(&bytes, b"metadata:");
     let lenient = !file.ends_with(".json") && !looks_like_manifest;
-    let docs = match cx.load_yaml(file) {
+    let docs = match cx.load_yaml_as(file, crate::yaml::Dialect::SigsYaml) {
         Ok(docs) => docs,
         Err(_) if lenient => return Ok(()),
         Err(e) => return Err(e),

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::manifest::{manifest_from_value, Manifest, Origin, Scopes};
 use crate::source::{self, Entry, EntryKind, ObjectId, SourceError, Tree};
-use crate::yaml::{self, Doc, YamlError};
+use crate::yaml::{self, Dialect, Doc, YamlError};
 
 /// What went wrong, which decides how loudly it is reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -112,25 +112,32 @@ impl RenderError {
 /// a file unchanged between revisions is parsed once.
 #[derive(Default)]
 pub struct ParseCache {
-    map: Mutex<HashMap<ObjectId, ParsedStream>>,
+    map: Mutex<HashMap<(ObjectId, Dialect), ParsedStream>>,
 }
 
 /// One parsed file, shared.
 pub type ParsedStream = Arc<Result<Vec<Doc>, YamlError>>;
 
 impl ParseCache {
-    /// Parses `bytes` (whose id is `id`) or returns the earlier parse.
+    /// Parses `bytes` (whose id is `id`) the way Kustomize reads resources,
+    /// or returns the earlier parse.
     pub fn get_or_parse(&self, id: ObjectId, bytes: &[u8]) -> ParsedStream {
+        self.get_or_parse_as(id, bytes, Dialect::Kyaml)
+    }
+
+    /// Parses `bytes` in a given dialect, or returns the earlier parse.
+    pub fn get_or_parse_as(&self, id: ObjectId, bytes: &[u8], dialect: Dialect) -> ParsedStream {
+        let key = (id, dialect);
         if let Some(hit) = self
             .map
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&id)
+            .get(&key)
         {
             return Arc::clone(hit);
         }
         let parsed = Arc::new(match std::str::from_utf8(bytes) {
-            Ok(text) => yaml::load_all(text),
+            Ok(text) => yaml::load_all_as(text, dialect, &yaml::Limits::default()),
             Err(e) => Err(YamlError {
                 message: format!("file is not valid UTF-8 (byte {})", e.valid_up_to()),
                 line: 1,
@@ -140,7 +147,7 @@ impl ParseCache {
         self.map
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id, Arc::clone(&parsed));
+            .insert(key, Arc::clone(&parsed));
         parsed
     }
 }
@@ -253,11 +260,22 @@ impl<'a> RenderContext<'a> {
         source::kind_of(self.tree, path).map_err(|e| RenderError::from_source(&e).at(path, None))
     }
 
-    /// Reads and parses a YAML/JSON file (cached by blob id across revisions).
+    /// Reads and parses a YAML/JSON file the way Kustomize reads resources
+    /// (cached by blob id across revisions).
     ///
     /// # Errors
     /// Unreadable or invalid files.
     pub fn load_yaml(&self, path: &str) -> Result<Vec<Doc>, RenderError> {
+        self.load_yaml_as(path, Dialect::Kyaml)
+    }
+
+    /// Reads and parses a YAML/JSON file in a given dialect: Argo CD reads
+    /// plain manifests, and Kustomize its kustomization files, with
+    /// sigs.k8s.io/yaml ([`Dialect::SigsYaml`]).
+    ///
+    /// # Errors
+    /// Unreadable or invalid files.
+    pub fn load_yaml_as(&self, path: &str, dialect: Dialect) -> Result<Vec<Doc>, RenderError> {
         let real = source::resolve(self.tree, path)
             .map_err(|e| RenderError::from_source(&e).at(path, None))?;
         let entry = self
@@ -272,7 +290,11 @@ impl<'a> RenderContext<'a> {
             .tree
             .read_raw(&real)
             .map_err(|e| RenderError::from_source(&e).at(path, None))?;
-        match self.cache.get_or_parse(entry.id, &bytes).as_ref() {
+        match self
+            .cache
+            .get_or_parse_as(entry.id, &bytes, dialect)
+            .as_ref()
+        {
             Ok(docs) => Ok(docs.clone()),
             Err(e) => Err(RenderError::from_yaml(path, e)),
         }
