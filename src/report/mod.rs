@@ -2,15 +2,19 @@
 //!
 //! Knows nothing of how findings were made.
 
+pub mod github;
 pub mod human;
 pub mod json;
+pub mod markdown;
+pub mod sarif;
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::argocd::{AppStatus, Inventory, PruneMode};
-use crate::finding::{Finding, Severity, Side};
+use crate::finding::{Finding, Location, Severity, Side};
 use crate::manifest::ResourceId;
 use crate::plan::Plan;
 
@@ -21,6 +25,76 @@ pub enum Format {
     Human,
     /// The stable JSON contract (version 1).
     Json,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF consumers.
+    Sarif,
+    /// GitHub Actions workflow commands: inline annotations on the pull request.
+    Github,
+    /// A pull-request comment or `$GITHUB_STEP_SUMMARY` body.
+    Markdown,
+}
+
+impl Format {
+    /// Whether the output is read by programs (never decorated).
+    #[must_use]
+    pub fn is_machine(self) -> bool {
+        matches!(self, Format::Json | Format::Sarif | Format::Github)
+    }
+
+    /// The name used on the command line.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Human => "human",
+            Format::Json => "json",
+            Format::Sarif => "sarif",
+            Format::Github => "github",
+            Format::Markdown => "markdown",
+        }
+    }
+
+    /// Every format.
+    pub const ALL: [Format; 5] = [
+        Format::Human,
+        Format::Json,
+        Format::Sarif,
+        Format::Github,
+        Format::Markdown,
+    ];
+}
+
+/// One requested output: a format, written to a file or (without one) to stdout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatSpec {
+    /// The format.
+    pub format: Format,
+    /// Where to write it; `None` is standard output.
+    pub path: Option<PathBuf>,
+}
+
+impl std::str::FromStr for FormatSpec {
+    type Err = String;
+
+    /// Parses `FORMAT` or `FORMAT=PATH` (`sarif=results.sarif`).
+    fn from_str(s: &str) -> Result<FormatSpec, String> {
+        let (name, path) = match s.split_once('=') {
+            Some((n, p)) if p.is_empty() => {
+                return Err(format!("`{n}=` needs a file name after `=`"));
+            }
+            Some((n, p)) => (n, Some(PathBuf::from(p))),
+            None => (s, None),
+        };
+        let format = Format::ALL
+            .into_iter()
+            .find(|f| f.as_str() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
+                format!(
+                    "unknown format `{name}` (expected one of {}, optionally as FORMAT=FILE)",
+                    names.join(", ")
+                )
+            })?;
+        Ok(FormatSpec { format, path })
+    }
 }
 
 /// One app as reported.
@@ -74,6 +148,11 @@ pub struct Report {
     pub notes: Vec<String>,
     /// File texts for snippets, by side and path.
     pub files: BTreeMap<(Side, String), Arc<str>>,
+    /// For each finding (same order), a place in the head revision to attach
+    /// it to where pull-request tools show it: the file itself when it still
+    /// exists, else the file that stopped including it, else the Application.
+    /// Empty when not computed (emitters then use the finding's own location).
+    pub anchors: Vec<Option<Location>>,
 }
 
 fn short_name(key: &str) -> String {
@@ -154,7 +233,31 @@ impl Report {
             findings,
             notes,
             files: BTreeMap::new(),
+            anchors: Vec::new(),
         }
+    }
+
+    /// Where pull-request tools should show finding `i`: its anchor when one
+    /// was computed, else its own location when that is in the head revision.
+    #[must_use]
+    pub fn anchor(&self, i: usize) -> Option<&Location> {
+        if let Some(a) = self.anchors.get(i) {
+            return a.as_ref();
+        }
+        self.findings
+            .get(i)?
+            .location
+            .as_ref()
+            .filter(|l| l.side == Side::Head || self.base.is_none())
+    }
+
+    /// Number of acknowledged findings.
+    #[must_use]
+    pub fn acknowledged(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.acknowledged.is_some())
+            .count()
     }
 
     /// Counts by severity (acknowledged findings excluded).
@@ -192,5 +295,117 @@ pub fn emit(
     match format {
         Format::Human => human::emit(report, color, out),
         Format::Json => json::emit(report, out),
+        Format::Sarif => sarif::emit(report, out),
+        Format::Github => github::emit(report, out),
+        Format::Markdown => markdown::emit(report, out),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::rules;
+
+    fn meta(code: &str) -> &'static crate::rules::RuleMeta {
+        rules::find(code).map(|r| r.meta()).expect("rule exists")
+    }
+
+    fn id(kind: &str, ns: &str, name: &str) -> ResourceId {
+        ResourceId {
+            group: String::new(),
+            kind: kind.into(),
+            namespace: ns.into(),
+            name: name.into(),
+        }
+    }
+
+    /// A diff report with one of each severity, an acknowledged finding,
+    /// a note, and prunes in two apps.
+    pub(crate) fn sample() -> Report {
+        let pvc = Finding::new(
+            meta("GL001"),
+            "automated sync of `payments` would delete `PersistentVolumeClaim payments/data`",
+        )
+        .app("payments")
+        .resource(id("PersistentVolumeClaim", "payments", "data"))
+        .at(Side::Base, Some("apps/payments/pvc.yaml"), Some(3))
+        .help("restore the manifest");
+        let mut acked = Finding::new(
+            meta("GL001"),
+            "syncing `web` with prune would delete `Service web/lb`",
+        )
+        .severity(Severity::Warning)
+        .app("web")
+        .resource(id("Service", "web", "lb"))
+        .at(Side::Base, Some("apps/web/svc.yaml"), Some(1));
+        acked.acknowledged = Some("commit trailer: moving to the new gateway".into());
+        let info = Finding::new(
+            meta("GL002"),
+            "Application `old` is removed from git but nothing manages it, 100% sure: a,b",
+        )
+        .severity(Severity::Info)
+        .app("old")
+        .at(Side::Base, Some("apps/old.yaml"), Some(1));
+        Report {
+            command: "diff".into(),
+            base: Some("1111111111111111111111111111111111111111".into()),
+            head: "2222222222222222222222222222222222222222".into(),
+            apps: vec![AppRow {
+                name: "payments".into(),
+                namespace: "argocd".into(),
+                source: "apps/payments".into(),
+                status: "rendered",
+                prune_mode: PruneMode::Automated,
+            }],
+            prunes: vec![
+                PruneRow {
+                    app: "payments".into(),
+                    resource: id("PersistentVolumeClaim", "payments", "data"),
+                    reason: "removed",
+                    protection: None,
+                    mode: PruneMode::Automated,
+                    detail: None,
+                },
+                PruneRow {
+                    app: "web".into(),
+                    resource: id("ConfigMap", "web", "a|b"),
+                    reason: "removed",
+                    protection: Some("Prune=false".into()),
+                    mode: PruneMode::Manual,
+                    detail: None,
+                },
+            ],
+            findings: vec![pvc, acked, info],
+            notes: vec![
+                ".gitops-lint.yaml differs at head; the base revision's configuration was used"
+                    .into(),
+            ],
+            files: BTreeMap::new(),
+            anchors: vec![
+                Some(Location {
+                    side: Side::Head,
+                    file: "apps/payments/kustomization.yaml".into(),
+                    line: None,
+                }),
+                Some(Location {
+                    side: Side::Head,
+                    file: "apps/web/svc.yaml".into(),
+                    line: Some(1),
+                }),
+                None,
+            ],
+        }
+    }
+
+    #[test]
+    fn format_specs_parse_with_and_without_paths() {
+        let s: FormatSpec = "sarif=out/results.sarif".parse().expect("parses");
+        assert_eq!(s.format, Format::Sarif);
+        assert_eq!(s.path, Some(PathBuf::from("out/results.sarif")));
+        let g: FormatSpec = "github".parse().expect("parses");
+        assert_eq!((g.format, g.path), (Format::Github, None));
+        assert!("sarif=".parse::<FormatSpec>().is_err());
+        let e = "yaml".parse::<FormatSpec>().expect_err("unknown");
+        assert!(e.contains("human, json, sarif, github, markdown"), "{e}");
     }
 }

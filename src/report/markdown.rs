@@ -1,0 +1,282 @@
+//! Markdown for a pull-request comment or `$GITHUB_STEP_SUMMARY`: counts by
+//! severity, a prune table per app, and each finding in a `<details>`.
+//!
+//! GitHub refuses comments over 65,536 characters, so the body is capped: when
+//! the whole report does not fit, the sections that fit are kept and the rest
+//! is summarised in a closing line.
+
+use std::io::Write;
+
+use super::{PruneRow, Report};
+use crate::argocd::PruneMode;
+use crate::finding::{Finding, Severity};
+
+/// The largest body we write, in bytes (GitHub counts characters; bytes are
+/// never fewer, so this stays under its 65,536-character limit with room).
+pub const MAX_BYTES: usize = 65_000;
+
+fn short(rev: &str) -> &str {
+    if rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit()) {
+        &rev[..12]
+    } else {
+        rev
+    }
+}
+
+/// Escapes text placed in a table cell.
+fn cell(s: &str) -> String {
+    html(s).replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+/// Escapes text placed inside HTML (`<summary>`).
+fn html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn mode_text(m: PruneMode) -> &'static str {
+    match m {
+        PruneMode::Automated => "automated prune",
+        PruneMode::Manual => "prune on manual sync",
+        PruneMode::None => "not synced",
+    }
+}
+
+fn icon(f: &Finding) -> &'static str {
+    if f.acknowledged.is_some() {
+        return ":white_check_mark:";
+    }
+    match f.severity {
+        Severity::Error => ":x:",
+        Severity::Warning => ":warning:",
+        Severity::Info => ":information_source:",
+    }
+}
+
+fn header(r: &Report) -> String {
+    let mut s = String::from("## gitops-lint\n\n");
+    let what = match &r.base {
+        Some(b) => format!("`diff {}..{}`", short(b), short(&r.head)),
+        None => format!("`check {}`", short(&r.head)),
+    };
+    let (e, w, i) = r.counts();
+    let bold = |n: usize, word: &str| {
+        if n > 0 {
+            format!("**{n} {word}**")
+        } else {
+            format!("{n} {word}")
+        }
+    };
+    s.push_str(&format!(
+        "{what}: {}, {}, {}",
+        bold(e, if e == 1 { "error" } else { "errors" }),
+        bold(w, if w == 1 { "warning" } else { "warnings" }),
+        format_args!("{i} info")
+    ));
+    let acked = r.acknowledged();
+    if acked > 0 {
+        s.push_str(&format!(", {acked} acknowledged"));
+    }
+    if r.base.is_some() {
+        let apps: std::collections::BTreeSet<&str> =
+            r.prunes.iter().map(|p| p.app.as_str()).collect();
+        s.push_str(&format!(
+            "; {} resource(s) deleted in {} app(s)",
+            r.prunes.len(),
+            apps.len()
+        ));
+    }
+    s.push_str("\n\n");
+    for n in &r.notes {
+        s.push_str(&format!("> **Note:** {}\n\n", n.replace('\n', " ")));
+    }
+    s
+}
+
+fn prune_table(app: &str, rows: &[&PruneRow]) -> String {
+    let mode = rows.first().map_or(PruneMode::None, |p| p.mode);
+    let mut s = format!(
+        "#### `{}` ({})\n\n| kind | namespace/name | reason | protected |\n|---|---|---|---|\n",
+        app.replace('`', "'"),
+        mode_text(mode)
+    );
+    for p in rows {
+        let name = if p.resource.namespace.is_empty() {
+            p.resource.name.clone()
+        } else {
+            format!("{}/{}", p.resource.namespace, p.resource.name)
+        };
+        let mut reason = p.reason.to_string();
+        if let Some(d) = &p.detail {
+            reason.push_str(&format!(" → {}", d.strip_prefix("argocd/").unwrap_or(d)));
+        }
+        let protected = p
+            .protection
+            .as_deref()
+            .map_or_else(|| "no".to_string(), |x| format!("yes ({x})"));
+        s.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            cell(&p.resource.kind),
+            cell(&name),
+            cell(&reason),
+            cell(&protected)
+        ));
+    }
+    s.push('\n');
+    s
+}
+
+fn finding_block(r: &Report, i: usize, f: &Finding) -> String {
+    let state = if f.acknowledged.is_some() {
+        "acknowledged".to_string()
+    } else {
+        f.severity.to_string()
+    };
+    let mut s = format!(
+        "<details><summary>{} <b>{} {}</b> ({state}): {}</summary>\n\n",
+        icon(f),
+        f.rule.code,
+        f.rule.name,
+        html(&f.message)
+    );
+    s.push_str(&format!("{}\n\n", f.message));
+    let loc = f.location.as_ref().or_else(|| r.anchor(i));
+    if let Some(l) = loc {
+        let line = l.line.map(|n| format!(":{n}")).unwrap_or_default();
+        let side = match (l.side, r.base.is_some()) {
+            (crate::finding::Side::Base, true) => " (base revision)",
+            _ => "",
+        };
+        s.push_str(&format!("- at `{}{line}`{side}\n", l.file));
+    }
+    if let Some(app) = &f.app {
+        s.push_str(&format!("- app `{app}`\n"));
+    }
+    if let Some(a) = &f.acknowledged {
+        s.push_str(&format!("- acknowledged: {a}\n"));
+    }
+    if let Some(h) = &f.help {
+        s.push_str(&format!("- help: {h}\n"));
+    }
+    s.push_str(&format!(
+        "- explain: `gitops-lint explain {}`\n\n</details>\n\n",
+        f.rule.code
+    ));
+    s
+}
+
+/// Renders the body, capped at `max` bytes.
+#[must_use]
+pub fn render(r: &Report, max: usize) -> String {
+    let mut sections: Vec<String> = Vec::new();
+    let mut tables = 0usize;
+    if r.base.is_some() && !r.prunes.is_empty() {
+        sections.push("### What a sync would delete\n\n".to_string());
+        let mut i = 0;
+        while i < r.prunes.len() {
+            let app = &r.prunes[i].app;
+            let rows: Vec<&PruneRow> = r.prunes[i..].iter().take_while(|p| &p.app == app).collect();
+            i += rows.len();
+            sections.push(prune_table(app, &rows));
+            tables += 1;
+        }
+    }
+    // Unacknowledged findings first, most severe first; acknowledged last.
+    let mut order: Vec<usize> = (0..r.findings.len()).collect();
+    order.sort_by_key(|&i| {
+        let f = &r.findings[i];
+        (f.acknowledged.is_some(), std::cmp::Reverse(f.severity), i)
+    });
+    if !order.is_empty() {
+        sections.push("### Findings\n\n".to_string());
+    }
+    let first_finding = sections.len();
+    for &i in &order {
+        sections.push(finding_block(r, i, &r.findings[i]));
+    }
+    if order.is_empty() {
+        sections.push("No findings.\n".to_string());
+    }
+
+    let mut out = header(r);
+    // Room for the closing line that explains what was left out.
+    let reserve = 400;
+    let mut shown_findings = 0usize;
+    let mut shown_tables = 0usize;
+    let mut cut = false;
+    for (k, sec) in sections.iter().enumerate() {
+        if out.len() + sec.len() + reserve > max {
+            cut = true;
+            break;
+        }
+        out.push_str(sec);
+        if k >= first_finding && !order.is_empty() {
+            shown_findings += 1;
+        } else if sec.starts_with("#### ") {
+            shown_tables += 1;
+        }
+    }
+    if cut {
+        out.push_str(&format!(
+            "\n---\n**This report is too large for one comment** ({} of {} prune table(s) and {} of {} finding(s) shown). \
+             Run `gitops-lint diff` locally or see the SARIF results for the rest.\n",
+            shown_tables,
+            tables,
+            shown_findings,
+            order.len()
+        ));
+    }
+    out
+}
+
+/// Writes the Markdown report.
+///
+/// # Errors
+/// Write failures.
+pub fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    out.write_all(render(r, MAX_BYTES).as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::sample;
+
+    #[test]
+    fn counts_tables_and_details() {
+        let md = render(&sample(), MAX_BYTES);
+        assert!(
+            md.contains("**1 error**, 0 warnings, 1 info, 1 acknowledged"),
+            "{md}"
+        );
+        assert!(md.contains("> **Note:** .gitops-lint.yaml differs at head"));
+        assert!(md.contains("#### `payments` (automated prune)"));
+        assert!(md.contains("| PersistentVolumeClaim | payments/data | removed | no |"));
+        // A `|` in a name cannot break the table.
+        assert!(md.contains("| ConfigMap | web/a\\|b | removed | yes (Prune=false) |"));
+        assert_eq!(md.matches("<details>").count(), 3);
+        // The error comes before the acknowledged warning.
+        let err = md.find("(error)").expect("error shown");
+        let ack = md.find("(acknowledged)").expect("ack shown");
+        assert!(err < ack);
+    }
+
+    #[test]
+    fn oversized_reports_stay_under_the_cap_and_say_so() {
+        let mut r = sample();
+        let f = r.findings[0].clone();
+        for k in 0..2000 {
+            let mut g = f.clone();
+            g.message = format!("{} number {k} {}", g.message, "x".repeat(80));
+            r.findings.push(g);
+        }
+        r.anchors.clear();
+        let md = render(&r, MAX_BYTES);
+        assert!(md.len() <= MAX_BYTES, "{}", md.len());
+        assert!(md.contains("**This report is too large for one comment**"));
+        assert!(md.contains("of 2003 finding(s) shown"));
+        // The counts in the header still cover everything.
+        assert!(md.contains("**2001 errors**"), "{}", &md[..300]);
+    }
+}

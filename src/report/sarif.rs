@@ -1,0 +1,495 @@
+//! SARIF 2.1.0 output for GitHub code scanning and other SARIF consumers.
+//!
+//! Hand-written serde structs for the subset we emit (serde-sarif does not
+//! build on its own). Tests validate the output against the OASIS schema.
+
+use std::io::Write;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::Report;
+use crate::finding::{Finding, Location, Severity, Side};
+use crate::rules::{self, RuleMeta};
+
+const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+const INFORMATION_URI: &str = "https://github.com/gitops-lint/gitops-lint";
+/// The key under `partialFingerprints`; bump the suffix if the recipe changes.
+pub const FINGERPRINT_KEY: &str = "gitopsLint/v1";
+
+#[derive(Serialize)]
+struct Log<'a> {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    version: &'static str,
+    runs: Vec<Run<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Run<'a> {
+    tool: Tool<'a>,
+    invocations: Vec<Invocation>,
+    results: Vec<SarifResult>,
+    column_kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    properties: Option<RunProperties<'a>>,
+}
+
+#[derive(Serialize)]
+struct RunProperties<'a> {
+    base: Option<&'a str>,
+    head: &'a str,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    driver: Driver<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Driver<'a> {
+    name: &'static str,
+    version: &'static str,
+    semantic_version: &'static str,
+    information_uri: &'static str,
+    rules: Vec<Descriptor<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Descriptor<'a> {
+    id: &'a str,
+    name: &'a str,
+    short_description: Text,
+    full_description: Text,
+    help: Help<'a>,
+    default_configuration: Config,
+    properties: DescriptorProperties,
+}
+
+#[derive(Serialize)]
+struct DescriptorProperties {
+    tags: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Help<'a> {
+    text: &'a str,
+    markdown: &'a str,
+}
+
+#[derive(Serialize)]
+struct Config {
+    level: &'static str,
+}
+
+#[derive(Serialize)]
+struct Text {
+    text: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Invocation {
+    execution_successful: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_configuration_notifications: Vec<Notification>,
+}
+
+#[derive(Serialize)]
+struct Notification {
+    level: &'static str,
+    message: Text,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifResult {
+    rule_id: &'static str,
+    rule_index: usize,
+    level: &'static str,
+    message: Text,
+    locations: Vec<SarifLocation>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    related_locations: Vec<SarifLocation>,
+    partial_fingerprints: std::collections::BTreeMap<&'static str, String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    suppressions: Vec<Suppression>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifLocation {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    physical_location: Option<Physical>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    logical_locations: Vec<Logical>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<Text>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Physical {
+    artifact_location: Artifact,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    region: Option<Region>,
+}
+
+#[derive(Serialize)]
+struct Artifact {
+    uri: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Region {
+    start_line: u32,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Logical {
+    name: String,
+    fully_qualified_name: String,
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+struct Suppression {
+    kind: &'static str,
+    justification: String,
+}
+
+fn level(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "note",
+    }
+}
+
+fn descriptor(m: &'static RuleMeta) -> Descriptor<'static> {
+    let summary = m.summary();
+    Descriptor {
+        id: m.code,
+        name: m.name,
+        short_description: Text {
+            text: summary.clone(),
+        },
+        full_description: Text { text: summary },
+        help: Help {
+            text: m.doc,
+            markdown: m.doc,
+        },
+        default_configuration: Config {
+            level: level(m.default_severity),
+        },
+        properties: DescriptorProperties {
+            tags: vec![
+                "gitops".to_string(),
+                serde_json::to_value(m.category)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+            ],
+        },
+    }
+}
+
+/// A stable identity for a finding across commits: rule, app and resource,
+/// never lines (which move with unrelated edits). Findings with neither app
+/// nor resource fall back to their file.
+#[must_use]
+pub fn fingerprint(f: &Finding) -> String {
+    let mut h = Sha256::new();
+    h.update(f.rule.code.as_bytes());
+    h.update([0]);
+    h.update(f.app.as_deref().unwrap_or("").as_bytes());
+    h.update([0]);
+    if let Some(r) = &f.resource {
+        for part in [&r.group, &r.kind, &r.namespace, &r.name] {
+            h.update(part.as_bytes());
+            h.update([0]);
+        }
+    } else if f.app.is_none() {
+        if let Some(l) = &f.location {
+            h.update(l.file.as_bytes());
+        }
+    }
+    h.finalize()
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn physical(l: &Location) -> Physical {
+    Physical {
+        artifact_location: Artifact {
+            uri: uri_path(&l.file),
+        },
+        region: l.line.filter(|n| *n > 0).map(|n| Region { start_line: n }),
+    }
+}
+
+/// Repository-relative paths as URI references: percent-encode what a URI
+/// cannot hold, keep `/`.
+fn uri_path(p: &str) -> String {
+    let mut out = String::with_capacity(p.len());
+    for b in p.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=:@".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn logical(f: &Finding) -> Vec<Logical> {
+    let mut out = Vec::new();
+    if let Some(app) = &f.app {
+        out.push(Logical {
+            name: app.clone(),
+            fully_qualified_name: format!("app:{app}"),
+            kind: "module",
+        });
+    }
+    if let Some(r) = &f.resource {
+        let gk = if r.group.is_empty() {
+            r.kind.clone()
+        } else {
+            format!("{}.{}", r.kind, r.group)
+        };
+        let path = if r.namespace.is_empty() {
+            format!("{gk}/{}", r.name)
+        } else {
+            format!("{gk}/{}/{}", r.namespace, r.name)
+        };
+        out.push(Logical {
+            name: r.name.clone(),
+            fully_qualified_name: match &f.app {
+                Some(app) => format!("app:{app}/{path}"),
+                None => path,
+            },
+            kind: "resource",
+        });
+    }
+    out
+}
+
+fn result(r: &Report, i: usize, f: &Finding) -> SarifResult {
+    let rule_index = rules::ALL
+        .iter()
+        .position(|x| x.meta().code == f.rule.code)
+        .unwrap_or(0);
+    let anchor = r.anchor(i);
+    let mut related = Vec::new();
+    if let Some(own) = &f.location {
+        if anchor != Some(own) && own.side == Side::Base {
+            related.push(SarifLocation {
+                id: Some(1),
+                physical_location: Some(physical(own)),
+                logical_locations: Vec::new(),
+                message: Some(Text {
+                    text: "where it is defined in the base revision".into(),
+                }),
+            });
+        }
+    }
+    let mut text = f.message.clone();
+    if let Some(h) = &f.help {
+        text.push_str(&format!("\nhelp: {h}"));
+    }
+    let mut fp = std::collections::BTreeMap::new();
+    fp.insert(FINGERPRINT_KEY, fingerprint(f));
+    SarifResult {
+        rule_id: f.rule.code,
+        rule_index,
+        level: level(f.severity),
+        message: Text { text },
+        locations: vec![SarifLocation {
+            id: None,
+            physical_location: anchor.map(physical),
+            logical_locations: logical(f),
+            message: None,
+        }],
+        related_locations: related,
+        partial_fingerprints: fp,
+        suppressions: f
+            .acknowledged
+            .as_ref()
+            .map(|why| Suppression {
+                kind: "external",
+                justification: why.clone(),
+            })
+            .into_iter()
+            .collect(),
+    }
+}
+
+/// Builds the SARIF log as a JSON value.
+#[must_use]
+pub fn to_value(r: &Report) -> serde_json::Value {
+    let log = Log {
+        schema: SCHEMA,
+        version: "2.1.0",
+        runs: vec![Run {
+            tool: Tool {
+                driver: Driver {
+                    name: "gitops-lint",
+                    version: env!("CARGO_PKG_VERSION"),
+                    semantic_version: env!("CARGO_PKG_VERSION"),
+                    information_uri: INFORMATION_URI,
+                    rules: rules::ALL.iter().map(|x| descriptor(x.meta())).collect(),
+                },
+            },
+            invocations: vec![Invocation {
+                execution_successful: true,
+                tool_configuration_notifications: r
+                    .notes
+                    .iter()
+                    .map(|n| Notification {
+                        level: "note",
+                        message: Text { text: n.clone() },
+                    })
+                    .collect(),
+            }],
+            results: r
+                .findings
+                .iter()
+                .enumerate()
+                .map(|(i, f)| result(r, i, f))
+                .collect(),
+            column_kind: "unicodeCodePoints",
+            properties: Some(RunProperties {
+                base: r.base.as_deref(),
+                head: &r.head,
+            }),
+        }],
+    };
+    serde_json::to_value(log).unwrap_or(serde_json::Value::Null)
+}
+
+/// Writes the SARIF log.
+///
+/// # Errors
+/// Write failures.
+pub fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(&to_value(r)).map_err(std::io::Error::other)?;
+    writeln!(out, "{text}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::sample;
+
+    #[test]
+    fn fingerprint_ignores_lines_and_messages_but_not_resources() {
+        let r = sample();
+        let a = r.findings[0].clone();
+        let mut moved = a.clone();
+        moved.message = "reworded".into();
+        if let Some(l) = moved.location.as_mut() {
+            l.line = Some(99);
+        }
+        assert_eq!(fingerprint(&a), fingerprint(&moved));
+        let mut other = a.clone();
+        if let Some(res) = other.resource.as_mut() {
+            res.name = "other".into();
+        }
+        assert_ne!(fingerprint(&a), fingerprint(&other));
+    }
+
+    #[test]
+    fn results_carry_rule_index_locations_and_suppressions() {
+        let r = sample();
+        let v = to_value(&r);
+        let results = &v["runs"][0]["results"];
+        let rules = &v["runs"][0]["tool"]["driver"]["rules"];
+        for res in results.as_array().into_iter().flatten() {
+            let idx = res["ruleIndex"].as_u64().unwrap_or(u64::MAX) as usize;
+            assert_eq!(rules[idx]["id"], res["ruleId"]);
+        }
+        // The acknowledged finding is a suppressed result.
+        assert!(results
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|x| x["suppressions"][0]["kind"] == "external"));
+        // The pruned PVC's file is gone at head: the anchor (kustomization) is used,
+        // and the base file is a related location.
+        let first = &results[0];
+        assert_eq!(
+            first["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "apps/payments/kustomization.yaml"
+        );
+        assert_eq!(
+            first["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "apps/payments/pvc.yaml"
+        );
+        assert_eq!(
+            first["locations"][0]["logicalLocations"][1]["fullyQualifiedName"],
+            "app:payments/PersistentVolumeClaim/payments/data"
+        );
+    }
+
+    /// The OASIS schema. The published file has one known-bad `language`
+    /// pattern (oasis-tcs/sarif-spec#490, not a valid regex); where present it
+    /// is patched to `^[a-zA-Z]{2}(-[a-zA-Z]{2})?$` in this in-memory copy so
+    /// validators accept the schema.
+    /// Found at `../shared/schemas` from the crate root, or `$GITOPS_LINT_SCHEMAS`.
+    pub(crate) fn sarif_schema() -> serde_json::Value {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dirs: Vec<std::path::PathBuf> = std::env::var_os("GITOPS_LINT_SCHEMAS")
+            .map(std::path::PathBuf::from)
+            .into_iter()
+            .chain([
+                root.join("../shared/schemas"),
+                root.join("../../shared/schemas"),
+            ])
+            .collect();
+        let file = dirs
+            .iter()
+            .map(|d| d.join("sarif-schema-2.1.0.json"))
+            .find(|f| f.is_file())
+            .unwrap_or_else(|| {
+                panic!("sarif-schema-2.1.0.json not found in {dirs:?}; set GITOPS_LINT_SCHEMAS")
+            });
+        let text = std::fs::read_to_string(&file).expect("schema readable");
+        let bad = r#""^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$""#;
+        // Some copies of the file already carry the fix; patching is then a no-op.
+        let text = text.replace(bad, r#""^[a-zA-Z]{2}(-[a-zA-Z]{2})?$""#);
+        serde_json::from_str(&text).expect("schema is JSON")
+    }
+
+    /// Every schema violation in `log`, as `path: message` lines.
+    pub(crate) fn schema_errors(log: &serde_json::Value) -> Vec<String> {
+        let schema = sarif_schema();
+        let v = jsonschema::validator_for(&schema).expect("patched schema compiles");
+        v.iter_errors(log)
+            .map(|e| format!("{}: {e}", e.instance_path()))
+            .collect()
+    }
+
+    #[test]
+    fn output_validates_against_the_oasis_schema() {
+        let log = to_value(&sample());
+        assert_eq!(schema_errors(&log), Vec::<String>::new());
+        // The validator does reject a broken log, so the check above means something.
+        let mut broken = log.clone();
+        broken["runs"][0]["results"][0]["level"] = "fatal".into();
+        assert!(!schema_errors(&broken).is_empty());
+    }
+
+    #[test]
+    fn uri_escapes_spaces_and_percent() {
+        assert_eq!(uri_path("a b/c%.yaml"), "a%20b/c%25.yaml");
+    }
+}
