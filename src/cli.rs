@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::finding::Severity;
 use crate::lint::{self, LintError, Options, Revision};
-use crate::report::{self, Format};
+use crate::report::{self, Format, FormatSpec};
 use crate::rules;
 
 /// What a run ended with.
@@ -51,9 +51,12 @@ struct Common {
     /// Configuration file (default: .gitops-lint.yaml of the base revision).
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, global = true, value_enum, default_value = "human")]
-    format: Format,
+    /// Output format: human, json, sarif, github or markdown. Repeat to feed
+    /// several consumers from one run; `FORMAT=FILE` writes that one to FILE
+    /// (e.g. `--format sarif=results.sarif --format github`). At most one
+    /// format goes to standard output. Default: human.
+    #[arg(long, global = true, value_name = "FORMAT[=FILE]", action = clap::ArgAction::Append)]
+    format: Vec<FormatSpec>,
     /// Exit with status 1 when a finding at or above this level exists.
     #[arg(long, global = true, value_enum, default_value = "error")]
     fail_on: FailOn,
@@ -131,7 +134,7 @@ enum Command {
     },
 }
 
-fn options(c: &Common) -> Options {
+fn options(c: &Common, progress: &Spinner) -> Options {
     let helm = find_on_path("helm");
     Options {
         repo: c.repo.clone(),
@@ -141,6 +144,46 @@ fn options(c: &Common) -> Options {
             helm,
             external_kustomize: c.kustomize_binary.clone(),
         },
+        progress: progress.callback(),
+    }
+}
+
+/// A spinner on stderr, shown only to a person at a terminal: never in CI
+/// logs, never when stderr is redirected, and cleared before output prints.
+struct Spinner(Option<indicatif::ProgressBar>);
+
+impl Spinner {
+    fn new() -> Spinner {
+        let in_ci = ["CI", "GITHUB_ACTIONS", "PRE_COMMIT"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()));
+        if in_ci || !std::io::stderr().is_terminal() {
+            return Spinner(None);
+        }
+        let pb =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+            pb.set_style(style);
+        }
+        // Quick runs finish before the first tick and never show anything.
+        pb.enable_steady_tick(std::time::Duration::from_millis(250));
+        Spinner(Some(pb))
+    }
+
+    fn callback(&self) -> crate::lint::Progress {
+        match &self.0 {
+            Some(pb) => {
+                let pb = pb.clone();
+                crate::lint::Progress::new(move |m| pb.set_message(m.to_string()))
+            }
+            None => crate::lint::Progress::default(),
+        }
+    }
+
+    fn clear(&self) {
+        if let Some(pb) = &self.0 {
+            pb.finish_and_clear();
+        }
     }
 }
 
@@ -189,16 +232,63 @@ fn write_out(text: &[u8]) -> ExitStatus {
     }
 }
 
+/// The requested outputs, defaulting to human on stdout.
+fn outputs(common: &Common) -> Result<Vec<FormatSpec>, String> {
+    if common.format.is_empty() {
+        return Ok(vec![FormatSpec {
+            format: Format::Human,
+            path: None,
+        }]);
+    }
+    let to_stdout: Vec<&str> = common
+        .format
+        .iter()
+        .filter(|f| f.path.is_none())
+        .map(|f| f.format.as_str())
+        .collect();
+    if to_stdout.len() > 1 {
+        return Err(format!(
+            "{} would all write to standard output; give all but one a file, as in `--format {}=FILE`",
+            to_stdout.join(" and "),
+            to_stdout[1]
+        ));
+    }
+    Ok(common.format.clone())
+}
+
 fn finish(result: Result<report::Report, LintError>, common: &Common) -> ExitStatus {
+    let specs = match outputs(common) {
+        Ok(s) => s,
+        Err(e) => return fatal(&e),
+    };
     let report = match result {
         Ok(r) => r,
         Err(e) => return fatal(&e),
     };
-    let mut buf = Vec::new();
-    if let Err(e) = report::emit(common.format, &report, use_color(common.color), &mut buf) {
-        return fatal(&e);
+    let mut status = ExitStatus::Success;
+    // Files first, so a closed stdout pipe never loses the SARIF file.
+    let mut ordered: Vec<&FormatSpec> = specs.iter().filter(|s| s.path.is_some()).collect();
+    ordered.extend(specs.iter().filter(|s| s.path.is_none()));
+    for spec in ordered {
+        let color = spec.path.is_none() && use_color(common.color);
+        let mut buf = Vec::new();
+        if let Err(e) = report::emit(spec.format, &report, color, &mut buf) {
+            return fatal(&e);
+        }
+        match &spec.path {
+            Some(p) => {
+                if let Err(e) = std::fs::write(p, &buf) {
+                    return fatal(&format!(
+                        "cannot write {} output to {}: {e}",
+                        spec.format.as_str(),
+                        p.display()
+                    ));
+                }
+            }
+            None => status = write_out(&buf),
+        }
     }
-    match write_out(&buf) {
+    match status {
         ExitStatus::Success if report.fails_at(fail_level(common.fail_on)) => ExitStatus::Failure,
         s => s,
     }
@@ -223,6 +313,18 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> ExitStatus {
+    let spinner = Spinner::new();
+    let status = run_command(cli, &spinner);
+    spinner.clear();
+    status
+}
+
+fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
+    let options = |c: &Common| options(c, spinner);
+    let finish = |r: Result<report::Report, LintError>, c: &Common| {
+        spinner.clear();
+        finish(r, c)
+    };
     match cli.command {
         Command::Diff { range, all, common } => {
             let mut opts = options(&common);

@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::finding::Severity;
@@ -26,8 +25,12 @@ pub struct Config {
     pub apps: Vec<String>,
     /// Target Argo CD version (`major.minor`).
     pub argocd_version: (u32, u32),
-    /// Rules switched off (codes or names).
+    /// Rules switched on (codes, names or categories); empty means all.
+    pub select: Vec<String>,
+    /// Rules switched off (codes, names or categories); beats `select`.
     pub ignore: Vec<String>,
+    /// Findings located in files matching these globs are dropped.
+    pub ignore_paths: PathIgnores,
     /// Severity overrides by code or name.
     pub severity: BTreeMap<String, Severity>,
     /// GL013: share of an app's resources (0–1) above which a prune is "mass".
@@ -61,7 +64,9 @@ impl Default for Config {
             branches: Vec::new(),
             apps: Vec::new(),
             argocd_version: (3, 5),
+            select: Vec::new(),
             ignore: Vec::new(),
+            ignore_paths: PathIgnores::default(),
             severity: BTreeMap::new(),
             mass_prune_ratio: 0.5,
             mass_prune_count: 20,
@@ -72,149 +77,416 @@ impl Default for Config {
     }
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RawConfig {
-    #[serde(default)]
-    stateful_kinds: Vec<String>,
-    #[serde(default)]
-    repo_urls: Vec<String>,
-    #[serde(default)]
-    branches: Vec<String>,
-    #[serde(default)]
-    apps: Vec<String>,
-    #[serde(default)]
-    argocd_version: Option<String>,
-    #[serde(default)]
-    rules: RawRules,
-    #[serde(default)]
-    mass_prune: Option<RawMassPrune>,
-    #[serde(default)]
-    application_set: Option<RawAppSet>,
-    #[serde(default)]
-    default_storage_class_wait_for_first_consumer: Option<bool>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawRules {
-    #[serde(default)]
-    ignore: Vec<String>,
-    #[serde(default)]
-    severity: BTreeMap<String, String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawMassPrune {
-    ratio: Option<f64>,
-    count: Option<usize>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RawAppSet {
-    policy: Option<String>,
-    policy_override: Option<bool>,
-    new_git_file_globbing: Option<bool>,
-}
-
 /// Every problem found in a configuration file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid {file}: {}", .problems.join("; "))]
+#[error("invalid {file}:{}", render_problems(.problems))]
 pub struct ConfigError {
     /// The file.
     pub file: String,
-    /// Each problem, one line each.
+    /// Each problem, one line each (`line N: ...` when the line is known).
     pub problems: Vec<String>,
+}
+
+fn render_problems(p: &[String]) -> String {
+    match p {
+        [one] => format!(" {one}"),
+        many => many.iter().map(|x| format!("\n  {x}")).collect(),
+    }
+}
+
+/// The keys the file accepts, for unknown-key errors and "did you mean".
+const TOP_KEYS: &[&str] = &[
+    "rules",
+    "ignorePaths",
+    "statefulKinds",
+    "repoUrls",
+    "branches",
+    "apps",
+    "argocdVersion",
+    "massPrune",
+    "applicationSet",
+    "defaultStorageClassWaitForFirstConsumer",
+];
+const RULES_KEYS: &[&str] = &["select", "ignore", "severity"];
+const MASS_PRUNE_KEYS: &[&str] = &["ratio", "count"];
+const APPSET_KEYS: &[&str] = &["policy", "policyOverride", "newGitFileGlobbing"];
+const APPSET_POLICIES: &[&str] = &["sync", "create-only", "create-update", "create-delete"];
+
+/// The closest of `known` to `word`, if close enough to be a likely typo.
+#[must_use]
+pub fn did_you_mean<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    let norm = |s: &str| s.replace(['_', '-'], "").to_ascii_lowercase();
+    let w = norm(word);
+    known
+        .iter()
+        .map(|k| (edit_distance(&w, &norm(k)), *k))
+        .filter(|(d, k)| *d <= (k.len() / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Collects problems with the line they are on.
+struct Checker<'t> {
+    text: &'t str,
+    doc: usize,
+    problems: Vec<String>,
+}
+
+impl Checker<'_> {
+    fn at(&mut self, path: &[&str], msg: String) {
+        let segs: Vec<crate::yaml::PathSeg<'_>> =
+            path.iter().map(|k| crate::yaml::PathSeg::Key(k)).collect();
+        // Locate the deepest prefix of the path that exists (a missing key
+        // points at its parent).
+        let line = (0..=segs.len())
+            .rev()
+            .find_map(|n| crate::yaml::line_of(self.text, self.doc, &segs[..n]));
+        self.problems.push(match line {
+            Some(l) => format!("line {l}: {msg}"),
+            None => msg,
+        });
+    }
+
+    fn keys(&mut self, path: &[&str], v: &Value, known: &[&str]) {
+        let Some(map) = v.as_object() else {
+            let name = path.join(".");
+            self.at(path, format!("`{name}` must be a mapping"));
+            return;
+        };
+        for k in map.keys() {
+            if known.contains(&k.as_str()) {
+                continue;
+            }
+            let mut p = path.to_vec();
+            p.push(k);
+            let full = p.join(".");
+            let hint = did_you_mean(k, known)
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            self.at(&p, format!("unknown key `{full}`{hint}"));
+        }
+    }
+
+    fn strings(&mut self, path: &[&str], v: Option<&Value>) -> Vec<String> {
+        let Some(v) = v else { return Vec::new() };
+        let name = path.join(".");
+        match v {
+            Value::Null => Vec::new(),
+            Value::Array(items) => {
+                let mut out = Vec::new();
+                for (i, it) in items.iter().enumerate() {
+                    match it.as_str() {
+                        Some(s) => out.push(s.to_string()),
+                        None => {
+                            self.at(path, format!("`{name}[{i}]` must be a string"));
+                        }
+                    }
+                }
+                out
+            }
+            _ => {
+                self.at(path, format!("`{name}` must be a list of strings"));
+                Vec::new()
+            }
+        }
+    }
+
+    fn boolean(&mut self, path: &[&str], v: Option<&Value>) -> Option<bool> {
+        match v? {
+            Value::Bool(b) => Some(*b),
+            Value::Null => None,
+            _ => {
+                let name = path.join(".");
+                self.at(path, format!("`{name}` must be true or false"));
+                None
+            }
+        }
+    }
+}
+
+/// Whether `selector` (a code, a name or a category) names this rule.
+fn selects(selector: &str, meta: &crate::rules::RuleMeta) -> bool {
+    meta.code.eq_ignore_ascii_case(selector)
+        || meta.name == selector
+        || serde_json::to_value(meta.category)
+            .ok()
+            .and_then(|v| v.as_str().map(|c| c == selector))
+            .unwrap_or(false)
+        || selector == "all"
+}
+
+fn known_selector(s: &str) -> bool {
+    crate::rules::ALL.iter().any(|r| selects(s, r.meta()))
+}
+
+fn selector_hint(s: &str) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for r in crate::rules::ALL {
+        names.push(r.meta().code);
+        names.push(r.meta().name);
+    }
+    for c in [
+        "input", "prune", "deletion", "hooks", "ordering", "change", "all",
+    ] {
+        names.push(c);
+    }
+    did_you_mean(s, &names)
+        .map(|m| format!(" (did you mean `{m}`?)"))
+        .unwrap_or_else(|| " (run `gitops-lint rules` for the list)".to_string())
+}
+
+/// Path globs whose findings are dropped.
+#[derive(Clone, Default)]
+pub struct PathIgnores {
+    patterns: Vec<String>,
+    set: globset::GlobSet,
+}
+
+impl PathIgnores {
+    /// Whether a repository-relative path matches one of the globs.
+    #[must_use]
+    pub fn matches(&self, path: &str) -> bool {
+        !self.patterns.is_empty() && self.set.is_match(path)
+    }
+
+    /// The globs as written.
+    #[must_use]
+    pub fn patterns(&self) -> &[String] {
+        &self.patterns
+    }
+}
+
+impl PartialEq for PathIgnores {
+    fn eq(&self, other: &Self) -> bool {
+        self.patterns == other.patterns
+    }
+}
+
+impl std::fmt::Debug for PathIgnores {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("PathIgnores").field(&self.patterns).finish()
+    }
 }
 
 impl Config {
     /// Parses configuration text.
     ///
     /// # Errors
-    /// Invalid YAML, unknown keys, bad values — all reported together.
+    /// Invalid YAML, unknown keys, bad values: every problem at once, each
+    /// with its line where it can be found.
     pub fn parse(file: &str, text: &str) -> Result<Config, ConfigError> {
         let err = |p: String| ConfigError {
             file: file.to_string(),
             problems: vec![p],
         };
         let docs = crate::yaml::load_all(text).map_err(|e| err(e.to_string()))?;
-        let value = docs
+        let Some((doc, value)) = docs
             .into_iter()
-            .map(|d| d.value)
-            .find(|v| !v.is_null())
-            .unwrap_or(Value::Null);
-        if value.is_null() {
+            .map(|d| (d.index, d.value))
+            .find(|(_, v)| !v.is_null())
+        else {
             return Ok(Config::default());
-        }
-        let raw: RawConfig =
-            serde_json::from_value(value.clone()).map_err(|e| err(e.to_string()))?;
-        let mut problems = Vec::new();
+        };
+        let mut c = Checker {
+            text,
+            doc,
+            problems: Vec::new(),
+        };
+        c.keys(&[], &value, TOP_KEYS);
         let mut cfg = Config {
-            raw: value,
+            raw: value.clone(),
             ..Config::default()
         };
-        cfg.stateful_kinds = raw.stateful_kinds;
-        cfg.repo_urls = raw.repo_urls;
-        cfg.branches = raw.branches;
-        cfg.apps = raw.apps;
-        if let Some(v) = raw.argocd_version {
-            match parse_version(&v) {
-                Some(ver) => cfg.argocd_version = ver,
-                None => problems.push(format!("argocdVersion `{v}` is not a version like `3.4`")),
+        if !value.is_object() {
+            return Err(ConfigError {
+                file: file.to_string(),
+                problems: c.problems,
+            });
+        }
+        let get = |k: &str| value.get(k).filter(|v| !v.is_null());
+        cfg.stateful_kinds = c.strings(&["statefulKinds"], get("statefulKinds"));
+        for k in &cfg.stateful_kinds {
+            if k.is_empty() || k.split('/').count() > 2 {
+                c.at(
+                    &["statefulKinds"],
+                    format!("statefulKinds: `{k}` is not `Kind` or `group/Kind`"),
+                );
             }
         }
-        let known = |s: &str| crate::rules::find(s).is_some();
-        for r in &raw.rules.ignore {
-            if !known(r) {
-                problems.push(format!("rules.ignore: unknown rule `{r}`"));
-            }
-        }
-        cfg.ignore = raw.rules.ignore;
-        for (k, v) in raw.rules.severity {
-            if !known(&k) {
-                problems.push(format!("rules.severity: unknown rule `{k}`"));
-            }
-            match Severity::parse(&v) {
-                Some(s) => {
-                    cfg.severity.insert(k, s);
+        cfg.repo_urls = c.strings(&["repoUrls"], get("repoUrls"));
+        cfg.branches = c.strings(&["branches"], get("branches"));
+        cfg.apps = c.strings(&["apps"], get("apps"));
+        let globs = c.strings(&["ignorePaths"], get("ignorePaths"));
+        let mut builder = globset::GlobSetBuilder::new();
+        for g in &globs {
+            match globset::GlobBuilder::new(g).literal_separator(true).build() {
+                Ok(glob) => {
+                    builder.add(glob);
                 }
-                None => problems.push(format!(
-                    "rules.severity.{k}: `{v}` is not error, warning or info"
-                )),
+                Err(e) => c.at(
+                    &["ignorePaths"],
+                    format!("ignorePaths: `{g}` is not a glob: {}", e.kind()),
+                ),
             }
         }
-        if let Some(m) = raw.mass_prune {
-            if let Some(r) = m.ratio {
-                if (0.0..=1.0).contains(&r) {
-                    cfg.mass_prune_ratio = r;
-                } else {
-                    problems.push(format!("massPrune.ratio `{r}` is not between 0 and 1"));
-                }
-            }
-            if let Some(c) = m.count {
-                cfg.mass_prune_count = c;
-            }
-        }
-        if let Some(a) = raw.application_set {
-            cfg.applicationset = AppSetControllerConfig {
-                policy: a.policy,
-                policy_override: a.policy_override,
-                new_git_file_globbing: a.new_git_file_globbing.unwrap_or(false),
+        if let Ok(set) = builder.build() {
+            cfg.ignore_paths = PathIgnores {
+                patterns: globs,
+                set,
             };
         }
-        if let Some(w) = raw.default_storage_class_wait_for_first_consumer {
+        if let Some(v) = get("argocdVersion") {
+            let text = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            match parse_version(&text) {
+                Some(ver) => cfg.argocd_version = ver,
+                None => c.at(
+                    &["argocdVersion"],
+                    format!("argocdVersion `{text}` is not a version like \"3.4\""),
+                ),
+            }
+        }
+        if let Some(rules) = get("rules") {
+            c.keys(&["rules"], rules, RULES_KEYS);
+            for key in ["select", "ignore"] {
+                let list = c.strings(&["rules", key], rules.get(key));
+                for r in &list {
+                    if !known_selector(r) {
+                        c.at(
+                            &["rules", key],
+                            format!("rules.{key}: unknown rule `{r}`{}", selector_hint(r)),
+                        );
+                    }
+                }
+                if key == "select" {
+                    cfg.select = list;
+                } else {
+                    cfg.ignore = list;
+                }
+            }
+            match rules.get("severity") {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(m)) => {
+                    for (k, v) in m {
+                        let path = ["rules", "severity", k.as_str()];
+                        if crate::rules::find(k).is_none() {
+                            c.at(
+                                &path,
+                                format!("rules.severity: unknown rule `{k}`{}", selector_hint(k)),
+                            );
+                        }
+                        match v.as_str().and_then(Severity::parse) {
+                            Some(s) => {
+                                cfg.severity.insert(k.clone(), s);
+                            }
+                            None => c.at(
+                                &path,
+                                format!(
+                                    "rules.severity.{k}: `{}` is not error, warning or info",
+                                    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+                                ),
+                            ),
+                        }
+                    }
+                }
+                Some(_) => c.at(
+                    &["rules", "severity"],
+                    "`rules.severity` must be a mapping of rule to error, warning or info".into(),
+                ),
+            }
+        }
+        if let Some(m) = get("massPrune") {
+            c.keys(&["massPrune"], m, MASS_PRUNE_KEYS);
+            match m.get("ratio") {
+                None | Some(Value::Null) => {}
+                Some(r) => match r.as_f64() {
+                    Some(r) if (0.0..=1.0).contains(&r) => cfg.mass_prune_ratio = r,
+                    _ => c.at(
+                        &["massPrune", "ratio"],
+                        format!("massPrune.ratio `{r}` is not a number between 0 and 1"),
+                    ),
+                },
+            }
+            match m.get("count") {
+                None | Some(Value::Null) => {}
+                Some(n) => match n.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                    Some(n) => cfg.mass_prune_count = n,
+                    None => c.at(
+                        &["massPrune", "count"],
+                        format!("massPrune.count `{n}` is not a whole number"),
+                    ),
+                },
+            }
+        }
+        if let Some(a) = get("applicationSet") {
+            c.keys(&["applicationSet"], a, APPSET_KEYS);
+            let policy = match a.get("policy") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(p)) if APPSET_POLICIES.contains(&p.as_str()) => Some(p.clone()),
+                Some(p) => {
+                    c.at(
+                        &["applicationSet", "policy"],
+                        format!(
+                            "applicationSet.policy `{}` is not one of {}",
+                            p.as_str().map_or_else(|| p.to_string(), str::to_string),
+                            APPSET_POLICIES.join(", ")
+                        ),
+                    );
+                    None
+                }
+            };
+            cfg.applicationset = AppSetControllerConfig {
+                policy,
+                policy_override: c.boolean(
+                    &["applicationSet", "policyOverride"],
+                    a.get("policyOverride"),
+                ),
+                new_git_file_globbing: c
+                    .boolean(
+                        &["applicationSet", "newGitFileGlobbing"],
+                        a.get("newGitFileGlobbing"),
+                    )
+                    .unwrap_or(false),
+            };
+        }
+        if let Some(w) = c.boolean(
+            &["defaultStorageClassWaitForFirstConsumer"],
+            get("defaultStorageClassWaitForFirstConsumer"),
+        ) {
             cfg.default_storage_class_wait_for_first_consumer = w;
         }
-        if problems.is_empty() {
+        if c.problems.is_empty() {
             Ok(cfg)
         } else {
             Err(ConfigError {
                 file: file.to_string(),
-                problems,
+                problems: c.problems,
             })
         }
+    }
+
+    /// Whether a rule runs: selected (all by default) and not ignored.
+    /// Selectors are codes, names, categories or `all`; `ignore` beats `select`.
+    #[must_use]
+    pub fn rule_enabled(&self, meta: &crate::rules::RuleMeta) -> bool {
+        let selected = self.select.is_empty() || self.select.iter().any(|s| selects(s, meta));
+        selected && !self.ignore.iter().any(|s| selects(s, meta))
     }
 
     /// Whether the target Argo CD version is at least `major.minor`.

@@ -61,6 +61,37 @@ pub struct Options {
     pub all: bool,
     /// Render settings.
     pub render: RenderOptions,
+    /// Told the stage a long run is in (for a progress indicator).
+    pub progress: Progress,
+}
+
+/// A callback told which stage a run is in; does nothing by default.
+#[derive(Clone, Default)]
+pub struct Progress(Option<Arc<dyn Fn(&str) + Send + Sync>>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Progress(on)"
+        } else {
+            "Progress(off)"
+        })
+    }
+}
+
+impl Progress {
+    /// A progress callback.
+    #[must_use]
+    pub fn new(f: impl Fn(&str) + Send + Sync + 'static) -> Progress {
+        Progress(Some(Arc::new(f)))
+    }
+
+    /// Reports the stage now starting.
+    pub fn step(&self, stage: &str) {
+        if let Some(f) = &self.0 {
+            f(stage);
+        }
+    }
 }
 
 /// Opens the repository for `opts`.
@@ -168,6 +199,7 @@ fn attach_files(report: &mut Report, base: Option<&dyn Tree>, head: &dyn Tree) {
 /// # Errors
 /// Unusable requests (exit status 2).
 pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
+    opts.progress.step("resolving revisions");
     let repo = open_repo(opts)?;
     let range = repo.resolve_range(range)?;
     let base_tree = repo.commit_tree(&range.base)?;
@@ -267,8 +299,11 @@ fn diff_trees(
         cache: ParseCache::default(),
         identity,
     };
+    opts.progress.step("rendering the base revision");
     let base_inv = session.inventory(Arc::clone(&base.1), &config, opts, None);
+    opts.progress.step("rendering the head revision");
     let head_inv = session.inventory(Arc::clone(&head.1), &config, opts, Some(&base_inv));
+    opts.progress.step("planning prunes and running rules");
     let plan = plan::plan(&base_inv, &head_inv, &config);
     let cx = RuleContext {
         plan: Some(&plan),
@@ -307,6 +342,7 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
         cache: ParseCache::default(),
         identity: RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref()),
     };
+    opts.progress.step("rendering");
     let inv = session.inventory(Arc::clone(&tree), &config, opts, None);
     let cx = RuleContext {
         plan: None,

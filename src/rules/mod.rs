@@ -6,8 +6,6 @@ mod gl000_render_failed;
 mod gl001_stateful_prune;
 mod gl002_app_cascade_delete;
 
-use std::collections::BTreeSet;
-
 use crate::argocd::Inventory;
 use crate::config::Config;
 use crate::finding::{Finding, Severity};
@@ -137,16 +135,10 @@ pub fn find(code_or_name: &str) -> Option<&'static dyn Rule> {
 /// and sorts the findings.
 #[must_use]
 pub fn run(cx: &RuleContext<'_>) -> Vec<Finding> {
-    let ignored: BTreeSet<&str> = cx
-        .config
-        .ignore
-        .iter()
-        .filter_map(|s| find(s).map(|r| r.meta().code))
-        .collect();
     let mut out = Vec::new();
     for rule in ALL {
         let meta = rule.meta();
-        if ignored.contains(meta.code) || (meta.mode == Mode::Diff && cx.plan.is_none()) {
+        if !cx.config.rule_enabled(meta) || (meta.mode == Mode::Diff && cx.plan.is_none()) {
             continue;
         }
         let start = out.len();
