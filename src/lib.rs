@@ -10,6 +10,7 @@
 //!
 //! Data flows one way; each stage is one module and nothing reaches back up.
 
+pub mod acknowledge;
 pub mod argocd;
 pub mod cli;
 pub mod config;

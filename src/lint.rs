@@ -4,9 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::acknowledge;
 use crate::argocd::{self, Inventory, InventoryInput, RepoIdentity};
 use crate::config::{Config, ConfigError, CONFIG_FILE};
-use crate::finding::Side;
+use crate::finding::{Finding, Location, Side};
 use crate::plan;
 use crate::render::{ParseCache, RenderOptions};
 use crate::report::Report;
@@ -205,11 +206,13 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
     let base_tree = repo.commit_tree(&range.base)?;
     let head_tree = repo.commit_tree(&range.head)?;
     let target = target_branch(&repo, &range.spec);
+    let messages = repo.commit_messages(&range.base, &range.head)?;
     diff_trees(
         &repo,
         (&range.base, base_tree),
         (&range.head, head_tree),
         target.as_deref(),
+        &messages,
         opts,
     )
 }
@@ -244,11 +247,13 @@ pub fn diff_staged(opts: &Options) -> Result<Report, LintError> {
         }
         None => ("EMPTY".to_string(), Arc::new(EmptyTree)),
     };
+    // Staged changes have no commit message yet, so no trailers.
     diff_trees(
         &repo,
         (&base_label, base_tree),
         ("INDEX", head_tree),
         None,
+        &[],
         opts,
     )
 }
@@ -284,6 +289,7 @@ fn diff_trees(
     base: (&str, Arc<dyn Tree>),
     head: (&str, Arc<dyn Tree>),
     target: Option<&str>,
+    messages: &[String],
     opts: &Options,
 ) -> Result<Report, LintError> {
     // Configuration comes from the base: a change must not switch off the rules that judge it.
@@ -312,7 +318,15 @@ fn diff_trees(
         config: &config,
         only_changed: !opts.all,
     };
-    let findings = rules::run(&cx);
+    let mut findings = rules::run(&cx);
+    acknowledge::apply(
+        &mut findings,
+        &plan,
+        &base_inv,
+        &acknowledge::trailers(messages),
+        &config,
+    );
+    drop_ignored_paths(&mut findings, &config);
     let mut report = Report::new(
         "diff",
         Some((base.0, &base_inv)),
@@ -326,7 +340,112 @@ fn diff_trees(
         ));
     }
     attach_files(&mut report, Some(base.1.as_ref()), head.1.as_ref());
+    report.anchors = report
+        .findings
+        .iter()
+        .map(|f| anchor(f, base.1.as_ref(), head.1.as_ref(), &base_inv, &head_inv))
+        .collect();
     Ok(report)
+}
+
+/// Drops findings located in files that `ignorePaths` matches.
+fn drop_ignored_paths(findings: &mut Vec<Finding>, config: &Config) {
+    findings.retain(|f| {
+        f.location
+            .as_ref()
+            .is_none_or(|l| !config.ignore_paths.matches(&l.file))
+    });
+}
+
+fn blob_id(tree: &dyn Tree, path: &str) -> Option<source::ObjectId> {
+    match tree.entry(path) {
+        Ok(Some(e)) if e.kind != source::EntryKind::Dir => Some(e.id),
+        _ => None,
+    }
+}
+
+/// Where in the head revision a pull-request tool should show a finding, so
+/// it lands on a file of the change: the file itself when it still exists
+/// (its line only when the file is unchanged), else the nearest changed
+/// kustomization above it (the file that stopped including it), else the
+/// Application's own file, else what manages a deleted Application.
+fn anchor(
+    f: &Finding,
+    base: &dyn Tree,
+    head: &dyn Tree,
+    base_inv: &Inventory,
+    head_inv: &Inventory,
+) -> Option<Location> {
+    let at = |file: &str, line: Option<u32>| {
+        Some(Location {
+            side: Side::Head,
+            file: file.to_string(),
+            line,
+        })
+    };
+    if let Some(loc) = &f.location {
+        let head_id = blob_id(head, &loc.file);
+        match loc.side {
+            Side::Head if head_id.is_some() => return Some(loc.clone()),
+            Side::Base if head_id.is_some() => {
+                let same = head_id == blob_id(base, &loc.file);
+                return at(&loc.file, loc.line.filter(|_| same));
+            }
+            _ => {}
+        }
+        if loc.side == Side::Base {
+            let mut dir = source::path::parent(&loc.file);
+            loop {
+                for name in ["kustomization.yaml", "kustomization.yml", "Kustomization"] {
+                    let k = if dir.is_empty() {
+                        name.to_string()
+                    } else {
+                        format!("{dir}/{name}")
+                    };
+                    let h = blob_id(head, &k);
+                    if h.is_some() && h != blob_id(base, &k) {
+                        return at(&k, None);
+                    }
+                }
+                if dir.is_empty() {
+                    break;
+                }
+                dir = source::path::parent(dir);
+            }
+        }
+    }
+    let app_name = f.app.as_deref()?;
+    let in_head = |key: &str| {
+        head_inv
+            .apps
+            .get(key)
+            .and_then(|a| a.origin.file.as_deref().map(|f| (f, a.origin.line)))
+            .or_else(|| {
+                head_inv
+                    .appsets
+                    .get(key)
+                    .and_then(|s| s.origin.file.as_deref().map(|f| (f, s.origin.line)))
+            })
+            .filter(|(f, _)| blob_id(head, f).is_some())
+    };
+    if let Some(app) = head_inv
+        .apps
+        .values()
+        .find(|a| a.display_name() == app_name)
+    {
+        if let Some((file, line)) = in_head(&app.key) {
+            return at(file, line);
+        }
+    }
+    // A deleted Application: point at what deletes it.
+    let app = base_inv
+        .apps
+        .values()
+        .find(|a| a.display_name() == app_name)?;
+    let manager = match app.manager.as_ref()? {
+        crate::argocd::Manager::App(k) | crate::argocd::Manager::AppSet(k) => k,
+    };
+    in_head(manager).and_then(|(file, line)| at(file, line))
 }
 
 /// `gitops-lint check`: single-revision rules over one tree.
@@ -351,7 +470,8 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
         config: &config,
         only_changed: false,
     };
-    let findings = rules::run(&cx);
+    let mut findings = rules::run(&cx);
+    drop_ignored_paths(&mut findings, &config);
     let mut report = Report::new("check", None, (&label, &inv), None, findings);
     attach_files(&mut report, None, tree.as_ref());
     Ok(report)

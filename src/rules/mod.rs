@@ -5,6 +5,7 @@
 mod gl000_render_failed;
 mod gl001_stateful_prune;
 mod gl002_app_cascade_delete;
+mod gl014_unused_acknowledgement;
 
 use crate::argocd::Inventory;
 use crate::config::Config;
@@ -121,7 +122,14 @@ pub static ALL: &[&dyn Rule] = &[
     &gl000_render_failed::RenderFailed,
     &gl001_stateful_prune::StatefulPrune,
     &gl002_app_cascade_delete::AppCascadeDelete,
+    &gl014_unused_acknowledgement::UnusedAcknowledgement,
 ];
+
+/// GL014's facts, for the acknowledgement pass that produces its findings.
+#[must_use]
+pub fn unused_acknowledgement_meta() -> &'static RuleMeta {
+    &gl014_unused_acknowledgement::META
+}
 
 /// Finds a rule by code (`GL001`) or name (`stateful-prune`).
 #[must_use]

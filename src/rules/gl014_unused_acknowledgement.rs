@@ -1,0 +1,27 @@
+//! GL014 unused-acknowledgement: a `Gitops-Lint-Allow` trailer that matches
+//! no reported deletion.
+
+use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::finding::{Finding, Severity};
+
+/// See `rules/GL014-unused-acknowledgement.md`.
+pub struct UnusedAcknowledgement;
+
+pub(super) static META: RuleMeta = RuleMeta {
+    code: "GL014",
+    name: "unused-acknowledgement",
+    category: Category::Input,
+    default_severity: Severity::Warning,
+    mode: Mode::Diff,
+    doc: include_str!("../../rules/GL014-unused-acknowledgement.md"),
+};
+
+impl Rule for UnusedAcknowledgement {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    /// Its findings need every other rule's findings first, so they are made
+    /// by `crate::acknowledge::apply` after all rules ran.
+    fn check(&self, _cx: &RuleContext<'_>, _out: &mut Vec<Finding>) {}
+}
