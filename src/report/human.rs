@@ -34,13 +34,21 @@ impl std::error::Error for Adapter<'_> {}
 
 impl Diagnostic for Adapter<'_> {
     fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        let ack = if self.finding.acknowledged.is_some() {
+            " (acknowledged)"
+        } else {
+            ""
+        };
         Some(Box::new(format!(
-            "{} {}",
+            "{} {}{ack}",
             self.finding.rule.code, self.finding.rule.name
         )))
     }
 
     fn severity(&self) -> Option<miette::Severity> {
+        if self.finding.acknowledged.is_some() {
+            return Some(miette::Severity::Advice);
+        }
         Some(match self.finding.severity {
             Severity::Error => miette::Severity::Error,
             Severity::Warning => miette::Severity::Warning,

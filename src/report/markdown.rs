@@ -133,12 +133,23 @@ fn finding_block(r: &Report, i: usize, f: &Finding) -> String {
     } else {
         f.severity.to_string()
     };
+    // The summary names what the finding is about; the body says why.
+    let subject = match (&f.resource, &f.app) {
+        (Some(res), Some(app)) => format!("{res} in {app}"),
+        (Some(res), None) => res.to_string(),
+        (None, Some(app)) => format!("app {app}"),
+        (None, None) => String::new(),
+    };
+    let subject = if subject.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", html(&subject))
+    };
     let mut s = format!(
-        "<details><summary>{} <b>{} {}</b> ({state}): {}</summary>\n\n",
+        "<details><summary>{} <b>{} {}</b> ({state}){subject}</summary>\n\n",
         icon(f),
         f.rule.code,
         f.rule.name,
-        html(&f.message)
     );
     s.push_str(&format!("{}\n\n", f.message));
     let loc = f.location.as_ref().or_else(|| r.anchor(i));

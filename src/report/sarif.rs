@@ -288,7 +288,16 @@ fn result(r: &Report, i: usize, f: &Finding) -> SarifResult {
         .iter()
         .position(|x| x.meta().code == f.rule.code)
         .unwrap_or(0);
-    let anchor = r.anchor(i);
+    // GitHub code scanning rejects the whole file when any result lacks a
+    // physical location (codeql-action#1738), so one is always given: where
+    // the finding shows in the change, else its own file (perhaps deleted at
+    // head), else the configuration file that governs the run.
+    let fallback = Location {
+        side: Side::Head,
+        file: crate::config::CONFIG_FILE.to_string(),
+        line: None,
+    };
+    let anchor = r.anchor(i).or(f.location.as_ref()).or(Some(&fallback));
     let mut related = Vec::new();
     if let Some(own) = &f.location {
         if anchor != Some(own) && own.side == Side::Base {

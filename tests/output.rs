@@ -1,0 +1,166 @@
+//! Every output format on one shared case, `testdata/output/mixed`: a change
+//! with errors, a warning, info, an acknowledged deletion (annotation and
+//! commit trailer), an unused trailer, a protected prune, and a head
+//! configuration that tries to switch off the rule judging it.
+//!
+//! One run of the real binary writes all five formats (`--format F=FILE`
+//! repeated, GitHub annotations on stdout); each is compared with
+//! `expected.<format>` beside the case. `GITOPS_LINT_BLESS=1` rewrites them.
+
+mod common;
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+struct Outputs {
+    human: String,
+    json: String,
+    sarif: String,
+    github: String,
+    markdown: String,
+    status: i32,
+}
+
+fn run_mixed() -> Outputs {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/output/mixed");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let repo = tmp.path().join("repo");
+    let message =
+        std::fs::read_to_string(case.join("commit-message.txt")).expect("commit-message.txt");
+    let (base, head) = common::commit_case(&repo, &case, &message);
+    let out = tmp.path().join("out");
+    std::fs::create_dir_all(&out).expect("out dir");
+    let o = |name: &str| out.join(name);
+    let assert = Command::cargo_bin("gitops-lint")
+        .expect("binary")
+        .current_dir(&repo)
+        .env_remove("GITHUB_ACTIONS")
+        .args(["diff", "main..change"])
+        .arg(format!("--format=human={}", o("human").display()))
+        .arg(format!("--format=json={}", o("json").display()))
+        .arg(format!("--format=sarif={}", o("sarif").display()))
+        .arg(format!("--format=markdown={}", o("markdown").display()))
+        .arg("--format=github")
+        .assert();
+    let output = assert.get_output();
+    let norm = |s: String| common::normalize(&s, &base, &head);
+    let read = |n: &str| norm(std::fs::read_to_string(o(n)).expect("output written"));
+    Outputs {
+        human: read("human"),
+        json: read("json"),
+        sarif: read("sarif"),
+        markdown: read("markdown"),
+        github: norm(String::from_utf8_lossy(&output.stdout).into_owned()),
+        status: output.status.code().unwrap_or(-1),
+    }
+}
+
+#[test]
+fn every_format_matches_its_snapshot() {
+    let out = run_mixed();
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/output/mixed");
+    let mut failures = Vec::new();
+    for (file, text) in [
+        ("expected.human.txt", &out.human),
+        ("expected.json", &out.json),
+        ("expected.sarif", &out.sarif),
+        ("expected.github.txt", &out.github),
+        ("expected.md", &out.markdown),
+    ] {
+        if let Err(e) = common::compare_or_bless(&case.join(file), text) {
+            failures.push(e);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    // Unacknowledged errors fail the run.
+    assert_eq!(out.status, 1);
+}
+
+#[test]
+fn sarif_output_validates_against_the_oasis_schema() {
+    let out = run_mixed();
+    let log: Value = serde_json::from_str(&out.sarif).expect("SARIF is JSON");
+    assert_eq!(common::sarif_schema_errors(&log), Vec::<String>::new());
+    let results = log["runs"][0]["results"].as_array().expect("results");
+    assert!(!results.is_empty());
+    for r in results {
+        assert!(r["partialFingerprints"]["gitopsLint/v1"].is_string(), "{r}");
+        // GitHub rejects a whole upload if one result has no physical location.
+        let loc = &r["locations"][0];
+        assert!(
+            loc["physicalLocation"]["artifactLocation"]["uri"].is_string(),
+            "no physical location: {r}"
+        );
+    }
+    // A prune whose file is gone at head is shown on the Application that
+    // prunes it, a file of the change, with the base file as related location.
+    let ledger = results
+        .iter()
+        .find(|r| {
+            r["message"]["text"]
+                .as_str()
+                .is_some_and(|m| m.contains("PersistentVolumeClaim payments/ledger`"))
+        })
+        .expect("ledger finding");
+    assert_eq!(
+        ledger["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "apps/payments.yaml"
+    );
+    assert_eq!(
+        ledger["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "workloads/payments/ledger-pvc.yaml"
+    );
+    assert_eq!(ledger["level"], "error");
+    // The acknowledged ones are suppressed results.
+    let suppressed = results
+        .iter()
+        .filter(|r| r["suppressions"].is_array())
+        .count();
+    assert_eq!(suppressed, 2);
+}
+
+#[test]
+fn base_configuration_wins_and_every_format_with_room_says_so() {
+    let out = run_mixed();
+    let json: Value = serde_json::from_str(&out.json).expect("json");
+    // Head's `.gitops-lint.yaml` ignores GL001; the base's does not, and wins.
+    assert!(json["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|f| f["code"] == "GL001"));
+    let note = ".gitops-lint.yaml differs at head; the base revision's configuration was used";
+    assert!(out.human.contains(note));
+    assert!(out.markdown.contains(note));
+    assert!(out.sarif.contains(note));
+    assert!(out.github.contains(note));
+}
+
+#[test]
+fn acknowledged_findings_are_shown_but_do_not_count() {
+    let out = run_mixed();
+    // The trailer and the annotation each acknowledge one deletion.
+    assert!(out
+        .github
+        .contains("title=GL001 stateful-prune (acknowledged)::syncing `web` with prune would delete `Service web/public-lb`"));
+    assert!(out.human.contains(
+        "acknowledged: gitops-lint.io/allow-prune: archive exported to object storage (OPS-1234)"
+    ));
+    // The misspelt trailer is reported.
+    assert!(out.github.contains("::warning title=GL014 unused-acknowledgement::commit trailer `Gitops-Lint-Allow: PersistentVolumeClaim/payment/ledger` matches no deletion"));
+    let json: Value = serde_json::from_str(&out.json).expect("json");
+    let errors = json["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["severity"] == "error")
+        .count() as u64;
+    // Acknowledged findings are listed but left out of the summary counts.
+    let acked_errors = 1;
+    assert_eq!(
+        json["summary"]["error"].as_u64(),
+        Some(errors - acked_errors)
+    );
+}
