@@ -1,0 +1,76 @@
+//! The README's rule table is generated from the registry (code, name,
+//! default severity, the summary from `rules/<CODE>-<name>.md`) and must
+//! match it. `GITOPS_LINT_BLESS=1 cargo test --test docs` rewrites the table
+//! between `<!-- rules:start -->` and `<!-- rules:end -->`.
+
+use std::path::Path;
+
+use gitops_lint::rules;
+
+const START: &str = "<!-- rules:start -->";
+const END: &str = "<!-- rules:end -->";
+
+/// The summary up to its first full stop followed by a space (or all of it).
+fn first_sentence(s: &str) -> &str {
+    s.find(". ").map_or(s, |i| &s[..=i])
+}
+
+/// The table as the registry describes it.
+fn generated_table() -> String {
+    let mut s = String::from(
+        "| code | name | default severity | what it reports |\n|---|---|---|---|\n",
+    );
+    for r in rules::ALL {
+        let m = r.meta();
+        s.push_str(&format!(
+            "| {} | [{}](rules/{}-{}.md) | {} | {} |\n",
+            m.code,
+            m.name,
+            m.code,
+            m.name,
+            m.default_severity,
+            first_sentence(&m.summary()).replace('|', "\\|")
+        ));
+    }
+    s
+}
+
+#[test]
+fn readme_rule_table_matches_the_registry() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = std::fs::read_to_string(&path).expect("README.md exists");
+    let (Some(start), Some(end)) = (readme.find(START), readme.find(END)) else {
+        panic!("README.md lacks the {START} / {END} markers");
+    };
+    assert!(start < end, "the rules markers are out of order");
+    let current = readme[start + START.len()..end].trim_matches('\n');
+    let wanted = generated_table();
+    if current == wanted.trim_end() {
+        return;
+    }
+    if std::env::var_os("GITOPS_LINT_BLESS").is_some() {
+        let updated = format!("{}{START}\n{wanted}{}", &readme[..start], &readme[end..]);
+        std::fs::write(&path, updated).expect("README.md writable");
+        return;
+    }
+    panic!(
+        "README.md's rule table disagrees with rules/ (GITOPS_LINT_BLESS=1 cargo test --test docs to regenerate)\n--- README\n{current}\n--- registry\n{wanted}"
+    );
+}
+
+#[test]
+fn every_rule_links_to_an_existing_doc() {
+    for r in rules::ALL {
+        let m = r.meta();
+        let doc = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("rules")
+            .join(format!("{}-{}.md", m.code, m.name));
+        assert_eq!(
+            std::fs::read_to_string(&doc).ok().as_deref(),
+            Some(m.doc),
+            "{} is not the embedded doc of {}",
+            doc.display(),
+            m.code
+        );
+    }
+}
