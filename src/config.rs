@@ -471,6 +471,13 @@ impl Config {
         ) {
             cfg.default_storage_class_wait_for_first_consumer = w;
         }
+        // In file order, as a person fixes them.
+        c.problems.sort_by_key(|p| {
+            p.strip_prefix("line ")
+                .and_then(|r| r.split(':').next())
+                .and_then(|n| n.parse::<u32>().ok())
+                .unwrap_or(0)
+        });
         if c.problems.is_empty() {
             Ok(cfg)
         } else {
@@ -513,4 +520,102 @@ fn parse_version(v: &str) -> Option<(u32, u32)> {
     let major = it.next()?.parse().ok()?;
     let minor = it.next().unwrap_or("0").parse().ok()?;
     Some((major, minor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(text: &str) -> Vec<String> {
+        Config::parse(".gitops-lint.yaml", text)
+            .expect_err("invalid")
+            .problems
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once_with_lines_and_suggestions() {
+        let p = problems(
+            "statefulKind: [Cluster]\nrules:\n  ignore: [stateful-prunes]\n  severity:\n    GL001: fatal\nmassPrune:\n  ratio: 2\napplicationSet:\n  policy: delete-all\n  polcyOverride: true\n",
+        );
+        assert_eq!(
+            p,
+            vec![
+                "line 1: unknown key `statefulKind` (did you mean `statefulKinds`?)",
+                "line 3: rules.ignore: unknown rule `stateful-prunes` (did you mean `stateful-prune`?)",
+                "line 5: rules.severity.GL001: `fatal` is not error, warning or info",
+                "line 7: massPrune.ratio `2` is not a number between 0 and 1",
+                "line 9: applicationSet.policy `delete-all` is not one of sync, create-only, create-update, create-delete",
+                "line 10: unknown key `applicationSet.polcyOverride` (did you mean `policyOverride`?)",
+            ]
+        );
+    }
+
+    #[test]
+    fn snake_case_keys_suggest_their_camel_case_form() {
+        let p = problems("ignore_paths: [docs/**]\n");
+        assert_eq!(
+            p,
+            vec!["line 1: unknown key `ignore_paths` (did you mean `ignorePaths`?)"]
+        );
+        // Nothing close: no suggestion.
+        let p = problems("colour: blue\n");
+        assert_eq!(p, vec!["line 1: unknown key `colour`"]);
+    }
+
+    #[test]
+    fn error_message_lists_problems_one_per_line() {
+        let e = Config::parse("c.yaml", "a: 1\nb: 2\n").expect_err("invalid");
+        assert_eq!(
+            e.to_string(),
+            "invalid c.yaml:\n  line 1: unknown key `a`\n  line 2: unknown key `b`"
+        );
+    }
+
+    #[test]
+    fn a_full_configuration_is_read() {
+        let c = Config::parse(
+            "c",
+            "rules:\n  select: [prune, GL002]\n  ignore: [GL014]\n  severity: {stateful-prune: warning}\nignorePaths: ['docs/**', 'vendor/*.yaml']\nstatefulKinds: [postgresql.cnpg.io/Cluster, kafka.strimzi.io/Kafka, Bucket]\nrepoUrls: [git@github.com:org/gitops.git]\nbranches: [production]\napps: [clusters/prod]\nargocdVersion: '2.14'\nmassPrune: {ratio: 0.3, count: 10}\napplicationSet: {policy: create-update, policyOverride: false, newGitFileGlobbing: true}\ndefaultStorageClassWaitForFirstConsumer: true\n",
+        )
+        .expect("valid");
+        assert_eq!(c.argocd_version, (2, 14));
+        assert!(c.is_extra_stateful("kafka.strimzi.io", "Kafka"));
+        assert!(c.is_extra_stateful("anything.io", "Bucket"));
+        assert!(!c.is_extra_stateful("other.io", "Kafka"));
+        assert!(c.ignore_paths.matches("docs/a/b.yaml"));
+        assert!(c.ignore_paths.matches("vendor/x.yaml"));
+        assert!(!c.ignore_paths.matches("vendor/sub/x.yaml"));
+        assert_eq!(c.applicationset.policy.as_deref(), Some("create-update"));
+        assert!(c.applicationset.new_git_file_globbing);
+        assert!(c.default_storage_class_wait_for_first_consumer);
+        assert_eq!(c.severity.get("stateful-prune"), Some(&Severity::Warning));
+        let meta = |code: &str| crate::rules::find(code).map(|r| r.meta()).expect("rule");
+        // `prune` is a category: GL001 is in it; GL000 (input) is not selected.
+        assert!(c.rule_enabled(meta("GL001")));
+        assert!(c.rule_enabled(meta("GL002")));
+        assert!(!c.rule_enabled(meta("GL000")));
+        assert!(!c.rule_enabled(meta("GL014")));
+    }
+
+    #[test]
+    fn empty_and_comment_only_files_are_the_defaults() {
+        assert_eq!(Config::parse("c", "").expect("valid"), Config::default());
+        assert_eq!(
+            Config::parse("c", "# nothing yet\n").expect("valid"),
+            Config::default()
+        );
+    }
+
+    #[test]
+    fn wrong_types_are_named() {
+        let p = problems("statefulKinds: Cluster\nbranches: [1]\nrules: [GL001]\n");
+        assert_eq!(
+            p,
+            vec![
+                "line 1: `statefulKinds` must be a list of strings",
+                "line 2: `branches[0]` must be a string",
+                "line 3: `rules` must be a mapping",
+            ]
+        );
+    }
 }
