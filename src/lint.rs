@@ -202,19 +202,49 @@ fn attach_files(report: &mut Report, base: Option<&dyn Tree>, head: &dyn Tree) {
 pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
     opts.progress.step("resolving revisions");
     let repo = open_repo(opts)?;
-    let range = repo.resolve_range(range)?;
+    let spec = range;
+    let range = repo.resolve_range(spec).map_err(|e| ci_advice(&repo, e))?;
     let base_tree = repo.commit_tree(&range.base)?;
     let head_tree = repo.commit_tree(&range.head)?;
     let target = target_branch(&repo, &range.spec);
     let messages = repo.commit_messages(&range.base, &range.head)?;
-    diff_trees(
+    let mut report = diff_trees(
         &repo,
         (&range.base, base_tree),
         (&range.head, head_tree),
         target.as_deref(),
         &messages,
         opts,
-    )
+    )?;
+    if spec.is_none() {
+        let detached = if repo.head_branch().is_none() {
+            " (HEAD is detached, as in CI checkouts; pass a range to choose the base)"
+        } else {
+            ""
+        };
+        report.notes.insert(
+            0,
+            format!("no range given: comparing `{}`{detached}", range.spec),
+        );
+    }
+    Ok(report)
+}
+
+/// Adds what to do in CI to the errors CI checkouts cause.
+fn ci_advice(repo: &GitRepo, e: RepoError) -> LintError {
+    match e {
+        RepoError::NoDefaultBase => {
+            let shallow = if repo.is_shallow() {
+                "; this is a shallow clone: fetch full history (actions/checkout with `fetch-depth: 0`, or `git fetch --unshallow`)"
+            } else {
+                ""
+            };
+            LintError::Other(format!(
+                "{e}{shallow}; in GitHub Actions pass the pull request's base, e.g. `gitops-lint diff ${{{{ github.event.pull_request.base.sha }}}}..HEAD`"
+            ))
+        }
+        other => LintError::Repo(other),
+    }
 }
 
 /// The branch a change is compared against (`develop` in `develop..HEAD` or

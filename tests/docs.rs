@@ -17,9 +17,8 @@ fn first_sentence(s: &str) -> &str {
 
 /// The table as the registry describes it.
 fn generated_table() -> String {
-    let mut s = String::from(
-        "| code | name | default severity | what it reports |\n|---|---|---|---|\n",
-    );
+    let mut s =
+        String::from("| code | name | default severity | what it reports |\n|---|---|---|---|\n");
     for r in rules::ALL {
         let m = r.meta();
         s.push_str(&format!(
