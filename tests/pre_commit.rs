@@ -1,0 +1,112 @@
+//! `gitops-lint pre-commit`: HEAD against the staged index, in real
+//! repositories driven with the git command line.
+
+use std::path::Path;
+use std::process::Command as Proc;
+
+use assert_cmd::Command;
+
+const APP: &str = "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: payments
+  namespace: argocd
+spec:
+  source:
+    repoURL: https://git.example.com/gitops.git
+    targetRevision: main
+    path: payments
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: payments
+  syncPolicy:
+    automated:
+      prune: true
+";
+
+const PVC: &str = "apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: ledger
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+";
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Proc::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn write(dir: &Path, path: &str, text: &str) {
+    let p = dir.join(path);
+    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    std::fs::write(p, text).expect("write");
+}
+
+fn repo() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().expect("tmp");
+    git(tmp.path(), &["init", "-q", "-b", "main"]);
+    write(tmp.path(), "apps/payments.yaml", APP);
+    write(tmp.path(), "payments/pvc.yaml", PVC);
+    write(
+        tmp.path(),
+        "payments/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    );
+    tmp
+}
+
+fn pre_commit(dir: &Path) -> (i32, String) {
+    let out = Command::cargo_bin("gitops-lint")
+        .expect("binary")
+        .current_dir(dir)
+        .args(["pre-commit", "--format", "json"])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned()
+        + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn initial_commit_with_no_head_works() {
+    let tmp = repo();
+    git(tmp.path(), &["add", "-A"]);
+    let (code, out) = pre_commit(tmp.path());
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["base"], "EMPTY");
+    assert_eq!(v["head"], "INDEX");
+    assert_eq!(v["apps"][0]["name"], "payments");
+}
+
+#[test]
+fn only_staged_deletions_count() {
+    let tmp = repo();
+    git(tmp.path(), &["add", "-A"]);
+    git(tmp.path(), &["commit", "-q", "-m", "base"]);
+    // Deleted in the working tree only: not part of the commit, not reported.
+    std::fs::remove_file(tmp.path().join("payments/pvc.yaml")).expect("rm");
+    let (code, out) = pre_commit(tmp.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("GL001"), "{out}");
+    // Staged: the commit would delete the PVC.
+    git(tmp.path(), &["rm", "-q", "payments/pvc.yaml"]);
+    let (code, out) = pre_commit(tmp.path());
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("\"GL001\""), "{out}");
+    // Restored in the working tree but still staged as deleted: still reported.
+    write(tmp.path(), "payments/pvc.yaml", PVC);
+    let (code, _) = pre_commit(tmp.path());
+    assert_eq!(code, 1);
+}
