@@ -73,8 +73,8 @@ fn pre_commit(dir: &Path) -> (i32, String) {
         .args(["pre-commit", "--format", "json"])
         .output()
         .expect("runs");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     (out.status.code().unwrap_or(-1), text)
 }
 
