@@ -66,9 +66,12 @@ pub struct Options {
     pub progress: Progress,
 }
 
+/// The function a [`Progress`] calls with each stage's name.
+type StageFn = dyn Fn(&str) + Send + Sync;
+
 /// A callback told which stage a run is in; does nothing by default.
 #[derive(Clone, Default)]
-pub struct Progress(Option<Arc<dyn Fn(&str) + Send + Sync>>);
+pub struct Progress(Option<Arc<StageFn>>);
 
 impl std::fmt::Debug for Progress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -34,12 +34,6 @@ pub enum Format {
 }
 
 impl Format {
-    /// Whether the output is read by programs (never decorated).
-    #[must_use]
-    pub fn is_machine(self) -> bool {
-        matches!(self, Format::Json | Format::Sarif | Format::Github)
-    }
-
     /// The name used on the command line.
     #[must_use]
     pub fn as_str(self) -> &'static str {
@@ -77,7 +71,7 @@ impl std::str::FromStr for FormatSpec {
     /// Parses `FORMAT` or `FORMAT=PATH` (`sarif=results.sarif`).
     fn from_str(s: &str) -> Result<FormatSpec, String> {
         let (name, path) = match s.split_once('=') {
-            Some((n, p)) if p.is_empty() => {
+            Some((n, "")) => {
                 return Err(format!("`{n}=` needs a file name after `=`"));
             }
             Some((n, p)) => (n, Some(PathBuf::from(p))),

@@ -13,7 +13,6 @@ use crate::finding::{Finding, Location, Severity, Side};
 use crate::rules::{self, RuleMeta};
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
-const INFORMATION_URI: &str = "https://github.com/gitops-lint/gitops-lint";
 /// The key under `partialFingerprints`; bump the suffix if the recipe changes.
 pub const FINGERPRINT_KEY: &str = "gitopsLint/v1";
 
@@ -53,7 +52,6 @@ struct Driver<'a> {
     name: &'static str,
     version: &'static str,
     semantic_version: &'static str,
-    information_uri: &'static str,
     rules: Vec<Descriptor<'a>>,
 }
 
@@ -354,7 +352,6 @@ pub fn to_value(r: &Report) -> serde_json::Value {
                     name: "gitops-lint",
                     version: env!("CARGO_PKG_VERSION"),
                     semantic_version: env!("CARGO_PKG_VERSION"),
-                    information_uri: INFORMATION_URI,
                     rules: rules::ALL.iter().map(|x| descriptor(x.meta())).collect(),
                 },
             },
