@@ -320,6 +320,16 @@ fn run(cli: Cli) -> ExitStatus {
 }
 
 fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
+    // Refuse unusable output requests before doing any work.
+    if let Command::Diff { common, .. }
+    | Command::Check { common, .. }
+    | Command::PreCommit { common }
+    | Command::Demo { common } = &cli.command
+    {
+        if let Err(e) = outputs(common) {
+            return fatal(&e);
+        }
+    }
     let options = |c: &Common| options(c, spinner);
     let finish = |r: Result<report::Report, LintError>, c: &Common| {
         spinner.clear();

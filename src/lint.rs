@@ -572,3 +572,107 @@ fn normalize_abs(p: &Path) -> PathBuf {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::write_commit;
+
+    fn files(list: &[(&str, &str)]) -> Vec<(String, Vec<u8>)> {
+        list.iter()
+            .map(|(p, t)| ((*p).to_string(), t.as_bytes().to_vec()))
+            .collect()
+    }
+
+    /// A removed manifest is shown on the kustomization that stopped
+    /// including it; a changed file keeps its place but loses its base line.
+    #[test]
+    fn anchors_land_on_files_of_the_change() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let base = write_commit(
+            tmp.path(),
+            "main",
+            None,
+            &files(&[
+                (
+                    "apps/p/kustomization.yaml",
+                    "resources: [pvc.yaml, cm.yaml]\n",
+                ),
+                ("apps/p/pvc.yaml", "kind: PersistentVolumeClaim\n"),
+                ("apps/p/cm.yaml", "kind: ConfigMap\n"),
+                ("apps/p/same.yaml", "kind: Secret\n"),
+                ("kustomization.yaml", "resources: [apps/p]\n"),
+            ]),
+            "base",
+        )
+        .expect("base");
+        let head = write_commit(
+            tmp.path(),
+            "change",
+            Some("main"),
+            &files(&[
+                ("apps/p/kustomization.yaml", "resources: [cm.yaml]\n"),
+                ("apps/p/cm.yaml", "kind: ConfigMap\ndata: {}\n"),
+                ("apps/p/same.yaml", "kind: Secret\n"),
+                ("kustomization.yaml", "resources: [apps/p]\n"),
+            ]),
+            "head",
+        )
+        .expect("head");
+        let repo = GitRepo::open(tmp.path()).expect("repo");
+        let (b, h) = (
+            repo.commit_tree(&base).expect("tree"),
+            repo.commit_tree(&head).expect("tree"),
+        );
+        let meta = crate::rules::find("GL001").expect("rule").meta();
+        let at =
+            |file: &str, line: u32| Finding::new(meta, "m").at(Side::Base, Some(file), Some(line));
+        let inv = Inventory::default();
+        let anchor_of = |f: &Finding| anchor(f, b.as_ref(), h.as_ref(), &inv, &inv);
+        let loc = |file: &str, line: Option<u32>| {
+            Some(Location {
+                side: Side::Head,
+                file: file.into(),
+                line,
+            })
+        };
+        assert_eq!(
+            anchor_of(&at("apps/p/pvc.yaml", 1)),
+            loc("apps/p/kustomization.yaml", None)
+        );
+        assert_eq!(
+            anchor_of(&at("apps/p/cm.yaml", 1)),
+            loc("apps/p/cm.yaml", None)
+        );
+        assert_eq!(
+            anchor_of(&at("apps/p/same.yaml", 1)),
+            loc("apps/p/same.yaml", Some(1))
+        );
+        // Nothing in the change to attach it to, and no app: no anchor.
+        let unchanged_parent = write_commit(
+            tmp.path(),
+            "other",
+            Some("main"),
+            &files(&[
+                (
+                    "apps/p/kustomization.yaml",
+                    "resources: [pvc.yaml, cm.yaml]\n",
+                ),
+                ("kustomization.yaml", "resources: [apps/p]\n"),
+            ]),
+            "other",
+        )
+        .expect("other");
+        let o = repo.commit_tree(&unchanged_parent).expect("tree");
+        assert_eq!(
+            anchor(
+                &at("apps/p/pvc.yaml", 1),
+                b.as_ref(),
+                o.as_ref(),
+                &inv,
+                &inv
+            ),
+            None
+        );
+    }
+}
