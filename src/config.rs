@@ -504,14 +504,37 @@ impl Config {
 
     /// Whether (group, kind) was configured as stateful.
     #[must_use]
+    /// Entries are `Kind`, `group/Kind`, or either with `*` wildcards, so
+    /// whole API families can be named (`*.upbound.io/*` for Crossplane
+    /// managed resources, whose deletion deletes the cloud resource).
     pub fn is_extra_stateful(&self, group: &str, kind: &str) -> bool {
         self.stateful_kinds
             .iter()
             .any(|s| match s.rsplit_once('/') {
-                Some((g, k)) => g == group && k == kind,
-                None => s == kind,
+                Some((g, k)) => wildcard(g, group) && wildcard(k, kind),
+                None => wildcard(s, kind),
             })
     }
+}
+
+/// Matches `text` against `pattern`, where `*` stands for any run of characters.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for mid in &parts[1..parts.len() - 1] {
+        match rest.find(mid) {
+            Some(i) => rest = &rest[i + mid.len()..],
+            None => return false,
+        }
+    }
+    true
 }
 
 fn parse_version(v: &str) -> Option<(u32, u32)> {
@@ -582,6 +605,15 @@ mod tests {
         assert!(c.is_extra_stateful("kafka.strimzi.io", "Kafka"));
         assert!(c.is_extra_stateful("anything.io", "Bucket"));
         assert!(!c.is_extra_stateful("other.io", "Kafka"));
+        let x = Config::parse(
+            "c",
+            "statefulKinds: ['*.upbound.io/*', 'pkg.crossplane.io/Prov*']\n",
+        )
+        .expect("valid");
+        assert!(x.is_extra_stateful("rds.aws.upbound.io", "Instance"));
+        assert!(x.is_extra_stateful("pkg.crossplane.io", "Provider"));
+        assert!(!x.is_extra_stateful("upbound.io.evil", "Instance"));
+        assert!(!x.is_extra_stateful("pkg.crossplane.io", "Configuration"));
         assert!(c.ignore_paths.matches("docs/a/b.yaml"));
         assert!(c.ignore_paths.matches("vendor/x.yaml"));
         assert!(!c.ignore_paths.matches("vendor/sub/x.yaml"));
