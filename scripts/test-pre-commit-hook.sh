@@ -25,7 +25,7 @@ fi
 # A dedicated, reused target directory and an unoptimised release profile
 # keep that build incremental and short; the hook's behaviour is the same.
 export PRE_COMMIT_HOME="$target/pre-commit-home"
-export CARGO_TARGET_DIR="$target/pre-commit-cargo"
+export CARGO_TARGET_DIR="$target/install-cargo"
 export CARGO_PROFILE_RELEASE_OPT_LEVEL=0
 export CARGO_PROFILE_RELEASE_DEBUG=false
 export CARGO_PROFILE_RELEASE_LTO=false

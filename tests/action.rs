@@ -355,7 +355,7 @@ fn default_install_builds_from_the_action_source() {
     // A dedicated target directory, reused across runs, and an unoptimised
     // release profile keep this build short; `cargo install --locked` is
     // otherwise exactly what a runner does.
-    let target = crate_root().join("target/action-install");
+    let target = crate_root().join("target/install-cargo");
     let target = target.display().to_string();
     let runs = run_action(
         &mut r,
