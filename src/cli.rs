@@ -160,13 +160,19 @@ impl Spinner {
         if in_ci || !std::io::stderr().is_terminal() {
             return Spinner(None);
         }
-        let pb =
-            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        // Hidden at first: runs that finish quickly never show anything.
+        let pb = indicatif::ProgressBar::hidden();
         if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
             pb.set_style(style);
         }
-        // Quick runs finish before the first tick and never show anything.
-        pb.enable_steady_tick(std::time::Duration::from_millis(250));
+        pb.enable_steady_tick(std::time::Duration::from_millis(120));
+        let shown = pb.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            if !shown.is_finished() {
+                shown.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            }
+        });
         Spinner(Some(pb))
     }
 
