@@ -1,0 +1,244 @@
+//! Acknowledging intended deletions: the `gitops-lint.io/allow-prune`
+//! annotation read from the base revision, `Gitops-Lint-Allow` commit
+//! trailers, and GL014 for trailers that acknowledge nothing.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use gitops_lint::source::write_commit;
+
+fn app(name: &str, path: &str, annotations: &str) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: {name}
+  namespace: argocd
+  finalizers: [resources-finalizer.argocd.argoproj.io]
+{annotations}spec:
+  source: {{repoURL: https://git.example.com/gitops.git, targetRevision: main, path: {path}}}
+  destination: {{server: https://kubernetes.default.svc, namespace: {name}}}
+  syncPolicy: {{automated: {{prune: true}}}}
+"
+    )
+}
+
+const PVC: &str = "apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+spec: {accessModes: [ReadWriteOnce]}
+";
+
+/// Base: root (app-of-apps) renders `apps/`, which holds `reports` (with
+/// the resources finalizer) and `payments` (with a PVC). Head removes the
+/// `reports` Application and the PVC, committed with `message`.
+fn repo(dir: &Path, reports_annotations: &str, config: &str, message: &str) {
+    let mut base = vec![
+        ("root.yaml", app("root", "apps", "")),
+        (
+            "apps/reports.yaml",
+            app("reports", "reports", reports_annotations),
+        ),
+        ("apps/payments.yaml", app("payments", "payments", "")),
+        (
+            "reports/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: r}\n".into(),
+        ),
+        (
+            "payments/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\n".into(),
+        ),
+        ("payments/pvc.yaml", PVC.into()),
+        (".gitops-lint.yaml", config.into()),
+    ];
+    let to_files = |v: &[(&str, String)]| -> Vec<(String, Vec<u8>)> {
+        v.iter()
+            .map(|(p, t)| ((*p).to_string(), t.as_bytes().to_vec()))
+            .collect()
+    };
+    write_commit(dir, "main", None, &to_files(&base), "base").expect("base");
+    base.retain(|(p, _)| *p != "apps/reports.yaml" && *p != "payments/pvc.yaml");
+    write_commit(dir, "change", Some("main"), &to_files(&base), message).expect("head");
+}
+
+fn run(dir: &Path) -> (i32, String) {
+    let out = Command::cargo_bin("gitops-lint")
+        .expect("binary")
+        .current_dir(dir)
+        .args(["diff", "main..change", "--format", "github"])
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn unacknowledged_deletions_fail() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    repo(tmp.path(), "", "", "Remove things");
+    let (code, out) = run(tmp.path());
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("::error file=root.yaml,line=1,title=GL002 app-cascade-delete::"),
+        "{out}"
+    );
+    assert!(
+        out.contains("::error file=apps/payments.yaml,line=1,title=GL001 stateful-prune::"),
+        "{out}"
+    );
+    assert!(!out.contains("acknowledged"), "{out}");
+}
+
+#[test]
+fn annotation_on_the_base_application_and_trailer_for_the_pvc_acknowledge_both() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    repo(
+        tmp.path(),
+        "  annotations:\n    gitops-lint.io/allow-prune: \"reports moved to the data platform\"\n",
+        "",
+        "Remove things\n\nGitops-Lint-Allow: PersistentVolumeClaim/payments/data\n",
+    );
+    let (code, out) = run(tmp.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("title=GL002 app-cascade-delete (acknowledged)::"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "acknowledged: gitops-lint.io/allow-prune: reports moved to the data platform"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("title=GL001 stateful-prune (acknowledged)::"),
+        "{out}"
+    );
+    assert!(
+        out.contains("acknowledged: Gitops-Lint-Allow: PersistentVolumeClaim/payments/data"),
+        "{out}"
+    );
+    assert!(!out.contains("GL014"), "{out}");
+}
+
+#[test]
+fn application_trailers_acknowledge_app_deletions() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    repo(
+        tmp.path(),
+        "",
+        "",
+        "Remove things\n\nGitops-Lint-Allow: Application/argocd/reports retired\nGitops-Lint-Allow: PersistentVolumeClaim/payments/data\n",
+    );
+    let (code, out) = run(tmp.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("title=GL002 app-cascade-delete (acknowledged)::"),
+        "{out}"
+    );
+    assert!(
+        out.contains("acknowledged: Gitops-Lint-Allow: retired"),
+        "{out}"
+    );
+}
+
+#[test]
+fn unreadable_and_unmatched_trailers_are_reported_unless_gl014_is_off() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    repo(
+        tmp.path(),
+        "",
+        "",
+        "Remove things\n\nGitops-Lint-Allow: data\nGitops-Lint-Allow: PersistentVolumeClaim/payments/date\n",
+    );
+    let (code, out) = run(tmp.path());
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("::warning title=GL014 unused-acknowledgement::commit trailer `Gitops-Lint-Allow: data` cannot be read: `data` is not `Kind/namespace/name` or `Kind/name`"), "{out}");
+    assert!(out.contains("::warning title=GL014 unused-acknowledgement::commit trailer `Gitops-Lint-Allow: PersistentVolumeClaim/payments/date` matches no deletion"), "{out}");
+
+    let tmp = tempfile::tempdir().expect("tmp");
+    repo(
+        tmp.path(),
+        "",
+        "rules: {ignore: [unused-acknowledgement]}\n",
+        "Remove things\n\nGitops-Lint-Allow: data\n",
+    );
+    let (_, out) = run(tmp.path());
+    assert!(!out.contains("GL014"), "{out}");
+}
+
+#[test]
+fn annotation_added_by_the_deleting_change_acknowledges_nothing() {
+    // The PVC moves from `payments` to `billing` (same identity), and the
+    // change adds the annotation to it. The object in the cluster (base)
+    // never carried it, so the prune by `payments` stays unacknowledged:
+    // acknowledgements, like protection, are read from the base revision.
+    let tmp = tempfile::tempdir().expect("tmp");
+    let annotated = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n  namespace: payments\n  annotations:\n    gitops-lint.io/allow-prune: \"moving to billing\"\nspec: {accessModes: [ReadWriteOnce]}\n";
+    let plain = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n  namespace: payments\nspec: {accessModes: [ReadWriteOnce]}\n";
+    let files = |dir: &str, pvc: &str| -> Vec<(String, Vec<u8>)> {
+        vec![
+            (
+                "apps/payments.yaml".into(),
+                app("payments", "payments", "").into_bytes(),
+            ),
+            (
+                "apps/billing.yaml".into(),
+                app("billing", "billing", "").into_bytes(),
+            ),
+            (
+                "billing/cm.yaml".into(),
+                b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n".to_vec(),
+            ),
+            (
+                "payments/cm.yaml".into(),
+                b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\n".to_vec(),
+            ),
+            (format!("{dir}/pvc.yaml"), pvc.as_bytes().to_vec()),
+        ]
+    };
+    write_commit(tmp.path(), "main", None, &files("payments", plain), "base").expect("base");
+    write_commit(
+        tmp.path(),
+        "change",
+        Some("main"),
+        &files("billing", annotated),
+        "Move",
+    )
+    .expect("head");
+    let (code, out) = run(tmp.path());
+    assert!(
+        out.contains("`PersistentVolumeClaim payments/data`"),
+        "{out}"
+    );
+    assert!(out.contains("it moves to `billing`"), "{out}");
+    assert!(!out.contains("(acknowledged)"), "{out}");
+    assert_eq!(code, 1, "{out}");
+    // The same annotation in the base revision does acknowledge it.
+    let tmp = tempfile::tempdir().expect("tmp");
+    write_commit(
+        tmp.path(),
+        "main",
+        None,
+        &files("payments", annotated),
+        "base",
+    )
+    .expect("base");
+    write_commit(
+        tmp.path(),
+        "change",
+        Some("main"),
+        &files("billing", annotated),
+        "Move",
+    )
+    .expect("head");
+    let (code, out) = run(tmp.path());
+    assert!(
+        out.contains("acknowledged: gitops-lint.io/allow-prune: moving to billing"),
+        "{out}"
+    );
+    assert_eq!(code, 0, "{out}");
+}
