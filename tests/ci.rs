@@ -235,3 +235,24 @@ fn two_formats_on_stdout_is_a_usage_error() {
     );
     assert!(stdout.is_empty());
 }
+
+#[test]
+fn ignore_paths_drop_findings_located_in_matching_files() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (origin, _, _) = origin(tmp.path(), "main");
+    let cfg = tmp.path().join("cfg.yaml");
+    std::fs::write(
+        &cfg,
+        "repoUrls: [https://git.example.com/gitops.git]\nignorePaths: ['payments/**']\n",
+    )
+    .expect("write");
+    let cfg = cfg.to_str().expect("utf-8");
+    let (code, stdout, stderr) = lint(&origin, &["diff", "main..change", "--config", cfg]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stdout.contains("GL001"), "{stdout}");
+    // The prune itself is still part of the plan.
+    assert!(
+        stdout.contains("PersistentVolumeClaim payments/ledger (removed)"),
+        "{stdout}"
+    );
+}
