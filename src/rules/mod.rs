@@ -7,6 +7,8 @@ mod gl001_stateful_prune;
 mod gl002_app_cascade_delete;
 mod gl014_unused_acknowledgement;
 
+pub mod analysis;
+
 use crate::argocd::Inventory;
 use crate::config::Config;
 use crate::finding::{Finding, Severity};

@@ -1,0 +1,438 @@
+//! What a hook's containers do, read for idempotency: their commands and
+//! `sh -c` scripts, the SQL they feed to `psql`/`mysql` (inline, here-docs,
+//! files and env vars from ConfigMaps of the same app), and whether a
+//! versioned migration tool does the work.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::podspec::{self, EnvSource, MountedFile};
+use super::shell::{self, Command};
+use super::sql;
+use crate::manifest::Manifest;
+
+/// One piece of work that fails or repeats itself on a second run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsafe {
+    /// Where: `line 3 of key `init.sql` in ConfigMap `db-init``.
+    pub place: String,
+    /// The statement or command, abbreviated.
+    pub statement: String,
+    /// Why a second run fails or duplicates.
+    pub why: String,
+}
+
+/// The result of reading a hook's containers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HookWork {
+    /// A versioned migration tool found in a command or image (the hook is
+    /// then idempotent by construction).
+    pub migration_tool: Option<String>,
+    /// Work that is not safe to run twice.
+    pub problems: Vec<Unsafe>,
+}
+
+/// Reads the containers of `hook`, resolving ConfigMaps among `resources`.
+#[must_use]
+pub fn analyze(hook: &Manifest, resources: &[Manifest]) -> HookWork {
+    let mut w = Walker {
+        hook,
+        resources,
+        out: HookWork::default(),
+        seen_files: BTreeSet::new(),
+    };
+    let Some(spec) = podspec::pod_spec(hook) else {
+        return w.out;
+    };
+    for c in podspec::containers(spec) {
+        let name = c.get("name").and_then(Value::as_str).unwrap_or("?");
+        if let Some(tool) = c
+            .get("image")
+            .and_then(Value::as_str)
+            .and_then(migration_image)
+        {
+            w.out.migration_tool.get_or_insert_with(|| tool.to_string());
+        }
+        let argv: Vec<String> = podspec::argv(c)
+            .into_iter()
+            .map(|a| expand_env(&a, c, &w))
+            .collect();
+        if argv.is_empty() {
+            continue;
+        }
+        let cx = Cx { spec, container: c };
+        let place = format!("the command of container `{name}`");
+        let cmd = Command {
+            text: argv.join(" "),
+            argv,
+            line: 1,
+            heredoc: None,
+            stdin_file: None,
+            tolerated: false,
+        };
+        let mut sql_client = false;
+        w.command(&cx, &cmd, &place, 0, &mut sql_client);
+        if sql_client {
+            // A client fed by a loop or glob: read every mounted `.sql` key.
+            for (cm, _) in podspec::mounted_config_maps(spec, c) {
+                let Some(data) = w.config_map(&cm).and_then(|v| v.get("data")).and_then(Value::as_object) else {
+                    continue;
+                };
+                let keys: Vec<(String, String)> = data
+                    .iter()
+                    .filter(|(k, _)| k.ends_with(".sql"))
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect();
+                for (k, text) in keys {
+                    w.sql_file(&cm, &k, &text);
+                }
+            }
+        }
+    }
+    if w.out.migration_tool.is_some() {
+        w.out.problems.clear();
+    }
+    w.out
+}
+
+struct Cx<'v> {
+    spec: &'v Value,
+    container: &'v Value,
+}
+
+struct Walker<'a> {
+    hook: &'a Manifest,
+    resources: &'a [Manifest],
+    out: HookWork,
+    seen_files: BTreeSet<(String, String)>,
+}
+
+impl Walker<'_> {
+    fn config_map(&self, name: &str) -> Option<&Value> {
+        self.resources
+            .iter()
+            .find(|m| {
+                m.id.kind == "ConfigMap"
+                    && m.id.group.is_empty()
+                    && m.id.name == name
+                    && m.id.namespace == self.hook.id.namespace
+            })
+            .map(|m| m.value.as_ref())
+    }
+
+    fn file_text(&self, f: &MountedFile) -> Option<String> {
+        self.config_map(&f.config_map)?
+            .get("data")?
+            .get(&f.key)?
+            .as_str()
+            .map(str::to_string)
+    }
+
+    fn mounted(&self, cx: &Cx<'_>, path: &str) -> Option<(MountedFile, String)> {
+        let f = podspec::mounted_config_map_file(cx.spec, cx.container, path)?;
+        let text = self.file_text(&f)?;
+        Some((f, text))
+    }
+
+    fn script(&mut self, cx: &Cx<'_>, text: &str, place: &dyn Fn(u32) -> String, depth: u8) {
+        for cmd in shell::parse_script(text) {
+            let p = place(cmd.line);
+            let mut sql_client = false;
+            self.command(cx, &cmd, &p, depth, &mut sql_client);
+        }
+    }
+
+    fn sql_file(&mut self, cm: &str, key: &str, text: &str) {
+        if !self.seen_files.insert((cm.to_string(), key.to_string())) {
+            return;
+        }
+        for p in sql::non_idempotent(text) {
+            self.out.problems.push(Unsafe {
+                place: format!("line {} of `{key}` in ConfigMap `{cm}`", p.line),
+                statement: p.statement,
+                why: p.why,
+            });
+        }
+    }
+
+    fn sql_text(&mut self, text: &str, place: &str) {
+        for p in sql::non_idempotent(text) {
+            self.out.problems.push(Unsafe {
+                place: if text.contains('\n') {
+                    format!("{place} (SQL line {})", p.line)
+                } else {
+                    place.to_string()
+                },
+                statement: p.statement,
+                why: p.why,
+            });
+        }
+    }
+
+    fn command(&mut self, cx: &Cx<'_>, cmd: &Command, place: &str, depth: u8, sql_client: &mut bool) {
+        if depth > 3 || cmd.argv.is_empty() {
+            return;
+        }
+        let argv = &cmd.argv;
+        if let Some(tool) = migration_tool(argv) {
+            self.out.migration_tool.get_or_insert_with(|| tool.to_string());
+            return;
+        }
+        if let Some(script) = shell::inline_script(argv) {
+            let base = place.to_string();
+            let line0 = cmd.line;
+            let nested = depth > 0;
+            self.script(
+                cx,
+                script,
+                &|l| {
+                    if nested {
+                        format!("{base} (line {})", line0 + l - 1)
+                    } else {
+                        format!("line {l} of {}", base.replace("the command of", "the script of"))
+                    }
+                },
+                depth + 1,
+            );
+            return;
+        }
+        let file = shell::script_file(argv).or_else(|| {
+            argv.first()
+                .filter(|p| p.starts_with('/') || p.starts_with("./"))
+                .map(String::as_str)
+        });
+        if let Some(path) = file {
+            if let Some((f, text)) = self.mounted(cx, path) {
+                if self.seen_files.insert((f.config_map.clone(), f.key.clone())) {
+                    let (cm, key) = (f.config_map.clone(), f.key.clone());
+                    self.script(
+                        cx,
+                        &text,
+                        &|l| format!("line {l} of `{key}` in ConfigMap `{cm}`"),
+                        depth + 1,
+                    );
+                }
+                return;
+            }
+        }
+        if cmd.tolerated {
+            return;
+        }
+        let prog = cmd.program().to_string();
+        let args: Vec<&str> = argv.iter().skip(1).map(String::as_str).collect();
+        match prog.as_str() {
+            "psql" | "mysql" | "mariadb" | "cockroach" => {
+                *sql_client = true;
+                let (inline_flags, file_flags): (&[&str], &[&str]) = if prog == "psql" {
+                    (&["-c", "--command"], &["-f", "--file"])
+                } else if prog == "cockroach" {
+                    (&["-e", "--execute"], &["-f", "--file"])
+                } else {
+                    (&["-e", "--execute"], &[])
+                };
+                for (flag, value) in flag_values(&args) {
+                    if inline_flags.contains(&flag) {
+                        self.sql_text(value, place);
+                    } else if file_flags.contains(&flag) {
+                        if let Some((f, text)) = self.mounted(cx, value) {
+                            self.sql_file(&f.config_map, &f.key, &text);
+                        }
+                    }
+                }
+                if let Some(body) = &cmd.heredoc {
+                    let p = format!("{place} (here-document)");
+                    self.sql_text(body, &p);
+                }
+                if let Some(path) = &cmd.stdin_file {
+                    if let Some((f, text)) = self.mounted(cx, path) {
+                        self.sql_file(&f.config_map, &f.key, &text);
+                    }
+                }
+            }
+            "kubectl" | "oc" => {
+                let sub = args.iter().find(|a| !a.starts_with('-'));
+                if sub == Some(&"create") && !args.iter().any(|a| a.starts_with("--dry-run")) {
+                    self.shell(place, cmd, "`kubectl create` fails when the object exists; `kubectl apply` (or `create --dry-run=client -o yaml | kubectl apply -f -`) does not");
+                }
+            }
+            "mkdir" => {
+                let parents = args.iter().any(|a| {
+                    *a == "--parents" || (a.starts_with('-') && !a.starts_with("--") && a.contains('p'))
+                });
+                if !parents {
+                    self.shell(place, cmd, "`mkdir` without `-p` fails when the directory exists");
+                }
+            }
+            "helm" => {
+                if args.iter().find(|a| !a.starts_with('-')) == Some(&"install") {
+                    self.shell(place, cmd, "`helm install` fails when the release exists; `helm upgrade --install` does not");
+                }
+            }
+            "curl" => {
+                let post = args.windows(2).any(|w| {
+                    (w[0] == "-X" || w[0] == "--request") && w[1].eq_ignore_ascii_case("POST")
+                }) || args
+                    .iter()
+                    .any(|a| a.eq_ignore_ascii_case("-XPOST") || a.eq_ignore_ascii_case("--request=POST"));
+                if post {
+                    self.shell(place, cmd, "a `POST` usually creates something each time it is sent");
+                }
+            }
+            "createdb" | "createuser" => {
+                self.shell(place, cmd, &format!("`{prog}` fails when it already exists"));
+            }
+            _ => {}
+        }
+    }
+
+    fn shell(&mut self, place: &str, cmd: &Command, why: &str) {
+        let text: String = if cmd.text.is_empty() {
+            cmd.argv.join(" ")
+        } else {
+            cmd.text.clone()
+        };
+        let statement = if text.chars().count() > 60 {
+            format!("{}…", text.chars().take(59).collect::<String>())
+        } else {
+            text
+        };
+        self.out.problems.push(Unsafe {
+            place: place.to_string(),
+            statement,
+            why: why.to_string(),
+        });
+    }
+}
+
+/// `-c X`, `-cX`, `--command=X`, `--command X` pairs.
+fn flag_values<'a>(args: &[&'a str]) -> Vec<(&'a str, &'a str)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i];
+        if let Some((f, v)) = a.split_once('=').filter(|_| a.starts_with("--")) {
+            out.push((f, v));
+        } else if a.starts_with("--") || (a.starts_with('-') && a.len() == 2) {
+            if let Some(v) = args.get(i + 1) {
+                out.push((a, v));
+                i += 1;
+            }
+        } else if a.starts_with('-') && a.len() > 2 {
+            out.push((&a[..2], &a[2..]));
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Replaces an argument that is exactly `$VAR` or `${VAR}` with the env
+/// var's value from the manifest or its ConfigMap.
+fn expand_env(arg: &str, container: &Value, w: &Walker<'_>) -> String {
+    let name = arg
+        .strip_prefix("${")
+        .and_then(|r| r.strip_suffix('}'))
+        .or_else(|| arg.strip_prefix('$'))
+        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    let Some(name) = name else {
+        return arg.to_string();
+    };
+    match podspec::env_source(container, name) {
+        Some(EnvSource::Literal(v)) => v,
+        Some(EnvSource::ConfigMapKey(f)) => w.file_text(&f).unwrap_or_else(|| arg.to_string()),
+        None => arg.to_string(),
+    }
+}
+
+/// Runner prefixes that start another program (`npx prisma`, `bundle exec rake`).
+fn strip_runner(argv: &[String]) -> &[String] {
+    let prog = argv.first().map(|p| p.rsplit('/').next().unwrap_or(p));
+    match prog {
+        Some("npx" | "bunx" | "pnpx") => {
+            let rest = &argv[1..];
+            let skip = rest.iter().take_while(|a| a.starts_with('-')).count();
+            strip_runner(&rest[skip..])
+        }
+        Some("yarn" | "pnpm" | "npm") => {
+            let rest = &argv[1..];
+            match rest.first().map(String::as_str) {
+                Some("exec" | "run" | "dlx") => strip_runner(&rest[1..]),
+                _ => strip_runner(rest),
+            }
+        }
+        Some("bundle" | "poetry" | "pipenv" | "uv") => match argv.get(1).map(String::as_str) {
+            Some("exec" | "run") => strip_runner(&argv[2..]),
+            _ => argv,
+        },
+        _ => argv,
+    }
+}
+
+/// The versioned migration tool `argv` runs, if any.
+#[must_use]
+pub fn migration_tool(argv: &[String]) -> Option<&'static str> {
+    let a = strip_runner(argv);
+    let prog = a.first()?.rsplit('/').next()?;
+    let rest = &a[1..];
+    let has = |w: &str| rest.iter().any(|x| x == w);
+    let any = |f: &dyn Fn(&str) -> bool| rest.iter().any(|x| f(x));
+    if any(&|x| x.contains("Release.migrate")) {
+        return Some("ecto");
+    }
+    Some(match prog {
+        "flyway" => "flyway",
+        "liquibase" => "liquibase",
+        "goose" => "goose",
+        "dbmate" => "dbmate",
+        "atlas" => "atlas",
+        "sqitch" => "sqitch",
+        "alembic" => "alembic",
+        "knex" => "knex",
+        "sequelize" | "sequelize-cli" => "sequelize",
+        "diesel" => "diesel",
+        "sqlx" => "sqlx",
+        "refinery" => "refinery",
+        "typeorm" | "typeorm-ts-node-commonjs" | "typeorm-ts-node-esm" => "typeorm",
+        "migrate" => "golang-migrate",
+        "prisma" if has("migrate") => "prisma",
+        "rails" | "rake" if any(&|x| x.starts_with("db:migrate") || x == "db:prepare") => "rails",
+        "mix" if has("ecto.migrate") => "ecto",
+        "php" if any(&|x| x.ends_with("artisan")) && any(&|x| x.starts_with("migrate")) => {
+            "laravel"
+        }
+        "artisan" if any(&|x| x.starts_with("migrate")) => "laravel",
+        "django-admin" if has("migrate") => "django",
+        p if p.starts_with("python") => {
+            if has("migrate") && any(&|x| x.ends_with("manage.py")) {
+                "django"
+            } else if rest.first().is_some_and(|x| x == "-m") && rest.get(1).is_some_and(|x| x == "alembic") {
+                "alembic"
+            } else {
+                return None;
+            }
+        }
+        "manage.py" if has("migrate") => "django",
+        _ => return None,
+    })
+}
+
+/// The migration tool an image packages (its entrypoint runs it).
+#[must_use]
+pub fn migration_image(image: &str) -> Option<&'static str> {
+    let no_tag = image.split('@').next().unwrap_or(image);
+    let path = match no_tag.rsplit_once(':') {
+        Some((p, t)) if !t.contains('/') => p,
+        _ => no_tag,
+    };
+    let last = path.rsplit('/').next().unwrap_or(path);
+    Some(match last {
+        "flyway" => "flyway",
+        "liquibase" => "liquibase",
+        "dbmate" => "dbmate",
+        "atlas" => "atlas",
+        "sqitch" => "sqitch",
+        "goose" => "goose",
+        "migrate" if path.ends_with("migrate/migrate") => "golang-migrate",
+        _ => return None,
+    })
+}

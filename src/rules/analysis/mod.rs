@@ -1,0 +1,55 @@
+//! Analyses shared by several rules: what a pod template references, how a
+//! sync orders and health-gates its tasks, and what a hook's commands and SQL do.
+
+pub mod hook_work;
+pub mod podspec;
+pub mod shell;
+pub mod sql;
+pub mod sync_steps;
+
+use crate::argocd::{App, AppStatus};
+use crate::finding::{Finding, Side};
+use crate::manifest::Manifest;
+
+use super::RuleContext;
+
+/// Head resources a single-revision rule reports on: every resource of every
+/// rendered app, narrowed to what the change touched in `diff` without `--all`.
+pub fn scoped_resources<'a>(
+    cx: &'a RuleContext<'a>,
+) -> impl Iterator<Item = (&'a App, &'a Manifest)> + 'a {
+    rendered_apps(cx).flat_map(move |app| {
+        app.resources
+            .iter()
+            .filter(move |m| cx.in_scope(&app.key, &m.id))
+            .map(move |m| (app, m))
+    })
+}
+
+/// Apps rendered at head.
+pub fn rendered_apps<'a>(cx: &'a RuleContext<'a>) -> impl Iterator<Item = &'a App> + 'a {
+    cx.head
+        .apps
+        .values()
+        .filter(|a| matches!(a.status, AppStatus::Rendered))
+}
+
+/// Attaches app, resource and head location of `m` to a finding.
+#[must_use]
+pub fn at_resource(f: Finding, app: &App, m: &Manifest) -> Finding {
+    f.app(app.display_name())
+        .resource(m.id.clone())
+        .at(Side::Head, m.origin.file.as_deref(), m.origin.line)
+}
+
+/// Whether the Application object itself is new or changed at head (for
+/// rules about app-level settings in `diff` mode).
+#[must_use]
+pub fn app_in_scope(cx: &RuleContext<'_>, app: &App) -> bool {
+    if !cx.only_changed || cx.plan.is_none() {
+        return true;
+    }
+    cx.base
+        .and_then(|b| b.apps.get(&app.key))
+        .is_none_or(|b| b.object != app.object)
+}
