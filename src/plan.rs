@@ -157,7 +157,7 @@ pub fn is_prunable(m: &Manifest) -> bool {
 
 /// Whether an object survives cascade deletion of its Application
 /// (AC `appcontroller.go` `shouldBeDeleted`).
-fn cascade_protection(m: &Manifest, app: &App, config: &Config) -> Option<String> {
+pub fn cascade_protection(m: &Manifest, app: &App, config: &Config) -> Option<String> {
     if m.sync_options().delete_disabled() {
         return Some("Delete=false".into());
     }
@@ -170,10 +170,10 @@ fn cascade_protection(m: &Manifest, app: &App, config: &Config) -> Option<String
     None
 }
 
-/// Prune protection read from the base object, then the app level (3.4+).
-/// A `Prune=` option on the resource decides alone: it overrides the
-/// app-level value, whatever it says (GE `isPruningDisabled`).
-fn prune_protection(m: &Manifest, app: &App, config: &Config) -> Option<String> {
+/// Prune protection of an object (read from the base object by the plan),
+/// then the app level (3.4+). A `Prune=` option on the resource decides
+/// alone: it overrides the app-level value, whatever it says (GE `isPruningDisabled`).
+pub fn prune_protection(m: &Manifest, app: &App, config: &Config) -> Option<String> {
     let o = m.sync_options();
     match o.value("Prune") {
         Some("false") => return Some("Prune=false".into()),

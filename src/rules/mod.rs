@@ -5,6 +5,11 @@
 mod gl000_render_failed;
 mod gl001_stateful_prune;
 mod gl002_app_cascade_delete;
+mod gl004_missing_prune_false;
+mod gl005_unknown_sync_option;
+mod gl006_presync_not_idempotent;
+mod gl007_hook_can_hang;
+mod gl009_replace_on_stateful;
 mod gl014_unused_acknowledgement;
 
 pub mod analysis;
@@ -124,6 +129,11 @@ pub static ALL: &[&dyn Rule] = &[
     &gl000_render_failed::RenderFailed,
     &gl001_stateful_prune::StatefulPrune,
     &gl002_app_cascade_delete::AppCascadeDelete,
+    &gl004_missing_prune_false::MissingPruneFalse,
+    &gl005_unknown_sync_option::UnknownSyncOption,
+    &gl006_presync_not_idempotent::PresyncNotIdempotent,
+    &gl007_hook_can_hang::HookCanHang,
+    &gl009_replace_on_stateful::ReplaceOnStateful,
     &gl014_unused_acknowledgement::UnusedAcknowledgement,
 ];
 

@@ -6,6 +6,8 @@ pub mod podspec;
 pub mod shell;
 pub mod sql;
 pub mod sync_steps;
+#[cfg(test)]
+pub(crate) mod testutil;
 
 use crate::argocd::{App, AppStatus};
 use crate::finding::{Finding, Side};
