@@ -9,7 +9,10 @@ mod gl004_missing_prune_false;
 mod gl005_unknown_sync_option;
 mod gl006_presync_not_idempotent;
 mod gl007_hook_can_hang;
+mod gl008_wave_dependency_inversion;
 mod gl009_replace_on_stateful;
+mod gl010_immutable_field_change;
+mod gl013_mass_prune;
 mod gl014_unused_acknowledgement;
 
 pub mod analysis;
@@ -133,7 +136,10 @@ pub static ALL: &[&dyn Rule] = &[
     &gl005_unknown_sync_option::UnknownSyncOption,
     &gl006_presync_not_idempotent::PresyncNotIdempotent,
     &gl007_hook_can_hang::HookCanHang,
+    &gl008_wave_dependency_inversion::WaveDependencyInversion,
     &gl009_replace_on_stateful::ReplaceOnStateful,
+    &gl010_immutable_field_change::ImmutableFieldChange,
+    &gl013_mass_prune::MassPrune,
     &gl014_unused_acknowledgement::UnusedAcknowledgement,
 ];
 

@@ -1,0 +1,88 @@
+//! GL013 mass-prune: a sync that prunes a large share of an app at once,
+//! which Argo CD's `allowEmpty` guard does not stop unless it is all of it.
+
+use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::argocd::PruneMode;
+use crate::finding::{Finding, Severity, Side};
+use crate::plan::{is_prunable, PruneReason};
+
+/// See `rules/GL013-mass-prune.md`.
+pub struct MassPrune;
+
+static META: RuleMeta = RuleMeta {
+    code: "GL013",
+    name: "mass-prune",
+    category: Category::Prune,
+    default_severity: Severity::Warning,
+    mode: Mode::Diff,
+    doc: include_str!("../../rules/GL013-mass-prune.md"),
+};
+
+impl Rule for MassPrune {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
+        let (Some(plan), Some(base)) = (cx.plan, cx.base) else { return };
+        for (key, app) in &base.apps {
+            let pruned: Vec<_> = plan
+                .prunes
+                .iter()
+                .filter(|p| &p.app == key && p.reason != PruneReason::AppDeleted && p.protection.is_none())
+                .collect();
+            if pruned.len() < 2 {
+                continue;
+            }
+            let total = app.resources.iter().filter(|m| is_prunable(m)).count().max(pruned.len());
+            #[allow(clippy::cast_precision_loss)]
+            let share = pruned.len() as f64 / total as f64;
+            if share <= cx.config.mass_prune_ratio && pruned.len() <= cx.config.mass_prune_count {
+                continue;
+            }
+            let name = app.display_name();
+            let mode = pruned.first().map_or(PruneMode::Manual, |p| p.mode);
+            let allow_empty = app
+                .object
+                .pointer("/spec/syncPolicy/automated/allowEmpty")
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false);
+            let (how, severity) = match mode {
+                PruneMode::Automated if pruned.len() == total && !allow_empty => (
+                    "auto-sync refuses to prune everything (`allowEmpty` is false), but a manual sync with prune deletes".to_string(),
+                    Severity::Warning,
+                ),
+                PruneMode::Automated => (
+                    "automated sync deletes".to_string(),
+                    Severity::Error,
+                ),
+                _ => ("a sync with prune deletes".to_string(), Severity::Warning),
+            };
+            let mut kinds: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+            for p in &pruned {
+                *kinds.entry(p.id.kind.as_str()).or_default() += 1;
+            }
+            let summary: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            let first = pruned.first().map(|p| &p.base.origin);
+            out.push(
+                Finding::new(
+                    &META,
+                    format!(
+                        "{how} {} of the {total} resources of `{name}` ({:.0}%: {}); Argo CD's `allowEmpty` guard only stops a prune of all of them",
+                        pruned.len(),
+                        share * 100.0,
+                        summary.join(", ")
+                    ),
+                )
+                .severity(severity)
+                .app(name)
+                .at(
+                    Side::Base,
+                    first.and_then(|o| o.file.as_deref()).or(app.origin.file.as_deref()),
+                    first.and_then(|o| o.line).or(app.origin.line),
+                )
+                .help("check that the render at head is complete (a moved path, a dropped kustomization entry, a renamed namespace); if the removal is intended, split it or sync it by hand with a preview"),
+            );
+        }
+    }
+}
