@@ -28,7 +28,9 @@ fn loss(m: &Manifest, cx: &RuleContext<'_>) -> Option<&'static str> {
         ("", "PersistentVolumeClaim") => Some("its volume"),
         ("", "PersistentVolume") => Some("the volume"),
         ("", "Namespace") => Some("everything in it"),
-        ("apps", "StatefulSet") => Some("its pods, and its volumes if its claims are deleted with it"),
+        ("apps", "StatefulSet") => {
+            Some("its pods, and its volumes if its claims are deleted with it")
+        }
         ("", "Service")
             if m.value.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer") =>
         {
@@ -69,7 +71,9 @@ impl Rule for MissingPruneFalse {
                     .help("add `argocd.argoproj.io/sync-options: Prune=false` to it (protection is read from the object in the cluster, so it must be synced before any change that drops the manifest)"),
                 );
             }
-            if app.spec.cascade_finalizer.is_some() && cascade_protection(m, app, cx.config).is_none() {
+            if app.spec.cascade_finalizer.is_some()
+                && cascade_protection(m, app, cx.config).is_none()
+            {
                 out.push(
                     at_resource(
                         Finding::new(
@@ -103,7 +107,11 @@ mod tests {
 
     #[test]
     fn automated_prune_and_finalizer_each_need_their_option() {
-        let obj = application("db", json!({"syncPolicy": {"automated": {"prune": true}}}), true);
+        let obj = application(
+            "db",
+            json!({"syncPolicy": {"automated": {"prune": true}}}),
+            true,
+        );
         let inv = inventory(vec![app(
             obj,
             vec![
@@ -120,15 +128,23 @@ mod tests {
 
     #[test]
     fn options_spelled_right_protect_and_misspelled_ones_do_not() {
-        let obj = application("db", json!({"syncPolicy": {"automated": {"prune": true}}}), true);
+        let obj = application(
+            "db",
+            json!({"syncPolicy": {"automated": {"prune": true}}}),
+            true,
+        );
         let ok = inventory(vec![app(
             obj.clone(),
-            vec![pvc(json!({"argocd.argoproj.io/sync-options": "Prune=false,Delete=false"}))],
+            vec![pvc(
+                json!({"argocd.argoproj.io/sync-options": "Prune=false,Delete=false"}),
+            )],
         )]);
         assert!(check(&MissingPruneFalse, &ok, &Config::default()).is_empty());
         let bad = inventory(vec![app(
             obj,
-            vec![pvc(json!({"argocd.argoproj.io/sync-options": "prune=false,Delete=false"}))],
+            vec![pvc(
+                json!({"argocd.argoproj.io/sync-options": "prune=false,Delete=false"}),
+            )],
         )]);
         assert_eq!(check(&MissingPruneFalse, &bad, &Config::default()).len(), 1);
     }

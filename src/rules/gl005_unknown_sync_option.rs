@@ -120,7 +120,12 @@ fn closest<'k>(w: &str, known: &[&'k str]) -> Option<&'k str> {
     }
     known
         .iter()
-        .map(|k| (distance(&w.to_ascii_lowercase(), &k.to_ascii_lowercase()), *k))
+        .map(|k| {
+            (
+                distance(&w.to_ascii_lowercase(), &k.to_ascii_lowercase()),
+                *k,
+            )
+        })
         .filter(|(d, k)| *d <= 2 && *d <= k.len() / 2)
         .min()
         .map(|(_, k)| k)
@@ -139,34 +144,72 @@ fn check_option(item: &str) -> Option<(String, Option<String>)> {
                 return None;
             }
             if vals.contains(&v) {
-                return Some(("has spaces inside, so it matches no option".into(), Some(compact.clone())));
+                return Some((
+                    "has spaces inside, so it matches no option".into(),
+                    Some(compact.clone()),
+                ));
             }
             if let Some(v2) = vals.iter().find(|x| x.eq_ignore_ascii_case(v)) {
-                return Some(("has a value Argo CD does not recognise (values are case-sensitive)".into(), Some(format!("{k}={v2}"))));
+                return Some((
+                    "has a value Argo CD does not recognise (values are case-sensitive)".into(),
+                    Some(format!("{k}={v2}")),
+                ));
             }
             // `Prune=false Delete=false` or `Prune=false;Delete=false`.
             if v.contains([' ', ';']) {
-                let fixed = item.replace(';', ",").split_whitespace().collect::<Vec<_>>().join(",");
-                return Some(("is several options run together; only commas separate options".into(), Some(fixed)));
+                let fixed = item
+                    .replace(';', ",")
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(",");
+                return Some((
+                    "is several options run together; only commas separate options".into(),
+                    Some(fixed),
+                ));
             }
-            return Some((format!("has a value Argo CD does not recognise (`{k}` takes {})", vals.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")), None));
+            return Some((
+                format!(
+                    "has a value Argo CD does not recognise (`{k}` takes {})",
+                    vals.iter()
+                        .map(|v| format!("`{v}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None,
+            ));
         }
-        return Some(("has no value, so it matches no option".into(), Some(format!("{k}={}", vals[0]))));
+        return Some((
+            "has no value, so it matches no option".into(),
+            Some(format!("{k}={}", vals[0])),
+        ));
     }
     let keys: Vec<&str> = OPTIONS.iter().map(|(k, _)| *k).collect();
     let k = closest(key, &keys)?;
-    let vals = OPTIONS.iter().find(|(x, _)| *x == k).map(|(_, v)| *v).unwrap_or(&[]);
+    let vals = OPTIONS
+        .iter()
+        .find(|(x, _)| *x == k)
+        .map(|(_, v)| *v)
+        .unwrap_or(&[]);
     let v = value
         .and_then(|v| vals.iter().find(|x| x.eq_ignore_ascii_case(v)))
         .or(vals.first())
         .copied()
         .unwrap_or("true");
-    Some(("is not an option Argo CD knows (options are case-sensitive)".into(), Some(format!("{k}={v}"))))
+    Some((
+        "is not an option Argo CD knows (options are case-sensitive)".into(),
+        Some(format!("{k}={v}")),
+    ))
 }
 
 fn option_severity(suggestion: Option<&str>) -> Severity {
     match suggestion {
-        Some(s) if ["Prune=false", "Prune=confirm", "Delete=false", "Delete=confirm"]
+        Some(s)
+            if [
+                "Prune=false",
+                "Prune=confirm",
+                "Delete=false",
+                "Delete=confirm",
+            ]
             .iter()
             .any(|p| s.split(',').any(|x| x == *p)) =>
         {
@@ -178,7 +221,9 @@ fn option_severity(suggestion: Option<&str>) -> Severity {
 
 fn option_findings(items: &[String], whose: &str, out: &mut Vec<Finding>) {
     for item in items {
-        let Some((problem, suggestion)) = check_option(item) else { continue };
+        let Some((problem, suggestion)) = check_option(item) else {
+            continue;
+        };
         let mut f = Finding::new(
             &META,
             format!("`{item}` in {whose} {problem}: Argo CD ignores it"),
@@ -192,7 +237,11 @@ fn option_findings(items: &[String], whose: &str, out: &mut Vec<Finding>) {
 }
 
 fn split_csv(v: &str) -> Vec<String> {
-    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect()
+    v.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Every problem in the annotations of one resource.
@@ -273,18 +322,26 @@ fn resource_findings(m: &Manifest, cx: &RuleContext<'_>) -> Vec<Finding> {
             );
         }
     }
-    if let Some(anns) = m.value.pointer("/metadata/annotations").and_then(|a| a.as_object()) {
+    if let Some(anns) = m
+        .value
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.as_object())
+    {
         for k in anns.keys() {
             if KEYS.contains(&k.as_str()) || OTHER_KEYS.contains(&k.as_str()) {
                 continue;
             }
-            let is_candidate = k.starts_with("argocd.argoproj.io/") || k.starts_with("helm.sh/") || k.contains("argoproj");
+            let is_candidate = k.starts_with("argocd.argoproj.io/")
+                || k.starts_with("helm.sh/")
+                || k.contains("argoproj");
             if !is_candidate {
                 continue;
             }
             if let Some(s) = closest(k, KEYS) {
                 push(
-                    format!("annotation `{k}` is not one Argo CD reads: whatever it sets is ignored"),
+                    format!(
+                        "annotation `{k}` is not one Argo CD reads: whatever it sets is ignored"
+                    ),
                     Some(format!("write `{s}`")),
                 );
             }
@@ -312,16 +369,25 @@ impl Rule for UnknownSyncOption {
                 .object
                 .pointer("/spec/syncPolicy/syncOptions")
                 .and_then(|v| v.as_array())
-                .map(|a| a.iter().filter_map(|x| x.as_str()).map(str::to_string).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str())
+                        .map(str::to_string)
+                        .collect()
+                })
                 .unwrap_or_default();
             let mut found = Vec::new();
-            let whose = format!("`syncPolicy.syncOptions` of Application `{}`", app.display_name());
+            let whose = format!(
+                "`syncPolicy.syncOptions` of Application `{}`",
+                app.display_name()
+            );
             option_findings(&items, &whose, &mut found);
             for f in found {
-                out.push(
-                    f.app(app.display_name())
-                        .at(Side::Head, app.origin.file.as_deref(), app.origin.line),
-                );
+                out.push(f.app(app.display_name()).at(
+                    Side::Head,
+                    app.origin.file.as_deref(),
+                    app.origin.line,
+                ));
             }
         }
     }
@@ -339,11 +405,20 @@ mod tests {
         assert_eq!(s("Prune=False").as_deref(), Some("Prune=false"));
         assert_eq!(s("Prune = false").as_deref(), Some("Prune=false"));
         assert_eq!(s("PruneLast=True").as_deref(), Some("PruneLast=true"));
-        assert_eq!(s("ServerSideApply").as_deref(), Some("ServerSideApply=true"));
-        assert_eq!(s("Prune=false Delete=false").as_deref(), Some("Prune=false,Delete=false"));
+        assert_eq!(
+            s("ServerSideApply").as_deref(),
+            Some("ServerSideApply=true")
+        );
+        assert_eq!(
+            s("Prune=false Delete=false").as_deref(),
+            Some("Prune=false,Delete=false")
+        );
         assert_eq!(s("Purne=false").as_deref(), Some("Prune=false"));
         assert_eq!(s("CreateNamespace=true"), None);
-        assert!(check_option("Frobnicate=yes").is_none(), "nothing close: not reported");
+        assert!(
+            check_option("Frobnicate=yes").is_none(),
+            "nothing close: not reported"
+        );
         assert_eq!(option_severity(Some("Prune=false")), Severity::Error);
         assert_eq!(option_severity(Some("PruneLast=true")), Severity::Warning);
     }
@@ -351,10 +426,22 @@ mod tests {
     #[test]
     fn closest_matches_case_and_small_typos_only() {
         assert_eq!(closest("presync", HOOK_TYPES), Some("PreSync"));
-        assert_eq!(closest("HookSucceded", DELETE_POLICIES), Some("HookSucceeded"));
-        assert_eq!(closest("hook-succeeded", DELETE_POLICIES), Some("HookSucceeded"));
-        assert_eq!(closest("argocd.argoproj.io/sync-option", KEYS), Some(ANN_SYNC_OPTIONS));
-        assert_eq!(closest("argocd.argoproj.io/sync-waves", KEYS), Some(ANN_SYNC_WAVE));
+        assert_eq!(
+            closest("HookSucceded", DELETE_POLICIES),
+            Some("HookSucceeded")
+        );
+        assert_eq!(
+            closest("hook-succeeded", DELETE_POLICIES),
+            Some("HookSucceeded")
+        );
+        assert_eq!(
+            closest("argocd.argoproj.io/sync-option", KEYS),
+            Some(ANN_SYNC_OPTIONS)
+        );
+        assert_eq!(
+            closest("argocd.argoproj.io/sync-waves", KEYS),
+            Some(ANN_SYNC_WAVE)
+        );
         assert_eq!(closest("Skip", DELETE_POLICIES), None);
     }
 }

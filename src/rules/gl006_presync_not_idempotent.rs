@@ -140,7 +140,10 @@ mod tests {
         )]);
         assert!(check(&PresyncNotIdempotent, &inv, &Config::default()).is_empty());
         let c = json!({"name": "c", "image": "x", "command": ["sh", "-c", "kubectl create ns a; flyway migrate"]});
-        let inv = inventory(vec![app(application("a", json!({}), false), vec![job("PreSync", c, json!([]))])]);
+        let inv = inventory(vec![app(
+            application("a", json!({}), false),
+            vec![job("PreSync", c, json!([]))],
+        )]);
         assert!(check(&PresyncNotIdempotent, &inv, &Config::default()).is_empty());
     }
 }

@@ -43,7 +43,10 @@ impl Rule for HookCanHang {
             let what = format!("{} hook `{}`", types.join("/"), m.id);
             let v: &Value = m.value.as_ref();
             let mut push = |msg: String, help: &str, sev: Severity| {
-                out.push(at_resource(Finding::new(&META, msg).severity(sev), app, m).help(help.to_string()));
+                out.push(
+                    at_resource(Finding::new(&META, msg).severity(sev), app, m)
+                        .help(help.to_string()),
+                );
             };
             let is_job = m.id.group == "batch" && m.id.kind == "Job";
             let is_pod = m.id.group.is_empty() && m.id.kind == "Pod";
@@ -55,7 +58,9 @@ impl Rule for HookCanHang {
                 );
             }
             let policies = &hook.delete_policies;
-            if runs_something(m) && !m.uses_generate_name() && !policies.is_empty()
+            if runs_something(m)
+                && !m.uses_generate_name()
+                && !policies.is_empty()
                 && !policies.iter().any(|p| p == "BeforeHookCreation")
             {
                 push(
@@ -64,7 +69,10 @@ impl Rule for HookCanHang {
                     Severity::Warning,
                 );
             }
-            if runs_something(m) && m.uses_generate_name() && !policies.iter().any(|p| p == "HookSucceeded") {
+            if runs_something(m)
+                && m.uses_generate_name()
+                && !policies.iter().any(|p| p == "HookSucceeded")
+            {
                 push(
                     format!("{what} uses `generateName` without delete policy `HookSucceeded`: every sync creates another object and none is ever deleted (`BeforeHookCreation` only matches a fixed name)"),
                     "add `argocd.argoproj.io/hook-delete-policy: HookSucceeded` (or give the hook a fixed `metadata.name`)",
@@ -81,13 +89,19 @@ impl Rule for HookCanHang {
             if !hook.types.contains(&HookType::PreSync) {
                 continue;
             }
-            let Some(spec) = podspec::pod_spec(m) else { continue };
+            let Some(spec) = podspec::pod_spec(m) else {
+                continue;
+            };
             let hook_wave = m.sync_wave();
             for r in podspec::references(spec) {
                 if r.optional || r.kind == RefKind::PriorityClass {
                     continue;
                 }
-                let ns = if r.kind.namespaced() { m.id.namespace.as_str() } else { "" };
+                let ns = if r.kind.namespaced() {
+                    m.id.namespace.as_str()
+                } else {
+                    ""
+                };
                 let Some(dep) = app.resources.iter().find(|d| {
                     d.id.kind == r.kind.kind()
                         && d.id.group == r.kind.group()
@@ -97,9 +111,10 @@ impl Rule for HookCanHang {
                     continue;
                 };
                 let dep_hook = dep.hook();
-                let created_before = dep_hook.types.contains(&HookType::PreSync)
-                    && dep.sync_wave() <= hook_wave;
-                if created_before || (dep_hook.is_hook && !dep_hook.types.contains(&HookType::Sync)) {
+                let created_before =
+                    dep_hook.types.contains(&HookType::PreSync) && dep.sync_wave() <= hook_wave;
+                if created_before || (dep_hook.is_hook && !dep_hook.types.contains(&HookType::Sync))
+                {
                     continue;
                 }
                 let hashed = matches!(r.kind, RefKind::ConfigMap | RefKind::Secret)
@@ -160,8 +175,12 @@ mod tests {
                    "serviceAccountName": "migrator"}),
         );
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg-7g2d5b8k4m"}});
-        let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "migrator"}});
-        let inv = inventory(vec![app(application("a", json!({}), false), vec![j, cm, sa])]);
+        let sa =
+            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "migrator"}});
+        let inv = inventory(vec![app(
+            application("a", json!({}), false),
+            vec![j, cm, sa],
+        )]);
         let f = check(&HookCanHang, &inv, &Config::default());
         let m = messages(&f);
         assert_eq!(m.len(), 5, "{m:#?}");

@@ -35,13 +35,15 @@ struct Edge<'a> {
 }
 
 fn find<'a>(app: &'a App, group: &str, kind: &str, ns: &str, name: &str) -> Option<&'a Manifest> {
-    app.resources
-        .iter()
-        .find(|m| m.id.group == group && m.id.kind == kind && m.id.namespace == ns && m.id.name == name)
+    app.resources.iter().find(|m| {
+        m.id.group == group && m.id.kind == kind && m.id.namespace == ns && m.id.name == name
+    })
 }
 
 fn image_names(m: &Manifest) -> Vec<String> {
-    let Some(spec) = podspec::pod_spec(m) else { return Vec::new() };
+    let Some(spec) = podspec::pod_spec(m) else {
+        return Vec::new();
+    };
     podspec::containers(spec)
         .filter_map(|c| c.get("image")?.as_str())
         .map(|i| {
@@ -60,9 +62,17 @@ fn is_ingress_controller(m: &Manifest) -> bool {
         p.contains("ingress-nginx/controller")
             || matches!(
                 last,
-                "nginx-ingress-controller" | "nginx-ingress" | "traefik" | "haproxy-ingress"
-                    | "kubernetes-ingress" | "kong" | "kong-gateway" | "contour"
-                    | "aws-load-balancer-controller" | "skipper" | "emissary"
+                "nginx-ingress-controller"
+                    | "nginx-ingress"
+                    | "traefik"
+                    | "haproxy-ingress"
+                    | "kubernetes-ingress"
+                    | "kong"
+                    | "kong-gateway"
+                    | "contour"
+                    | "aws-load-balancer-controller"
+                    | "skipper"
+                    | "emissary"
             )
     })
 }
@@ -75,15 +85,26 @@ fn is_lb_provider(m: &Manifest) -> bool {
     }
     image_names(m).iter().any(|p| {
         p.contains("metallb/")
-            || ["kube-vip", "kube-vip-cloud-provider", "aws-load-balancer-controller", "klipper-lb", "openelb", "purelb"]
-                .iter()
-                .any(|n| p.rsplit('/').next() == Some(n))
+            || [
+                "kube-vip",
+                "kube-vip-cloud-provider",
+                "aws-load-balancer-controller",
+                "klipper-lb",
+                "openelb",
+                "purelb",
+            ]
+            .iter()
+            .any(|n| p.rsplit('/').next() == Some(n))
     })
 }
 
 /// Workloads whose pods a Service selects.
 fn selected<'a>(app: &'a App, svc: &Manifest) -> Vec<&'a Manifest> {
-    let Some(sel) = svc.value.pointer("/spec/selector").and_then(Value::as_object) else {
+    let Some(sel) = svc
+        .value
+        .pointer("/spec/selector")
+        .and_then(Value::as_object)
+    else {
         return Vec::new();
     };
     if sel.is_empty() {
@@ -91,15 +112,22 @@ fn selected<'a>(app: &'a App, svc: &Manifest) -> Vec<&'a Manifest> {
     }
     app.resources
         .iter()
-        .filter(|m| m.id.namespace == svc.id.namespace && m.id.kind != "CronJob" && m.id.kind != "Job")
-        .filter(|m| podspec::pod_labels(m).is_some_and(|l| sel.iter().all(|(k, v)| l.get(k) == Some(v))))
+        .filter(|m| {
+            m.id.namespace == svc.id.namespace && m.id.kind != "CronJob" && m.id.kind != "Job"
+        })
+        .filter(|m| {
+            podspec::pod_labels(m).is_some_and(|l| sel.iter().all(|(k, v)| l.get(k) == Some(v)))
+        })
         .collect()
 }
 
 /// Whether a PVC binds only once a pod uses it.
 fn waits_for_consumer(pvc: &Manifest, head: &Inventory, config: &Config) -> bool {
     let v = pvc.value.as_ref();
-    if v.pointer("/spec/volumeName").and_then(Value::as_str).is_some_and(|s| !s.is_empty()) {
+    if v.pointer("/spec/volumeName")
+        .and_then(Value::as_str)
+        .is_some_and(|s| !s.is_empty())
+    {
         return false;
     }
     let class = v
@@ -115,14 +143,21 @@ fn waits_for_consumer(pvc: &Manifest, head: &Inventory, config: &Config) -> bool
         .flat_map(|a| a.resources.iter())
         .filter(|m| m.id.group == "storage.k8s.io" && m.id.kind == "StorageClass");
     let mode = |m: &Manifest| {
-        m.value.pointer("/volumeBindingMode").and_then(Value::as_str) == Some("WaitForFirstConsumer")
+        m.value
+            .pointer("/volumeBindingMode")
+            .and_then(Value::as_str)
+            == Some("WaitForFirstConsumer")
     };
     match class {
         Some("") => false,
-        Some(name) => classes.clone().find(|c| c.id.name == name).is_some_and(mode),
-        None => match classes.clone().find(|c| {
-            c.annotation("storageclass.kubernetes.io/is-default-class") == Some("true")
-        }) {
+        Some(name) => classes
+            .clone()
+            .find(|c| c.id.name == name)
+            .is_some_and(mode),
+        None => match classes
+            .clone()
+            .find(|c| c.annotation("storageclass.kubernetes.io/is-default-class") == Some("true"))
+        {
             Some(c) => mode(c),
             None => config.default_storage_class_wait_for_first_consumer,
         },
@@ -140,25 +175,57 @@ fn edges<'a>(app: &'a App, cx: &RuleContext<'_>) -> Vec<Edge<'a>> {
                     continue;
                 }
                 let rns = if r.kind.namespaced() { ns } else { "" };
-                let Some(dep) = find(app, r.kind.group(), r.kind.kind(), rns, &r.name) else { continue };
+                let Some(dep) = find(app, r.kind.group(), r.kind.kind(), rns, &r.name) else {
+                    continue;
+                };
                 // A PreSync hook waiting on Sync-phase objects is GL007's finding.
-                if hook.types.contains(&HookType::PreSync) && !dep.hook().is_hook && r.kind != RefKind::PriorityClass {
+                if hook.types.contains(&HookType::PreSync)
+                    && !dep.hook().is_hook
+                    && r.kind != RefKind::PriorityClass
+                {
                     continue;
                 }
                 let why = match r.kind {
-                    RefKind::ConfigMap | RefKind::Secret => format!("its pods cannot start without {} `{}` ({})", r.kind.kind(), r.name, r.via),
-                    RefKind::PersistentVolumeClaim => format!("its pods cannot be scheduled without PersistentVolumeClaim `{}`", r.name),
-                    RefKind::ServiceAccount => format!("its pods are not created without ServiceAccount `{}`", r.name),
-                    RefKind::PriorityClass => format!("its pods are rejected without PriorityClass `{}`", r.name),
+                    RefKind::ConfigMap | RefKind::Secret => format!(
+                        "its pods cannot start without {} `{}` ({})",
+                        r.kind.kind(),
+                        r.name,
+                        r.via
+                    ),
+                    RefKind::PersistentVolumeClaim => format!(
+                        "its pods cannot be scheduled without PersistentVolumeClaim `{}`",
+                        r.name
+                    ),
+                    RefKind::ServiceAccount => format!(
+                        "its pods are not created without ServiceAccount `{}`",
+                        r.name
+                    ),
+                    RefKind::PriorityClass => {
+                        format!("its pods are rejected without PriorityClass `{}`", r.name)
+                    }
                 };
-                out.push(Edge { from: m, to: dep, why, gated: true });
+                out.push(Edge {
+                    from: m,
+                    to: dep,
+                    why,
+                    gated: true,
+                });
             }
         }
         match (m.id.group.as_str(), m.id.kind.as_str()) {
             ("", "PersistentVolumeClaim") if waits_for_consumer(m, cx.head, cx.config) => {
-                for c in app.resources.iter().filter(|c| c.id.namespace == m.id.namespace) {
-                    let Some(spec) = podspec::pod_spec(c) else { continue };
-                    if podspec::references(spec).iter().any(|r| r.kind == RefKind::PersistentVolumeClaim && r.name == m.id.name) {
+                for c in app
+                    .resources
+                    .iter()
+                    .filter(|c| c.id.namespace == m.id.namespace)
+                {
+                    let Some(spec) = podspec::pod_spec(c) else {
+                        continue;
+                    };
+                    if podspec::references(spec)
+                        .iter()
+                        .any(|r| r.kind == RefKind::PersistentVolumeClaim && r.name == m.id.name)
+                    {
                         out.push(Edge {
                             from: m,
                             to: c,
@@ -170,33 +237,85 @@ fn edges<'a>(app: &'a App, cx: &RuleContext<'_>) -> Vec<Edge<'a>> {
             }
             ("networking.k8s.io" | "extensions", "Ingress") => {
                 for c in app.resources.iter().filter(|c| is_ingress_controller(c)) {
-                    out.push(Edge { from: m, to: c, why: format!("its status address is written by the ingress controller `{}`", c.id), gated: true });
+                    out.push(Edge {
+                        from: m,
+                        to: c,
+                        why: format!(
+                            "its status address is written by the ingress controller `{}`",
+                            c.id
+                        ),
+                        gated: true,
+                    });
                 }
             }
             ("", "Service") if health_wait(m) == Some(HealthWait::LoadBalancer) => {
                 for c in app.resources.iter().filter(|c| is_lb_provider(c)) {
-                    out.push(Edge { from: m, to: c, why: format!("its load-balancer address comes from `{}`", c.id), gated: true });
+                    out.push(Edge {
+                        from: m,
+                        to: c,
+                        why: format!("its load-balancer address comes from `{}`", c.id),
+                        gated: true,
+                    });
                 }
             }
             ("apiregistration.k8s.io", "APIService") => {
                 let v = m.value.as_ref();
-                let sns = v.pointer("/spec/service/namespace").and_then(Value::as_str).unwrap_or("");
-                let sname = v.pointer("/spec/service/name").and_then(Value::as_str).unwrap_or("");
+                let sns = v
+                    .pointer("/spec/service/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let sname = v
+                    .pointer("/spec/service/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
                 if let Some(svc) = find(app, "", "Service", sns, sname) {
-                    out.push(Edge { from: m, to: svc, why: format!("it is unavailable until its Service `{}` exists", svc.id), gated: true });
+                    out.push(Edge {
+                        from: m,
+                        to: svc,
+                        why: format!("it is unavailable until its Service `{}` exists", svc.id),
+                        gated: true,
+                    });
                     for w in selected(app, svc) {
-                        out.push(Edge { from: m, to: w, why: format!("it is unavailable until `{}` behind its Service serves", w.id), gated: true });
+                        out.push(Edge {
+                            from: m,
+                            to: w,
+                            why: format!(
+                                "it is unavailable until `{}` behind its Service serves",
+                                w.id
+                            ),
+                            gated: true,
+                        });
                     }
                 }
             }
-            ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration") => {
-                for wh in m.value.get("webhooks").and_then(Value::as_array).into_iter().flatten() {
+            (
+                "admissionregistration.k8s.io",
+                "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration",
+            ) => {
+                for wh in m
+                    .value
+                    .get("webhooks")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     // v1 defaults failurePolicy to Fail.
-                    if wh.get("failurePolicy").and_then(Value::as_str).unwrap_or("Fail") != "Fail" {
+                    if wh
+                        .get("failurePolicy")
+                        .and_then(Value::as_str)
+                        .unwrap_or("Fail")
+                        != "Fail"
+                    {
                         continue;
                     }
-                    let sns = wh.pointer("/clientConfig/service/namespace").and_then(Value::as_str).unwrap_or("");
-                    let sname = wh.pointer("/clientConfig/service/name").and_then(Value::as_str).unwrap_or("");
+                    let sns = wh
+                        .pointer("/clientConfig/service/namespace")
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    let sname = wh
+                        .pointer("/clientConfig/service/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
                     let whn = wh.get("name").and_then(Value::as_str).unwrap_or("?");
                     if let Some(svc) = find(app, "", "Service", sns, sname) {
                         let backends = selected(app, svc);
@@ -209,9 +328,18 @@ fn edges<'a>(app: &'a App, cx: &RuleContext<'_>) -> Vec<Edge<'a>> {
             }
             ("autoscaling", "HorizontalPodAutoscaler") => {
                 let v = m.value.as_ref();
-                let kind = v.pointer("/spec/scaleTargetRef/kind").and_then(Value::as_str).unwrap_or("");
-                let name = v.pointer("/spec/scaleTargetRef/name").and_then(Value::as_str).unwrap_or("");
-                let api = v.pointer("/spec/scaleTargetRef/apiVersion").and_then(Value::as_str).unwrap_or("");
+                let kind = v
+                    .pointer("/spec/scaleTargetRef/kind")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let name = v
+                    .pointer("/spec/scaleTargetRef/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let api = v
+                    .pointer("/spec/scaleTargetRef/apiVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
                 let group = crate::manifest::split_api_version(api).0;
                 if let Some(t) = find(app, group, kind, ns, name) {
                     out.push(Edge { from: m, to: t, why: format!("it reports `FailedGetScale` (Degraded, failing the sync) until its target `{}` exists", t.id), gated: true });
@@ -239,13 +367,17 @@ impl Rule for WaveDependencyInversion {
                 if !(cx.in_scope(&app.key, &e.from.id) || cx.in_scope(&app.key, &e.to.id)) {
                     continue;
                 }
-                let (Some(from_step), Some(to_step)) = (steps.first_step(e.from), steps.first_step(e.to)) else {
+                let (Some(from_step), Some(to_step)) =
+                    (steps.first_step(e.from), steps.first_step(e.to))
+                else {
                     continue;
                 };
                 if to_step <= from_step {
                     continue;
                 }
-                let awaited = steps.tasks_of(e.from).any(|t| t.step == from_step && steps.awaited(t));
+                let awaited = steps
+                    .tasks_of(e.from)
+                    .any(|t| t.step == from_step && steps.awaited(t));
                 if e.gated && !awaited {
                     continue;
                 }
@@ -300,16 +432,25 @@ mod tests {
 
     #[test]
     fn workload_before_its_config_map_hangs() {
-        let inv = inventory(vec![app(application("a", json!({}), false), vec![deploy("0", pod_with_cm()), cm("1")])]);
+        let inv = inventory(vec![app(
+            application("a", json!({}), false),
+            vec![deploy("0", pod_with_cm()), cm("1")],
+        )]);
         let m = messages(&check(&WaveDependencyInversion, &inv, &Config::default()));
         assert_eq!(m, vec!["wave 0 waits for `Deployment ns/api` to become healthy, but its pods cannot start without ConfigMap `api-config` (envFrom), which is applied only in wave 1: the sync never gets there".to_string()]);
     }
 
     #[test]
     fn right_order_and_single_wave_are_fine() {
-        let inv = inventory(vec![app(application("a", json!({}), false), vec![deploy("1", pod_with_cm()), cm("0")])]);
+        let inv = inventory(vec![app(
+            application("a", json!({}), false),
+            vec![deploy("1", pod_with_cm()), cm("0")],
+        )]);
         assert!(check(&WaveDependencyInversion, &inv, &Config::default()).is_empty());
-        let inv = inventory(vec![app(application("a", json!({}), false), vec![deploy("0", pod_with_cm()), cm("0")])]);
+        let inv = inventory(vec![app(
+            application("a", json!({}), false),
+            vec![deploy("0", pod_with_cm()), cm("0")],
+        )]);
         assert!(check(&WaveDependencyInversion, &inv, &Config::default()).is_empty());
     }
 
@@ -320,9 +461,18 @@ mod tests {
             "spec": {"accessModes": ["ReadWriteOnce"]}});
         let pod = json!({"containers": [{"name": "c", "image": "x"}],
             "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]});
-        let inv = inventory(vec![app(application("a", json!({}), false), vec![pvc, deploy("0", pod)])]);
-        assert!(check(&WaveDependencyInversion, &inv, &Config::default()).is_empty(), "Immediate binding by default");
-        let cfg = Config { default_storage_class_wait_for_first_consumer: true, ..Config::default() };
+        let inv = inventory(vec![app(
+            application("a", json!({}), false),
+            vec![pvc, deploy("0", pod)],
+        )]);
+        assert!(
+            check(&WaveDependencyInversion, &inv, &Config::default()).is_empty(),
+            "Immediate binding by default"
+        );
+        let cfg = Config {
+            default_storage_class_wait_for_first_consumer: true,
+            ..Config::default()
+        };
         let m = messages(&check(&WaveDependencyInversion, &inv, &cfg));
         assert_eq!(m.len(), 1);
         assert!(m[0].starts_with("wave -1 waits for `PersistentVolumeClaim ns/data` to become healthy, but its StorageClass binds on first consumer"));

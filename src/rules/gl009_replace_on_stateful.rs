@@ -70,13 +70,22 @@ mod tests {
 
     #[test]
     fn force_is_an_error_replace_a_warning_and_resource_overrides_app() {
-        let pvc = |opts: &str| json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": "data", "annotations": {"argocd.argoproj.io/sync-options": opts}}});
-        let inv = inventory(vec![app(application("a", json!({}), false), vec![pvc("Force=true,Replace=true")])]);
+        let pvc = |opts: &str| {
+            json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data", "annotations": {"argocd.argoproj.io/sync-options": opts}}})
+        };
+        let inv = inventory(vec![app(
+            application("a", json!({}), false),
+            vec![pvc("Force=true,Replace=true")],
+        )]);
         let f = check(&ReplaceOnStateful, &inv, &Config::default());
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
-        let app_level = application("b", json!({"syncPolicy": {"syncOptions": ["Replace=true"]}}), false);
+        let app_level = application(
+            "b",
+            json!({"syncPolicy": {"syncOptions": ["Replace=true"]}}),
+            false,
+        );
         let inv = inventory(vec![app(app_level.clone(), vec![pvc("")])]);
         let f = check(&ReplaceOnStateful, &inv, &Config::default());
         assert_eq!(f[0].severity, Severity::Warning);

@@ -85,7 +85,9 @@ fn refused(base: &Manifest, head: &Manifest) -> Vec<(String, String, String)> {
         }
     };
     match (head.id.group.as_str(), head.id.kind.as_str()) {
-        ("apps", "Deployment" | "DaemonSet" | "ReplicaSet") => cmp("spec.selector", "/spec/selector"),
+        ("apps", "Deployment" | "DaemonSet" | "ReplicaSet") => {
+            cmp("spec.selector", "/spec/selector")
+        }
         ("apps", "StatefulSet") => {
             let keys = |v: &Value| -> Vec<String> {
                 v.pointer("/spec")
@@ -107,8 +109,18 @@ fn refused(base: &Manifest, head: &Manifest) -> Vec<(String, String, String)> {
             cmp("spec.completions", "/spec/completions");
         }
         ("", "PersistentVolumeClaim") => {
-            for f in ["storageClassName", "accessModes", "volumeName", "volumeMode", "selector", "dataSource"] {
-                let (x, y) = (b.pointer(&format!("/spec/{f}")), h.pointer(&format!("/spec/{f}")));
+            for f in [
+                "storageClassName",
+                "accessModes",
+                "volumeName",
+                "volumeMode",
+                "selector",
+                "dataSource",
+            ] {
+                let (x, y) = (
+                    b.pointer(&format!("/spec/{f}")),
+                    h.pointer(&format!("/spec/{f}")),
+                );
                 // A field only the cluster fills in (volumeName on a bound claim) may be absent in git.
                 if x != y && y.is_some() {
                     out.push((format!("spec.{f}"), show(x), show(y)));
@@ -122,36 +134,65 @@ fn refused(base: &Manifest, head: &Manifest) -> Vec<(String, String, String)> {
             if let (Some(x), Some(y)) = (size(b), size(h)) {
                 if let (Some(qx), Some(qy)) = (quantity(&x), quantity(&y)) {
                     if qy < qx {
-                        out.push(("spec.resources.requests.storage (shrink)".into(), format!("`{x}`"), format!("`{y}`")));
+                        out.push((
+                            "spec.resources.requests.storage (shrink)".into(),
+                            format!("`{x}`"),
+                            format!("`{y}`"),
+                        ));
                     }
                 }
             }
         }
         ("", "Service") => {
-            let ip = |v: &Value| v.pointer("/spec/clusterIP").and_then(Value::as_str).map(str::to_string);
+            let ip = |v: &Value| {
+                v.pointer("/spec/clusterIP")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            };
             match (ip(b), ip(h)) {
                 (Some(x), Some(y)) if x != y && !x.is_empty() && !y.is_empty() => {
                     out.push(("spec.clusterIP".into(), format!("`{x}`"), format!("`{y}`")));
                 }
                 (Some(x), None) if x == "None" => {
-                    out.push(("spec.clusterIP".into(), "`None` (headless)".into(), "unset (a cluster IP)".into()));
+                    out.push((
+                        "spec.clusterIP".into(),
+                        "`None` (headless)".into(),
+                        "unset (a cluster IP)".into(),
+                    ));
                 }
                 (None, Some(y)) if y == "None" => {
-                    out.push(("spec.clusterIP".into(), "an allocated IP".into(), "`None` (headless)".into()));
+                    out.push((
+                        "spec.clusterIP".into(),
+                        "an allocated IP".into(),
+                        "`None` (headless)".into(),
+                    ));
                 }
                 _ => {}
             }
-            let ty = |v: &Value| v.pointer("/spec/type").and_then(Value::as_str).unwrap_or("ClusterIP").to_string();
+            let ty = |v: &Value| {
+                v.pointer("/spec/type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("ClusterIP")
+                    .to_string()
+            };
             let (tb, th) = (ty(b), ty(h));
             let head_ip = ip(h).filter(|s| !s.is_empty() && s != "None");
             if tb != th && th == "ExternalName" && head_ip.is_some() {
-                out.push(("spec.type".into(), format!("`{tb}`"), "`ExternalName` while `spec.clusterIP` is still set".into()));
+                out.push((
+                    "spec.type".into(),
+                    format!("`{tb}`"),
+                    "`ExternalName` while `spec.clusterIP` is still set".into(),
+                ));
             }
         }
         ("", "ConfigMap" | "Secret") if b.get("immutable") == Some(&Value::Bool(true)) => {
             for f in ["data", "binaryData", "stringData"] {
                 if b.get(f) != h.get(f) {
-                    out.push((f.to_string(), "its old content".into(), "new content on an `immutable: true` object".into()));
+                    out.push((
+                        f.to_string(),
+                        "its old content".into(),
+                        "new content on an `immutable: true` object".into(),
+                    ));
                 }
             }
         }
@@ -163,7 +204,9 @@ fn refused(base: &Manifest, head: &Manifest) -> Vec<(String, String, String)> {
 fn stateless(m: &Manifest) -> bool {
     matches!(
         (m.id.group.as_str(), m.id.kind.as_str()),
-        ("apps", "Deployment" | "DaemonSet" | "ReplicaSet") | ("batch", "Job") | ("", "Service" | "ConfigMap" | "Secret")
+        ("apps", "Deployment" | "DaemonSet" | "ReplicaSet")
+            | ("batch", "Job")
+            | ("", "Service" | "ConfigMap" | "Secret")
     )
 }
 
@@ -173,7 +216,9 @@ impl Rule for ImmutableFieldChange {
     }
 
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
-        let (Some(plan), Some(base)) = (cx.plan, cx.base) else { return };
+        let (Some(plan), Some(base)) = (cx.plan, cx.base) else {
+            return;
+        };
         for (key, changes) in &plan.changes {
             let (Some(happ), Some(bapp)) = (cx.head.apps.get(key), base.apps.get(key)) else {
                 continue;
@@ -189,7 +234,10 @@ impl Rule for ImmutableFieldChange {
                 if hook.is_hook
                     && (h.uses_generate_name()
                         || hook.delete_policies.is_empty()
-                        || hook.delete_policies.iter().any(|p| p == "BeforeHookCreation"))
+                        || hook
+                            .delete_policies
+                            .iter()
+                            .any(|p| p == "BeforeHookCreation"))
                 {
                     // Recreated by its delete policy, never updated in place.
                     continue;
@@ -242,23 +290,45 @@ mod tests {
 
     #[test]
     fn deployment_selector_and_statefulset_fields() {
-        let d = |l: &str| m(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
-            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": l}}}}));
+        let d = |l: &str| {
+            m(
+                json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": l}}}}),
+            )
+        };
         assert_eq!(refused(&d("a"), &d("a")), vec![]);
         assert_eq!(refused(&d("a"), &d("b"))[0].0, "spec.selector");
-        let s = |svc: &str, rep: u32| m(json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s"},
-            "spec": {"serviceName": svc, "replicas": rep}}));
+        let s = |svc: &str, rep: u32| {
+            m(
+                json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s"},
+            "spec": {"serviceName": svc, "replicas": rep}}),
+            )
+        };
         assert_eq!(refused(&s("a", 1), &s("a", 3)), vec![]);
         assert_eq!(refused(&s("a", 1), &s("b", 1))[0].0, "spec.serviceName");
     }
 
     #[test]
     fn pvc_shrink_class_and_service_ip() {
-        let p = |size: &str, class: &str| m(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "p"},
-            "spec": {"storageClassName": class, "resources": {"requests": {"storage": size}}}}));
-        assert_eq!(refused(&p("10Gi", "a"), &p("20Gi", "a")), vec![], "growth is allowed (if the class allows expansion)");
-        assert_eq!(refused(&p("10Gi", "a"), &p("5000Mi", "a"))[0].0, "spec.resources.requests.storage (shrink)");
-        assert_eq!(refused(&p("10Gi", "a"), &p("10Gi", "b"))[0].0, "spec.storageClassName");
+        let p = |size: &str, class: &str| {
+            m(
+                json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "p"},
+            "spec": {"storageClassName": class, "resources": {"requests": {"storage": size}}}}),
+            )
+        };
+        assert_eq!(
+            refused(&p("10Gi", "a"), &p("20Gi", "a")),
+            vec![],
+            "growth is allowed (if the class allows expansion)"
+        );
+        assert_eq!(
+            refused(&p("10Gi", "a"), &p("5000Mi", "a"))[0].0,
+            "spec.resources.requests.storage (shrink)"
+        );
+        assert_eq!(
+            refused(&p("10Gi", "a"), &p("10Gi", "b"))[0].0,
+            "spec.storageClassName"
+        );
         let svc = |ip: Option<&str>| {
             let mut v = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}});
             if let Some(ip) = ip {
@@ -266,8 +336,14 @@ mod tests {
             }
             m(v)
         };
-        assert_eq!(refused(&svc(None), &svc(Some("None")))[0].0, "spec.clusterIP");
-        assert_eq!(refused(&svc(Some("None")), &svc(None))[0].0, "spec.clusterIP");
+        assert_eq!(
+            refused(&svc(None), &svc(Some("None")))[0].0,
+            "spec.clusterIP"
+        );
+        assert_eq!(
+            refused(&svc(Some("None")), &svc(None))[0].0,
+            "spec.clusterIP"
+        );
         assert_eq!(refused(&svc(None), &svc(None)), vec![]);
         assert_eq!(quantity("1.5Gi"), Some(1.5 * 1024f64.powi(3)));
     }

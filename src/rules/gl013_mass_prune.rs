@@ -24,17 +24,26 @@ impl Rule for MassPrune {
     }
 
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
-        let (Some(plan), Some(base)) = (cx.plan, cx.base) else { return };
+        let (Some(plan), Some(base)) = (cx.plan, cx.base) else {
+            return;
+        };
         for (key, app) in &base.apps {
             let pruned: Vec<_> = plan
                 .prunes
                 .iter()
-                .filter(|p| &p.app == key && p.reason != PruneReason::AppDeleted && p.protection.is_none())
+                .filter(|p| {
+                    &p.app == key && p.reason != PruneReason::AppDeleted && p.protection.is_none()
+                })
                 .collect();
             if pruned.len() < 2 {
                 continue;
             }
-            let total = app.resources.iter().filter(|m| is_prunable(m)).count().max(pruned.len());
+            let total = app
+                .resources
+                .iter()
+                .filter(|m| is_prunable(m))
+                .count()
+                .max(pruned.len());
             #[allow(clippy::cast_precision_loss)]
             let share = pruned.len() as f64 / total as f64;
             if share <= cx.config.mass_prune_ratio && pruned.len() <= cx.config.mass_prune_count {
@@ -58,7 +67,8 @@ impl Rule for MassPrune {
                 ),
                 _ => ("a sync with prune deletes".to_string(), Severity::Warning),
             };
-            let mut kinds: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+            let mut kinds: std::collections::BTreeMap<&str, usize> =
+                std::collections::BTreeMap::new();
             for p in &pruned {
                 *kinds.entry(p.id.kind.as_str()).or_default() += 1;
             }

@@ -76,7 +76,11 @@ pub fn analyze(hook: &Manifest, resources: &[Manifest]) -> HookWork {
         if sql_client {
             // A client fed by a loop or glob: read every mounted `.sql` key.
             for (cm, _) in podspec::mounted_config_maps(spec, c) {
-                let Some(data) = w.config_map(&cm).and_then(|v| v.get("data")).and_then(Value::as_object) else {
+                let Some(data) = w
+                    .config_map(&cm)
+                    .and_then(|v| v.get("data"))
+                    .and_then(Value::as_object)
+                else {
                     continue;
                 };
                 let keys: Vec<(String, String)> = data
@@ -135,11 +139,17 @@ impl Walker<'_> {
         Some((f, text))
     }
 
-    fn script(&mut self, cx: &Cx<'_>, text: &str, place: &dyn Fn(u32) -> String, depth: u8) {
+    fn script(
+        &mut self,
+        cx: &Cx<'_>,
+        text: &str,
+        place: &dyn Fn(u32) -> String,
+        depth: u8,
+        sql_client: &mut bool,
+    ) {
         for cmd in shell::parse_script(text) {
             let p = place(cmd.line);
-            let mut sql_client = false;
-            self.command(cx, &cmd, &p, depth, &mut sql_client);
+            self.command(cx, &cmd, &p, depth, sql_client);
         }
     }
 
@@ -170,13 +180,22 @@ impl Walker<'_> {
         }
     }
 
-    fn command(&mut self, cx: &Cx<'_>, cmd: &Command, place: &str, depth: u8, sql_client: &mut bool) {
+    fn command(
+        &mut self,
+        cx: &Cx<'_>,
+        cmd: &Command,
+        place: &str,
+        depth: u8,
+        sql_client: &mut bool,
+    ) {
         if depth > 3 || cmd.argv.is_empty() {
             return;
         }
         let argv = &cmd.argv;
         if let Some(tool) = migration_tool(argv) {
-            self.out.migration_tool.get_or_insert_with(|| tool.to_string());
+            self.out
+                .migration_tool
+                .get_or_insert_with(|| tool.to_string());
             return;
         }
         if let Some(script) = shell::inline_script(argv) {
@@ -190,10 +209,14 @@ impl Walker<'_> {
                     if nested {
                         format!("{base} (line {})", line0 + l - 1)
                     } else {
-                        format!("line {l} of {}", base.replace("the command of", "the script of"))
+                        format!(
+                            "line {l} of {}",
+                            base.replace("the command of", "the script of")
+                        )
                     }
                 },
                 depth + 1,
+                sql_client,
             );
             return;
         }
@@ -204,13 +227,17 @@ impl Walker<'_> {
         });
         if let Some(path) = file {
             if let Some((f, text)) = self.mounted(cx, path) {
-                if self.seen_files.insert((f.config_map.clone(), f.key.clone())) {
+                if self
+                    .seen_files
+                    .insert((f.config_map.clone(), f.key.clone()))
+                {
                     let (cm, key) = (f.config_map.clone(), f.key.clone());
                     self.script(
                         cx,
                         &text,
                         &|l| format!("line {l} of `{key}` in ConfigMap `{cm}`"),
                         depth + 1,
+                        sql_client,
                     );
                 }
                 return;
@@ -223,7 +250,9 @@ impl Walker<'_> {
         let args: Vec<&str> = argv.iter().skip(1).map(String::as_str).collect();
         match prog.as_str() {
             "psql" | "mysql" | "mariadb" | "cockroach" => {
-                *sql_client = true;
+                // `fed`: the SQL it runs was found; otherwise it reads a file
+                // named by a loop variable or glob, and the caller reads every mounted `.sql`.
+                let mut fed = false;
                 let (inline_flags, file_flags): (&[&str], &[&str]) = if prog == "psql" {
                     (&["-c", "--command"], &["-f", "--file"])
                 } else if prog == "cockroach" {
@@ -233,22 +262,27 @@ impl Walker<'_> {
                 };
                 for (flag, value) in flag_values(&args) {
                     if inline_flags.contains(&flag) {
+                        fed = true;
                         self.sql_text(value, place);
                     } else if file_flags.contains(&flag) {
                         if let Some((f, text)) = self.mounted(cx, value) {
+                            fed = true;
                             self.sql_file(&f.config_map, &f.key, &text);
                         }
                     }
                 }
                 if let Some(body) = &cmd.heredoc {
+                    fed = true;
                     let p = format!("{place} (here-document)");
                     self.sql_text(body, &p);
                 }
                 if let Some(path) = &cmd.stdin_file {
                     if let Some((f, text)) = self.mounted(cx, path) {
+                        fed = true;
                         self.sql_file(&f.config_map, &f.key, &text);
                     }
                 }
+                *sql_client |= !fed;
             }
             "kubectl" | "oc" => {
                 let sub = args.iter().find(|a| !a.starts_with('-'));
@@ -258,29 +292,44 @@ impl Walker<'_> {
             }
             "mkdir" => {
                 let parents = args.iter().any(|a| {
-                    *a == "--parents" || (a.starts_with('-') && !a.starts_with("--") && a.contains('p'))
+                    *a == "--parents"
+                        || (a.starts_with('-') && !a.starts_with("--") && a.contains('p'))
                 });
                 if !parents {
-                    self.shell(place, cmd, "`mkdir` without `-p` fails when the directory exists");
+                    self.shell(
+                        place,
+                        cmd,
+                        "`mkdir` without `-p` fails when the directory exists",
+                    );
                 }
             }
-            "helm" => {
-                if args.iter().find(|a| !a.starts_with('-')) == Some(&"install") {
-                    self.shell(place, cmd, "`helm install` fails when the release exists; `helm upgrade --install` does not");
-                }
+            "helm" if args.iter().find(|a| !a.starts_with('-')) == Some(&"install") => {
+                self.shell(
+                    place,
+                    cmd,
+                    "`helm install` fails when the release exists; `helm upgrade --install` does not",
+                );
             }
             "curl" => {
                 let post = args.windows(2).any(|w| {
                     (w[0] == "-X" || w[0] == "--request") && w[1].eq_ignore_ascii_case("POST")
-                }) || args
-                    .iter()
-                    .any(|a| a.eq_ignore_ascii_case("-XPOST") || a.eq_ignore_ascii_case("--request=POST"));
+                }) || args.iter().any(|a| {
+                    a.eq_ignore_ascii_case("-XPOST") || a.eq_ignore_ascii_case("--request=POST")
+                });
                 if post {
-                    self.shell(place, cmd, "a `POST` usually creates something each time it is sent");
+                    self.shell(
+                        place,
+                        cmd,
+                        "a `POST` usually creates something each time it is sent",
+                    );
                 }
             }
             "createdb" | "createuser" => {
-                self.shell(place, cmd, &format!("`{prog}` fails when it already exists"));
+                self.shell(
+                    place,
+                    cmd,
+                    &format!("`{prog}` fails when it already exists"),
+                );
             }
             _ => {}
         }
@@ -405,7 +454,9 @@ pub fn migration_tool(argv: &[String]) -> Option<&'static str> {
         p if p.starts_with("python") => {
             if has("migrate") && any(&|x| x.ends_with("manage.py")) {
                 "django"
-            } else if rest.first().is_some_and(|x| x == "-m") && rest.get(1).is_some_and(|x| x == "alembic") {
+            } else if rest.first().is_some_and(|x| x == "-m")
+                && rest.get(1).is_some_and(|x| x == "alembic")
+            {
                 "alembic"
             } else {
                 return None;
@@ -435,4 +486,126 @@ pub fn migration_image(image: &str) -> Option<&'static str> {
         "migrate" if path.ends_with("migrate/migrate") => "golang-migrate",
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::{manifest_from_value, Origin, Scopes};
+    use serde_json::json;
+
+    fn job(command: Value, args: Value) -> Manifest {
+        let v = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+            "spec": {"template": {"spec": {
+                "containers": [{"name": "c", "image": "postgres:16", "command": command, "args": args,
+                    "env": [{"name": "INIT_SQL", "valueFrom": {"configMapKeyRef": {"name": "sql", "key": "init.sql"}}}],
+                    "volumeMounts": [{"name": "s", "mountPath": "/scripts"}]}],
+                "volumes": [{"name": "s", "configMap": {"name": "scripts"}}]}}}});
+        manifest_from_value(v, Origin::default(), "ns", &Scopes::default()).expect("valid")
+    }
+
+    fn resources() -> Vec<Manifest> {
+        let cms = [
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "sql"},
+                "data": {"init.sql": "CREATE TABLE t (id int);"}}),
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "scripts"},
+                "data": {"run.sh": "#!/bin/sh\nset -e\nmkdir /data/x\npsql -f /scripts/seed.sql\n",
+                         "seed.sql": "INSERT INTO t VALUES (1);\n"}}),
+        ];
+        cms.into_iter()
+            .map(|v| {
+                manifest_from_value(v, Origin::default(), "ns", &Scopes::default()).expect("valid")
+            })
+            .collect()
+    }
+
+    /// (command, args, expected statements flagged, migration tool)
+    #[allow(clippy::type_complexity)]
+    fn table() -> Vec<(Value, Value, Vec<&'static str>, Option<&'static str>)> {
+        vec![
+            // psql one-liners
+            (json!(["psql", "-h", "db", "-c", "CREATE TABLE users (id int)"]), json!([]), vec!["CREATE TABLE users"], None),
+            (json!(["psql", "--command=CREATE TABLE IF NOT EXISTS users (id int)"]), json!([]), vec![], None),
+            (json!(["psql"]), json!(["-v", "ON_ERROR_STOP=1", "-c", "CREATE EXTENSION postgis;"]), vec!["CREATE EXTENSION postgis"], None),
+            // mysql one-liners
+            (json!(["mysql", "-uroot", "-e", "CREATE DATABASE app; CREATE USER 'app'@'%';"]), json!([]), vec!["CREATE DATABASE app", "CREATE USER 'app'@'%'"], None),
+            (json!(["mysql", "--execute=CREATE DATABASE IF NOT EXISTS app"]), json!([]), vec![], None),
+            // sh -c chains
+            (json!(["/bin/sh", "-c"]), json!(["kubectl create secret generic s --from-literal=a=b && mkdir -p /x"]), vec!["kubectl create secret generic s --from-literal=a=b"], None),
+            (json!(["sh", "-ec", "kubectl create ns a --dry-run=client -o yaml | kubectl apply -f -"]), json!([]), vec![], None),
+            (json!(["bash", "-c", "helm install app ./chart || true; helm upgrade --install b ./c"]), json!([]), vec![], None),
+            (json!(["sh", "-c", "helm install app ./chart"]), json!([]), vec!["helm install app ./chart"], None),
+            (json!(["sh", "-c", "curl -fsS -X POST https://api/register -d '{}'\ncurl -s https://api/health"]), json!([]), vec!["curl -fsS -X POST https://api/register -d '{}'"], None),
+            (json!(["sh", "-c", "createdb app"]), json!([]), vec!["createdb app"], None),
+            // heredocs
+            (json!(["sh", "-c", "psql \"$DATABASE_URL\" <<'EOF'\nCREATE TABLE a (id int);\nALTER TABLE a ADD COLUMN b int;\nEOF\n"]), json!([]), vec!["CREATE TABLE a", "ALTER TABLE a ADD COLUMN b"], None),
+            (json!(["sh", "-c", "for f in /scripts/*.sql; do psql -f \"$f\"; done"]), json!([]), vec!["INSERT INTO t VALUES"], None),
+            (json!(["bash", "-c", "mysql -h db <<SQL\nINSERT INTO t VALUES (1) ON DUPLICATE KEY UPDATE id = id;\nSQL"]), json!([]), vec![], None),
+            // files and env from ConfigMaps
+            (json!(["sh", "/scripts/run.sh"]), json!([]), vec!["mkdir /data/x", "INSERT INTO t VALUES"], None),
+            (json!(["psql", "-c", "$(INIT_SQL)"]), json!([]), vec![], None),
+            (json!(["psql", "-c", "${INIT_SQL}"]), json!([]), vec!["CREATE TABLE t"], None),
+            // migration tools
+            (json!(["flyway", "migrate"]), json!([]), vec![], Some("flyway")),
+            (json!(["liquibase", "--changelog-file=c.xml", "update"]), json!([]), vec![], Some("liquibase")),
+            (json!(["migrate", "-path", "/m", "-database", "$DB", "up"]), json!([]), vec![], Some("golang-migrate")),
+            (json!(["goose", "up"]), json!([]), vec![], Some("goose")),
+            (json!(["dbmate", "up"]), json!([]), vec![], Some("dbmate")),
+            (json!(["atlas", "migrate", "apply"]), json!([]), vec![], Some("atlas")),
+            (json!(["sqitch", "deploy"]), json!([]), vec![], Some("sqitch")),
+            (json!(["alembic", "upgrade", "head"]), json!([]), vec![], Some("alembic")),
+            (json!(["python", "manage.py", "migrate", "--noinput"]), json!([]), vec![], Some("django")),
+            (json!(["sh", "-c", "bundle exec rake db:migrate"]), json!([]), vec![], Some("rails")),
+            (json!(["bin/rails", "db:migrate"]), json!([]), vec![], Some("rails")),
+            (json!(["npx", "prisma", "migrate", "deploy"]), json!([]), vec![], Some("prisma")),
+            (json!(["npx", "knex", "migrate:latest"]), json!([]), vec![], Some("knex")),
+            (json!(["npx", "sequelize-cli", "db:migrate"]), json!([]), vec![], Some("sequelize")),
+            (json!(["diesel", "migration", "run"]), json!([]), vec![], Some("diesel")),
+            (json!(["sqlx", "migrate", "run"]), json!([]), vec![], Some("sqlx")),
+            (json!(["refinery", "migrate", "-e", "DB"]), json!([]), vec![], Some("refinery")),
+            (json!(["npm", "run", "typeorm", "migration:run"]), json!([]), vec![], Some("typeorm")),
+            (json!(["mix", "ecto.migrate"]), json!([]), vec![], Some("ecto")),
+            (json!(["/app/bin/app", "eval", "App.Release.migrate"]), json!([]), vec![], Some("ecto")),
+            (json!(["php", "artisan", "migrate", "--force"]), json!([]), vec![], Some("laravel")),
+        ]
+    }
+
+    #[test]
+    fn real_world_commands() {
+        let res = resources();
+        for (cmd, args, expected, tool) in table() {
+            let j = job(cmd.clone(), args);
+            let w = analyze(&j, &res);
+            let got: Vec<&str> = w.problems.iter().map(|p| p.statement.as_str()).collect();
+            assert_eq!(got, expected, "{cmd}");
+            assert_eq!(w.migration_tool.as_deref(), tool, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn places_name_the_line() {
+        let j = job(json!(["sh", "-c", "echo hi\nmkdir /a"]), json!([]));
+        let w = analyze(&j, &[]);
+        assert_eq!(w.problems[0].place, "line 2 of the script of container `c`");
+        let j = job(json!(["sh", "/scripts/run.sh"]), json!([]));
+        let w = analyze(&j, &resources());
+        assert_eq!(
+            w.problems[0].place,
+            "line 3 of `run.sh` in ConfigMap `scripts`"
+        );
+        assert_eq!(
+            w.problems[1].place,
+            "line 1 of `seed.sql` in ConfigMap `scripts`"
+        );
+    }
+
+    #[test]
+    fn images_that_are_migration_tools() {
+        assert_eq!(migration_image("flyway/flyway:10"), Some("flyway"));
+        assert_eq!(
+            migration_image("docker.io/migrate/migrate:v4.17.0"),
+            Some("golang-migrate")
+        );
+        assert_eq!(migration_image("registry:5000/team/app:1"), None);
+    }
 }

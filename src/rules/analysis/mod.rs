@@ -39,9 +39,11 @@ pub fn rendered_apps<'a>(cx: &'a RuleContext<'a>) -> impl Iterator<Item = &'a Ap
 /// Attaches app, resource and head location of `m` to a finding.
 #[must_use]
 pub fn at_resource(f: Finding, app: &App, m: &Manifest) -> Finding {
-    f.app(app.display_name())
-        .resource(m.id.clone())
-        .at(Side::Head, m.origin.file.as_deref(), m.origin.line)
+    f.app(app.display_name()).resource(m.id.clone()).at(
+        Side::Head,
+        m.origin.file.as_deref(),
+        m.origin.line,
+    )
 }
 
 /// Whether the Application object itself is new or changed at head (for

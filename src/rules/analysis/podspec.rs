@@ -139,13 +139,23 @@ pub fn references(spec: &Value) -> Vec<PodRef> {
     };
     if let Some(sa) = s(spec, "serviceAccountName").or_else(|| s(spec, "serviceAccount")) {
         if sa != "default" {
-            push(RefKind::ServiceAccount, sa, false, "serviceAccountName".into());
+            push(
+                RefKind::ServiceAccount,
+                sa,
+                false,
+                "serviceAccountName".into(),
+            );
         }
     }
     if let Some(pc) = s(spec, "priorityClassName") {
         // Built-in classes exist in every cluster.
         if !pc.starts_with("system-") {
-            push(RefKind::PriorityClass, pc, false, "priorityClassName".into());
+            push(
+                RefKind::PriorityClass,
+                pc,
+                false,
+                "priorityClassName".into(),
+            );
         }
     }
     for vol in spec
@@ -214,12 +224,7 @@ pub fn references(spec: &Value) -> Vec<PodRef> {
         }
     }
     for c in containers(spec) {
-        for e in c
-            .get("env")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for e in c.get("env").and_then(Value::as_array).into_iter().flatten() {
             let ename = s(e, "name").unwrap_or("?");
             if let Some(r) = e.pointer("/valueFrom/configMapKeyRef") {
                 if let Some(n) = s(r, "name") {
@@ -280,7 +285,10 @@ pub fn mounted_config_map_file(spec: &Value, container: &Value, path: &str) -> O
                 Some(sp) => sp,
                 None => continue,
             }
-        } else if let Some(r) = path.strip_prefix(mount_path).and_then(|r| r.strip_prefix('/')) {
+        } else if let Some(r) = path
+            .strip_prefix(mount_path)
+            .and_then(|r| r.strip_prefix('/'))
+        {
             match s(mount, "subPath") {
                 Some(_) => continue,
                 None => r,
@@ -349,7 +357,11 @@ pub fn mounted_config_maps(spec: &Value, container: &Value) -> Vec<(String, Stri
         let Some(vol) = volumes.iter().find(|v| s(v, "name") == Some(vname)) else {
             continue;
         };
-        let mut names: Vec<&str> = vol.get("configMap").and_then(|c| s(c, "name")).into_iter().collect();
+        let mut names: Vec<&str> = vol
+            .get("configMap")
+            .and_then(|c| s(c, "name"))
+            .into_iter()
+            .collect();
         for src in vol
             .pointer("/projected/sources")
             .and_then(Value::as_array)
@@ -402,8 +414,7 @@ pub fn has_kustomize_hash_suffix(name: &str) -> bool {
     let Some((_, suffix)) = name.rsplit_once('-') else {
         return false;
     };
-    suffix.len() == 10
-        && suffix.bytes().all(|b| b"2456789bcdfghkmt".contains(&b))
+    suffix.len() == 10 && suffix.bytes().all(|b| b"2456789bcdfghkmt".contains(&b))
 }
 
 #[cfg(test)]

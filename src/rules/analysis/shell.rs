@@ -241,23 +241,23 @@ fn words(raw: &Raw) -> Option<Command> {
         .unwrap_or_else(|| text.split_whitespace().map(str::to_string).collect());
     argv.retain(|w| w != "<<HEREDOC" && !w.starts_with('>') && !w.starts_with("2>"));
     // Leading assignments and wrappers.
-    loop {
-        let Some(first) = argv.first() else { break };
+    while let Some(first) = argv.first() {
         let is_assign = first.contains('=')
-            && first
-                .split('=')
-                .next()
-                .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_'));
+            && first.split('=').next().is_some_and(|n| {
+                !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_')
+            });
         if is_assign || WRAPPERS.contains(&first.as_str()) {
             argv.remove(0);
             continue;
         }
         if first == "env" || first == "timeout" {
             argv.remove(0);
-            while argv
-                .first()
-                .is_some_and(|w| w.starts_with('-') || w.contains('=') || w.parse::<f64>().is_ok() || w.ends_with('s') && w[..w.len() - 1].parse::<f64>().is_ok())
-            {
+            while argv.first().is_some_and(|w| {
+                w.starts_with('-')
+                    || w.contains('=')
+                    || w.parse::<f64>().is_ok()
+                    || w.ends_with('s') && w[..w.len() - 1].parse::<f64>().is_ok()
+            }) {
                 argv.remove(0);
             }
             continue;
@@ -360,7 +360,10 @@ mod tests {
         assert_eq!(cmds.len(), 3);
         assert_eq!(cmds[1].program(), "psql");
         assert_eq!(cmds[1].line, 2);
-        assert_eq!(cmds[1].heredoc.as_deref(), Some("CREATE TABLE t (id int);\n"));
+        assert_eq!(
+            cmds[1].heredoc.as_deref(),
+            Some("CREATE TABLE t (id int);\n")
+        );
         assert_eq!(cmds[2].line, 5);
     }
 
@@ -378,7 +381,9 @@ mod tests {
     fn inline_scripts_are_found() {
         let a: Vec<String> = ["/bin/sh", "-ec", "echo hi"].map(String::from).to_vec();
         assert_eq!(inline_script(&a), Some("echo hi"));
-        let a: Vec<String> = ["bash", "-o", "pipefail", "-c", "x"].map(String::from).to_vec();
+        let a: Vec<String> = ["bash", "-o", "pipefail", "-c", "x"]
+            .map(String::from)
+            .to_vec();
         assert_eq!(inline_script(&a), Some("x"));
         let a: Vec<String> = ["bash", "/scripts/run.sh"].map(String::from).to_vec();
         assert_eq!(inline_script(&a), None);

@@ -161,7 +161,10 @@ pub fn non_idempotent(sql: &str) -> Vec<SqlProblem> {
             continue;
         }
         let why = match parse(&st.text) {
-            Some(stmts) => stmts.iter().find_map(judge_ast).or_else(|| judge_tokens(&st.text)),
+            Some(stmts) => stmts
+                .iter()
+                .find_map(judge_ast)
+                .or_else(|| judge_tokens(&st.text)),
             None => judge_tokens(&st.text),
         };
         if let Some(why) = why {
@@ -194,8 +197,7 @@ fn judge_ast(s: &Statement) -> Option<String> {
         | Statement::CreateDatabase { if_not_exists, .. } => flag(*if_not_exists, NOT_EXISTS),
         Statement::CreateExtension(e) => flag(e.if_not_exists, NOT_EXISTS),
         Statement::CreateType { .. } => Some(
-            "fails when the type already exists (PostgreSQL has no IF NOT EXISTS for types)"
-                .into(),
+            "fails when the type already exists (PostgreSQL has no IF NOT EXISTS for types)".into(),
         ),
         Statement::Drop {
             if_exists,
@@ -206,12 +208,14 @@ fn judge_ast(s: &Statement) -> Option<String> {
             flag(*if_exists, NO_IF_EXISTS)
         }
         Statement::AlterTable(a) => a.operations.iter().find_map(|op| match op {
-            AlterTableOperation::AddColumn { if_not_exists, .. } => {
-                flag(*if_not_exists, "ADD COLUMN without IF NOT EXISTS fails when the column exists")
-            }
-            AlterTableOperation::DropColumn { if_exists, .. } => {
-                flag(*if_exists, "DROP COLUMN without IF EXISTS fails once it is gone")
-            }
+            AlterTableOperation::AddColumn { if_not_exists, .. } => flag(
+                *if_not_exists,
+                "ADD COLUMN without IF NOT EXISTS fails when the column exists",
+            ),
+            AlterTableOperation::DropColumn { if_exists, .. } => flag(
+                *if_exists,
+                "DROP COLUMN without IF EXISTS fails once it is gone",
+            ),
             AlterTableOperation::RenameColumn { .. }
             | AlterTableOperation::RenameTable { .. }
             | AlterTableOperation::RenameConstraint { .. } => {
@@ -245,12 +249,54 @@ fn judge_ast(s: &Statement) -> Option<String> {
 /// The first `n` words of a statement up to its first parenthesis, keywords upper-cased.
 fn head_words(text: &str, n: usize) -> Vec<String> {
     const KEYWORDS: &[&str] = &[
-        "CREATE", "TABLE", "INDEX", "UNIQUE", "SCHEMA", "SEQUENCE", "TYPE", "EXTENSION",
-        "DATABASE", "ROLE", "USER", "VIEW", "FUNCTION", "PROCEDURE", "TRIGGER", "DOMAIN", "DROP",
-        "ALTER", "ADD", "COLUMN", "INSERT", "INTO", "RENAME", "TO", "IF", "NOT", "EXISTS", "OR",
-        "REPLACE", "TEMP", "TEMPORARY", "UNLOGGED", "CONCURRENTLY", "IGNORE", "DO", "ON",
-        "CONSTRAINT", "AS", "ENUM", "PRIMARY", "FOREIGN", "KEY", "CHECK", "LOGIN", "WITH",
-        "VALUES", "SELECT", "ONLY",
+        "CREATE",
+        "TABLE",
+        "INDEX",
+        "UNIQUE",
+        "SCHEMA",
+        "SEQUENCE",
+        "TYPE",
+        "EXTENSION",
+        "DATABASE",
+        "ROLE",
+        "USER",
+        "VIEW",
+        "FUNCTION",
+        "PROCEDURE",
+        "TRIGGER",
+        "DOMAIN",
+        "DROP",
+        "ALTER",
+        "ADD",
+        "COLUMN",
+        "INSERT",
+        "INTO",
+        "RENAME",
+        "TO",
+        "IF",
+        "NOT",
+        "EXISTS",
+        "OR",
+        "REPLACE",
+        "TEMP",
+        "TEMPORARY",
+        "UNLOGGED",
+        "CONCURRENTLY",
+        "IGNORE",
+        "DO",
+        "ON",
+        "CONSTRAINT",
+        "AS",
+        "ENUM",
+        "PRIMARY",
+        "FOREIGN",
+        "KEY",
+        "CHECK",
+        "LOGIN",
+        "WITH",
+        "VALUES",
+        "SELECT",
+        "ONLY",
     ];
     let before_paren = text.split('(').next().unwrap_or("");
     before_paren
@@ -309,10 +355,18 @@ fn judge_tokens(text: &str) -> Option<String> {
             if has_seq(&t, &["OR", "REPLACE"]) || has_seq(&t, &["IF", "NOT", "EXISTS"]) {
                 return None;
             }
-            let object = t
-                .iter()
-                .skip(1)
-                .find(|w| !matches!(w.as_str(), "UNIQUE" | "TEMP" | "TEMPORARY" | "UNLOGGED" | "CONCURRENTLY" | "GLOBAL" | "LOCAL"))?;
+            let object = t.iter().skip(1).find(|w| {
+                !matches!(
+                    w.as_str(),
+                    "UNIQUE"
+                        | "TEMP"
+                        | "TEMPORARY"
+                        | "UNLOGGED"
+                        | "CONCURRENTLY"
+                        | "GLOBAL"
+                        | "LOCAL"
+                )
+            })?;
             match object.as_str() {
                 "TABLE" | "INDEX" | "SCHEMA" | "SEQUENCE" | "EXTENSION" | "DATABASE" | "ROLE"
                 | "USER" | "VIEW" | "FUNCTION" | "PROCEDURE" | "TRIGGER" | "DOMAIN" => {

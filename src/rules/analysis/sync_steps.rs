@@ -237,9 +237,17 @@ mod tests {
     #[test]
     fn earlier_waves_are_awaited_but_not_the_last() {
         let app = app_with(vec![
-            obj("ConfigMap", "a", json!({"argocd.argoproj.io/sync-wave": "-1"})),
+            obj(
+                "ConfigMap",
+                "a",
+                json!({"argocd.argoproj.io/sync-wave": "-1"}),
+            ),
             obj("Service", "b", json!({})),
-            obj("Pod", "h", json!({"argocd.argoproj.io/hook": "PreSync,PostSync"})),
+            obj(
+                "Pod",
+                "h",
+                json!({"argocd.argoproj.io/hook": "PreSync,PostSync"}),
+            ),
             obj("Pod", "skip", json!({"argocd.argoproj.io/hook": "Skip"})),
         ]);
         let s = SyncSteps::of(&app);
