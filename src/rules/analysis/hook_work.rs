@@ -61,8 +61,13 @@ pub fn analyze(hook: &Manifest, resources: &[Manifest]) -> HookWork {
         if argv.is_empty() {
             continue;
         }
-        let cx = Cx { spec, container: c };
-        let place = format!("the command of container `{name}`");
+        let cx = Cx {
+            spec,
+            container: c,
+            name,
+        };
+        let top = format!("the command of container `{name}`");
+        let place = |_: u32| top.clone();
         let cmd = Command {
             text: argv.join(" "),
             argv,
@@ -103,6 +108,7 @@ pub fn analyze(hook: &Manifest, resources: &[Manifest]) -> HookWork {
 struct Cx<'v> {
     spec: &'v Value,
     container: &'v Value,
+    name: &'v str,
 }
 
 struct Walker<'a> {
@@ -148,8 +154,7 @@ impl Walker<'_> {
         sql_client: &mut bool,
     ) {
         for cmd in shell::parse_script(text) {
-            let p = place(cmd.line);
-            self.command(cx, &cmd, &p, depth, sql_client);
+            self.command(cx, &cmd, place, depth, sql_client);
         }
     }
 
@@ -166,14 +171,11 @@ impl Walker<'_> {
         }
     }
 
-    fn sql_text(&mut self, text: &str, place: &str) {
+    /// SQL whose line 1 is script line `first_line`.
+    fn sql_text(&mut self, text: &str, place: &dyn Fn(u32) -> String, first_line: u32) {
         for p in sql::non_idempotent(text) {
             self.out.problems.push(Unsafe {
-                place: if text.contains('\n') {
-                    format!("{place} (SQL line {})", p.line)
-                } else {
-                    place.to_string()
-                },
+                place: place(first_line + p.line - 1),
                 statement: p.statement,
                 why: p.why,
             });
@@ -184,7 +186,7 @@ impl Walker<'_> {
         &mut self,
         cx: &Cx<'_>,
         cmd: &Command,
-        place: &str,
+        place: &dyn Fn(u32) -> String,
         depth: u8,
         sql_client: &mut bool,
     ) {
@@ -199,25 +201,12 @@ impl Walker<'_> {
             return;
         }
         if let Some(script) = shell::inline_script(argv) {
-            let base = place.to_string();
             let line0 = cmd.line;
-            let nested = depth > 0;
-            self.script(
-                cx,
-                script,
-                &|l| {
-                    if nested {
-                        format!("{base} (line {})", line0 + l - 1)
-                    } else {
-                        format!(
-                            "line {l} of {}",
-                            base.replace("the command of", "the script of")
-                        )
-                    }
-                },
-                depth + 1,
-                sql_client,
-            );
+            let container = cx.name;
+            let nested = |l: u32| place(line0 + l - 1);
+            let top = |l: u32| format!("line {l} of the script of container `{container}`");
+            let inner: &dyn Fn(u32) -> String = if depth > 0 { &nested } else { &top };
+            self.script(cx, script, inner, depth + 1, sql_client);
             return;
         }
         let file = shell::script_file(argv).or_else(|| {
@@ -263,7 +252,7 @@ impl Walker<'_> {
                 for (flag, value) in flag_values(&args) {
                     if inline_flags.contains(&flag) {
                         fed = true;
-                        self.sql_text(value, place);
+                        self.sql_text(value, place, cmd.line);
                     } else if file_flags.contains(&flag) {
                         if let Some((f, text)) = self.mounted(cx, value) {
                             fed = true;
@@ -273,8 +262,8 @@ impl Walker<'_> {
                 }
                 if let Some(body) = &cmd.heredoc {
                     fed = true;
-                    let p = format!("{place} (here-document)");
-                    self.sql_text(body, &p);
+                    // The body starts on the line after the command.
+                    self.sql_text(body, place, cmd.line + 1);
                 }
                 if let Some(path) = &cmd.stdin_file {
                     if let Some((f, text)) = self.mounted(cx, path) {
@@ -287,7 +276,7 @@ impl Walker<'_> {
             "kubectl" | "oc" => {
                 let sub = args.iter().find(|a| !a.starts_with('-'));
                 if sub == Some(&"create") && !args.iter().any(|a| a.starts_with("--dry-run")) {
-                    self.shell(place, cmd, "`kubectl create` fails when the object exists; `kubectl apply` (or `create --dry-run=client -o yaml | kubectl apply -f -`) does not");
+                    self.shell(place, cmd, "fails when the object already exists");
                 }
             }
             "mkdir" => {
@@ -296,19 +285,11 @@ impl Walker<'_> {
                         || (a.starts_with('-') && !a.starts_with("--") && a.contains('p'))
                 });
                 if !parents {
-                    self.shell(
-                        place,
-                        cmd,
-                        "`mkdir` without `-p` fails when the directory exists",
-                    );
+                    self.shell(place, cmd, "fails when the directory already exists");
                 }
             }
             "helm" if args.iter().find(|a| !a.starts_with('-')) == Some(&"install") => {
-                self.shell(
-                    place,
-                    cmd,
-                    "`helm install` fails when the release exists; `helm upgrade --install` does not",
-                );
+                self.shell(place, cmd, "fails when the release already exists");
             }
             "curl" => {
                 let post = args.windows(2).any(|w| {
@@ -320,22 +301,18 @@ impl Walker<'_> {
                     self.shell(
                         place,
                         cmd,
-                        "a `POST` usually creates something each time it is sent",
+                        "sends the request again, and a POST usually creates something each time",
                     );
                 }
             }
             "createdb" | "createuser" => {
-                self.shell(
-                    place,
-                    cmd,
-                    &format!("`{prog}` fails when it already exists"),
-                );
+                self.shell(place, cmd, "fails when it already exists");
             }
             _ => {}
         }
     }
 
-    fn shell(&mut self, place: &str, cmd: &Command, why: &str) {
+    fn shell(&mut self, place: &dyn Fn(u32) -> String, cmd: &Command, why: &str) {
         let text: String = if cmd.text.is_empty() {
             cmd.argv.join(" ")
         } else {
@@ -347,7 +324,7 @@ impl Walker<'_> {
             text
         };
         self.out.problems.push(Unsafe {
-            place: place.to_string(),
+            place: place(cmd.line),
             statement,
             why: why.to_string(),
         });

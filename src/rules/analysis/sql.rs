@@ -210,25 +210,23 @@ fn judge_ast(s: &Statement) -> Option<String> {
         Statement::AlterTable(a) => a.operations.iter().find_map(|op| match op {
             AlterTableOperation::AddColumn { if_not_exists, .. } => flag(
                 *if_not_exists,
-                "ADD COLUMN without IF NOT EXISTS fails when the column exists",
+                "without IF NOT EXISTS fails when the column exists",
             ),
             AlterTableOperation::DropColumn { if_exists, .. } => flag(
                 *if_exists,
-                "DROP COLUMN without IF EXISTS fails once it is gone",
+                "without IF EXISTS fails once the column is gone",
             ),
             AlterTableOperation::RenameColumn { .. }
             | AlterTableOperation::RenameTable { .. }
             | AlterTableOperation::RenameConstraint { .. } => {
-                Some("RENAME fails on the second run: the old name is gone".into())
+                Some("fails on the second run: the old name is gone".into())
             }
             AlterTableOperation::AddConstraint { .. } => {
-                Some("ADD CONSTRAINT fails when the constraint exists".into())
+                Some("fails when the constraint exists".into())
             }
             _ => None,
         }),
-        Statement::RenameTable(_) => {
-            Some("RENAME fails on the second run: the old name is gone".into())
-        }
+        Statement::RenameTable(_) => Some("fails on the second run: the old name is gone".into()),
         Statement::Insert(ins) => {
             let guarded = ins.on.is_some()
                 || ins.ignore
@@ -382,20 +380,20 @@ fn judge_tokens(text: &str) -> Option<String> {
         "DROP" => (!has_seq(&t, &["IF", "EXISTS"])).then(|| NO_IF_EXISTS.into()),
         "ALTER" => {
             if has_seq(&t, &["RENAME"]) {
-                return Some("RENAME fails on the second run: the old name is gone".into());
+                return Some("fails on the second run: the old name is gone".into());
             }
             let add = t.iter().position(|w| w == "ADD")?;
             let next = t.get(add + 1).map(String::as_str);
             match next {
                 Some("CONSTRAINT" | "PRIMARY" | "FOREIGN" | "UNIQUE" | "CHECK") => {
-                    Some("ADD CONSTRAINT fails when the constraint exists".into())
+                    Some("fails when the constraint exists".into())
                 }
                 Some("VALUE") => None,
                 _ if has_seq(&t[add..], &["IF", "NOT", "EXISTS"]) => None,
-                _ => Some("ADD COLUMN without IF NOT EXISTS fails when the column exists".into()),
+                _ => Some("without IF NOT EXISTS fails when the column exists".into()),
             }
         }
-        "RENAME" => Some("RENAME fails on the second run: the old name is gone".into()),
+        "RENAME" => Some("fails on the second run: the old name is gone".into()),
         "INSERT" => {
             let guarded = has_seq(&t, &["ON", "CONFLICT"])
                 || has_seq(&t, &["ON", "DUPLICATE", "KEY"])
