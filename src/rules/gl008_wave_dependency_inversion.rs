@@ -272,7 +272,7 @@ fn edges<'a>(app: &'a App, cx: &RuleContext<'_>) -> Vec<Edge<'a>> {
                     out.push(Edge {
                         from: m,
                         to: svc,
-                        why: format!("it is unavailable until its Service `{}` exists", svc.id),
+                        why: format!("it is unavailable until its backing `{}` exists", svc.id),
                         gated: true,
                     });
                     for w in selected(app, svc) {
@@ -319,9 +319,17 @@ fn edges<'a>(app: &'a App, cx: &RuleContext<'_>) -> Vec<Edge<'a>> {
                     let whn = wh.get("name").and_then(Value::as_str).unwrap_or("?");
                     if let Some(svc) = find(app, "", "Service", sns, sname) {
                         let backends = selected(app, svc);
-                        out.push(Edge { from: m, to: svc, why: format!("webhook `{whn}` calls Service `{}` with `failurePolicy: Fail`, so until it serves every matching apply is rejected", svc.id), gated: false });
+                        out.push(Edge {
+                            from: m,
+                            to: svc,
+                            why: format!(
+                                "its webhook `{whn}` calls `{}` with `failurePolicy: Fail`",
+                                svc.id
+                            ),
+                            gated: false,
+                        });
                         for w in backends {
-                            out.push(Edge { from: m, to: w, why: format!("webhook `{whn}` calls `{}` (behind Service `{}`) with `failurePolicy: Fail`, so until it serves every matching apply is rejected", w.id, svc.id), gated: false });
+                            out.push(Edge { from: m, to: w, why: format!("its webhook `{whn}` calls `{}` with `failurePolicy: Fail`, served by `{}`", svc.id, w.id), gated: false });
                         }
                     }
                 }
@@ -393,7 +401,7 @@ impl Rule for WaveDependencyInversion {
                     )
                 } else {
                     format!(
-                        "`{}` is applied in {from_step} but {}, which is applied only in {to_step}",
+                        "`{}` is applied in {from_step}, but {}, which is applied only in {to_step}: until it serves, every apply the webhook matches is rejected",
                         e.from.id, e.why
                     )
                 };
