@@ -59,6 +59,9 @@ fn quantity(s: &str) -> Option<f64> {
     Some(n * mult)
 }
 
+/// Stands for a value too long to quote.
+const LONG: &str = "…";
+
 fn show(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => "unset".into(),
@@ -66,7 +69,7 @@ fn show(v: Option<&Value>) -> String {
         Some(other) => {
             let t = other.to_string();
             if t.chars().count() > 60 {
-                "a different value".into()
+                LONG.into()
             } else {
                 format!("`{t}`")
             }
@@ -251,7 +254,13 @@ impl Rule for ImmutableFieldChange {
                 }
                 let what: Vec<String> = problems
                     .iter()
-                    .map(|(f, x, y)| format!("`{f}` changes from {x} to {y}"))
+                    .map(|(f, x, y)| {
+                        if x == LONG || y == LONG {
+                            format!("`{f}` changes")
+                        } else {
+                            format!("`{f}` changes from {x} to {y}")
+                        }
+                    })
                     .collect();
                 let help = if stateless(h) {
                     "rename the resource so Argo CD creates a new one (and prunes the old), or add `argocd.argoproj.io/sync-options: Force=true,Replace=true` so it is deleted and recreated; that is safe for stateless kinds only, and a plain `Replace=true` is still an update that is refused"

@@ -56,16 +56,19 @@ impl Rule for MassPrune {
                 .pointer("/spec/syncPolicy/automated/allowEmpty")
                 .and_then(serde_json::Value::as_bool)
                 .unwrap_or(false);
-            let (how, severity) = match mode {
-                PruneMode::Automated if pruned.len() == total && !allow_empty => (
-                    "auto-sync refuses to prune everything (`allowEmpty` is false), but a manual sync with prune deletes".to_string(),
+            let all = pruned.len() == total;
+            let (how, tail, severity) = match mode {
+                PruneMode::Automated if all && !allow_empty => (
+                    "auto-sync refuses to prune every resource (`allowEmpty` is false), but a manual sync with prune deletes",
+                    "",
                     Severity::Warning,
                 ),
                 PruneMode::Automated => (
-                    "automated sync deletes".to_string(),
+                    "automated sync deletes",
+                    "; Argo CD's `allowEmpty` guard only stops a prune of all of them",
                     Severity::Error,
                 ),
-                _ => ("a sync with prune deletes".to_string(), Severity::Warning),
+                _ => ("a sync with prune deletes", "", Severity::Warning),
             };
             let mut kinds: std::collections::BTreeMap<&str, usize> =
                 std::collections::BTreeMap::new();
@@ -78,7 +81,7 @@ impl Rule for MassPrune {
                 Finding::new(
                     &META,
                     format!(
-                        "{how} {} of the {total} resources of `{name}` ({:.0}%: {}); Argo CD's `allowEmpty` guard only stops a prune of all of them",
+                        "{how} {} of the {total} resources of `{name}` ({:.0}%: {}){tail}",
                         pruned.len(),
                         share * 100.0,
                         summary.join(", ")
