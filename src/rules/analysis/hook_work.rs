@@ -514,6 +514,9 @@ mod tests {
             (json!(["sh", "-c", "helm install app ./chart"]), json!([]), vec!["helm install app ./chart"], None),
             (json!(["sh", "-c", "curl -fsS -X POST https://api/register -d '{}'\ncurl -s https://api/health"]), json!([]), vec!["curl -fsS -X POST https://api/register -d '{}'"], None),
             (json!(["sh", "-c", "createdb app"]), json!([]), vec!["createdb app"], None),
+            // existence checks guard the create
+            (json!(["sh", "-c", "kubectl get ns a || kubectl create ns a"]), json!([]), vec![], None),
+            (json!(["sh", "-c", "if ! psql -tAc \"SELECT 1 FROM pg_database WHERE datname='app'\" | grep -q 1; then\n  psql -c 'CREATE DATABASE app'\nfi\npsql -c 'CREATE SCHEMA app'"]), json!([]), vec!["CREATE SCHEMA app"], None),
             // heredocs
             (json!(["sh", "-c", "psql \"$DATABASE_URL\" <<'EOF'\nCREATE TABLE a (id int);\nALTER TABLE a ADD COLUMN b int;\nEOF\n"]), json!([]), vec!["CREATE TABLE a", "ALTER TABLE a ADD COLUMN b"], None),
             (json!(["sh", "-c", "for f in /scripts/*.sql; do psql -f \"$f\"; done"]), json!([]), vec!["INSERT INTO t VALUES"], None),

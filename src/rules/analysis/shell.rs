@@ -14,7 +14,8 @@ pub struct Command {
     pub heredoc: Option<String>,
     /// A file redirected to its standard input (`< file`).
     pub stdin_file: Option<String>,
-    /// Followed by `|| true`, `|| :` or another fallback, so its failure is tolerated.
+    /// Its failure is tolerated (`cmd || true`), or it runs only when a check
+    /// failed (`check || cmd`, inside `if … then … fi`).
     pub tolerated: bool,
     /// The command as written (one line, trimmed).
     pub text: String,
@@ -57,22 +58,27 @@ impl Raw {
 pub fn parse_script(script: &str) -> Vec<Command> {
     let raws = split_raw(script);
     let mut out: Vec<Command> = Vec::new();
-    let mut pending_or: Option<usize> = None;
+    let mut after_or = false;
+    let mut if_depth: u32 = 0;
     for raw in raws {
+        let first = raw.text.split_whitespace().next().unwrap_or("");
+        if first == "if" {
+            if_depth += 1;
+        }
         let cmd = words(&raw);
-        if let Some(i) = pending_or.take() {
-            // `a || b`: a's failure is tolerated; `b` still runs only on failure.
-            if let Some(prev) = out.get_mut(i) {
-                prev.tolerated = true;
+        if let Some(mut c) = cmd {
+            // `check || create` and `if … then create fi`: the command only runs
+            // when a check failed, so a second run does not reach it.
+            c.tolerated |= after_or || if_depth > 0;
+            if raw.followed_by_or {
+                c.tolerated = true;
             }
-        }
-        let followed_by_or = raw.followed_by_or;
-        if let Some(c) = cmd {
             out.push(c);
-            if followed_by_or {
-                pending_or = Some(out.len() - 1);
-            }
         }
+        if first == "fi" {
+            if_depth = if_depth.saturating_sub(1);
+        }
+        after_or = raw.followed_by_or;
     }
     out
 }
@@ -218,9 +224,11 @@ fn is_word_boundary(text: &str) -> bool {
         || text.trim().is_empty()
 }
 
-const WRAPPERS: [&str; 15] = [
+/// Words that start a command without being its program (the closing
+/// keywords leave nothing behind).
+const WRAPPERS: [&str; 18] = [
     "exec", "time", "command", "nohup", "sudo", "then", "do", "else", "if", "elif", "while",
-    "until", "!", "eval", "xargs",
+    "until", "!", "eval", "xargs", "fi", "done", "esac",
 ];
 
 fn words(raw: &Raw) -> Option<Command> {
@@ -351,6 +359,13 @@ mod tests {
         );
         let cmds = parse_script("kubectl create ns x || true");
         assert!(cmds[0].tolerated);
+        let cmds = parse_script("kubectl get ns x || kubectl create ns x\nmkdir /a");
+        assert!(cmds[1].tolerated && !cmds[2].tolerated);
+        let cmds = parse_script(
+            "if ! kubectl get ns x; then\n  kubectl create ns x\nfi\nhelm install a b",
+        );
+        let guarded: Vec<bool> = cmds.iter().map(|c| c.tolerated).collect();
+        assert_eq!(guarded, vec![true, true, false], "{cmds:?}");
     }
 
     #[test]
