@@ -169,7 +169,11 @@ fn edges<'a>(app: &'a App, cx: &RuleContext<'_>) -> Vec<Edge<'a>> {
     for m in &app.resources {
         let ns = m.id.namespace.as_str();
         let hook = m.hook();
-        if let Some(spec) = podspec::pod_spec(m).filter(|_| health_wait(m).is_some()) {
+        // Scaled to zero, a workload is healthy without any pod.
+        let scaled_to_zero = m.value.pointer("/spec/replicas").and_then(Value::as_i64) == Some(0);
+        if let Some(spec) =
+            podspec::pod_spec(m).filter(|_| health_wait(m).is_some() && !scaled_to_zero)
+        {
             for r in podspec::references(spec) {
                 if r.optional {
                     continue;
