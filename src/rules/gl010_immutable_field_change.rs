@@ -267,16 +267,26 @@ impl Rule for ImmutableFieldChange {
                 } else {
                     "migrate to a new object (new name) and move the data; do not use `Replace=true`/`Force=true` here, which is safe for stateless kinds only: deleting and recreating this kind loses what it holds"
                 };
+                // A hook kept only by `HookSucceeded`/`HookFailed` is updated in place
+                // only when its last run left it behind.
+                let (consequence, severity) = if hook.is_hook {
+                    (
+                        "if the last run left the hook behind, the API server refuses the update (field is immutable) and the sync fails",
+                        Severity::Warning,
+                    )
+                } else {
+                    (
+                        "the API server refuses this (field is immutable), so the sync fails",
+                        Severity::Error,
+                    )
+                };
                 out.push(
                     at_resource(
                         Finding::new(
                             &META,
-                            format!(
-                                "{} on `{}`: the API server refuses this (field is immutable), so the sync fails",
-                                what.join(", "),
-                                id
-                            ),
-                        ),
+                            format!("{} on `{}`: {consequence}", what.join(", "), id),
+                        )
+                        .severity(severity),
                         happ,
                         h,
                     )
