@@ -88,6 +88,18 @@ pub struct Finding {
     pub help: Option<String>,
     /// Acknowledged as intended (shown, but never fails the run).
     pub acknowledged: Option<String>,
+    /// A field of the resource to point at instead of its document start.
+    pub field: Option<FieldRef>,
+}
+
+/// A mapping-key path inside one document of the finding's file; the report
+/// stage turns it into a line when it reads the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldRef {
+    /// Index of the document in the file's stream.
+    pub doc_index: usize,
+    /// Mapping keys from the document root (`metadata`, `annotations`, …).
+    pub path: Vec<String>,
 }
 
 impl Finding {
@@ -103,6 +115,7 @@ impl Finding {
             location: None,
             help: None,
             acknowledged: None,
+            field: None,
         }
     }
 
@@ -137,6 +150,16 @@ impl Finding {
                 line,
             });
         }
+        self
+    }
+
+    /// Points at a field of the document (when the document is known).
+    #[must_use]
+    pub fn field(mut self, doc_index: Option<usize>, path: &[&str]) -> Finding {
+        self.field = doc_index.map(|doc_index| FieldRef {
+            doc_index,
+            path: path.iter().map(|k| (*k).to_string()).collect(),
+        });
         self
     }
 

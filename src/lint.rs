@@ -196,6 +196,23 @@ fn attach_files(report: &mut Report, base: Option<&dyn Tree>, head: &dyn Tree) {
             }
         }
     }
+    // Findings about one field point at its line, now that the file is read.
+    for f in &mut report.findings {
+        let (Some(field), Some(loc)) = (&f.field, f.location.as_mut()) else {
+            continue;
+        };
+        let Some(text) = report.files.get(&(loc.side, loc.file.clone())) else {
+            continue;
+        };
+        let path: Vec<crate::yaml::PathSeg<'_>> = field
+            .path
+            .iter()
+            .map(|k| crate::yaml::PathSeg::Key(k))
+            .collect();
+        if let Some(line) = crate::yaml::line_of(text, field.doc_index, &path) {
+            loc.line = Some(line);
+        }
+    }
 }
 
 /// `gitops-lint diff`: what merging `range` would make Argo CD delete and wedge.

@@ -244,14 +244,29 @@ fn split_csv(v: &str) -> Vec<String> {
         .collect()
 }
 
+/// The annotation `key` of `m`, as a field to point at.
+fn ann_field(m: &Manifest, key: &str) -> Option<crate::finding::FieldRef> {
+    m.origin
+        .doc_index
+        .map(|doc_index| crate::finding::FieldRef {
+            doc_index,
+            path: vec!["metadata".into(), "annotations".into(), key.to_string()],
+        })
+}
+
 /// Every problem in the annotations of one resource.
 fn resource_findings(m: &Manifest, cx: &RuleContext<'_>) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     if let Some(v) = m.annotation(ANN_SYNC_OPTIONS) {
+        let start = out.len();
         option_findings(&split_csv(v), "`argocd.argoproj.io/sync-options`", &mut out);
+        for f in &mut out[start..] {
+            f.field = ann_field(m, ANN_SYNC_OPTIONS);
+        }
     }
-    let mut push = |msg: String, help: Option<String>| {
+    let mut push = |msg: String, help: Option<String>, key: &str| {
         let mut f = Finding::new(&META, msg);
+        f.field = ann_field(m, key);
         if let Some(h) = help {
             f = f.help(h);
         }
@@ -263,6 +278,7 @@ fn resource_findings(m: &Manifest, cx: &RuleContext<'_>) -> Vec<Finding> {
                 Some(HookType::PreDelete) if !cx.config.argocd_at_least(3, 3) => push(
                     format!("hook type `PreDelete` needs Argo CD 3.3 (target is {}.{}): the hook is ignored", cx.config.argocd_version.0, cx.config.argocd_version.1),
                     Some("set `argocdVersion` in `.gitops-lint.yaml` if the target is newer".into()),
+                    ANN_HOOK,
                 ),
                 Some(_) => {}
                 None => {
@@ -271,6 +287,7 @@ fn resource_findings(m: &Manifest, cx: &RuleContext<'_>) -> Vec<Finding> {
                     push(
                         format!("`{t}` in `argocd.argoproj.io/hook` is not a hook type: Argo CD ignores it, and a hook with no valid type is never applied"),
                         s.map(|s| format!("write `{s}`")),
+                        ANN_HOOK,
                     );
                 }
             }
@@ -283,6 +300,7 @@ fn resource_findings(m: &Manifest, cx: &RuleContext<'_>) -> Vec<Finding> {
                 push(
                     format!("`{t}` in `helm.sh/hook` is not a Helm hook: Argo CD ignores it"),
                     s.map(|s| format!("write `{s}`")),
+                    ANN_HELM_HOOK,
                 );
             }
         }
@@ -294,6 +312,7 @@ fn resource_findings(m: &Manifest, cx: &RuleContext<'_>) -> Vec<Finding> {
                 push(
                     format!("`{p}` in `argocd.argoproj.io/hook-delete-policy` is not a delete policy: Argo CD ignores it"),
                     s.map(|s| format!("write `{s}`")),
+                    ANN_HOOK_DELETE_POLICY,
                 );
             }
         }
@@ -305,6 +324,7 @@ fn resource_findings(m: &Manifest, cx: &RuleContext<'_>) -> Vec<Finding> {
                 push(
                     format!("`{p}` in `helm.sh/hook-delete-policy` is not a Helm delete policy: Argo CD ignores it"),
                     s.map(|s| format!("write `{s}`")),
+                    ANN_HELM_HOOK_DELETE_POLICY,
                 );
             }
         }
@@ -319,6 +339,7 @@ fn resource_findings(m: &Manifest, cx: &RuleContext<'_>) -> Vec<Finding> {
                     Some(n) => format!("write `\"{n}\"`"),
                     None => "use a whole number (waves may be negative)".into(),
                 }),
+                key,
             );
         }
     }
@@ -343,6 +364,7 @@ fn resource_findings(m: &Manifest, cx: &RuleContext<'_>) -> Vec<Finding> {
                         "annotation `{k}` is not one Argo CD reads: whatever it sets is ignored"
                     ),
                     Some(format!("write `{s}`")),
+                    k,
                 );
             }
         }
@@ -383,6 +405,7 @@ impl Rule for UnknownSyncOption {
             );
             option_findings(&items, &whose, &mut found);
             for f in found {
+                let f = f.field(app.origin.doc_index, &["spec", "syncPolicy", "syncOptions"]);
                 out.push(f.app(app.display_name()).at(
                     Side::Head,
                     app.origin.file.as_deref(),

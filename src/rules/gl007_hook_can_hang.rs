@@ -4,10 +4,10 @@
 use serde_json::Value;
 
 use super::analysis::podspec::{self, RefKind};
-use super::analysis::{at_resource, scoped_resources};
+use super::analysis::{at_field, scoped_resources};
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::finding::{Finding, Severity};
-use crate::manifest::{HookType, Manifest};
+use crate::manifest::{HookType, Manifest, ANN_HELM_HOOK_DELETE_POLICY, ANN_HOOK_DELETE_POLICY};
 
 /// See `rules/GL007-hook-can-hang.md`.
 pub struct HookCanHang;
@@ -42,11 +42,16 @@ impl Rule for HookCanHang {
             let types: Vec<String> = hook.types.iter().map(|t| format!("{t:?}")).collect();
             let what = format!("{} hook `{}`", types.join("/"), m.id);
             let v: &Value = m.value.as_ref();
-            let mut push = |msg: String, help: &str, sev: Severity| {
+            let mut push = |msg: String, help: &str, sev: Severity, path: &[&str]| {
                 out.push(
-                    at_resource(Finding::new(&META, msg).severity(sev), app, m)
+                    at_field(Finding::new(&META, msg).severity(sev), app, m, path)
                         .help(help.to_string()),
                 );
+            };
+            let policy_key = if m.annotation(ANN_HOOK_DELETE_POLICY).is_some() {
+                ANN_HOOK_DELETE_POLICY
+            } else {
+                ANN_HELM_HOOK_DELETE_POLICY
             };
             let is_job = m.id.group == "batch" && m.id.kind == "Job";
             let is_pod = m.id.group.is_empty() && m.id.kind == "Pod";
@@ -55,6 +60,7 @@ impl Rule for HookCanHang {
                     format!("{what} has no `activeDeadlineSeconds`: a pod that never starts (unschedulable, image pull, missing ConfigMap) keeps the hook, and the sync, Running with no timeout"),
                     "set `spec.activeDeadlineSeconds` to a bound on how long the hook may take",
                     Severity::Warning,
+                        &["spec"],
                 );
             }
             let policies = &hook.delete_policies;
@@ -67,6 +73,7 @@ impl Rule for HookCanHang {
                     format!("{what} sets delete policy `{}` without `BeforeHookCreation`: after a failed run the old object stays, and the next sync applies onto it instead of running the hook again", policies.join(",")),
                     "add `BeforeHookCreation` to `argocd.argoproj.io/hook-delete-policy` (it is the default only when no policy is set)",
                     Severity::Warning,
+                        &["metadata", "annotations", policy_key],
                 );
             }
             if runs_something(m)
@@ -77,6 +84,7 @@ impl Rule for HookCanHang {
                     format!("{what} uses `generateName` without delete policy `HookSucceeded`: every sync creates another object and none is ever deleted (`BeforeHookCreation` only matches a fixed name)"),
                     "add `argocd.argoproj.io/hook-delete-policy: HookSucceeded` (or give the hook a fixed `metadata.name`)",
                     Severity::Warning,
+                        &["metadata", "generateName"],
                 );
             }
             if is_job && v.pointer("/spec/ttlSecondsAfterFinished").is_some() {
@@ -84,6 +92,7 @@ impl Rule for HookCanHang {
                     format!("{what} sets `ttlSecondsAfterFinished`: the Job can be garbage-collected before Argo CD reads its result, leaving the hook Running (argo-cd#21055)"),
                     "remove `ttlSecondsAfterFinished` and let a hook delete policy clean up",
                     Severity::Warning,
+                        &["spec", "ttlSecondsAfterFinished"],
                 );
             }
             if !hook.types.contains(&HookType::PreSync) {
@@ -125,12 +134,14 @@ impl Rule for HookCanHang {
                         format!("{what} needs {kind} `{}` ({}), which carries a Kustomize content hash and is created only in the Sync phase: every change to its data gives it a new name that does not exist yet when the hook runs, so the hook waits forever", r.name, r.via),
                         "make the ConfigMap a PreSync hook too (`argocd.argoproj.io/hook: PreSync` with an earlier `sync-wave`), or set `disableNameSuffixHash: true` for it",
                         Severity::Error,
+                        &["spec", "template"],
                     );
                 } else {
                     push(
                         format!("{what} needs {kind} `{}` ({}), which the app creates only in the Sync phase: on a fresh cluster, or after it is renamed, the hook waits forever for it", r.name, r.via),
                         "make it a PreSync hook with an earlier `sync-wave` (and delete policy `BeforeHookCreation`), or create it in another app synced first",
                         Severity::Warning,
+                        &["spec", "template"],
                     );
                 }
             }

@@ -6,12 +6,12 @@ use serde_json::Value;
 
 use super::analysis::podspec::{self, RefKind};
 use super::analysis::sync_steps::{health_wait, HealthWait, Step, SyncSteps};
-use super::analysis::{at_resource, rendered_apps};
+use super::analysis::{at_field, at_resource, rendered_apps};
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::{App, Inventory};
 use crate::config::Config;
 use crate::finding::{Finding, Severity};
-use crate::manifest::{HookType, Manifest};
+use crate::manifest::{HookType, Manifest, ANN_SYNC_WAVE};
 
 /// See `rules/GL008-wave-dependency-inversion.md`.
 pub struct WaveDependencyInversion;
@@ -409,8 +409,18 @@ impl Rule for WaveDependencyInversion {
                         e.from.id, e.why
                     )
                 };
+                let f = if e.from.annotation(ANN_SYNC_WAVE).is_some() {
+                    at_field(
+                        Finding::new(&META, msg),
+                        app,
+                        e.from,
+                        &["metadata", "annotations", ANN_SYNC_WAVE],
+                    )
+                } else {
+                    at_resource(Finding::new(&META, msg), app, e.from)
+                };
                 out.push(
-                    at_resource(Finding::new(&META, msg), app, e.from).help(format!(
+                    f.help(format!(
                         "move `{}` to {to_step} or later, or `{}` to {from_step} or earlier (`argocd.argoproj.io/sync-wave`)",
                         e.from.id, e.to.id
                     )),

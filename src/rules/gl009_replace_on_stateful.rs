@@ -1,9 +1,10 @@
 //! GL009 replace-on-stateful: `Replace=true` or `Force=true` on a
 //! PersistentVolumeClaim or StatefulSet.
 
-use super::analysis::{at_resource, scoped_resources};
+use super::analysis::{at_field, scoped_resources};
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::finding::{Finding, Severity};
+use crate::manifest::ANN_SYNC_OPTIONS;
 
 /// See `rules/GL009-replace-on-stateful.md`.
 pub struct ReplaceOnStateful;
@@ -53,7 +54,13 @@ impl Rule for ReplaceOnStateful {
                 (None, None) => continue,
             };
             out.push(
-                at_resource(Finding::new(&META, msg).severity(severity), app, m).help(
+                at_field(
+                    Finding::new(&META, msg).severity(severity),
+                    app,
+                    m,
+                    &["metadata", "annotations", ANN_SYNC_OPTIONS],
+                )
+                .help(
                     "remove the option for this resource (set `Replace=false`/`Force=false` on it to override an app-level value); change immutable fields by migrating to a new object instead",
                 ),
             );

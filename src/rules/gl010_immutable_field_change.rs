@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::analysis::at_resource;
+use super::analysis::at_field;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::manifest::Manifest;
@@ -280,8 +280,11 @@ impl Rule for ImmutableFieldChange {
                         Severity::Error,
                     )
                 };
+                // `spec.resources.requests.storage (shrink)` → its key path.
+                let first = problems[0].0.split(' ').next().unwrap_or("");
+                let path: Vec<&str> = first.split('.').collect();
                 out.push(
-                    at_resource(
+                    at_field(
                         Finding::new(
                             &META,
                             format!("{} on `{}`: {consequence}", what.join(", "), id),
@@ -289,6 +292,7 @@ impl Rule for ImmutableFieldChange {
                         .severity(severity),
                         happ,
                         h,
+                        &path,
                     )
                     .help(help),
                 );

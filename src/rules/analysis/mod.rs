@@ -46,6 +46,13 @@ pub fn at_resource(f: Finding, app: &App, m: &Manifest) -> Finding {
     )
 }
 
+/// Like [`at_resource`], pointing at a field of the resource's document
+/// (the report turns it into a line).
+#[must_use]
+pub fn at_field(f: Finding, app: &App, m: &Manifest, path: &[&str]) -> Finding {
+    at_resource(f, app, m).field(m.origin.doc_index, path)
+}
+
 /// Whether the Application object itself is new or changed at head (for
 /// rules about app-level settings in `diff` mode).
 #[must_use]
