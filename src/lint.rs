@@ -197,6 +197,10 @@ fn attach_files(report: &mut Report, base: Option<&dyn Tree>, head: &dyn Tree) {
         }
     }
     // Findings about one field point at its line, now that the file is read.
+    // Each lookup re-parses its file, so past a budget findings keep their
+    // document's line.
+    const FIELD_LOOKUP_BUDGET: usize = 200;
+    let mut budget = FIELD_LOOKUP_BUDGET;
     for f in &mut report.findings {
         let (Some(field), Some(loc)) = (&f.field, f.location.as_mut()) else {
             continue;
@@ -204,6 +208,10 @@ fn attach_files(report: &mut Report, base: Option<&dyn Tree>, head: &dyn Tree) {
         let Some(text) = report.files.get(&(loc.side, loc.file.clone())) else {
             continue;
         };
+        if budget == 0 {
+            break;
+        }
+        budget -= 1;
         let path: Vec<crate::yaml::PathSeg<'_>> = field
             .path
             .iter()
