@@ -344,7 +344,7 @@ fn flag_values<'a>(args: &[&'a str]) -> Vec<(&'a str, &'a str)> {
                 out.push((a, v));
                 i += 1;
             }
-        } else if a.starts_with('-') && a.len() > 2 {
+        } else if a.starts_with('-') && a.len() > 2 && a.is_char_boundary(2) {
             out.push((&a[..2], &a[2..]));
         }
         i += 1;
@@ -577,6 +577,20 @@ mod tests {
             w.problems[1].place,
             "line 1 of `seed.sql` in ConfigMap `scripts`"
         );
+    }
+
+    #[test]
+    fn odd_input_does_not_panic() {
+        for cmd in [
+            json!(["psql", "-é", "-c"]),
+            json!(["sh", "-c", "psql <<"]),
+            json!(["sh", "-c", "'unterminated"]),
+            json!(["sh", "-c", "cat <<EOF"]),
+            json!(["mysql", "-e", "$$ DO 'x"]),
+            json!(["sh", "-c", "a\\"]),
+        ] {
+            let _ = analyze(&job(cmd, json!([])), &resources());
+        }
     }
 
     #[test]

@@ -448,6 +448,30 @@ mod tests {
     }
 
     #[test]
+    fn arbitrary_text_never_panics() {
+        // A small deterministic generator over the characters the splitters treat specially.
+        let alphabet: Vec<char> = "$;'\"`-/*\\\n ab(CREATE TABLE IF NOT EXISTS INSERT é"
+            .chars()
+            .collect();
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..2000 {
+            let mut text = String::new();
+            for _ in 0..(state % 40) {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
+                let i = usize::try_from(state >> 33).unwrap_or(0) % alphabet.len();
+                text.push(alphabet[i]);
+            }
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            let _ = non_idempotent(&text);
+            let _ = crate::rules::analysis::shell::parse_script(&text);
+        }
+    }
+
+    #[test]
     fn do_blocks_dollar_quotes_and_meta_commands_are_skipped() {
         let sql = "\\set ON_ERROR_STOP on\nDO $$\nBEGIN\n  IF NOT EXISTS (SELECT 1 FROM pg_type WHERE typname = 'mood') THEN\n    CREATE TYPE mood AS ENUM ('a');\n  END IF;\nEND\n$$;\nCREATE OR REPLACE FUNCTION f() RETURNS int AS $f$ SELECT 1; $f$ LANGUAGE sql;\nSELECT 'CREATE DATABASE app' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'app')\\gexec\nCREATE TABLE late (id int);\n";
         assert_eq!(flagged(sql), vec![(11, "CREATE TABLE late".to_string())]);
