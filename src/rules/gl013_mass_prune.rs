@@ -56,12 +56,24 @@ impl Rule for MassPrune {
                 .pointer("/spec/syncPolicy/automated/allowEmpty")
                 .and_then(serde_json::Value::as_bool)
                 .unwrap_or(false);
-            let all = pruned.len() == total;
+            // Argo CD's guard fires only when every resource of the comparison
+            // needs pruning: any resource the head still renders disarms it.
+            let head_renders_nothing = cx
+                .head
+                .apps
+                .get(key)
+                .is_none_or(|h| h.resources.iter().all(|m| !is_prunable(m)));
+            let all = pruned.len() == total && head_renders_nothing;
             let (how, tail, severity) = match mode {
                 PruneMode::Automated if all && !allow_empty => (
                     "auto-sync refuses to prune every resource (`allowEmpty` is false), but a manual sync with prune deletes",
                     "",
                     Severity::Warning,
+                ),
+                PruneMode::Automated if pruned.len() == total => (
+                    "automated sync deletes",
+                    "; Argo CD's `allowEmpty` guard does not stop it because the app still renders other resources",
+                    Severity::Error,
                 ),
                 PruneMode::Automated => (
                     "automated sync deletes",
