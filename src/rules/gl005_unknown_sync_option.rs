@@ -15,7 +15,7 @@ pub struct UnknownSyncOption;
 static META: RuleMeta = RuleMeta {
     code: "GL005",
     name: "unknown-sync-option",
-    category: Category::Ordering,
+    category: Category::Prune,
     default_severity: Severity::Warning,
     mode: Mode::Single,
     doc: include_str!("../../rules/GL005-unknown-sync-option.md"),
