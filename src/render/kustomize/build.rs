@@ -1,0 +1,347 @@
+//! The build pipeline: Kustomize's `accumulateTarget` for each
+//! kustomization (resources, configurations, generators, components,
+//! transformers in their fixed order, vars), then hashing, name-reference
+//! fixing, var resolution, local-config removal and sorting at the top.
+
+use serde_json::Value;
+
+use super::fieldspec::TransformerConfig;
+use super::load::{self, Kustomization};
+use super::resource::{Res, ResId};
+use super::{argocd, content, generators, nameref, patch, replacements, sort, transform, vars, KResult};
+use crate::render::{RenderContext, RenderError, RenderedObject, SourceSpec};
+use crate::source::{self, path, EntryKind};
+use crate::yaml;
+
+/// What a kustomization accumulates: resources, transformer config and vars.
+#[derive(Debug, Default)]
+pub struct Acc {
+    /// Resources in accumulation order.
+    pub res: Vec<Res>,
+    /// Field-spec tables (built-ins plus `configurations:`).
+    pub config: TransformerConfig,
+    /// `vars` with the file declaring them.
+    pub vars: Vec<(Value, String)>,
+}
+
+impl Acc {
+    /// Appends a resource, refusing a second resource with the same id.
+    ///
+    /// # Errors
+    /// Id conflicts.
+    pub fn append(&mut self, r: Res) -> KResult<()> {
+        let id = r.cur_id();
+        if self.res.iter().any(|o| o.cur_id().same(&id)) {
+            return Err(content(format!("may not add resource with an already registered id: {}", id.display())));
+        }
+        self.res.push(r);
+        Ok(())
+    }
+
+    fn merge_vars(&mut self, vars: Vec<(Value, String)>) -> KResult<()> {
+        for (v, file) in vars {
+            let name = v.get("name").and_then(Value::as_str).unwrap_or("");
+            if self.vars.iter().any(|(o, _)| o.get("name").and_then(Value::as_str) == Some(name)) {
+                return Err(content(format!("`{file}`: var `{name}` already encountered")).at(file, None));
+            }
+            self.vars.push((v, file));
+        }
+        Ok(())
+    }
+}
+
+/// Builds the kustomization of `spec` and returns kubectl's output.
+///
+/// # Errors
+/// Any build failure.
+pub fn build(cx: &RenderContext<'_>, spec: &SourceSpec) -> KResult<Vec<RenderedObject>> {
+    let mut root = load::load(cx, &spec.path)?;
+    argocd::apply(&mut root, spec)?;
+    let mut b = Builder { cx, roots: Vec::new() };
+    let mut acc = Acc::default();
+    let real = real_dir(cx, &root.dir)?;
+    b.roots.push(real);
+    b.accumulate(&root, &mut acc)?;
+    generators::add_hashes(&mut acc.res)?;
+    nameref::fix(&mut acc.res, &acc.config)?;
+    vars::resolve(&mut acc)?;
+    acc.res.retain(|r| {
+        r.v.pointer("/metadata/annotations/config.kubernetes.io~1local-config").and_then(Value::as_str) != Some("true")
+    });
+    sort::sort(&mut acc.res, root.k.get("sortOptions"), &root.file)?;
+    Ok(sort::finish(acc.res))
+}
+
+fn real_dir(cx: &RenderContext<'_>, dir: &str) -> KResult<String> {
+    source::resolve(cx.tree, dir).map_err(|e| RenderError::from_source(&e))
+}
+
+/// Walks the kustomization tree.
+pub struct Builder<'a, 'c> {
+    /// The render context.
+    pub cx: &'a RenderContext<'c>,
+    /// Kustomization roots on the current path, for cycle detection.
+    pub roots: Vec<String>,
+}
+
+impl Builder<'_, '_> {
+    /// Kustomize's `accumulateTarget`.
+    ///
+    /// # Errors
+    /// Any failure in this kustomization or below.
+    pub fn accumulate(&mut self, k: &Kustomization, acc: &mut Acc) -> KResult<()> {
+        for entry in k.list("resources").to_vec() {
+            let s = entry.as_str().unwrap_or("");
+            self.accumulate_entry(k, s, acc, false)?;
+        }
+        acc.config.merge(&TransformerConfig::builtin());
+        for c in k.list("configurations").to_vec() {
+            let rel = c.as_str().unwrap_or("");
+            let (p, _) = k.read(self.cx, rel)?;
+            for d in self.cx.load_yaml(&p)? {
+                let tc = TransformerConfig::parse(&d.value, &p)?;
+                acc.config.merge(&tc);
+            }
+        }
+        self.run_generators(k, acc)?;
+        for c in k.list("components").to_vec() {
+            let s = c.as_str().unwrap_or("");
+            self.accumulate_entry(k, s, acc, true)?;
+        }
+        self.run_transformers(k, acc)?;
+        let vars: Vec<(Value, String)> = k.list("vars").iter().map(|v| (v.clone(), k.file.clone())).collect();
+        acc.merge_vars(vars)?;
+        Ok(())
+    }
+
+    fn accumulate_entry(&mut self, k: &Kustomization, entry: &str, acc: &mut Acc, component: bool) -> KResult<()> {
+        if load::is_remote(entry) {
+            return Err(RenderError::unsupported(format!(
+                "`{}`: remote resource `{entry}` cannot be fetched (no network access)",
+                k.file
+            ))
+            .at(k.file.clone(), None));
+        }
+        let p = load::join(&k.dir, entry, &k.file)?;
+        match self.cx.kind_of(&p)? {
+            Some(EntryKind::File) if !component => {
+                let p = k.restricted(self.cx, entry)?;
+                let docs = self.cx.load_yaml(&p)?;
+                for r in load::resources_from_docs(&docs, Some(&p))? {
+                    acc.append(r)?;
+                }
+                Ok(())
+            }
+            Some(EntryKind::Dir) => {
+                let child = load::load(self.cx, &p)?;
+                if component && !child.is_component() {
+                    return Err(k.err(format!(
+                        "`{entry}` is listed under `components` but `{}` is not `kind: Component`",
+                        child.file
+                    )));
+                }
+                if !component && child.is_component() {
+                    return Err(k.err(format!(
+                        "`{entry}` is a Component and must be listed under `components`, not `resources`"
+                    )));
+                }
+                let real = real_dir(self.cx, &p)?;
+                if self.roots.iter().any(|r| path::strip_dir(r, &real).is_some()) {
+                    return Err(k.err(format!("cycle detected: `{entry}` contains a kustomization already being built")));
+                }
+                self.roots.push(real);
+                let res = if component {
+                    self.accumulate(&child, acc)
+                } else {
+                    let mut sub = Acc::default();
+                    self.accumulate(&child, &mut sub).and_then(|()| {
+                        for r in sub.res {
+                            acc.append(r)?;
+                        }
+                        acc.config.merge(&sub.config);
+                        acc.merge_vars(sub.vars)
+                    })
+                };
+                self.roots.pop();
+                res
+            }
+            Some(EntryKind::File) => Err(k.err(format!("component `{entry}` must be a directory"))),
+            _ => Err(k.err(format!("`{entry}`: no such file or directory"))),
+        }
+    }
+
+    fn run_generators(&mut self, k: &Kustomization, acc: &mut Acc) -> KResult<()> {
+        let opts = k.k.get("generatorOptions").cloned().unwrap_or(Value::Null);
+        for g in k.list("configMapGenerator") {
+            let r = generators::generate(self.cx, k, g, &opts, "ConfigMap")?;
+            generators::absorb(acc, r)?;
+        }
+        for g in k.list("secretGenerator") {
+            let r = generators::generate(self.cx, k, g, &opts, "Secret")?;
+            generators::absorb(acc, r)?;
+        }
+        for cfg in self.plugin_configs(k, "generators")? {
+            let kind = cfg.v.get("kind").and_then(Value::as_str).unwrap_or("");
+            let gk = match kind {
+                "ConfigMapGenerator" => "ConfigMap",
+                "SecretGenerator" => "Secret",
+                _ => return Err(unsupported_plugin(k, "generators", &cfg.v)),
+            };
+            let mut g = cfg.v.clone();
+            if let Some(m) = g.as_object_mut() {
+                let meta = m.remove("metadata").unwrap_or(Value::Null);
+                for f in ["name", "namespace"] {
+                    if let Some(v) = meta.get(f) {
+                        m.entry(f.to_string()).or_insert_with(|| v.clone());
+                    }
+                }
+            }
+            let r = generators::generate(self.cx, k, &g, &Value::Null, gk)?;
+            generators::absorb(acc, r)?;
+        }
+        Ok(())
+    }
+
+    /// Loads the objects of a `generators:`/`transformers:` list: inline
+    /// YAML, files, or kustomization directories.
+    fn plugin_configs(&mut self, k: &Kustomization, field: &str) -> KResult<Vec<Res>> {
+        let mut out = Vec::new();
+        for e in k.list(field).to_vec() {
+            let Some(s) = e.as_str() else {
+                return Err(k.err(format!("entries of `{field}` must be strings")));
+            };
+            if let Ok(docs) = yaml::load_all(s) {
+                let maps: Vec<&yaml::Doc> = docs.iter().filter(|d| d.value.is_object()).collect();
+                if !maps.is_empty() && maps.len() == docs.iter().filter(|d| !d.value.is_null()).count() {
+                    for r in load::resources_from_docs(&docs, None)? {
+                        out.push(r);
+                    }
+                    continue;
+                }
+            }
+            let mut sub = Acc::default();
+            self.accumulate_entry(k, s, &mut sub, false)?;
+            out.extend(sub.res);
+        }
+        Ok(out)
+    }
+
+    fn run_transformers(&mut self, k: &Kustomization, acc: &mut Acc) -> KResult<()> {
+        let cx = self.cx;
+        patch::patches_strategic_merge(cx, k, acc)?;
+        for p in k.list("patches").to_vec() {
+            patch::patch_entry(cx, k, &p, acc)?;
+        }
+        let ns = k.str("namespace").to_string();
+        if !ns.is_empty() {
+            transform::namespace(&mut acc.res, &ns, &acc.config.namespace, transform::Subjects::DefaultOnly, false)?;
+        }
+        let prefix = k.str("namePrefix").to_string();
+        if !prefix.is_empty() {
+            transform::prefix_suffix(&mut acc.res, &prefix, "", &acc.config.name_prefix)?;
+        }
+        let suffix = k.str("nameSuffix").to_string();
+        if !suffix.is_empty() {
+            transform::prefix_suffix(&mut acc.res, "", &suffix, &acc.config.name_suffix)?;
+        }
+        transform::labels_field(k, acc)?;
+        let ann = k.string_map("commonAnnotations")?;
+        if !ann.is_empty() {
+            transform::annotations(&mut acc.res, &ann, &acc.config.common_annotations)?;
+        }
+        patch::patches_json6902(cx, k, acc)?;
+        for r in k.list("replicas").to_vec() {
+            transform::replicas(&mut acc.res, &r, &acc.config.replicas)?;
+        }
+        for img in k.list("images").to_vec() {
+            transform::image(&mut acc.res, &img, &acc.config.images)?;
+        }
+        replacements::run_field(cx, k, acc)?;
+        for cfg in self.plugin_configs(k, "transformers")? {
+            self.run_builtin_transformer(k, &cfg.v, acc)?;
+        }
+        Ok(())
+    }
+
+    fn run_builtin_transformer(&mut self, k: &Kustomization, v: &Value, acc: &mut Acc) -> KResult<()> {
+        let kind = v.get("kind").and_then(Value::as_str).unwrap_or("");
+        let api = v.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        if api != "builtin" || v.pointer("/metadata/annotations/config.kubernetes.io~1function").is_some() {
+            return Err(unsupported_plugin(k, "transformers", v));
+        }
+        let specs = |f: &str| -> Vec<super::fieldspec::FieldSpec> {
+            v.get(f).map(super::fieldspec::FieldSpec::list).unwrap_or_default()
+        };
+        match kind {
+            "PrefixSuffixTransformer" | "PrefixTransformer" | "SuffixTransformer" => {
+                let p = v.get("prefix").and_then(Value::as_str).unwrap_or("");
+                let s = v.get("suffix").and_then(Value::as_str).unwrap_or("");
+                let fs = specs("fieldSpecs");
+                if !p.is_empty() || kind == "PrefixTransformer" {
+                    transform::prefix_suffix(&mut acc.res, p, "", &fs)?;
+                }
+                if !s.is_empty() || kind == "SuffixTransformer" {
+                    transform::prefix_suffix(&mut acc.res, "", s, &fs)?;
+                }
+            }
+            "LabelTransformer" => {
+                let labels = load::string_map(v.get("labels"), "labels", &k.file)?;
+                transform::labels(&mut acc.res, &labels, &specs("fieldSpecs"))?;
+            }
+            "AnnotationsTransformer" => {
+                let a = load::string_map(v.get("annotations"), "annotations", &k.file)?;
+                transform::annotations(&mut acc.res, &a, &specs("fieldSpecs"))?;
+            }
+            "NamespaceTransformer" => {
+                let ns = v.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("");
+                let mode = match v.get("setRoleBindingSubjects").and_then(Value::as_str).unwrap_or("") {
+                    "" | "defaultOnly" => transform::Subjects::DefaultOnly,
+                    "none" => transform::Subjects::None,
+                    "allServiceAccounts" => transform::Subjects::AllServiceAccounts,
+                    other => return Err(k.err(format!("invalid value `{other}` for setRoleBindingSubjects"))),
+                };
+                let unset_only = v.get("unsetOnly").and_then(Value::as_bool).unwrap_or(false);
+                if !ns.is_empty() {
+                    transform::namespace(&mut acc.res, ns, &specs("fieldSpecs"), mode, unset_only)?;
+                }
+            }
+            "ImageTagTransformer" => {
+                let img = v.get("imageTag").cloned().unwrap_or(Value::Null);
+                transform::image(&mut acc.res, &img, &specs("fieldSpecs"))?;
+            }
+            "ReplicaCountTransformer" => {
+                let r = v.get("replica").cloned().unwrap_or(Value::Null);
+                transform::replicas(&mut acc.res, &r, &specs("fieldSpecs"))?;
+            }
+            "PatchTransformer" => {
+                patch::patch_entry(self.cx, k, v, acc)?;
+            }
+            "ReplacementTransformer" => {
+                let list = v.get("replacements").and_then(Value::as_array).cloned().unwrap_or_default();
+                replacements::run(self.cx, k, &list, acc)?;
+            }
+            _ => return Err(unsupported_plugin(k, "transformers", v)),
+        }
+        Ok(())
+    }
+}
+
+fn unsupported_plugin(k: &Kustomization, field: &str, v: &Value) -> RenderError {
+    let kind = v.get("kind").and_then(Value::as_str).unwrap_or("?");
+    let api = v.get("apiVersion").and_then(Value::as_str).unwrap_or("?");
+    RenderError::unsupported(format!(
+        "`{}`: `{field}` entry `{api}/{kind}` is a plugin or KRM function, which is not run (only builtin configurations are)",
+        k.file
+    ))
+    .at(k.file.clone(), None)
+}
+
+/// Finds the resources matching any id (current or previous) of `id`.
+#[must_use]
+pub fn matching_any_id(res: &[Res], id: &ResId) -> Vec<usize> {
+    res.iter()
+        .enumerate()
+        .filter(|(_, r)| r.all_ids().iter().any(|i| i.same(id)))
+        .map(|(i, _)| i)
+        .collect()
+}

@@ -1,0 +1,101 @@
+//! The escape hatch: render with an external `kustomize` or `kubectl`
+//! binary. The kustomization's directory tree (and every kustomization
+//! directory it reaches) is copied from the source tree into a temporary
+//! directory, so the binary never reads outside the repository.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use super::load::{self, Kustomization};
+use super::{argocd, content, KResult};
+use crate::manifest::Origin;
+use crate::render::{RenderContext, RenderError, RenderErrorKind, RenderedObject, SourceSpec};
+use crate::source::{path, EntryKind};
+use crate::yaml;
+
+fn copy_dir(cx: &RenderContext<'_>, dir: &str, dest: &Path) -> KResult<()> {
+    for e in cx.list(dir)? {
+        let rel = if dir.is_empty() { e.name.clone() } else { format!("{dir}/{}", e.name) };
+        match cx.kind_of(&rel)? {
+            Some(EntryKind::Dir) => copy_dir(cx, &rel, dest)?,
+            Some(EntryKind::File) => {
+                let bytes = cx.read(&rel)?;
+                let target = dest.join(&rel);
+                if let Some(p) = target.parent() {
+                    std::fs::create_dir_all(p).map_err(|e| content(format!("cannot create `{}`: {e}", p.display())))?;
+                }
+                std::fs::write(&target, &bytes).map_err(|e| content(format!("cannot write `{}`: {e}", target.display())))?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn collect(cx: &RenderContext<'_>, k: &Kustomization, dirs: &mut Vec<String>) -> KResult<()> {
+    if dirs.contains(&k.dir) {
+        return Ok(());
+    }
+    dirs.push(k.dir.clone());
+    for f in ["resources", "components", "generators", "transformers"] {
+        for e in k.list(f) {
+            let Some(s) = e.as_str() else { continue };
+            if load::is_remote(s) {
+                return Err(RenderError::unsupported(format!("`{}`: remote resource `{s}` cannot be fetched (no network access)", k.file)));
+            }
+            let Some(p) = path::join(&k.dir, s) else { continue };
+            if cx.kind_of(&p)? == Some(EntryKind::Dir) && load::find_file(cx, &p).is_ok() {
+                let child = load::load(cx, &p)?;
+                collect(cx, &child, dirs)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Renders `spec` with the external binary `bin`.
+///
+/// # Errors
+/// Copy failures, a failing binary, unparseable output.
+pub fn render(cx: &RenderContext<'_>, spec: &SourceSpec, bin: &Path) -> KResult<Vec<RenderedObject>> {
+    let mut root = load::load(cx, &spec.path)?;
+    let mut dirs = Vec::new();
+    collect(cx, &root, &mut dirs)?;
+    let tmp = tempfile::tempdir().map_err(|e| content(format!("cannot create a temporary directory: {e}")))?;
+    for d in &dirs {
+        copy_dir(cx, d, tmp.path())?;
+    }
+    if spec.kustomize.is_some() {
+        argocd::apply(&mut root, spec)?;
+        // JSON is YAML: write the edited kustomization back as JSON.
+        let text = serde_json::to_string_pretty(&Value::Object(root.k.clone())).map_err(|e| content(e.to_string()))?;
+        std::fs::write(tmp.path().join(&root.file), text).map_err(|e| content(format!("cannot write kustomization: {e}")))?;
+    }
+    let target = tmp.path().join(&spec.path);
+    let is_kubectl = bin.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("kubectl"));
+    let mut cmd = Command::new(bin);
+    if is_kubectl {
+        cmd.arg("kustomize");
+    } else {
+        cmd.arg("build");
+    }
+    let out = cmd.arg(&target).output().map_err(|e| RenderError {
+        kind: RenderErrorKind::ToolMissing,
+        message: format!("cannot run `{}`: {e}", bin.display()),
+        file: None,
+        line: None,
+    })?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr).replace(&tmp.path().display().to_string(), "");
+        return Err(content(format!("`{}` failed: {}", bin.display(), err.trim())).at(root.file.clone(), None));
+    }
+    let text = String::from_utf8(out.stdout).map_err(|_| content("kustomize output is not UTF-8"))?;
+    let docs = yaml::load_all(&text).map_err(|e| content(format!("cannot parse kustomize output: {e}")))?;
+    Ok(docs
+        .into_iter()
+        .filter(|d| !d.value.is_null())
+        .map(|d| RenderedObject { value: d.value, origin: Origin { file: None, line: None, doc_index: None } })
+        .collect())
+}

@@ -1,0 +1,546 @@
+//! Field specs (a gvk filter plus a `/`-separated path) and the built-in
+//! tables Kustomize uses to know where names, labels, namespaces, images and
+//! references live; `configurations:` files extend them.
+
+use serde_json::{Map, Value};
+
+use super::resource::Gvk;
+use super::{content, KResult};
+
+/// One field spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldSpec {
+    /// Which objects it applies to (empty parts match anything).
+    pub gvk: Gvk,
+    /// `/`-separated path; `x[]` marks a list; `\/` escapes a slash.
+    pub path: String,
+    /// Whether missing fields are created.
+    pub create: bool,
+}
+
+impl FieldSpec {
+    fn new(group: &str, version: &str, kind: &str, path: &str, create: bool) -> FieldSpec {
+        FieldSpec {
+            gvk: Gvk { group: group.into(), version: version.into(), kind: kind.into() },
+            path: path.into(),
+            create,
+        }
+    }
+
+    /// Kustomize's `isMatchGVK` against an object.
+    #[must_use]
+    pub fn matches(&self, obj: &Value) -> bool {
+        Gvk::of(obj).selected_by(&self.gvk)
+    }
+
+    /// Parses a list of field specs (a `fieldSpecs:` value).
+    #[must_use]
+    pub fn list(v: &Value) -> Vec<FieldSpec> {
+        v.as_array().map(|a| a.iter().map(FieldSpec::parse).collect()).unwrap_or_default()
+    }
+
+    /// Parses one entry of a `configurations:` list.
+    fn parse(v: &Value) -> FieldSpec {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        FieldSpec {
+            gvk: Gvk { group: s("group"), version: s("version"), kind: s("kind") },
+            path: s("path"),
+            create: v.get("create").and_then(Value::as_bool).unwrap_or(false),
+        }
+    }
+}
+
+/// A name-reference entry: the referenced kind and the fields referring to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameBackRef {
+    /// The referenced gvk.
+    pub gvk: Gvk,
+    /// Where referrers hold the name.
+    pub referrers: Vec<FieldSpec>,
+}
+
+/// Every field-spec table of a build.
+#[derive(Debug, Clone, Default)]
+pub struct TransformerConfig {
+    /// `namePrefix` specs.
+    pub name_prefix: Vec<FieldSpec>,
+    /// `nameSuffix` specs.
+    pub name_suffix: Vec<FieldSpec>,
+    /// `namespace` specs.
+    pub namespace: Vec<FieldSpec>,
+    /// `commonLabels` specs.
+    pub common_labels: Vec<FieldSpec>,
+    /// `templateLabels` specs.
+    pub template_labels: Vec<FieldSpec>,
+    /// `commonAnnotations` specs.
+    pub common_annotations: Vec<FieldSpec>,
+    /// `labels` specs (added to every `labels:` entry).
+    pub labels: Vec<FieldSpec>,
+    /// `varReference` specs.
+    pub var_reference: Vec<FieldSpec>,
+    /// `nameReference` entries.
+    pub name_reference: Vec<NameBackRef>,
+    /// `images` specs.
+    pub images: Vec<FieldSpec>,
+    /// `replicas` specs.
+    pub replicas: Vec<FieldSpec>,
+}
+
+const POD_KINDS: &[(&str, &str, &str)] = &[
+    // (version, kind, pod spec prefix)
+    ("v1", "Pod", "spec"),
+    ("", "PodTemplate", "template/spec"),
+    ("", "Deployment", "spec/template/spec"),
+    ("", "ReplicaSet", "spec/template/spec"),
+    ("", "DaemonSet", "spec/template/spec"),
+    ("", "StatefulSet", "spec/template/spec"),
+    ("", "Job", "spec/template/spec"),
+    ("", "CronJob", "spec/jobTemplate/spec/template/spec"),
+];
+
+fn metadata_labels() -> Vec<FieldSpec> {
+    let f = FieldSpec::new;
+    vec![
+        f("", "", "", "metadata/labels", true),
+        f("", "v1", "ReplicationController", "spec/template/metadata/labels", true),
+        f("", "", "Deployment", "spec/template/metadata/labels", true),
+        f("", "", "ReplicaSet", "spec/template/metadata/labels", true),
+        f("", "", "DaemonSet", "spec/template/metadata/labels", true),
+        f("apps", "", "StatefulSet", "spec/template/metadata/labels", true),
+        f("apps", "", "StatefulSet", "spec/volumeClaimTemplates[]/metadata/labels", true),
+        f("batch", "", "Job", "spec/template/metadata/labels", true),
+        f("batch", "", "CronJob", "spec/jobTemplate/metadata/labels", true),
+        f("batch", "", "CronJob", "spec/jobTemplate/spec/template/metadata/labels", true),
+    ]
+}
+
+fn common_labels() -> Vec<FieldSpec> {
+    let f = FieldSpec::new;
+    let mut v = vec![
+        f("", "v1", "Service", "spec/selector", true),
+        f("", "v1", "ReplicationController", "spec/selector", true),
+        f("", "", "Deployment", "spec/selector/matchLabels", true),
+    ];
+    let affinity = |kind: &str| {
+        let base = "spec/template/spec/affinity";
+        vec![
+            f("apps", "", kind, &format!("{base}/podAffinity/preferredDuringSchedulingIgnoredDuringExecution/podAffinityTerm/labelSelector/matchLabels"), false),
+            f("apps", "", kind, &format!("{base}/podAffinity/requiredDuringSchedulingIgnoredDuringExecution/labelSelector/matchLabels"), false),
+            f("apps", "", kind, &format!("{base}/podAntiAffinity/preferredDuringSchedulingIgnoredDuringExecution/podAffinityTerm/labelSelector/matchLabels"), false),
+            f("apps", "", kind, &format!("{base}/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution/labelSelector/matchLabels"), false),
+            f("apps", "", kind, "spec/template/spec/topologySpreadConstraints/labelSelector/matchLabels", false),
+        ]
+    };
+    v.extend(affinity("Deployment"));
+    v.push(f("", "", "ReplicaSet", "spec/selector/matchLabels", true));
+    v.push(f("", "", "DaemonSet", "spec/selector/matchLabels", true));
+    v.push(f("apps", "", "StatefulSet", "spec/selector/matchLabels", true));
+    v.extend(affinity("StatefulSet"));
+    v.extend([
+        f("batch", "", "Job", "spec/selector/matchLabels", false),
+        f("batch", "", "CronJob", "spec/jobTemplate/spec/selector/matchLabels", false),
+        f("policy", "", "PodDisruptionBudget", "spec/selector/matchLabels", false),
+        f("networking.k8s.io", "", "NetworkPolicy", "spec/podSelector/matchLabels", false),
+        f("networking.k8s.io", "", "NetworkPolicy", "spec/ingress/from/podSelector/matchLabels", false),
+        f("networking.k8s.io", "", "NetworkPolicy", "spec/egress/to/podSelector/matchLabels", false),
+    ]);
+    v.extend(metadata_labels());
+    v
+}
+
+fn common_annotations() -> Vec<FieldSpec> {
+    let f = FieldSpec::new;
+    vec![
+        f("", "", "", "metadata/annotations", true),
+        f("", "v1", "ReplicationController", "spec/template/metadata/annotations", true),
+        f("", "", "Deployment", "spec/template/metadata/annotations", true),
+        f("", "", "ReplicaSet", "spec/template/metadata/annotations", true),
+        f("", "", "DaemonSet", "spec/template/metadata/annotations", true),
+        f("", "", "StatefulSet", "spec/template/metadata/annotations", true),
+        f("batch", "", "Job", "spec/template/metadata/annotations", true),
+        f("batch", "", "CronJob", "spec/jobTemplate/metadata/annotations", true),
+        f("batch", "", "CronJob", "spec/jobTemplate/spec/template/metadata/annotations", true),
+    ]
+}
+
+fn var_reference() -> Vec<FieldSpec> {
+    let f = FieldSpec::new;
+    let mut v = Vec::new();
+    let pod = |kind: &str, p: &str, v: &mut Vec<FieldSpec>, nfs: &str| {
+        for c in ["containers", "initContainers"] {
+            for leaf in ["args", "command", "env/value", "volumeMounts/mountPath"] {
+                v.push(f("", "", kind, &format!("{p}/{c}/{leaf}"), false));
+            }
+        }
+        v.push(f("", "", kind, nfs, false));
+    };
+    pod("CronJob", "spec/jobTemplate/spec/template/spec", &mut v, "spec/jobTemplate/spec/template/volumes/nfs/server");
+    pod("DaemonSet", "spec/template/spec", &mut v, "spec/template/spec/volumes/nfs/server");
+    pod("Deployment", "spec/template/spec", &mut v, "spec/template/spec/volumes/nfs/server");
+    v.push(f("", "", "Deployment", "spec/template/metadata/annotations", false));
+    v.push(f("", "", "Ingress", "spec/rules/host", false));
+    v.push(f("", "", "Ingress", "spec/tls/hosts", false));
+    v.push(f("", "", "Ingress", "spec/tls/secretName", false));
+    pod("Job", "spec/template/spec", &mut v, "spec/template/spec/volumes/nfs/server");
+    pod("Pod", "spec", &mut v, "spec/volumes/nfs/server");
+    pod("ReplicaSet", "spec/template/spec", &mut v, "spec/template/spec/volumes/nfs/server");
+    v.push(f("", "", "Service", "spec/ports/port", false));
+    v.push(f("", "", "Service", "spec/ports/targetPort", false));
+    pod("StatefulSet", "spec/template/spec", &mut v, "spec/volumeClaimTemplates/spec/nfs/server");
+    v.push(f("", "", "PersistentVolume", "spec/nfs/server", false));
+    v.push(f("", "", "", "metadata/labels", false));
+    v.push(f("", "", "", "metadata/annotations", false));
+    v
+}
+
+fn name_reference() -> Vec<NameBackRef> {
+    let f = FieldSpec::new;
+    let g = |group: &str, version: &str, kind: &str| Gvk { group: group.into(), version: version.into(), kind: kind.into() };
+    let mut out = Vec::new();
+    let hpa = |kind: &str| NameBackRef {
+        gvk: g("", "", kind),
+        referrers: vec![f("", "", "HorizontalPodAutoscaler", "spec/scaleTargetRef/name", false)],
+    };
+    for k in ["Deployment", "ReplicationController", "ReplicaSet", "StatefulSet"] {
+        out.push(hpa(k));
+    }
+    // ConfigMap
+    let mut cm = Vec::new();
+    for (ver, kind, p) in POD_KINDS {
+        for leaf in [
+            "volumes/configMap/name",
+            "containers/env/valueFrom/configMapKeyRef/name",
+            "initContainers/env/valueFrom/configMapKeyRef/name",
+            "containers/envFrom/configMapRef/name",
+            "initContainers/envFrom/configMapRef/name",
+            "volumes/projected/sources/configMap/name",
+        ] {
+            cm.push(f("", ver, kind, &format!("{p}/{leaf}"), false));
+        }
+    }
+    cm.push(f("", "", "Node", "spec/configSource/configMap", false));
+    cm.push(f("", "", "Role", "rules/resourceNames", false));
+    cm.push(f("", "", "ClusterRole", "rules/resourceNames", false));
+    cm.push(f("", "", "Ingress", "metadata/annotations/nginx.ingress.kubernetes.io\\/fastcgi-params-configmap", false));
+    out.push(NameBackRef { gvk: g("", "v1", "ConfigMap"), referrers: cm });
+    // Secret
+    let mut sec = Vec::new();
+    for (ver, kind, p) in POD_KINDS {
+        for leaf in [
+            "volumes/secret/secretName",
+            "containers/env/valueFrom/secretKeyRef/name",
+            "initContainers/env/valueFrom/secretKeyRef/name",
+            "containers/envFrom/secretRef/name",
+            "initContainers/envFrom/secretRef/name",
+            "imagePullSecrets/name",
+            "volumes/projected/sources/secret/name",
+        ] {
+            sec.push(f("", ver, kind, &format!("{p}/{leaf}"), false));
+        }
+    }
+    sec.extend([
+        f("", "", "Ingress", "spec/tls/secretName", false),
+        f("", "", "Ingress", "metadata/annotations/ingress.kubernetes.io\\/auth-secret", false),
+        f("", "", "Ingress", "metadata/annotations/nginx.ingress.kubernetes.io\\/auth-secret", false),
+        f("", "", "Ingress", "metadata/annotations/nginx.ingress.kubernetes.io\\/auth-tls-secret", false),
+        f("", "", "ServiceAccount", "imagePullSecrets/name", false),
+        f("", "", "StorageClass", "parameters/secretName", false),
+        f("", "", "StorageClass", "parameters/adminSecretName", false),
+        f("", "", "StorageClass", "parameters/userSecretName", false),
+        f("", "", "StorageClass", "parameters/secretRef", false),
+        f("", "", "Role", "rules/resourceNames", false),
+        f("", "", "ClusterRole", "rules/resourceNames", false),
+        f("serving.knative.dev", "v1", "Service", "spec/template/spec/containers/env/valueFrom/secretKeyRef/name", false),
+        f("", "", "PersistentVolume", "spec/azureFile/secretName", false),
+    ]);
+    out.push(NameBackRef { gvk: g("", "v1", "Secret"), referrers: sec });
+    out.push(NameBackRef {
+        gvk: g("", "v1", "Service"),
+        referrers: vec![
+            f("apps", "", "StatefulSet", "spec/serviceName", false),
+            f("", "", "Ingress", "spec/rules/http/paths/backend/serviceName", false),
+            f("", "", "Ingress", "spec/backend/serviceName", false),
+            f("", "", "Ingress", "spec/rules/http/paths/backend/service/name", false),
+            f("", "", "Ingress", "spec/defaultBackend/service/name", false),
+            f("apiregistration.k8s.io", "", "APIService", "spec/service/name", false),
+            f("admissionregistration.k8s.io", "", "ValidatingWebhookConfiguration", "webhooks/clientConfig/service", false),
+            f("admissionregistration.k8s.io", "", "MutatingWebhookConfiguration", "webhooks/clientConfig/service", false),
+        ],
+    });
+    out.push(NameBackRef {
+        gvk: g("rbac.authorization.k8s.io", "", "Role"),
+        referrers: vec![f("rbac.authorization.k8s.io", "", "RoleBinding", "roleRef/name", false)],
+    });
+    out.push(NameBackRef {
+        gvk: g("rbac.authorization.k8s.io", "", "ClusterRole"),
+        referrers: vec![
+            f("rbac.authorization.k8s.io", "", "RoleBinding", "roleRef/name", false),
+            f("rbac.authorization.k8s.io", "", "ClusterRoleBinding", "roleRef/name", false),
+        ],
+    });
+    let workloads = |leaf: &str, pod_path: &str| {
+        vec![
+            f("", "", "Pod", pod_path, false),
+            f("", "", "StatefulSet", &format!("spec/template/spec/{leaf}"), false),
+            f("", "", "Deployment", &format!("spec/template/spec/{leaf}"), false),
+            f("", "", "ReplicationController", &format!("spec/template/spec/{leaf}"), false),
+            f("", "", "CronJob", &format!("spec/jobTemplate/spec/template/spec/{leaf}"), false),
+            f("", "", "Job", &format!("spec/template/spec/{leaf}"), false),
+            f("", "", "DaemonSet", &format!("spec/template/spec/{leaf}"), false),
+        ]
+    };
+    let mut sa = vec![
+        f("rbac.authorization.k8s.io", "", "RoleBinding", "subjects", false),
+        f("rbac.authorization.k8s.io", "", "ClusterRoleBinding", "subjects", false),
+    ];
+    sa.extend(workloads("serviceAccountName", "spec/serviceAccountName"));
+    out.push(NameBackRef { gvk: g("", "v1", "ServiceAccount"), referrers: sa });
+    out.push(NameBackRef {
+        gvk: g("", "v1", "PersistentVolumeClaim"),
+        referrers: workloads("volumes/persistentVolumeClaim/claimName", "spec/volumes/persistentVolumeClaim/claimName"),
+    });
+    out.push(NameBackRef {
+        gvk: g("", "v1", "PersistentVolume"),
+        referrers: vec![
+            f("", "", "PersistentVolumeClaim", "spec/volumeName", false),
+            f("", "", "ClusterRole", "rules/resourceNames", false),
+        ],
+    });
+    out.push(NameBackRef {
+        gvk: g("storage.k8s.io", "v1", "StorageClass"),
+        referrers: vec![
+            f("", "", "PersistentVolume", "spec/storageClassName", false),
+            f("", "", "PersistentVolumeClaim", "spec/storageClassName", false),
+            f("", "", "StatefulSet", "spec/volumeClaimTemplates/spec/storageClassName", false),
+        ],
+    });
+    out.push(NameBackRef {
+        gvk: g("scheduling.k8s.io", "v1", "PriorityClass"),
+        referrers: workloads("priorityClassName", "spec/priorityClassName"),
+    });
+    // The group below is what Kustomize's table says; it never matches.
+    out.push(NameBackRef {
+        gvk: g("networking.k8s.io/v1", "v1", "IngressClass"),
+        referrers: vec![f("", "", "Ingress", "spec/ingressClassName", false)],
+    });
+    out.push(NameBackRef {
+        gvk: g("admissionregistration.k8s.io", "", "ValidatingAdmissionPolicy"),
+        referrers: vec![f("admissionregistration.k8s.io", "", "ValidatingAdmissionPolicyBinding", "spec/policyName", false)],
+    });
+    out
+}
+
+impl TransformerConfig {
+    /// Kustomize's built-in tables.
+    #[must_use]
+    pub fn builtin() -> TransformerConfig {
+        let f = FieldSpec::new;
+        let mut images = Vec::new();
+        for p in ["spec", "spec/template/spec"] {
+            images.push(f("", "", "", &format!("{p}/containers[]/image"), true));
+            images.push(f("", "", "", &format!("{p}/initContainers[]/image"), true));
+        }
+        TransformerConfig {
+            name_prefix: vec![f("", "", "", "metadata/name", false)],
+            name_suffix: vec![f("", "", "", "metadata/name", false)],
+            namespace: vec![
+                f("", "", "Namespace", "metadata/name", true),
+                f("apiregistration.k8s.io", "", "APIService", "spec/service/namespace", true),
+                f("apiextensions.k8s.io", "", "CustomResourceDefinition", "spec/conversion/webhook/clientConfig/service/namespace", false),
+            ],
+            common_labels: common_labels(),
+            template_labels: metadata_labels(),
+            common_annotations: common_annotations(),
+            labels: Vec::new(),
+            var_reference: var_reference(),
+            name_reference: name_reference(),
+            images,
+            replicas: ["Deployment", "ReplicationController", "ReplicaSet", "StatefulSet"]
+                .iter()
+                .map(|k| f("", "", k, "spec/replicas", true))
+                .collect(),
+        }
+    }
+
+    /// An empty config (for merging `configurations:` files into).
+    #[must_use]
+    pub fn empty() -> TransformerConfig {
+        TransformerConfig::default()
+    }
+
+    /// Merges another config in (dedup, keeping first occurrences).
+    pub fn merge(&mut self, o: &TransformerConfig) {
+        fn add(a: &mut Vec<FieldSpec>, b: &[FieldSpec]) {
+            for fs in b {
+                if !a.contains(fs) {
+                    a.push(fs.clone());
+                }
+            }
+        }
+        add(&mut self.name_prefix, &o.name_prefix);
+        add(&mut self.name_suffix, &o.name_suffix);
+        add(&mut self.namespace, &o.namespace);
+        add(&mut self.common_labels, &o.common_labels);
+        add(&mut self.template_labels, &o.template_labels);
+        add(&mut self.common_annotations, &o.common_annotations);
+        add(&mut self.labels, &o.labels);
+        add(&mut self.var_reference, &o.var_reference);
+        add(&mut self.images, &o.images);
+        add(&mut self.replicas, &o.replicas);
+        for nb in &o.name_reference {
+            if let Some(e) = self.name_reference.iter_mut().find(|e| e.gvk == nb.gvk) {
+                add(&mut e.referrers, &nb.referrers);
+            } else {
+                self.name_reference.push(nb.clone());
+            }
+        }
+    }
+
+    /// Parses a `configurations:` file.
+    ///
+    /// # Errors
+    /// Unknown sections.
+    pub fn parse(v: &Value, file: &str) -> KResult<TransformerConfig> {
+        let mut c = TransformerConfig::empty();
+        let Some(m) = v.as_object() else { return Ok(c) };
+        let specs = |v: &Value| -> Vec<FieldSpec> { v.as_array().map(|a| a.iter().map(FieldSpec::parse).collect()).unwrap_or_default() };
+        for (k, val) in m {
+            match k.as_str() {
+                "namePrefix" => c.name_prefix = specs(val),
+                "nameSuffix" => c.name_suffix = specs(val),
+                "namespace" => c.namespace = specs(val),
+                "commonLabels" => c.common_labels = specs(val),
+                "templateLabels" => c.template_labels = specs(val),
+                "commonAnnotations" => c.common_annotations = specs(val),
+                "labels" => c.labels = specs(val),
+                "varReference" => c.var_reference = specs(val),
+                "images" => c.images = specs(val),
+                "replicas" => c.replicas = specs(val),
+                "nameReference" => {
+                    for e in val.as_array().into_iter().flatten() {
+                        let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                        c.name_reference.push(NameBackRef {
+                            gvk: Gvk { group: s("group"), version: s("version"), kind: s("kind") },
+                            referrers: e.get("fieldSpecs").map(specs).unwrap_or_default(),
+                        });
+                    }
+                }
+                other => {
+                    return Err(content(format!("`{file}`: unknown transformer configuration field `{other}`")).at(file, None));
+                }
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// Splits a field-spec path on `/`, honouring `\/` escapes.
+#[must_use]
+pub fn split_path(path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = path.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek() == Some(&'/') {
+            cur.push('/');
+            chars.next();
+        } else if c == '/' {
+            out.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(c);
+        }
+    }
+    out.push(cur);
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+/// What to create at the end of a path when a field spec allows creation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateKind {
+    /// Never create.
+    None,
+    /// Create a map.
+    Map,
+    /// Create a scalar (empty string) for the setter to fill.
+    Scalar,
+}
+
+/// Applies `f` to every node `fs.path` reaches in `obj` (Kustomize's
+/// `fieldspec.Filter`): lists on the way are entered element by element;
+/// missing fields end the walk unless creation is allowed.
+///
+/// # Errors
+/// A path running into a scalar, or an error from `f`.
+pub fn apply(
+    obj: &mut Value,
+    fs: &FieldSpec,
+    create: CreateKind,
+    f: &mut dyn FnMut(&mut Value) -> KResult<()>,
+) -> KResult<()> {
+    if !fs.matches(obj) {
+        return Ok(());
+    }
+    let path = split_path(&fs.path);
+    let create = if fs.create { create } else { CreateKind::None };
+    walk(obj, &path, create, f).map_err(|mut e| {
+        e.message = format!("considering field `{}`: {}", fs.path, e.message);
+        e
+    })
+}
+
+fn walk(node: &mut Value, path: &[String], create: CreateKind, f: &mut dyn FnMut(&mut Value) -> KResult<()>) -> KResult<()> {
+    let Some((head, rest)) = path.split_first() else {
+        return f(node);
+    };
+    match node {
+        Value::Null => Ok(()),
+        Value::Array(items) => {
+            for it in items.iter_mut() {
+                walk(it, path, create, f)?;
+            }
+            Ok(())
+        }
+        Value::Object(m) => {
+            let (name, is_seq) = match head.strip_suffix("[]") {
+                Some(n) => (n, true),
+                None => (head.as_str(), false),
+            };
+            if name.is_empty() {
+                return Err(content("cannot set or create an empty field name"));
+            }
+            let make = if is_seq || create == CreateKind::None {
+                None
+            } else if rest.is_empty() {
+                Some(match create {
+                    CreateKind::Map => Value::Object(Map::new()),
+                    _ => Value::String(String::new()),
+                })
+            } else {
+                Some(Value::Object(Map::new()))
+            };
+            if !m.contains_key(name) {
+                match &make {
+                    Some(v) => {
+                        m.insert(name.to_string(), v.clone());
+                    }
+                    None => return Ok(()),
+                }
+            }
+            let Some(child) = m.get_mut(name) else { return Ok(()) };
+            if child.is_null() {
+                match make {
+                    Some(v) => *child = v,
+                    None => {
+                        if rest.is_empty() {
+                            return f(child);
+                        }
+                        return Ok(());
+                    }
+                }
+            }
+            walk(child, rest, create, f)
+        }
+        _ => Err(content("expected sequence or mapping node")),
+    }
+}

@@ -1,0 +1,324 @@
+//! Finding and reading kustomization files, checking their fields, and
+//! reading the files they name under Kustomize's default load restrictor
+//! (files in or below the kustomization's own directory; other
+//! kustomization directories anywhere in the repository).
+
+use serde_json::{Map, Value};
+
+use super::resource::Res;
+use super::{content, KResult};
+use crate::manifest::Origin;
+use crate::render::{RenderContext, RenderError, RenderErrorKind, KUSTOMIZATION_NAMES};
+use crate::source::{self, path, EntryKind};
+use crate::yaml;
+
+/// Every field a v5.5.0 kustomization may have.
+const KNOWN_FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "openapi",
+    "namePrefix",
+    "nameSuffix",
+    "namespace",
+    "commonLabels",
+    "labels",
+    "commonAnnotations",
+    "patchesStrategicMerge",
+    "patchesJson6902",
+    "patches",
+    "images",
+    "imageTags",
+    "replacements",
+    "replicas",
+    "vars",
+    "sortOptions",
+    "resources",
+    "components",
+    "crds",
+    "bases",
+    "configMapGenerator",
+    "secretGenerator",
+    "helmGlobals",
+    "helmCharts",
+    "helmChartInflationGenerator",
+    "generatorOptions",
+    "configurations",
+    "generators",
+    "transformers",
+    "validators",
+    "buildMetadata",
+];
+
+/// A loaded kustomization.
+#[derive(Debug, Clone)]
+pub struct Kustomization {
+    /// Repository path of its directory.
+    pub dir: String,
+    /// Repository path of the file.
+    pub file: String,
+    /// Its fields, after Kustomize's fix-ups (`bases` appended to `resources`, …).
+    pub k: Map<String, Value>,
+}
+
+impl Kustomization {
+    /// `kind: Component`.
+    #[must_use]
+    pub fn is_component(&self) -> bool {
+        self.k.get("kind").and_then(Value::as_str) == Some("Component")
+    }
+
+    /// A string field (`""` when absent).
+    #[must_use]
+    pub fn str(&self, f: &str) -> &str {
+        self.k.get(f).and_then(Value::as_str).unwrap_or("")
+    }
+
+    /// A list field (empty when absent).
+    #[must_use]
+    pub fn list(&self, f: &str) -> &[Value] {
+        self.k.get(f).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    }
+
+    /// A string-map field, checking that every value is a string.
+    ///
+    /// # Errors
+    /// Non-string values (Kustomize refuses `version: 1`).
+    pub fn string_map(&self, f: &str) -> KResult<Vec<(String, String)>> {
+        string_map(self.k.get(f), f, &self.file)
+    }
+
+    /// An error about this kustomization.
+    #[must_use]
+    pub fn err(&self, msg: impl std::fmt::Display) -> RenderError {
+        content(format!("`{}`: {msg}", self.file)).at(self.file.clone(), None)
+    }
+
+    /// Reads a file named by this kustomization, enforcing the load restrictor.
+    ///
+    /// # Errors
+    /// Missing files, files outside the kustomization root, files outside the repository.
+    pub fn read(&self, cx: &RenderContext<'_>, rel: &str) -> KResult<(String, std::sync::Arc<[u8]>)> {
+        let p = self.restricted(cx, rel)?;
+        let bytes = cx.read(&p)?;
+        Ok((p, bytes))
+    }
+
+    /// Resolves `rel` against the kustomization directory and checks it stays inside it.
+    ///
+    /// # Errors
+    /// See [`Kustomization::read`].
+    pub fn restricted(&self, cx: &RenderContext<'_>, rel: &str) -> KResult<String> {
+        let p = join(&self.dir, rel, &self.file)?;
+        let real = source::resolve(cx.tree, &p).map_err(|e| RenderError::from_source(&e).at(self.file.clone(), None))?;
+        let root = source::resolve(cx.tree, &self.dir).map_err(|e| RenderError::from_source(&e))?;
+        if path::strip_dir(&real, &root).is_none() {
+            return Err(self.err(format!(
+                "security; file `{p}` is not in or below `{}`",
+                crate::render::display_path(&self.dir)
+            )));
+        }
+        Ok(p)
+    }
+}
+
+/// Converts a YAML map of strings.
+///
+/// # Errors
+/// Non-string values.
+pub fn string_map(v: Option<&Value>, f: &str, file: &str) -> KResult<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    let Some(v) = v else { return Ok(out) };
+    if v.is_null() {
+        return Ok(out);
+    }
+    let Some(m) = v.as_object() else {
+        return Err(content(format!("`{file}`: `{f}` must be a map of strings")).at(file, None));
+    };
+    for (k, val) in m {
+        match val {
+            Value::String(s) => out.push((k.clone(), s.clone())),
+            Value::Null => out.push((k.clone(), String::new())),
+            other => {
+                return Err(content(format!(
+                    "`{file}`: the value of `{f}.{k}` must be a string, not `{other}` (quote it)"
+                ))
+                .at(file, None))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Joins a relative path onto a directory, refusing absolute paths and
+/// paths that leave the repository.
+///
+/// # Errors
+/// Absolute or escaping paths.
+pub fn join(dir: &str, rel: &str, file: &str) -> KResult<String> {
+    if rel.starts_with('/') {
+        return Err(content(format!("`{file}`: absolute path `{rel}` is not allowed")).at(file, None));
+    }
+    path::join(dir, rel).ok_or_else(|| RenderError {
+        kind: RenderErrorKind::OutsideRepo,
+        message: format!("`{file}`: `{rel}` leads outside the repository"),
+        file: Some(file.to_string()),
+        line: None,
+    })
+}
+
+/// Whether a resource entry names something remote.
+#[must_use]
+pub fn is_remote(s: &str) -> bool {
+    s.contains("://")
+        || s.starts_with("git@")
+        || s.starts_with("github.com/")
+        || s.starts_with("gitlab.com/")
+        || s.starts_with("bitbucket.org/")
+        || s.contains("?ref=")
+        || s.contains(".git//")
+}
+
+/// The kustomization file in `dir`, if there is exactly one.
+///
+/// # Errors
+/// Several kustomization files, or none.
+pub fn find_file(cx: &RenderContext<'_>, dir: &str) -> KResult<String> {
+    let mut found = Vec::new();
+    for name in KUSTOMIZATION_NAMES {
+        let p = if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
+        if cx.kind_of(&p)? == Some(EntryKind::File) {
+            found.push(p);
+        }
+    }
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(content(format!(
+            "unable to find one of `kustomization.yaml`, `kustomization.yml` or `Kustomization` in directory `{}`",
+            crate::render::display_path(dir)
+        ))
+        .at(dir, None)),
+        _ => Err(content(format!(
+            "found multiple kustomization files under `{}`",
+            crate::render::display_path(dir)
+        ))
+        .at(dir, None)),
+    }
+}
+
+/// Loads and checks the kustomization in `dir`.
+///
+/// # Errors
+/// Missing or invalid files, unknown fields, unsupported features.
+pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
+    let file = find_file(cx, dir)?;
+    let docs = cx.load_yaml(&file)?;
+    let docs: Vec<&yaml::Doc> = docs.iter().filter(|d| !d.value.is_null()).collect();
+    let mut k = match docs.as_slice() {
+        [] => Map::new(),
+        [d] => match &d.value {
+            Value::Object(m) => m.clone(),
+            _ => return Err(content(format!("`{file}`: a kustomization must be a map")).at(file, None)),
+        },
+        _ => return Err(content(format!("`{file}`: a kustomization must be a single YAML document")).at(file, None)),
+    };
+    for key in k.keys() {
+        if !KNOWN_FIELDS.contains(&key.as_str()) {
+            return Err(RenderError::unsupported(format!(
+                "`{file}`: unknown kustomization field `{key}` (Kustomize v5.5.0 refuses it)"
+            ))
+            .at(file.clone(), None));
+        }
+    }
+    if let Some(kind) = k.get("kind").and_then(Value::as_str) {
+        if kind != "Kustomization" && kind != "Component" {
+            return Err(content(format!("`{file}`: unknown kustomization kind `{kind}`")).at(file, None));
+        }
+    }
+    let unsupported = |what: &str| RenderError::unsupported(format!("`{file}`: {what}")).at(file.clone(), None);
+    for (f, what) in [
+        ("helmCharts", "`helmCharts` needs helm, which the native renderer does not run"),
+        ("helmChartInflationGenerator", "`helmChartInflationGenerator` needs helm, which the native renderer does not run"),
+        ("helmGlobals", "`helmGlobals` needs helm, which the native renderer does not run"),
+        ("crds", "`crds` (OpenAPI definitions for name references) is not supported natively"),
+        ("validators", "`validators` plugins are not run"),
+    ] {
+        if k.get(f).is_some_and(|v| !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty())) {
+            return Err(unsupported(what));
+        }
+    }
+    // Kustomize's FixKustomization.
+    let bases = k.remove("bases");
+    if let Some(Value::Array(b)) = bases {
+        let r = k.entry("resources").or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(r) = r {
+            r.extend(b);
+        }
+    }
+    if let Some(Value::Array(t)) = k.remove("imageTags") {
+        let r = k.entry("images").or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(r) = r {
+            r.extend(t);
+        }
+    }
+    for g in ["configMapGenerator", "secretGenerator"] {
+        if let Some(Value::Array(list)) = k.get_mut(g) {
+            for item in list.iter_mut() {
+                if let Some(m) = item.as_object_mut() {
+                    if let Some(env) = m.remove("env") {
+                        if env.as_str().is_some_and(|s| !s.is_empty()) {
+                            let envs = m.entry("envs").or_insert_with(|| Value::Array(Vec::new()));
+                            if let Value::Array(e) = envs {
+                                e.push(env);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for f in ["resources", "components", "patchesStrategicMerge", "configurations"] {
+        for v in k.get(f).and_then(Value::as_array).into_iter().flatten() {
+            if !v.is_string() {
+                return Err(content(format!("`{file}`: entries of `{f}` must be strings")).at(file, None));
+            }
+        }
+    }
+    Ok(Kustomization { dir: dir.to_string(), file, k })
+}
+
+/// Parses resource documents (expanding `*List` objects with `items`).
+///
+/// # Errors
+/// Documents that are not maps.
+pub fn resources_from_docs(docs: &[yaml::Doc], file: Option<&str>) -> KResult<Vec<Res>> {
+    let mut out = Vec::new();
+    for d in docs {
+        if d.value.is_null() {
+            continue;
+        }
+        let origin = Origin { file: file.map(str::to_string), line: Some(d.line), doc_index: Some(d.index) };
+        push_expanded(d.value.clone(), &origin, file.unwrap_or("inline"), &mut out)?;
+    }
+    Ok(out)
+}
+
+fn push_expanded(v: Value, origin: &Origin, file: &str, out: &mut Vec<Res>) -> KResult<()> {
+    if !v.is_object() {
+        return Err(content(format!("`{file}`: a resource must be a map")).at(file, origin.line));
+    }
+    let is_list = v.get("kind").and_then(Value::as_str).is_some_and(|k| k.ends_with("List")) && v.get("items").is_some();
+    if is_list {
+        if let Some(Value::Array(items)) = v.get("items") {
+            for it in items.clone() {
+                push_expanded(it, origin, file, out)?;
+            }
+        }
+        return Ok(());
+    }
+    if v.as_object().is_some_and(Map::is_empty) {
+        return Ok(());
+    }
+    out.push(Res::new(v, origin.clone()));
+    Ok(())
+}

@@ -1,0 +1,246 @@
+//! `patches`, `patchesStrategicMerge` and `patchesJson6902`: loading patch
+//! text (inline or from a file under the load restrictor), telling
+//! strategic-merge from JSON 6902 the way Kustomize does, choosing targets
+//! and applying them.
+
+use serde_json::Value;
+
+use super::build::{matching_any_id, Acc};
+use super::load::Kustomization;
+use super::resource::{Res, ResId};
+use super::selector::Selector;
+use super::{content, smp, KResult};
+use crate::render::RenderContext;
+use crate::yaml;
+
+/// A parsed patch body.
+enum Body {
+    Smp(Vec<Value>),
+    Json(Value),
+}
+
+fn parse_body(text: &str, source: &str, file: &str) -> KResult<Body> {
+    let docs = yaml::load_all(text).map_err(|e| content(format!("`{file}`: patch {source} is not valid YAML: {e}")).at(file, None))?;
+    let vals: Vec<Value> = docs.into_iter().map(|d| d.value).filter(|v| !v.is_null()).collect();
+    if vals.is_empty() {
+        return Err(content(format!("`{file}`: patch {source} illegally qualifies as both an SM and JSON patch")).at(file, None));
+    }
+    if vals.len() == 1 && vals[0].is_array() {
+        return Ok(Body::Json(vals[0].clone()));
+    }
+    if vals.iter().all(Value::is_object) {
+        let mut out = Vec::new();
+        for v in vals {
+            let is_list = v.get("kind").and_then(Value::as_str).is_some_and(|k| k.ends_with("List")) && v.get("items").is_some();
+            if is_list {
+                out.extend(v.get("items").and_then(Value::as_array).cloned().unwrap_or_default());
+            } else {
+                out.push(v);
+            }
+        }
+        return Ok(Body::Smp(out));
+    }
+    Err(content(format!("`{file}`: unable to parse SM or JSON patch from {source}")).at(file, None))
+}
+
+fn patch_id(p: &Value) -> ResId {
+    let r = Res::new(p.clone(), crate::manifest::Origin::default());
+    r.cur_id()
+}
+
+/// Applies one strategic-merge patch to `res[i]` (Kustomize's
+/// `Resource.ApplySmPatch`); returns false when the patch deleted it.
+fn apply_smp(r: &mut Res, patch: &Value, allow_name: bool, allow_kind: bool, set_gvk: bool) -> KResult<bool> {
+    let (n, ns, k) = (r.name().to_string(), r.namespace().to_string(), r.kind().to_string());
+    if allow_name || allow_kind {
+        r.store_prev_id();
+    }
+    let mut p = patch.clone();
+    if set_gvk {
+        if let (Some(m), Some(av)) = (p.as_object_mut(), r.v.get("apiVersion").cloned()) {
+            m.insert("apiVersion".into(), av);
+        }
+    }
+    match smp::merge(r.v.clone(), p)? {
+        None => Ok(false),
+        Some(v) => {
+            r.v = v;
+            if r.v.as_object().is_some_and(serde_json::Map::is_empty) {
+                return Ok(false);
+            }
+            if !allow_kind {
+                if let Some(m) = r.v.as_object_mut() {
+                    m.insert("kind".into(), Value::String(k));
+                }
+            }
+            if !allow_name {
+                r.set_name(&n);
+            }
+            r.set_namespace(&ns);
+            Ok(true)
+        }
+    }
+}
+
+fn apply_smp_at(res: &mut Vec<Res>, i: usize, patch: &Value, allow_name: bool, allow_kind: bool) -> KResult<()> {
+    if !apply_smp(&mut res[i], patch, allow_name, allow_kind, true)? {
+        res.remove(i);
+    }
+    Ok(())
+}
+
+fn apply_json(r: &mut Res, ops: &Value, source: &str) -> KResult<()> {
+    let patch: json_patch::Patch =
+        serde_json::from_value(ops.clone()).map_err(|e| content(format!("patch {source}: invalid JSON 6902 patch: {e}")))?;
+    json_patch::patch(&mut r.v, &patch)
+        .map_err(|e| content(format!("patch {source} on {}: {e}", r.cur_id().display())))
+}
+
+/// One `patches:` entry (or a builtin `PatchTransformer` config).
+///
+/// # Errors
+/// Missing or ambiguous patch sources, unparseable patches, missing targets.
+pub fn patch_entry(cx: &RenderContext<'_>, k: &Kustomization, entry: &Value, acc: &mut Acc) -> KResult<()> {
+    let path = entry.get("path").and_then(Value::as_str).unwrap_or("");
+    let inline = entry.get("patch").and_then(Value::as_str).unwrap_or("").trim().to_string();
+    let (text, source) = match (path.is_empty(), inline.is_empty()) {
+        (true, true) => return Err(k.err("a patch must specify one of `patch` and `path`")),
+        (false, false) => return Err(k.err("a patch can't set both `patch` and `path`")),
+        (false, true) => {
+            let (_, bytes) = k.read(cx, path)?;
+            let t = String::from_utf8(bytes.to_vec()).map_err(|_| k.err(format!("patch `{path}` is not valid UTF-8")))?;
+            (t, format!("`{path}`"))
+        }
+        (true, false) => (inline, "(inline)".to_string()),
+    };
+    let opt = |f: &str| entry.pointer(&format!("/options/{f}")).and_then(Value::as_bool).unwrap_or(false);
+    let (allow_name, allow_kind) = (opt("allowNameChange"), opt("allowKindChange"));
+    let target = entry.get("target").filter(|t| !t.is_null());
+    match parse_body(&text, &source, &k.file)? {
+        Body::Smp(patches) => {
+            if let Some(t) = target {
+                if patches.len() > 1 {
+                    return Err(k.err(format!(
+                        "multiple strategic-merge patches in one `patches` entry cannot have a `target` ({source})"
+                    )));
+                }
+                let sel = Selector::new(t)?;
+                let ids: Vec<ResId> = sel.select(&acc.res).iter().map(|i| acc.res[*i].cur_id()).collect();
+                for p in &patches {
+                    for id in &ids {
+                        if let Some(i) = acc.res.iter().position(|r| r.cur_id().same(id)) {
+                            let mut p = p.clone();
+                            if let (Some(m), Some(kind)) = (p.as_object_mut(), patches[0].get("kind").cloned()) {
+                                m.insert("kind".into(), kind);
+                            }
+                            apply_smp_at(&mut acc.res, i, &p, allow_name, allow_kind)?;
+                        }
+                    }
+                }
+            } else {
+                for p in &patches {
+                    let id = patch_id(p);
+                    let hits = matching_any_id(&acc.res, &id);
+                    match hits.as_slice() {
+                        [i] => {
+                            if !apply_smp(&mut acc.res[*i], p, allow_name, allow_kind, false)? {
+                                acc.res.remove(*i);
+                            }
+                        }
+                        [] => {
+                            return Err(k.err(format!(
+                                "no resource matches strategic merge patch {} ({source})",
+                                id.display()
+                            )))
+                        }
+                        _ => return Err(k.err(format!("multiple resources match strategic merge patch {}", id.display()))),
+                    }
+                }
+            }
+        }
+        Body::Json(ops) => {
+            let Some(t) = target else {
+                return Err(k.err(format!("must specify a target for JSON patch {source}")));
+            };
+            let sel = Selector::new(t)?;
+            for i in sel.select(&acc.res) {
+                acc.res[i].store_prev_id();
+                apply_json(&mut acc.res[i], &ops, &source)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The legacy `patchesStrategicMerge` list (paths or inline YAML).
+///
+/// # Errors
+/// Unreadable patches and patches without a unique target.
+pub fn patches_strategic_merge(cx: &RenderContext<'_>, k: &Kustomization, acc: &mut Acc) -> KResult<()> {
+    let mut patches: Vec<Value> = Vec::new();
+    for e in k.list("patchesStrategicMerge").to_vec() {
+        let s = e.as_str().unwrap_or("");
+        let inline = yaml::load_all(s).ok().filter(|d| {
+            let non_null: Vec<&yaml::Doc> = d.iter().filter(|x| !x.value.is_null()).collect();
+            !non_null.is_empty() && non_null.iter().all(|x| x.value.is_object())
+        });
+        let docs = match inline {
+            Some(d) => d,
+            None => {
+                let p = k.restricted(cx, s)?;
+                cx.load_yaml(&p)?
+            }
+        };
+        for r in super::load::resources_from_docs(&docs, None)? {
+            patches.push(r.v);
+        }
+    }
+    for p in &patches {
+        let id = patch_id(p);
+        let hits = matching_any_id(&acc.res, &id);
+        match hits.as_slice() {
+            [i] => apply_smp_at(&mut acc.res, *i, p, false, false)?,
+            [] => return Err(k.err(format!("no matches for Id {}; failed to find unique target for patch", id.display()))),
+            _ => return Err(k.err(format!("multiple matches for Id {}", id.display()))),
+        }
+    }
+    Ok(())
+}
+
+/// The legacy `patchesJson6902` list.
+///
+/// # Errors
+/// Unreadable or empty patches, invalid operations.
+pub fn patches_json6902(cx: &RenderContext<'_>, k: &Kustomization, acc: &mut Acc) -> KResult<()> {
+    for e in k.list("patchesJson6902").to_vec() {
+        let target = e.get("target").cloned().unwrap_or(Value::Null);
+        if target.get("name").and_then(Value::as_str).unwrap_or("").is_empty() {
+            return Err(k.err("patchesJson6902: must specify the target name"));
+        }
+        let path = e.get("path").and_then(Value::as_str).unwrap_or("");
+        let inline = e.get("patch").and_then(Value::as_str).unwrap_or("");
+        let text = match (path.is_empty(), inline.is_empty()) {
+            (true, true) => return Err(k.err("patchesJson6902: empty file path and empty jsonOp")),
+            (false, false) => return Err(k.err("patchesJson6902: must specify a file path or jsonOp, not both")),
+            (false, true) => {
+                let (_, bytes) = k.read(cx, path)?;
+                String::from_utf8(bytes.to_vec()).map_err(|_| k.err(format!("patch `{path}` is not valid UTF-8")))?
+            }
+            (true, false) => inline.to_string(),
+        };
+        let ops = if text.starts_with('[') {
+            serde_json::from_str::<Value>(&text).map_err(|e| k.err(format!("decoding JSON patch: {e}")))?
+        } else {
+            let docs = yaml::load_all(&text).map_err(|e| k.err(format!("decoding JSON patch: {e}")))?;
+            docs.into_iter().map(|d| d.value).find(|v| !v.is_null()).unwrap_or(Value::Null)
+        };
+        if ops.as_array().is_none_or(Vec::is_empty) {
+            return Err(k.err(format!("patch appears to be empty; file={path}")));
+        }
+        let sel = Selector::new(&target)?;
+        for i in sel.select(&acc.res) {
+            apply_json(&mut acc.res[i], &ops, &format!("`{path}`"))?;
+        }
+    }
+    Ok(())
+}
