@@ -212,7 +212,11 @@ pub fn find_file(cx: &RenderContext<'_>, dir: &str) -> KResult<String> {
 /// Missing or invalid files, unknown fields, unsupported features.
 pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
     let file = find_file(cx, dir)?;
-    let docs = cx.load_yaml(&file)?;
+    // Kustomize reads kustomization files with sigs.k8s.io/yaml (YAML 1.1).
+    let bytes = cx.read(&file)?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| content(format!("`{file}` is not valid UTF-8")).at(file.clone(), None))?;
+    let docs = yaml::load_all_as(text, yaml::Dialect::SigsYaml, &yaml::Limits::default())
+        .map_err(|e| RenderError::from_yaml(&file, &e))?;
     let docs: Vec<&yaml::Doc> = docs.iter().filter(|d| !d.value.is_null()).collect();
     let mut k = match docs.as_slice() {
         [] => Map::new(),
