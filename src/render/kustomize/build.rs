@@ -69,6 +69,9 @@ pub fn build(cx: &RenderContext<'_>, spec: &SourceSpec) -> KResult<Vec<RenderedO
         r.v.pointer("/metadata/annotations/config.kubernetes.io~1local-config").and_then(Value::as_str) != Some("true")
     });
     sort::sort(&mut acc.res, root.k.get("sortOptions"), &root.file)?;
+    for r in &mut acc.res {
+        super::resource::remove_build_annotations(r);
+    }
     Ok(sort::finish(acc.res))
 }
 
@@ -285,11 +288,11 @@ impl Builder<'_, '_> {
                 }
             }
             "LabelTransformer" => {
-                let labels = load::string_map(v.get("labels"), "labels", &k.file)?;
+                let labels = load::lenient_string_map(v.get("labels"));
                 transform::labels(&mut acc.res, &labels, &specs("fieldSpecs"))?;
             }
             "AnnotationsTransformer" => {
-                let a = load::string_map(v.get("annotations"), "annotations", &k.file)?;
+                let a = load::lenient_string_map(v.get("annotations"));
                 transform::annotations(&mut acc.res, &a, &specs("fieldSpecs"))?;
             }
             "NamespaceTransformer" => {

@@ -134,7 +134,7 @@ pub fn generate(cx: &RenderContext<'_>, k: &Kustomization, g: &Value, global: &V
     obj.insert("apiVersion".into(), json!("v1"));
     obj.insert("kind".into(), json!(kind));
     obj.insert("metadata".into(), Value::Object(meta));
-    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let b64 = |b: &[u8]| wrap_base64(&base64::engine::general_purpose::STANDARD.encode(b));
     let mut data = Map::new();
     let mut binary = Map::new();
     for (key, bytes) in pairs(cx, k, g)? {
@@ -155,7 +155,7 @@ pub fn generate(cx: &RenderContext<'_>, k: &Kustomization, g: &Value, global: &V
         let t = g.get("type").and_then(Value::as_str).filter(|s| !s.is_empty()).unwrap_or("Opaque");
         obj.insert("type".into(), json!(t));
     }
-    if !data.is_empty() {
+    if !data.is_empty() || kind == "Secret" {
         obj.insert("data".into(), Value::Object(data));
     }
     if !binary.is_empty() {
@@ -166,6 +166,7 @@ pub fn generate(cx: &RenderContext<'_>, k: &Kustomization, g: &Value, global: &V
     }
     let mut r = Res::new(Value::Object(obj), Origin::default());
     r.needs_hash = !disable_hash;
+    r.had_build = true;
     r.behavior = match g.get("behavior").and_then(Value::as_str).unwrap_or("") {
         "merge" => Behavior::Merge,
         "replace" => Behavior::Replace,
@@ -186,6 +187,22 @@ fn merge_string_maps(old: &Value, new: &Value) -> Option<Value> {
     } else {
         Some(Value::Object(m))
     }
+}
+
+/// kyaml's `encodeBase64`: lines of 70 characters, each ended by a newline
+/// once the text is longer than one line.
+fn wrap_base64(s: &str) -> String {
+    const LINE: usize = 70;
+    let lines = s.len() / LINE + 1;
+    if lines <= 1 {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + lines);
+    for chunk in s.as_bytes().chunks(LINE) {
+        out.push_str(std::str::from_utf8(chunk).unwrap_or_default());
+        out.push('\n');
+    }
+    out
 }
 
 /// Adds generated output to the accumulator with create/merge/replace

@@ -150,6 +150,15 @@ pub fn string_map(v: Option<&Value>, f: &str, file: &str) -> KResult<Vec<(String
     Ok(out)
 }
 
+/// A map of scalars as strings (how builtin plugin configurations read
+/// `labels`/`annotations`: numbers and booleans become their text).
+#[must_use]
+pub fn lenient_string_map(v: Option<&Value>) -> Vec<(String, String)> {
+    v.and_then(Value::as_object)
+        .map(|m| m.iter().map(|(k, x)| (k.clone(), super::smp::scalar_text(x))).collect())
+        .unwrap_or_default()
+}
+
 /// Joins a relative path onto a directory, refusing absolute paths and
 /// paths that leave the repository.
 ///
@@ -226,6 +235,20 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
         },
         _ => return Err(content(format!("`{file}`: a kustomization must be a single YAML document")).at(file, None)),
     };
+    // Go's encoding/json matches field names case-insensitively.
+    let keys: Vec<String> = k.keys().cloned().collect();
+    for key in keys {
+        if KNOWN_FIELDS.contains(&key.as_str()) {
+            continue;
+        }
+        if let Some(canon) = KNOWN_FIELDS.iter().find(|f| f.eq_ignore_ascii_case(&key)) {
+            if !k.contains_key(*canon) {
+                if let Some(v) = k.remove(&key) {
+                    k.insert((*canon).to_string(), v);
+                }
+            }
+        }
+    }
     for key in k.keys() {
         if !KNOWN_FIELDS.contains(&key.as_str()) {
             return Err(RenderError::unsupported(format!(

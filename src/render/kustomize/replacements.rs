@@ -15,7 +15,23 @@ use crate::render::RenderContext;
 /// Kustomize's `SmarterPathSplitter(path, ".")`.
 #[must_use]
 pub fn split_path(path: &str) -> Vec<String> {
-    let split: Vec<&str> = path.split('.').collect();
+    // kyaml `PathSplitter`: a leading `.` is ignored and `\.` escapes a dot.
+    let mut raw: Vec<&str> = path.split('.').collect();
+    if raw.len() > 1 && raw[0].is_empty() {
+        raw.remove(0);
+    }
+    let mut joined: Vec<String> = Vec::new();
+    for p in raw {
+        match joined.last_mut() {
+            Some(last) if last.ends_with('\\') => {
+                last.pop();
+                last.push('.');
+                last.push_str(p);
+            }
+            _ => joined.push(p.to_string()),
+        }
+    }
+    let split: Vec<&str> = joined.iter().map(String::as_str).collect();
     let mut out = Vec::new();
     let mut i = 0;
     while i < split.len() {

@@ -149,7 +149,16 @@ fn missing_or_null(v: Option<&Value>) -> bool {
 }
 
 fn walk(dest: Option<Value>, origin: Option<Value>, ty: Option<Ty>, keys: Option<&'static [&'static str]>, path: &str) -> KResult<Option<Value>> {
-    let Some(origin) = origin else { return Ok(dest) };
+    let Some(origin) = origin else {
+        // kyaml walks the target's own fields too: empty (null) fields are
+        // dropped and associative lists are re-normalised.
+        return match dest {
+            None | Some(Value::Null) => Ok(None),
+            Some(d @ Value::Object(_)) => walk_map(Some(d), Value::Object(Map::new()), ty, path),
+            Some(d @ Value::Array(_)) if keys.is_some() => walk_assoc_list(Some(d), Value::Array(Vec::new()), ty, keys.unwrap_or(&[]), path),
+            other => Ok(other),
+        };
+    };
     let kind = [dest.as_ref(), Some(&origin)].into_iter().flatten().map(kind_of).find(|k| *k != 0).unwrap_or(0);
     for v in [dest.as_ref(), Some(&origin)].into_iter().flatten() {
         let k = kind_of(v);
