@@ -38,10 +38,38 @@ impl Acc {
         Ok(())
     }
 
+    /// Kustomize's `MergeVars`: each new var is bound to the one resource
+    /// its `objref` names (by any id) at the layer declaring it.
+    fn bind_vars(&mut self, vars: &[(Value, String)]) -> KResult<()> {
+        for (v, file) in vars {
+            let name = vars::var_name(v);
+            let target = vars::objref_id(v);
+            let exact = !target.namespace.is_empty() || target.gvk.is_cluster_scoped();
+            let hits: Vec<usize> = self
+                .res
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| {
+                    r.all_ids().iter().any(|id| if exact { id.same(&target) } else { id.name == target.name && id.gvk == target.gvk })
+                })
+                .map(|(i, _)| i)
+                .collect();
+            if hits.len() > 1 {
+                return Err(content(format!("`{file}`: found {} resId matches for var `{name}` (unable to disambiguate)", hits.len()))
+                    .at(file.clone(), None));
+            }
+            if let Some(i) = hits.first() {
+                self.res[*i].ref_vars.push(name);
+            }
+        }
+        Ok(())
+    }
+
     fn merge_vars(&mut self, vars: Vec<(Value, String)>) -> KResult<()> {
         for (v, file) in vars {
-            let name = v.get("name").and_then(Value::as_str).unwrap_or("");
-            if self.vars.iter().any(|(o, _)| o.get("name").and_then(Value::as_str) == Some(name)) {
+            let name = vars::var_name(&v);
+            let name = name.as_str();
+            if self.vars.iter().any(|(o, _)| vars::var_name(o) == name) {
                 return Err(content(format!("`{file}`: var `{name}` already encountered")).at(file, None));
             }
             self.vars.push((v, file));
@@ -113,6 +141,7 @@ impl Builder<'_, '_> {
         }
         self.run_transformers(k, acc)?;
         let vars: Vec<(Value, String)> = k.list("vars").iter().map(|v| (v.clone(), k.file.clone())).collect();
+        acc.bind_vars(&vars)?;
         acc.merge_vars(vars)?;
         Ok(())
     }
@@ -130,7 +159,10 @@ impl Builder<'_, '_> {
             Some(EntryKind::File) if !component => {
                 let p = k.restricted(self.cx, entry)?;
                 let docs = self.cx.load_yaml(&p)?;
-                for r in load::resources_from_docs(&docs, Some(&p))? {
+                // The raw text is only needed to tell `key: null` from `key:`.
+                let bytes = if docs.iter().any(|d| load::has_null(&d.value)) { Some(self.cx.read(&p)?) } else { None };
+                let text = bytes.as_deref().and_then(|b| std::str::from_utf8(b).ok());
+                for r in load::resources_from_docs(&docs, Some(&p), text)? {
                     acc.append(r)?;
                 }
                 Ok(())
@@ -216,7 +248,7 @@ impl Builder<'_, '_> {
             if let Ok(docs) = yaml::load_all(s) {
                 let maps: Vec<&yaml::Doc> = docs.iter().filter(|d| d.value.is_object()).collect();
                 if !maps.is_empty() && maps.len() == docs.iter().filter(|d| !d.value.is_null()).count() {
-                    for r in load::resources_from_docs(&docs, None)? {
+                    for r in load::resources_from_docs(&docs, None, Some(s))? {
                         out.push(r);
                     }
                     continue;

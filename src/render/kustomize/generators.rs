@@ -166,7 +166,6 @@ pub fn generate(cx: &RenderContext<'_>, k: &Kustomization, g: &Value, global: &V
     }
     let mut r = Res::new(Value::Object(obj), Origin::default());
     r.needs_hash = !disable_hash;
-    r.had_build = true;
     r.behavior = match g.get("behavior").and_then(Value::as_str).unwrap_or("") {
         "merge" => Behavior::Merge,
         "replace" => Behavior::Replace,
@@ -242,6 +241,7 @@ pub fn absorb(acc: &mut Acc, mut r: Res) -> KResult<()> {
             r.prefixes.clone_from(&old.prefixes);
             r.suffixes.clone_from(&old.suffixes);
             r.needs_hash = r.needs_hash && old.needs_hash;
+            r.ref_vars.clone_from(&old.ref_vars);
             if r.behavior == Behavior::Merge {
                 for f in ["data", "binaryData"] {
                     let o = old.v.get(f).cloned().unwrap_or(Value::Null);

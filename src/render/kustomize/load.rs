@@ -269,6 +269,7 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
         ("helmGlobals", "`helmGlobals` needs helm, which the native renderer does not run"),
         ("crds", "`crds` (OpenAPI definitions for name references) is not supported natively"),
         ("validators", "`validators` plugins are not run"),
+        ("buildMetadata", "`buildMetadata` (origin, transformer and managed-by annotations) is not supported natively"),
     ] {
         if k.get(f).is_some_and(|v| !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty())) {
             return Err(unsupported(what));
@@ -318,16 +319,67 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
 ///
 /// # Errors
 /// Documents that are not maps.
-pub fn resources_from_docs(docs: &[yaml::Doc], file: Option<&str>) -> KResult<Vec<Res>> {
+pub fn resources_from_docs(docs: &[yaml::Doc], file: Option<&str>, text: Option<&str>) -> KResult<Vec<Res>> {
     let mut out = Vec::new();
-    for d in docs {
+    let lines: Vec<&str> = text.map(|t| t.lines().collect()).unwrap_or_default();
+    for (i, d) in docs.iter().enumerate() {
         if d.value.is_null() {
             continue;
         }
         let origin = Origin { file: file.map(str::to_string), line: Some(d.line), doc_index: Some(d.index) };
+        let start = out.len();
         push_expanded(d.value.clone(), &origin, file.unwrap_or("inline"), &mut out)?;
+        if has_null(&d.value) && !lines.is_empty() {
+            let from = (d.line as usize).saturating_sub(1);
+            let to = docs.get(i + 1).map_or(lines.len(), |n| (n.line as usize).saturating_sub(1)).min(lines.len());
+            let keys = explicit_null_keys(lines.get(from..to).unwrap_or(&[]));
+            for r in &mut out[start..] {
+                r.explicit_nulls.clone_from(&keys);
+            }
+        }
     }
     Ok(out)
+}
+
+/// Whether a value holds a null anywhere.
+#[must_use]
+pub fn has_null(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Object(m) => m.values().any(has_null),
+        Value::Array(a) => a.iter().any(has_null),
+        _ => false,
+    }
+}
+
+/// Keys written as `key: null` (or `~`) and never as an empty `key:` in
+/// these lines. The loaded value cannot tell the two apart, but kyaml's
+/// strategic merge keeps the first and drops the second.
+fn explicit_null_keys(lines: &[&str]) -> Vec<String> {
+    let mut explicit = std::collections::BTreeSet::new();
+    let mut empty = std::collections::BTreeSet::new();
+    for l in lines {
+        let t = l.trim_start().trim_start_matches("- ").trim();
+        let t = match t.find(" #") {
+            Some(i) => t[..i].trim_end(),
+            None => t,
+        };
+        let Some((k, v)) = t.split_once(':') else { continue };
+        if k.is_empty() || k.contains(' ') && !k.starts_with('"') {
+            continue;
+        }
+        let k = k.trim_matches(|c| c == '"' || c == '\'');
+        match v.trim() {
+            "null" | "Null" | "NULL" | "~" => {
+                explicit.insert(k.to_string());
+            }
+            "" => {
+                empty.insert(k.to_string());
+            }
+            _ => {}
+        }
+    }
+    explicit.difference(&empty).cloned().collect()
 }
 
 fn push_expanded(v: Value, origin: &Origin, file: &str, out: &mut Vec<Res>) -> KResult<()> {

@@ -42,8 +42,6 @@ struct Ctx<'a> {
     spec: &'a FieldSpec,
     target: &'a Gvk,
     cands: &'a [usize],
-    /// Referrals found (Kustomize records them as build annotations).
-    hits: std::cell::RefCell<Vec<usize>>,
 }
 
 impl Ctx<'_> {
@@ -104,7 +102,6 @@ impl Ctx<'_> {
     fn set_scalar(&self, node: &mut Value) -> KResult<()> {
         let Some(old) = node.as_str().map(str::to_string) else { return Ok(()) };
         if let Some(i) = self.select(&old, self.cands, false)? {
-            self.hits.borrow_mut().push(i);
             let new = self.res[i].name();
             if new != old {
                 *node = Value::String(new.to_string());
@@ -147,7 +144,6 @@ impl Ctx<'_> {
             }
         };
         let Some(i) = self.select(&old, &cands, true)? else { return Ok(()) };
-        self.hits.borrow_mut().push(i);
         let r = &self.res[i];
         if r.name() == old && r.namespace().is_empty() {
             return Ok(());
@@ -199,20 +195,16 @@ pub fn fix(res: &mut [Res], config: &TransformerConfig) -> KResult<()> {
         let cands = candidates(res, &res[ri]);
         for (spec, target) in filters {
             let mut v = res[ri].v.clone();
-            let hits = {
-                let ctx = Ctx { res, referrer: &res[ri], spec: &spec, target: &target, cands: &cands, hits: std::cell::RefCell::default() };
+            {
+                let ctx = Ctx { res, referrer: &res[ri], spec: &spec, target: &target, cands: &cands };
                 // The referrer's own gvk, as Kustomize sets it on the spec.
                 let fs = FieldSpec { gvk: Gvk::default(), path: spec.path.clone(), create: false };
                 fieldspec::apply(&mut v, &fs, CreateKind::None, &mut |n: &mut Value| ctx.set(n)).map_err(|mut e| {
                     e.message = format!("updating name reference in {}: {}", res[ri].cur_id().display(), e.message);
                     e
                 })?;
-                ctx.hits.into_inner()
-            };
-            res[ri].v = v;
-            for h in hits {
-                res[h].had_build = true;
             }
+            res[ri].v = v;
         }
     }
     Ok(())

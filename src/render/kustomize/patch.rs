@@ -61,7 +61,7 @@ fn apply_smp(r: &mut Res, patch: &Value, allow_name: bool, allow_kind: bool, set
             m.insert("apiVersion".into(), av);
         }
     }
-    match smp::merge(r.v.clone(), p)? {
+    match smp::merge(r.v.clone(), p, &r.explicit_nulls)? {
         None => Ok(false),
         Some(v) => {
             r.v = v;
@@ -89,11 +89,28 @@ fn apply_smp_at(res: &mut Vec<Res>, i: usize, patch: &Value, allow_name: bool, a
     Ok(())
 }
 
+/// Applies JSON 6902 operations one by one. Like evanphx/json-patch v4 (which
+/// Kustomize uses), `replace` of a missing map key adds it.
 fn apply_json(r: &mut Res, ops: &Value, source: &str) -> KResult<()> {
-    let patch: json_patch::Patch =
-        serde_json::from_value(ops.clone()).map_err(|e| content(format!("patch {source}: invalid JSON 6902 patch: {e}")))?;
-    json_patch::patch(&mut r.v, &patch)
-        .map_err(|e| content(format!("patch {source} on {}: {e}", r.cur_id().display())))
+    let Some(list) = ops.as_array() else {
+        return Err(content(format!("patch {source}: a JSON 6902 patch must be a list of operations")));
+    };
+    for op in list {
+        let mut op = op.clone();
+        if op.get("op").and_then(Value::as_str) == Some("replace") {
+            let path = op.get("path").and_then(Value::as_str).unwrap_or("").to_string();
+            if let Some((parent, _)) = path.rsplit_once('/') {
+                let missing = r.v.pointer(parent).is_some_and(Value::is_object) && r.v.pointer(&path).is_none();
+                if missing {
+                    op["op"] = Value::String("add".into());
+                }
+            }
+        }
+        let patch: json_patch::Patch = serde_json::from_value(Value::Array(vec![op]))
+            .map_err(|e| content(format!("patch {source}: invalid JSON 6902 patch: {e}")))?;
+        json_patch::patch(&mut r.v, &patch).map_err(|e| content(format!("patch {source} on {}: {e}", r.cur_id().display())))?;
+    }
+    Ok(())
 }
 
 /// One `patches:` entry (or a builtin `PatchTransformer` config).
@@ -191,7 +208,7 @@ pub fn patches_strategic_merge(cx: &RenderContext<'_>, k: &Kustomization, acc: &
                 cx.load_yaml(&p)?
             }
         };
-        for r in super::load::resources_from_docs(&docs, None)? {
+        for r in super::load::resources_from_docs(&docs, None, None)? {
             patches.push(r.v);
         }
     }

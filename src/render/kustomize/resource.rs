@@ -195,16 +195,18 @@ pub struct Res {
     pub needs_hash: bool,
     /// Generator behaviour.
     pub behavior: Behavior,
-    /// Whether Kustomize would have put build annotations on it (which
-    /// makes it rewrite `metadata.annotations` at the end).
-    pub had_build: bool,
+    /// Names of the vars bound to this resource.
+    pub ref_vars: Vec<String>,
+    /// Keys its source document wrote as an explicit `null` (kept by a
+    /// strategic merge, unlike empty values).
+    pub explicit_nulls: Vec<String>,
 }
 
 impl Res {
     /// A resource read from a file.
     #[must_use]
     pub fn new(v: Value, origin: Origin) -> Res {
-        Res { v, origin, prev: Vec::new(), prefixes: Vec::new(), suffixes: Vec::new(), needs_hash: false, behavior: Behavior::Create, had_build: false }
+        Res { v, origin, prev: Vec::new(), prefixes: Vec::new(), suffixes: Vec::new(), needs_hash: false, behavior: Behavior::Create, ref_vars: Vec::new(), explicit_nulls: Vec::new() }
     }
 
     /// `metadata.name`.
@@ -268,7 +270,6 @@ impl Res {
     /// Records the current id as a previous one.
     pub fn store_prev_id(&mut self) {
         let id = self.cur_id();
-        self.had_build = true;
         self.prev.push(PrevId { kind: id.gvk.kind.clone(), name: id.name.clone(), namespace: id.effective_ns() });
     }
 
@@ -346,14 +347,11 @@ pub fn prefix_suffix_equals(a: &Res, b: &Res, allow_empty: bool) -> bool {
     }
 }
 
-/// Kustomize's `RemoveBuildAnnotations`: a resource with any annotation
-/// (build annotations included) gets its annotations rewritten as strings,
-/// and an empty map is removed.
+/// The end of a Kustomize build rewrites every resource's annotations
+/// (`SetOrigin(nil)` → `SetAnnotations`): values become strings and an empty
+/// or null map disappears.
 pub fn remove_build_annotations(r: &mut Res) {
     let anns = r.v.get("metadata").and_then(|m| m.get("annotations")).and_then(Value::as_object).cloned().unwrap_or_default();
-    if anns.is_empty() && !r.had_build {
-        return;
-    }
     let Some(meta) = r.v.get_mut("metadata").and_then(Value::as_object_mut) else { return };
     if anns.is_empty() {
         meta.remove("annotations");

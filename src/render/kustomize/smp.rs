@@ -130,9 +130,9 @@ pub fn schema_for(obj: &Value) -> Option<Ty> {
 ///
 /// # Errors
 /// Unknown `$patch` values and type clashes between patch and target.
-pub fn merge(dest: Value, patch: Value) -> KResult<Option<Value>> {
+pub fn merge(dest: Value, patch: Value, keep: &[String]) -> KResult<Option<Value>> {
     let ty = schema_for(&dest).or_else(|| schema_for(&patch));
-    walk(Some(dest), Some(patch), ty, None, "")
+    walk(Some(dest), Some(patch), ty, None, "", keep)
 }
 
 fn kind_of(v: &Value) -> u8 {
@@ -148,14 +148,26 @@ fn missing_or_null(v: Option<&Value>) -> bool {
     v.is_none_or(Value::is_null)
 }
 
-fn walk(dest: Option<Value>, origin: Option<Value>, ty: Option<Ty>, keys: Option<&'static [&'static str]>, path: &str) -> KResult<Option<Value>> {
+fn walk(
+    dest: Option<Value>,
+    origin: Option<Value>,
+    ty: Option<Ty>,
+    keys: Option<&'static [&'static str]>,
+    path: &str,
+    keep: &[String],
+) -> KResult<Option<Value>> {
     let Some(origin) = origin else {
         // kyaml walks the target's own fields too: empty (null) fields are
         // dropped and associative lists are re-normalised.
         return match dest {
+            // `key: null` survives, `key:` does not; `keep` has the keys
+            // the source wrote as an explicit null.
+            Some(Value::Null) if keep.iter().any(|k| path.rsplit('.').next() == Some(k.as_str())) => Ok(Some(Value::Null)),
             None | Some(Value::Null) => Ok(None),
-            Some(d @ Value::Object(_)) => walk_map(Some(d), Value::Object(Map::new()), ty, path),
-            Some(d @ Value::Array(_)) if keys.is_some() => walk_assoc_list(Some(d), Value::Array(Vec::new()), ty, keys.unwrap_or(&[]), path),
+            Some(d @ Value::Object(_)) => walk_map(Some(d), Value::Object(Map::new()), ty, path, keep),
+            Some(d @ Value::Array(_)) if keys.is_some() => {
+                walk_assoc_list(Some(d), Value::Array(Vec::new()), ty, keys.unwrap_or(&[]), path, keep)
+            }
             other => Ok(other),
         };
     };
@@ -168,10 +180,10 @@ fn walk(dest: Option<Value>, origin: Option<Value>, ty: Option<Ty>, keys: Option
     }
     match kind {
         0 => Ok(None),
-        1 => walk_map(dest, origin, ty, path),
+        1 => walk_map(dest, origin, ty, path, keep),
         2 => {
             if keys.is_some() {
-                walk_assoc_list(dest, origin, ty, keys.unwrap_or(&[]), path)
+                walk_assoc_list(dest, origin, ty, keys.unwrap_or(&[]), path, keep)
             } else if origin.is_null() {
                 Ok(None)
             } else {
@@ -219,7 +231,7 @@ fn list_directive(l: &mut Vec<Value>) -> KResult<Directive> {
     Ok(d)
 }
 
-fn walk_map(dest: Option<Value>, origin: Value, ty: Option<Ty>, path: &str) -> KResult<Option<Value>> {
+fn walk_map(dest: Option<Value>, origin: Value, ty: Option<Ty>, path: &str, keep: &[String]) -> KResult<Option<Value>> {
     let Value::Object(mut o) = origin else {
         // origin is null here (dest is the map)
         return Ok(None);
@@ -252,7 +264,7 @@ fn walk_map(dest: Option<Value>, origin: Value, ty: Option<Ty>, path: &str) -> K
         let d = out.get(&k).cloned();
         let p = o.get(&k).cloned();
         let sub = format!("{path}.{k}");
-        match walk(d, p, cty, ckeys, &sub)? {
+        match walk(d, p, cty, ckeys, &sub, keep)? {
             Some(v) => {
                 out.insert(k, v);
             }
@@ -419,6 +431,7 @@ fn walk_assoc_list(
     ty: Option<Ty>,
     keys: &'static [&'static str],
     path: &str,
+    keep: &[String],
 ) -> KResult<Option<Value>> {
     let Value::Array(mut o) = origin else { return Ok(None) };
     let mut d: Vec<Value> = if missing_or_null(dest.as_ref()) {
@@ -473,7 +486,7 @@ fn walk_assoc_list(
         let dpos = element_list_pos(&d, &ek, &ev);
         let de = dpos.map(|i| d[i].clone());
         let oe = element_list_pos(&o, &ek, &ev).map(|i| o[i].clone());
-        let val = walk(de, oe, ty, None, path)?;
+        let val = walk(de, oe, ty, None, path, keep)?;
         let gone = val.as_ref().is_none_or(|v| v.is_null() || is_empty_map(v));
         if gone {
             element_setter(&mut d, None, &vk, &vv);
@@ -535,7 +548,7 @@ mod tests {
             "$setElementOrder/containers":[{"name":"b"},{"name":"a"}],
             "containers":[{"name":"a","image":"a2","ports":[{"containerPort":53,"protocol":"TCP"}]}],
             "volumes":[{"name":"v1","$patch":"delete"}]}}}});
-        let out = merge(d, p).unwrap().unwrap();
+        let out = merge(d, p, &[]).unwrap().unwrap();
         let spec = &out["spec"]["template"]["spec"];
         assert_eq!(spec["volumes"], json!([]));
         assert_eq!(spec["$setElementOrder/containers"], json!([{"name":"b"},{"name":"a"}]));
@@ -550,7 +563,7 @@ mod tests {
     fn unknown_kind_lists_are_replaced() {
         let d = json!({"apiVersion":"x/v1","kind":"X","spec":{"items":[{"name":"a","v":1},{"name":"b"}]}});
         let p = json!({"apiVersion":"x/v1","kind":"X","spec":{"items":[{"name":"a","v":2}]}});
-        let out = merge(d, p).unwrap().unwrap();
+        let out = merge(d, p, &[]).unwrap().unwrap();
         assert_eq!(out["spec"]["items"], json!([{"name":"a","v":2}]));
     }
 
@@ -558,8 +571,8 @@ mod tests {
     fn null_deletes_and_resource_delete() {
         let d = json!({"apiVersion":"v1","kind":"ConfigMap","data":{"a":"1","b":"2"}});
         let p = json!({"apiVersion":"v1","kind":"ConfigMap","data":{"a":null}});
-        assert_eq!(merge(d.clone(), p).unwrap().unwrap()["data"], json!({"b":"2"}));
+        assert_eq!(merge(d.clone(), p, &[]).unwrap().unwrap()["data"], json!({"b":"2"}));
         let p = json!({"apiVersion":"v1","kind":"ConfigMap","$patch":"delete"});
-        assert_eq!(merge(d, p).unwrap(), None);
+        assert_eq!(merge(d, p, &[]).unwrap(), None);
     }
 }

@@ -105,12 +105,10 @@ pub fn prefix_suffix(res: &mut [Res], prefix: &str, suffix: &str, specs: &[Field
             if fs.path == "metadata/name" {
                 if !prefix.is_empty() {
                     r.prefixes.push(prefix.to_string());
-                    r.had_build = true;
                     r.store_prev_id();
                 }
                 if !suffix.is_empty() {
                     r.suffixes.push(suffix.to_string());
-                    r.had_build = true;
                     r.store_prev_id();
                 }
             }

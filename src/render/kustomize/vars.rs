@@ -83,6 +83,34 @@ fn set(node: &mut Value, map: &HashMap<String, Value>) -> KResult<()> {
     Ok(())
 }
 
+/// A field by name, falling back to a case-insensitive match as Go's
+/// `encoding/json` does when Kustomize decodes its types.
+fn get_ci<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    let m = v.as_object()?;
+    m.get(key).or_else(|| m.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, x)| x))
+}
+
+/// A var's name.
+#[must_use]
+pub fn var_name(v: &Value) -> String {
+    get_ci(v, "name").and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+/// The id a var's `objref` names (apiVersion split into group/version).
+#[must_use]
+pub fn objref_id(v: &Value) -> super::resource::ResId {
+    let o = get_ci(v, "objref").cloned().unwrap_or(Value::Null);
+    let s = |f: &str| get_ci(&o, f).and_then(Value::as_str).unwrap_or("").to_string();
+    let mut gvk = Gvk { group: s("group"), version: s("version"), kind: s("kind") };
+    let av = s("apiVersion");
+    if !av.is_empty() {
+        let g = Gvk::new(&av, "");
+        gvk.group = g.group;
+        gvk.version = g.version;
+    }
+    super::resource::ResId { gvk, name: s("name"), namespace: s("namespace") }
+}
+
 /// Resolves the accumulated vars.
 ///
 /// # Errors
@@ -90,31 +118,12 @@ fn set(node: &mut Value, map: &HashMap<String, Value>) -> KResult<()> {
 pub fn resolve(acc: &mut Acc) -> KResult<()> {
     let mut map = HashMap::new();
     for (v, file) in &acc.vars {
-        let name = v.get("name").and_then(Value::as_str).unwrap_or("");
-        let o = v.get("objref").cloned().unwrap_or(Value::Null);
-        let s = |f: &str| o.get(f).and_then(Value::as_str).unwrap_or("").to_string();
-        let mut gvk = Gvk { group: s("group"), version: s("version"), kind: s("kind") };
-        let av = s("apiVersion");
-        if !av.is_empty() {
-            let g = Gvk::new(&av, "");
-            gvk.group = g.group;
-            gvk.version = g.version;
-        }
-        let oname = s("name");
-        let matched: Vec<usize> = acc
-            .res
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.all_ids().iter().any(|id| id.name == oname && id.gvk == gvk))
-            .map(|(i, _)| i)
-            .collect();
-        if matched.len() > 1 {
-            return Err(content(format!("`{file}`: found {} resId matches for var `{name}` (unable to disambiguate)", matched.len())).at(file.clone(), None));
-        }
-        let Some(i) = matched.first() else {
+        let name = var_name(v);
+        let Some(i) = acc.res.iter().position(|r| r.ref_vars.contains(&name)) else {
             return Err(content(format!("`{file}`: var `{name}` cannot be mapped to a field in the set of known resources")).at(file.clone(), None));
         };
-        let fp = v.pointer("/fieldref/fieldPath").and_then(Value::as_str).filter(|s| !s.is_empty()).unwrap_or("metadata.name");
+        let i = &i;
+        let fp = get_ci(v, "fieldref").and_then(|f| get_ci(f, "fieldPath")).and_then(Value::as_str).filter(|s| !s.is_empty()).unwrap_or("metadata.name");
         let parts: Vec<String> = split_path(fp)
             .into_iter()
             .flat_map(|p| {
