@@ -95,6 +95,15 @@ fn apply_json(r: &mut Res, ops: &Value, source: &str) -> KResult<()> {
     let Some(list) = ops.as_array() else {
         return Err(content(format!("patch {source}: a JSON 6902 patch must be a list of operations")));
     };
+    // Kustomize keeps its build annotations (previous names, prefixes) in
+    // `metadata.annotations`, so a patch adding an annotation finds the map.
+    let had_map = r.v.pointer("/metadata/annotations").is_some();
+    let has_build = !r.prev.is_empty() || !r.prefixes.is_empty() || !r.suffixes.is_empty() || r.needs_hash;
+    if has_build && !had_map {
+        if let Some(meta) = r.v.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("annotations".into(), Value::Object(serde_json::Map::new()));
+        }
+    }
     for op in list {
         let mut op = op.clone();
         if op.get("op").and_then(Value::as_str) == Some("replace") {
