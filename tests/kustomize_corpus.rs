@@ -16,14 +16,24 @@ use gitops_lint::yaml;
 use serde_json::Value;
 
 fn case_list(file: &str) -> BTreeMap<String, String> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(file);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(file);
     let text = std::fs::read_to_string(&p).expect("read unsupported list");
     let docs = yaml::load_all(&text).expect("parse unsupported list");
     let mut out = BTreeMap::new();
     for d in docs {
         for e in d.value.as_array().cloned().unwrap_or_default() {
-            let case = e.get("case").and_then(Value::as_str).expect("case").to_string();
-            let reason = e.get("reason").and_then(Value::as_str).expect("reason").to_string();
+            let case = e
+                .get("case")
+                .and_then(Value::as_str)
+                .expect("case")
+                .to_string();
+            let reason = e
+                .get("reason")
+                .and_then(Value::as_str)
+                .expect("reason")
+                .to_string();
             assert!(!reason.trim().is_empty(), "{case}: empty reason");
             out.insert(case, reason);
         }
@@ -37,7 +47,12 @@ fn corpus_renders_like_kubectl() {
     let unsupported = case_list("kustomize-corpus-unsupported.yaml");
     let known = case_list("kustomize-corpus-known-divergences.yaml");
     let cases = Case::all(&dir);
-    assert!(cases.len() >= 150, "corpus at {} has only {} cases", dir.display(), cases.len());
+    assert!(
+        cases.len() >= 150,
+        "corpus at {} has only {} cases",
+        dir.display(),
+        cases.len()
+    );
     let only = std::env::var("KUSTOMIZE_CASE").ok();
     let mut identical = 0;
     let mut order_only = 0;
@@ -82,7 +97,10 @@ fn corpus_renders_like_kubectl() {
         }
     }
     for name in unsupported.keys().chain(known.keys()) {
-        assert!(cases.iter().any(|c| &c.name == name), "unsupported list names unknown case {name}");
+        assert!(
+            cases.iter().any(|c| &c.name == name),
+            "unsupported list names unknown case {name}"
+        );
     }
     let supported = cases.len() - unsupported.len();
     println!(
@@ -92,5 +110,10 @@ fn corpus_renders_like_kubectl() {
     for k in &known_seen {
         println!("known divergence, not counted as identical: {k}");
     }
-    assert!(failures.is_empty(), "{} cases differ from kubectl kustomize:\n\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} cases differ from kubectl kustomize:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }

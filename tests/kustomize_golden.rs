@@ -4,20 +4,33 @@
 //! generator merge/replace, components, images, labels), each checked
 //! against the real `kubectl kustomize` run on the same directory.
 
-mod common;
+mod kustomize_common;
 
 use std::path::Path;
 
-use common::{compare, kubectl, render_dir};
+use kustomize_common::{compare, kubectl, render_dir};
 
 fn check(case: &str) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/kustomize").join(case);
-    let entry = if dir.join("overlay").is_dir() { "overlay" } else { "" };
-    let want = kubectl(&dir, entry).unwrap_or_else(|e| panic!("{case}: kubectl kustomize failed (is kubectl installed?): {e}"));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/kustomize")
+        .join(case);
+    let entry = if dir.join("overlay").is_dir() {
+        "overlay"
+    } else {
+        ""
+    };
+    let want = kubectl(&dir, entry).unwrap_or_else(|e| {
+        panic!("{case}: kubectl kustomize failed (is kubectl installed?): {e}")
+    });
     assert!(!want.is_empty(), "{case}: kubectl rendered nothing");
-    let got = render_dir(&dir, entry).unwrap_or_else(|e| panic!("{case}: native render failed: {}", e.message));
+    let got = render_dir(&dir, entry)
+        .unwrap_or_else(|e| panic!("{case}: native render failed: {}", e.message));
     let diff = compare(&got, &want);
-    assert!(diff.is_identical(), "{case} differs from kubectl kustomize:\n{}", diff.report());
+    assert!(
+        diff.is_identical(),
+        "{case} differs from kubectl kustomize:\n{}",
+        diff.report()
+    );
 }
 
 #[test]

@@ -3,12 +3,12 @@
 //! (network, helm, plugins, paths outside the repository or the
 //! kustomization root) is an explicit error, never a partial render.
 
-mod common;
+mod kustomize_common;
 
 use std::path::Path;
 use std::process::Command;
 
-use common::{compare, render_dir, render_tree};
+use kustomize_common::{compare, render_dir, render_tree};
 use gitops_lint::render::RenderErrorKind;
 use gitops_lint::source::GitRepo;
 
@@ -19,7 +19,11 @@ fn git(dir: &Path, args: &[&str]) {
         .current_dir(dir)
         .output()
         .expect("git");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -46,12 +50,22 @@ fn a_commit_renders_like_the_working_directory() {
     let repo = GitRepo::open(tmp.path()).expect("open");
     let head = repo.resolve_commit("HEAD").expect("HEAD");
     let tree = repo.commit_tree(&head).expect("tree");
-    for case in ["generator-merge-replace/overlay", "patch-targets/overlay", "hash-and-references"] {
-        let from_git = render_tree(tree.as_ref(), case).unwrap_or_else(|e| panic!("{case} from git: {}", e.message));
-        let from_disk = render_dir(tmp.path(), case).unwrap_or_else(|e| panic!("{case} from disk: {}", e.message));
+    for case in [
+        "generator-merge-replace/overlay",
+        "patch-targets/overlay",
+        "hash-and-references",
+    ] {
+        let from_git = render_tree(tree.as_ref(), case)
+            .unwrap_or_else(|e| panic!("{case} from git: {}", e.message));
+        let from_disk = render_dir(tmp.path(), case)
+            .unwrap_or_else(|e| panic!("{case} from disk: {}", e.message));
         assert!(!from_git.is_empty());
         let diff = compare(&from_git, &from_disk);
-        assert!(diff.is_identical(), "{case}: git and disk renders differ:\n{}", diff.report());
+        assert!(
+            diff.is_identical(),
+            "{case}: git and disk renders differ:\n{}",
+            diff.report()
+        );
     }
 }
 
@@ -95,20 +109,32 @@ fn load_restrictor_escapes_and_cycles_are_errors() {
     // A patch file outside the kustomization root (kubectl's default restrictor).
     let e = render_err(
         &[
-            ("app/kustomization.yaml", "resources:\n- cm.yaml\npatches:\n- path: ../common/p.yaml\n"),
+            (
+                "app/kustomization.yaml",
+                "resources:\n- cm.yaml\npatches:\n- path: ../common/p.yaml\n",
+            ),
             ("app/cm.yaml", CM),
-            ("common/p.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: y\n"),
+            (
+                "common/p.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: y\n",
+            ),
         ],
         "app",
     );
     assert_eq!(e.kind, RenderErrorKind::Content);
     assert!(e.message.contains("is not in or below"), "{}", e.message);
     // A base above the repository root.
-    let e = render_err(&[("app/kustomization.yaml", "resources:\n- ../../outside\n")], "app");
+    let e = render_err(
+        &[("app/kustomization.yaml", "resources:\n- ../../outside\n")],
+        "app",
+    );
     assert_eq!(e.kind, RenderErrorKind::OutsideRepo, "{}", e.message);
     // Two kustomizations that include each other.
     let e = render_err(
-        &[("a/kustomization.yaml", "resources:\n- ../b\n"), ("b/kustomization.yaml", "resources:\n- ../a\n")],
+        &[
+            ("a/kustomization.yaml", "resources:\n- ../b\n"),
+            ("b/kustomization.yaml", "resources:\n- ../a\n"),
+        ],
         "a",
     );
     assert!(e.message.contains("cycle"), "{}", e.message);
@@ -117,13 +143,19 @@ fn load_restrictor_escapes_and_cycles_are_errors() {
     write(
         tmp.path(),
         &[
-            ("envs/prod/kustomization.yaml", "resources:\n- ../../base\nnamePrefix: prod-\n"),
+            (
+                "envs/prod/kustomization.yaml",
+                "resources:\n- ../../base\nnamePrefix: prod-\n",
+            ),
             ("base/kustomization.yaml", "resources:\n- cm.yaml\n"),
             ("base/cm.yaml", CM),
         ],
     );
     let objs = render_dir(tmp.path(), "envs/prod").expect("render");
-    assert_eq!(objs[0].pointer("/metadata/name").and_then(|v| v.as_str()), Some("prod-a"));
+    assert_eq!(
+        objs[0].pointer("/metadata/name").and_then(|v| v.as_str()),
+        Some("prod-a")
+    );
 }
 
 #[test]
@@ -154,22 +186,49 @@ fn argo_cd_kustomize_options_act_as_kustomize_edit() {
         "forceCommonLabels": true,
         "commonAnnotations": {"note": "x"},
     });
-    let spec = SourceSpec { path: "app".into(), kustomize: Some(opts.clone()), ..SourceSpec::default() };
+    let spec = SourceSpec {
+        path: "app".into(),
+        kustomize: Some(opts.clone()),
+        ..SourceSpec::default()
+    };
     let out = kustomize::render(&cx, &spec).expect("render");
     let d = &out[0].value;
-    assert_eq!(d.pointer("/metadata/name").and_then(|v| v.as_str()), Some("p-web"));
-    assert_eq!(d.pointer("/metadata/namespace").and_then(|v| v.as_str()), Some("ns"));
-    assert_eq!(d.pointer("/spec/replicas").and_then(serde_json::Value::as_i64), Some(3));
-    assert_eq!(d.pointer("/spec/selector/matchLabels/team").and_then(|v| v.as_str()), Some("b"));
-    assert_eq!(d.pointer("/metadata/annotations/note").and_then(|v| v.as_str()), Some("x"));
     assert_eq!(
-        d.pointer("/spec/template/spec/containers/0/image").and_then(|v| v.as_str()),
+        d.pointer("/metadata/name").and_then(|v| v.as_str()),
+        Some("p-web")
+    );
+    assert_eq!(
+        d.pointer("/metadata/namespace").and_then(|v| v.as_str()),
+        Some("ns")
+    );
+    assert_eq!(
+        d.pointer("/spec/replicas")
+            .and_then(serde_json::Value::as_i64),
+        Some(3)
+    );
+    assert_eq!(
+        d.pointer("/spec/selector/matchLabels/team")
+            .and_then(|v| v.as_str()),
+        Some("b")
+    );
+    assert_eq!(
+        d.pointer("/metadata/annotations/note")
+            .and_then(|v| v.as_str()),
+        Some("x")
+    );
+    assert_eq!(
+        d.pointer("/spec/template/spec/containers/0/image")
+            .and_then(|v| v.as_str()),
         Some("mirror.example.com/nginx:1.27")
     );
     // Without the force flag an existing label is refused, as `kustomize edit add label` does.
     let mut o2 = opts;
     o2["forceCommonLabels"] = serde_json::json!(false);
-    let spec = SourceSpec { path: "app".into(), kustomize: Some(o2), ..SourceSpec::default() };
+    let spec = SourceSpec {
+        path: "app".into(),
+        kustomize: Some(o2),
+        ..SourceSpec::default()
+    };
     assert!(kustomize::render(&cx, &spec).is_err());
 }
 
@@ -177,14 +236,26 @@ fn argo_cd_kustomize_options_act_as_kustomize_edit() {
 fn external_binary_mode_matches_native() {
     use gitops_lint::render::{kustomize, ParseCache, RenderContext, RenderOptions, SourceSpec};
     use gitops_lint::source::DirTree;
-    let Ok(kubectl) = which_kubectl() else { panic!("kubectl is needed for this test") };
+    let Ok(kubectl) = which_kubectl() else {
+        panic!("kubectl is needed for this test")
+    };
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/kustomize");
     let tree = DirTree::new(dir.clone(), Vec::new());
     let cache = ParseCache::default();
-    let options = RenderOptions { external_kustomize: Some(kubectl), ..RenderOptions::default() };
+    let options = RenderOptions {
+        external_kustomize: Some(kubectl),
+        ..RenderOptions::default()
+    };
     let cx = RenderContext::new(&tree, &cache, &options);
-    let spec = SourceSpec { path: "generator-merge-replace/overlay".into(), ..SourceSpec::default() };
-    let ext: Vec<serde_json::Value> = kustomize::render(&cx, &spec).expect("external").into_iter().map(|o| o.value).collect();
+    let spec = SourceSpec {
+        path: "generator-merge-replace/overlay".into(),
+        ..SourceSpec::default()
+    };
+    let ext: Vec<serde_json::Value> = kustomize::render(&cx, &spec)
+        .expect("external")
+        .into_iter()
+        .map(|o| o.value)
+        .collect();
     let native = render_dir(&dir, "generator-merge-replace/overlay").expect("native");
     let diff = compare(&ext, &native);
     assert!(diff.is_identical(), "{}", diff.report());
@@ -192,6 +263,10 @@ fn external_binary_mode_matches_native() {
 
 fn which_kubectl() -> Result<std::path::PathBuf, ()> {
     std::env::var_os("PATH")
-        .and_then(|p| std::env::split_paths(&p).map(|d| d.join("kubectl")).find(|p| p.is_file()))
+        .and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("kubectl"))
+                .find(|p| p.is_file())
+        })
         .ok_or(())
 }

@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use gitops_lint::render::{kustomize, ParseCache, RenderContext, RenderError, RenderOptions, SourceSpec};
+use gitops_lint::render::{
+    kustomize, ParseCache, RenderContext, RenderError, RenderOptions, SourceSpec,
+};
 use gitops_lint::source::{DirTree, Tree};
 use gitops_lint::yaml;
 use serde_json::Value;
@@ -20,7 +22,10 @@ pub fn corpus_dir() -> PathBuf {
         return PathBuf::from(p);
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for rel in ["../shared/corpus/kustomize", "../../shared/corpus/kustomize"] {
+    for rel in [
+        "../shared/corpus/kustomize",
+        "../../shared/corpus/kustomize",
+    ] {
         let p = root.join(rel);
         if p.is_dir() {
             return p;
@@ -39,7 +44,10 @@ pub struct Case {
 impl Case {
     pub fn all(dir: &Path) -> Vec<Case> {
         let mut out = Vec::new();
-        let mut entries: Vec<_> = std::fs::read_dir(dir).expect("read corpus").flatten().collect();
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .expect("read corpus")
+            .flatten()
+            .collect();
         entries.sort_by_key(std::fs::DirEntry::file_name);
         for e in entries {
             let cy = e.path().join("case.yaml");
@@ -53,7 +61,11 @@ impl Case {
                 .expect("entry")
                 .trim()
                 .to_string();
-            out.push(Case { name: e.file_name().to_string_lossy().into_owned(), dir: e.path(), entry });
+            out.push(Case {
+                name: e.file_name().to_string_lossy().into_owned(),
+                dir: e.path(),
+                entry,
+            });
         }
         out
     }
@@ -65,7 +77,12 @@ impl Case {
 }
 
 pub fn parse_stream(text: &str) -> Vec<Value> {
-    yaml::load_all(text).expect("parse").into_iter().map(|d| d.value).filter(|v| !v.is_null()).collect()
+    yaml::load_all(text)
+        .expect("parse")
+        .into_iter()
+        .map(|d| d.value)
+        .filter(|v| !v.is_null())
+        .collect()
 }
 
 /// Renders the kustomization at `entry` (relative to `dir`) natively.
@@ -78,8 +95,14 @@ pub fn render_tree(tree: &dyn Tree, entry: &str) -> Result<Vec<Value>, RenderErr
     let cache = ParseCache::default();
     let options = RenderOptions::default();
     let cx = RenderContext::new(tree, &cache, &options);
-    let spec = SourceSpec { path: entry.trim_end_matches('/').to_string(), ..SourceSpec::default() };
-    Ok(kustomize::render(&cx, &spec)?.into_iter().map(|o| o.value).collect())
+    let spec = SourceSpec {
+        path: entry.trim_end_matches('/').to_string(),
+        ..SourceSpec::default()
+    };
+    Ok(kustomize::render(&cx, &spec)?
+        .into_iter()
+        .map(|o| o.value)
+        .collect())
 }
 
 /// Runs `kubectl kustomize` on `dir/entry`.
@@ -96,8 +119,19 @@ pub fn kubectl(dir: &Path, entry: &str) -> Result<Vec<Value>, String> {
 }
 
 fn key(v: &Value) -> String {
-    let s = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or("").to_string();
-    format!("{} {} {}/{}", s("/apiVersion"), s("/kind"), s("/metadata/namespace"), s("/metadata/name"))
+    let s = |p: &str| {
+        v.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    format!(
+        "{} {} {}/{}",
+        s("/apiVersion"),
+        s("/kind"),
+        s("/metadata/namespace"),
+        s("/metadata/name")
+    )
 }
 
 /// How two renders differ.
@@ -147,7 +181,12 @@ impl Diff {
             }
         }
         if let Some((got, want)) = &self.order {
-            let _ = writeln!(s, "  order differs:\n    got:  {}\n    want: {}", got.join(", "), want.join(", "));
+            let _ = writeln!(
+                s,
+                "  order differs:\n    got:  {}\n    want: {}",
+                got.join(", "),
+                want.join(", ")
+            );
         }
         s
     }
@@ -177,7 +216,10 @@ fn value_diff(path: &str, got: &Value, want: &Value, out: &mut Vec<String>) {
                 out.push(format!("{path}: {} items, want {}", a.len(), b.len()));
             }
             for (i, (x, y)) in a.iter().zip(b).enumerate() {
-                let label = y.get("name").and_then(Value::as_str).map_or_else(|| i.to_string(), |n| format!("name={n}"));
+                let label = y
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| i.to_string(), |n| format!("name={n}"));
                 value_diff(&format!("{path}[{label}]"), x, y, out);
             }
         }
@@ -203,9 +245,12 @@ pub fn compare(got: &[Value], want: &[Value]) -> Diff {
     let mut missing: Vec<String> = w.keys().filter(|k| !g.contains_key(*k)).cloned().collect();
     let mut extra: Vec<String> = g.keys().filter(|k| !w.contains_key(*k)).cloned().collect();
     missing.retain(|m| {
-        let Some(base) = strip_hash(m) else { return true };
+        let Some(base) = strip_hash(m) else {
+            return true;
+        };
         if let Some(pos) = extra.iter().position(|e| strip_hash(e) == Some(base)) {
-            d.hash_mismatch.push(format!("{m} rendered as {}", extra[pos]));
+            d.hash_mismatch
+                .push(format!("{m} rendered as {}", extra[pos]));
             extra.remove(pos);
             return false;
         }
@@ -217,7 +262,8 @@ pub fn compare(got: &[Value], want: &[Value]) -> Diff {
         if let Some(gv) = g.get(k) {
             let mut out = Vec::new();
             value_diff("", gv, wv, &mut out);
-            d.values.extend(out.into_iter().map(|p| format!("{k}: {p}")));
+            d.values
+                .extend(out.into_iter().map(|p| format!("{k}: {p}")));
         }
     }
     let gk: Vec<String> = got.iter().map(key).collect();

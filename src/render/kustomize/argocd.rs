@@ -64,8 +64,15 @@ fn image_entry(arg: &str) -> Value {
     Value::Object(m)
 }
 
-fn add_map(k: &mut Kustomization, field: &str, add: &Map<String, Value>, force: bool) -> KResult<()> {
-    let e = k.k.entry(field.to_string()).or_insert_with(|| Value::Object(Map::new()));
+fn add_map(
+    k: &mut Kustomization,
+    field: &str,
+    add: &Map<String, Value>,
+    force: bool,
+) -> KResult<()> {
+    let e =
+        k.k.entry(field.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
     if !e.is_object() {
         *e = Value::Object(Map::new());
     }
@@ -88,8 +95,15 @@ fn add_map(k: &mut Kustomization, field: &str, add: &Map<String, Value>, force: 
 /// # Errors
 /// Labels or annotations that already exist without the force flag.
 pub fn apply(k: &mut Kustomization, spec: &SourceSpec) -> KResult<()> {
-    let Some(opts) = spec.kustomize.as_ref().and_then(Value::as_object) else { return Ok(()) };
-    let s = |f: &str| opts.get(f).and_then(Value::as_str).unwrap_or("").to_string();
+    let Some(opts) = spec.kustomize.as_ref().and_then(Value::as_object) else {
+        return Ok(());
+    };
+    let s = |f: &str| {
+        opts.get(f)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
     let b = |f: &str| opts.get(f).and_then(Value::as_bool).unwrap_or(false);
     if !s("namePrefix").is_empty() {
         k.k.insert("namePrefix".into(), json!(s("namePrefix")));
@@ -97,11 +111,21 @@ pub fn apply(k: &mut Kustomization, spec: &SourceSpec) -> KResult<()> {
     if !s("nameSuffix").is_empty() {
         k.k.insert("nameSuffix".into(), json!(s("nameSuffix")));
     }
-    for img in opts.get("images").and_then(Value::as_array).into_iter().flatten() {
+    for img in opts
+        .get("images")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let Some(arg) = img.as_str() else { continue };
         upsert(&mut k.k, "images", image_entry(arg));
     }
-    for r in opts.get("replicas").and_then(Value::as_array).into_iter().flatten() {
+    for r in opts
+        .get("replicas")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let name = r.get("name").cloned().unwrap_or(Value::Null);
         let count = match r.get("count") {
             Some(Value::String(c)) => c.parse::<i64>().map(Value::from).unwrap_or(Value::Null),
@@ -110,7 +134,11 @@ pub fn apply(k: &mut Kustomization, spec: &SourceSpec) -> KResult<()> {
         };
         upsert(&mut k.k, "replicas", json!({"name": name, "count": count}));
     }
-    if let Some(labels) = opts.get("commonLabels").and_then(Value::as_object).filter(|m| !m.is_empty()) {
+    if let Some(labels) = opts
+        .get("commonLabels")
+        .and_then(Value::as_object)
+        .filter(|m| !m.is_empty())
+    {
         if b("labelWithoutSelector") {
             let mut pairs = Map::new();
             for (key, v) in labels {
@@ -125,16 +153,30 @@ pub fn apply(k: &mut Kustomization, spec: &SourceSpec) -> KResult<()> {
             add_map(k, "commonLabels", labels, b("forceCommonLabels"))?;
         }
     }
-    if let Some(ann) = opts.get("commonAnnotations").and_then(Value::as_object).filter(|m| !m.is_empty()) {
+    if let Some(ann) = opts
+        .get("commonAnnotations")
+        .and_then(Value::as_object)
+        .filter(|m| !m.is_empty())
+    {
         add_map(k, "commonAnnotations", ann, b("forceCommonAnnotations"))?;
     }
     if !s("namespace").is_empty() {
         k.k.insert("namespace".into(), json!(s("namespace")));
     }
-    for c in opts.get("components").and_then(Value::as_array).into_iter().flatten() {
+    for c in opts
+        .get("components")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         push(&mut k.k, "components", c.clone());
     }
-    for p in opts.get("patches").and_then(Value::as_array).into_iter().flatten() {
+    for p in opts
+        .get("patches")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         push(&mut k.k, "patches", p.clone());
     }
     Ok(())

@@ -8,7 +8,9 @@ use serde_json::Value;
 use super::fieldspec::TransformerConfig;
 use super::load::{self, Kustomization};
 use super::resource::{Res, ResId};
-use super::{argocd, content, generators, nameref, patch, replacements, sort, transform, vars, KResult};
+use super::{
+    argocd, content, generators, nameref, patch, replacements, sort, transform, vars, KResult,
+};
 use crate::render::{RenderContext, RenderError, RenderedObject, SourceSpec};
 use crate::source::{self, path, EntryKind};
 use crate::yaml;
@@ -32,7 +34,10 @@ impl Acc {
     pub fn append(&mut self, r: Res) -> KResult<()> {
         let id = r.cur_id();
         if self.res.iter().any(|o| o.cur_id().same(&id)) {
-            return Err(content(format!("may not add resource with an already registered id: {}", id.display())));
+            return Err(content(format!(
+                "may not add resource with an already registered id: {}",
+                id.display()
+            )));
         }
         self.res.push(r);
         Ok(())
@@ -50,13 +55,22 @@ impl Acc {
                 .iter()
                 .enumerate()
                 .filter(|(_, r)| {
-                    r.all_ids().iter().any(|id| if exact { id.same(&target) } else { id.name == target.name && id.gvk == target.gvk })
+                    r.all_ids().iter().any(|id| {
+                        if exact {
+                            id.same(&target)
+                        } else {
+                            id.name == target.name && id.gvk == target.gvk
+                        }
+                    })
                 })
                 .map(|(i, _)| i)
                 .collect();
             if hits.len() > 1 {
-                return Err(content(format!("`{file}`: found {} resId matches for var `{name}` (unable to disambiguate)", hits.len()))
-                    .at(file.clone(), None));
+                return Err(content(format!(
+                    "`{file}`: found {} resId matches for var `{name}` (unable to disambiguate)",
+                    hits.len()
+                ))
+                .at(file.clone(), None));
             }
             if let Some(i) = hits.first() {
                 self.res[*i].ref_vars.push(name);
@@ -70,7 +84,9 @@ impl Acc {
             let name = vars::var_name(&v);
             let name = name.as_str();
             if self.vars.iter().any(|(o, _)| vars::var_name(o) == name) {
-                return Err(content(format!("`{file}`: var `{name}` already encountered")).at(file, None));
+                return Err(
+                    content(format!("`{file}`: var `{name}` already encountered")).at(file, None),
+                );
             }
             self.vars.push((v, file));
         }
@@ -85,7 +101,10 @@ impl Acc {
 pub fn build(cx: &RenderContext<'_>, spec: &SourceSpec) -> KResult<Vec<RenderedObject>> {
     let mut root = load::load(cx, &spec.path)?;
     argocd::apply(&mut root, spec)?;
-    let mut b = Builder { cx, roots: Vec::new() };
+    let mut b = Builder {
+        cx,
+        roots: Vec::new(),
+    };
     let mut acc = Acc::default();
     let real = real_dir(cx, &root.dir)?;
     b.roots.push(real);
@@ -94,7 +113,9 @@ pub fn build(cx: &RenderContext<'_>, spec: &SourceSpec) -> KResult<Vec<RenderedO
     nameref::fix(&mut acc.res, &acc.config)?;
     vars::resolve(&mut acc)?;
     acc.res.retain(|r| {
-        r.v.pointer("/metadata/annotations/config.kubernetes.io~1local-config").and_then(Value::as_str) != Some("true")
+        r.v.pointer("/metadata/annotations/config.kubernetes.io~1local-config")
+            .and_then(Value::as_str)
+            != Some("true")
     });
     sort::sort(&mut acc.res, root.k.get("sortOptions"), &root.file)?;
     for r in &mut acc.res {
@@ -140,13 +161,23 @@ impl Builder<'_, '_> {
             self.accumulate_entry(k, s, acc, true)?;
         }
         self.run_transformers(k, acc)?;
-        let vars: Vec<(Value, String)> = k.list("vars").iter().map(|v| (v.clone(), k.file.clone())).collect();
+        let vars: Vec<(Value, String)> = k
+            .list("vars")
+            .iter()
+            .map(|v| (v.clone(), k.file.clone()))
+            .collect();
         acc.bind_vars(&vars)?;
         acc.merge_vars(vars)?;
         Ok(())
     }
 
-    fn accumulate_entry(&mut self, k: &Kustomization, entry: &str, acc: &mut Acc, component: bool) -> KResult<()> {
+    fn accumulate_entry(
+        &mut self,
+        k: &Kustomization,
+        entry: &str,
+        acc: &mut Acc,
+        component: bool,
+    ) -> KResult<()> {
         if load::is_remote(entry) {
             return Err(RenderError::unsupported(format!(
                 "`{}`: remote resource `{entry}` cannot be fetched (no network access)",
@@ -160,7 +191,11 @@ impl Builder<'_, '_> {
                 let p = k.restricted(self.cx, entry)?;
                 let docs = self.cx.load_yaml(&p)?;
                 // The raw text is only needed to tell `key: null` from `key:`.
-                let bytes = if docs.iter().any(|d| load::has_null(&d.value)) { Some(self.cx.read(&p)?) } else { None };
+                let bytes = if docs.iter().any(|d| load::has_null(&d.value)) {
+                    Some(self.cx.read(&p)?)
+                } else {
+                    None
+                };
                 let text = bytes.as_deref().and_then(|b| std::str::from_utf8(b).ok());
                 for r in load::resources_from_docs(&docs, Some(&p), text)? {
                     acc.append(r)?;
@@ -181,8 +216,14 @@ impl Builder<'_, '_> {
                     )));
                 }
                 let real = real_dir(self.cx, &p)?;
-                if self.roots.iter().any(|r| path::strip_dir(r, &real).is_some()) {
-                    return Err(k.err(format!("cycle detected: `{entry}` contains a kustomization already being built")));
+                if self
+                    .roots
+                    .iter()
+                    .any(|r| path::strip_dir(r, &real).is_some())
+                {
+                    return Err(k.err(format!(
+                        "cycle detected: `{entry}` contains a kustomization already being built"
+                    )));
                 }
                 self.roots.push(real);
                 let res = if component {
@@ -247,7 +288,9 @@ impl Builder<'_, '_> {
             };
             if let Ok(docs) = yaml::load_all(s) {
                 let maps: Vec<&yaml::Doc> = docs.iter().filter(|d| d.value.is_object()).collect();
-                if !maps.is_empty() && maps.len() == docs.iter().filter(|d| !d.value.is_null()).count() {
+                if !maps.is_empty()
+                    && maps.len() == docs.iter().filter(|d| !d.value.is_null()).count()
+                {
                     for r in load::resources_from_docs(&docs, None, Some(s))? {
                         out.push(r);
                     }
@@ -269,7 +312,13 @@ impl Builder<'_, '_> {
         }
         let ns = k.str("namespace").to_string();
         if !ns.is_empty() {
-            transform::namespace(&mut acc.res, &ns, &acc.config.namespace, transform::Subjects::DefaultOnly, false)?;
+            transform::namespace(
+                &mut acc.res,
+                &ns,
+                &acc.config.namespace,
+                transform::Subjects::DefaultOnly,
+                false,
+            )?;
         }
         let prefix = k.str("namePrefix").to_string();
         if !prefix.is_empty() {
@@ -298,14 +347,24 @@ impl Builder<'_, '_> {
         Ok(())
     }
 
-    fn run_builtin_transformer(&mut self, k: &Kustomization, v: &Value, acc: &mut Acc) -> KResult<()> {
+    fn run_builtin_transformer(
+        &mut self,
+        k: &Kustomization,
+        v: &Value,
+        acc: &mut Acc,
+    ) -> KResult<()> {
         let kind = v.get("kind").and_then(Value::as_str).unwrap_or("");
         let api = v.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-        if api != "builtin" || v.pointer("/metadata/annotations/config.kubernetes.io~1function").is_some() {
+        if api != "builtin"
+            || v.pointer("/metadata/annotations/config.kubernetes.io~1function")
+                .is_some()
+        {
             return Err(unsupported_plugin(k, "transformers", v));
         }
         let specs = |f: &str| -> Vec<super::fieldspec::FieldSpec> {
-            v.get(f).map(super::fieldspec::FieldSpec::list).unwrap_or_default()
+            v.get(f)
+                .map(super::fieldspec::FieldSpec::list)
+                .unwrap_or_default()
         };
         match kind {
             "PrefixSuffixTransformer" | "PrefixTransformer" | "SuffixTransformer" => {
@@ -328,12 +387,23 @@ impl Builder<'_, '_> {
                 transform::annotations(&mut acc.res, &a, &specs("fieldSpecs"))?;
             }
             "NamespaceTransformer" => {
-                let ns = v.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("");
-                let mode = match v.get("setRoleBindingSubjects").and_then(Value::as_str).unwrap_or("") {
+                let ns = v
+                    .pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let mode = match v
+                    .get("setRoleBindingSubjects")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                {
                     "" | "defaultOnly" => transform::Subjects::DefaultOnly,
                     "none" => transform::Subjects::None,
                     "allServiceAccounts" => transform::Subjects::AllServiceAccounts,
-                    other => return Err(k.err(format!("invalid value `{other}` for setRoleBindingSubjects"))),
+                    other => {
+                        return Err(k.err(format!(
+                            "invalid value `{other}` for setRoleBindingSubjects"
+                        )))
+                    }
                 };
                 let unset_only = v.get("unsetOnly").and_then(Value::as_bool).unwrap_or(false);
                 if !ns.is_empty() {
@@ -352,7 +422,11 @@ impl Builder<'_, '_> {
                 patch::patch_entry(self.cx, k, v, acc)?;
             }
             "ReplacementTransformer" => {
-                let list = v.get("replacements").and_then(Value::as_array).cloned().unwrap_or_default();
+                let list = v
+                    .get("replacements")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
                 replacements::run(self.cx, k, &list, acc)?;
             }
             _ => return Err(unsupported_plugin(k, "transformers", v)),

@@ -17,16 +17,22 @@ use crate::yaml;
 
 fn copy_dir(cx: &RenderContext<'_>, dir: &str, dest: &Path) -> KResult<()> {
     for e in cx.list(dir)? {
-        let rel = if dir.is_empty() { e.name.clone() } else { format!("{dir}/{}", e.name) };
+        let rel = if dir.is_empty() {
+            e.name.clone()
+        } else {
+            format!("{dir}/{}", e.name)
+        };
         match cx.kind_of(&rel)? {
             Some(EntryKind::Dir) => copy_dir(cx, &rel, dest)?,
             Some(EntryKind::File) => {
                 let bytes = cx.read(&rel)?;
                 let target = dest.join(&rel);
                 if let Some(p) = target.parent() {
-                    std::fs::create_dir_all(p).map_err(|e| content(format!("cannot create `{}`: {e}", p.display())))?;
+                    std::fs::create_dir_all(p)
+                        .map_err(|e| content(format!("cannot create `{}`: {e}", p.display())))?;
                 }
-                std::fs::write(&target, &bytes).map_err(|e| content(format!("cannot write `{}`: {e}", target.display())))?;
+                std::fs::write(&target, &bytes)
+                    .map_err(|e| content(format!("cannot write `{}`: {e}", target.display())))?;
             }
             _ => {}
         }
@@ -43,9 +49,14 @@ fn collect(cx: &RenderContext<'_>, k: &Kustomization, dirs: &mut Vec<String>) ->
         for e in k.list(f) {
             let Some(s) = e.as_str() else { continue };
             if load::is_remote(s) {
-                return Err(RenderError::unsupported(format!("`{}`: remote resource `{s}` cannot be fetched (no network access)", k.file)));
+                return Err(RenderError::unsupported(format!(
+                    "`{}`: remote resource `{s}` cannot be fetched (no network access)",
+                    k.file
+                )));
             }
-            let Some(p) = path::join(&k.dir, s) else { continue };
+            let Some(p) = path::join(&k.dir, s) else {
+                continue;
+            };
             if cx.kind_of(&p)? == Some(EntryKind::Dir) && load::find_file(cx, &p).is_ok() {
                 let child = load::load(cx, &p)?;
                 collect(cx, &child, dirs)?;
@@ -59,22 +70,32 @@ fn collect(cx: &RenderContext<'_>, k: &Kustomization, dirs: &mut Vec<String>) ->
 ///
 /// # Errors
 /// Copy failures, a failing binary, unparseable output.
-pub fn render(cx: &RenderContext<'_>, spec: &SourceSpec, bin: &Path) -> KResult<Vec<RenderedObject>> {
+pub fn render(
+    cx: &RenderContext<'_>,
+    spec: &SourceSpec,
+    bin: &Path,
+) -> KResult<Vec<RenderedObject>> {
     let mut root = load::load(cx, &spec.path)?;
     let mut dirs = Vec::new();
     collect(cx, &root, &mut dirs)?;
-    let tmp = tempfile::tempdir().map_err(|e| content(format!("cannot create a temporary directory: {e}")))?;
+    let tmp = tempfile::tempdir()
+        .map_err(|e| content(format!("cannot create a temporary directory: {e}")))?;
     for d in &dirs {
         copy_dir(cx, d, tmp.path())?;
     }
     if spec.kustomize.is_some() {
         argocd::apply(&mut root, spec)?;
         // JSON is YAML: write the edited kustomization back as JSON.
-        let text = serde_json::to_string_pretty(&Value::Object(root.k.clone())).map_err(|e| content(e.to_string()))?;
-        std::fs::write(tmp.path().join(&root.file), text).map_err(|e| content(format!("cannot write kustomization: {e}")))?;
+        let text = serde_json::to_string_pretty(&Value::Object(root.k.clone()))
+            .map_err(|e| content(e.to_string()))?;
+        std::fs::write(tmp.path().join(&root.file), text)
+            .map_err(|e| content(format!("cannot write kustomization: {e}")))?;
     }
     let target = tmp.path().join(&spec.path);
-    let is_kubectl = bin.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("kubectl"));
+    let is_kubectl = bin
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("kubectl"));
     let mut cmd = Command::new(bin);
     if is_kubectl {
         cmd.arg("kustomize");
@@ -88,14 +109,27 @@ pub fn render(cx: &RenderContext<'_>, spec: &SourceSpec, bin: &Path) -> KResult<
         line: None,
     })?;
     if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr).replace(&tmp.path().display().to_string(), "");
-        return Err(content(format!("`{}` failed: {}", bin.display(), err.trim())).at(root.file.clone(), None));
+        let err =
+            String::from_utf8_lossy(&out.stderr).replace(&tmp.path().display().to_string(), "");
+        return Err(
+            content(format!("`{}` failed: {}", bin.display(), err.trim()))
+                .at(root.file.clone(), None),
+        );
     }
-    let text = String::from_utf8(out.stdout).map_err(|_| content("kustomize output is not UTF-8"))?;
-    let docs = yaml::load_all(&text).map_err(|e| content(format!("cannot parse kustomize output: {e}")))?;
+    let text =
+        String::from_utf8(out.stdout).map_err(|_| content("kustomize output is not UTF-8"))?;
+    let docs = yaml::load_all(&text)
+        .map_err(|e| content(format!("cannot parse kustomize output: {e}")))?;
     Ok(docs
         .into_iter()
         .filter(|d| !d.value.is_null())
-        .map(|d| RenderedObject { value: d.value, origin: Origin { file: None, line: None, doc_index: None } })
+        .map(|d| RenderedObject {
+            value: d.value,
+            origin: Origin {
+                file: None,
+                line: None,
+                doc_index: None,
+            },
+        })
         .collect())
 }

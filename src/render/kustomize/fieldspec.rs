@@ -21,7 +21,11 @@ pub struct FieldSpec {
 impl FieldSpec {
     fn new(group: &str, version: &str, kind: &str, path: &str, create: bool) -> FieldSpec {
         FieldSpec {
-            gvk: Gvk { group: group.into(), version: version.into(), kind: kind.into() },
+            gvk: Gvk {
+                group: group.into(),
+                version: version.into(),
+                kind: kind.into(),
+            },
             path: path.into(),
             create,
         }
@@ -36,14 +40,20 @@ impl FieldSpec {
     /// Parses a list of field specs (a `fieldSpecs:` value).
     #[must_use]
     pub fn list(v: &Value) -> Vec<FieldSpec> {
-        v.as_array().map(|a| a.iter().map(FieldSpec::parse).collect()).unwrap_or_default()
+        v.as_array()
+            .map(|a| a.iter().map(FieldSpec::parse).collect())
+            .unwrap_or_default()
     }
 
     /// Parses one entry of a `configurations:` list.
     fn parse(v: &Value) -> FieldSpec {
         let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
         FieldSpec {
-            gvk: Gvk { group: s("group"), version: s("version"), kind: s("kind") },
+            gvk: Gvk {
+                group: s("group"),
+                version: s("version"),
+                kind: s("kind"),
+            },
             path: s("path"),
             create: v.get("create").and_then(Value::as_bool).unwrap_or(false),
         }
@@ -102,15 +112,45 @@ fn metadata_labels() -> Vec<FieldSpec> {
     let f = FieldSpec::new;
     vec![
         f("", "", "", "metadata/labels", true),
-        f("", "v1", "ReplicationController", "spec/template/metadata/labels", true),
+        f(
+            "",
+            "v1",
+            "ReplicationController",
+            "spec/template/metadata/labels",
+            true,
+        ),
         f("", "", "Deployment", "spec/template/metadata/labels", true),
         f("", "", "ReplicaSet", "spec/template/metadata/labels", true),
         f("", "", "DaemonSet", "spec/template/metadata/labels", true),
-        f("apps", "", "StatefulSet", "spec/template/metadata/labels", true),
-        f("apps", "", "StatefulSet", "spec/volumeClaimTemplates[]/metadata/labels", true),
+        f(
+            "apps",
+            "",
+            "StatefulSet",
+            "spec/template/metadata/labels",
+            true,
+        ),
+        f(
+            "apps",
+            "",
+            "StatefulSet",
+            "spec/volumeClaimTemplates[]/metadata/labels",
+            true,
+        ),
         f("batch", "", "Job", "spec/template/metadata/labels", true),
-        f("batch", "", "CronJob", "spec/jobTemplate/metadata/labels", true),
-        f("batch", "", "CronJob", "spec/jobTemplate/spec/template/metadata/labels", true),
+        f(
+            "batch",
+            "",
+            "CronJob",
+            "spec/jobTemplate/metadata/labels",
+            true,
+        ),
+        f(
+            "batch",
+            "",
+            "CronJob",
+            "spec/jobTemplate/spec/template/metadata/labels",
+            true,
+        ),
     ]
 }
 
@@ -134,15 +174,51 @@ fn common_labels() -> Vec<FieldSpec> {
     v.extend(affinity("Deployment"));
     v.push(f("", "", "ReplicaSet", "spec/selector/matchLabels", true));
     v.push(f("", "", "DaemonSet", "spec/selector/matchLabels", true));
-    v.push(f("apps", "", "StatefulSet", "spec/selector/matchLabels", true));
+    v.push(f(
+        "apps",
+        "",
+        "StatefulSet",
+        "spec/selector/matchLabels",
+        true,
+    ));
     v.extend(affinity("StatefulSet"));
     v.extend([
         f("batch", "", "Job", "spec/selector/matchLabels", false),
-        f("batch", "", "CronJob", "spec/jobTemplate/spec/selector/matchLabels", false),
-        f("policy", "", "PodDisruptionBudget", "spec/selector/matchLabels", false),
-        f("networking.k8s.io", "", "NetworkPolicy", "spec/podSelector/matchLabels", false),
-        f("networking.k8s.io", "", "NetworkPolicy", "spec/ingress/from/podSelector/matchLabels", false),
-        f("networking.k8s.io", "", "NetworkPolicy", "spec/egress/to/podSelector/matchLabels", false),
+        f(
+            "batch",
+            "",
+            "CronJob",
+            "spec/jobTemplate/spec/selector/matchLabels",
+            false,
+        ),
+        f(
+            "policy",
+            "",
+            "PodDisruptionBudget",
+            "spec/selector/matchLabels",
+            false,
+        ),
+        f(
+            "networking.k8s.io",
+            "",
+            "NetworkPolicy",
+            "spec/podSelector/matchLabels",
+            false,
+        ),
+        f(
+            "networking.k8s.io",
+            "",
+            "NetworkPolicy",
+            "spec/ingress/from/podSelector/matchLabels",
+            false,
+        ),
+        f(
+            "networking.k8s.io",
+            "",
+            "NetworkPolicy",
+            "spec/egress/to/podSelector/matchLabels",
+            false,
+        ),
     ]);
     v.extend(metadata_labels());
     v
@@ -152,14 +228,62 @@ fn common_annotations() -> Vec<FieldSpec> {
     let f = FieldSpec::new;
     vec![
         f("", "", "", "metadata/annotations", true),
-        f("", "v1", "ReplicationController", "spec/template/metadata/annotations", true),
-        f("", "", "Deployment", "spec/template/metadata/annotations", true),
-        f("", "", "ReplicaSet", "spec/template/metadata/annotations", true),
-        f("", "", "DaemonSet", "spec/template/metadata/annotations", true),
-        f("", "", "StatefulSet", "spec/template/metadata/annotations", true),
-        f("batch", "", "Job", "spec/template/metadata/annotations", true),
-        f("batch", "", "CronJob", "spec/jobTemplate/metadata/annotations", true),
-        f("batch", "", "CronJob", "spec/jobTemplate/spec/template/metadata/annotations", true),
+        f(
+            "",
+            "v1",
+            "ReplicationController",
+            "spec/template/metadata/annotations",
+            true,
+        ),
+        f(
+            "",
+            "",
+            "Deployment",
+            "spec/template/metadata/annotations",
+            true,
+        ),
+        f(
+            "",
+            "",
+            "ReplicaSet",
+            "spec/template/metadata/annotations",
+            true,
+        ),
+        f(
+            "",
+            "",
+            "DaemonSet",
+            "spec/template/metadata/annotations",
+            true,
+        ),
+        f(
+            "",
+            "",
+            "StatefulSet",
+            "spec/template/metadata/annotations",
+            true,
+        ),
+        f(
+            "batch",
+            "",
+            "Job",
+            "spec/template/metadata/annotations",
+            true,
+        ),
+        f(
+            "batch",
+            "",
+            "CronJob",
+            "spec/jobTemplate/metadata/annotations",
+            true,
+        ),
+        f(
+            "batch",
+            "",
+            "CronJob",
+            "spec/jobTemplate/spec/template/metadata/annotations",
+            true,
+        ),
     ]
 }
 
@@ -174,19 +298,55 @@ fn var_reference() -> Vec<FieldSpec> {
         }
         v.push(f("", "", kind, nfs, false));
     };
-    pod("CronJob", "spec/jobTemplate/spec/template/spec", &mut v, "spec/jobTemplate/spec/template/volumes/nfs/server");
-    pod("DaemonSet", "spec/template/spec", &mut v, "spec/template/spec/volumes/nfs/server");
-    pod("Deployment", "spec/template/spec", &mut v, "spec/template/spec/volumes/nfs/server");
-    v.push(f("", "", "Deployment", "spec/template/metadata/annotations", false));
+    pod(
+        "CronJob",
+        "spec/jobTemplate/spec/template/spec",
+        &mut v,
+        "spec/jobTemplate/spec/template/volumes/nfs/server",
+    );
+    pod(
+        "DaemonSet",
+        "spec/template/spec",
+        &mut v,
+        "spec/template/spec/volumes/nfs/server",
+    );
+    pod(
+        "Deployment",
+        "spec/template/spec",
+        &mut v,
+        "spec/template/spec/volumes/nfs/server",
+    );
+    v.push(f(
+        "",
+        "",
+        "Deployment",
+        "spec/template/metadata/annotations",
+        false,
+    ));
     v.push(f("", "", "Ingress", "spec/rules/host", false));
     v.push(f("", "", "Ingress", "spec/tls/hosts", false));
     v.push(f("", "", "Ingress", "spec/tls/secretName", false));
-    pod("Job", "spec/template/spec", &mut v, "spec/template/spec/volumes/nfs/server");
+    pod(
+        "Job",
+        "spec/template/spec",
+        &mut v,
+        "spec/template/spec/volumes/nfs/server",
+    );
     pod("Pod", "spec", &mut v, "spec/volumes/nfs/server");
-    pod("ReplicaSet", "spec/template/spec", &mut v, "spec/template/spec/volumes/nfs/server");
+    pod(
+        "ReplicaSet",
+        "spec/template/spec",
+        &mut v,
+        "spec/template/spec/volumes/nfs/server",
+    );
     v.push(f("", "", "Service", "spec/ports/port", false));
     v.push(f("", "", "Service", "spec/ports/targetPort", false));
-    pod("StatefulSet", "spec/template/spec", &mut v, "spec/volumeClaimTemplates/spec/nfs/server");
+    pod(
+        "StatefulSet",
+        "spec/template/spec",
+        &mut v,
+        "spec/volumeClaimTemplates/spec/nfs/server",
+    );
     v.push(f("", "", "PersistentVolume", "spec/nfs/server", false));
     v.push(f("", "", "", "metadata/labels", false));
     v.push(f("", "", "", "metadata/annotations", false));
@@ -195,13 +355,28 @@ fn var_reference() -> Vec<FieldSpec> {
 
 fn name_reference() -> Vec<NameBackRef> {
     let f = FieldSpec::new;
-    let g = |group: &str, version: &str, kind: &str| Gvk { group: group.into(), version: version.into(), kind: kind.into() };
+    let g = |group: &str, version: &str, kind: &str| Gvk {
+        group: group.into(),
+        version: version.into(),
+        kind: kind.into(),
+    };
     let mut out = Vec::new();
     let hpa = |kind: &str| NameBackRef {
         gvk: g("", "", kind),
-        referrers: vec![f("", "", "HorizontalPodAutoscaler", "spec/scaleTargetRef/name", false)],
+        referrers: vec![f(
+            "",
+            "",
+            "HorizontalPodAutoscaler",
+            "spec/scaleTargetRef/name",
+            false,
+        )],
     };
-    for k in ["Deployment", "ReplicationController", "ReplicaSet", "StatefulSet"] {
+    for k in [
+        "Deployment",
+        "ReplicationController",
+        "ReplicaSet",
+        "StatefulSet",
+    ] {
         out.push(hpa(k));
     }
     // ConfigMap
@@ -221,8 +396,17 @@ fn name_reference() -> Vec<NameBackRef> {
     cm.push(f("", "", "Node", "spec/configSource/configMap", false));
     cm.push(f("", "", "Role", "rules/resourceNames", false));
     cm.push(f("", "", "ClusterRole", "rules/resourceNames", false));
-    cm.push(f("", "", "Ingress", "metadata/annotations/nginx.ingress.kubernetes.io\\/fastcgi-params-configmap", false));
-    out.push(NameBackRef { gvk: g("", "v1", "ConfigMap"), referrers: cm });
+    cm.push(f(
+        "",
+        "",
+        "Ingress",
+        "metadata/annotations/nginx.ingress.kubernetes.io\\/fastcgi-params-configmap",
+        false,
+    ));
+    out.push(NameBackRef {
+        gvk: g("", "v1", "ConfigMap"),
+        referrers: cm,
+    });
     // Secret
     let mut sec = Vec::new();
     for (ver, kind, p) in POD_KINDS {
@@ -240,9 +424,27 @@ fn name_reference() -> Vec<NameBackRef> {
     }
     sec.extend([
         f("", "", "Ingress", "spec/tls/secretName", false),
-        f("", "", "Ingress", "metadata/annotations/ingress.kubernetes.io\\/auth-secret", false),
-        f("", "", "Ingress", "metadata/annotations/nginx.ingress.kubernetes.io\\/auth-secret", false),
-        f("", "", "Ingress", "metadata/annotations/nginx.ingress.kubernetes.io\\/auth-tls-secret", false),
+        f(
+            "",
+            "",
+            "Ingress",
+            "metadata/annotations/ingress.kubernetes.io\\/auth-secret",
+            false,
+        ),
+        f(
+            "",
+            "",
+            "Ingress",
+            "metadata/annotations/nginx.ingress.kubernetes.io\\/auth-secret",
+            false,
+        ),
+        f(
+            "",
+            "",
+            "Ingress",
+            "metadata/annotations/nginx.ingress.kubernetes.io\\/auth-tls-secret",
+            false,
+        ),
         f("", "", "ServiceAccount", "imagePullSecrets/name", false),
         f("", "", "StorageClass", "parameters/secretName", false),
         f("", "", "StorageClass", "parameters/adminSecretName", false),
@@ -250,54 +452,165 @@ fn name_reference() -> Vec<NameBackRef> {
         f("", "", "StorageClass", "parameters/secretRef", false),
         f("", "", "Role", "rules/resourceNames", false),
         f("", "", "ClusterRole", "rules/resourceNames", false),
-        f("serving.knative.dev", "v1", "Service", "spec/template/spec/containers/env/valueFrom/secretKeyRef/name", false),
-        f("", "", "PersistentVolume", "spec/azureFile/secretName", false),
+        f(
+            "serving.knative.dev",
+            "v1",
+            "Service",
+            "spec/template/spec/containers/env/valueFrom/secretKeyRef/name",
+            false,
+        ),
+        f(
+            "",
+            "",
+            "PersistentVolume",
+            "spec/azureFile/secretName",
+            false,
+        ),
     ]);
-    out.push(NameBackRef { gvk: g("", "v1", "Secret"), referrers: sec });
+    out.push(NameBackRef {
+        gvk: g("", "v1", "Secret"),
+        referrers: sec,
+    });
     out.push(NameBackRef {
         gvk: g("", "v1", "Service"),
         referrers: vec![
             f("apps", "", "StatefulSet", "spec/serviceName", false),
-            f("", "", "Ingress", "spec/rules/http/paths/backend/serviceName", false),
+            f(
+                "",
+                "",
+                "Ingress",
+                "spec/rules/http/paths/backend/serviceName",
+                false,
+            ),
             f("", "", "Ingress", "spec/backend/serviceName", false),
-            f("", "", "Ingress", "spec/rules/http/paths/backend/service/name", false),
+            f(
+                "",
+                "",
+                "Ingress",
+                "spec/rules/http/paths/backend/service/name",
+                false,
+            ),
             f("", "", "Ingress", "spec/defaultBackend/service/name", false),
-            f("apiregistration.k8s.io", "", "APIService", "spec/service/name", false),
-            f("admissionregistration.k8s.io", "", "ValidatingWebhookConfiguration", "webhooks/clientConfig/service", false),
-            f("admissionregistration.k8s.io", "", "MutatingWebhookConfiguration", "webhooks/clientConfig/service", false),
+            f(
+                "apiregistration.k8s.io",
+                "",
+                "APIService",
+                "spec/service/name",
+                false,
+            ),
+            f(
+                "admissionregistration.k8s.io",
+                "",
+                "ValidatingWebhookConfiguration",
+                "webhooks/clientConfig/service",
+                false,
+            ),
+            f(
+                "admissionregistration.k8s.io",
+                "",
+                "MutatingWebhookConfiguration",
+                "webhooks/clientConfig/service",
+                false,
+            ),
         ],
     });
     out.push(NameBackRef {
         gvk: g("rbac.authorization.k8s.io", "", "Role"),
-        referrers: vec![f("rbac.authorization.k8s.io", "", "RoleBinding", "roleRef/name", false)],
+        referrers: vec![f(
+            "rbac.authorization.k8s.io",
+            "",
+            "RoleBinding",
+            "roleRef/name",
+            false,
+        )],
     });
     out.push(NameBackRef {
         gvk: g("rbac.authorization.k8s.io", "", "ClusterRole"),
         referrers: vec![
-            f("rbac.authorization.k8s.io", "", "RoleBinding", "roleRef/name", false),
-            f("rbac.authorization.k8s.io", "", "ClusterRoleBinding", "roleRef/name", false),
+            f(
+                "rbac.authorization.k8s.io",
+                "",
+                "RoleBinding",
+                "roleRef/name",
+                false,
+            ),
+            f(
+                "rbac.authorization.k8s.io",
+                "",
+                "ClusterRoleBinding",
+                "roleRef/name",
+                false,
+            ),
         ],
     });
     let workloads = |leaf: &str, pod_path: &str| {
         vec![
             f("", "", "Pod", pod_path, false),
-            f("", "", "StatefulSet", &format!("spec/template/spec/{leaf}"), false),
-            f("", "", "Deployment", &format!("spec/template/spec/{leaf}"), false),
-            f("", "", "ReplicationController", &format!("spec/template/spec/{leaf}"), false),
-            f("", "", "CronJob", &format!("spec/jobTemplate/spec/template/spec/{leaf}"), false),
+            f(
+                "",
+                "",
+                "StatefulSet",
+                &format!("spec/template/spec/{leaf}"),
+                false,
+            ),
+            f(
+                "",
+                "",
+                "Deployment",
+                &format!("spec/template/spec/{leaf}"),
+                false,
+            ),
+            f(
+                "",
+                "",
+                "ReplicationController",
+                &format!("spec/template/spec/{leaf}"),
+                false,
+            ),
+            f(
+                "",
+                "",
+                "CronJob",
+                &format!("spec/jobTemplate/spec/template/spec/{leaf}"),
+                false,
+            ),
             f("", "", "Job", &format!("spec/template/spec/{leaf}"), false),
-            f("", "", "DaemonSet", &format!("spec/template/spec/{leaf}"), false),
+            f(
+                "",
+                "",
+                "DaemonSet",
+                &format!("spec/template/spec/{leaf}"),
+                false,
+            ),
         ]
     };
     let mut sa = vec![
-        f("rbac.authorization.k8s.io", "", "RoleBinding", "subjects", false),
-        f("rbac.authorization.k8s.io", "", "ClusterRoleBinding", "subjects", false),
+        f(
+            "rbac.authorization.k8s.io",
+            "",
+            "RoleBinding",
+            "subjects",
+            false,
+        ),
+        f(
+            "rbac.authorization.k8s.io",
+            "",
+            "ClusterRoleBinding",
+            "subjects",
+            false,
+        ),
     ];
     sa.extend(workloads("serviceAccountName", "spec/serviceAccountName"));
-    out.push(NameBackRef { gvk: g("", "v1", "ServiceAccount"), referrers: sa });
+    out.push(NameBackRef {
+        gvk: g("", "v1", "ServiceAccount"),
+        referrers: sa,
+    });
     out.push(NameBackRef {
         gvk: g("", "v1", "PersistentVolumeClaim"),
-        referrers: workloads("volumes/persistentVolumeClaim/claimName", "spec/volumes/persistentVolumeClaim/claimName"),
+        referrers: workloads(
+            "volumes/persistentVolumeClaim/claimName",
+            "spec/volumes/persistentVolumeClaim/claimName",
+        ),
     });
     out.push(NameBackRef {
         gvk: g("", "v1", "PersistentVolume"),
@@ -310,8 +623,20 @@ fn name_reference() -> Vec<NameBackRef> {
         gvk: g("storage.k8s.io", "v1", "StorageClass"),
         referrers: vec![
             f("", "", "PersistentVolume", "spec/storageClassName", false),
-            f("", "", "PersistentVolumeClaim", "spec/storageClassName", false),
-            f("", "", "StatefulSet", "spec/volumeClaimTemplates/spec/storageClassName", false),
+            f(
+                "",
+                "",
+                "PersistentVolumeClaim",
+                "spec/storageClassName",
+                false,
+            ),
+            f(
+                "",
+                "",
+                "StatefulSet",
+                "spec/volumeClaimTemplates/spec/storageClassName",
+                false,
+            ),
         ],
     });
     out.push(NameBackRef {
@@ -324,8 +649,18 @@ fn name_reference() -> Vec<NameBackRef> {
         referrers: vec![f("", "", "Ingress", "spec/ingressClassName", false)],
     });
     out.push(NameBackRef {
-        gvk: g("admissionregistration.k8s.io", "", "ValidatingAdmissionPolicy"),
-        referrers: vec![f("admissionregistration.k8s.io", "", "ValidatingAdmissionPolicyBinding", "spec/policyName", false)],
+        gvk: g(
+            "admissionregistration.k8s.io",
+            "",
+            "ValidatingAdmissionPolicy",
+        ),
+        referrers: vec![f(
+            "admissionregistration.k8s.io",
+            "",
+            "ValidatingAdmissionPolicyBinding",
+            "spec/policyName",
+            false,
+        )],
     });
     out
 }
@@ -345,8 +680,20 @@ impl TransformerConfig {
             name_suffix: vec![f("", "", "", "metadata/name", false)],
             namespace: vec![
                 f("", "", "Namespace", "metadata/name", true),
-                f("apiregistration.k8s.io", "", "APIService", "spec/service/namespace", true),
-                f("apiextensions.k8s.io", "", "CustomResourceDefinition", "spec/conversion/webhook/clientConfig/service/namespace", false),
+                f(
+                    "apiregistration.k8s.io",
+                    "",
+                    "APIService",
+                    "spec/service/namespace",
+                    true,
+                ),
+                f(
+                    "apiextensions.k8s.io",
+                    "",
+                    "CustomResourceDefinition",
+                    "spec/conversion/webhook/clientConfig/service/namespace",
+                    false,
+                ),
             ],
             common_labels: common_labels(),
             template_labels: metadata_labels(),
@@ -355,10 +702,15 @@ impl TransformerConfig {
             var_reference: var_reference(),
             name_reference: name_reference(),
             images,
-            replicas: ["Deployment", "ReplicationController", "ReplicaSet", "StatefulSet"]
-                .iter()
-                .map(|k| f("", "", k, "spec/replicas", true))
-                .collect(),
+            replicas: [
+                "Deployment",
+                "ReplicationController",
+                "ReplicaSet",
+                "StatefulSet",
+            ]
+            .iter()
+            .map(|k| f("", "", k, "spec/replicas", true))
+            .collect(),
         }
     }
 
@@ -403,7 +755,11 @@ impl TransformerConfig {
     pub fn parse(v: &Value, file: &str) -> KResult<TransformerConfig> {
         let mut c = TransformerConfig::empty();
         let Some(m) = v.as_object() else { return Ok(c) };
-        let specs = |v: &Value| -> Vec<FieldSpec> { v.as_array().map(|a| a.iter().map(FieldSpec::parse).collect()).unwrap_or_default() };
+        let specs = |v: &Value| -> Vec<FieldSpec> {
+            v.as_array()
+                .map(|a| a.iter().map(FieldSpec::parse).collect())
+                .unwrap_or_default()
+        };
         for (k, val) in m {
             match k.as_str() {
                 "namePrefix" => c.name_prefix = specs(val),
@@ -418,15 +774,23 @@ impl TransformerConfig {
                 "replicas" => c.replicas = specs(val),
                 "nameReference" => {
                     for e in val.as_array().into_iter().flatten() {
-                        let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                        let s =
+                            |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
                         c.name_reference.push(NameBackRef {
-                            gvk: Gvk { group: s("group"), version: s("version"), kind: s("kind") },
+                            gvk: Gvk {
+                                group: s("group"),
+                                version: s("version"),
+                                kind: s("kind"),
+                            },
                             referrers: e.get("fieldSpecs").map(specs).unwrap_or_default(),
                         });
                     }
                 }
                 other => {
-                    return Err(content(format!("`{file}`: unknown transformer configuration field `{other}`")).at(file, None));
+                    return Err(content(format!(
+                        "`{file}`: unknown transformer configuration field `{other}`"
+                    ))
+                    .at(file, None));
                 }
             }
         }
@@ -489,7 +853,12 @@ pub fn apply(
     })
 }
 
-fn walk(node: &mut Value, path: &[String], create: CreateKind, f: &mut dyn FnMut(&mut Value) -> KResult<()>) -> KResult<()> {
+fn walk(
+    node: &mut Value,
+    path: &[String],
+    create: CreateKind,
+    f: &mut dyn FnMut(&mut Value) -> KResult<()>,
+) -> KResult<()> {
     let Some((head, rest)) = path.split_first() else {
         return f(node);
     };
@@ -527,7 +896,9 @@ fn walk(node: &mut Value, path: &[String], create: CreateKind, f: &mut dyn FnMut
                     None => return Ok(()),
                 }
             }
-            let Some(child) = m.get_mut(name) else { return Ok(()) };
+            let Some(child) = m.get_mut(name) else {
+                return Ok(());
+            };
             if child.is_null() {
                 match make {
                     Some(v) => *child = v,

@@ -15,7 +15,11 @@ use crate::render::RenderContext;
 
 fn strs(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -35,7 +39,8 @@ fn pairs(cx: &RenderContext<'_>, k: &Kustomization, g: &Value) -> KResult<Vec<(S
     let mut out: Vec<(String, Vec<u8>)> = Vec::new();
     for env in strs(g.get("envs")) {
         let (_, bytes) = k.read(cx, &env)?;
-        let text = std::str::from_utf8(&bytes).map_err(|_| k.err(format!("env file `{env}` is not valid UTF-8")))?;
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|_| k.err(format!("env file `{env}` is not valid UTF-8")))?;
         for (i, line) in text.split('\n').enumerate() {
             let mut line = line.strip_suffix('\r').unwrap_or(line);
             if i == 0 {
@@ -57,14 +62,19 @@ fn pairs(cx: &RenderContext<'_>, k: &Kustomization, g: &Value) -> KResult<Vec<(S
     }
     for lit in strs(g.get("literals")) {
         let Some((key, val)) = lit.split_once('=').filter(|(a, _)| !a.is_empty()) else {
-            return Err(k.err(format!("invalid literal source `{lit}`, expected key=value")));
+            return Err(k.err(format!(
+                "invalid literal source `{lit}`, expected key=value"
+            )));
         };
         out.push((key.to_string(), remove_quotes(val).as_bytes().to_vec()));
     }
     for src in strs(g.get("files")) {
         let n = src.matches('=').count();
         let (key, file) = match n {
-            0 => (crate::source::path::file_name(src.trim_end_matches('/')).to_string(), src.clone()),
+            0 => (
+                crate::source::path::file_name(src.trim_end_matches('/')).to_string(),
+                src.clone(),
+            ),
             1 if !src.starts_with('=') && !src.ends_with('=') => {
                 let (a, b) = src.split_once('=').unwrap_or_default();
                 (a.to_string(), b.to_string())
@@ -78,10 +88,18 @@ fn pairs(cx: &RenderContext<'_>, k: &Kustomization, g: &Value) -> KResult<Vec<(S
     let name = g.get("name").and_then(Value::as_str).unwrap_or("");
     for (key, _) in &out {
         if !seen.insert(key.clone()) {
-            return Err(k.err(format!("configmap {name} illegally repeats the key `{key}`")));
+            return Err(k.err(format!(
+                "configmap {name} illegally repeats the key `{key}`"
+            )));
         }
-        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || "-._".contains(c)) {
-            return Err(k.err(format!("`{key}` is not a valid key name for a ConfigMap or Secret")));
+        if key.is_empty()
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
+        {
+            return Err(k.err(format!(
+                "`{key}` is not a valid key name for a ConfigMap or Secret"
+            )));
         }
     }
     Ok(out)
@@ -92,10 +110,19 @@ fn pairs(cx: &RenderContext<'_>, k: &Kustomization, g: &Value) -> KResult<Vec<(S
 ///
 /// # Errors
 /// Unreadable sources, invalid or repeated keys.
-pub fn generate(cx: &RenderContext<'_>, k: &Kustomization, g: &Value, global: &Value, kind: &str) -> KResult<Res> {
+pub fn generate(
+    cx: &RenderContext<'_>,
+    k: &Kustomization,
+    g: &Value,
+    global: &Value,
+    kind: &str,
+) -> KResult<Res> {
     let name = g.get("name").and_then(Value::as_str).unwrap_or("");
     if name.is_empty() {
-        return Err(k.err(format!("a {} generator must have a name", kind.to_lowercase())));
+        return Err(k.err(format!(
+            "a {} generator must have a name",
+            kind.to_lowercase()
+        )));
     }
     let local = g.get("options").cloned().unwrap_or(Value::Null);
     let mut labels = string_map(local.get("labels"), "options.labels", &k.file)?;
@@ -107,27 +134,49 @@ pub fn generate(cx: &RenderContext<'_>, k: &Kustomization, g: &Value, global: &V
             labels.push((key, val));
         }
     }
-    for (key, val) in string_map(global.get("annotations"), "generatorOptions.annotations", &k.file)? {
+    for (key, val) in string_map(
+        global.get("annotations"),
+        "generatorOptions.annotations",
+        &k.file,
+    )? {
         if !had_ann || !annotations.iter().any(|(k2, _)| *k2 == key) {
             annotations.push((key, val));
         }
     }
     let flag = |o: &Value, f: &str| o.get(f).and_then(Value::as_bool).unwrap_or(false);
-    let disable_hash = flag(&local, "disableNameSuffixHash") || flag(global, "disableNameSuffixHash");
+    let disable_hash =
+        flag(&local, "disableNameSuffixHash") || flag(global, "disableNameSuffixHash");
     let immutable = flag(&local, "immutable") || flag(global, "immutable");
 
     let mut meta = Map::new();
     meta.insert("name".into(), json!(name));
-    if let Some(ns) = g.get("namespace").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+    if let Some(ns) = g
+        .get("namespace")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+    {
         meta.insert("namespace".into(), json!(ns));
     }
     if !labels.is_empty() {
-        meta.insert("labels".into(), Value::Object(labels.into_iter().map(|(a, b)| (a, Value::String(b))).collect()));
+        meta.insert(
+            "labels".into(),
+            Value::Object(
+                labels
+                    .into_iter()
+                    .map(|(a, b)| (a, Value::String(b)))
+                    .collect(),
+            ),
+        );
     }
     if !annotations.is_empty() {
         meta.insert(
             "annotations".into(),
-            Value::Object(annotations.into_iter().map(|(a, b)| (a, Value::String(b))).collect()),
+            Value::Object(
+                annotations
+                    .into_iter()
+                    .map(|(a, b)| (a, Value::String(b)))
+                    .collect(),
+            ),
         );
     }
     let mut obj = Map::new();
@@ -152,7 +201,11 @@ pub fn generate(cx: &RenderContext<'_>, k: &Kustomization, g: &Value, global: &V
         }
     }
     if kind == "Secret" {
-        let t = g.get("type").and_then(Value::as_str).filter(|s| !s.is_empty()).unwrap_or("Opaque");
+        let t = g
+            .get("type")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .unwrap_or("Opaque");
         obj.insert("type".into(), json!(t));
     }
     if !data.is_empty() || kind == "Secret" {
@@ -214,19 +267,30 @@ pub fn absorb(acc: &mut Acc, mut r: Res) -> KResult<()> {
     let matches = matching_any_id(&acc.res, &id);
     match matches.as_slice() {
         [] => match r.behavior {
-            Behavior::Merge | Behavior::Replace => {
-                Err(content(format!("{} does not exist; cannot merge or replace", id.display())))
-            }
+            Behavior::Merge | Behavior::Replace => Err(content(format!(
+                "{} does not exist; cannot merge or replace",
+                id.display()
+            ))),
             Behavior::Create => acc.append(r),
         },
         [i] => {
             let old = &acc.res[*i];
             if r.behavior == Behavior::Create {
-                return Err(content(format!("{} exists; behavior must be merge or replace", id.display())));
+                return Err(content(format!(
+                    "{} exists; behavior must be merge or replace",
+                    id.display()
+                )));
             }
             for f in ["labels", "annotations"] {
-                let o = old.v.pointer(&format!("/metadata/{f}")).cloned().unwrap_or(Value::Null);
-                let n = r.v.pointer(&format!("/metadata/{f}")).cloned().unwrap_or(Value::Null);
+                let o = old
+                    .v
+                    .pointer(&format!("/metadata/{f}"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                let n =
+                    r.v.pointer(&format!("/metadata/{f}"))
+                        .cloned()
+                        .unwrap_or(Value::Null);
                 let merged = merge_string_maps(&o, &n);
                 if let Some(meta) = r.v.get_mut("metadata").and_then(Value::as_object_mut) {
                     match merged {
@@ -259,7 +323,10 @@ pub fn absorb(acc: &mut Acc, mut r: Res) -> KResult<()> {
             acc.res[*i] = r;
             Ok(())
         }
-        _ => Err(content(format!("found multiple objects that could accept merge of {}", id.display()))),
+        _ => Err(content(format!(
+            "found multiple objects that could accept merge of {}",
+            id.display()
+        ))),
     }
 }
 

@@ -55,7 +55,9 @@ fn write_str(s: &str, out: &mut String) {
             '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
             c => out.push(c),
         }
@@ -70,6 +72,9 @@ mod tests {
 
     #[test]
     fn escapes_html_like_go() {
-        assert_eq!(marshal(&json!({"b": "<a&b>", "a": 1})), r#"{"a":1,"b":"\u003ca\u0026b\u003e"}"#);
+        assert_eq!(
+            marshal(&json!({"b": "<a&b>", "a": 1})),
+            r#"{"a":1,"b":"\u003ca\u0026b\u003e"}"#
+        );
     }
 }

@@ -77,7 +77,10 @@ impl Kustomization {
     /// A list field (empty when absent).
     #[must_use]
     pub fn list(&self, f: &str) -> &[Value] {
-        self.k.get(f).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+        self.k
+            .get(f)
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
     }
 
     /// A string-map field, checking that every value is a string.
@@ -98,7 +101,11 @@ impl Kustomization {
     ///
     /// # Errors
     /// Missing files, files outside the kustomization root, files outside the repository.
-    pub fn read(&self, cx: &RenderContext<'_>, rel: &str) -> KResult<(String, std::sync::Arc<[u8]>)> {
+    pub fn read(
+        &self,
+        cx: &RenderContext<'_>,
+        rel: &str,
+    ) -> KResult<(String, std::sync::Arc<[u8]>)> {
         let p = self.restricted(cx, rel)?;
         let bytes = cx.read(&p)?;
         Ok((p, bytes))
@@ -110,7 +117,8 @@ impl Kustomization {
     /// See [`Kustomization::read`].
     pub fn restricted(&self, cx: &RenderContext<'_>, rel: &str) -> KResult<String> {
         let p = join(&self.dir, rel, &self.file)?;
-        let real = source::resolve(cx.tree, &p).map_err(|e| RenderError::from_source(&e).at(self.file.clone(), None))?;
+        let real = source::resolve(cx.tree, &p)
+            .map_err(|e| RenderError::from_source(&e).at(self.file.clone(), None))?;
         let root = source::resolve(cx.tree, &self.dir).map_err(|e| RenderError::from_source(&e))?;
         if path::strip_dir(&real, &root).is_none() {
             return Err(self.err(format!(
@@ -155,7 +163,11 @@ pub fn string_map(v: Option<&Value>, f: &str, file: &str) -> KResult<Vec<(String
 #[must_use]
 pub fn lenient_string_map(v: Option<&Value>) -> Vec<(String, String)> {
     v.and_then(Value::as_object)
-        .map(|m| m.iter().map(|(k, x)| (k.clone(), super::smp::scalar_text(x))).collect())
+        .map(|m| {
+            m.iter()
+                .map(|(k, x)| (k.clone(), super::smp::scalar_text(x)))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -166,7 +178,9 @@ pub fn lenient_string_map(v: Option<&Value>) -> Vec<(String, String)> {
 /// Absolute or escaping paths.
 pub fn join(dir: &str, rel: &str, file: &str) -> KResult<String> {
     if rel.starts_with('/') {
-        return Err(content(format!("`{file}`: absolute path `{rel}` is not allowed")).at(file, None));
+        return Err(
+            content(format!("`{file}`: absolute path `{rel}` is not allowed")).at(file, None),
+        );
     }
     path::join(dir, rel).ok_or_else(|| RenderError {
         kind: RenderErrorKind::OutsideRepo,
@@ -195,7 +209,11 @@ pub fn is_remote(s: &str) -> bool {
 pub fn find_file(cx: &RenderContext<'_>, dir: &str) -> KResult<String> {
     let mut found = Vec::new();
     for name in KUSTOMIZATION_NAMES {
-        let p = if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
+        let p = if dir.is_empty() {
+            name.to_string()
+        } else {
+            format!("{dir}/{name}")
+        };
         if cx.kind_of(&p)? == Some(EntryKind::File) {
             found.push(p);
         }
@@ -223,7 +241,8 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
     let file = find_file(cx, dir)?;
     // Kustomize reads kustomization files with sigs.k8s.io/yaml (YAML 1.1).
     let bytes = cx.read(&file)?;
-    let text = std::str::from_utf8(&bytes).map_err(|_| content(format!("`{file}` is not valid UTF-8")).at(file.clone(), None))?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| content(format!("`{file}` is not valid UTF-8")).at(file.clone(), None))?;
     let docs = yaml::load_all_as(text, yaml::Dialect::SigsYaml, &yaml::Limits::default())
         .map_err(|e| RenderError::from_yaml(&file, &e))?;
     let docs: Vec<&yaml::Doc> = docs.iter().filter(|d| !d.value.is_null()).collect();
@@ -231,9 +250,18 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
         [] => Map::new(),
         [d] => match &d.value {
             Value::Object(m) => m.clone(),
-            _ => return Err(content(format!("`{file}`: a kustomization must be a map")).at(file, None)),
+            _ => {
+                return Err(
+                    content(format!("`{file}`: a kustomization must be a map")).at(file, None)
+                )
+            }
         },
-        _ => return Err(content(format!("`{file}`: a kustomization must be a single YAML document")).at(file, None)),
+        _ => {
+            return Err(content(format!(
+                "`{file}`: a kustomization must be a single YAML document"
+            ))
+            .at(file, None))
+        }
     };
     // Go's encoding/json matches field names case-insensitively.
     let keys: Vec<String> = k.keys().cloned().collect();
@@ -259,10 +287,13 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
     }
     if let Some(kind) = k.get("kind").and_then(Value::as_str) {
         if kind != "Kustomization" && kind != "Component" {
-            return Err(content(format!("`{file}`: unknown kustomization kind `{kind}`")).at(file, None));
+            return Err(
+                content(format!("`{file}`: unknown kustomization kind `{kind}`")).at(file, None),
+            );
         }
     }
-    let unsupported = |what: &str| RenderError::unsupported(format!("`{file}`: {what}")).at(file.clone(), None);
+    let unsupported =
+        |what: &str| RenderError::unsupported(format!("`{file}`: {what}")).at(file.clone(), None);
     for (f, what) in [
         ("helmCharts", "`helmCharts` needs helm, which the native renderer does not run"),
         ("helmChartInflationGenerator", "`helmChartInflationGenerator` needs helm, which the native renderer does not run"),
@@ -279,13 +310,17 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
     // Kustomize's FixKustomization.
     let bases = k.remove("bases");
     if let Some(Value::Array(b)) = bases {
-        let r = k.entry("resources").or_insert_with(|| Value::Array(Vec::new()));
+        let r = k
+            .entry("resources")
+            .or_insert_with(|| Value::Array(Vec::new()));
         if let Value::Array(r) = r {
             r.extend(b);
         }
     }
     if let Some(Value::Array(t)) = k.remove("imageTags") {
-        let r = k.entry("images").or_insert_with(|| Value::Array(Vec::new()));
+        let r = k
+            .entry("images")
+            .or_insert_with(|| Value::Array(Vec::new()));
         if let Value::Array(r) = r {
             r.extend(t);
         }
@@ -306,33 +341,55 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
             }
         }
     }
-    for f in ["resources", "components", "patchesStrategicMerge", "configurations"] {
+    for f in [
+        "resources",
+        "components",
+        "patchesStrategicMerge",
+        "configurations",
+    ] {
         for v in k.get(f).and_then(Value::as_array).into_iter().flatten() {
             if !v.is_string() {
-                return Err(content(format!("`{file}`: entries of `{f}` must be strings")).at(file, None));
+                return Err(
+                    content(format!("`{file}`: entries of `{f}` must be strings")).at(file, None),
+                );
             }
         }
     }
-    Ok(Kustomization { dir: dir.to_string(), file, k })
+    Ok(Kustomization {
+        dir: dir.to_string(),
+        file,
+        k,
+    })
 }
 
 /// Parses resource documents (expanding `*List` objects with `items`).
 ///
 /// # Errors
 /// Documents that are not maps.
-pub fn resources_from_docs(docs: &[yaml::Doc], file: Option<&str>, text: Option<&str>) -> KResult<Vec<Res>> {
+pub fn resources_from_docs(
+    docs: &[yaml::Doc],
+    file: Option<&str>,
+    text: Option<&str>,
+) -> KResult<Vec<Res>> {
     let mut out = Vec::new();
     let lines: Vec<&str> = text.map(|t| t.lines().collect()).unwrap_or_default();
     for (i, d) in docs.iter().enumerate() {
         if d.value.is_null() {
             continue;
         }
-        let origin = Origin { file: file.map(str::to_string), line: Some(d.line), doc_index: Some(d.index) };
+        let origin = Origin {
+            file: file.map(str::to_string),
+            line: Some(d.line),
+            doc_index: Some(d.index),
+        };
         let start = out.len();
         push_expanded(d.value.clone(), &origin, file.unwrap_or("inline"), &mut out)?;
         if has_null(&d.value) && !lines.is_empty() {
             let from = (d.line as usize).saturating_sub(1);
-            let to = docs.get(i + 1).map_or(lines.len(), |n| (n.line as usize).saturating_sub(1)).min(lines.len());
+            let to = docs
+                .get(i + 1)
+                .map_or(lines.len(), |n| (n.line as usize).saturating_sub(1))
+                .min(lines.len());
             let keys = explicit_null_keys(lines.get(from..to).unwrap_or(&[]));
             for r in &mut out[start..] {
                 r.explicit_nulls.clone_from(&keys);
@@ -365,7 +422,9 @@ fn explicit_null_keys(lines: &[&str]) -> Vec<String> {
             Some(i) => t[..i].trim_end(),
             None => t,
         };
-        let Some((k, v)) = t.split_once(':') else { continue };
+        let Some((k, v)) = t.split_once(':') else {
+            continue;
+        };
         if k.is_empty() || k.contains(' ') && !k.starts_with('"') {
             continue;
         }
@@ -387,7 +446,11 @@ fn push_expanded(v: Value, origin: &Origin, file: &str, out: &mut Vec<Res>) -> K
     if !v.is_object() {
         return Err(content(format!("`{file}`: a resource must be a map")).at(file, origin.line));
     }
-    let is_list = v.get("kind").and_then(Value::as_str).is_some_and(|k| k.ends_with("List")) && v.get("items").is_some();
+    let is_list = v
+        .get("kind")
+        .and_then(Value::as_str)
+        .is_some_and(|k| k.ends_with("List"))
+        && v.get("items").is_some();
     if is_list {
         if let Some(Value::Array(items)) = v.get("items") {
             for it in items.clone() {

@@ -41,7 +41,10 @@ pub(crate) fn content(msg: impl Into<String>) -> RenderError {
 /// # Errors
 /// Any Kustomize error, unsupported features, and reads outside the
 /// repository.
-pub fn render(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Vec<RenderedObject>, RenderError> {
+pub fn render(
+    cx: &RenderContext<'_>,
+    spec: &SourceSpec,
+) -> Result<Vec<RenderedObject>, RenderError> {
     if let Some(bin) = &cx.options.external_kustomize {
         return external::render(cx, spec, bin);
     }

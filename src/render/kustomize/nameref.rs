@@ -18,7 +18,13 @@ fn candidates(res: &[Res], referrer: &Res) -> Vec<usize> {
     }
     let mut rb_ns: Vec<String> = Vec::new();
     if referrer.kind() == "RoleBinding" {
-        for s in referrer.v.get("subjects").and_then(Value::as_array).into_iter().flatten() {
+        for s in referrer
+            .v
+            .get("subjects")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if s.get("kind").and_then(Value::as_str) == Some("ServiceAccount") {
                 if let Some(ns) = s.get("namespace").and_then(Value::as_str) {
                     rb_ns.push(ns.to_string());
@@ -30,7 +36,9 @@ fn candidates(res: &[Res], referrer: &Res) -> Vec<usize> {
         .enumerate()
         .filter(|(_, t)| {
             let id = t.cur_id();
-            id.gvk.is_cluster_scoped() || id.effective_ns() == rid.effective_ns() || rb_ns.iter().any(|n| n == t.namespace())
+            id.gvk.is_cluster_scoped()
+                || id.effective_ns() == rid.effective_ns()
+                || rb_ns.iter().any(|n| n == t.namespace())
         })
         .map(|(i, _)| i)
         .collect()
@@ -51,14 +59,23 @@ impl Ctx<'_> {
             .iter()
             .copied()
             .filter(|i| res[*i].prev_ids().iter().any(|id| id.name == old))
-            .filter(|i| res[*i].prev_ids().iter().any(|id| id.gvk.selected_by(self.target)))
+            .filter(|i| {
+                res[*i]
+                    .prev_ids()
+                    .iter()
+                    .any(|id| id.gvk.selected_by(self.target))
+            })
             .collect();
         if self.spec.path.ends_with("roleRef/name") {
             if let Some(rr) = self.referrer.v.get("roleRef") {
                 let g = rr.get("apiGroup").and_then(Value::as_str);
                 let k = rr.get("kind").and_then(Value::as_str);
                 if let (Some(g), Some(k)) = (g, k) {
-                    let gvk = Gvk { group: g.to_string(), version: String::new(), kind: k.to_string() };
+                    let gvk = Gvk {
+                        group: g.to_string(),
+                        version: String::new(),
+                        kind: k.to_string(),
+                    };
                     c.retain(|i| res[*i].prev_ids().iter().any(|id| id.gvk.selected_by(&gvk)));
                 }
             }
@@ -67,7 +84,9 @@ impl Ctx<'_> {
         if !rid.gvk.is_cluster_scoped() {
             c.retain(|i| {
                 let t = res[*i].cur_id();
-                t.gvk.is_cluster_scoped() || res[*i].kind() == "ServiceAccount" || t.effective_ns() == rid.effective_ns()
+                t.gvk.is_cluster_scoped()
+                    || res[*i].kind() == "ServiceAccount"
+                    || t.effective_ns() == rid.effective_ns()
             });
         }
         if c.len() == 1 {
@@ -83,7 +102,8 @@ impl Ctx<'_> {
             _ => {
                 let first = &res[c[0]];
                 let same = c.iter().all(|i| {
-                    res[*i].name() == first.name() && (!same_ns_too || res[*i].namespace() == first.namespace())
+                    res[*i].name() == first.name()
+                        && (!same_ns_too || res[*i].namespace() == first.namespace())
                 });
                 if same {
                     Ok(Some(c[0]))
@@ -100,7 +120,9 @@ impl Ctx<'_> {
     }
 
     fn set_scalar(&self, node: &mut Value) -> KResult<()> {
-        let Some(old) = node.as_str().map(str::to_string) else { return Ok(()) };
+        let Some(old) = node.as_str().map(str::to_string) else {
+            return Ok(());
+        };
         if let Some(i) = self.select(&old, self.cands, false)? {
             let new = self.res[i].name();
             if new != old {
@@ -111,7 +133,9 @@ impl Ctx<'_> {
     }
 
     fn set_mapping(&self, node: &mut Value) -> KResult<()> {
-        let Some(m) = node.as_object_mut() else { return Ok(()) };
+        let Some(m) = node.as_object_mut() else {
+            return Ok(());
+        };
         let Some(name) = m.get("name") else {
             return Err(content("path config error; no `name` field in node"));
         };
@@ -143,7 +167,9 @@ impl Ctx<'_> {
                 }
             }
         };
-        let Some(i) = self.select(&old, &cands, true)? else { return Ok(()) };
+        let Some(i) = self.select(&old, &cands, true)? else {
+            return Ok(());
+        };
         let r = &self.res[i];
         if r.name() == old && r.namespace().is_empty() {
             return Ok(());
@@ -196,11 +222,28 @@ pub fn fix(res: &mut [Res], config: &TransformerConfig) -> KResult<()> {
         for (spec, target) in filters {
             let mut v = res[ri].v.clone();
             {
-                let ctx = Ctx { res, referrer: &res[ri], spec: &spec, target: &target, cands: &cands };
+                let ctx = Ctx {
+                    res,
+                    referrer: &res[ri],
+                    spec: &spec,
+                    target: &target,
+                    cands: &cands,
+                };
                 // The referrer's own gvk, as Kustomize sets it on the spec.
-                let fs = FieldSpec { gvk: Gvk::default(), path: spec.path.clone(), create: false };
-                fieldspec::apply(&mut v, &fs, CreateKind::None, &mut |n: &mut Value| ctx.set(n)).map_err(|mut e| {
-                    e.message = format!("updating name reference in {}: {}", res[ri].cur_id().display(), e.message);
+                let fs = FieldSpec {
+                    gvk: Gvk::default(),
+                    path: spec.path.clone(),
+                    create: false,
+                };
+                fieldspec::apply(&mut v, &fs, CreateKind::None, &mut |n: &mut Value| {
+                    ctx.set(n)
+                })
+                .map_err(|mut e| {
+                    e.message = format!(
+                        "updating name reference in {}: {}",
+                        res[ri].cur_id().display(),
+                        e.message
+                    );
                     e
                 })?;
             }

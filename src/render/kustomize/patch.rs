@@ -20,10 +20,19 @@ enum Body {
 }
 
 fn parse_body(text: &str, source: &str, file: &str) -> KResult<Body> {
-    let docs = yaml::load_all(text).map_err(|e| content(format!("`{file}`: patch {source} is not valid YAML: {e}")).at(file, None))?;
-    let vals: Vec<Value> = docs.into_iter().map(|d| d.value).filter(|v| !v.is_null()).collect();
+    let docs = yaml::load_all(text).map_err(|e| {
+        content(format!("`{file}`: patch {source} is not valid YAML: {e}")).at(file, None)
+    })?;
+    let vals: Vec<Value> = docs
+        .into_iter()
+        .map(|d| d.value)
+        .filter(|v| !v.is_null())
+        .collect();
     if vals.is_empty() {
-        return Err(content(format!("`{file}`: patch {source} illegally qualifies as both an SM and JSON patch")).at(file, None));
+        return Err(content(format!(
+            "`{file}`: patch {source} illegally qualifies as both an SM and JSON patch"
+        ))
+        .at(file, None));
     }
     if vals.len() == 1 && vals[0].is_array() {
         return Ok(Body::Json(vals[0].clone()));
@@ -31,16 +40,28 @@ fn parse_body(text: &str, source: &str, file: &str) -> KResult<Body> {
     if vals.iter().all(Value::is_object) {
         let mut out = Vec::new();
         for v in vals {
-            let is_list = v.get("kind").and_then(Value::as_str).is_some_and(|k| k.ends_with("List")) && v.get("items").is_some();
+            let is_list = v
+                .get("kind")
+                .and_then(Value::as_str)
+                .is_some_and(|k| k.ends_with("List"))
+                && v.get("items").is_some();
             if is_list {
-                out.extend(v.get("items").and_then(Value::as_array).cloned().unwrap_or_default());
+                out.extend(
+                    v.get("items")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default(),
+                );
             } else {
                 out.push(v);
             }
         }
         return Ok(Body::Smp(out));
     }
-    Err(content(format!("`{file}`: unable to parse SM or JSON patch from {source}")).at(file, None))
+    Err(content(format!(
+        "`{file}`: unable to parse SM or JSON patch from {source}"
+    ))
+    .at(file, None))
 }
 
 fn patch_id(p: &Value) -> ResId {
@@ -50,8 +71,18 @@ fn patch_id(p: &Value) -> ResId {
 
 /// Applies one strategic-merge patch to `res[i]` (Kustomize's
 /// `Resource.ApplySmPatch`); returns false when the patch deleted it.
-fn apply_smp(r: &mut Res, patch: &Value, allow_name: bool, allow_kind: bool, set_gvk: bool) -> KResult<bool> {
-    let (n, ns, k) = (r.name().to_string(), r.namespace().to_string(), r.kind().to_string());
+fn apply_smp(
+    r: &mut Res,
+    patch: &Value,
+    allow_name: bool,
+    allow_kind: bool,
+    set_gvk: bool,
+) -> KResult<bool> {
+    let (n, ns, k) = (
+        r.name().to_string(),
+        r.namespace().to_string(),
+        r.kind().to_string(),
+    );
     if allow_name || allow_kind {
         r.store_prev_id();
     }
@@ -82,7 +113,13 @@ fn apply_smp(r: &mut Res, patch: &Value, allow_name: bool, allow_kind: bool, set
     }
 }
 
-fn apply_smp_at(res: &mut Vec<Res>, i: usize, patch: &Value, allow_name: bool, allow_kind: bool) -> KResult<()> {
+fn apply_smp_at(
+    res: &mut Vec<Res>,
+    i: usize,
+    patch: &Value,
+    allow_name: bool,
+    allow_kind: bool,
+) -> KResult<()> {
     if !apply_smp(&mut res[i], patch, allow_name, allow_kind, true)? {
         res.remove(i);
     }
@@ -93,12 +130,15 @@ fn apply_smp_at(res: &mut Vec<Res>, i: usize, patch: &Value, allow_name: bool, a
 /// Kustomize uses), `replace` of a missing map key adds it.
 fn apply_json(r: &mut Res, ops: &Value, source: &str) -> KResult<()> {
     let Some(list) = ops.as_array() else {
-        return Err(content(format!("patch {source}: a JSON 6902 patch must be a list of operations")));
+        return Err(content(format!(
+            "patch {source}: a JSON 6902 patch must be a list of operations"
+        )));
     };
     // Kustomize keeps its build annotations (previous names, prefixes) in
     // `metadata.annotations`, so a patch adding an annotation finds the map.
     let had_map = r.v.pointer("/metadata/annotations").is_some();
-    let has_build = !r.prev.is_empty() || !r.prefixes.is_empty() || !r.suffixes.is_empty() || r.needs_hash;
+    let has_build =
+        !r.prev.is_empty() || !r.prefixes.is_empty() || !r.suffixes.is_empty() || r.needs_hash;
     if has_build && !had_map {
         if let Some(meta) = r.v.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.insert("annotations".into(), Value::Object(serde_json::Map::new()));
@@ -107,9 +147,14 @@ fn apply_json(r: &mut Res, ops: &Value, source: &str) -> KResult<()> {
     for op in list {
         let mut op = op.clone();
         if op.get("op").and_then(Value::as_str) == Some("replace") {
-            let path = op.get("path").and_then(Value::as_str).unwrap_or("").to_string();
+            let path = op
+                .get("path")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
             if let Some((parent, _)) = path.rsplit_once('/') {
-                let missing = r.v.pointer(parent).is_some_and(Value::is_object) && r.v.pointer(&path).is_none();
+                let missing = r.v.pointer(parent).is_some_and(Value::is_object)
+                    && r.v.pointer(&path).is_none();
                 if missing {
                     op["op"] = Value::String("add".into());
                 }
@@ -117,7 +162,8 @@ fn apply_json(r: &mut Res, ops: &Value, source: &str) -> KResult<()> {
         }
         let patch: json_patch::Patch = serde_json::from_value(Value::Array(vec![op]))
             .map_err(|e| content(format!("patch {source}: invalid JSON 6902 patch: {e}")))?;
-        json_patch::patch(&mut r.v, &patch).map_err(|e| content(format!("patch {source} on {}: {e}", r.cur_id().display())))?;
+        json_patch::patch(&mut r.v, &patch)
+            .map_err(|e| content(format!("patch {source} on {}: {e}", r.cur_id().display())))?;
     }
     Ok(())
 }
@@ -126,20 +172,36 @@ fn apply_json(r: &mut Res, ops: &Value, source: &str) -> KResult<()> {
 ///
 /// # Errors
 /// Missing or ambiguous patch sources, unparseable patches, missing targets.
-pub fn patch_entry(cx: &RenderContext<'_>, k: &Kustomization, entry: &Value, acc: &mut Acc) -> KResult<()> {
+pub fn patch_entry(
+    cx: &RenderContext<'_>,
+    k: &Kustomization,
+    entry: &Value,
+    acc: &mut Acc,
+) -> KResult<()> {
     let path = entry.get("path").and_then(Value::as_str).unwrap_or("");
-    let inline = entry.get("patch").and_then(Value::as_str).unwrap_or("").trim().to_string();
+    let inline = entry
+        .get("patch")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim()
+        .to_string();
     let (text, source) = match (path.is_empty(), inline.is_empty()) {
         (true, true) => return Err(k.err("a patch must specify one of `patch` and `path`")),
         (false, false) => return Err(k.err("a patch can't set both `patch` and `path`")),
         (false, true) => {
             let (_, bytes) = k.read(cx, path)?;
-            let t = String::from_utf8(bytes.to_vec()).map_err(|_| k.err(format!("patch `{path}` is not valid UTF-8")))?;
+            let t = String::from_utf8(bytes.to_vec())
+                .map_err(|_| k.err(format!("patch `{path}` is not valid UTF-8")))?;
             (t, format!("`{path}`"))
         }
         (true, false) => (inline, "(inline)".to_string()),
     };
-    let opt = |f: &str| entry.pointer(&format!("/options/{f}")).and_then(Value::as_bool).unwrap_or(false);
+    let opt = |f: &str| {
+        entry
+            .pointer(&format!("/options/{f}"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    };
     let (allow_name, allow_kind) = (opt("allowNameChange"), opt("allowKindChange"));
     let target = entry.get("target").filter(|t| !t.is_null());
     match parse_body(&text, &source, &k.file)? {
@@ -151,12 +213,18 @@ pub fn patch_entry(cx: &RenderContext<'_>, k: &Kustomization, entry: &Value, acc
                     )));
                 }
                 let sel = Selector::new(t)?;
-                let ids: Vec<ResId> = sel.select(&acc.res).iter().map(|i| acc.res[*i].cur_id()).collect();
+                let ids: Vec<ResId> = sel
+                    .select(&acc.res)
+                    .iter()
+                    .map(|i| acc.res[*i].cur_id())
+                    .collect();
                 for p in &patches {
                     for id in &ids {
                         if let Some(i) = acc.res.iter().position(|r| r.cur_id().same(id)) {
                             let mut p = p.clone();
-                            if let (Some(m), Some(kind)) = (p.as_object_mut(), patches[0].get("kind").cloned()) {
+                            if let (Some(m), Some(kind)) =
+                                (p.as_object_mut(), patches[0].get("kind").cloned())
+                            {
                                 m.insert("kind".into(), kind);
                             }
                             apply_smp_at(&mut acc.res, i, &p, allow_name, allow_kind)?;
@@ -179,7 +247,12 @@ pub fn patch_entry(cx: &RenderContext<'_>, k: &Kustomization, entry: &Value, acc
                                 id.display()
                             )))
                         }
-                        _ => return Err(k.err(format!("multiple resources match strategic merge patch {}", id.display()))),
+                        _ => {
+                            return Err(k.err(format!(
+                                "multiple resources match strategic merge patch {}",
+                                id.display()
+                            )))
+                        }
                     }
                 }
             }
@@ -202,7 +275,11 @@ pub fn patch_entry(cx: &RenderContext<'_>, k: &Kustomization, entry: &Value, acc
 ///
 /// # Errors
 /// Unreadable patches and patches without a unique target.
-pub fn patches_strategic_merge(cx: &RenderContext<'_>, k: &Kustomization, acc: &mut Acc) -> KResult<()> {
+pub fn patches_strategic_merge(
+    cx: &RenderContext<'_>,
+    k: &Kustomization,
+    acc: &mut Acc,
+) -> KResult<()> {
     let mut patches: Vec<Value> = Vec::new();
     for e in k.list("patchesStrategicMerge").to_vec() {
         let s = e.as_str().unwrap_or("");
@@ -226,7 +303,12 @@ pub fn patches_strategic_merge(cx: &RenderContext<'_>, k: &Kustomization, acc: &
         let hits = matching_any_id(&acc.res, &id);
         match hits.as_slice() {
             [i] => apply_smp_at(&mut acc.res, *i, p, false, false)?,
-            [] => return Err(k.err(format!("no matches for Id {}; failed to find unique target for patch", id.display()))),
+            [] => {
+                return Err(k.err(format!(
+                    "no matches for Id {}; failed to find unique target for patch",
+                    id.display()
+                )))
+            }
             _ => return Err(k.err(format!("multiple matches for Id {}", id.display()))),
         }
     }
@@ -240,25 +322,38 @@ pub fn patches_strategic_merge(cx: &RenderContext<'_>, k: &Kustomization, acc: &
 pub fn patches_json6902(cx: &RenderContext<'_>, k: &Kustomization, acc: &mut Acc) -> KResult<()> {
     for e in k.list("patchesJson6902").to_vec() {
         let target = e.get("target").cloned().unwrap_or(Value::Null);
-        if target.get("name").and_then(Value::as_str).unwrap_or("").is_empty() {
+        if target
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty()
+        {
             return Err(k.err("patchesJson6902: must specify the target name"));
         }
         let path = e.get("path").and_then(Value::as_str).unwrap_or("");
         let inline = e.get("patch").and_then(Value::as_str).unwrap_or("");
         let text = match (path.is_empty(), inline.is_empty()) {
             (true, true) => return Err(k.err("patchesJson6902: empty file path and empty jsonOp")),
-            (false, false) => return Err(k.err("patchesJson6902: must specify a file path or jsonOp, not both")),
+            (false, false) => {
+                return Err(k.err("patchesJson6902: must specify a file path or jsonOp, not both"))
+            }
             (false, true) => {
                 let (_, bytes) = k.read(cx, path)?;
-                String::from_utf8(bytes.to_vec()).map_err(|_| k.err(format!("patch `{path}` is not valid UTF-8")))?
+                String::from_utf8(bytes.to_vec())
+                    .map_err(|_| k.err(format!("patch `{path}` is not valid UTF-8")))?
             }
             (true, false) => inline.to_string(),
         };
         let ops = if text.starts_with('[') {
-            serde_json::from_str::<Value>(&text).map_err(|e| k.err(format!("decoding JSON patch: {e}")))?
+            serde_json::from_str::<Value>(&text)
+                .map_err(|e| k.err(format!("decoding JSON patch: {e}")))?
         } else {
-            let docs = yaml::load_all(&text).map_err(|e| k.err(format!("decoding JSON patch: {e}")))?;
-            docs.into_iter().map(|d| d.value).find(|v| !v.is_null()).unwrap_or(Value::Null)
+            let docs =
+                yaml::load_all(&text).map_err(|e| k.err(format!("decoding JSON patch: {e}")))?;
+            docs.into_iter()
+                .map(|d| d.value)
+                .find(|v| !v.is_null())
+                .unwrap_or(Value::Null)
         };
         if ops.as_array().is_none_or(Vec::is_empty) {
             return Err(k.err(format!("patch appears to be empty; file={path}")));

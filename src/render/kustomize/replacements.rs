@@ -72,7 +72,8 @@ pub fn lookup<'a>(v: &'a Value, parts: &[String]) -> Option<&'a Value> {
                     if k.is_empty() {
                         a.iter().find(|e| !e.is_object() && scalar_text(e) == val)?
                     } else {
-                        a.iter().find(|e| e.get(k).is_some_and(|x| scalar_text(x) == val))?
+                        a.iter()
+                            .find(|e| e.get(k).is_some_and(|x| scalar_text(x) == val))?
                     }
                 } else if let Ok(i) = p.parse::<usize>() {
                     a.get(i)?
@@ -88,7 +89,15 @@ pub fn lookup<'a>(v: &'a Value, parts: &[String]) -> Option<&'a Value> {
 
 fn id_selector(v: &Value) -> ResId {
     let s = |f: &str| v.get(f).map(scalar_text).unwrap_or_default();
-    ResId { gvk: Gvk { group: s("group"), version: s("version"), kind: s("kind") }, name: s("name"), namespace: s("namespace") }
+    ResId {
+        gvk: Gvk {
+            group: s("group"),
+            version: s("version"),
+            kind: s("kind"),
+        },
+        name: s("name"),
+        namespace: s("namespace"),
+    }
 }
 
 fn selected_by(id: &ResId, sel: &ResId) -> bool {
@@ -118,9 +127,15 @@ fn implicit(text: &str) -> Value {
     if let Ok(i) = text.parse::<i64>() {
         return Value::from(i);
     }
-    if text.chars().any(|c| c.is_ascii_digit()) && !text.contains(char::is_alphabetic) || text.contains(['e', 'E']) {
+    if text.chars().any(|c| c.is_ascii_digit()) && !text.contains(char::is_alphabetic)
+        || text.contains(['e', 'E'])
+    {
         if let Ok(f) = text.parse::<f64>() {
-            if f.is_finite() && text.chars().all(|c| c.is_ascii_digit() || "+-.eE".contains(c)) {
+            if f.is_finite()
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || "+-.eE".contains(c))
+            {
                 if let Some(n) = serde_json::Number::from_f64(f) {
                     return Value::Number(n);
                 }
@@ -140,7 +155,9 @@ enum Create {
 
 fn new_node(next: Option<&String>, create: Create) -> Value {
     match next {
-        Some(n) if (n.starts_with('[') && n.ends_with(']')) || n.parse::<usize>().is_ok() => Value::Array(Vec::new()),
+        Some(n) if (n.starts_with('[') && n.ends_with(']')) || n.parse::<usize>().is_ok() => {
+            Value::Array(Vec::new())
+        }
         Some(_) => Value::Object(Map::new()),
         None => match create {
             Create::Map => Value::Object(Map::new()),
@@ -156,13 +173,22 @@ fn esc(s: &str) -> String {
 
 /// kyaml `PathMatcher`: JSON pointers of every node `parts` reaches,
 /// creating missing ones when asked. Created leaves are recorded.
-fn matches(node: &mut Value, parts: &[String], create: Create, ptr: &str, out: &mut Vec<String>, created: &mut Vec<String>) -> KResult<()> {
+fn matches(
+    node: &mut Value,
+    parts: &[String],
+    create: Create,
+    ptr: &str,
+    out: &mut Vec<String>,
+    created: &mut Vec<String>,
+) -> KResult<()> {
     let Some((head, rest)) = parts.split_first() else {
         out.push(ptr.to_string());
         return Ok(());
     };
     if let Ok(idx) = head.parse::<usize>() {
-        let Value::Array(a) = node else { return Err(content(format!("expected a list at `{head}`"))) };
+        let Value::Array(a) = node else {
+            return Err(content(format!("expected a list at `{head}`")));
+        };
         if a.len() == idx && create != Create::No {
             a.push(new_node(rest.first(), create));
             if rest.is_empty() {
@@ -170,16 +196,29 @@ fn matches(node: &mut Value, parts: &[String], create: Create, ptr: &str, out: &
             }
         }
         if a.len() < idx + 1 {
-            return Err(content(format!("index {idx} specified but only {} elements found", a.len())));
+            return Err(content(format!(
+                "index {idx} specified but only {} elements found",
+                a.len()
+            )));
         }
-        return matches(&mut a[idx], rest, create, &format!("{ptr}/{idx}"), out, created);
+        return matches(
+            &mut a[idx],
+            rest,
+            create,
+            &format!("{ptr}/{idx}"),
+            out,
+            created,
+        );
     }
     if head.starts_with('[') && head.ends_with(']') {
         let inner = &head[1..head.len() - 1];
         let Some((field, pat)) = inner.split_once('=') else {
-            return Err(content("list path element must contain fieldName=fieldValue for element to match"));
+            return Err(content(
+                "list path element must contain fieldName=fieldValue for element to match",
+            ));
         };
-        let re = regex::Regex::new(pat).map_err(|e| content(format!("invalid list selector `{head}`: {e}")))?;
+        let re = regex::Regex::new(pat)
+            .map_err(|e| content(format!("invalid list selector `{head}`: {e}")))?;
         let Value::Array(a) = node else {
             if node.is_null() {
                 return Ok(());
@@ -220,7 +259,9 @@ fn matches(node: &mut Value, parts: &[String], create: Create, ptr: &str, out: &
         return matches(&mut a[i], rest, create, &format!("{ptr}/{i}"), out, created);
     }
     if head == "*" {
-        let Value::Array(a) = node else { return Err(content("wildcard `*` needs a list")) };
+        let Value::Array(a) = node else {
+            return Err(content("wildcard `*` needs a list"));
+        };
         for (i, e) in a.iter_mut().enumerate() {
             matches(e, rest, create, &format!("{ptr}/{i}"), out, created)?;
         }
@@ -244,20 +285,43 @@ fn matches(node: &mut Value, parts: &[String], create: Create, ptr: &str, out: &
             created.push(format!("{ptr}/{}", esc(head)));
         }
     }
-    let Some(child) = m.get_mut(head.as_str()) else { return Ok(()) };
-    matches(child, rest, create, &format!("{ptr}/{}", esc(head)), out, created)
+    let Some(child) = m.get_mut(head.as_str()) else {
+        return Ok(());
+    };
+    matches(
+        child,
+        rest,
+        create,
+        &format!("{ptr}/{}", esc(head)),
+        out,
+        created,
+    )
 }
 
-fn set_value(target: &mut Value, value: &Value, created: bool, opts: Option<&Value>) -> KResult<()> {
+fn set_value(
+    target: &mut Value,
+    value: &Value,
+    created: bool,
+    opts: Option<&Value>,
+) -> KResult<()> {
     let mut value = value.clone();
-    if let Some(d) = opts.and_then(|o| o.get("delimiter")).and_then(Value::as_str).filter(|d| !d.is_empty()) {
+    if let Some(d) = opts
+        .and_then(|o| o.get("delimiter"))
+        .and_then(Value::as_str)
+        .filter(|d| !d.is_empty())
+    {
         if target.is_object() || target.is_array() {
-            return Err(content("delimiter option can only be used with scalar nodes"));
+            return Err(content(
+                "delimiter option can only be used with scalar nodes",
+            ));
         }
         let cur = scalar_text(target);
         let mut tv: Vec<String> = cur.split(d).map(str::to_string).collect();
         let v = scalar_text(&value);
-        let idx = opts.and_then(|o| o.get("index")).and_then(Value::as_i64).unwrap_or(0);
+        let idx = opts
+            .and_then(|o| o.get("index"))
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
         if idx < 0 {
             tv.insert(0, v);
         } else if usize::try_from(idx).is_ok_and(|i| i >= tv.len()) {
@@ -272,8 +336,16 @@ fn set_value(target: &mut Value, value: &Value, created: bool, opts: Option<&Val
         *target = value;
     } else {
         // kyaml keeps the target's tag and swaps only the text.
-        let text = if value_scalar { scalar_text(&value) } else { String::new() };
-        *target = if target.is_string() && !created { Value::String(text) } else { implicit(&text) };
+        let text = if value_scalar {
+            scalar_text(&value)
+        } else {
+            String::new()
+        };
+        *target = if target.is_string() && !created {
+            Value::String(text)
+        } else {
+            implicit(&text)
+        };
     }
     Ok(())
 }
@@ -284,23 +356,37 @@ fn set_value(target: &mut Value, value: &Value, created: bool, opts: Option<&Val
 /// Missing or ambiguous sources, missing target fields, bad options.
 pub fn apply(list: &[Value], res: &mut [Res]) -> KResult<()> {
     for r in list {
-        let (Some(src), Some(targets)) = (r.get("source"), r.get("targets").and_then(Value::as_array)) else {
-            return Err(content("replacements must specify a source and at least one target"));
+        let (Some(src), Some(targets)) =
+            (r.get("source"), r.get("targets").and_then(Value::as_array))
+        else {
+            return Err(content(
+                "replacements must specify a source and at least one target",
+            ));
         };
         let sel = id_selector(src);
         let mut found: Option<usize> = None;
         for (i, x) in res.iter().enumerate() {
             if x.all_ids().iter().any(|id| selected_by(id, &sel)) {
                 if found.is_some() {
-                    return Err(content(format!("replacements: multiple matches for source selector {}", sel.display())));
+                    return Err(content(format!(
+                        "replacements: multiple matches for source selector {}",
+                        sel.display()
+                    )));
                 }
                 found = Some(i);
             }
         }
         let Some(si) = found else {
-            return Err(content(format!("replacements: nothing selected by source {}", sel.display())));
+            return Err(content(format!(
+                "replacements: nothing selected by source {}",
+                sel.display()
+            )));
         };
-        let fp = src.get("fieldPath").and_then(Value::as_str).filter(|s| !s.is_empty()).unwrap_or("metadata.name");
+        let fp = src
+            .get("fieldPath")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .unwrap_or("metadata.name");
         let v = lookup(&res[si].v, &split_path(fp)).cloned();
         let empty = match &v {
             None | Some(Value::Null) => true,
@@ -310,19 +396,30 @@ pub fn apply(list: &[Value], res: &mut [Res]) -> KResult<()> {
             _ => false,
         };
         if empty {
-            return Err(content(format!("fieldPath `{fp}` is missing for replacement source {}", sel.display())));
+            return Err(content(format!(
+                "fieldPath `{fp}` is missing for replacement source {}",
+                sel.display()
+            )));
         }
         let mut value = v.unwrap_or(Value::Null);
         if let Some(opts) = src.get("options") {
-            if let Some(d) = opts.get("delimiter").and_then(Value::as_str).filter(|d| !d.is_empty()) {
+            if let Some(d) = opts
+                .get("delimiter")
+                .and_then(Value::as_str)
+                .filter(|d| !d.is_empty())
+            {
                 if value.is_object() || value.is_array() {
-                    return Err(content("delimiter option can only be used with scalar nodes"));
+                    return Err(content(
+                        "delimiter option can only be used with scalar nodes",
+                    ));
                 }
                 let text = scalar_text(&value);
                 let parts: Vec<&str> = text.split(d).collect();
                 let idx = opts.get("index").and_then(Value::as_i64).unwrap_or(0);
                 let Some(p) = usize::try_from(idx).ok().and_then(|i| parts.get(i)) else {
-                    return Err(content(format!("options.index {idx} is out of bounds for value {text}")));
+                    return Err(content(format!(
+                        "options.index {idx} is out of bounds for value {text}"
+                    )));
                 };
                 value = match value {
                     Value::String(_) => Value::String((*p).to_string()),
@@ -338,10 +435,18 @@ pub fn apply(list: &[Value], res: &mut [Res]) -> KResult<()> {
                 Some(a) if !a.is_empty() => a.iter().map(scalar_text).collect(),
                 _ => vec!["metadata.name".to_string()],
             };
-            let rejects: Vec<Value> = t.get("reject").and_then(Value::as_array).cloned().unwrap_or_default();
+            let rejects: Vec<Value> = t
+                .get("reject")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
             let sel = id_selector(select);
             let opts = t.get("options");
-            let create = if opts.and_then(|o| o.get("create")).and_then(Value::as_bool).unwrap_or(false) {
+            let create = if opts
+                .and_then(|o| o.get("create"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+            {
                 match &value {
                     Value::Object(_) => Create::Map,
                     Value::Array(_) => Create::Seq,
@@ -356,7 +461,11 @@ pub fn apply(list: &[Value], res: &mut [Res]) -> KResult<()> {
                 }
                 let mut rejected = false;
                 for rj in &rejects {
-                    let has_sel = ["labelSelector", "annotationSelector"].iter().any(|f| rj.get(*f).and_then(Value::as_str).is_some_and(|s| !s.is_empty()));
+                    let has_sel = ["labelSelector", "annotationSelector"].iter().any(|f| {
+                        rj.get(*f)
+                            .and_then(Value::as_str)
+                            .is_some_and(|s| !s.is_empty())
+                    });
                     if has_sel && label_anno_match(x, rj)? {
                         rejected = true;
                     }
@@ -367,7 +476,9 @@ pub fn apply(list: &[Value], res: &mut [Res]) -> KResult<()> {
                 let ids = x.all_ids();
                 let reject_id = rejects.iter().any(|rj| {
                     let rid = id_selector(rj);
-                    let empty = rid.name.is_empty() && rid.namespace.is_empty() && rid.gvk == Gvk::default();
+                    let empty = rid.name.is_empty()
+                        && rid.namespace.is_empty()
+                        && rid.gvk == Gvk::default();
                     !empty && ids.iter().any(|id| selected_by(id, &rid))
                 });
                 if !ids.iter().any(|id| selected_by(id, &sel)) || reject_id {
@@ -376,11 +487,27 @@ pub fn apply(list: &[Value], res: &mut [Res]) -> KResult<()> {
                 for fp in &paths {
                     let mut ptrs = Vec::new();
                     let mut created = Vec::new();
-                    matches(&mut x.v, &split_path(fp), create, "", &mut ptrs, &mut created).map_err(|e| {
-                        content(format!("unable to find field `{fp}` in replacement target {}: {}", x.cur_id().display(), e.message))
+                    matches(
+                        &mut x.v,
+                        &split_path(fp),
+                        create,
+                        "",
+                        &mut ptrs,
+                        &mut created,
+                    )
+                    .map_err(|e| {
+                        content(format!(
+                            "unable to find field `{fp}` in replacement target {}: {}",
+                            x.cur_id().display(),
+                            e.message
+                        ))
                     })?;
                     if ptrs.is_empty() {
-                        let what = if create == Create::No { "find" } else { "find or create" };
+                        let what = if create == Create::No {
+                            "find"
+                        } else {
+                            "find or create"
+                        };
                         return Err(content(format!(
                             "unable to {what} field `{fp}` in replacement target {}",
                             x.cur_id().display()
@@ -403,10 +530,19 @@ pub fn apply(list: &[Value], res: &mut [Res]) -> KResult<()> {
 ///
 /// # Errors
 /// See [`apply`]; unreadable replacement files.
-pub fn run(cx: &RenderContext<'_>, k: &Kustomization, list: &[Value], acc: &mut Acc) -> KResult<()> {
+pub fn run(
+    cx: &RenderContext<'_>,
+    k: &Kustomization,
+    list: &[Value],
+    acc: &mut Acc,
+) -> KResult<()> {
     let mut all = Vec::new();
     for r in list {
-        if let Some(p) = r.get("path").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+        if let Some(p) = r
+            .get("path")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        {
             if r.get("source").is_some() || r.get("targets").is_some() {
                 return Err(k.err("cannot specify both path and inline replacement"));
             }

@@ -19,10 +19,22 @@ pub struct Gvk {
 
 /// Kinds that the built-in v1.21.2 schema knows as cluster-scoped, by apiVersion.
 const CLUSTER_SCOPED: &[(&str, &str)] = &[
-    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io/v1beta1", "MutatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io/v1beta1", "ValidatingWebhookConfiguration"),
+    (
+        "admissionregistration.k8s.io/v1",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io/v1",
+        "ValidatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io/v1beta1",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io/v1beta1",
+        "ValidatingWebhookConfiguration",
+    ),
     ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
     ("apiextensions.k8s.io/v1beta1", "CustomResourceDefinition"),
     ("apiregistration.k8s.io/v1", "APIService"),
@@ -30,7 +42,10 @@ const CLUSTER_SCOPED: &[(&str, &str)] = &[
     ("certificates.k8s.io/v1", "CertificateSigningRequest"),
     ("certificates.k8s.io/v1beta1", "CertificateSigningRequest"),
     ("flowcontrol.apiserver.k8s.io/v1beta1", "FlowSchema"),
-    ("flowcontrol.apiserver.k8s.io/v1beta1", "PriorityLevelConfiguration"),
+    (
+        "flowcontrol.apiserver.k8s.io/v1beta1",
+        "PriorityLevelConfiguration",
+    ),
     ("networking.k8s.io/v1", "IngressClass"),
     ("networking.k8s.io/v1beta1", "IngressClass"),
     ("node.k8s.io/v1", "RuntimeClass"),
@@ -65,7 +80,11 @@ impl Gvk {
             Some((g, v)) => (g.to_string(), v.to_string()),
             None => (String::new(), api_version.to_string()),
         };
-        Gvk { group, version, kind: kind.to_string() }
+        Gvk {
+            group,
+            version,
+            kind: kind.to_string(),
+        }
     }
 
     /// The gvk of an object.
@@ -97,21 +116,45 @@ impl Gvk {
     #[must_use]
     pub fn is_cluster_scoped(&self) -> bool {
         let av = self.api_version();
-        CLUSTER_SCOPED.iter().any(|(a, k)| *a == av && *k == self.kind)
+        CLUSTER_SCOPED
+            .iter()
+            .any(|(a, k)| *a == av && *k == self.kind)
     }
 
     /// The `~G_~V_~K` form used to break sort ties.
     #[must_use]
     pub fn sort_string(&self) -> String {
-        let or = |s: &str, d: &str| if s.is_empty() { d.to_string() } else { s.to_string() };
-        format!("{}_{}_{}", or(&self.group, "~G"), or(&self.version, "~V"), or(&self.kind, "~K"))
+        let or = |s: &str, d: &str| {
+            if s.is_empty() {
+                d.to_string()
+            } else {
+                s.to_string()
+            }
+        };
+        format!(
+            "{}_{}_{}",
+            or(&self.group, "~G"),
+            or(&self.version, "~V"),
+            or(&self.kind, "~K")
+        )
     }
 
     /// Kustomize's `Gvk.String` (`kind.version.group` with placeholders).
     #[must_use]
     pub fn id_string(&self) -> String {
-        let or = |s: &str, d: &str| if s.is_empty() { d.to_string() } else { s.to_string() };
-        format!("{}.{}.{}", or(&self.kind, "[noKind]"), or(&self.version, "[noVer]"), or(&self.group, "[noGrp]"))
+        let or = |s: &str, d: &str| {
+            if s.is_empty() {
+                d.to_string()
+            } else {
+                s.to_string()
+            }
+        };
+        format!(
+            "{}.{}.{}",
+            or(&self.kind, "[noKind]"),
+            or(&self.version, "[noVer]"),
+            or(&self.group, "[noGrp]")
+        )
     }
 }
 
@@ -149,7 +192,11 @@ impl ResId {
     /// Human form for messages.
     #[must_use]
     pub fn display(&self) -> String {
-        let ns = if self.namespace.is_empty() { String::new() } else { format!(" in namespace `{}`", self.namespace) };
+        let ns = if self.namespace.is_empty() {
+            String::new()
+        } else {
+            format!(" in namespace `{}`", self.namespace)
+        };
         format!("{} `{}`{}", self.gvk.kind, self.name, ns)
     }
 }
@@ -206,7 +253,17 @@ impl Res {
     /// A resource read from a file.
     #[must_use]
     pub fn new(v: Value, origin: Origin) -> Res {
-        Res { v, origin, prev: Vec::new(), prefixes: Vec::new(), suffixes: Vec::new(), needs_hash: false, behavior: Behavior::Create, ref_vars: Vec::new(), explicit_nulls: Vec::new() }
+        Res {
+            v,
+            origin,
+            prev: Vec::new(),
+            prefixes: Vec::new(),
+            suffixes: Vec::new(),
+            needs_hash: false,
+            behavior: Behavior::Create,
+            ref_vars: Vec::new(),
+            explicit_nulls: Vec::new(),
+        }
     }
 
     /// `metadata.name`.
@@ -236,7 +293,11 @@ impl Res {
     /// The current id.
     #[must_use]
     pub fn cur_id(&self) -> ResId {
-        ResId { gvk: self.gvk(), name: self.name().to_string(), namespace: self.namespace().to_string() }
+        ResId {
+            gvk: self.gvk(),
+            name: self.name().to_string(),
+            namespace: self.namespace().to_string(),
+        }
     }
 
     /// Previous ids as full ids (current group/version, recorded kind).
@@ -246,7 +307,11 @@ impl Res {
         self.prev
             .iter()
             .map(|p| ResId {
-                gvk: Gvk { group: g.group.clone(), version: g.version.clone(), kind: p.kind.clone() },
+                gvk: Gvk {
+                    group: g.group.clone(),
+                    version: g.version.clone(),
+                    kind: p.kind.clone(),
+                },
                 name: p.name.clone(),
                 namespace: p.namespace.clone(),
             })
@@ -256,7 +321,10 @@ impl Res {
     /// The original id: the oldest previous id, or the current one.
     #[must_use]
     pub fn org_id(&self) -> ResId {
-        self.prev_ids().into_iter().next().unwrap_or_else(|| self.cur_id())
+        self.prev_ids()
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| self.cur_id())
     }
 
     /// Current id followed by every previous id.
@@ -270,12 +338,20 @@ impl Res {
     /// Records the current id as a previous one.
     pub fn store_prev_id(&mut self) {
         let id = self.cur_id();
-        self.prev.push(PrevId { kind: id.gvk.kind.clone(), name: id.name.clone(), namespace: id.effective_ns() });
+        self.prev.push(PrevId {
+            kind: id.gvk.kind.clone(),
+            name: id.name.clone(),
+            namespace: id.effective_ns(),
+        });
     }
 
     /// Sets `metadata.name`.
     pub fn set_name(&mut self, name: &str) {
-        set_at(&mut self.v, &["metadata", "name"], Value::String(name.to_string()));
+        set_at(
+            &mut self.v,
+            &["metadata", "name"],
+            Value::String(name.to_string()),
+        );
     }
 
     /// Sets `metadata.namespace` (removing it when empty).
@@ -285,14 +361,23 @@ impl Res {
                 m.remove("namespace");
             }
         } else {
-            set_at(&mut self.v, &["metadata", "namespace"], Value::String(ns.to_string()));
+            set_at(
+                &mut self.v,
+                &["metadata", "namespace"],
+                Value::String(ns.to_string()),
+            );
         }
     }
 
     /// `metadata.labels` or `metadata.annotations` as a string map.
     #[must_use]
     pub fn meta_map(&self, field: &str) -> Map<String, Value> {
-        self.v.get("metadata").and_then(|m| m.get(field)).and_then(Value::as_object).cloned().unwrap_or_default()
+        self.v
+            .get("metadata")
+            .and_then(|m| m.get(field))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
     }
 }
 
@@ -321,7 +406,9 @@ pub fn set_at(v: &mut Value, path: &[&str], val: Value) {
             m.insert((*p).to_string(), val);
             return;
         }
-        cur = m.entry((*p).to_string()).or_insert_with(|| Value::Object(Map::new()));
+        cur = m
+            .entry((*p).to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
     }
 }
 
@@ -341,7 +428,8 @@ pub fn prefix_suffix_equals(a: &Res, b: &Res, allow_empty: bool) -> bool {
     if allow_empty {
         let pe = a.prefixes.is_empty() || b.prefixes.is_empty();
         let se = a.suffixes.is_empty() || b.suffixes.is_empty();
-        (pe || same_ending(&a.prefixes, &b.prefixes)) && (se || same_ending(&a.suffixes, &b.suffixes))
+        (pe || same_ending(&a.prefixes, &b.prefixes))
+            && (se || same_ending(&a.suffixes, &b.suffixes))
     } else {
         same_ending(&a.prefixes, &b.prefixes) && same_ending(&a.suffixes, &b.suffixes)
     }
@@ -351,12 +439,22 @@ pub fn prefix_suffix_equals(a: &Res, b: &Res, allow_empty: bool) -> bool {
 /// (`SetOrigin(nil)` → `SetAnnotations`): values become strings and an empty
 /// or null map disappears.
 pub fn remove_build_annotations(r: &mut Res) {
-    let anns = r.v.get("metadata").and_then(|m| m.get("annotations")).and_then(Value::as_object).cloned().unwrap_or_default();
-    let Some(meta) = r.v.get_mut("metadata").and_then(Value::as_object_mut) else { return };
+    let anns =
+        r.v.get("metadata")
+            .and_then(|m| m.get("annotations"))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+    let Some(meta) = r.v.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
     if anns.is_empty() {
         meta.remove("annotations");
         return;
     }
-    let m: Map<String, Value> = anns.into_iter().map(|(k, v)| (k, Value::String(super::smp::scalar_text(&v)))).collect();
+    let m: Map<String, Value> = anns
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(super::smp::scalar_text(&v))))
+        .collect();
     meta.insert("annotations".into(), Value::Object(m));
 }

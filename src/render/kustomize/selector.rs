@@ -24,7 +24,9 @@ fn anchored(v: &Value, f: &str) -> KResult<Option<regex::Regex>> {
     if s.is_empty() {
         return Ok(None);
     }
-    regex::Regex::new(&format!("^(?:{s})$")).map(Some).map_err(|e| content(format!("invalid `{f}` regex `{s}`: {e}")))
+    regex::Regex::new(&format!("^(?:{s})$"))
+        .map(Some)
+        .map_err(|e| content(format!("invalid `{f}` regex `{s}`: {e}")))
 }
 
 impl Selector {
@@ -82,7 +84,11 @@ impl Selector {
     /// Indices of the selected resources.
     #[must_use]
     pub fn select(&self, res: &[Res]) -> Vec<usize> {
-        res.iter().enumerate().filter(|(_, r)| self.matches(r)).map(|(i, _)| i).collect()
+        res.iter()
+            .enumerate()
+            .filter(|(_, r)| self.matches(r))
+            .map(|(i, _)| i)
+            .collect()
     }
 }
 
@@ -137,7 +143,13 @@ fn parse_selector(s: &str) -> KResult<Vec<Req>> {
             continue;
         }
         let set = |rest: &str| -> Vec<String> {
-            rest.trim().trim_start_matches('(').trim_end_matches(')').split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect()
+            rest.trim()
+                .trim_start_matches('(')
+                .trim_end_matches(')')
+                .split(',')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect()
         };
         if let Some(k) = p.strip_prefix('!') {
             out.push(Req::NotExists(k.trim().to_string()));
@@ -152,7 +164,9 @@ fn parse_selector(s: &str) -> KResult<Vec<Req>> {
         } else if let Some(i) = p.find(" in ") {
             out.push(Req::In(p[..i].trim().to_string(), set(&p[i + 4..])));
         } else if p.contains(' ') || p.contains('(') {
-            return Err(content(format!("unable to parse selector requirement `{p}`")));
+            return Err(content(format!(
+                "unable to parse selector requirement `{p}`"
+            )));
         } else {
             out.push(Req::Exists(p.to_string()));
         }

@@ -55,11 +55,24 @@ fn root_type(api_version: &str, kind: &str) -> Option<Ty> {
         ("v1", "PodTemplate") => Ty::PodTemplate,
         ("v1", "Service") => Ty::Service,
         ("v1", "ServiceAccount") => Ty::ServiceAccount,
-        ("admissionregistration.k8s.io/v1" | "admissionregistration.k8s.io/v1beta1", "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration") => Ty::Webhooks,
+        (
+            "admissionregistration.k8s.io/v1" | "admissionregistration.k8s.io/v1beta1",
+            "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration",
+        ) => Ty::Webhooks,
         (
             "v1",
-            "ConfigMap" | "Secret" | "Namespace" | "PersistentVolumeClaim" | "PersistentVolume" | "Endpoints" | "LimitRange"
-            | "ResourceQuota" | "Node" | "Event" | "Binding" | "ComponentStatus",
+            "ConfigMap"
+            | "Secret"
+            | "Namespace"
+            | "PersistentVolumeClaim"
+            | "PersistentVolume"
+            | "Endpoints"
+            | "LimitRange"
+            | "ResourceQuota"
+            | "Node"
+            | "Event"
+            | "Binding"
+            | "ComponentStatus",
         )
         | (
             "rbac.authorization.k8s.io/v1" | "rbac.authorization.k8s.io/v1beta1",
@@ -69,10 +82,16 @@ fn root_type(api_version: &str, kind: &str) -> Option<Ty> {
         | ("networking.k8s.io/v1beta1" | "extensions/v1beta1", "Ingress")
         | ("policy/v1", "PodDisruptionBudget")
         | ("policy/v1beta1", "PodDisruptionBudget" | "PodSecurityPolicy")
-        | ("autoscaling/v1" | "autoscaling/v2beta1" | "autoscaling/v2beta2", "HorizontalPodAutoscaler")
+        | (
+            "autoscaling/v1" | "autoscaling/v2beta1" | "autoscaling/v2beta2",
+            "HorizontalPodAutoscaler",
+        )
         | ("storage.k8s.io/v1", "StorageClass" | "CSIDriver" | "CSINode" | "VolumeAttachment")
         | ("scheduling.k8s.io/v1", "PriorityClass")
-        | ("apiextensions.k8s.io/v1" | "apiextensions.k8s.io/v1beta1", "CustomResourceDefinition")
+        | (
+            "apiextensions.k8s.io/v1" | "apiextensions.k8s.io/v1beta1",
+            "CustomResourceDefinition",
+        )
         | ("apiregistration.k8s.io/v1", "APIService")
         | ("coordination.k8s.io/v1", "Lease")
         | ("discovery.k8s.io/v1" | "discovery.k8s.io/v1beta1", "EndpointSlice")
@@ -91,7 +110,12 @@ struct FieldInfo {
 
 fn field_info(ty: Ty, key: &str) -> Option<FieldInfo> {
     let t = |ty: Ty| Some(FieldInfo { ty, keys: None });
-    let l = |ty: Ty, keys: &'static [&'static str]| Some(FieldInfo { ty, keys: Some(keys) });
+    let l = |ty: Ty, keys: &'static [&'static str]| {
+        Some(FieldInfo {
+            ty,
+            keys: Some(keys),
+        })
+    };
     match (ty, key) {
         (_, "metadata") if ty != Ty::Container && ty != Ty::PodSpec => t(Ty::ObjectMeta),
         (Ty::Workload, "spec") => t(Ty::WorkloadSpec),
@@ -100,10 +124,14 @@ fn field_info(ty: Ty, key: &str) -> Option<FieldInfo> {
         (Ty::JobTemplate, "spec") => t(Ty::WorkloadSpec),
         (Ty::PodTemplateSpec | Ty::Pod, "spec") => t(Ty::PodSpec),
         (Ty::PodTemplate, "template") => t(Ty::PodTemplateSpec),
-        (Ty::PodSpec, "containers" | "initContainers" | "ephemeralContainers") => l(Ty::Container, &["name"]),
+        (Ty::PodSpec, "containers" | "initContainers" | "ephemeralContainers") => {
+            l(Ty::Container, &["name"])
+        }
         (Ty::PodSpec, "volumes" | "imagePullSecrets") => l(Ty::Leaf, &["name"]),
         (Ty::PodSpec, "hostAliases") => l(Ty::Leaf, &["ip"]),
-        (Ty::PodSpec, "topologySpreadConstraints") => l(Ty::Leaf, &["topologyKey", "whenUnsatisfiable"]),
+        (Ty::PodSpec, "topologySpreadConstraints") => {
+            l(Ty::Leaf, &["topologyKey", "whenUnsatisfiable"])
+        }
         (Ty::Container, "ports") => l(Ty::Leaf, &["containerPort", "protocol"]),
         (Ty::Container, "env") => l(Ty::Leaf, &["name"]),
         (Ty::Container, "volumeMounts") => l(Ty::Leaf, &["mountPath"]),
@@ -162,20 +190,40 @@ fn walk(
         return match dest {
             // `key: null` survives, `key:` does not; `keep` has the keys
             // the source wrote as an explicit null.
-            Some(Value::Null) if keep.iter().any(|k| path.rsplit('.').next() == Some(k.as_str())) => Ok(Some(Value::Null)),
-            None | Some(Value::Null) => Ok(None),
-            Some(d @ Value::Object(_)) => walk_map(Some(d), Value::Object(Map::new()), ty, path, keep),
-            Some(d @ Value::Array(_)) if keys.is_some() => {
-                walk_assoc_list(Some(d), Value::Array(Vec::new()), ty, keys.unwrap_or(&[]), path, keep)
+            Some(Value::Null)
+                if keep
+                    .iter()
+                    .any(|k| path.rsplit('.').next() == Some(k.as_str())) =>
+            {
+                Ok(Some(Value::Null))
             }
+            None | Some(Value::Null) => Ok(None),
+            Some(d @ Value::Object(_)) => {
+                walk_map(Some(d), Value::Object(Map::new()), ty, path, keep)
+            }
+            Some(d @ Value::Array(_)) if keys.is_some() => walk_assoc_list(
+                Some(d),
+                Value::Array(Vec::new()),
+                ty,
+                keys.unwrap_or(&[]),
+                path,
+                keep,
+            ),
             other => Ok(other),
         };
     };
-    let kind = [dest.as_ref(), Some(&origin)].into_iter().flatten().map(kind_of).find(|k| *k != 0).unwrap_or(0);
+    let kind = [dest.as_ref(), Some(&origin)]
+        .into_iter()
+        .flatten()
+        .map(kind_of)
+        .find(|k| *k != 0)
+        .unwrap_or(0);
     for v in [dest.as_ref(), Some(&origin)].into_iter().flatten() {
         let k = kind_of(v);
         if k != 0 && k != kind {
-            return Err(content(format!("strategic merge patch: wrong node kind at `{path}`")));
+            return Err(content(format!(
+                "strategic merge patch: wrong node kind at `{path}`"
+            )));
         }
     }
     match kind {
@@ -203,12 +251,19 @@ enum Directive {
 
 /// Reads and removes a map's `$patch` directive.
 fn map_directive(m: &mut Map<String, Value>) -> KResult<Directive> {
-    let Some(v) = m.get("$patch") else { return Ok(Directive::Merge) };
+    let Some(v) = m.get("$patch") else {
+        return Ok(Directive::Merge);
+    };
     let d = match v.as_str() {
         Some("delete") => Directive::Delete,
         Some("replace") => Directive::Replace,
         Some("merge") => Directive::Merge,
-        _ => return Err(content(format!("unknown patch strategy `{}`", scalar_text(v)))),
+        _ => {
+            return Err(content(format!(
+                "unknown patch strategy `{}`",
+                scalar_text(v)
+            )))
+        }
     };
     m.remove("$patch");
     Ok(d)
@@ -216,8 +271,12 @@ fn map_directive(m: &mut Map<String, Value>) -> KResult<Directive> {
 
 /// Reads and removes a list's `$patch` directive (an element holding only `$patch`).
 fn list_directive(l: &mut Vec<Value>) -> KResult<Directive> {
-    let Some(pos) = l.iter().position(|e| e.get("$patch").is_some()) else { return Ok(Directive::Merge) };
-    let Some(m) = l[pos].as_object() else { return Ok(Directive::Merge) };
+    let Some(pos) = l.iter().position(|e| e.get("$patch").is_some()) else {
+        return Ok(Directive::Merge);
+    };
+    let Some(m) = l[pos].as_object() else {
+        return Ok(Directive::Merge);
+    };
     if m.len() > 1 {
         return Ok(Directive::Merge);
     }
@@ -225,13 +284,27 @@ fn list_directive(l: &mut Vec<Value>) -> KResult<Directive> {
         Some("delete") => Directive::Delete,
         Some("replace") => Directive::Replace,
         Some("merge") => Directive::Merge,
-        other => return Err(content(format!("unknown patch strategy `{}`", other.unwrap_or("")))),
+        other => {
+            return Err(content(format!(
+                "unknown patch strategy `{}`",
+                other.unwrap_or("")
+            )))
+        }
     };
-    l.retain(|e| !(e.as_object().is_some_and(|m| m.len() == 1 && m.contains_key("$patch"))));
+    l.retain(|e| {
+        !(e.as_object()
+            .is_some_and(|m| m.len() == 1 && m.contains_key("$patch")))
+    });
     Ok(d)
 }
 
-fn walk_map(dest: Option<Value>, origin: Value, ty: Option<Ty>, path: &str, keep: &[String]) -> KResult<Option<Value>> {
+fn walk_map(
+    dest: Option<Value>,
+    origin: Value,
+    ty: Option<Ty>,
+    path: &str,
+    keep: &[String],
+) -> KResult<Option<Value>> {
     let Value::Object(mut o) = origin else {
         // origin is null here (dest is the map)
         return Ok(None);
@@ -305,8 +378,17 @@ fn field_matches(elem: &Value, key: &str, value: &str) -> bool {
 /// kyaml `ElementSetter`: replaces (or, with no element, removes) every
 /// element matching `keys`/`values`, appending when nothing matched. Null
 /// and empty-map elements are dropped on the way.
-fn element_setter(list: &mut Vec<Value>, element: Option<&Value>, keys: &[String], values: &[String]) {
-    let keys: Vec<String> = if keys.is_empty() { vec![String::new()] } else { keys.to_vec() };
+fn element_setter(
+    list: &mut Vec<Value>,
+    element: Option<&Value>,
+    keys: &[String],
+    values: &[String],
+) {
+    let keys: Vec<String> = if keys.is_empty() {
+        vec![String::new()]
+    } else {
+        keys.to_vec()
+    };
     let mapping_setter = !keys[0].is_empty() && !values.is_empty() && !values[0].is_empty();
     let mut out = Vec::with_capacity(list.len() + 1);
     let mut matched = false;
@@ -354,13 +436,22 @@ fn element_values(list: &[Value], keys: &[&str]) -> Vec<Vec<String>> {
     list.iter()
         .map(|e| {
             keys.iter()
-                .map(|k| e.as_object().and_then(|m| m.get(*k)).map(scalar_text).unwrap_or_default())
+                .map(|k| {
+                    e.as_object()
+                        .and_then(|m| m.get(*k))
+                        .map(scalar_text)
+                        .unwrap_or_default()
+                })
                 .collect()
         })
         .collect()
 }
 
-fn validate_keys(values_list: &[Vec<String>], values: &[String], keys: &[String]) -> (Vec<String>, Vec<String>) {
+fn validate_keys(
+    values_list: &[Vec<String>],
+    values: &[String],
+    keys: &[String],
+) -> (Vec<String>, Vec<String>) {
     let mut valid = std::collections::BTreeSet::new();
     for vs in values_list {
         for (i, v) in vs.iter().enumerate() {
@@ -374,7 +465,11 @@ fn validate_keys(values_list: &[Vec<String>], values: &[String], keys: &[String]
     if valid.is_empty() {
         return (keys.to_vec(), values.to_vec());
     }
-    let vk = keys.iter().filter(|k| valid.contains(*k)).cloned().collect();
+    let vk = keys
+        .iter()
+        .filter(|k| valid.contains(*k))
+        .cloned()
+        .collect();
     let vv = values
         .iter()
         .enumerate()
@@ -411,7 +506,11 @@ fn match_values(a: &[String], b: &[String]) -> Option<Vec<String>> {
         if !a[i].is_empty() && !b[i].is_empty() {
             return None;
         }
-        res.push(if a[i].is_empty() { b[i].clone() } else { a[i].clone() });
+        res.push(if a[i].is_empty() {
+            b[i].clone()
+        } else {
+            a[i].clone()
+        });
     }
     common.then_some(res)
 }
@@ -420,9 +519,12 @@ fn match_values(a: &[String], b: &[String]) -> Option<Vec<String>> {
 fn element_list_pos(list: &[Value], keys: &[String], values: &[String]) -> Option<usize> {
     if keys.is_empty() || keys[0].is_empty() {
         let v = values.first().cloned().unwrap_or_default();
-        return list.iter().position(|e| !e.is_object() && !e.is_array() && scalar_text(e) == v);
+        return list
+            .iter()
+            .position(|e| !e.is_object() && !e.is_array() && scalar_text(e) == v);
     }
-    list.iter().position(|e| e.is_object() && keys.iter().zip(values).all(|(k, v)| field_matches(e, k, v)))
+    list.iter()
+        .position(|e| e.is_object() && keys.iter().zip(values).all(|(k, v)| field_matches(e, k, v)))
 }
 
 fn walk_assoc_list(
@@ -433,7 +535,9 @@ fn walk_assoc_list(
     path: &str,
     keep: &[String],
 ) -> KResult<Option<Value>> {
-    let Value::Array(mut o) = origin else { return Ok(None) };
+    let Value::Array(mut o) = origin else {
+        return Ok(None);
+    };
     let mut d: Vec<Value> = if missing_or_null(dest.as_ref()) {
         list_directive(&mut o)?;
         o.clone()
@@ -451,7 +555,11 @@ fn walk_assoc_list(
     // Which values identify elements: patch first (prepend), then dest.
     let mut values_list: Vec<Vec<String>> = Vec::new();
     let primitive = keys.is_empty();
-    let used_keys: Vec<String> = if primitive { vec![String::new()] } else { keys_s.clone() };
+    let used_keys: Vec<String> = if primitive {
+        vec![String::new()]
+    } else {
+        keys_s.clone()
+    };
     if primitive {
         for src in [&o, &d] {
             for e in src {
@@ -551,7 +659,10 @@ mod tests {
         let out = merge(d, p, &[]).unwrap().unwrap();
         let spec = &out["spec"]["template"]["spec"];
         assert_eq!(spec["volumes"], json!([]));
-        assert_eq!(spec["$setElementOrder/containers"], json!([{"name":"b"},{"name":"a"}]));
+        assert_eq!(
+            spec["$setElementOrder/containers"],
+            json!([{"name":"b"},{"name":"a"}])
+        );
         assert_eq!(
             spec["containers"][0]["ports"],
             json!([{"containerPort":53,"protocol":"TCP"},{"containerPort":80},{"containerPort":53,"protocol":"UDP"}])
@@ -571,7 +682,10 @@ mod tests {
     fn null_deletes_and_resource_delete() {
         let d = json!({"apiVersion":"v1","kind":"ConfigMap","data":{"a":"1","b":"2"}});
         let p = json!({"apiVersion":"v1","kind":"ConfigMap","data":{"a":null}});
-        assert_eq!(merge(d.clone(), p, &[]).unwrap().unwrap()["data"], json!({"b":"2"}));
+        assert_eq!(
+            merge(d.clone(), p, &[]).unwrap().unwrap()["data"],
+            json!({"b":"2"})
+        );
         let p = json!({"apiVersion":"v1","kind":"ConfigMap","$patch":"delete"});
         assert_eq!(merge(d, p, &[]).unwrap(), None);
     }

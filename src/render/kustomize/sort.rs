@@ -35,7 +35,10 @@ const ORDER_FIRST: &[&str] = &[
     "PodDisruptionBudget",
 ];
 
-const ORDER_LAST: &[&str] = &["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"];
+const ORDER_LAST: &[&str] = &[
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+];
 
 fn type_orders(first: &[String], last: &[String]) -> HashMap<String, i64> {
     let mut m = HashMap::new();
@@ -50,7 +53,11 @@ fn type_orders(first: &[String], last: &[String]) -> HashMap<String, i64> {
 }
 
 fn legacy_id_string(id: &ResId) -> String {
-    let ns = if id.namespace.is_empty() { "~X" } else { &id.namespace };
+    let ns = if id.namespace.is_empty() {
+        "~X"
+    } else {
+        &id.namespace
+    };
     let nm = if id.name.is_empty() { "~N" } else { &id.name };
     format!("{}|{ns}|{nm}", id.gvk.id_string())
 }
@@ -61,7 +68,8 @@ fn gvk_less(a: &Gvk, b: &Gvk, orders: &HashMap<String, i64>) -> Ordering {
     if ia != ib {
         return ia.cmp(&ib);
     }
-    if a.kind == "Namespace" && b.kind == "Namespace" && (a.group.is_empty() || b.group.is_empty()) {
+    if a.kind == "Namespace" && b.kind == "Namespace" && (a.group.is_empty() || b.group.is_empty())
+    {
         return b.sort_string().cmp(&a.sort_string());
     }
     a.sort_string().cmp(&b.sort_string())
@@ -73,25 +81,47 @@ fn gvk_less(a: &Gvk, b: &Gvk, orders: &HashMap<String, i64>) -> Ordering {
 /// Invalid `sortOptions`.
 pub fn sort(res: &mut [Res], opts: Option<&Value>, file: &str) -> KResult<()> {
     let strs = |v: Option<&Value>| -> Vec<String> {
-        v.and_then(Value::as_array).map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect()).unwrap_or_default()
+        v.and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
     };
     let (first, last) = match opts.filter(|o| !o.is_null()) {
-        None => (ORDER_FIRST.iter().map(|s| (*s).to_string()).collect(), ORDER_LAST.iter().map(|s| (*s).to_string()).collect()),
+        None => (
+            ORDER_FIRST.iter().map(|s| (*s).to_string()).collect(),
+            ORDER_LAST.iter().map(|s| (*s).to_string()).collect(),
+        ),
         Some(o) => match o.get("order").and_then(Value::as_str).unwrap_or("") {
             "fifo" => {
                 if o.get("legacySortOptions").is_some() {
-                    return Err(content(format!("`{file}`: legacySortOptions may only be set with order: legacy")).at(file, None));
+                    return Err(content(format!(
+                        "`{file}`: legacySortOptions may only be set with order: legacy"
+                    ))
+                    .at(file, None));
                 }
                 return Ok(());
             }
             "legacy" => {
                 let l = o.get("legacySortOptions");
                 match l {
-                    Some(l) if !l.is_null() => (strs(l.get("orderFirst")), strs(l.get("orderLast"))),
-                    _ => (ORDER_FIRST.iter().map(|s| (*s).to_string()).collect(), ORDER_LAST.iter().map(|s| (*s).to_string()).collect()),
+                    Some(l) if !l.is_null() => {
+                        (strs(l.get("orderFirst")), strs(l.get("orderLast")))
+                    }
+                    _ => (
+                        ORDER_FIRST.iter().map(|s| (*s).to_string()).collect(),
+                        ORDER_LAST.iter().map(|s| (*s).to_string()).collect(),
+                    ),
                 }
             }
-            other => return Err(content(format!("`{file}`: unknown sortOptions.order `{other}`")).at(file, None)),
+            other => {
+                return Err(
+                    content(format!("`{file}`: unknown sortOptions.order `{other}`"))
+                        .at(file, None),
+                )
+            }
         },
     };
     let orders = type_orders(&first, &last);
@@ -108,5 +138,10 @@ pub fn sort(res: &mut [Res], opts: Option<&Value>, file: &str) -> KResult<()> {
 /// The rendered objects, in order.
 #[must_use]
 pub fn finish(res: Vec<Res>) -> Vec<RenderedObject> {
-    res.into_iter().map(|r| RenderedObject { value: r.v, origin: r.origin }).collect()
+    res.into_iter()
+        .map(|r| RenderedObject {
+            value: r.v,
+            origin: r.origin,
+        })
+        .collect()
 }

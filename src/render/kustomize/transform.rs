@@ -30,7 +30,13 @@ fn set_scalar(node: &mut Value, s: &str) {
 ///
 /// # Errors
 /// Field-spec errors and id conflicts after the change.
-pub fn namespace(res: &mut [Res], ns: &str, specs: &[FieldSpec], subjects: Subjects, unset_only: bool) -> KResult<()> {
+pub fn namespace(
+    res: &mut [Res],
+    ns: &str,
+    specs: &[FieldSpec],
+    subjects: Subjects,
+    unset_only: bool,
+) -> KResult<()> {
     let setter = |node: &mut Value| -> KResult<()> {
         if unset_only && node.as_str().is_some_and(|s| !s.is_empty()) {
             return Ok(());
@@ -43,25 +49,40 @@ pub fn namespace(res: &mut [Res], ns: &str, specs: &[FieldSpec], subjects: Subje
             continue;
         }
         r.store_prev_id();
-        let api = r.v.get("apiVersion").and_then(Value::as_str).unwrap_or("").to_string();
+        let api =
+            r.v.get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
         let gvk = r.gvk();
         let mut fs: Vec<FieldSpec> = specs
             .iter()
-            .filter(|f| f.path != "metadata/namespace" && !(api != "v1" && f.path == "metadata/name"))
+            .filter(|f| {
+                f.path != "metadata/namespace" && !(api != "v1" && f.path == "metadata/name")
+            })
             .cloned()
             .collect();
         if !gvk.is_cluster_scoped() {
-            let meta = FieldSpec { gvk: Gvk::default(), path: "metadata/namespace".into(), create: true };
+            let meta = FieldSpec {
+                gvk: Gvk::default(),
+                path: "metadata/namespace".into(),
+                create: true,
+            };
             fieldspec::apply(&mut r.v, &meta, CreateKind::Scalar, &mut { setter })?;
         }
         if gvk.kind == "RoleBinding" || gvk.kind == "ClusterRoleBinding" {
-            fs.retain(|f| !((f.gvk.kind == "RoleBinding" || f.gvk.kind == "ClusterRoleBinding") && f.path == "subjects/namespace"));
+            fs.retain(|f| {
+                !((f.gvk.kind == "RoleBinding" || f.gvk.kind == "ClusterRoleBinding")
+                    && f.path == "subjects/namespace")
+            });
             if subjects != Subjects::None {
                 if let Some(Value::Array(subs)) = r.v.get_mut("subjects") {
                     for s in subs.iter_mut() {
                         let Some(m) = s.as_object_mut() else { continue };
                         let hit = match subjects {
-                            Subjects::DefaultOnly => m.get("name").and_then(Value::as_str) == Some("default"),
+                            Subjects::DefaultOnly => {
+                                m.get("name").and_then(Value::as_str) == Some("default")
+                            }
                             _ => m.get("kind").and_then(Value::as_str) == Some("ServiceAccount"),
                         };
                         if hit {
@@ -79,23 +100,41 @@ pub fn namespace(res: &mut [Res], ns: &str, specs: &[FieldSpec], subjects: Subje
     for i in 0..res.len() {
         let id = res[i].cur_id();
         if res.iter().filter(|o| o.cur_id().same(&id)).count() != 1 {
-            return Err(content(format!("namespace transformation produces ID conflict: {}", id.display())));
+            return Err(content(format!(
+                "namespace transformation produces ID conflict: {}",
+                id.display()
+            )));
         }
     }
     Ok(())
 }
 
-const PREFIX_SKIP: &[(&str, &str)] = &[("", "CustomResourceDefinition"), ("apiregistration.k8s.io", "APIService"), ("", "Namespace")];
+const PREFIX_SKIP: &[(&str, &str)] = &[
+    ("", "CustomResourceDefinition"),
+    ("apiregistration.k8s.io", "APIService"),
+    ("", "Namespace"),
+];
 
 /// Kustomize's PrefixTransformer / SuffixTransformer (one of `prefix`,
 /// `suffix` is empty).
 ///
 /// # Errors
 /// Field-spec errors.
-pub fn prefix_suffix(res: &mut [Res], prefix: &str, suffix: &str, specs: &[FieldSpec]) -> KResult<()> {
+pub fn prefix_suffix(
+    res: &mut [Res],
+    prefix: &str,
+    suffix: &str,
+    specs: &[FieldSpec],
+) -> KResult<()> {
     for r in res.iter_mut() {
         let org = r.org_id();
-        if PREFIX_SKIP.iter().any(|(g, k)| org.gvk.selected_by(&Gvk { group: (*g).into(), version: String::new(), kind: (*k).into() })) {
+        if PREFIX_SKIP.iter().any(|(g, k)| {
+            org.gvk.selected_by(&Gvk {
+                group: (*g).into(),
+                version: String::new(),
+                kind: (*k).into(),
+            })
+        }) {
             continue;
         }
         for fs in specs {
@@ -128,8 +167,11 @@ fn set_entries(res: &mut [Res], pairs: &[(String, String)], specs: &[FieldSpec])
     for r in res.iter_mut() {
         for (k, v) in &sorted {
             for fs in specs {
-                fieldspec::apply(&mut r.v, fs, CreateKind::Map, &mut |node: &mut Value| {
-                    match node {
+                fieldspec::apply(
+                    &mut r.v,
+                    fs,
+                    CreateKind::Map,
+                    &mut |node: &mut Value| match node {
                         Value::Object(m) => {
                             m.insert(k.clone(), Value::String(v.clone()));
                             Ok(())
@@ -141,8 +183,8 @@ fn set_entries(res: &mut [Res], pairs: &[(String, String)], specs: &[FieldSpec])
                             Ok(())
                         }
                         _ => Err(content("expected a map to set labels or annotations in")),
-                    }
-                })?;
+                    },
+                )?;
             }
         }
     }
@@ -164,7 +206,11 @@ pub fn labels(res: &mut [Res], pairs: &[(String, String)], specs: &[FieldSpec]) 
 ///
 /// # Errors
 /// Field-spec errors.
-pub fn annotations(res: &mut [Res], pairs: &[(String, String)], specs: &[FieldSpec]) -> KResult<()> {
+pub fn annotations(
+    res: &mut [Res],
+    pairs: &[(String, String)],
+    specs: &[FieldSpec],
+) -> KResult<()> {
     if pairs.is_empty() {
         return Ok(());
     }
@@ -195,7 +241,14 @@ pub fn labels_field(k: &Kustomization, acc: &mut Acc) -> KResult<()> {
             if flag("includeTemplates") {
                 merge_specs(&mut fss, &acc.config.template_labels);
             }
-            merge_specs(&mut fss, &[FieldSpec { gvk: Gvk::default(), path: "metadata/labels".into(), create: true }]);
+            merge_specs(
+                &mut fss,
+                &[FieldSpec {
+                    gvk: Gvk::default(),
+                    path: "metadata/labels".into(),
+                    create: true,
+                }],
+            );
         }
         labels(&mut acc.res, &pairs, &fss)?;
     }
@@ -215,17 +268,29 @@ pub fn split_image(image: &str) -> (String, String, String) {
     if let Some(d) = id {
         if ic.is_none_or(|c| d < c) {
             let d = d + off;
-            return (image[..d].to_string(), String::new(), image[d + 1..].to_string());
+            return (
+                image[..d].to_string(),
+                String::new(),
+                image[d + 1..].to_string(),
+            );
         }
         if let Some(c) = ic {
             let (d, c) = (d + off, c + off);
-            return (image[..c].to_string(), image[c + 1..d].to_string(), image[d + 1..].to_string());
+            return (
+                image[..c].to_string(),
+                image[c + 1..d].to_string(),
+                image[d + 1..].to_string(),
+            );
         }
     }
     match ic {
         Some(c) => {
             let c = c + off;
-            (image[..c].to_string(), image[c + 1..].to_string(), String::new())
+            (
+                image[..c].to_string(),
+                image[c + 1..].to_string(),
+                String::new(),
+            )
         }
         None => (image.to_string(), String::new(), String::new()),
     }
@@ -313,16 +378,27 @@ pub fn image(res: &mut [Res], img: &Value, specs: &[FieldSpec]) -> KResult<()> {
     let s = |f: &str| img.get(f).map(scalar_text).unwrap_or_default();
     let name = s("name");
     let pattern = format!("^{name}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$");
-    let matcher = regex::Regex::new(&pattern)
-        .map_err(|e| content(format!("images: `{name}` is not a valid image name pattern: {e}")))?;
-    let rule = ImageRule { matcher, new_name: s("newName"), new_tag: s("newTag"), digest: s("digest"), tag_suffix: s("tagSuffix") };
+    let matcher = regex::Regex::new(&pattern).map_err(|e| {
+        content(format!(
+            "images: `{name}` is not a valid image name pattern: {e}"
+        ))
+    })?;
+    let rule = ImageRule {
+        matcher,
+        new_name: s("newName"),
+        new_tag: s("newTag"),
+        digest: s("digest"),
+        tag_suffix: s("tagSuffix"),
+    };
     for r in res.iter_mut() {
         if r.kind() == "CustomResourceDefinition" {
             continue;
         }
         legacy_images(&mut r.v, &rule)?;
         for fs in specs {
-            fieldspec::apply(&mut r.v, fs, CreateKind::None, &mut |node: &mut Value| rule.update(node))?;
+            fieldspec::apply(&mut r.v, fs, CreateKind::None, &mut |node: &mut Value| {
+                rule.update(node)
+            })?;
         }
     }
     Ok(())
@@ -333,14 +409,22 @@ pub fn image(res: &mut [Res], img: &Value, specs: &[FieldSpec]) -> KResult<()> {
 /// # Errors
 /// No resource of a replica-bearing kind with that name.
 pub fn replicas(res: &mut [Res], rep: &Value, specs: &[FieldSpec]) -> KResult<()> {
-    let name = rep.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+    let name = rep
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     let count = rep.get("count").cloned().unwrap_or(Value::from(0));
     let mut found = false;
     for fs in specs {
         let hits: Vec<usize> = res
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.all_ids().iter().any(|id| id.name == name && id.gvk.selected_by(&fs.gvk)))
+            .filter(|(_, r)| {
+                r.all_ids()
+                    .iter()
+                    .any(|id| id.name == name && id.gvk.selected_by(&fs.gvk))
+            })
             .map(|(i, _)| i)
             .collect();
         if !hits.is_empty() {
@@ -348,14 +432,21 @@ pub fn replicas(res: &mut [Res], rep: &Value, specs: &[FieldSpec]) -> KResult<()
         }
         for i in hits {
             let c = count.clone();
-            fieldspec::apply(&mut res[i].v, fs, CreateKind::Scalar, &mut |node: &mut Value| {
-                *node = c.clone();
-                Ok(())
-            })?;
+            fieldspec::apply(
+                &mut res[i].v,
+                fs,
+                CreateKind::Scalar,
+                &mut |node: &mut Value| {
+                    *node = c.clone();
+                    Ok(())
+                },
+            )?;
         }
     }
     if !found {
-        return Err(content(format!("replicas: resource with name `{name}` does not match a config with a replicas field")));
+        return Err(content(format!(
+            "replicas: resource with name `{name}` does not match a config with a replicas field"
+        )));
     }
     Ok(())
 }

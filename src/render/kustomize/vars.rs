@@ -73,7 +73,9 @@ fn set(node: &mut Value, map: &HashMap<String, Value>) -> KResult<()> {
         }
         Value::Array(a) => {
             for it in a.iter_mut() {
-                let Value::String(s) = it else { return Err(content("invalid value type expect a string")) };
+                let Value::String(s) = it else {
+                    return Err(content("invalid value type expect a string"));
+                };
                 let n = expand(s, map);
                 *it = n;
             }
@@ -87,28 +89,48 @@ fn set(node: &mut Value, map: &HashMap<String, Value>) -> KResult<()> {
 /// `encoding/json` does when Kustomize decodes its types.
 fn get_ci<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
     let m = v.as_object()?;
-    m.get(key).or_else(|| m.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, x)| x))
+    m.get(key).or_else(|| {
+        m.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, x)| x)
+    })
 }
 
 /// A var's name.
 #[must_use]
 pub fn var_name(v: &Value) -> String {
-    get_ci(v, "name").and_then(Value::as_str).unwrap_or("").to_string()
+    get_ci(v, "name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
 }
 
 /// The id a var's `objref` names (apiVersion split into group/version).
 #[must_use]
 pub fn objref_id(v: &Value) -> super::resource::ResId {
     let o = get_ci(v, "objref").cloned().unwrap_or(Value::Null);
-    let s = |f: &str| get_ci(&o, f).and_then(Value::as_str).unwrap_or("").to_string();
-    let mut gvk = Gvk { group: s("group"), version: s("version"), kind: s("kind") };
+    let s = |f: &str| {
+        get_ci(&o, f)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let mut gvk = Gvk {
+        group: s("group"),
+        version: s("version"),
+        kind: s("kind"),
+    };
     let av = s("apiVersion");
     if !av.is_empty() {
         let g = Gvk::new(&av, "");
         gvk.group = g.group;
         gvk.version = g.version;
     }
-    super::resource::ResId { gvk, name: s("name"), namespace: s("namespace") }
+    super::resource::ResId {
+        gvk,
+        name: s("name"),
+        namespace: s("namespace"),
+    }
 }
 
 /// Resolves the accumulated vars.
@@ -120,22 +142,34 @@ pub fn resolve(acc: &mut Acc) -> KResult<()> {
     for (v, file) in &acc.vars {
         let name = var_name(v);
         let Some(i) = acc.res.iter().position(|r| r.ref_vars.contains(&name)) else {
-            return Err(content(format!("`{file}`: var `{name}` cannot be mapped to a field in the set of known resources")).at(file.clone(), None));
+            return Err(content(format!(
+                "`{file}`: var `{name}` cannot be mapped to a field in the set of known resources"
+            ))
+            .at(file.clone(), None));
         };
         let i = &i;
-        let fp = get_ci(v, "fieldref").and_then(|f| get_ci(f, "fieldPath")).and_then(Value::as_str).filter(|s| !s.is_empty()).unwrap_or("metadata.name");
+        let fp = get_ci(v, "fieldref")
+            .and_then(|f| get_ci(f, "fieldPath"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .unwrap_or("metadata.name");
         let parts: Vec<String> = split_path(fp)
             .into_iter()
             .flat_map(|p| {
                 // `containers[0]` is `containers`, `0`.
                 match p.find('[') {
-                    Some(b) if b > 0 && p.ends_with(']') && !p.contains('=') => vec![p[..b].to_string(), p[b + 1..p.len() - 1].to_string()],
+                    Some(b) if b > 0 && p.ends_with(']') && !p.contains('=') => {
+                        vec![p[..b].to_string(), p[b + 1..p.len() - 1].to_string()]
+                    }
                     _ => vec![p],
                 }
             })
             .collect();
         let Some(val) = lookup(&acc.res[*i].v, &parts) else {
-            return Err(content(format!("`{file}`: field specified in var `{name}` not found in corresponding resource")).at(file.clone(), None));
+            return Err(content(format!(
+                "`{file}`: field specified in var `{name}` not found in corresponding resource"
+            ))
+            .at(file.clone(), None));
         };
         map.insert(name.to_string(), val.clone());
     }
@@ -145,7 +179,9 @@ pub fn resolve(acc: &mut Acc) -> KResult<()> {
     let specs = acc.config.var_reference.clone();
     for r in &mut acc.res {
         for fs in &specs {
-            fieldspec::apply(&mut r.v, fs, CreateKind::None, &mut |n: &mut Value| set(n, &map))?;
+            fieldspec::apply(&mut r.v, fs, CreateKind::None, &mut |n: &mut Value| {
+                set(n, &map)
+            })?;
         }
     }
     Ok(())
