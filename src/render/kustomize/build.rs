@@ -421,6 +421,7 @@ impl Builder<'_, '_> {
             "PatchTransformer" => {
                 patch::patch_entry(self.cx, k, v, acc)?;
             }
+            "ValueAddTransformer" => self.value_add(k, v, acc)?,
             "ReplacementTransformer" => {
                 let list = v
                     .get("replacements")
@@ -430,6 +431,111 @@ impl Builder<'_, '_> {
                 replacements::run(self.cx, k, &list, acc)?;
             }
             _ => return Err(unsupported_plugin(k, "transformers", v)),
+        }
+        Ok(())
+    }
+}
+
+impl Builder<'_, '_> {
+    /// The alpha ValueAddTransformer: writes a value (by default the name of
+    /// the kustomization's directory) into fields, or into a path segment.
+    fn value_add(&self, k: &Kustomization, v: &Value, acc: &mut Acc) -> KResult<()> {
+        let mut value = v
+            .get("value")
+            .map(super::smp::scalar_text)
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        if value.is_empty() {
+            value = path::file_name(&k.dir).to_string();
+        }
+        let mut targets = v
+            .get("targets")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if let Some(p) = v
+            .get("targetFilePath")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        {
+            let file = k.restricted(self.cx, p)?;
+            for d in self.cx.load_yaml(&file)? {
+                targets.extend(
+                    d.value
+                        .get("targets")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default(),
+                );
+            }
+        }
+        if targets.is_empty() {
+            return Err(k.err("ValueAddTransformer: must specify at least one target"));
+        }
+        for t in &targets {
+            let fp = t.get("fieldPath").and_then(Value::as_str).unwrap_or("");
+            if fp.is_empty() {
+                return Err(k.err("ValueAddTransformer: fieldPath cannot be empty"));
+            }
+            let pos = t
+                .get("filePathPosition")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            let idx: Vec<usize> = match t.get("selector").filter(|s| !s.is_null()) {
+                Some(s) => super::selector::Selector::new(s)?.select(&acc.res),
+                None => (0..acc.res.len()).collect(),
+            };
+            for i in idx {
+                if fp == "metadata/namespace" {
+                    transform::namespace_only_meta(&mut acc.res[i], &value);
+                    continue;
+                }
+                let fields = super::fieldspec::split_path(fp);
+                let bad = || {
+                    k.err(format!(
+                        "ValueAddTransformer: `{fp}` does not lead to a scalar"
+                    ))
+                };
+                let mut ptr = String::new();
+                for (n, f) in fields.iter().enumerate() {
+                    let last = n + 1 == fields.len();
+                    let m = acc.res[i]
+                        .v
+                        .pointer_mut(&ptr)
+                        .and_then(Value::as_object_mut)
+                        .ok_or_else(bad)?;
+                    m.entry(f.clone()).or_insert_with(|| {
+                        if last {
+                            Value::String(String::new())
+                        } else {
+                            Value::Object(serde_json::Map::new())
+                        }
+                    });
+                    ptr.push('/');
+                    ptr.push_str(&f.replace('~', "~0").replace('/', "~1"));
+                }
+                let cur = acc.res[i].v.pointer_mut(&ptr).ok_or_else(bad)?;
+                if cur.is_object() || cur.is_array() {
+                    return Err(k.err(format!(
+                        "ValueAddTransformer: `{fp}` does not lead to a scalar"
+                    )));
+                }
+                let new = if pos > 0 {
+                    let old = super::smp::scalar_text(cur);
+                    if old.is_empty() {
+                        value.clone()
+                    } else {
+                        let mut parts: Vec<String> = old.split('/').map(str::to_string).collect();
+                        let at = usize::try_from(pos - 1).unwrap_or(0).min(parts.len());
+                        parts.insert(at, value.clone());
+                        parts.join("/")
+                    }
+                } else {
+                    value.clone()
+                };
+                *cur = Value::String(new);
+            }
         }
         Ok(())
     }

@@ -109,6 +109,27 @@ pub fn namespace(
     Ok(())
 }
 
+/// The namespace filter with no field specs (metadata.namespace of
+/// namespaced kinds and `default` binding subjects), as the
+/// ValueAddTransformer applies it.
+pub fn namespace_only_meta(r: &mut Res, ns: &str) {
+    let gvk = r.gvk();
+    if !gvk.is_cluster_scoped() {
+        if let Some(m) = r.v.get_mut("metadata").and_then(Value::as_object_mut) {
+            m.insert("namespace".into(), Value::String(ns.to_string()));
+        }
+    }
+    if gvk.kind == "RoleBinding" || gvk.kind == "ClusterRoleBinding" {
+        if let Some(Value::Array(subs)) = r.v.get_mut("subjects") {
+            for s in subs.iter_mut().filter_map(Value::as_object_mut) {
+                if s.get("name").and_then(Value::as_str) == Some("default") {
+                    s.insert("namespace".into(), Value::String(ns.to_string()));
+                }
+            }
+        }
+    }
+}
+
 const PREFIX_SKIP: &[(&str, &str)] = &[
     ("", "CustomResourceDefinition"),
     ("apiregistration.k8s.io", "APIService"),
