@@ -3,6 +3,8 @@
 //! resource of the referenced kind is rewritten to that resource's current
 //! name (and, for `{name, namespace}` references, namespace).
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::fieldspec::{self, CreateKind, FieldSpec, TransformerConfig};
@@ -46,6 +48,9 @@ fn candidates(res: &[Res], referrer: &Res) -> Vec<usize> {
 
 struct Ctx<'a> {
     res: &'a [Res],
+    /// Resources by every previous name (only renamed or moved resources
+    /// can be referral candidates).
+    by_prev_name: &'a HashMap<String, Vec<usize>>,
     referrer: &'a Res,
     spec: &'a FieldSpec,
     target: &'a Gvk,
@@ -55,10 +60,13 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     fn select(&self, old: &str, cands: &[usize], same_ns_too: bool) -> KResult<Option<usize>> {
         let res = self.res;
-        let mut c: Vec<usize> = cands
+        let Some(named) = self.by_prev_name.get(old) else {
+            return Ok(None);
+        };
+        let mut c: Vec<usize> = named
             .iter()
             .copied()
-            .filter(|i| res[*i].prev_ids().iter().any(|id| id.name == old))
+            .filter(|i| cands.binary_search(i).is_ok())
             .filter(|i| {
                 res[*i]
                     .prev_ids()
@@ -205,6 +213,18 @@ impl Ctx<'_> {
 /// # Errors
 /// Ambiguous references and malformed referrer fields.
 pub fn fix(res: &mut [Res], config: &TransformerConfig) -> KResult<()> {
+    let mut by_prev_name: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, r) in res.iter().enumerate() {
+        for p in &r.prev {
+            let e = by_prev_name.entry(p.name.clone()).or_default();
+            if e.last() != Some(&i) {
+                e.push(i);
+            }
+        }
+    }
+    if by_prev_name.is_empty() {
+        return Ok(());
+    }
     for ri in 0..res.len() {
         let org = res[ri].org_id();
         let mut filters: Vec<(FieldSpec, Gvk)> = Vec::new();
@@ -219,11 +239,12 @@ pub fn fix(res: &mut [Res], config: &TransformerConfig) -> KResult<()> {
             continue;
         }
         let cands = candidates(res, &res[ri]);
+        let mut v = res[ri].v.clone();
         for (spec, target) in filters {
-            let mut v = res[ri].v.clone();
             {
                 let ctx = Ctx {
                     res,
+                    by_prev_name: &by_prev_name,
                     referrer: &res[ri],
                     spec: &spec,
                     target: &target,
@@ -247,8 +268,8 @@ pub fn fix(res: &mut [Res], config: &TransformerConfig) -> KResult<()> {
                     e
                 })?;
             }
-            res[ri].v = v;
         }
+        res[ri].v = v;
     }
     Ok(())
 }
