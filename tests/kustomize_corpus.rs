@@ -10,9 +10,9 @@ mod kustomize_common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use kustomize_common::{compare, corpus_dir, render_dir, Case};
 use gitops_lint::render::RenderErrorKind;
 use gitops_lint::yaml;
+use kustomize_common::{compare, corpus_dir, render_dir, Case};
 use serde_json::Value;
 
 fn case_list(file: &str) -> BTreeMap<String, String> {

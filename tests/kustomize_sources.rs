@@ -8,9 +8,9 @@ mod kustomize_common;
 use std::path::Path;
 use std::process::Command;
 
-use kustomize_common::{compare, render_dir, render_tree};
 use gitops_lint::render::RenderErrorKind;
 use gitops_lint::source::GitRepo;
+use kustomize_common::{compare, render_dir, render_tree};
 
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
