@@ -101,6 +101,20 @@ impl Acc {
 pub fn build(cx: &RenderContext<'_>, spec: &SourceSpec) -> KResult<Vec<RenderedObject>> {
     let mut root = load::load(cx, &spec.path)?;
     argocd::apply(&mut root, spec)?;
+    let mut origin_annotations = false;
+    for m in root.list("buildMetadata") {
+        match m.as_str() {
+            Some("originAnnotations") => origin_annotations = true,
+            Some(other) => {
+                return Err(RenderError::unsupported(format!(
+                    "`{}`: buildMetadata `{other}` is not supported natively",
+                    root.file
+                ))
+                .at(root.file.clone(), None))
+            }
+            None => return Err(root.err("buildMetadata entries must be strings")),
+        }
+    }
     let mut b = Builder {
         cx,
         roots: Vec::new(),
@@ -119,9 +133,53 @@ pub fn build(cx: &RenderContext<'_>, spec: &SourceSpec) -> KResult<Vec<RenderedO
     });
     sort::sort(&mut acc.res, root.k.get("sortOptions"), &root.file)?;
     for r in &mut acc.res {
+        if origin_annotations {
+            add_origin_annotation(r, &root.dir);
+        }
         super::resource::remove_build_annotations(r);
     }
     Ok(sort::finish(acc.res))
+}
+
+/// `to` relative to directory `from` (both repository paths).
+fn relative(from: &str, to: &str) -> String {
+    let a = path::split(from);
+    let b = path::split(to);
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); a.len() - common];
+    parts.extend(b[common..].iter().cloned());
+    parts.join("/")
+}
+
+/// `buildMetadata: [originAnnotations]`: where each object came from,
+/// relative to the root kustomization.
+fn add_origin_annotation(r: &mut Res, root: &str) {
+    let text = match (&r.generated_by, &r.origin.file) {
+        (Some((kfile, kind)), _) => format!(
+            "configuredIn: {}\nconfiguredBy:\n  apiVersion: builtin\n  kind: {kind}\n",
+            relative(root, kfile)
+        ),
+        (None, Some(file)) => format!("path: {}\n", relative(root, file)),
+        (None, None) => return,
+    };
+    let Some(obj) = r.v.as_object_mut() else {
+        return;
+    };
+    let meta = obj
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    let Some(meta) = meta.as_object_mut() else {
+        return;
+    };
+    let anns = meta
+        .entry("annotations")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if !anns.is_object() {
+        *anns = Value::Object(serde_json::Map::new());
+    }
+    if let Some(a) = anns.as_object_mut() {
+        a.insert("config.kubernetes.io/origin".into(), Value::String(text));
+    }
 }
 
 fn real_dir(cx: &RenderContext<'_>, dir: &str) -> KResult<String> {

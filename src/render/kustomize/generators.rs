@@ -219,6 +219,14 @@ pub fn generate(
     }
     let mut r = Res::new(Value::Object(obj), Origin::default());
     r.needs_hash = !disable_hash;
+    r.generated_by = Some((
+        k.file.clone(),
+        if kind == "Secret" {
+            "SecretGenerator"
+        } else {
+            "ConfigMapGenerator"
+        },
+    ));
     r.behavior = match g.get("behavior").and_then(Value::as_str).unwrap_or("") {
         "merge" => Behavior::Merge,
         "replace" => Behavior::Replace,
@@ -318,6 +326,7 @@ pub fn absorb(acc: &mut Acc, mut r: Res) -> KResult<()> {
                     }
                 }
                 r.origin = old.origin.clone();
+                r.generated_by.clone_from(&old.generated_by);
             }
             r.behavior = Behavior::Create;
             acc.res[*i] = r;

@@ -295,15 +295,31 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
     let unsupported =
         |what: &str| RenderError::unsupported(format!("`{file}`: {what}")).at(file.clone(), None);
     for (f, what) in [
-        ("helmCharts", "`helmCharts` needs helm, which the native renderer does not run"),
-        ("helmChartInflationGenerator", "`helmChartInflationGenerator` needs helm, which the native renderer does not run"),
-        ("helmGlobals", "`helmGlobals` needs helm, which the native renderer does not run"),
-        ("crds", "`crds` (OpenAPI definitions for name references) is not supported natively"),
+        (
+            "helmCharts",
+            "`helmCharts` needs helm, which the native renderer does not run",
+        ),
+        (
+            "helmChartInflationGenerator",
+            "`helmChartInflationGenerator` needs helm, which the native renderer does not run",
+        ),
+        (
+            "helmGlobals",
+            "`helmGlobals` needs helm, which the native renderer does not run",
+        ),
+        (
+            "crds",
+            "`crds` (OpenAPI definitions for name references) is not supported natively",
+        ),
         ("validators", "`validators` plugins are not run"),
-        ("openapi", "`openapi` (a custom schema for merge keys) is not supported natively"),
-        ("buildMetadata", "`buildMetadata` (origin, transformer and managed-by annotations) is not supported natively"),
+        (
+            "openapi",
+            "`openapi` (a custom schema for merge keys) is not supported natively",
+        ),
     ] {
-        if k.get(f).is_some_and(|v| !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty())) {
+        if k.get(f)
+            .is_some_and(|v| !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty()))
+        {
             return Err(unsupported(what));
         }
     }

@@ -242,6 +242,9 @@ pub struct Res {
     pub needs_hash: bool,
     /// Generator behaviour.
     pub behavior: Behavior,
+    /// For generated objects: the kustomization file and generator kind
+    /// (what an origin annotation names).
+    pub generated_by: Option<(String, &'static str)>,
     /// Names of the vars bound to this resource.
     pub ref_vars: Vec<String>,
     /// Keys its source document wrote as an explicit `null` (kept by a
@@ -261,6 +264,7 @@ impl Res {
             suffixes: Vec::new(),
             needs_hash: false,
             behavior: Behavior::Create,
+            generated_by: None,
             ref_vars: Vec::new(),
             explicit_nulls: Vec::new(),
         }
