@@ -410,6 +410,7 @@ impl Builder<'_> {
                 }
             }
             Event::Scalar(text, style, anchor, tag) => {
+                let text = self.clip_at_eof(text, style, span);
                 self.note_first_line(span, Some((&text, style)));
                 let tag = tag_kind(tag.as_deref(), self.dialect);
                 if self.waits_for_key() {
@@ -639,6 +640,28 @@ impl Builder<'_> {
     /// The byte offset of a character index (saphyr-parser's markers count
     /// characters). Events arrive in text order, so a cursor moving forward
     /// makes this linear over the whole stream.
+    /// saphyr-parser gives a clipped block scalar that ends the stream with
+    /// no final line break a trailing `\n`; go-yaml gives none (there is no
+    /// line break to keep).
+    fn clip_at_eof<'a>(&self, text: Cow<'a, str>, style: ScalarStyle, span: Span) -> Cow<'a, str> {
+        let block = matches!(style, ScalarStyle::Literal | ScalarStyle::Folded);
+        let last_has_content = self
+            .text
+            .rsplit('\n')
+            .next()
+            .is_some_and(|l| !l.trim().is_empty());
+        if !block || !last_has_content || !text.ends_with('\n') {
+            return text;
+        }
+        let last_line = self.text.bytes().filter(|&b| b == b'\n').count() + 1;
+        if span.end.line() < last_line {
+            return text;
+        }
+        let mut owned = text.into_owned();
+        owned.pop();
+        Cow::Owned(owned)
+    }
+
     fn byte_offset(&mut self, char_index: usize) -> usize {
         if self.ascii {
             return char_index.min(self.text.len());
