@@ -640,26 +640,44 @@ impl Builder<'_> {
     /// The byte offset of a character index (saphyr-parser's markers count
     /// characters). Events arrive in text order, so a cursor moving forward
     /// makes this linear over the whole stream.
-    /// saphyr-parser gives a clipped block scalar that ends the stream with
-    /// no final line break a trailing `\n`; go-yaml gives none (there is no
-    /// line break to keep).
+    /// Clip chomping (a `|` or `>` header with no `-` or `+`) keeps at most
+    /// one final line break, and none when the content ends the stream
+    /// without one (go-yaml). saphyr-parser adds a `\n` in both cases: fix it.
     fn clip_at_eof<'a>(&self, text: Cow<'a, str>, style: ScalarStyle, span: Span) -> Cow<'a, str> {
         let block = matches!(style, ScalarStyle::Literal | ScalarStyle::Folded);
+        if !block || !text.ends_with('\n') {
+            return text;
+        }
+        let header_line = scalar_line(span, &text, style) as usize;
+        let header = self
+            .text
+            .lines()
+            .nth(header_line.saturating_sub(1))
+            .unwrap_or("");
+        let indicators = header.rfind(['|', '>']).map_or("", |i| {
+            header[i + 1..]
+                .split(|c: char| c.is_whitespace() || c == '#')
+                .next()
+                .unwrap_or("")
+        });
+        if indicators.contains(['+', '-']) {
+            return text;
+        }
+        let body = text.trim_end_matches('\n');
+        let last_line = self.text.bytes().filter(|&b| b == b'\n').count() + 1;
         let last_has_content = self
             .text
             .rsplit('\n')
             .next()
             .is_some_and(|l| !l.trim().is_empty());
-        if !block || !last_has_content || !text.ends_with('\n') {
+        let ends_stream_without_break = last_has_content && span.end.line() >= last_line;
+        if ends_stream_without_break || body.is_empty() {
+            return Cow::Owned(body.to_string());
+        }
+        if body.len() + 1 == text.len() {
             return text;
         }
-        let last_line = self.text.bytes().filter(|&b| b == b'\n').count() + 1;
-        if span.end.line() < last_line {
-            return text;
-        }
-        let mut owned = text.into_owned();
-        owned.pop();
-        Cow::Owned(owned)
+        Cow::Owned(format!("{body}\n"))
     }
 
     fn byte_offset(&mut self, char_index: usize) -> usize {
