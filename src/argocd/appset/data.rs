@@ -10,6 +10,9 @@ use serde_json::Value;
 /// A syntax error, as one line.
 pub fn parse_first_doc(text: &str) -> Result<Value, String> {
     let trimmed = text.trim_start();
+    if trimmed.is_empty() {
+        return Ok(Value::Null);
+    }
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
         // Argo CD converts only text starting with `{` as JSON directly; JSON
         // is YAML, so either path gives the same value for valid input.

@@ -352,7 +352,7 @@ impl<'a> Evaluator<'a> {
             let mut exclude = false;
             for (pattern, is_exclude) in items {
                 // A malformed pattern is logged and skipped by Argo CD.
-                if glob::go_path_match(pattern, dir) == Ok(true) {
+                if glob::go_path_match(pattern, dir) == Some(true) {
                     if *is_exclude {
                         exclude = true;
                     } else {

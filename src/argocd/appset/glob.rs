@@ -7,12 +7,11 @@
 //! - `doublestar` for `files[].path` with `--enable-new-git-file-globbing`
 //!   (`*` stops at `/`, `**` spans directories, `{a,b}` alternation).
 
-/// Go `path.Match(pattern, name)`. A malformed pattern is `Err` (Argo CD
-/// logs it and treats the entry as not matching).
-///
-/// # Errors
-/// `ErrBadPattern`: an unterminated class or a trailing backslash.
-pub fn go_path_match(pattern: &str, name: &str) -> Result<bool, ()> {
+/// Go `path.Match(pattern, name)`. A malformed pattern (`ErrBadPattern`: an
+/// unterminated class or a trailing backslash) is `None`; Argo CD logs it
+/// and treats the entry as not matching.
+#[must_use]
+pub fn go_path_match(pattern: &str, name: &str) -> Option<bool> {
     let p: Vec<char> = pattern.chars().collect();
     let n: Vec<char> = name.chars().collect();
     // Validate the whole pattern up front, as Go does.
@@ -21,15 +20,15 @@ pub fn go_path_match(pattern: &str, name: &str) -> Result<bool, ()> {
         match p[i] {
             '\\' => {
                 if i + 1 >= p.len() {
-                    return Err(());
+                    return None;
                 }
                 i += 2;
             }
-            '[' => i = class_end(&p, i).ok_or(())?,
+            '[' => i = class_end(&p, i)?,
             _ => i += 1,
         }
     }
-    Ok(wild(&p, &n, Dialect::Path))
+    Some(wild(&p, &n, Dialect::Path))
 }
 
 /// git pathspec matching as `git ls-files -- <pattern>` applies it (no
@@ -280,18 +279,18 @@ mod tests {
 
     #[test]
     fn go_path_match_star_stays_in_segment() {
-        assert_eq!(go_path_match("apps/*", "apps/web"), Ok(true));
-        assert_eq!(go_path_match("apps/*", "apps/web/base"), Ok(false));
+        assert_eq!(go_path_match("apps/*", "apps/web"), Some(true));
+        assert_eq!(go_path_match("apps/*", "apps/web/base"), Some(false));
         assert_eq!(
             go_path_match("apps/*/overlays/*", "apps/web/overlays/prod"),
-            Ok(true)
+            Some(true)
         );
-        assert_eq!(go_path_match("apps/[a-c]*", "apps/billing"), Ok(true));
-        assert_eq!(go_path_match("apps/[^a-c]*", "apps/billing"), Ok(false));
-        assert_eq!(go_path_match("apps/?eb", "apps/web"), Ok(true));
-        assert_eq!(go_path_match("apps/[", "apps/x"), Err(()));
-        assert_eq!(go_path_match("apps", "apps"), Ok(true));
-        assert_eq!(go_path_match("apps/*", "apps"), Ok(false));
+        assert_eq!(go_path_match("apps/[a-c]*", "apps/billing"), Some(true));
+        assert_eq!(go_path_match("apps/[^a-c]*", "apps/billing"), Some(false));
+        assert_eq!(go_path_match("apps/?eb", "apps/web"), Some(true));
+        assert_eq!(go_path_match("apps/[", "apps/x"), None);
+        assert_eq!(go_path_match("apps", "apps"), Some(true));
+        assert_eq!(go_path_match("apps/*", "apps"), Some(false));
     }
 
     #[test]

@@ -1352,7 +1352,7 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
             };
             Ok(V::List(parts))
         }
-        "regexQuoteMeta" => one_str(a, |x| regex::escape(x)),
+        "regexQuoteMeta" => one_str(a, regex::escape),
         "normalize" => one_str(a, sanitize_name),
         "slugify" => slugify(a),
         "toYaml" => {
