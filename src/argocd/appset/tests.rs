@@ -297,6 +297,7 @@ fn files_tree(repo: &Repo) -> Arc<dyn Tree> {
         ),
         ("cluster-config/engineering/prod/eu/config.json", r#"{"cluster": {"name": "engineering-prod-eu", "address": "https://3.3.3.3"}}"#),
         ("cluster-config/multi/config.json", r#"[{"cluster": {"name": "multi-a", "address": "a"}}, {"cluster": {"name": "multi-b", "address": "b"}}]"#),
+        ("cluster-config/yaml/config.yaml", "cluster:\n  name: yaml-cluster\n  address: https://4.4.4.4\nreplicas: 3\n---\ncluster:\n  name: second-document-is-ignored\n"),
     ])
 }
 
@@ -363,6 +364,14 @@ fn git_files_flattening_and_globbing() {
         e.apps[3].provenance,
         "git file `cluster-config/multi/config.json` (item 2)"
     );
+
+    // YAML files: only the first document counts; numbers print as Go prints float64.
+    let yaml = appset(
+        false,
+        json!([{"git": {"repoURL": THIS_REPO, "files": [{"path": "cluster-config/yaml/*.yaml"}]}}]),
+        json!({"metadata": {"name": "{{cluster.name}}-{{replicas}}"}, "spec": {"project": "default"}}),
+    );
+    assert_eq!(names(&expand_ok(&yaml, tree.as_ref())), ["yaml-cluster-3"]);
 }
 
 /// proves: a matrix of git files × git directories, whose second generator
@@ -691,9 +700,9 @@ fn template_patch_overrides_values_and_selector() {
                "spec": {"project": "default", "source": {"repoURL": THIS_REPO, "path": "apps/{{ .name }}"},
                         "destination": {"server": "https://kubernetes.default.svc", "namespace": "default"}}}),
     );
-    // JSON patch text: YAML patches go through the same loader as git files.
+    // The documented form: YAML text rendered per parameter set.
     set["spec"]["templatePatch"] = json!(
-        r#"{{- if .autoSync }}{"spec": {"project": "hijacked", "syncPolicy": {"automated": {"prune": true}}}}{{- end }}"#
+        "spec:\n  project: hijacked\n{{- if .autoSync }}\n  syncPolicy:\n    automated:\n      prune: {{ .autoSync }}\n{{- end }}\n"
     );
     let e = expand_ok(&set, tree.as_ref());
     assert_eq!(names(&e), ["a-web", "b-db"]);

@@ -61,6 +61,11 @@ fn table() -> Vec<(&'static str, Value, MissingKey, Want)> {
         ),
         (r#"{{ get (fromYaml .value) "hello" }}"#, json!({"value": "{\"hello\": \"world\"}"}), I, Out("world")),
         ("{{ fromYamlArray .value | last }}", json!({"value": "[\"hello world\", \"bonjour tout le monde\"]"}), I, Out("bonjour tout le monde")),
+        (r#"{{ get (fromYaml .value) "hello" }}"#, json!({"value": "hello: world"}), I, Out("world")),
+        (r#"{{ get (fromYaml .value) "hello" }}"#, json!({"value": "non\n compliant\n yaml"}), I, Err("error unmarshaling YAML")),
+        ("{{ fromYamlArray .value | last }}", json!({"value": "- hello world\n- bonjour tout le monde"}), I, Out("bonjour tout le monde")),
+        ("{{ fromYamlArray .value | last }}", json!({"value": "non\n compliant\n yaml"}), I, Err("error unmarshaling YAML")),
+        ("{{ (fromYaml .v).mode }}", json!({"v": "mode: 0755"}), I, Out("493")),
         // GoTemplate.md: fallbacks, git path parameters, cluster labels.
         (r#"{{.cluster}}{{dig "nameSuffix" "" .}}"#, json!({"cluster": "engineering-dev"}), E, Out("engineering-dev")),
         (
