@@ -5,6 +5,7 @@
 mod gl000_render_failed;
 mod gl001_stateful_prune;
 mod gl002_app_cascade_delete;
+mod gl003_appset_shrink;
 mod gl004_missing_prune_false;
 mod gl005_unknown_sync_option;
 mod gl006_presync_not_idempotent;
@@ -12,6 +13,7 @@ mod gl007_hook_can_hang;
 mod gl008_wave_dependency_inversion;
 mod gl009_replace_on_stateful;
 mod gl010_immutable_field_change;
+mod gl012_appset_unsafe_policy;
 mod gl013_mass_prune;
 mod gl014_unused_acknowledgement;
 
@@ -132,6 +134,7 @@ pub static ALL: &[&dyn Rule] = &[
     &gl000_render_failed::RenderFailed,
     &gl001_stateful_prune::StatefulPrune,
     &gl002_app_cascade_delete::AppCascadeDelete,
+    &gl003_appset_shrink::AppSetShrink,
     &gl004_missing_prune_false::MissingPruneFalse,
     &gl005_unknown_sync_option::UnknownSyncOption,
     &gl006_presync_not_idempotent::PresyncNotIdempotent,
@@ -139,6 +142,7 @@ pub static ALL: &[&dyn Rule] = &[
     &gl008_wave_dependency_inversion::WaveDependencyInversion,
     &gl009_replace_on_stateful::ReplaceOnStateful,
     &gl010_immutable_field_change::ImmutableFieldChange,
+    &gl012_appset_unsafe_policy::AppSetUnsafePolicy,
     &gl013_mass_prune::MassPrune,
     &gl014_unused_acknowledgement::UnusedAcknowledgement,
 ];

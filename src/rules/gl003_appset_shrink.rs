@@ -1,0 +1,160 @@
+//! GL003 appset-shrink: an ApplicationSet that stops generating an
+//! Application (a shrinking generator, or a renamed generated name) makes
+//! the controller delete it, and with the default finalizer its resources.
+
+use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::argocd::appset::{AppSetPolicy, Expansion, PolicySource};
+use crate::argocd::AppSetEntry;
+use crate::finding::{Finding, Severity, Side};
+
+/// See `rules/GL003-appset-shrink.md`.
+pub struct AppSetShrink;
+
+static META: RuleMeta = RuleMeta {
+    code: "GL003",
+    name: "appset-shrink",
+    category: Category::Deletion,
+    default_severity: Severity::Error,
+    mode: Mode::Diff,
+    doc: include_str!("../../rules/GL003-appset-shrink.md"),
+};
+
+fn short(key: &str) -> &str {
+    key.strip_prefix("argocd/").unwrap_or(key)
+}
+
+/// How the effective policy is described in messages.
+fn policy_text(p: &AppSetPolicy) -> String {
+    match p.decided_by {
+        PolicySource::Controller => format!("the controller's `--policy={}`", p.applications_sync),
+        PolicySource::ApplicationSet => format!("`applicationsSync: {}`", p.applications_sync),
+        PolicySource::Default => "the default policy `sync`".to_string(),
+    }
+}
+
+impl Rule for AppSetShrink {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
+        let Some(base) = cx.base else { return };
+        for (key, h) in &cx.head.appsets {
+            let Some(b) = base.appsets.get(key) else {
+                continue;
+            };
+            let at = |f: Finding| f.at(Side::Head, h.origin.file.as_deref(), h.origin.line);
+            let set = short(key);
+            match (&b.expansion, &h.expansion) {
+                // Report a failure this change introduces (or changes), not an old one.
+                (_, Err(e))
+                    if b.object != h.object || b.expansion.is_ok() =>
+                {
+                    out.push(at(Finding::new(&META, format!(
+                        "ApplicationSet `{set}` cannot be expanded at head ({e}): the controller stops with an error condition and neither creates nor deletes Applications until it is fixed"
+                    )))
+                    .severity(Severity::Warning)
+                    .help("fix the generator or template; with `goTemplateOptions: [\"missingkey=error\"]` a missing parameter is such an error"));
+                }
+                (Err(e), Ok(_)) if b.object != h.object => {
+                    out.push(at(Finding::new(&META, format!(
+                        "ApplicationSet `{set}` could not be expanded at base ({e}): which Applications exist now is unknown, so what this change deletes is unknown"
+                    )))
+                    .severity(Severity::Info));
+                }
+                (Ok(bx), Ok(hx)) => shrink(&META, set, b, h, bx, hx, out),
+                _ => {}
+            }
+        }
+    }
+}
+
+fn shrink(
+    meta: &'static RuleMeta,
+    set: &str,
+    _b: &AppSetEntry,
+    h: &AppSetEntry,
+    bx: &Expansion,
+    hx: &Expansion,
+    out: &mut Vec<Finding>,
+) {
+    let head_names = hx.names();
+    let base_names = bx.names();
+    let gone: Vec<_> = bx
+        .apps
+        .iter()
+        .filter(|a| !head_names.contains(a.name()))
+        .collect();
+    if gone.is_empty() {
+        return;
+    }
+    let at = |f: Finding| f.at(Side::Head, h.origin.file.as_deref(), h.origin.line);
+    if !hx.is_complete() {
+        let names: Vec<String> = gone.iter().map(|a| format!("`{}`", a.name())).collect();
+        out.push(
+            at(Finding::new(
+                meta,
+                format!(
+                    "ApplicationSet `{set}` no longer generates {} from its evaluable generators, but whether it deletes them is unknown: {}",
+                    names.join(", "),
+                    hx.unresolved.join("; ")
+                ),
+            ))
+            .severity(Severity::Info),
+        );
+        return;
+    }
+    let policy = &hx.policy;
+    for app in gone {
+        let name = app.name();
+        // The same element, directory or file still generates an app, under another name.
+        let renamed = hx
+            .apps
+            .iter()
+            .find(|n| n.provenance == app.provenance && !base_names.contains(n.name()));
+        let cause = match renamed {
+            Some(n) => format!(
+                "{} now generates `{}` instead: a rename is a delete and a create",
+                app.provenance,
+                n.name()
+            ),
+            None => format!("{} is gone at head", app.provenance),
+        };
+        let (severity, message, help) = if !policy.allows_delete {
+            (
+                Severity::Info,
+                format!(
+                    "ApplicationSet `{set}` no longer generates Application `{name}` ({cause}); {} does not delete it: it stays as it was, and Argo CD keeps syncing it from git",
+                    policy_text(policy)
+                ),
+                None,
+            )
+        } else if app.cascades() {
+            (
+                Severity::Error,
+                format!(
+                    "ApplicationSet `{set}` no longer generates Application `{name}` ({cause}): under {} the controller deletes it with the resources finalizer, and every resource it manages with it",
+                    policy_text(policy)
+                ),
+                Some(format!(
+                    "keep `{name}` generated until its workloads are moved, or first merge `spec.syncPolicy.applicationsSync: create-update` (if the controller allows policy override) or `preserveResourcesOnDeletion: true`"
+                )),
+            )
+        } else {
+            (
+                Severity::Warning,
+                format!(
+                    "ApplicationSet `{set}` no longer generates Application `{name}` ({cause}): the controller deletes it; it has no resources finalizer, so its resources are orphaned (left running, unmanaged)"
+                ),
+                Some("delete the workloads deliberately if they should go; keep the Application generated if they should stay".to_string()),
+            )
+        };
+        let mut f = at(Finding::new(meta, message))
+            .app(name.to_string())
+            .severity(severity);
+        if let Some(h) = help {
+            f = f.help(h);
+        }
+        out.push(f);
+    }
+}
