@@ -224,6 +224,12 @@ impl State {
                 .map(|(i, e)| (V::Int(i64::try_from(i).unwrap_or(0)), e))
                 .collect(),
             V::Map(m) => m.into_iter().map(|(k, e)| (V::Str(k), e)).collect(),
+            // Go ranges over an int lazily; a bound keeps a hostile count finite.
+            V::Int(n) if n > 1_000_000 => {
+                return Err(
+                    format!("range over {n} iterations exceeds the limit of 1000000").into(),
+                )
+            }
             V::Int(n) => (0..n.max(0)).map(|i| (V::Int(i), V::Int(i))).collect(),
             other => return Err(format!("range can't iterate over {}", other.go_string()).into()),
         };

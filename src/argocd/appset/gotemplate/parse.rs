@@ -96,7 +96,11 @@ enum Tok {
 /// A syntax error, with a short description.
 pub fn parse(src: &str) -> Result<List, String> {
     let items = split_actions(src)?;
-    let mut p = Parser { items, pos: 0 };
+    let mut p = Parser {
+        items,
+        pos: 0,
+        depth: 0,
+    };
     let (list, end) = p.list()?;
     match end {
         None => Ok(list),
@@ -435,7 +439,12 @@ fn number(text: &str) -> Result<Tok, String> {
 struct Parser {
     items: Vec<Item>,
     pos: usize,
+    depth: usize,
 }
+
+/// Deepest nesting of control actions or parentheses accepted (Go's parser
+/// has a similar bound); keeps hostile templates from exhausting the stack.
+const MAX_NESTING: usize = 100;
 
 impl Parser {
     /// Parses nodes until `{{end}}`, `{{else ...}}` or the end; returns the
@@ -478,6 +487,16 @@ impl Parser {
     }
 
     fn control(&mut self, kw: &str, rest: &str) -> Result<Node, String> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(format!("actions nested more than {MAX_NESTING} deep"));
+        }
+        let r = self.control_inner(kw, rest);
+        self.depth -= 1;
+        r
+    }
+
+    fn control_inner(&mut self, kw: &str, rest: &str) -> Result<Node, String> {
         let pipe = pipeline(rest)?;
         if pipe.cmds.is_empty() {
             return Err(format!("missing value for {kw}"));
@@ -533,14 +552,18 @@ fn split_keyword(action: &str) -> (&str, &str) {
 fn pipeline(src: &str) -> Result<Pipe, String> {
     let toks = lex(src)?;
     let mut pos = 0;
-    let p = parse_pipe(&toks, &mut pos, src, true)?;
+    let p = parse_pipe(&toks, &mut pos, src, 0)?;
     if pos != toks.len() {
         return Err(format!("unexpected {:?} in {src:?}", toks[pos]));
     }
     Ok(p)
 }
 
-fn parse_pipe(toks: &[Tok], pos: &mut usize, src: &str, top: bool) -> Result<Pipe, String> {
+fn parse_pipe(toks: &[Tok], pos: &mut usize, src: &str, depth: usize) -> Result<Pipe, String> {
+    if depth > MAX_NESTING {
+        return Err(format!("parentheses nested more than {MAX_NESTING} deep"));
+    }
+    let top = depth == 0;
     let mut vars = Vec::new();
     let mut assign = false;
     // Declarations: `$x :=`, `$x =`, `$i, $v :=`.
@@ -584,7 +607,7 @@ fn parse_pipe(toks: &[Tok], pos: &mut usize, src: &str, top: bool) -> Result<Pip
             Tok::RParen(_) if !top => break,
             Tok::LParen => {
                 *pos += 1;
-                let inner = parse_pipe(toks, pos, src, false)?;
+                let inner = parse_pipe(toks, pos, src, depth + 1)?;
                 let Some(Tok::RParen(fields)) = toks.get(*pos) else {
                     return Err("unclosed left paren".into());
                 };
@@ -679,5 +702,17 @@ mod tests {
         assert!(parse("{{ .a ").is_err());
         assert!(parse("{{ \"abc }}").is_err());
         assert!(parse("{{define \"x\"}}{{end}}").is_err());
+        assert!(parse(&format!(
+            "{}{}",
+            "{{if .a}}".repeat(5000),
+            "{{end}}".repeat(5000)
+        ))
+        .is_err());
+        assert!(parse(&format!(
+            "{{{{{}.a{}}}}}",
+            "(".repeat(5000),
+            ")".repeat(5000)
+        ))
+        .is_err());
     }
 }
