@@ -331,6 +331,8 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         controller_policy: input.config.applicationset.policy.clone(),
         policy_override: input.config.applicationset.policy_override,
     };
+    // Git generators of every ApplicationSet share one walk of the tree.
+    let index_cache = appset::TreeIndexCache::default();
     let is_this_repo = |u: &str| input.repo.is_this_repo(u);
     let is_this_revision = |r: &str| input.repo.branches.contains(r);
     let actx = appset::AppSetContext {
@@ -339,6 +341,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         is_this_revision: Some(&is_this_revision),
         clusters: &clusters,
         settings: &settings,
+        index_cache: Some(&index_cache),
     };
 
     // Round 0: every Application and ApplicationSet declared in a file.

@@ -5,6 +5,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -49,8 +50,9 @@ pub enum Outcome {
     Unresolved(String),
 }
 
-/// All directories and files of the tree, walked once per expansion.
-struct TreeIndex {
+/// All directories and files of the tree, walked once per expansion (or
+/// once per revision with a [`TreeIndexCache`](super::TreeIndexCache)).
+pub struct TreeIndex {
     /// Directories, hidden ones (and their subtrees) left out, as the repo-server lists them.
     dirs: Vec<String>,
     /// Every file and symlink, as `git ls-files` lists them.
@@ -64,7 +66,7 @@ const MAX_ENTRIES: usize = 2_000_000;
 pub struct Evaluator<'a> {
     cx: &'a AppSetContext<'a>,
     r: &'a Renderer,
-    index: RefCell<Option<std::rc::Rc<TreeIndex>>>,
+    index: RefCell<Option<Arc<TreeIndex>>>,
 }
 
 type Res<T> = Result<T, AppSetError>;
@@ -295,47 +297,28 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    fn index(&self) -> Res<std::rc::Rc<TreeIndex>> {
+    fn index(&self) -> Res<Arc<TreeIndex>> {
         if let Some(i) = self.index.borrow().as_ref() {
-            return Ok(std::rc::Rc::clone(i));
+            return Ok(Arc::clone(i));
         }
-        let tree = self.cx.tree;
-        let mut dirs = Vec::new();
-        let mut files = Vec::new();
-        let mut stack: Vec<(String, bool)> = vec![(String::new(), false)];
-        let mut seen = 0usize;
-        while let Some((dir, hidden)) = stack.pop() {
-            let entries = source::list(tree, &dir)
-                .map_err(|e| AppSetError(format!("cannot list `{dir}`: {e}")))?;
-            seen += entries.len();
-            if seen > MAX_ENTRIES {
-                return err("repository has too many files to expand git generators");
-            }
-            for e in entries.iter().rev() {
-                let path = if dir.is_empty() {
-                    e.name.clone()
-                } else {
-                    format!("{dir}/{}", e.name)
-                };
-                let h = hidden || e.name.starts_with('.');
-                match e.kind {
-                    EntryKind::Dir => stack.push((path, h)),
-                    EntryKind::Submodule => {
-                        if !h {
-                            dirs.push(path);
-                        }
+        let idx = match self.cx.index_cache {
+            Some(cache) => {
+                let mut slot = cache
+                    .0
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                match slot.as_ref() {
+                    Some(i) => Arc::clone(i),
+                    None => {
+                        let i = Arc::new(walk_tree(self.cx.tree)?);
+                        *slot = Some(Arc::clone(&i));
+                        i
                     }
-                    EntryKind::File | EntryKind::Symlink => files.push(path),
                 }
             }
-            if !dir.is_empty() && !hidden {
-                dirs.push(dir);
-            }
-        }
-        dirs.sort();
-        files.sort();
-        let idx = std::rc::Rc::new(TreeIndex { dirs, files });
-        *self.index.borrow_mut() = Some(std::rc::Rc::clone(&idx));
+            None => Arc::new(walk_tree(self.cx.tree)?),
+        };
+        *self.index.borrow_mut() = Some(Arc::clone(&idx));
         Ok(idx)
     }
 
@@ -770,6 +753,46 @@ impl<'a> Evaluator<'a> {
         }
         Ok(Outcome::Sets(base))
     }
+}
+
+/// Walks the whole tree once: directories as the repo-server lists them
+/// (hidden ones and their subtrees left out) and files as `git ls-files` does.
+fn walk_tree(tree: &dyn crate::source::Tree) -> Res<TreeIndex> {
+    let mut dirs = Vec::new();
+    let mut files = Vec::new();
+    let mut stack: Vec<(String, bool)> = vec![(String::new(), false)];
+    let mut seen = 0usize;
+    while let Some((dir, hidden)) = stack.pop() {
+        let entries = source::list(tree, &dir)
+            .map_err(|e| AppSetError(format!("cannot list `{dir}`: {e}")))?;
+        seen += entries.len();
+        if seen > MAX_ENTRIES {
+            return err("repository has too many files to expand git generators");
+        }
+        for e in entries.iter().rev() {
+            let path = if dir.is_empty() {
+                e.name.clone()
+            } else {
+                format!("{dir}/{}", e.name)
+            };
+            let h = hidden || e.name.starts_with('.');
+            match e.kind {
+                EntryKind::Dir => stack.push((path, h)),
+                EntryKind::Submodule => {
+                    if !h {
+                        dirs.push(path);
+                    }
+                }
+                EntryKind::File | EntryKind::Symlink => files.push(path),
+            }
+        }
+        if !dir.is_empty() && !hidden {
+            dirs.push(dir);
+        }
+    }
+    dirs.sort();
+    files.sort();
+    Ok(TreeIndex { dirs, files })
 }
 
 /// `mergo.Merge(dst, src, mergo.WithOverride)` on parameter maps: nested

@@ -55,7 +55,15 @@ pub struct AppSetContext<'a> {
     pub clusters: &'a [Cluster],
     /// Controller settings.
     pub settings: &'a AppSetSettings,
+    /// Shares one walk of `tree` between the ApplicationSets of a revision
+    /// (`None`: each expansion walks the tree itself).
+    pub index_cache: Option<&'a TreeIndexCache>,
 }
+
+/// A tree's directory and file listing, computed once and shared by every
+/// expansion over the same tree. Use one cache per tree.
+#[derive(Default)]
+pub struct TreeIndexCache(std::sync::Mutex<Option<std::sync::Arc<generators::TreeIndex>>>);
 
 /// One Argo CD cluster, as a cluster Secret describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -53,6 +53,7 @@ fn expand_with(
         is_this_revision: None,
         clusters,
         settings,
+        index_cache: None,
     };
     expand(appset, &cx)
 }
@@ -628,6 +629,7 @@ fn unresolvable_generators_are_reported_not_empty() {
         is_this_revision: Some(&head_only),
         clusters: &[],
         settings: &AppSetSettings::default(),
+        index_cache: None,
     };
     let e = expand(&set, &cx).expect("expands");
     assert!(
