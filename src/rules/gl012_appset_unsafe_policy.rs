@@ -88,7 +88,10 @@ impl Rule for AppSetUnsafePolicy {
                 (PolicySource::ApplicationSet, _) => {
                     format!("its policy is `applicationsSync: {}`", policy.applications_sync)
                 }
-                (PolicySource::Default, _) => "its policy is the default, `sync`".to_string(),
+                (PolicySource::Default, Some(own)) => format!(
+                    "its `applicationsSync: {own}` is ignored because the controller runs without `--enable-policy-override`, so the default `sync` applies"
+                ),
+                (PolicySource::Default, None) => "its policy is the default, `sync`".to_string(),
             };
             out.push(
                 Finding::new(
