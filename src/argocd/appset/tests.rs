@@ -774,3 +774,24 @@ fn duplicates_and_elements_yaml() {
         e.notes
     );
 }
+
+/// proves: cluster Secrets are read from `stringData` over `data`, and
+/// Secrets without the cluster label are not clusters.
+#[test]
+fn cluster_secrets_decode_string_data_and_labels() {
+    let s = json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "c", "labels": {SECRET_TYPE_LABEL: "cluster", "env": "prod"},
+                     "annotations": {"team": "a"}},
+        "data": {"name": "aWdub3JlZA==", "server": "aHR0cHM6Ly9rOHMuZXhhbXBsZQ==", "project": "cHJvag=="},
+        "stringData": {"name": "prod"}});
+    let c = clusters_from_secret(&s).expect("a cluster Secret");
+    assert_eq!(c.name, "prod", "stringData wins over data");
+    assert_eq!(c.server, "https://k8s.example");
+    assert_eq!(c.project.as_deref(), Some("proj"));
+    assert_eq!(c.labels["env"], "prod");
+    assert_eq!(c.annotations["team"], "a");
+    let repo_secret =
+        json!({"kind": "Secret", "metadata": {"labels": {SECRET_TYPE_LABEL: "repository"}}});
+    assert!(clusters_from_secret(&repo_secret).is_none());
+    assert!(clusters_from_secret(&json!({"kind": "ConfigMap", "metadata": {}})).is_none());
+}
