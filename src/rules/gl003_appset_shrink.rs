@@ -39,29 +39,6 @@ impl Rule for AppSetShrink {
 
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
         let Some(base) = cx.base else { return };
-        // An ApplicationSet removed from git that nothing manages stays in the
-        // cluster with its Applications (a managed one is GL002's cascade).
-        for (key, b) in &base.appsets {
-            if cx.head.appsets.contains_key(key) || b.manager.is_some() {
-                continue;
-            }
-            let n = match &b.expansion {
-                Some(Ok(x)) => x.apps.len(),
-                _ => 0,
-            };
-            out.push(
-                Finding::new(
-                    &META,
-                    format!(
-                        "ApplicationSet `{}` is removed from git but nothing manages it, so Argo CD keeps it and its {n} Application(s): this change deletes nothing",
-                        short(key)
-                    ),
-                )
-                .at(Side::Base, b.origin.file.as_deref(), b.origin.line)
-                .severity(Severity::Info)
-                .help("delete it in the cluster if it should go: its Applications are garbage-collected with it and cascade through their finalizers; `kubectl delete --cascade=orphan` keeps them"),
-            );
-        }
         for (key, h) in &cx.head.appsets {
             let Some(b) = base.appsets.get(key) else {
                 continue;
