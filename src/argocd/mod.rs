@@ -362,7 +362,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     }
     for d in declared_sets {
         let entry = expand_set(&actx, Arc::new(d.value), d.origin, None);
-        pending.extend(generated_apps(&entry));
+        pending.extend(generated_apps(&entry, input.reuse));
         inv.appsets.insert(entry.key.clone(), entry);
     }
 
@@ -468,7 +468,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             let stale = |a: &App| a.manager == Some(Manager::AppSet(entry.key.clone()));
             done.retain(|_, a| !stale(a));
             pending.retain(|a| !stale(a));
-            pending.extend(generated_apps(&entry));
+            pending.extend(generated_apps(&entry, input.reuse));
             inv.appsets.insert(entry.key.clone(), entry);
         }
     }
@@ -555,20 +555,55 @@ fn expand_set(
     }
 }
 
-/// The apps an ApplicationSet generates, managed by it.
-fn generated_apps(entry: &AppSetEntry) -> Vec<App> {
-    let Ok(exp) = &entry.expansion else {
-        return Vec::new();
+/// The apps an ApplicationSet generates, managed by it. At head, `live` is
+/// the base inventory: what the controller created there. Applications it
+/// may not update (`create-only`, `create-delete`) keep their base objects,
+/// and those it does not delete (its policy, or an expansion error that stops
+/// the controller) stay with their base objects and keep syncing from this
+/// revision, so their prunes are still computed.
+fn generated_apps(entry: &AppSetEntry, live: Option<&Inventory>) -> Vec<App> {
+    let base = live
+        .and_then(|r| r.appsets.get(&entry.key))
+        .and_then(|b| b.expansion.as_ref().ok());
+    let objects: Vec<&Value> = match (&entry.expansion, base) {
+        (Ok(exp), Some(bx)) => {
+            let base_by_name: BTreeMap<&str, &Value> =
+                bx.apps.iter().map(|a| (a.name(), &a.application)).collect();
+            let mut objects: Vec<&Value> = exp
+                .apps
+                .iter()
+                .map(|g| match base_by_name.get(g.name()) {
+                    Some(b) if !exp.policy.allows_update => *b,
+                    _ => &g.application,
+                })
+                .collect();
+            // An unresolved generator makes a deletion unknown, not a keep: the
+            // plan reports those.
+            if !exp.policy.allows_delete {
+                let names = exp.names();
+                objects.extend(
+                    bx.apps
+                        .iter()
+                        .filter(|a| !names.contains(a.name()))
+                        .map(|a| &a.application),
+                );
+            }
+            objects
+        }
+        (Ok(exp), None) => exp.apps.iter().map(|a| &a.application).collect(),
+        // The controller stops on an error: what it created stays as it was.
+        (Err(_), Some(bx)) => bx.apps.iter().map(|a| &a.application).collect(),
+        (Err(_), None) => Vec::new(),
     };
-    exp.apps
-        .iter()
-        .filter_map(|g| {
-            let spec = AppSpec::parse(&g.application)?;
+    objects
+        .into_iter()
+        .filter_map(|o| {
+            let spec = AppSpec::parse(o)?;
             let key = app_key(&spec);
             Some(new_app(
                 key,
                 spec,
-                Arc::new(g.application.clone()),
+                Arc::new(o.clone()),
                 entry.origin.clone(),
                 Some(Manager::AppSet(entry.key.clone())),
             ))
