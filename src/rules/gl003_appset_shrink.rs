@@ -47,9 +47,7 @@ impl Rule for AppSetShrink {
             let set = short(key);
             match (&b.expansion, &h.expansion) {
                 // Report a failure this change introduces (or changes), not an old one.
-                (_, Err(e))
-                    if b.object != h.object || b.expansion.is_ok() =>
-                {
+                (_, Err(e)) if b.object != h.object || b.expansion.is_ok() => {
                     out.push(at(Finding::new(&META, format!(
                         "ApplicationSet `{set}` cannot be expanded at head ({e}): the controller stops with an error condition and neither creates nor deletes Applications until it is fixed"
                     )))
@@ -62,7 +60,7 @@ impl Rule for AppSetShrink {
                     )))
                     .severity(Severity::Info));
                 }
-                (Ok(bx), Ok(hx)) => shrink(&META, set, b, h, bx, hx, out),
+                (Ok(bx), Ok(hx)) => shrink(&META, set, h, bx, hx, cx, out),
                 _ => {}
             }
         }
@@ -72,10 +70,10 @@ impl Rule for AppSetShrink {
 fn shrink(
     meta: &'static RuleMeta,
     set: &str,
-    _b: &AppSetEntry,
     h: &AppSetEntry,
     bx: &Expansion,
     hx: &Expansion,
+    cx: &RuleContext<'_>,
     out: &mut Vec<Finding>,
 ) {
     let head_names = hx.names();
@@ -90,7 +88,22 @@ fn shrink(
     }
     let at = |f: Finding| f.at(Side::Head, h.origin.file.as_deref(), h.origin.line);
     if !hx.is_complete() {
-        let names: Vec<String> = gone.iter().map(|a| format!("`{}`", a.name())).collect();
+        // The plan already reports these apps as unknown (GL000); name the rest.
+        let unknown_in_plan = |name: &str| {
+            cx.plan.is_some_and(|p| {
+                p.unknown
+                    .iter()
+                    .any(|u| u.app.rsplit('/').next() == Some(name))
+            })
+        };
+        let names: Vec<String> = gone
+            .iter()
+            .filter(|a| !unknown_in_plan(a.name()))
+            .map(|a| format!("`{}`", a.name()))
+            .collect();
+        if names.is_empty() {
+            return;
+        }
         out.push(
             at(Finding::new(
                 meta,
