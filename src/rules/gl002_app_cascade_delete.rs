@@ -34,6 +34,10 @@ impl Rule for AppCascadeDelete {
             let Some(app) = base.apps.get(&d.app) else {
                 continue;
             };
+            // Applications an ApplicationSet stops generating are GL003's.
+            if matches!(app.manager, Some(Manager::AppSet(_))) {
+                continue;
+            }
             let name = app.display_name();
             let at = |f: Finding| {
                 f.app(name.clone())
