@@ -146,7 +146,10 @@ pub fn emit(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()>
             let mut current: Option<&str> = None;
             for p in &r.prunes {
                 if current != Some(p.app.as_str()) {
-                    writeln!(out, "  {} ({})", p.app, mode_text(p.mode))?;
+                    // A cascade happens at the pace of whatever deletes the
+                    // Application, not of the app's own sync policy.
+                    let what = if p.reason == "app-deleted" { "Application deleted, " } else { "" };
+                    writeln!(out, "  {} ({what}{})", p.app, mode_text(p.mode))?;
                     current = Some(&p.app);
                 }
                 let mut why = p.reason.to_string();
