@@ -73,3 +73,42 @@ fn every_rule_links_to_an_existing_doc() {
         );
     }
 }
+
+/// The README shows the demo's real output: it must not drift from what
+/// `gitops-lint demo` prints.
+#[test]
+fn readme_demo_output_is_the_real_output() {
+    let out = assert_cmd::Command::cargo_bin("gitops-lint")
+        .expect("binary builds")
+        .args(["demo", "--color", "never"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("demo runs");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the demo change has errors, so it exits 1"
+    );
+    let live = String::from_utf8(out.stdout).expect("utf-8 output");
+    let wanted = format!("```text\n$ gitops-lint demo\n{}\n```\n", live.trim_end());
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = std::fs::read_to_string(&path).expect("README.md exists");
+    let (start_marker, end_marker) = ("<!-- demo:start -->\n", "<!-- demo:end -->");
+    let (Some(start), Some(end)) = (readme.find(start_marker), readme.find(end_marker)) else {
+        panic!("README.md lacks the demo markers");
+    };
+    let current = &readme[start + start_marker.len()..end];
+    if current == wanted {
+        return;
+    }
+    if std::env::var_os("GITOPS_LINT_BLESS").is_some() {
+        let updated = format!(
+            "{}{start_marker}{wanted}{}",
+            &readme[..start],
+            &readme[end..]
+        );
+        std::fs::write(&path, updated).expect("README.md writable");
+        return;
+    }
+    panic!("README.md's demo output is stale (GITOPS_LINT_BLESS=1 cargo test --test docs)\n--- README\n{current}\n--- live\n{wanted}");
+}

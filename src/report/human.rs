@@ -148,7 +148,11 @@ pub fn emit(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()>
                 if current != Some(p.app.as_str()) {
                     // A cascade happens at the pace of whatever deletes the
                     // Application, not of the app's own sync policy.
-                    let what = if p.reason == "app-deleted" { "Application deleted, " } else { "" };
+                    let what = if p.reason == "app-deleted" {
+                        "Application deleted, "
+                    } else {
+                        ""
+                    };
                     writeln!(out, "  {} ({what}{})", p.app, mode_text(p.mode))?;
                     current = Some(&p.app);
                 }
