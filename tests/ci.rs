@@ -3,52 +3,13 @@
 //! no base branch at all. Each must either work and say what it compared, or
 //! stop with exit status 2 and one message saying what to do.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command as Proc;
 
 use assert_cmd::Command;
+use common::{git, APP, PVC};
 use gitops_lint::source::write_commit;
-
-const APP: &str = "apiVersion: argoproj.io/v1alpha1
-kind: Application
-metadata:
-  name: payments
-  namespace: argocd
-spec:
-  source:
-    repoURL: https://git.example.com/gitops.git
-    targetRevision: main
-    path: payments
-  destination:
-    server: https://kubernetes.default.svc
-    namespace: payments
-  syncPolicy:
-    automated:
-      prune: true
-";
-
-const PVC: &str = "apiVersion: v1
-kind: PersistentVolumeClaim
-metadata:
-  name: ledger
-spec:
-  accessModes: [ReadWriteOnce]
-  resources: {requests: {storage: 1Gi}}
-";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Proc::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// An origin repository: `main` holds the app with its PVC (base); `change`
 /// (one commit ahead) deletes the PVC. Returns (origin dir, base, head).

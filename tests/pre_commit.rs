@@ -1,51 +1,12 @@
 //! `gitops-lint pre-commit`: HEAD against the staged index, in real
 //! repositories driven with the git command line.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command as Proc;
 
 use assert_cmd::Command;
-
-const APP: &str = "apiVersion: argoproj.io/v1alpha1
-kind: Application
-metadata:
-  name: payments
-  namespace: argocd
-spec:
-  source:
-    repoURL: https://git.example.com/gitops.git
-    targetRevision: main
-    path: payments
-  destination:
-    server: https://kubernetes.default.svc
-    namespace: payments
-  syncPolicy:
-    automated:
-      prune: true
-";
-
-const PVC: &str = "apiVersion: v1
-kind: PersistentVolumeClaim
-metadata:
-  name: ledger
-spec:
-  accessModes: [ReadWriteOnce]
-  resources: {requests: {storage: 1Gi}}
-";
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Proc::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use common::{git, APP, PVC};
 
 fn write(dir: &Path, path: &str, text: &str) {
     let p = dir.join(path);

@@ -108,3 +108,48 @@ pub fn sarif_schema_errors(log: &serde_json::Value) -> Vec<String> {
         .map(|e| format!("{}: {e}", e.instance_path()))
         .collect()
 }
+
+/// An automated-prune Application `payments` for `payments/` (CLI tests).
+pub const APP: &str = "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: payments
+  namespace: argocd
+spec:
+  source:
+    repoURL: https://git.example.com/gitops.git
+    targetRevision: main
+    path: payments
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: payments
+  syncPolicy:
+    automated:
+      prune: true
+";
+
+/// A PVC `ledger` for the `payments` app (CLI tests).
+pub const PVC: &str = "apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: ledger
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+";
+
+/// Runs git in `dir` with a fixed identity; panics with git's stderr on failure.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
