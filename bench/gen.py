@@ -1,0 +1,442 @@
+#!/usr/bin/env python3
+"""Generates a synthetic Argo CD repository for the gitops-lint benchmark.
+
+The repository holds N apps and one commit per scenario:
+
+  main     the base revision
+  one      head: one app's overlay changed (image tag and replicas)
+  tenpct   head: 10% of the apps changed the same way
+  shared   head: the base shared by every app changed
+
+Layouts:
+
+  kustomize  apps/<app>/base (Deployment, Service, PVC, HPA, PreSync Job,
+             a configMapGenerator, and ../../../shared/base) with an overlay
+             apps/<app>/overlays/prod (namespace, image tag, replica patch,
+             labels); Applications in argocd/apps/ rendered by the root
+             app-of-apps in bootstrap/root.yaml.
+  plain      the same resources as plain YAML in apps/<app>/manifests/; the
+             "shared base" is a common.yaml file with identical content in
+             every app directory (one blob, many paths).
+
+With --appset the per-app Application files are replaced by one
+ApplicationSet with a git directory generator over the overlays.
+
+The repository is written with `git fast-import`, so 2,000 apps take a
+second or two. It has an `origin` remote naming the repoURL the
+Applications use, as a real clone does.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+
+REPO_URL = "https://git.example.com/platform/fleet.git"
+
+
+def app_name(i):
+    return f"svc-{i:04d}"
+
+
+def deployment(name, image_tag, replicas):
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  labels:
+    app.kubernetes.io/name: {name}
+spec:
+  replicas: {replicas}
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: {name}
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: {name}
+    spec:
+      serviceAccountName: default
+      containers:
+        - name: app
+          image: registry.example.com/{name}:{image_tag}
+          ports:
+            - containerPort: 8080
+              name: http
+          envFrom:
+            - configMapRef:
+                name: {name}-config
+          resources:
+            requests:
+              cpu: 100m
+              memory: 128Mi
+            limits:
+              memory: 256Mi
+          readinessProbe:
+            httpGet:
+              path: /healthz
+              port: http
+          volumeMounts:
+            - name: data
+              mountPath: /var/lib/{name}
+      volumes:
+        - name: data
+          persistentVolumeClaim:
+            claimName: {name}-data
+"""
+
+
+def service(name):
+    return f"""apiVersion: v1
+kind: Service
+metadata:
+  name: {name}
+spec:
+  selector:
+    app.kubernetes.io/name: {name}
+  ports:
+    - name: http
+      port: 80
+      targetPort: http
+"""
+
+
+def pvc(name):
+    return f"""apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: {name}-data
+  annotations:
+    argocd.argoproj.io/sync-options: Prune=false
+spec:
+  accessModes: ["ReadWriteOnce"]
+  storageClassName: standard
+  resources:
+    requests:
+      storage: 10Gi
+"""
+
+
+def hpa(name):
+    return f"""apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: {name}
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: {name}
+  minReplicas: 2
+  maxReplicas: 10
+  metrics:
+    - type: Resource
+      resource:
+        name: cpu
+        target:
+          type: Utilization
+          averageUtilization: 75
+"""
+
+
+def presync_job(name):
+    return f"""apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}-migrate
+  annotations:
+    argocd.argoproj.io/hook: PreSync
+    argocd.argoproj.io/hook-delete-policy: BeforeHookCreation
+spec:
+  activeDeadlineSeconds: 600
+  backoffLimit: 1
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: migrate
+          image: registry.example.com/{name}-migrate:1.0.0
+          args: ["migrate", "--to", "latest"]
+"""
+
+
+def config_data(name):
+    return f"""LOG_LEVEL=info
+HTTP_PORT=8080
+SERVICE_NAME={name}
+FEATURE_FLAGS=search,export
+"""
+
+
+def shared_files(variant):
+    # The base every app includes: a default-deny NetworkPolicy and a
+    # ResourceQuota-free LimitRange. The "shared" head changes the limit.
+    limit = "512Mi" if variant == "shared" else "256Mi"
+    netpol = """apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: default-deny
+spec:
+  podSelector: {}
+  policyTypes: ["Ingress"]
+"""
+    limits = f"""apiVersion: v1
+kind: LimitRange
+metadata:
+  name: defaults
+spec:
+  limits:
+    - type: Container
+      default:
+        memory: {limit}
+      defaultRequest:
+        memory: 64Mi
+"""
+    return netpol, limits
+
+
+def application(name, path):
+    return f"""apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: {name}
+  namespace: argocd
+  finalizers:
+    - resources-finalizer.argocd.argoproj.io
+spec:
+  project: default
+  source:
+    repoURL: {REPO_URL}
+    targetRevision: main
+    path: {path}
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: {name}
+  syncPolicy:
+    automated:
+      prune: true
+      selfHeal: true
+    syncOptions:
+      - CreateNamespace=true
+"""
+
+
+ROOT_APP = f"""apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: root
+  namespace: argocd
+spec:
+  project: default
+  source:
+    repoURL: {REPO_URL}
+    targetRevision: main
+    path: argocd/apps
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: argocd
+  syncPolicy:
+    automated:
+      prune: true
+"""
+
+
+def appset(layout):
+    path = "apps/*/overlays/prod" if layout == "kustomize" else "apps/*/manifests"
+    return f"""apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: fleet
+  namespace: argocd
+spec:
+  goTemplate: true
+  goTemplateOptions: ["missingkey=error"]
+  generators:
+    - git:
+        repoURL: {REPO_URL}
+        revision: main
+        directories:
+          - path: {path}
+  template:
+    metadata:
+      name: '{{{{index .path.segments 1}}}}'
+    spec:
+      project: default
+      source:
+        repoURL: {REPO_URL}
+        targetRevision: main
+        path: '{{{{.path.path}}}}'
+      destination:
+        server: https://kubernetes.default.svc
+        namespace: '{{{{index .path.segments 1}}}}'
+      syncPolicy:
+        automated:
+          prune: true
+"""
+
+
+def changed(variant, i, n):
+    if variant == "one":
+        return i == n // 2
+    if variant == "tenpct":
+        return i % 10 == 3
+    return False
+
+
+def files_for(layout, n, variant, use_appset):
+    """Path → bytes of the whole tree for one scenario."""
+    out = {}
+    netpol, limits = shared_files(variant)
+    if use_appset:
+        out["argocd/appsets/fleet.yaml"] = appset(layout)
+        out["bootstrap/root.yaml"] = ROOT_APP.replace("argocd/apps", "argocd/appsets")
+    else:
+        out["bootstrap/root.yaml"] = ROOT_APP
+    if layout == "kustomize":
+        out["shared/base/kustomization.yaml"] = (
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+            "resources:\n  - networkpolicy.yaml\n  - limitrange.yaml\n"
+        )
+        out["shared/base/networkpolicy.yaml"] = netpol
+        out["shared/base/limitrange.yaml"] = limits
+    for i in range(n):
+        name = app_name(i)
+        bump = changed(variant, i, n)
+        tag = "1.4.1" if bump else "1.4.0"
+        replicas = 4 if bump else 3
+        if layout == "kustomize":
+            base = f"apps/{name}/base"
+            out[f"{base}/deployment.yaml"] = deployment(name, "1.0.0", 2)
+            out[f"{base}/service.yaml"] = service(name)
+            out[f"{base}/pvc.yaml"] = pvc(name)
+            out[f"{base}/hpa.yaml"] = hpa(name)
+            out[f"{base}/job-migrate.yaml"] = presync_job(name)
+            out[f"{base}/config.env"] = config_data(name)
+            out[f"{base}/kustomization.yaml"] = f"""apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ../../../shared/base
+  - deployment.yaml
+  - service.yaml
+  - pvc.yaml
+  - hpa.yaml
+  - job-migrate.yaml
+configMapGenerator:
+  - name: {name}-config
+    envs:
+      - config.env
+"""
+            ov = f"apps/{name}/overlays/prod"
+            out[f"{ov}/replicas.yaml"] = f"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  replicas: {replicas}
+"""
+            out[f"{ov}/kustomization.yaml"] = f"""apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: {name}
+resources:
+  - ../../base
+patches:
+  - path: replicas.yaml
+images:
+  - name: registry.example.com/{name}
+    newTag: "{tag}"
+labels:
+  - pairs:
+      team: platform
+      env: prod
+"""
+            path = ov
+        else:
+            d = f"apps/{name}/manifests"
+            out[f"{d}/deployment.yaml"] = deployment(name, tag, replicas)
+            out[f"{d}/service.yaml"] = service(name)
+            out[f"{d}/pvc.yaml"] = pvc(name)
+            out[f"{d}/hpa.yaml"] = hpa(name)
+            out[f"{d}/job-migrate.yaml"] = presync_job(name)
+            out[f"{d}/configmap.yaml"] = (
+                f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}-config\ndata:\n"
+                + "".join(
+                    f"  {k}: \"{v}\"\n"
+                    for k, v in (l.split("=", 1) for l in config_data(name).splitlines())
+                )
+            )
+            out[f"{d}/common.yaml"] = netpol + "---\n" + limits
+            path = d
+        if not use_appset:
+            out[f"argocd/apps/{name}.yaml"] = application(name, path)
+    return out
+
+
+def fast_import_stream(layout, n, use_appset):
+    """A fast-import stream: `main` (base) and one branch per head scenario."""
+    marks = {}
+    chunks = []
+    next_mark = [1]
+
+    def blob(data):
+        b = data.encode()
+        if b in marks:
+            return marks[b]
+        m = next_mark[0]
+        next_mark[0] += 1
+        marks[b] = m
+        chunks.append(b"blob\nmark :%d\ndata %d\n%s\n" % (m, len(b), b))
+        return m
+
+    when = 1_700_000_000
+    base_files = files_for(layout, n, "base", use_appset)
+    base_marks = {p: blob(d) for p, d in base_files.items()}
+    commit_mark = next_mark[0]
+    next_mark[0] += 1
+    msg = b"base"
+    head = (
+        b"commit refs/heads/main\nmark :%d\n"
+        b"committer bench <bench@example.invalid> %d +0000\ndata %d\n%s\n"
+        % (commit_mark, when, len(msg), msg)
+    )
+    chunks.append(head)
+    for p, m in sorted(base_marks.items()):
+        chunks.append(b"M 100644 :%d %s\n" % (m, p.encode()))
+    chunks.append(b"\n")
+    for variant in ("one", "tenpct", "shared"):
+        files = files_for(layout, n, variant, use_appset)
+        diffs = {p: d for p, d in files.items() if base_files.get(p) != d}
+        mark_of = {p: blob(d) for p, d in diffs.items()}
+        msg = variant.encode()
+        chunks.append(
+            b"commit refs/heads/%s\ncommitter bench <bench@example.invalid> %d +0000\n"
+            b"data %d\n%s\nfrom :%d\n"
+            % (variant.encode(), when + 60, len(msg), msg, commit_mark)
+        )
+        for p, m in sorted(mark_of.items()):
+            chunks.append(b"M 100644 :%d %s\n" % (m, p.encode()))
+        chunks.append(b"\n")
+    return b"".join(chunks)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out", help="directory to create (must not exist)")
+    ap.add_argument("--apps", type=int, default=100)
+    ap.add_argument("--layout", choices=["kustomize", "plain"], default="kustomize")
+    ap.add_argument("--appset", action="store_true", help="one ApplicationSet instead of N Application files")
+    args = ap.parse_args()
+    if os.path.exists(args.out):
+        sys.exit(f"{args.out} already exists")
+    os.makedirs(args.out)
+    git = ["git", "-C", args.out]
+    subprocess.run(git + ["init", "-q", "-b", "main"], check=True)
+    subprocess.run(git + ["remote", "add", "origin", REPO_URL], check=True)
+    stream = fast_import_stream(args.layout, args.apps, args.appset)
+    subprocess.run(git + ["fast-import", "--quiet"], input=stream, check=True)
+    subprocess.run(git + ["checkout", "-q", "-f", "main"], check=True)
+    # A real clone has packed objects; the benchmark should read those.
+    subprocess.run(git + ["gc", "-q"], check=True)
+
+
+if __name__ == "__main__":
+    main()
