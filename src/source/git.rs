@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use git2::{ObjectType, Oid, Repository};
@@ -68,8 +69,23 @@ pub enum RepoError {
     Git(String),
 }
 
-/// Blob bytes shared by every tree of one run, keyed by object id.
-type BlobCache = Mutex<HashMap<ObjectId, Arc<[u8]>>>;
+/// Blob bytes shared by every tree of one run, keyed by object id, and how
+/// many blobs were read from the object database (each at most once).
+#[derive(Default)]
+struct BlobCache {
+    map: Mutex<HashMap<ObjectId, Arc<[u8]>>>,
+    reads: AtomicUsize,
+}
+
+impl BlobCache {
+    fn get(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
+        self.map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(id)
+            .cloned()
+    }
+}
 
 /// An open repository.
 pub struct GitRepo {
@@ -109,7 +125,7 @@ impl GitRepo {
             git_dir,
             repo: Mutex::new(repo),
             workdir,
-            blobs: Arc::new(Mutex::new(HashMap::new())),
+            blobs: Arc::new(BlobCache::default()),
             shallow,
         }
     }
@@ -124,6 +140,13 @@ impl GitRepo {
     #[must_use]
     pub fn workdir(&self) -> Option<&Path> {
         self.workdir.as_deref()
+    }
+
+    /// How many blobs this run read from the object database (every later
+    /// read of the same id, at any revision, is served from memory).
+    #[must_use]
+    pub fn blob_reads(&self) -> usize {
+        self.blobs.reads.load(Ordering::Relaxed)
     }
 
     /// Whether this is a shallow clone.
@@ -525,32 +548,31 @@ struct SharedRepo {
 
 impl SharedRepo {
     fn blob(&self, id: ObjectId, path: &str) -> Result<Arc<[u8]>, SourceError> {
-        if let Some(b) = self
-            .blobs
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&id)
-        {
-            return Ok(Arc::clone(b));
+        if let Some(b) = self.blobs.get(&id) {
+            return Ok(b);
         }
-        let bytes: Arc<[u8]> = {
-            let mut h = self
-                .handle
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if h.is_none() {
-                *h = Some(Repository::open(&self.path).map_err(|e| io(&e))?);
-            }
-            let repo = h
-                .as_ref()
-                .ok_or_else(|| SourceError::Io("repository closed".into()))?;
-            let oid = Oid::from_bytes(&id.0).map_err(|e| io(&e))?;
-            let blob = repo
-                .find_blob(oid)
-                .map_err(|e| SourceError::Io(format!("`{path}`: {}", e.message())))?;
-            Arc::from(blob.content())
-        };
+        let mut h = self
+            .handle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Another thread may have read it while this one waited for the handle.
+        if let Some(b) = self.blobs.get(&id) {
+            return Ok(b);
+        }
+        if h.is_none() {
+            *h = Some(Repository::open(&self.path).map_err(|e| io(&e))?);
+        }
+        let repo = h
+            .as_ref()
+            .ok_or_else(|| SourceError::Io("repository closed".into()))?;
+        let oid = Oid::from_bytes(&id.0).map_err(|e| io(&e))?;
+        let blob = repo
+            .find_blob(oid)
+            .map_err(|e| SourceError::Io(format!("`{path}`: {}", e.message())))?;
+        let bytes: Arc<[u8]> = Arc::from(blob.content());
+        self.blobs.reads.fetch_add(1, Ordering::Relaxed);
         self.blobs
+            .map
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(id, Arc::clone(&bytes));
