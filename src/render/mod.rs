@@ -10,7 +10,8 @@ pub mod helm;
 pub mod kustomize;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
@@ -108,11 +109,15 @@ impl RenderError {
     }
 }
 
-/// Parsed YAML streams keyed by blob id, shared by every render of a run:
-/// a file unchanged between revisions is parsed once.
+/// Parsed YAML streams keyed by blob id (and dialect), shared by every
+/// render of a run: a file unchanged between revisions is parsed once, and
+/// so is a base read by many overlays. Each entry is filled exactly once
+/// even when several threads ask for it together (the others wait).
 #[derive(Default)]
 pub struct ParseCache {
-    map: Mutex<HashMap<(ObjectId, Dialect), ParsedStream>>,
+    map: Mutex<HashMap<(ObjectId, Dialect), Arc<OnceLock<ParsedStream>>>>,
+    parses: AtomicUsize,
+    bytes: AtomicUsize,
 }
 
 /// One parsed file, shared.
@@ -127,28 +132,37 @@ impl ParseCache {
 
     /// Parses `bytes` in a given dialect, or returns the earlier parse.
     pub fn get_or_parse_as(&self, id: ObjectId, bytes: &[u8], dialect: Dialect) -> ParsedStream {
-        let key = (id, dialect);
-        if let Some(hit) = self
-            .map
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&key)
-        {
-            return Arc::clone(hit);
-        }
-        let parsed = Arc::new(match std::str::from_utf8(bytes) {
-            Ok(text) => yaml::load_all_as(text, dialect, &yaml::Limits::default()),
-            Err(e) => Err(YamlError {
-                message: format!("file is not valid UTF-8 (byte {})", e.valid_up_to()),
-                line: 1,
-                column: 1,
-            }),
-        });
-        self.map
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(key, Arc::clone(&parsed));
-        parsed
+        let cell = Arc::clone(
+            self.map
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry((id, dialect))
+                .or_default(),
+        );
+        Arc::clone(cell.get_or_init(|| {
+            self.parses.fetch_add(1, Ordering::Relaxed);
+            self.bytes.fetch_add(bytes.len(), Ordering::Relaxed);
+            Arc::new(match std::str::from_utf8(bytes) {
+                Ok(text) => yaml::load_all_as(text, dialect, &yaml::Limits::default()),
+                Err(e) => Err(YamlError {
+                    message: format!("file is not valid UTF-8 (byte {})", e.valid_up_to()),
+                    line: 1,
+                    column: 1,
+                }),
+            })
+        }))
+    }
+
+    /// How many blobs were parsed (cache misses) so far.
+    #[must_use]
+    pub fn parses(&self) -> usize {
+        self.parses.load(Ordering::Relaxed)
+    }
+
+    /// How many bytes of YAML were parsed so far.
+    #[must_use]
+    pub fn parsed_bytes(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed)
     }
 }
 
@@ -276,6 +290,28 @@ impl<'a> RenderContext<'a> {
     /// # Errors
     /// Unreadable or invalid files.
     pub fn load_yaml_as(&self, path: &str, dialect: Dialect) -> Result<Vec<Doc>, RenderError> {
+        Ok(self.load_yaml_shared_as(path, dialect)?.to_vec())
+    }
+
+    /// Like [`RenderContext::load_yaml`], but shares the cached documents
+    /// instead of copying them: for readers that only look (a
+    /// kustomization, a values file), nothing is copied.
+    ///
+    /// # Errors
+    /// Unreadable or invalid files.
+    pub fn load_yaml_shared(&self, path: &str) -> Result<SharedDocs, RenderError> {
+        self.load_yaml_shared_as(path, Dialect::Kyaml)
+    }
+
+    /// Like [`RenderContext::load_yaml_as`], but shares the cached documents.
+    ///
+    /// # Errors
+    /// Unreadable or invalid files.
+    pub fn load_yaml_shared_as(
+        &self,
+        path: &str,
+        dialect: Dialect,
+    ) -> Result<SharedDocs, RenderError> {
         let real = source::resolve(self.tree, path)
             .map_err(|e| RenderError::from_source(&e).at(path, None))?;
         let entry = self
@@ -290,14 +326,24 @@ impl<'a> RenderContext<'a> {
             .tree
             .read_raw(&real)
             .map_err(|e| RenderError::from_source(&e).at(path, None))?;
-        match self
-            .cache
-            .get_or_parse_as(entry.id, &bytes, dialect)
-            .as_ref()
-        {
-            Ok(docs) => Ok(docs.clone()),
+        let parsed = self.cache.get_or_parse_as(entry.id, &bytes, dialect);
+        match parsed.as_ref() {
+            Ok(_) => Ok(SharedDocs(parsed)),
             Err(e) => Err(RenderError::from_yaml(path, e)),
         }
+    }
+}
+
+/// The documents of one parsed file, shared with the parse cache.
+#[derive(Clone)]
+pub struct SharedDocs(ParsedStream);
+
+impl std::ops::Deref for SharedDocs {
+    type Target = [Doc];
+
+    fn deref(&self) -> &[Doc] {
+        // Only built from a successful parse.
+        self.0.as_ref().as_ref().map_or(&[], Vec::as_slice)
     }
 }
 
