@@ -126,7 +126,8 @@ pub struct Plan {
     pub deleted_apps: Vec<AppDeletion>,
     /// Apps whose prunes are unknown because a render failed.
     pub unknown: Vec<Unknown>,
-    /// Created/changed resources per app (apps present at head).
+    /// Created/changed resources per app present at head; an app with
+    /// neither has no entry, so rules in `diff` mode can skip it.
     pub changes: BTreeMap<String, AppChanges>,
 }
 
@@ -263,6 +264,10 @@ fn diff_app(
     head_owner: &BTreeMap<&ResourceId, &str>,
     config: &Config,
 ) {
+    // A reused render is the base render itself: nothing created, changed or pruned.
+    if h.reused {
+        return;
+    }
     match (&b.status, &h.status) {
         (AppStatus::Rendered, AppStatus::Rendered) => {}
         (AppStatus::Unrendered(e), _) => {
@@ -303,7 +308,7 @@ fn diff_app(
     let head_ids: BTreeMap<&ResourceId, &Manifest> =
         h.resources.iter().map(|m| (&m.id, m)).collect();
     let base_ids: BTreeSet<&ResourceId> = b.resources.iter().map(|m| &m.id).collect();
-    let ch = plan.changes.entry(h.key.clone()).or_default();
+    let mut ch = AppChanges::default();
     for m in &h.resources {
         if !base_ids.contains(&m.id) {
             ch.created.insert(m.id.clone());
@@ -329,6 +334,9 @@ fn diff_app(
             detail,
             base: m.clone(),
         });
+    }
+    if !ch.created.is_empty() || !ch.changed.is_empty() {
+        plan.changes.insert(h.key.clone(), ch);
     }
 }
 

@@ -81,6 +81,10 @@ pub struct App {
     pub source_types: Vec<SourceType>,
     /// Not a real Application: a directory linted because the repository has none.
     pub implicit: bool,
+    /// The render was taken from the other revision's inventory because the
+    /// Application and every input it read are unchanged: its resources are
+    /// identical there, so a plan need not compare them.
+    pub reused: bool,
 }
 
 impl App {
@@ -138,6 +142,10 @@ pub struct Inventory {
     pub broken_files: BTreeMap<String, RenderError>,
     /// Notes for the user about assumptions made.
     pub notes: Vec<String>,
+    /// Apps rendered at this revision (each source rendered from the tree).
+    pub renders: usize,
+    /// Apps whose render was reused from the other revision instead.
+    pub reuses: usize,
 }
 
 /// How to recognise this repository and its revisions.
@@ -402,6 +410,11 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             .collect();
         pending = Vec::new();
         for app in rendered {
+            if app.reused {
+                inv.reuses += 1;
+            } else {
+                inv.renders += 1;
+            }
             done.insert(app.key.clone(), app);
         }
         // Children: Applications rendered by another app are managed by it,
@@ -643,6 +656,7 @@ fn new_app(
         inputs: BTreeMap::new(),
         source_types: Vec::new(),
         implicit: false,
+        reused: false,
     }
 }
 
@@ -766,6 +780,7 @@ fn render_app(
             app.resources = prev.resources.clone();
             app.inputs = prev.inputs.clone();
             app.source_types = prev.source_types.clone();
+            app.reused = true;
             return app;
         }
     }
@@ -844,7 +859,9 @@ fn render_app(
 }
 
 /// An app renders identically when its Application object is the same and
-/// every input it read has the same id in this tree.
+/// every input it read has the same id in this tree. Inputs are recorded
+/// with the id of what a symlink leads to, so a path whose own entry
+/// (or a parent) differs is compared again after resolving it.
 fn reusable(tree: &dyn Tree, app: &App, prev: &App) -> bool {
     if app.object != prev.object
         || prev.inputs.is_empty()
@@ -854,6 +871,10 @@ fn reusable(tree: &dyn Tree, app: &App, prev: &App) -> bool {
     }
     prev.inputs.iter().all(|(path, id)| {
         let p = path.strip_suffix('/').unwrap_or(path);
-        tree.entry(p).ok().flatten().is_some_and(|e| e.id == *id)
+        let same = |e: Option<source::Entry>| e.is_some_and(|e| e.id == *id);
+        same(tree.entry(p).ok().flatten())
+            || source::resolve(tree, p)
+                .ok()
+                .is_some_and(|real| real != p && same(tree.entry(&real).ok().flatten()))
     })
 }
