@@ -210,45 +210,55 @@ struct Declared {
 }
 
 /// Scans every manifest file for Applications, ApplicationSets, CRDs and
-/// cluster Secrets. Files that cannot hold any are skipped by a byte test.
+/// cluster Secrets. Files that cannot hold any are skipped by an exact byte
+/// test (every such object names `argoproj.io` or is a CRD), so only those
+/// are parsed; parses are shared with rendering and across revisions by
+/// blob id, and only the documents kept here are copied out of the cache.
 fn scan(
     input: &InventoryInput<'_>,
     inv: &mut Inventory,
 ) -> (Vec<Declared>, Vec<Declared>, Vec<Value>) {
     let mut files = Vec::new();
     walk(input.tree.as_ref(), "", &mut files);
-    let parsed: Vec<(
-        String,
-        Result<Vec<crate::yaml::Doc>, crate::yaml::YamlError>,
-    )> = files
+    let argo = memchr::memmem::Finder::new(b"argoproj.io");
+    let crd = memchr::memmem::Finder::new(b"CustomResourceDefinition");
+    let parsed: Vec<(String, render::ParsedStream)> = files
         .par_iter()
         .filter_map(|f| {
-            let bytes = source::read(input.tree.as_ref(), f).ok()?;
-            let interesting =
-                contains(&bytes, b"argoproj.io") || contains(&bytes, b"CustomResourceDefinition");
-            if !interesting {
+            // `walk` lists regular files only, so no symlink needs resolving.
+            let id = input.tree.entry(f).ok().flatten()?.id;
+            let bytes = input.tree.read_raw(f).ok()?;
+            if argo.find(&bytes).is_none() && crd.find(&bytes).is_none() {
                 return None;
             }
-            let id = input.tree.entry(f).ok().flatten().map(|e| e.id)?;
-            let docs = input.cache.get_or_parse(id, &bytes);
-            Some((f.clone(), docs.as_ref().clone()))
+            Some((f.clone(), input.cache.get_or_parse(id, &bytes)))
         })
         .collect();
     let mut apps = Vec::new();
     let mut appsets = Vec::new();
     let mut others = Vec::new();
     for (file, docs) in parsed {
-        let docs = match docs {
+        let docs = match docs.as_ref() {
             Ok(d) => d,
             Err(e) => {
                 inv.broken_files
-                    .insert(file.clone(), RenderError::from_yaml(&file, &e));
+                    .insert(file.clone(), RenderError::from_yaml(&file, e));
                 continue;
             }
         };
         for d in docs {
+            let wanted = |v: &Value| {
+                is_application(v)
+                    || is_application_set(v)
+                    || v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+            };
             let mut items = Vec::new();
-            render::expand_lists(d.value, &mut items);
+            // Anything with `items` may be a list (see `expand_lists`).
+            if d.value.get("items").is_some() {
+                render::expand_lists(d.value.clone(), &mut items);
+            } else if wanted(&d.value) {
+                items.push(d.value.clone());
+            }
             for v in items {
                 let origin = Origin {
                     file: Some(file.clone()),
@@ -306,10 +316,6 @@ fn walk(tree: &dyn Tree, dir: &str, out: &mut Vec<String>) {
             _ => {}
         }
     }
-}
-
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 fn app_key(spec: &AppSpec) -> String {
@@ -421,6 +427,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         // and Argo CD applies the rendered form.
         let mut children: Vec<App> = Vec::new();
         let mut sets: Vec<AppSetEntry> = Vec::new();
+        let mut child_keys: BTreeSet<String> = BTreeSet::new();
         for parent in done.values() {
             for m in &parent.resources {
                 if is_application_set(&m.value) {
@@ -452,7 +459,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
                 let existing = done.get(&key);
                 let same = existing
                     .is_some_and(|e| e.object.as_ref() == m.value.as_ref() && e.manager.is_some());
-                if same || children.iter().any(|c| c.key == key) {
+                if same || !child_keys.insert(key.clone()) {
                     continue;
                 }
                 let origin = m.origin.clone();
@@ -466,13 +473,9 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             }
         }
         for child in children {
-            match done.get(&child.key) {
+            match done.get_mut(&child.key) {
                 // Same object as declared: just record the manager.
-                Some(e) if e.object == child.object => {
-                    let mut e = e.clone();
-                    e.manager = child.manager.clone();
-                    done.insert(e.key.clone(), e);
-                }
+                Some(e) if e.object == child.object => e.manager = child.manager,
                 _ => pending.push(child),
             }
         }
