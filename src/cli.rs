@@ -145,6 +145,8 @@ fn options(c: &Common, progress: &Spinner) -> Options {
             external_kustomize: c.kustomize_binary.clone(),
         },
         progress: progress.callback(),
+        // For the benchmark (bench/): counts of the work done, on stderr.
+        stats: std::env::var_os("GITOPS_LINT_STATS").map(|_| std::sync::Arc::default()),
     }
 }
 
@@ -219,6 +221,14 @@ fn fail_level(f: FailOn) -> Option<Severity> {
         FailOn::Warning => Some(Severity::Warning),
         FailOn::Info => Some(Severity::Info),
         FailOn::Never => None,
+    }
+}
+
+#[allow(clippy::print_stderr)]
+fn print_stats(opts: &Options) {
+    if let Some(s) = &opts.stats {
+        let s = s.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        eprintln!("stats: {s}");
     }
 }
 
@@ -345,12 +355,16 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
         Command::Diff { range, all, common } => {
             let mut opts = options(&common);
             opts.all = all;
-            finish(lint::diff(range.as_deref(), &opts), &common)
+            let status = finish(lint::diff(range.as_deref(), &opts), &common);
+            print_stats(&opts);
+            status
         }
-        Command::Check { rev, common } => finish(
-            lint::check(&Revision::parse(rev.as_deref()), &options(&common)),
-            &common,
-        ),
+        Command::Check { rev, common } => {
+            let opts = options(&common);
+            let status = finish(lint::check(&Revision::parse(rev.as_deref()), &opts), &common);
+            print_stats(&opts);
+            status
+        }
         Command::PreCommit { common } => finish(lint::diff_staged(&options(&common)), &common),
         Command::Render {
             path,

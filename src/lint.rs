@@ -2,7 +2,7 @@
 //! from the base, build both inventories, plan, run rules, assemble the report.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::acknowledge;
 use crate::argocd::{self, Inventory, InventoryInput, RepoIdentity};
@@ -64,6 +64,51 @@ pub struct Options {
     pub render: RenderOptions,
     /// Told the stage a long run is in (for a progress indicator).
     pub progress: Progress,
+    /// When set, filled with counts of the work the run did.
+    pub stats: Option<Arc<Mutex<RunStats>>>,
+}
+
+/// How much work one run did: what the performance model promises is
+/// checked against these (each blob read and parsed at most once, unchanged
+/// apps not rendered again).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Blobs read from the git object database.
+    pub blob_reads: usize,
+    /// Blobs parsed as YAML.
+    pub parses: usize,
+    /// Bytes of YAML parsed.
+    pub parsed_bytes: usize,
+    /// Apps rendered at the base revision (diff only).
+    pub base_renders: usize,
+    /// Apps rendered at head (the only revision in `check`).
+    pub head_renders: usize,
+    /// Apps at head whose base render was reused.
+    pub head_reuses: usize,
+    /// Apps with created or changed resources in the plan.
+    pub changed_apps: usize,
+}
+
+impl std::fmt::Display for RunStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} blobs read, {} parsed ({} KiB), apps rendered {} at base and {} at head, {} reused at head, {} with changes",
+            self.blob_reads,
+            self.parses,
+            self.parsed_bytes / 1024,
+            self.base_renders,
+            self.head_renders,
+            self.head_reuses,
+            self.changed_apps
+        )
+    }
+}
+
+fn record_stats(opts: &Options, fill: impl FnOnce(&mut RunStats)) {
+    if let Some(s) = &opts.stats {
+        fill(&mut s.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    }
 }
 
 /// The function a [`Progress`] calls with each stage's name.
@@ -369,6 +414,17 @@ fn diff_trees(
     let head_inv = session.inventory(Arc::clone(&head.1), &config, opts, Some(&base_inv));
     opts.progress.step("planning prunes and running rules");
     let plan = plan::plan(&base_inv, &head_inv, &config);
+    record_stats(opts, |s| {
+        *s = RunStats {
+            blob_reads: repo.blob_reads(),
+            parses: session.cache.parses(),
+            parsed_bytes: session.cache.parsed_bytes(),
+            base_renders: base_inv.renders,
+            head_renders: head_inv.renders,
+            head_reuses: head_inv.reuses,
+            changed_apps: plan.changes.len(),
+        };
+    });
     let cx = RuleContext {
         plan: Some(&plan),
         base: Some(&base_inv),
@@ -521,6 +577,15 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
     };
     opts.progress.step("rendering");
     let inv = session.inventory(Arc::clone(&tree), &config, opts, None);
+    record_stats(opts, |s| {
+        *s = RunStats {
+            blob_reads: repo.blob_reads(),
+            parses: session.cache.parses(),
+            parsed_bytes: session.cache.parsed_bytes(),
+            head_renders: inv.renders,
+            ..RunStats::default()
+        };
+    });
     let cx = RuleContext {
         plan: None,
         base: None,

@@ -1,0 +1,139 @@
+//! The performance model, checked by counting work rather than timing it:
+//! an app whose inputs are unchanged is not rendered again at head, and
+//! every blob is read and parsed at most once per run, across both revisions.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use gitops_lint::lint::{self, Options, RunStats};
+use gitops_lint::source::{add_remote, write_commit};
+
+const URL: &str = "https://git.example.com/platform/fleet.git";
+
+fn application(name: &str) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: {name}
+  namespace: argocd
+spec:
+  project: default
+  source:
+    repoURL: {URL}
+    targetRevision: main
+    path: {name}
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: {name}
+  syncPolicy:
+    automated:
+      prune: true
+"
+    )
+}
+
+fn configmap(name: &str, value: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  key: \"{value}\"\n"
+    )
+}
+
+/// Apps `a` and `b`, each a directory with its own ConfigMap and a symlink
+/// to one shared file (so both read `shared/common.yaml`).
+fn fleet(a_value: &str, b_value: &str, common_value: &str) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for (app, value) in [("a", a_value), ("b", b_value)] {
+        files.push((format!("argocd/{app}.yaml"), application(app).into_bytes()));
+        files.push((
+            format!("{app}/cm.yaml"),
+            configmap(&format!("{app}-cm"), value).into_bytes(),
+        ));
+        files.push((
+            format!("{app}/common.yaml.symlink"),
+            b"../shared/common.yaml".to_vec(),
+        ));
+    }
+    files.push((
+        "shared/common.yaml".into(),
+        configmap("common", common_value).into_bytes(),
+    ));
+    files
+}
+
+/// Commits `base` on `main` and `head` on `change`, runs `diff main..change`
+/// and returns the counts of work done.
+fn run(base: &[(String, Vec<u8>)], head: &[(String, Vec<u8>)]) -> (RunStats, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    write_commit(tmp.path(), "main", None, base, "base").expect("base commit");
+    write_commit(tmp.path(), "change", Some("main"), head, "head").expect("head commit");
+    add_remote(tmp.path(), "origin", URL).expect("remote");
+    let stats = Arc::new(Mutex::new(RunStats::default()));
+    let opts = Options {
+        repo: Some(tmp.path().to_path_buf()),
+        stats: Some(Arc::clone(&stats)),
+        ..Options::default()
+    };
+    let report = lint::diff(Some("main..change"), &opts).expect("diff runs");
+    let rendered = report
+        .apps
+        .iter()
+        .filter(|a| a.status == "rendered")
+        .count();
+    assert_eq!(rendered, 2, "both apps render: {:?}", report.apps);
+    let s = stats.lock().expect("stats").clone();
+    (s, tmp)
+}
+
+/// Distinct blob ids in the trees of `main` and `change`, from the git CLI.
+fn distinct_blobs(dir: &std::path::Path) -> usize {
+    let mut ids = BTreeSet::new();
+    for rev in ["main", "change"] {
+        let out = Command::new("git")
+            .args(["ls-tree", "-r", rev])
+            .current_dir(dir)
+            .output()
+            .expect("git ls-tree");
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            if let Some(id) = line.split_whitespace().nth(2) {
+                ids.insert(id.to_string());
+            }
+        }
+    }
+    ids.len()
+}
+
+#[test]
+fn an_unchanged_app_is_not_rendered_again_at_head() {
+    let (s, _tmp) = run(&fleet("1", "1", "1"), &fleet("1", "2", "1"));
+    assert_eq!(s.base_renders, 2, "{s}");
+    // Only `b` changed; `a` (which reads a symlinked shared file) is reused.
+    assert_eq!((s.head_renders, s.head_reuses), (1, 1), "{s}");
+    assert_eq!(s.changed_apps, 1, "{s}");
+}
+
+#[test]
+fn a_shared_input_changing_renders_every_app_that_reads_it() {
+    let (s, _tmp) = run(&fleet("1", "1", "1"), &fleet("1", "1", "2"));
+    // `a` and `b` read shared/common.yaml through their symlinks.
+    assert_eq!((s.head_renders, s.head_reuses), (2, 0), "{s}");
+    assert_eq!(
+        s.changed_apps, 2,
+        "the shared ConfigMap changed in both apps: {s}"
+    );
+}
+
+#[test]
+fn each_blob_is_read_and_parsed_at_most_once_across_both_revisions() {
+    let (s, tmp) = run(&fleet("1", "1", "1"), &fleet("1", "2", "1"));
+    let blobs = distinct_blobs(tmp.path());
+    assert!(
+        s.blob_reads <= blobs,
+        "{} reads of {blobs} distinct blobs",
+        s.blob_reads
+    );
+    // Parsed: 2 Applications, 2 app ConfigMaps, the shared file (once for
+    // both apps and both revisions), and the one ConfigMap new at head.
+    assert_eq!(s.parses, 6, "{s}");
+}
