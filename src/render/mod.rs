@@ -561,3 +561,29 @@ mod tests {
         assert_eq!(expand(nested).len(), 1, "items are taken one level deep");
     }
 }
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+
+    #[test]
+    fn a_blob_is_parsed_once_per_dialect_even_when_threads_race() {
+        let cache = ParseCache::default();
+        let id = ObjectId([7; 20]);
+        let text = b"namePrefix: on\n";
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| cache.get_or_parse(id, text));
+            }
+        });
+        assert_eq!(cache.parses(), 1);
+        // sigs.k8s.io/yaml reads `on` as true, go-yaml v3 as a string: a
+        // kustomization needs its own parse, cached separately.
+        let sigs = cache.get_or_parse_as(id, text, Dialect::SigsYaml);
+        let kyaml = cache.get_or_parse(id, text);
+        assert_eq!(cache.parses(), 2);
+        let first = |p: &ParsedStream| p.as_ref().as_ref().map(|d| d[0].value.clone()).ok();
+        assert_eq!(first(&sigs), Some(serde_json::json!({"namePrefix": true})));
+        assert_eq!(first(&kyaml), Some(serde_json::json!({"namePrefix": "on"})));
+    }
+}
