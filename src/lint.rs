@@ -421,7 +421,7 @@ fn diff_trees(
             parsed_bytes: session.cache.parsed_bytes(),
             base_renders: base_inv.renders,
             head_renders: head_inv.renders,
-            head_reuses: head_inv.reuses,
+            head_reuses: head_inv.reused.len(),
             changed_apps: plan.changes.len(),
         };
     });

@@ -239,7 +239,8 @@ pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
     for (key, b) in &base.apps {
         match head.apps.get(key) {
             Some(h) if !unmanaged_at_head(base, head, b, h) => {
-                diff_app(&mut plan, b, h, &head_owner, config);
+                let reused = head.reused.contains(key);
+                diff_app(&mut plan, b, h, reused, &head_owner, config);
             }
             _ => delete_app(&mut plan, base, head, b, &head_owner, config),
         }
@@ -261,11 +262,12 @@ fn diff_app(
     plan: &mut Plan,
     b: &App,
     h: &App,
+    reused: bool,
     head_owner: &BTreeMap<&ResourceId, &str>,
     config: &Config,
 ) {
     // A reused render is the base render itself: nothing created, changed or pruned.
-    if h.reused {
+    if reused {
         return;
     }
     match (&b.status, &h.status) {
@@ -526,7 +528,8 @@ fn delete_app(
                         // Orphaned in the cluster: if its file is still here it
                         // lives on, unmanaged, and syncs as before.
                         if let Some(h) = head.apps.get(&b.key) {
-                            diff_app(plan, b, h, head_owner, config);
+                            let reused = head.reused.contains(&b.key);
+                            diff_app(plan, b, h, reused, head_owner, config);
                             return;
                         }
                         (None, PruneMode::None, None)

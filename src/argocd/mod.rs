@@ -81,10 +81,6 @@ pub struct App {
     pub source_types: Vec<SourceType>,
     /// Not a real Application: a directory linted because the repository has none.
     pub implicit: bool,
-    /// The render was taken from the other revision's inventory because the
-    /// Application and every input it read are unchanged: its resources are
-    /// identical there, so a plan need not compare them.
-    pub reused: bool,
 }
 
 impl App {
@@ -144,8 +140,10 @@ pub struct Inventory {
     pub notes: Vec<String>,
     /// Apps rendered at this revision (each source rendered from the tree).
     pub renders: usize,
-    /// Apps whose render was reused from the other revision instead.
-    pub reuses: usize,
+    /// Apps whose render was taken from the other revision's inventory
+    /// because the Application and every input it read are unchanged: their
+    /// resources are identical there, so a plan need not compare them.
+    pub reused: BTreeSet<String>,
 }
 
 /// How to recognise this repository and its revisions.
@@ -410,16 +408,17 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     let mut done: BTreeMap<String, App> = BTreeMap::new();
     while !pending.is_empty() && rounds < 16 {
         rounds += 1;
-        let rendered: Vec<App> = pending
+        let rendered: Vec<(App, bool)> = pending
             .into_par_iter()
             .map(|app| render_app(input, &inv.scopes, oob.as_ref(), app))
             .collect();
         pending = Vec::new();
-        for app in rendered {
-            if app.reused {
-                inv.reuses += 1;
+        for (app, reused) in rendered {
+            if reused {
+                inv.reused.insert(app.key.clone());
             } else {
                 inv.renders += 1;
+                inv.reused.remove(&app.key);
             }
             done.insert(app.key.clone(), app);
         }
@@ -659,7 +658,6 @@ fn new_app(
         inputs: BTreeMap::new(),
         source_types: Vec::new(),
         implicit: false,
-        reused: false,
     }
 }
 
@@ -774,7 +772,7 @@ fn render_app(
     scopes: &Scopes,
     oob: Option<&RenderError>,
     mut app: App,
-) -> App {
+) -> (App, bool) {
     // A render that depends on every symlink of the tree is never reused.
     let reuse = input.reuse.filter(|_| oob.is_none());
     if let Some(prev) = reuse.and_then(|r| r.apps.get(&app.key)) {
@@ -783,10 +781,19 @@ fn render_app(
             app.resources = prev.resources.clone();
             app.inputs = prev.inputs.clone();
             app.source_types = prev.source_types.clone();
-            app.reused = true;
-            return app;
+            return (app, true);
         }
     }
+    (render_fresh(input, scopes, oob, app), false)
+}
+
+/// Renders every source of `app` from the tree.
+fn render_fresh(
+    input: &InventoryInput<'_>,
+    scopes: &Scopes,
+    oob: Option<&RenderError>,
+    mut app: App,
+) -> App {
     let mut resources: Vec<Manifest> = Vec::new();
     let mut externals = Vec::new();
     let mut local = 0;
