@@ -361,7 +361,10 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
         }
         Command::Check { rev, common } => {
             let opts = options(&common);
-            let status = finish(lint::check(&Revision::parse(rev.as_deref()), &opts), &common);
+            let status = finish(
+                lint::check(&Revision::parse(rev.as_deref()), &opts),
+                &common,
+            );
             print_stats(&opts);
             status
         }

@@ -115,13 +115,16 @@ impl RenderError {
 /// even when several threads ask for it together (the others wait).
 #[derive(Default)]
 pub struct ParseCache {
-    map: Mutex<HashMap<(ObjectId, Dialect), Arc<OnceLock<ParsedStream>>>>,
+    map: Mutex<HashMap<(ObjectId, Dialect), ParseSlot>>,
     parses: AtomicUsize,
     bytes: AtomicUsize,
 }
 
 /// One parsed file, shared.
 pub type ParsedStream = Arc<Result<Vec<Doc>, YamlError>>;
+
+/// A cache entry: filled by the first thread that asks for it.
+type ParseSlot = Arc<OnceLock<ParsedStream>>;
 
 impl ParseCache {
     /// Parses `bytes` (whose id is `id`) the way Kustomize reads resources,
