@@ -40,10 +40,16 @@ fn configmap(name: &str, value: &str) -> String {
     )
 }
 
-/// Apps `a` and `b`, each a directory with its own ConfigMap and a symlink
-/// to one shared file (so both read `shared/common.yaml`).
+/// An app-of-apps `root` rendering `argocd/`, which declares apps `a` and
+/// `b`, each a directory with its own ConfigMap and a symlink to one shared
+/// file (so both read `shared/common.yaml`).
 fn fleet(a_value: &str, b_value: &str, common_value: &str) -> Vec<(String, Vec<u8>)> {
-    let mut files = Vec::new();
+    let mut files = vec![(
+        "bootstrap/root.yaml".to_string(),
+        application("root")
+            .replace("path: root", "path: argocd")
+            .into_bytes(),
+    )];
     for (app, value) in [("a", a_value), ("b", b_value)] {
         files.push((format!("argocd/{app}.yaml"), application(app).into_bytes()));
         files.push((
@@ -81,7 +87,7 @@ fn run(base: &[(String, Vec<u8>)], head: &[(String, Vec<u8>)]) -> (RunStats, tem
         .iter()
         .filter(|a| a.status == "rendered")
         .count();
-    assert_eq!(rendered, 2, "both apps render: {:?}", report.apps);
+    assert_eq!(rendered, 3, "every app renders: {:?}", report.apps);
     let s = stats.lock().expect("stats").clone();
     (s, tmp)
 }
@@ -107,9 +113,9 @@ fn distinct_blobs(dir: &std::path::Path) -> usize {
 #[test]
 fn an_unchanged_app_is_not_rendered_again_at_head() {
     let (s, _tmp) = run(&fleet("1", "1", "1"), &fleet("1", "2", "1"));
-    assert_eq!(s.base_renders, 2, "{s}");
+    assert_eq!(s.base_renders, 3, "{s}");
     // Only `b` changed; `a` (which reads a symlinked shared file) is reused.
-    assert_eq!((s.head_renders, s.head_reuses), (1, 1), "{s}");
+    assert_eq!((s.head_renders, s.head_reuses), (1, 2), "root and a: {s}");
     assert_eq!(s.changed_apps, 1, "{s}");
 }
 
@@ -117,7 +123,7 @@ fn an_unchanged_app_is_not_rendered_again_at_head() {
 fn a_shared_input_changing_renders_every_app_that_reads_it() {
     let (s, _tmp) = run(&fleet("1", "1", "1"), &fleet("1", "1", "2"));
     // `a` and `b` read shared/common.yaml through their symlinks.
-    assert_eq!((s.head_renders, s.head_reuses), (2, 0), "{s}");
+    assert_eq!((s.head_renders, s.head_reuses), (2, 1), "{s}");
     assert_eq!(
         s.changed_apps, 2,
         "the shared ConfigMap changed in both apps: {s}"
@@ -133,7 +139,8 @@ fn each_blob_is_read_and_parsed_at_most_once_across_both_revisions() {
         "{} reads of {blobs} distinct blobs",
         s.blob_reads
     );
-    // Parsed: 2 Applications, 2 app ConfigMaps, the shared file (once for
-    // both apps and both revisions), and the one ConfigMap new at head.
-    assert_eq!(s.parses, 6, "{s}");
+    // Parsed: 3 Applications (the scan and the app-of-apps share the parse
+    // of `argocd/*.yaml`), 2 app ConfigMaps, the shared file (once for both
+    // apps and both revisions), and the one ConfigMap new at head.
+    assert_eq!(s.parses, 7, "{s}");
 }

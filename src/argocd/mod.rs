@@ -24,6 +24,7 @@ use crate::render::{
     SourceSpec, SourceType,
 };
 use crate::source::{self, EntryKind, ObjectId, Tree};
+use crate::yaml::Dialect;
 
 /// Whether and how an app was rendered at this revision.
 #[derive(Debug, Clone)]
@@ -229,7 +230,13 @@ fn scan(
             if argo.find(&bytes).is_none() && crd.find(&bytes).is_none() {
                 return None;
             }
-            Some((f.clone(), input.cache.get_or_parse(id, &bytes)))
+            // Read as Argo CD and kubectl read manifests (sigs.k8s.io/yaml),
+            // as the directory renderer does: an Application file rendered
+            // by an app-of-apps is then parsed once, not once per dialect.
+            Some((
+                f.clone(),
+                input.cache.get_or_parse_as(id, &bytes, Dialect::SigsYaml),
+            ))
         })
         .collect();
     let mut apps = Vec::new();
