@@ -144,3 +144,45 @@ fn each_blob_is_read_and_parsed_at_most_once_across_both_revisions() {
     // apps and both revisions), and the one ConfigMap new at head.
     assert_eq!(s.parses, 7, "{s}");
 }
+
+#[test]
+fn apps_of_a_set_declared_and_rendered_by_an_app_of_apps_render_once() {
+    let set = format!(
+        "apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: fleet
+  namespace: argocd
+spec:
+  generators:
+    - list:
+        elements:
+          - name: a
+          - name: b
+  template:
+    metadata:
+      name: '{{{{name}}}}'
+    spec:
+      project: default
+      source:
+        repoURL: {URL}
+        targetRevision: main
+        path: '{{{{name}}}}'
+      destination:
+        server: https://kubernetes.default.svc
+        namespace: '{{{{name}}}}'
+"
+    );
+    let files = |value: &str| -> Vec<(String, Vec<u8>)> {
+        fleet("1", value, "1")
+            .into_iter()
+            .filter(|(p, _)| p != "argocd/a.yaml" && p != "argocd/b.yaml")
+            .chain([("argocd/set.yaml".to_string(), set.clone().into_bytes())])
+            .collect()
+    };
+    let (s, _tmp) = run(&files("1"), &files("2"));
+    // The set is found by the scan and again in `root`'s render; its apps
+    // are generated twice but rendered once: root, a, b.
+    assert_eq!(s.base_renders, 3, "{s}");
+    assert_eq!((s.head_renders, s.head_reuses), (1, 2), "{s}");
+}
