@@ -66,8 +66,12 @@ fn finding(app: &App, e: &RenderError, side: Side, diff: bool) -> Finding {
     .help(help)
 }
 
-fn broken_files(inv: &Inventory, side: Side, out: &mut Vec<Finding>) {
+/// Files of `inv` that cannot be parsed, except those also in `skip`.
+fn broken_files(inv: &Inventory, skip: Option<&Inventory>, side: Side, out: &mut Vec<Finding>) {
     for (file, e) in &inv.broken_files {
+        if skip.is_some_and(|s| s.broken_files.contains_key(file)) {
+            continue;
+        }
         // An app that read the file and failed on it already says so.
         let reported = inv.apps.values().any(
             |a| matches!(&a.status, AppStatus::Unrendered(ae) if ae.file.as_deref() == Some(file)),
@@ -106,13 +110,9 @@ impl Rule for RenderFailed {
                 out.push(finding(app, e, Side::Head, diff));
             }
         }
-        broken_files(cx.head, Side::Head, out);
+        broken_files(cx.head, None, Side::Head, out);
         if let Some(base) = cx.base {
-            let mut only_base = base.clone();
-            only_base
-                .broken_files
-                .retain(|f, _| !cx.head.broken_files.contains_key(f));
-            broken_files(&only_base, Side::Base, out);
+            broken_files(base, Some(cx.head), Side::Base, out);
         }
         // Unknowns the render statuses above do not already report: a vanished
         // app whose parent failed to render, an app that moved to a source
