@@ -403,7 +403,7 @@ fn diff_trees(
     let mut identity =
         RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref());
     identity.branches.extend(target.map(str::to_string));
-    let session = Session {
+    let mut session = Session {
         repo,
         cache: ParseCache::default(),
         identity,
@@ -459,6 +459,11 @@ fn diff_trees(
         .iter()
         .map(|f| anchor(f, base.1.as_ref(), head.1.as_ref(), &base_inv, &head_inv))
         .collect();
+    // Freeing the inventories and parses of a large fleet is a noticeable
+    // share of a run (7% at 2,000 apps, perf): let it overlap with writing
+    // the report.
+    let parses = std::mem::take(&mut session.cache);
+    std::thread::spawn(move || drop((base_inv, head_inv, plan, parses)));
     Ok(report)
 }
 
