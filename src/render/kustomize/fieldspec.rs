@@ -8,7 +8,7 @@ use super::resource::Gvk;
 use super::{content, KResult};
 
 /// One field spec.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FieldSpec {
     /// Which objects it applies to (empty parts match anything).
     pub gvk: Gvk,
@@ -722,12 +722,12 @@ impl TransformerConfig {
 
     /// Merges another config in (dedup, keeping first occurrences).
     pub fn merge(&mut self, o: &TransformerConfig) {
+        // A set, not `Vec::contains`: every kustomization layer merges the
+        // built-in config (hundreds of specs), which made this quadratic.
         fn add(a: &mut Vec<FieldSpec>, b: &[FieldSpec]) {
-            for fs in b {
-                if !a.contains(fs) {
-                    a.push(fs.clone());
-                }
-            }
+            let mut seen: std::collections::HashSet<&FieldSpec> = a.iter().collect();
+            let fresh: Vec<usize> = (0..b.len()).filter(|&i| seen.insert(&b[i])).collect();
+            a.extend(fresh.into_iter().map(|i| b[i].clone()));
         }
         add(&mut self.name_prefix, &o.name_prefix);
         add(&mut self.name_suffix, &o.name_suffix);
