@@ -668,7 +668,13 @@ fn name_reference() -> Vec<NameBackRef> {
 impl TransformerConfig {
     /// Kustomize's built-in tables.
     #[must_use]
-    pub fn builtin() -> TransformerConfig {
+    pub fn builtin() -> &'static TransformerConfig {
+        // Built once: every kustomization layer merges it.
+        static BUILTIN: std::sync::OnceLock<TransformerConfig> = std::sync::OnceLock::new();
+        BUILTIN.get_or_init(TransformerConfig::make_builtin)
+    }
+
+    fn make_builtin() -> TransformerConfig {
         let f = FieldSpec::new;
         let mut images = Vec::new();
         for p in ["spec", "spec/template/spec"] {

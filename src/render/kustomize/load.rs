@@ -241,10 +241,11 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
     let file = find_file(cx, dir)?;
     // Kustomize reads kustomization files with sigs.k8s.io/yaml (YAML 1.1).
     let bytes = cx.read(&file)?;
-    let text = std::str::from_utf8(&bytes)
+    std::str::from_utf8(&bytes)
         .map_err(|_| content(format!("`{file}` is not valid UTF-8")).at(file.clone(), None))?;
-    let docs = yaml::load_all_as(text, yaml::Dialect::SigsYaml, &yaml::Limits::default())
-        .map_err(|e| RenderError::from_yaml(&file, &e))?;
+    // Shared with the parse cache: parsed once per blob, however many
+    // overlays include this kustomization, at either revision.
+    let docs = cx.load_yaml_shared_as(&file, yaml::Dialect::SigsYaml)?;
     let docs: Vec<&yaml::Doc> = docs.iter().filter(|d| !d.value.is_null()).collect();
     let mut k = match docs.as_slice() {
         [] => Map::new(),
