@@ -389,7 +389,37 @@ fn prune_reason(
             return (PruneReason::Renamed, Some(n.id.name.clone()));
         }
     }
+    // A Kustomize-generated ConfigMap or Secret whose content changed: the
+    // hash suffix changes and the old object is pruned (a routine rename).
+    if let Some(stem) = generated_stem(m) {
+        if let Some(n) = h.resources.iter().find(|n| {
+            n.id.kind == m.id.kind
+                && n.id.group == m.id.group
+                && n.id.namespace == m.id.namespace
+                && generated_stem(n) == Some(stem)
+                && !b.resources.iter().any(|o| o.id == n.id)
+        }) {
+            return (PruneReason::Renamed, Some(n.id.name.clone()));
+        }
+    }
     (PruneReason::Removed, None)
+}
+
+/// The name of a generated ConfigMap or Secret without its 10-character
+/// Kustomize hash suffix (`settings-g95md4d2dd` → `settings`).
+fn generated_stem(m: &Manifest) -> Option<&str> {
+    if m.origin.file.is_some()
+        || !(m.id.group.is_empty() && matches!(m.id.kind.as_str(), "ConfigMap" | "Secret"))
+    {
+        return None;
+    }
+    let (stem, suffix) = m.id.name.rsplit_once('-')?;
+    // kustomize encodes the hash with consonants and digits only (hasher.go `encode`)
+    let hashlike = suffix.len() == 10
+        && suffix
+            .bytes()
+            .all(|c| c.is_ascii_digit() || (c.is_ascii_lowercase() && !b"aeiou".contains(&c)));
+    hashlike.then_some(stem)
 }
 
 /// Whether an app managed by a parent at base is still declared in a file at
