@@ -47,6 +47,9 @@ impl DirTree {
         {
             return Ok(Arc::clone(l));
         }
+        if super::depth(dir) >= super::MAX_DEPTH {
+            return Err(SourceError::TooDeep(dir.to_string()));
+        }
         let abs = self.abs(dir);
         let rd = std::fs::read_dir(&abs).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => SourceError::NotFound(dir.to_string()),
@@ -78,10 +81,17 @@ impl DirTree {
             } else if ft.is_dir() {
                 if de.path().join(".git").exists() {
                     (EntryKind::Submodule, ObjectId([0; 20]))
+                } else if super::depth(&rel) >= super::MAX_DEPTH {
+                    // Listed, never read: its id is a placeholder.
+                    (EntryKind::Dir, ObjectId([0; 20]))
                 } else {
                     let sub = self.listing(&rel)?;
                     (EntryKind::Dir, git_tree_id(&sub))
                 }
+            } else if !ft.is_file() {
+                // A FIFO, socket or device: git cannot hold one, and
+                // reading a FIFO would block for ever.
+                continue;
             } else {
                 let bytes = std::fs::read(de.path())
                     .map_err(|e| SourceError::Io(format!("`{rel}`: {e}")))?;

@@ -64,6 +64,9 @@ pub enum RepoError {
     /// The repository has no commits yet.
     #[error("the repository has no commits yet (HEAD is unborn)")]
     UnbornHead,
+    /// A tree that expands to more entries than gitops-lint indexes.
+    #[error("the tree of commit `{0}` has more than {max} files and directories (or more than {mb} MiB of names), more than gitops-lint reads; a tree whose directories repeat the same subtree can expand without end", max = super::MAX_ENTRIES, mb = super::MAX_INDEX_BYTES / (1024 * 1024))]
+    TreeTooLarge(String),
     /// Anything else from git.
     #[error("git: {0}")]
     Git(String),
@@ -327,17 +330,26 @@ impl GitRepo {
         let tree = repo.find_commit(oid).map_err(g)?.tree().map_err(g)?;
         let mut dirs: HashMap<String, Vec<Entry>> = HashMap::new();
         let mut stack = vec![(String::new(), tree)];
+        let (mut entries_seen, mut bytes_seen) = (0usize, 0usize);
         while let Some((dir, tree)) = stack.pop() {
             let mut entries = Vec::with_capacity(tree.len());
+            bytes_seen = bytes_seen.saturating_add(dir.len());
             for e in &tree {
                 let Ok(name) = e.name() else { continue };
+                entries_seen += 1;
+                bytes_seen = bytes_seen.saturating_add(name.len());
+                if entries_seen > super::MAX_ENTRIES || bytes_seen > super::MAX_INDEX_BYTES {
+                    return Err(RepoError::TreeTooLarge(commit.to_string()));
+                }
                 let kind = match (e.kind(), e.filemode()) {
                     (Some(ObjectType::Tree), _) => EntryKind::Dir,
                     (Some(ObjectType::Commit), _) => EntryKind::Submodule,
                     (_, 0o120_000) => EntryKind::Symlink,
                     _ => EntryKind::File,
                 };
-                if kind == EntryKind::Dir {
+                // Directories at the depth limit are listed but not read:
+                // listing them is a `TooDeep` error.
+                if kind == EntryKind::Dir && super::depth(&dir) + 1 < super::MAX_DEPTH {
                     let sub = repo.find_tree(e.id()).map_err(g)?;
                     let p = if dir.is_empty() {
                         name.to_string()
@@ -378,7 +390,13 @@ impl GitRepo {
             if (e.flags >> 12) & 0x3 != 0 {
                 continue;
             }
-            let path = String::from_utf8_lossy(&e.path).into_owned();
+            let mut path = String::from_utf8_lossy(&e.path).into_owned();
+            if super::depth(&path) > super::MAX_DEPTH {
+                // Keep the directory at the limit (listing it is an error);
+                // what lies below is not indexed.
+                let segs: Vec<&str> = path.split('/').take(super::MAX_DEPTH + 1).collect();
+                path = segs.join("/");
+            }
             let kind = match e.mode {
                 0o120_000 => EntryKind::Symlink,
                 0o160_000 => EntryKind::Submodule,
@@ -605,6 +623,9 @@ impl Tree for IndexedTree {
                 id: self.root_id,
             }));
         }
+        if super::depth(path) > super::MAX_DEPTH {
+            return Err(SourceError::TooDeep(path.to_string()));
+        }
         let (parent, name) = match path.rfind('/') {
             Some(i) => (&path[..i], &path[i + 1..]),
             None => ("", path),
@@ -619,6 +640,13 @@ impl Tree for IndexedTree {
     }
 
     fn list_raw(&self, dir: &str) -> Result<Vec<Entry>, SourceError> {
+        if super::depth(dir) >= super::MAX_DEPTH {
+            return match self.entry(dir)? {
+                Some(e) if e.kind == EntryKind::Dir => Err(SourceError::TooDeep(dir.to_string())),
+                Some(_) => Err(SourceError::NotADir(dir.to_string())),
+                None => Err(SourceError::NotFound(dir.to_string())),
+            };
+        }
         match self.dirs.get(dir) {
             Some(v) => Ok(v.clone()),
             None => match self.entry(dir)? {

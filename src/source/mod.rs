@@ -14,6 +14,28 @@ use std::sync::Arc;
 pub use dir::DirTree;
 pub use git::{add_remote, write_commit, GitRepo, RepoError, RevisionRange};
 
+/// Deepest directory nesting read, in path segments. Deeper directories
+/// cannot be listed ([`SourceError::TooDeep`]): every walker of a tree stays
+/// shallow, and no real repository nests this deep (git cannot check out a
+/// path longer than the file system allows).
+pub const MAX_DEPTH: usize = 256;
+
+/// Most entries (files, directories, links) indexed for one revision. A
+/// tree whose entries point at the same subtree again and again (a "git
+/// bomb") would otherwise expand to billions of paths from a few objects.
+pub const MAX_ENTRIES: usize = 1_000_000;
+
+/// Most bytes of names and directory paths indexed for one revision; long
+/// names repeated by a git bomb are bounded by this rather than by
+/// [`MAX_ENTRIES`] alone.
+pub const MAX_INDEX_BYTES: usize = 256 * 1024 * 1024;
+
+/// The number of segments of a repository-relative path (`""` has none).
+#[must_use]
+pub fn depth(path: &str) -> usize {
+    path.split('/').filter(|s| !s.is_empty()).count()
+}
+
 /// Identity of file or directory content. For git trees this is the git
 /// object id; for the working directory it is the id git would give the
 /// same content, so unchanged files compare equal across revisions.
@@ -80,6 +102,9 @@ pub enum SourceError {
     /// A path inside a git submodule, whose content this repository does not hold.
     #[error("`{0}` is inside a git submodule, which is not read")]
     Submodule(String),
+    /// A directory nested deeper than [`MAX_DEPTH`].
+    #[error("`{0}` is nested more than {max} directories deep, deeper than gitops-lint reads", max = MAX_DEPTH)]
+    TooDeep(String),
     /// Git or the file system failed.
     #[error("{0}")]
     Io(String),
