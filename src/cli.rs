@@ -195,11 +195,14 @@ impl Spinner {
     }
 }
 
-/// Finds an executable on PATH.
+/// Finds an executable on PATH. Relative entries (`.`, `bin`, an empty
+/// entry) are skipped: they name the current directory, which in CI is the
+/// checked-out pull request.
 #[must_use]
 pub fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
+        .filter(|d| d.is_absolute())
         .map(|d| d.join(name))
         .find(|p| p.is_file())
 }

@@ -192,6 +192,22 @@ struct Session<'a> {
     repo: &'a GitRepo,
     cache: ParseCache,
     identity: RepoIdentity,
+    render: RenderOptions,
+}
+
+/// The render settings with any tool that lives inside the repository's
+/// working directory dropped: a pull request could have put it there (a
+/// `bin/helm` reached through `PATH`), and nothing from the repository runs.
+fn tools_outside(repo: &GitRepo, render: &RenderOptions) -> RenderOptions {
+    let mut out = render.clone();
+    let Some(root) = repo.workdir().and_then(|w| w.canonicalize().ok()) else {
+        return out;
+    };
+    let inside = |p: &Path| p.canonicalize().is_ok_and(|c| c.starts_with(&root));
+    if out.helm.as_deref().is_some_and(inside) {
+        out.helm = None;
+    }
+    out
 }
 
 impl Session<'_> {
@@ -199,7 +215,6 @@ impl Session<'_> {
         &self,
         tree: Arc<dyn Tree>,
         config: &Config,
-        opts: &Options,
         reuse: Option<&Inventory>,
     ) -> Inventory {
         let repo = self.repo;
@@ -213,7 +228,7 @@ impl Session<'_> {
         let input = InventoryInput {
             tree,
             cache: &self.cache,
-            render_options: &opts.render,
+            render_options: &self.render,
             config,
             repo: &self.identity,
             tree_at: &tree_at,
@@ -407,11 +422,12 @@ fn diff_trees(
         repo,
         cache: ParseCache::default(),
         identity,
+        render: tools_outside(repo, &opts.render),
     };
     opts.progress.step("rendering the base revision");
-    let base_inv = session.inventory(Arc::clone(&base.1), &config, opts, None);
+    let base_inv = session.inventory(Arc::clone(&base.1), &config, None);
     opts.progress.step("rendering the head revision");
-    let head_inv = session.inventory(Arc::clone(&head.1), &config, opts, Some(&base_inv));
+    let head_inv = session.inventory(Arc::clone(&head.1), &config, Some(&base_inv));
     opts.progress.step("planning prunes and running rules");
     let plan = plan::plan(&base_inv, &head_inv, &config);
     record_stats(opts, |s| {
@@ -579,9 +595,10 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
         repo: &repo,
         cache: ParseCache::default(),
         identity: RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref()),
+        render: tools_outside(&repo, &opts.render),
     };
     opts.progress.step("rendering");
-    let inv = session.inventory(Arc::clone(&tree), &config, opts, None);
+    let inv = session.inventory(Arc::clone(&tree), &config, None);
     record_stats(opts, |s| {
         *s = RunStats {
             blob_reads: repo.blob_reads(),
@@ -619,7 +636,8 @@ pub fn render(
     let (_, tree) = tree_of(&repo, rev)?;
     let path = resolve_user_path(&repo, path)?;
     let cache = ParseCache::default();
-    let cx = crate::render::RenderContext::new(tree.as_ref(), &cache, &opts.render);
+    let tools = tools_outside(&repo, &opts.render);
+    let cx = crate::render::RenderContext::new(tree.as_ref(), &cache, &tools);
     let spec = crate::render::SourceSpec {
         path,
         namespace: namespace.to_string(),

@@ -9,7 +9,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use super::{
-    expand_lists, RenderContext, RenderError, RenderErrorKind, RenderedObject, SourceSpec,
+    bounded, expand_lists, RenderContext, RenderError, RenderErrorKind, RenderedObject, SourceSpec,
 };
 use crate::manifest::Origin;
 use crate::source::{path, EntryKind};
@@ -51,13 +51,15 @@ pub fn render(
         .filter(|s| !s.is_empty())
         .unwrap_or(&spec.app_name)
         .to_string();
+    if !valid_release_name(&release) {
+        return Err(RenderError::content(format!(
+            "`{release}` is not a valid Helm release name (lower-case letters, digits, `-` and `.`, at most 53 characters)"
+        )));
+    }
     let mut cmd = Command::new(helm);
-    cmd.arg("template")
-        .arg(&release)
-        .arg(&chart_dir)
-        .arg("--include-crds");
+    cmd.arg("template").arg("--include-crds");
     if !spec.namespace.is_empty() {
-        cmd.arg("--namespace").arg(&spec.namespace);
+        cmd.arg(format!("--namespace={}", spec.namespace));
     }
     if let Some(files) = opts.get("valueFiles").and_then(Value::as_array) {
         for f in files.iter().filter_map(Value::as_str) {
@@ -89,13 +91,13 @@ pub fn render(
             let bytes = cx.read(&repo_path)?;
             let dest = tmp.path().join(&repo_path);
             write(&dest, &bytes)?;
-            cmd.arg("--values").arg(dest);
+            cmd.arg(values_flag(&dest));
         }
     }
     let mut extra = |name: &str, content: String| -> Result<(), RenderError> {
         let dest = tmp.path().join(format!(".gitops-lint-{name}.yaml"));
         write(&dest, content.as_bytes())?;
-        cmd.arg("--values").arg(dest);
+        cmd.arg(values_flag(&dest));
         Ok(())
     };
     // `valuesObject` replaces `values` when both are set (AC
@@ -114,18 +116,36 @@ pub fn render(
             } else {
                 "--set"
             };
-            cmd.arg(flag).arg(format!("{name}={value}"));
+            cmd.arg(format!("{flag}={name}={value}"));
         }
     }
-    cmd.env("HELM_CACHE_HOME", tmp.path().join(".cache"))
+    // Positional arguments after `--`: a release name or chart path can
+    // never be read as a flag such as `--post-renderer`.
+    cmd.arg("--").arg(&release).arg(&chart_dir);
+    // Helm state, plugins included, lives in the temporary directory: no
+    // plugin installed where gitops-lint runs takes part in the render.
+    cmd.current_dir(tmp.path())
+        .env("HELM_CACHE_HOME", tmp.path().join(".cache"))
         .env("HELM_CONFIG_HOME", tmp.path().join(".config"))
-        .env("HELM_DATA_HOME", tmp.path().join(".data"));
-    let out = cmd.output().map_err(|e| RenderError {
-        kind: RenderErrorKind::ToolMissing,
-        message: format!("cannot run helm: {e}"),
-        file: None,
-        line: None,
-    })?;
+        .env("HELM_DATA_HOME", tmp.path().join(".data"))
+        .env("HELM_PLUGINS", tmp.path().join(".plugins"));
+    let out = match bounded::run(&mut cmd, bounded::TIMEOUT, bounded::MAX_OUTPUT) {
+        Ok(out) => out,
+        Err(e @ bounded::RunError::Spawn(_)) => {
+            return Err(RenderError {
+                kind: RenderErrorKind::ToolMissing,
+                message: format!("helm: {e}"),
+                file: None,
+                line: None,
+            })
+        }
+        Err(e) => {
+            return Err(RenderError::content(format!(
+                "helm template `{}`: {e}",
+                super::display_path(&spec.path)
+            )))
+        }
+    };
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let first = err
@@ -139,6 +159,27 @@ pub fn render(
     }
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     parse_output(&spec.path, &text)
+}
+
+/// `--values=FILE` as one argument (flag and value cannot come apart).
+fn values_flag(dest: &Path) -> std::ffi::OsString {
+    let mut flag = std::ffi::OsString::from("--values=");
+    flag.push(dest.as_os_str());
+    flag
+}
+
+/// Helm's release-name rule (DNS-1123 subdomain, at most 53 characters).
+/// Checked before running helm so a name from the repository can never
+/// reach it as anything but a name.
+fn valid_release_name(name: &str) -> bool {
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    !name.is_empty() && name.len() <= 53 && name.split('.').all(label_ok)
 }
 
 /// Argo CD would run `helm dependency build`, which needs the network: a

@@ -5,6 +5,7 @@
 //!
 //! Knows nothing of Applications, prunes or rules.
 
+pub mod bounded;
 pub mod directory;
 pub mod helm;
 pub mod kustomize;

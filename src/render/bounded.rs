@@ -1,0 +1,111 @@
+//! Running an external renderer (`helm template`) with bounded time and
+//! output: a chart from an untrusted pull request can loop (`until
+//! 2147483647`) or print without end, and neither may hang or exhaust the run.
+
+use std::io::Read;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long one external render may take. Argo CD's repo-server gives up on
+/// a manifest generation after 60 seconds by default
+/// (`--repo-server-timeout-seconds`).
+pub const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Most bytes of standard output kept from one external render.
+pub const MAX_OUTPUT: u64 = 64 * 1024 * 1024;
+
+/// Most bytes of standard error kept (only its first line is shown).
+const MAX_STDERR: u64 = 64 * 1024;
+
+/// What a bounded run produced.
+#[derive(Debug)]
+pub struct Output {
+    /// Exit status.
+    pub status: ExitStatus,
+    /// Standard output (at most [`MAX_OUTPUT`] bytes).
+    pub stdout: Vec<u8>,
+    /// The start of standard error.
+    pub stderr: Vec<u8>,
+}
+
+/// Why a bounded run did not produce output.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The program could not be started.
+    #[error("cannot run it: {0}")]
+    Spawn(std::io::Error),
+    /// It ran longer than the limit and was killed.
+    #[error("it ran longer than {} seconds and was stopped", .0.as_secs())]
+    Timeout(Duration),
+    /// It printed more than the limit and was killed.
+    #[error("its output exceeded {} MiB and it was stopped", .0 / (1024 * 1024))]
+    TooMuchOutput(u64),
+    /// Waiting for it failed.
+    #[error("waiting for it failed: {0}")]
+    Wait(std::io::Error),
+}
+
+/// Runs `cmd` with no standard input, killing it after `timeout` or once
+/// it has written more than `max_output` bytes.
+///
+/// # Errors
+/// See [`RunError`].
+pub fn run(cmd: &mut Command, timeout: Duration, max_output: u64) -> Result<Output, RunError> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(RunError::Spawn)?;
+    let stdout = child.stdout.take().map(|s| drain(s, max_output + 1, false));
+    let stderr = child.stderr.take().map(|s| drain(s, MAX_STDERR, true));
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {}
+            Err(e) => {
+                kill(&mut child);
+                return Err(RunError::Wait(e));
+            }
+        }
+        if start.elapsed() > timeout {
+            kill(&mut child);
+            return Err(RunError::Timeout(timeout));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stdout = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
+    let stderr = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
+    if stdout.len() as u64 > max_output {
+        return Err(RunError::TooMuchOutput(max_output));
+    }
+    Ok(Output {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+fn kill(child: &mut Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Reads up to `limit` bytes. Then either keeps reading and discarding (so
+/// a chatty writer is not blocked on a full pipe), or closes the pipe so
+/// the writer fails on its next write and ends.
+fn drain<R: Read + Send + 'static>(
+    mut r: R,
+    limit: u64,
+    discard_rest: bool,
+) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let _ = (&mut r).take(limit).read_to_end(&mut kept);
+        if discard_rest {
+            let _ = std::io::copy(&mut r, &mut std::io::sink());
+        }
+        kept
+    })
+}
