@@ -1,0 +1,686 @@
+//! Hostile and broken repositories, through the built binary: gitops-lint
+//! runs on pull requests from people the repository owner does not trust,
+//! so whatever a pull request contains must not make it execute anything,
+//! read outside the repository, write to it, crash, hang, lie about
+//! prunes, or answer differently from one run to the next.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+fn bin() -> Command {
+    let mut c = Command::cargo_bin("gitops-lint").expect("binary built");
+    // No helm unless a test provides one; nothing from the caller's PATH.
+    c.env("PATH", "/usr/bin:/bin").env_remove("NO_COLOR");
+    c
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .env("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Writes `files` into `dir`; a name ending in `.symlink` becomes a
+/// symlink whose target is the content.
+fn write_files(dir: &Path, files: &[(String, Vec<u8>)]) {
+    for (rel, bytes) in files {
+        let dest = dir.join(rel.strip_suffix(".symlink").unwrap_or(rel));
+        std::fs::create_dir_all(dest.parent().expect("has parent")).expect("mkdir");
+        if rel.ends_with(".symlink") {
+            let target = String::from_utf8_lossy(bytes).trim().to_string();
+            std::os::unix::fs::symlink(target, &dest).expect("symlink");
+        } else {
+            std::fs::write(&dest, bytes).expect("write");
+        }
+    }
+}
+
+fn read_tree(root: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(root).sort_by_file_name() {
+        let e = e.expect("readable fixture");
+        if e.file_type().is_file() {
+            let rel = e
+                .path()
+                .strip_prefix(root)
+                .expect("inside")
+                .to_string_lossy()
+                .into_owned();
+            out.push((rel, std::fs::read(e.path()).expect("read")));
+        }
+    }
+    out
+}
+
+/// A real clone-like repository: `main` holds `base`, branch `change` holds
+/// `head` and is checked out, and `origin` names the repository the
+/// Applications point at.
+fn repo(base: &[(String, Vec<u8>)], head: &[(String, Vec<u8>)]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(
+        dir,
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://github.com/acme/gitops.git",
+        ],
+    );
+    write_files(dir, base);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "base", "--allow-empty"]);
+    git(dir, &["checkout", "-q", "-b", "change"]);
+    git(dir, &["rm", "-q", "-r", "--ignore-unmatch", "."]);
+    write_files(dir, head);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "head", "--allow-empty"]);
+    tmp
+}
+
+fn fixture_repo(case: &str) -> tempfile::TempDir {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/cases")
+        .join(case);
+    repo(
+        &read_tree(&root.join("base")),
+        &read_tree(&root.join("head")),
+    )
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    bin()
+        .current_dir(dir)
+        .args(args)
+        .timeout(std::time::Duration::from_secs(300))
+        .output()
+        .expect("runs")
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is JSON ({e}); stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn stderr_lines(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every path under `root` (`.git` included, symlinks not followed) with
+/// its type, permission bits and a hash of its content or link target.
+fn snapshot(root: &Path) -> BTreeMap<String, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = BTreeMap::new();
+    for e in walkdir::WalkDir::new(root).follow_links(false) {
+        let e = e.expect("walkable");
+        let rel = e
+            .path()
+            .strip_prefix(root)
+            .expect("inside")
+            .to_string_lossy()
+            .into_owned();
+        let meta = e.path().symlink_metadata().expect("metadata");
+        let mode = meta.permissions().mode();
+        let what = if meta.file_type().is_symlink() {
+            let t = std::fs::read_link(e.path()).expect("link");
+            format!("link {}", t.display())
+        } else if meta.is_dir() {
+            "dir".to_string()
+        } else {
+            let bytes = std::fs::read(e.path()).expect("readable");
+            let hex: String = Sha256::digest(&bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            format!("file {hex}")
+        };
+        out.insert(rel, format!("{mode:o} {what}"));
+    }
+    out
+}
+
+fn apps_with_status(report: &Value, status: &str) -> Vec<String> {
+    report["apps"]
+        .as_array()
+        .expect("apps")
+        .iter()
+        .filter(|a| a["status"] == status)
+        .map(|a| a["name"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn pruned_apps(report: &Value) -> Vec<String> {
+    report["prunes"]
+        .as_array()
+        .expect("prunes")
+        .iter()
+        .map(|p| p["app"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn gl000_apps(report: &Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["code"] == "GL000")
+        .filter_map(|f| f["app"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Every command, in every format, leaves the working tree, the index,
+/// HEAD, the refs and the object store exactly as they were.
+#[test]
+fn no_command_writes_to_the_repository() {
+    let tmp = fixture_repo("hostile/everything-at-once");
+    let dir = tmp.path();
+    // Something staged and something unstaged, so `pre-commit` and
+    // `check` (working tree) have a change to read.
+    std::fs::write(dir.join("reports/warehouse-pvc.yaml"), b"# staged\n").expect("write");
+    git(dir, &["add", "reports/warehouse-pvc.yaml"]);
+    std::fs::write(dir.join("payments/deployment.yaml"), b"# unstaged\n").expect("write");
+    let before = snapshot(dir);
+    assert!(before.contains_key(".git/index") && before.contains_key(".git/HEAD"));
+    let commands: &[&[&str]] = &[
+        &["diff", "main..change"],
+        &["diff", "main...change", "--all"],
+        &["diff"],
+        &["check"],
+        &["check", "INDEX"],
+        &["check", "main"],
+        &["pre-commit"],
+        &["render", "payments"],
+        &["render", "alias-bomb", "--rev", "change"],
+        &["render", "reports", "--rev", "main"],
+    ];
+    for args in commands {
+        for format in ["json", "human"] {
+            let mut full: Vec<&str> = args.to_vec();
+            full.extend(["--format", format]);
+            let out = run(dir, &full);
+            assert!(
+                out.status.code().is_some_and(|c| c <= 2),
+                "{full:?} ended by a signal or with {:?}",
+                out.status
+            );
+        }
+    }
+    let after = snapshot(dir);
+    let changed: Vec<_> = before
+        .iter()
+        .filter(|(k, v)| after.get(*k) != Some(v))
+        .map(|(k, _)| k.clone())
+        .chain(after.keys().filter(|k| !before.contains_key(*k)).cloned())
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "the run changed the repository: {changed:?}"
+    );
+}
+
+/// The whole report in every format is byte-identical from one run to
+/// the next, and with one thread or many.
+#[test]
+fn output_is_deterministic_across_runs_and_thread_counts() {
+    let tmp = fixture_repo("hostile/everything-at-once");
+    let formats: Vec<String> = <gitops_lint::report::Format as clap::ValueEnum>::value_variants()
+        .iter()
+        .filter_map(|f| clap::ValueEnum::to_possible_value(f).map(|p| p.get_name().to_string()))
+        .collect();
+    assert!(formats.len() >= 2, "{formats:?}");
+    for format in &formats {
+        let args = [
+            "diff",
+            "main..change",
+            "--format",
+            format,
+            "--color",
+            "never",
+        ];
+        let first = run(tmp.path(), &args);
+        let second = run(tmp.path(), &args);
+        let single = bin()
+            .current_dir(tmp.path())
+            .env("RAYON_NUM_THREADS", "1")
+            .args(args)
+            .output()
+            .expect("runs");
+        assert_eq!(
+            first.status.code(),
+            Some(1),
+            "{format}: GL001 and GL000 fire"
+        );
+        assert!(!first.stdout.is_empty());
+        assert!(first.stdout == second.stdout, "{format}: two runs differ");
+        assert!(
+            first.stdout == single.stdout,
+            "{format}: one thread differs from many"
+        );
+    }
+}
+
+fn app_yaml(name: &str, path: &str, helm: &str) -> Vec<u8> {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: {name}
+  namespace: argocd
+spec:
+  project: default
+  source:
+    repoURL: https://github.com/acme/gitops.git
+    targetRevision: main
+    path: {path}
+{helm}  destination:
+    server: https://kubernetes.default.svc
+    namespace: {name}
+  syncPolicy:
+    automated:
+      prune: true
+"
+    )
+    .into_bytes()
+}
+
+fn file(path: &str, bytes: impl Into<Vec<u8>>) -> (String, Vec<u8>) {
+    (path.to_string(), bytes.into())
+}
+
+fn pvc(name: &str) -> Vec<u8> {
+    format!("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: {name}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n").into_bytes()
+}
+
+const CHART: &[u8] = b"apiVersion: v2\nname: web\nversion: 0.1.0\n";
+
+/// A script that writes `marker` when run: proof that something from the
+/// repository was executed.
+fn marker_script(marker: &Path) -> Vec<u8> {
+    format!("#!/bin/sh\ntouch '{}'\n", marker.display()).into_bytes()
+}
+
+fn make_executable(p: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// `helm` (where used) only ever runs `template`, with every flag before
+/// `--`, on a copy of a chart from the repository in a temporary
+/// directory; a release name that tries to be a flag never reaches it.
+#[test]
+fn helm_runs_only_template_on_a_copy_outside_the_repository() {
+    let tools = tempfile::tempdir().expect("temp dir");
+    let log = tools.path().join("argv.log");
+    let marker = tools.path().join("executed");
+    let helm = tools.path().join("helm");
+    std::fs::write(
+        &helm,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '{}'; done\necho '--END--' >> '{}'\nprintf -- '---\\n# Source: web/templates/cm.yaml\\napiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: from-helm\\n'\n",
+            log.display(),
+            log.display()
+        ),
+    )
+    .expect("write helm");
+    make_executable(&helm);
+    let injected = "    helm:\n      releaseName: --post-renderer=./post-render.sh\n";
+    let params = "    helm:\n      parameters:\n        - name: --post-renderer\n          value: ./post-render.sh\n";
+    let mut files = vec![
+        file("argocd/web.yaml", app_yaml("web", "web", params)),
+        file("argocd/evil.yaml", app_yaml("evil", "evil", injected)),
+        file("web/Chart.yaml", CHART),
+        file(
+            "web/templates/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+        ),
+        file("evil/Chart.yaml", CHART),
+        file("evil/data-pvc.yaml", pvc("data")),
+        file("post-render.sh", marker_script(&marker)),
+    ];
+    let base = files.clone();
+    files.retain(|(p, _)| p != "evil/data-pvc.yaml");
+    let tmp = repo(&base, &files);
+    make_executable(&tmp.path().join("post-render.sh"));
+    let out = bin()
+        .current_dir(tmp.path())
+        .env("PATH", format!("{}:/usr/bin:/bin", tools.path().display()))
+        .args(["diff", "main..change", "--format", "json"])
+        .output()
+        .expect("runs");
+    let report = json(&out);
+    assert!(!marker.exists(), "a script from the repository was run");
+    assert!(
+        gl000_apps(&report).contains(&"evil".to_string()),
+        "{report:#}"
+    );
+    assert!(!pruned_apps(&report).contains(&"evil".to_string()));
+    let log = std::fs::read_to_string(&log).expect("helm was run for `web`");
+    let calls: Vec<Vec<&str>> = log
+        .split("--END--\n")
+        .filter(|c| !c.is_empty())
+        .map(|c| c.lines().collect())
+        .collect();
+    // For `web` only (its unchanged render is reused at head).
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    let repo_dir = tmp.path().canonicalize().expect("canonical");
+    for argv in &calls {
+        assert_eq!(argv.first(), Some(&"template"), "{argv:?}");
+        let dash = argv.iter().position(|a| *a == "--").expect("`--` present");
+        for flag in &argv[1..dash] {
+            assert!(
+                [
+                    "--include-crds",
+                    "--namespace=",
+                    "--values=",
+                    "--set=",
+                    "--set-string="
+                ]
+                .iter()
+                .any(|ok| flag.starts_with(ok)),
+                "unexpected helm argument {flag:?} in {argv:?}"
+            );
+        }
+        let positional = &argv[dash + 1..];
+        assert_eq!(positional.len(), 2, "release and chart: {argv:?}");
+        assert_eq!(positional[0], "web");
+        let chart = PathBuf::from(positional[1]);
+        assert!(
+            !chart.starts_with(&repo_dir) && !chart.starts_with(tmp.path()),
+            "helm read the chart in the repository itself: {argv:?}"
+        );
+    }
+}
+
+/// A `helm` inside the repository (reached through PATH, absolute or
+/// relative) is never run: the pull request could have put it there.
+#[test]
+fn a_helm_inside_the_repository_is_never_run() {
+    let outside = tempfile::tempdir().expect("temp dir");
+    let marker = outside.path().join("executed");
+    let files = vec![
+        file("argocd/web.yaml", app_yaml("web", "web", "")),
+        file("web/Chart.yaml", CHART),
+        file("web/templates/pvc.yaml", pvc("data")),
+        file("bin/helm", marker_script(&marker)),
+    ];
+    let tmp = repo(&files, &files);
+    make_executable(&tmp.path().join("bin/helm"));
+    for path in [
+        format!("{}/bin:/usr/bin:/bin", tmp.path().display()),
+        "bin:/usr/bin:/bin".to_string(),
+        ":/usr/bin:/bin".to_string(),
+    ] {
+        let out = bin()
+            .current_dir(tmp.path())
+            .env("PATH", &path)
+            .args(["diff", "main..change", "--format", "json"])
+            .output()
+            .expect("runs");
+        let report = json(&out);
+        assert!(
+            !marker.exists(),
+            "PATH={path}: the repository's helm was run"
+        );
+        assert_eq!(
+            apps_with_status(&report, "unrendered"),
+            ["web"],
+            "{report:#}"
+        );
+    }
+}
+
+/// A symlink to `/etc/passwd` never brings its content into any output,
+/// and the app holding it is a render failure with nothing pruned.
+#[test]
+fn a_symlink_out_of_the_repository_is_never_followed() {
+    let base = vec![
+        file("argocd/a.yaml", app_yaml("a", "a", "")),
+        file("a/data-pvc.yaml", pvc("data")),
+    ];
+    let mut head = base.clone();
+    head.retain(|(p, _)| p != "a/data-pvc.yaml");
+    head.push(file("a/passwd.yaml.symlink", "/etc/passwd"));
+    head.push(file("a/up.yaml.symlink", "../../../../../../etc/passwd"));
+    let tmp = repo(&base, &head);
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    let secret = passwd.lines().next().unwrap_or("root:x:0:0").to_string();
+    for args in [
+        &["diff", "main..change", "--format", "json"][..],
+        &["diff", "main..change", "--format", "human"],
+        &["check", "--format", "json"],
+        &["render", "a"],
+    ] {
+        let out = run(tmp.path(), args);
+        let all = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
+        assert!(
+            !String::from_utf8_lossy(&all).contains(&secret),
+            "{args:?} printed /etc/passwd"
+        );
+        if args[0] == "diff" && args[3] == "json" {
+            let report = json(&out);
+            assert_eq!(gl000_apps(&report), ["a"], "{report:#}");
+            assert!(pruned_apps(&report).is_empty(), "{report:#}");
+        }
+    }
+}
+
+/// Builds a commit with git2 from a tree built by `make` and points `main` at it.
+fn commit_tree(dir: &Path, make: impl FnOnce(&git2::Repository) -> git2::Oid) {
+    let repo = git2::Repository::init(dir).expect("init");
+    let tree = make(&repo);
+    let tree = repo.find_tree(tree).expect("tree");
+    let sig =
+        git2::Signature::new("t", "t@example.invalid", &git2::Time::new(0, 0)).expect("signature");
+    repo.commit(Some("refs/heads/main"), &sig, &sig, "t", &tree, &[])
+        .expect("commit");
+    repo.set_head("refs/heads/main").expect("head");
+}
+
+fn tree_of(repo: &git2::Repository, entries: &[(&str, git2::Oid, i32)]) -> git2::Oid {
+    let mut b = repo.treebuilder(None).expect("builder");
+    for (name, oid, mode) in entries {
+        b.insert(name, *oid, *mode).expect("insert");
+    }
+    b.write().expect("write tree")
+}
+
+/// A directory tree 30,000 levels deep is a render failure of the app
+/// that reads it, not a stack overflow.
+#[test]
+fn a_directory_tree_thirty_thousand_levels_deep_is_a_render_failure() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    commit_tree(tmp.path(), |repo| {
+        let cm = repo
+            .blob(b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")
+            .expect("blob");
+        let mut t = tree_of(repo, &[("cm.yaml", cm, 0o100_644)]);
+        for _ in 0..30_000 {
+            t = tree_of(repo, &[("d", t, 0o040_000)]);
+        }
+        let app = repo
+            .blob(&app_yaml(
+                "deep",
+                "d",
+                "    directory:\n      recurse: true\n",
+            ))
+            .expect("blob");
+        tree_of(repo, &[("app.yaml", app, 0o100_644), ("d", t, 0o040_000)])
+    });
+    let out = run(tmp.path(), &["check", "main", "--format", "json"]);
+    let report = json(&out);
+    assert_eq!(gl000_apps(&report), ["deep"], "{report:#}");
+    let msg = report["findings"][0]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        msg.contains("nested more than 256 directories deep"),
+        "{msg}"
+    );
+}
+
+/// A "git bomb" (directories that all point at the same subtree, ten
+/// levels of ten: 10^10 paths from a few kilobytes of objects) is refused
+/// with one line and exit status 2 instead of being expanded.
+#[test]
+fn a_git_bomb_is_refused_with_one_line() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    commit_tree(tmp.path(), |repo| {
+        let cm = repo.blob(b"kind: ConfigMap\n").expect("blob");
+        let names: Vec<String> = (0..10).map(|i| format!("f{i}.yaml")).collect();
+        let files: Vec<(&str, git2::Oid, i32)> =
+            names.iter().map(|n| (n.as_str(), cm, 0o100_644)).collect();
+        let mut t = tree_of(repo, &files);
+        let dirs: Vec<String> = (0..10).map(|i| format!("d{i}")).collect();
+        for _ in 0..10 {
+            let entries: Vec<(&str, git2::Oid, i32)> =
+                dirs.iter().map(|n| (n.as_str(), t, 0o040_000)).collect();
+            t = tree_of(repo, &entries);
+        }
+        t
+    });
+    let out = run(tmp.path(), &["check", "main"]);
+    assert_eq!(out.status.code(), Some(2));
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("more than 1000000 files and directories"),
+        "{lines:?}"
+    );
+}
+
+/// A 4 MiB line and a stream of 100,000 tiny documents are read (they are
+/// within the limits) in bounded time, and the app is analysed.
+#[test]
+fn a_multi_megabyte_line_is_read() {
+    let long = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: long\ndata:\n  blob: \"{}\"\n",
+        "x".repeat(4 * 1024 * 1024)
+    );
+    let base = vec![
+        file("argocd/a.yaml", app_yaml("a", "a", "")),
+        file("a/data-pvc.yaml", pvc("data")),
+    ];
+    let mut head = vec![file("argocd/a.yaml", app_yaml("a", "a", ""))];
+    head.push(file("a/long.yaml", long));
+    let tmp = repo(&base, &head);
+    let out = run(tmp.path(), &["diff", "main..change", "--format", "json"]);
+    let report = json(&out);
+    assert_eq!(apps_with_status(&report, "rendered"), ["a"], "{report:#}");
+    assert_eq!(pruned_apps(&report), ["a"], "the PVC removal is still seen");
+}
+
+/// Requests that cannot be carried out exit 2 with one clear line on
+/// stderr and nothing on stdout.
+#[test]
+fn unusable_configuration_exits_2_with_one_line() {
+    let files = vec![
+        file("argocd/a.yaml", app_yaml("a", "a", "")),
+        file("a/data-pvc.yaml", pvc("data")),
+    ];
+    let tmp = repo(&files, &files);
+    let dir = tmp.path().to_string_lossy().into_owned();
+    let missing = format!("{dir}/no-such-config.yaml");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["diff", "main..change", "--config", &missing],
+            "cannot read config",
+        ),
+        (
+            vec!["diff", "main..change", "--config", &dir],
+            "cannot read config",
+        ),
+    ];
+    for (args, expect) in cases {
+        let out = run(tmp.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let lines = stderr_lines(&out);
+        assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
+        assert!(lines[0].contains(expect), "{args:?}: {lines:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+/// A configuration at the base revision that is a symlink out of the
+/// repository, or an alias bomb, is refused (exit 2, one line), not
+/// followed and not expanded.
+#[test]
+fn a_hostile_configuration_in_the_repository_exits_2() {
+    let app = vec![
+        file("argocd/a.yaml", app_yaml("a", "a", "")),
+        file("a/data-pvc.yaml", pvc("data")),
+    ];
+    let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    for (i, prev) in ('b'..='k').zip('a'..='j') {
+        bomb.push_str(&format!(
+            "{i}: &{i} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"
+        ));
+    }
+    for (config, expect) in [
+        (
+            file(".gitops-lint.yaml.symlink", "/etc/passwd"),
+            "outside the repository",
+        ),
+        (
+            file(".gitops-lint.yaml", bomb),
+            "anchors and aliases expand",
+        ),
+    ] {
+        let mut files = app.clone();
+        files.push(config);
+        let tmp = repo(&files, &files);
+        let out = run(tmp.path(), &["diff", "main..change"]);
+        assert_eq!(out.status.code(), Some(2), "{expect}");
+        let lines = stderr_lines(&out);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].contains(expect), "{lines:?}");
+    }
+}
+
+/// A bad flag value is a usage error: exit 2, and the first line names
+/// the flag and the value.
+#[test]
+fn a_bad_flag_value_exits_2_naming_it() {
+    let files = vec![file("argocd/a.yaml", app_yaml("a", "a", ""))];
+    let tmp = repo(&files, &files);
+    for (args, needle) in [
+        (vec!["diff", "--format", "xml"], "xml"),
+        (vec!["diff", "--fail-on", "sometimes"], "sometimes"),
+        (vec!["check", "--color", "purple"], "purple"),
+    ] {
+        let out = run(tmp.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let lines = stderr_lines(&out);
+        assert!(
+            lines.first().is_some_and(|l| l.contains(needle)),
+            "{args:?}: {lines:?}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
