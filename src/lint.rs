@@ -216,7 +216,7 @@ impl Session<'_> {
         tree: Arc<dyn Tree>,
         config: &Config,
         reuse: Option<&Inventory>,
-    ) -> Inventory {
+    ) -> Result<Inventory, LintError> {
         let repo = self.repo;
         let tree_at = move |rev: &str| -> Option<Arc<dyn Tree>> {
             let c = repo
@@ -234,7 +234,15 @@ impl Session<'_> {
             tree_at: &tree_at,
             reuse,
         };
-        argocd::build(&input)
+        let inv = argocd::build(&input);
+        match inv.over_limit {
+            // Every app of this revision is unknown: comparing would be a guess.
+            Some(why) => Err(LintError::Other(format!(
+                "revision {}: {why}",
+                inv.revision
+            ))),
+            None => Ok(inv),
+        }
     }
 }
 
@@ -425,9 +433,9 @@ fn diff_trees(
         render: tools_outside(repo, &opts.render),
     };
     opts.progress.step("rendering the base revision");
-    let base_inv = session.inventory(Arc::clone(&base.1), &config, None);
+    let base_inv = session.inventory(Arc::clone(&base.1), &config, None)?;
     opts.progress.step("rendering the head revision");
-    let head_inv = session.inventory(Arc::clone(&head.1), &config, Some(&base_inv));
+    let head_inv = session.inventory(Arc::clone(&head.1), &config, Some(&base_inv))?;
     opts.progress.step("planning prunes and running rules");
     let plan = plan::plan(&base_inv, &head_inv, &config);
     record_stats(opts, |s| {
@@ -598,7 +606,7 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
         render: tools_outside(&repo, &opts.render),
     };
     opts.progress.step("rendering");
-    let inv = session.inventory(Arc::clone(&tree), &config, None);
+    let inv = session.inventory(Arc::clone(&tree), &config, None)?;
     record_stats(opts, |s| {
         *s = RunStats {
             blob_reads: repo.blob_reads(),

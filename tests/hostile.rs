@@ -684,3 +684,70 @@ fn a_bad_flag_value_exits_2_naming_it() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// A `List` that aliases one object 15,000 times (within the alias budget).
+fn aliased_list() -> Vec<u8> {
+    let items = vec!["*c"; 15_000].join(",");
+    format!("apiVersion: v1\nkind: List\nx: &c {{apiVersion: v1, kind: ConfigMap, metadata: {{name: a}}}}\nitems: [{items}]\n").into_bytes()
+}
+
+/// One blob at `copies` paths of directory `d`: git stores it once.
+fn amplifying_repo(copies: usize, apps: usize) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    commit_tree(tmp.path(), |repo| {
+        let blob = repo.blob(&aliased_list()).expect("blob");
+        let names: Vec<String> = (0..copies).map(|i| format!("f{i:05}.yaml")).collect();
+        let entries: Vec<(&str, git2::Oid, i32)> = names
+            .iter()
+            .map(|n| (n.as_str(), blob, 0o100_644))
+            .collect();
+        let d = tree_of(repo, &entries);
+        let apps: Vec<u8> = (0..apps)
+            .flat_map(|i| {
+                let mut a = b"---\n".to_vec();
+                a.extend(app_yaml(&format!("amp{i}"), "d", ""));
+                a
+            })
+            .collect();
+        let apps = repo.blob(&apps).expect("blob");
+        tree_of(repo, &[("apps.yaml", apps, 0o100_644), ("d", d, 0o040_000)])
+    });
+    tmp
+}
+
+/// A 200 KiB repository whose one directory names the same aliased `List`
+/// 2,000 times (30 million objects) is a render failure of that app: it
+/// used to take more than 18 GB of memory.
+#[test]
+fn one_source_that_multiplies_into_millions_of_objects_is_a_render_failure() {
+    let tmp = amplifying_repo(2_000, 1);
+    let out = run(tmp.path(), &["check", "main", "--format", "json"]);
+    let report = json(&out);
+    assert_eq!(gl000_apps(&report), ["amp0"], "{report:#}");
+    let msg = report["findings"][0]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(msg.contains("renders more than 100000 resources"), "{msg}");
+}
+
+/// Fifty Applications rendering the same 90,000-object directory exceed the
+/// run's render budget: exit 2 with one line, whichever thread got there first.
+#[test]
+fn many_apps_multiplying_one_directory_stop_the_run_with_one_line() {
+    let tmp = amplifying_repo(6, 50);
+    for threads in ["1", "2"] {
+        let out = bin()
+            .current_dir(tmp.path())
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["check", "main"])
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2));
+        let lines = stderr_lines(&out);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].contains("render more than 500000 objects"),
+            "{lines:?}"
+        );
+    }
+}

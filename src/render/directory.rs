@@ -75,7 +75,13 @@ pub fn render(
     collect(cx, &spec.path, &spec.path, &opts, &mut files)?;
     let mut out = Vec::new();
     for file in files {
+        let before = out.len();
         render_file(cx, &file, &mut out)?;
+        // Checked per file, so memory and time stay bounded while reading.
+        cx.cache.charge(out.len() - before)?;
+        if out.len() > super::MAX_RESOURCES_PER_SOURCE {
+            return Err(super::too_many_resources(&spec.path));
+        }
     }
     Ok(out)
 }

@@ -20,6 +20,34 @@ use crate::manifest::{manifest_from_value, Manifest, Origin, Scopes};
 use crate::source::{self, Entry, EntryKind, ObjectId, SourceError, Tree};
 use crate::yaml::{self, Dialect, Doc, YamlError};
 
+/// Most resources one source may render. A few kilobytes of repository can
+/// name the same file thousands of times (git stores it once), each holding
+/// a `List` that aliases one object thousands of times; without a bound
+/// that multiplies into tens of gigabytes.
+pub const MAX_RESOURCES_PER_SOURCE: usize = 100_000;
+
+/// Most objects rendered in one run, every app at both revisions together
+/// (renders reused from the other revision are not counted). Apps that
+/// render the same directory are rendered once each, so a few Applications
+/// can multiply one large directory; past this bound the run stops with an
+/// error rather than exhaust memory or time.
+pub const MAX_RENDERED_OBJECTS: usize = 500_000;
+
+/// Why a run stopped at [`MAX_RENDERED_OBJECTS`].
+#[must_use]
+pub fn over_budget_message() -> String {
+    format!("its apps render more than {MAX_RENDERED_OBJECTS} objects in this run, more than gitops-lint reads")
+}
+
+/// The error for a source that renders more than [`MAX_RESOURCES_PER_SOURCE`].
+#[must_use]
+pub fn too_many_resources(path: &str) -> RenderError {
+    RenderError::content(format!(
+        "`{}` renders more than {MAX_RESOURCES_PER_SOURCE} resources, more than gitops-lint reads from one source",
+        display_path(path)
+    ))
+}
+
 /// What went wrong, which decides how loudly it is reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -119,6 +147,8 @@ pub struct ParseCache {
     map: Mutex<HashMap<(ObjectId, Dialect), ParseSlot>>,
     parses: AtomicUsize,
     bytes: AtomicUsize,
+    /// Objects rendered so far in this run (see [`MAX_RENDERED_OBJECTS`]).
+    rendered: AtomicUsize,
 }
 
 /// One parsed file, shared.
@@ -128,6 +158,27 @@ pub type ParsedStream = Arc<Result<Vec<Doc>, YamlError>>;
 type ParseSlot = Arc<OnceLock<ParsedStream>>;
 
 impl ParseCache {
+    /// Counts `n` rendered objects against the run's budget.
+    ///
+    /// # Errors
+    /// Once the run has rendered more than [`MAX_RENDERED_OBJECTS`].
+    pub fn charge(&self, n: usize) -> Result<(), RenderError> {
+        let total = self
+            .rendered
+            .fetch_add(n, Ordering::Relaxed)
+            .saturating_add(n);
+        if total > MAX_RENDERED_OBJECTS {
+            return Err(RenderError::content(over_budget_message()));
+        }
+        Ok(())
+    }
+
+    /// Whether the run has rendered more than [`MAX_RENDERED_OBJECTS`].
+    #[must_use]
+    pub fn over_budget(&self) -> bool {
+        self.rendered.load(Ordering::Relaxed) > MAX_RENDERED_OBJECTS
+    }
+
     /// Parses `bytes` (whose id is `id`) the way Kustomize reads resources,
     /// or returns the earlier parse.
     pub fn get_or_parse(&self, id: ObjectId, bytes: &[u8]) -> ParsedStream {
@@ -488,6 +539,13 @@ pub fn render(
             )))
         }
     };
+    if objects.len() > MAX_RESOURCES_PER_SOURCE {
+        return Err(too_many_resources(&spec.path));
+    }
+    if source_type != SourceType::Directory {
+        // The directory renderer charges file by file as it reads.
+        cx.cache.charge(objects.len())?;
+    }
     let mut manifests = Vec::with_capacity(objects.len());
     for obj in objects {
         let origin = obj.origin.clone();
