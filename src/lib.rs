@@ -16,6 +16,8 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod finding;
+#[doc(hidden)]
+pub mod fuzz_entry;
 pub mod lint;
 pub mod manifest;
 pub mod plan;
