@@ -109,6 +109,7 @@ impl Template {
             vars: vec![("$".to_string(), data.clone())],
             missing,
             depth: 0,
+            steps: 0,
         };
         match st.walk(data, &self.root) {
             Ok(()) | Err(Flow::Break | Flow::Continue) => Ok(st.out),
@@ -142,14 +143,27 @@ struct State {
     vars: Vec<(String, V)>,
     missing: MissingKey,
     depth: usize,
+    /// Nodes executed so far (see [`MAX_STEPS`]).
+    steps: usize,
 }
 
 const MAX_DEPTH: usize = 100;
 /// Bounds the output of one template so a hostile `range`/`repeat` cannot exhaust memory.
 const MAX_OUTPUT: usize = 10 << 20;
+/// Bounds the work of one template: nested `range`s that print nothing
+/// (`{{range until 1000000}}{{range until 1000000}}{{end}}{{end}}`) never
+/// reach [`MAX_OUTPUT`] but would run for hours.
+const MAX_STEPS: usize = 1_000_000;
 
 impl State {
     fn walk(&mut self, dot: &V, list: &List) -> Result<(), Flow> {
+        // Counted per list walked and per node, so empty `range` bodies count too.
+        self.steps = self.steps.saturating_add(1 + list.len());
+        if self.steps > MAX_STEPS {
+            return Err(Flow::Error(format!(
+                "template execution exceeds {MAX_STEPS} steps"
+            )));
+        }
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(Flow::Error("exceeded maximum template depth".into()));
@@ -164,6 +178,7 @@ impl State {
             if self.out.len() > MAX_OUTPUT {
                 return Err(Flow::Error("template output exceeds 10 MiB".into()));
             }
+
             match node {
                 Node::Text(t) => self.out.push_str(t),
                 Node::Action(p) => {
