@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::manifest::{manifest_from_value, Origin, Scopes};
 use crate::render::expand_lists;
+use crate::source::{Entry, EntryKind, ObjectId, SourceError, Tree};
 use crate::yaml::{self, Dialect, Limits, PathSeg};
 
 /// The message the loader gives when the third-party parser panicked; seeing
@@ -107,5 +108,162 @@ pub fn resource_model(data: &[u8]) {
         let _ = m.uses_generate_name();
         let _ = crate::plan::is_prunable(&m);
         let _ = m.id.to_string();
+    }
+}
+
+/// The Go template engine of ApplicationSets on an arbitrary template, with
+/// parameters shaped like those a git or list generator yields.
+pub fn appset_template(data: &[u8]) {
+    use crate::argocd::appset::gotemplate::{data_from_params, render, MissingKey};
+    let Ok(src) = std::str::from_utf8(data) else {
+        return;
+    };
+    let params = serde_json::json!({
+        "path": {"path": "apps/web", "basename": "web", "segments": ["apps", "web"]},
+        "name": "web", "server": "https://kubernetes.default.svc",
+        "values": {"env": "prod", "replicas": "3"},
+        "list": ["a", "b", "c"], "n": 3
+    });
+    let Value::Object(params) = params else {
+        return;
+    };
+    let dot = data_from_params(&params);
+    for missing in [MissingKey::Invalid, MissingKey::Zero, MissingKey::Error] {
+        let _ = render(src, &dot, missing);
+    }
+}
+
+/// ApplicationSet expansion: every document of the input is expanded as an
+/// ApplicationSet against a small in-memory repository and one cluster.
+pub fn appset_expand(data: &[u8]) {
+    use crate::argocd::appset::{self, AppSetContext, AppSetSettings, Cluster};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(docs) = yaml::load_all(text) else {
+        return;
+    };
+    let tree = MemTree::new(&[
+        (
+            "apps/web/config.json",
+            br#"{"env": "prod", "replicas": 3}"#.as_slice(),
+        ),
+        ("apps/api/config.json", br#"{"env": "dev"}"#.as_slice()),
+        ("apps/api/values.yaml", b"image: api\n".as_slice()),
+        (
+            "clusters/prod.yaml",
+            b"name: prod\nserver: https://prod\n".as_slice(),
+        ),
+    ]);
+    let is_this_repo = |_: &str| true;
+    let clusters = [Cluster {
+        name: "in-cluster".into(),
+        server: "https://kubernetes.default.svc".into(),
+        ..Cluster::default()
+    }];
+    let settings = AppSetSettings::default();
+    let cx = AppSetContext {
+        tree: &tree,
+        is_this_repo: &is_this_repo,
+        is_this_revision: None,
+        clusters: &clusters,
+        settings: &settings,
+    };
+    for d in docs {
+        if d.value.is_object() {
+            let _ = appset::expand(&d.value, &cx);
+        }
+    }
+}
+
+/// A read-only tree held in memory, for entry points that need a repository.
+pub struct MemTree {
+    files: std::collections::BTreeMap<String, std::sync::Arc<[u8]>>,
+}
+
+impl MemTree {
+    /// A tree holding exactly `files` (path, bytes); directories are implied.
+    #[must_use]
+    pub fn new(files: &[(&str, &[u8])]) -> MemTree {
+        MemTree {
+            files: files
+                .iter()
+                .map(|(p, b)| ((*p).to_string(), std::sync::Arc::from(*b)))
+                .collect(),
+        }
+    }
+
+    fn id(bytes: &[u8]) -> ObjectId {
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::digest(bytes);
+        let mut id = [0u8; 20];
+        id.copy_from_slice(&digest[..20]);
+        ObjectId(id)
+    }
+
+    fn is_dir(&self, dir: &str) -> bool {
+        dir.is_empty()
+            || self
+                .files
+                .keys()
+                .any(|p| p.strip_prefix(dir).is_some_and(|r| r.starts_with('/')))
+    }
+}
+
+impl Tree for MemTree {
+    fn describe(&self) -> String {
+        "MEMORY".to_string()
+    }
+
+    fn entry(&self, path: &str) -> Result<Option<Entry>, SourceError> {
+        let name = crate::source::path::file_name(path).to_string();
+        if let Some(b) = self.files.get(path) {
+            return Ok(Some(Entry {
+                name,
+                kind: EntryKind::File,
+                id: Self::id(b),
+            }));
+        }
+        Ok(self.is_dir(path).then(|| Entry {
+            name,
+            kind: EntryKind::Dir,
+            id: Self::id(path.as_bytes()),
+        }))
+    }
+
+    fn list_raw(&self, dir: &str) -> Result<Vec<Entry>, SourceError> {
+        if !self.is_dir(dir) {
+            return Err(SourceError::NotFound(dir.to_string()));
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for p in self.files.keys() {
+            let rest = if dir.is_empty() {
+                Some(p.as_str())
+            } else {
+                p.strip_prefix(dir).and_then(|r| r.strip_prefix('/'))
+            };
+            if let Some(rest) = rest {
+                names.insert(rest.split('/').next().unwrap_or(rest).to_string());
+            }
+        }
+        let mut out = Vec::new();
+        for n in names {
+            let full = if dir.is_empty() {
+                n.clone()
+            } else {
+                format!("{dir}/{n}")
+            };
+            if let Some(e) = self.entry(&full)? {
+                out.push(e);
+            }
+        }
+        Ok(out)
+    }
+
+    fn read_raw(&self, path: &str) -> Result<std::sync::Arc<[u8]>, SourceError> {
+        self.files
+            .get(path)
+            .cloned()
+            .ok_or_else(|| SourceError::NotFound(path.to_string()))
     }
 }

@@ -11,6 +11,8 @@ type Entry = fn(&[u8]);
 const TARGETS: &[(&str, Entry)] = &[
     ("yaml_stream", gitops_lint::fuzz_entry::yaml_stream),
     ("resource_model", gitops_lint::fuzz_entry::resource_model),
+    ("appset_template", gitops_lint::fuzz_entry::appset_template),
+    ("appset_expand", gitops_lint::fuzz_entry::appset_expand),
 ];
 
 #[test]
