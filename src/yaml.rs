@@ -67,6 +67,9 @@ pub struct Limits {
     pub max_alias_nodes: usize,
     /// Most documents in one stream.
     pub max_documents: usize,
+    /// Largest stream read, in bytes: parsing costs memory in proportion,
+    /// and no real manifest file comes near it.
+    pub max_bytes: usize,
 }
 
 impl Default for Limits {
@@ -75,6 +78,7 @@ impl Default for Limits {
             max_depth: 256,
             max_alias_nodes: 100_000,
             max_documents: 100_000,
+            max_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -172,6 +176,16 @@ pub fn line_of(text: &str, doc_index: usize, path: &[PathSeg<'_>]) -> Option<u32
 }
 
 fn load_inner(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<Doc>, YamlError> {
+    if text.len() > limits.max_bytes {
+        return Err(YamlError {
+            message: format!(
+                "the file is larger than {} bytes, more than gitops-lint reads",
+                limits.max_bytes
+            ),
+            line: 1,
+            column: 1,
+        });
+    }
     let mut text = Cow::Borrowed(text);
     let mut patches = 0;
     loop {

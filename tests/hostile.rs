@@ -751,3 +751,20 @@ fn many_apps_multiplying_one_directory_stop_the_run_with_one_line() {
         );
     }
 }
+
+/// The loader refuses a stream larger than its byte limit before parsing
+/// it, with an error at line 1 (the default limit is 64 MiB).
+#[test]
+fn a_stream_over_the_byte_limit_is_refused_before_parsing() {
+    use gitops_lint::yaml::{load_all_with, Limits};
+    let limits = Limits {
+        max_bytes: 1024,
+        ..Limits::default()
+    };
+    let text = format!("a: \"{}\"\n", "x".repeat(2000));
+    let e = load_all_with(&text, &limits).expect_err("over the limit");
+    assert!(e.message.contains("larger than 1024 bytes"), "{e}");
+    assert_eq!((e.line, e.column), (1, 1));
+    assert!(load_all_with("a: 1\n", &limits).is_ok());
+    assert_eq!(Limits::default().max_bytes, 64 * 1024 * 1024);
+}
