@@ -324,11 +324,33 @@ pub fn main() -> ExitCode {
             } else {
                 ExitStatus::Success
             };
-            let _ = e.print();
+            let help = e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
+            if code == ExitStatus::Error && !help {
+                usage_error(&e);
+            } else {
+                let _ = e.print();
+            }
             return code.into();
         }
     };
     run(cli).into()
+}
+
+/// A usage error as one line on stderr (clap's first line, plus the
+/// possible values when it lists them), so CI logs show one clear cause.
+#[allow(clippy::print_stderr)]
+fn usage_error(e: &clap::Error) {
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("error: invalid arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let values = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("[possible values:"))
+        .map(|l| format!(" {l}"))
+        .unwrap_or_default();
+    eprintln!("gitops-lint: error: {first}{values} (see --help)");
 }
 
 fn run(cli: Cli) -> ExitStatus {
