@@ -766,3 +766,46 @@ fn a_stream_over_the_byte_limit_is_refused_before_parsing() {
     assert!(load_all_with("a: 1\n", &limits).is_ok());
     assert_eq!(Limits::default().max_bytes, 64 * 1024 * 1024);
 }
+
+/// A `matrix` of two 400-element lists (160,000 combinations; with aliases
+/// a few kilobytes could ask for hundreds of millions) is an expansion
+/// error, not an attempt to build them all.
+#[test]
+fn a_matrix_generator_that_multiplies_without_bound_is_an_error() {
+    use gitops_lint::argocd::appset::{expand, AppSetContext, AppSetSettings};
+    use gitops_lint::fuzz_entry::MemTree;
+    let list = |key: &str| {
+        let elements: Vec<Value> = (0..400)
+            .map(|i| serde_json::json!({ key: i.to_string() }))
+            .collect();
+        serde_json::json!({"list": {"elements": elements}})
+    };
+    let set = serde_json::json!({
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": {"name": "product", "namespace": "argocd"},
+        "spec": {
+            "generators": [{"matrix": {"generators": [list("a"), list("b")]}}],
+            "template": {
+                "metadata": {"name": "app-{{a}}-{{b}}"},
+                "spec": {"project": "default", "source": {"repoURL": "https://github.com/acme/gitops.git", "path": "apps"},
+                         "destination": {"server": "https://kubernetes.default.svc", "namespace": "x"}}
+            }
+        }
+    });
+    let tree = MemTree::new(&[]);
+    let is_this_repo = |_: &str| true;
+    let settings = AppSetSettings::default();
+    let cx = AppSetContext {
+        tree: &tree,
+        is_this_repo: &is_this_repo,
+        is_this_revision: None,
+        clusters: &[],
+        settings: &settings,
+    };
+    let e = expand(&set, &cx).expect_err("too many combinations");
+    assert!(
+        e.to_string().contains("more than 100000 parameter sets"),
+        "{e}"
+    );
+}

@@ -62,6 +62,10 @@ pub struct TreeIndex {
 /// Most entries walked in one tree, to keep hostile repositories finite.
 const MAX_ENTRIES: usize = 2_000_000;
 
+/// Most parameter sets a `matrix` may produce: two lists of a few thousand
+/// aliased elements each would otherwise multiply into hundreds of millions.
+const MAX_PARAM_SETS: usize = 100_000;
+
 /// Evaluates generators for one ApplicationSet.
 pub struct Evaluator<'a> {
     cx: &'a AppSetContext<'a>,
@@ -661,6 +665,11 @@ impl<'a> Evaluator<'a> {
                     return Ok(Outcome::Unresolved(format!("matrix: {why}")))
                 }
             };
+            if out.len().saturating_add(second.len()) > MAX_PARAM_SETS {
+                return err(format!(
+                    "matrix generator: more than {MAX_PARAM_SETS} parameter sets, more than gitops-lint expands"
+                ));
+            }
             for b in second {
                 let params = if self.r.is_go() {
                     let mut tmp = Map::new();
