@@ -809,3 +809,21 @@ fn a_matrix_generator_that_multiplies_without_bound_is_an_error() {
         "{e}"
     );
 }
+
+/// `printf` widths follow Go: past 1e6 the number swallows the rest of
+/// the format (`%!(NOVERB)`), so a template cannot ask for a 888 MB pad.
+#[test]
+fn a_printf_width_in_the_hundreds_of_millions_is_not_allocated() {
+    use gitops_lint::argocd::appset::gotemplate::{data_from_params, render, MissingKey};
+    let dot = data_from_params(&serde_json::Map::new());
+    let out = render(
+        r#"{{ printf "a%0888888888dz" 1 }}"#,
+        &dot,
+        MissingKey::Invalid,
+    )
+    .expect("renders");
+    // As Go prints it: the unused argument is reported after.
+    assert_eq!(out, "a%!(NOVERB)%!(EXTRA int=1)");
+    let out = render(r#"{{ printf "%5d|" 7 }}"#, &dot, MissingKey::Invalid).expect("renders");
+    assert_eq!(out, "    7|");
+}

@@ -46,12 +46,22 @@ pub fn sprintf(format: &str, args: &[V]) -> Result<String, String> {
             }
             i += 1;
         }
+        // Go's `parsenum`: a number that grows past 1e6 before its last
+        // digit is "crazy long" and swallows the rest of the format, which
+        // then ends in `%!(NOVERB)`; so no width reaches 10^7.
         let num = |i: &mut usize| -> Option<usize> {
-            let s = *i;
-            while chars.get(*i).is_some_and(char::is_ascii_digit) {
+            let mut n: usize = 0;
+            let mut seen = false;
+            while let Some(d) = chars.get(*i).and_then(|c| c.to_digit(10)) {
+                if n > 1_000_000 {
+                    *i = chars.len();
+                    return None;
+                }
+                n = n * 10 + d as usize;
+                seen = true;
                 *i += 1;
             }
-            chars[s..*i].iter().collect::<String>().parse().ok()
+            seen.then_some(n)
         };
         spec.width = num(&mut i);
         if chars.get(i) == Some(&'.') {
