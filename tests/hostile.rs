@@ -827,3 +827,48 @@ fn a_printf_width_in_the_hundreds_of_millions_is_not_allocated() {
     let out = render(r#"{{ printf "%5d|" 7 }}"#, &dot, MissingKey::Invalid).expect("renders");
     assert_eq!(out, "    7|");
 }
+
+/// An app-of-apps that generates a new child at every level (here a chart
+/// whose release `lN` renders the Application `lN+1`) never ends: after the
+/// last round followed, the app still waiting is GL000, not silently absent,
+/// and nothing is pruned.
+#[test]
+fn an_endless_app_of_apps_chain_is_cut_and_reported() {
+    let tools = tempfile::tempdir().expect("temp dir");
+    let helm = tools.path().join("helm");
+    std::fs::write(
+        &helm,
+        r#"#!/bin/sh
+while [ "$1" != "--" ]; do shift; done
+n=${2#l}
+next=l$((n + 1))
+printf -- '---\n# Source: chain/templates/app.yaml\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: %s\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: https://github.com/acme/gitops.git\n    targetRevision: main\n    path: chart\n    helm:\n      releaseName: %s\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: %s\n' "$next" "$next" "$next"
+"#,
+    )
+    .expect("write helm");
+    make_executable(&helm);
+    let files = vec![
+        file(
+            "argocd/l0.yaml",
+            app_yaml("l0", "chart", "    helm:\n      releaseName: l0\n"),
+        ),
+        file("chart/Chart.yaml", CHART),
+    ];
+    let tmp = repo(&files, &files);
+    let out = bin()
+        .current_dir(tmp.path())
+        .env("PATH", format!("{}:/usr/bin:/bin", tools.path().display()))
+        .args(["check", "main", "--format", "json"])
+        .timeout(std::time::Duration::from_secs(300))
+        .output()
+        .expect("runs");
+    let report = json(&out);
+    assert_eq!(gl000_apps(&report), ["l16"], "{report:#}");
+    let msg = report["findings"]
+        .as_array()
+        .and_then(|f| f.iter().find(|f| f["code"] == "GL000"))
+        .and_then(|f| f["message"].as_str())
+        .unwrap_or_default();
+    assert!(msg.contains("did not settle after 16 rounds"), "{msg}");
+    assert!(pruned_apps(&report).is_empty(), "{report:#}");
+}

@@ -537,6 +537,15 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             inv.appsets.insert(entry.key.clone(), entry);
         }
     }
+    // Apps still waiting after the last round were never rendered: say so
+    // rather than leave them out, which would read as a deletion.
+    for mut app in pending {
+        app.status = AppStatus::Unrendered(RenderError::unsupported(format!(
+            "app-of-apps did not settle after {rounds} rounds: `{}` is nested deeper than that, or two apps render it differently",
+            app.spec.name
+        )));
+        done.insert(app.key.clone(), app);
+    }
     // A raw declaration read as an input of another app's render is a part of
     // that app (e.g. a base patched by an overlay), not an app of its own,
     // unless that other app renders it under the same key (handled above).
