@@ -872,3 +872,91 @@ printf -- '---\n# Source: chain/templates/app.yaml\napiVersion: argoproj.io/v1al
     assert!(msg.contains("did not settle after 16 rounds"), "{msg}");
     assert!(pruned_apps(&report).is_empty(), "{report:#}");
 }
+
+/// Kustomize: an exec KRM function, a legacy exec plugin and `helmCharts`
+/// are reported, never run (not even with a `helm` on PATH); a remote base
+/// is reported, not fetched; `a` including `b` including `a` is a cycle.
+/// Each such app is GL000 with nothing pruned, though each drops a PVC.
+#[test]
+fn kustomize_never_runs_or_fetches_anything_and_reports_cycles() {
+    let tools = tempfile::tempdir().expect("temp dir");
+    let marker = tools.path().join("executed");
+    let helm = tools.path().join("helm");
+    std::fs::write(&helm, marker_script(&marker)).expect("write helm");
+    make_executable(&helm);
+    let apps = ["krm", "legacy", "charts", "remote", "cycle"];
+    let mut base: Vec<(String, Vec<u8>)> = Vec::new();
+    for a in apps {
+        base.push(file(&format!("argocd/{a}.yaml"), app_yaml(a, a, "")));
+        base.push(file(
+            &format!("{a}/kustomization.yaml"),
+            "resources:\n  - pvc.yaml\n",
+        ));
+        base.push(file(&format!("{a}/pvc.yaml"), pvc("data")));
+    }
+    let mut head: Vec<(String, Vec<u8>)> = base
+        .iter()
+        .filter(|(p, _)| !p.ends_with("kustomization.yaml"))
+        .cloned()
+        .collect();
+    let script = marker_script(&marker);
+    head.extend([
+        file("krm/kustomization.yaml", "generators:\n  - gen.yaml\n"),
+        file(
+            "krm/gen.yaml",
+            "apiVersion: example.com/v1\nkind: Gen\nmetadata:\n  name: g\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: ./gen.sh\n",
+        ),
+        file("krm/gen.sh", script.clone()),
+        file("legacy/kustomization.yaml", "transformers:\n  - plugin.yaml\n"),
+        file(
+            "legacy/plugin.yaml",
+            "apiVersion: someteam.example.com/v1\nkind: Evil\nmetadata:\n  name: e\n",
+        ),
+        file("legacy/Evil", script),
+        file(
+            "charts/kustomization.yaml",
+            "helmCharts:\n  - name: web\n    repo: https://charts.example.com\n    version: 1.0.0\n",
+        ),
+        file(
+            "remote/kustomization.yaml",
+            "resources:\n  - https://github.com/acme/bases//pvc?ref=v1\n",
+        ),
+        file("cycle/kustomization.yaml", "resources:\n  - ../cycle-b\n"),
+        file("cycle-b/kustomization.yaml", "resources:\n  - ../cycle\n"),
+    ]);
+    let tmp = repo(&base, &head);
+    for f in ["krm/gen.sh", "legacy/Evil"] {
+        make_executable(&tmp.path().join(f));
+    }
+    let out = bin()
+        .current_dir(tmp.path())
+        .env("PATH", format!("{}:/usr/bin:/bin", tools.path().display()))
+        .args(["diff", "main..change", "--format", "json"])
+        .timeout(std::time::Duration::from_secs(300))
+        .output()
+        .expect("runs");
+    let report = json(&out);
+    assert!(!marker.exists(), "something from the repository was run");
+    let mut failed = gl000_apps(&report);
+    failed.sort();
+    assert_eq!(
+        failed,
+        ["charts", "cycle", "krm", "legacy", "remote"],
+        "{report:#}"
+    );
+    assert!(pruned_apps(&report).is_empty(), "{report:#}");
+    let messages: Vec<&str> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["message"].as_str())
+        .collect();
+    assert!(
+        messages.iter().any(|m| m.contains("cycle")),
+        "{messages:#?}"
+    );
+    assert!(
+        messages.iter().any(|m| m.contains("cannot be fetched")),
+        "{messages:#?}"
+    );
+}
