@@ -267,3 +267,37 @@ impl Tree for MemTree {
             .ok_or_else(|| SourceError::NotFound(path.to_string()))
     }
 }
+
+/// Paths the `kustomize_tree` input is split into (on NUL bytes).
+const KUSTOMIZE_FILES: [&str; 6] = [
+    "app/kustomization.yaml",
+    "base/kustomization.yaml",
+    "base/deploy.yaml",
+    "app/patch.yaml",
+    "app/cm.yaml",
+    "components/c/kustomization.yaml",
+];
+
+/// The native Kustomize renderer on an in-memory tree: the input, split on
+/// NUL bytes, fills a kustomization in `app/`, a base, a patch, a resource
+/// and a component, and `app/` is rendered as an Argo CD Kustomize source.
+pub fn kustomize_tree(data: &[u8]) {
+    let chunks: Vec<&[u8]> = data.split(|b| *b == 0).collect();
+    let files: Vec<(&str, &[u8])> = KUSTOMIZE_FILES
+        .iter()
+        .zip(chunks)
+        .map(|(p, b)| (*p, b))
+        .collect();
+    let tree = MemTree::new(&files);
+    let cache = crate::render::ParseCache::default();
+    let options = crate::render::RenderOptions::default();
+    let cx = crate::render::RenderContext::new(&tree, &cache, &options);
+    let spec = crate::render::SourceSpec {
+        path: "app".to_string(),
+        kustomize: Some(serde_json::json!({})),
+        app_name: "fuzz".to_string(),
+        namespace: "fuzz".to_string(),
+        ..crate::render::SourceSpec::default()
+    };
+    let _ = crate::render::render(&cx, &spec, &Scopes::default());
+}

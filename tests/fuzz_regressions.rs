@@ -13,6 +13,7 @@ const TARGETS: &[(&str, Entry)] = &[
     ("resource_model", gitops_lint::fuzz_entry::resource_model),
     ("appset_template", gitops_lint::fuzz_entry::appset_template),
     ("appset_expand", gitops_lint::fuzz_entry::appset_expand),
+    ("kustomize_tree", gitops_lint::fuzz_entry::kustomize_tree),
 ];
 
 #[test]
