@@ -301,3 +301,22 @@ pub fn kustomize_tree(data: &[u8]) {
     };
     let _ = crate::render::render(&cx, &spec, &Scopes::default());
 }
+
+/// The hook analysers behind GL006/GL007: the input as a shell script (and
+/// as the `sh -c` argument of a container), and as SQL.
+pub fn hook_analysers(data: &[u8]) {
+    use crate::rules::analysis::{hook_work, shell, sql};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = shell::parse_script(text);
+    let argv = vec!["sh".to_string(), "-c".to_string(), text.to_string()];
+    if let Some(script) = shell::inline_script(&argv) {
+        let _ = shell::parse_script(script);
+    }
+    let _ = shell::script_file(&argv);
+    let _ = hook_work::migration_tool(&argv);
+    let _ = hook_work::migration_image(text);
+    let _ = sql::split_statements(text);
+    let _ = sql::non_idempotent(text);
+}

@@ -14,6 +14,7 @@ const TARGETS: &[(&str, Entry)] = &[
     ("appset_template", gitops_lint::fuzz_entry::appset_template),
     ("appset_expand", gitops_lint::fuzz_entry::appset_expand),
     ("kustomize_tree", gitops_lint::fuzz_entry::kustomize_tree),
+    ("hook_analysers", gitops_lint::fuzz_entry::hook_analysers),
 ];
 
 #[test]
