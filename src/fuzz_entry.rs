@@ -168,6 +168,7 @@ pub fn appset_expand(data: &[u8]) {
         is_this_revision: None,
         clusters: &clusters,
         settings: &settings,
+        index_cache: None,
     };
     for d in docs {
         if d.value.is_object() {

@@ -802,6 +802,7 @@ fn a_matrix_generator_that_multiplies_without_bound_is_an_error() {
         is_this_revision: None,
         clusters: &[],
         settings: &settings,
+        index_cache: None,
     };
     let e = expand(&set, &cx).expect_err("too many combinations");
     assert!(
