@@ -961,3 +961,54 @@ fn kustomize_never_runs_or_fetches_anything_and_reports_cycles() {
         "{messages:#?}"
     );
 }
+
+/// Overlays that include their base twice at every level double the work at
+/// each level (16 levels: 65,536 copies of one ConfigMap). The build must
+/// stop with a render failure in bounded time, not hang.
+#[test]
+fn stacked_overlays_doubling_at_every_level_stop_with_a_render_failure() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut files: Vec<(String, Vec<u8>)> = vec![
+        (
+            "l0/cm.yaml".into(),
+            b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n".to_vec(),
+        ),
+        (
+            "l0/kustomization.yaml".into(),
+            b"resources:\n- cm.yaml\n".to_vec(),
+        ),
+    ];
+    for k in 1..=16 {
+        let p = k - 1;
+        files.push((
+            format!("l{k}/left/kustomization.yaml"),
+            format!("namePrefix: l-\nresources:\n- ../../l{p}\n").into_bytes(),
+        ));
+        files.push((
+            format!("l{k}/right/kustomization.yaml"),
+            format!("namePrefix: r-\nresources:\n- ../../l{p}\n").into_bytes(),
+        ));
+        files.push((
+            format!("l{k}/kustomization.yaml"),
+            b"resources:\n- left\n- right\n".to_vec(),
+        ));
+    }
+    gitops_lint::source::write_commit(tmp.path(), "main", None, &files, "stacked").expect("commit");
+    let out = assert_cmd::Command::cargo_bin("gitops-lint")
+        .expect("binary")
+        .args(["render", "--rev", "main", "l16", "--repo"])
+        .arg(tmp.path())
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a render failure of `render` exits 2"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("resource steps"),
+        "stderr names the bound: {err}"
+    );
+}

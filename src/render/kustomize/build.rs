@@ -118,6 +118,7 @@ pub fn build(cx: &RenderContext<'_>, spec: &SourceSpec) -> KResult<Vec<RenderedO
     let mut b = Builder {
         cx,
         roots: Vec::new(),
+        work: 0,
     };
     let mut acc = Acc::default();
     let real = real_dir(cx, &root.dir)?;
@@ -192,9 +193,27 @@ pub struct Builder<'a, 'c> {
     pub cx: &'a RenderContext<'c>,
     /// Kustomization roots on the current path, for cycle detection.
     pub roots: Vec<String>,
+    /// Resources appended so far across every layer of this build: overlays
+    /// that include the same base twice at every level multiply the work
+    /// without multiplying the output much, so it is bounded separately.
+    pub work: usize,
 }
 
+/// Most resource appends one build may do across all its layers.
+pub const MAX_BUILD_WORK: usize = 50_000;
+
 impl Builder<'_, '_> {
+    /// Counts `n` appended resources against [`MAX_BUILD_WORK`].
+    fn charge(&mut self, n: usize, k: &Kustomization) -> KResult<()> {
+        self.work = self.work.saturating_add(n);
+        if self.work > MAX_BUILD_WORK {
+            return Err(k.err(format!(
+                "building this kustomization takes more than {MAX_BUILD_WORK} resource steps across its layers; gitops-lint stops there"
+            )));
+        }
+        Ok(())
+    }
+
     /// Kustomize's `accumulateTarget`.
     ///
     /// # Errors
@@ -255,7 +274,9 @@ impl Builder<'_, '_> {
                     None
                 };
                 let text = bytes.as_deref().and_then(|b| std::str::from_utf8(b).ok());
-                for r in load::resources_from_docs(&docs, Some(&p), text)? {
+                let loaded = load::resources_from_docs(&docs, Some(&p), text)?;
+                self.charge(loaded.len(), k)?;
+                for r in loaded {
                     acc.append(r)?;
                 }
                 Ok(())
@@ -289,6 +310,7 @@ impl Builder<'_, '_> {
                 } else {
                     let mut sub = Acc::default();
                     self.accumulate(&child, &mut sub).and_then(|()| {
+                        self.charge(sub.res.len(), k)?;
                         for r in sub.res {
                             acc.append(r)?;
                         }
