@@ -1012,3 +1012,41 @@ fn stacked_overlays_doubling_at_every_level_stop_with_a_render_failure() {
         "stderr names the bound: {err}"
     );
 }
+
+/// A name from the repository with a line break and an escape sequence must
+/// not start a line a CI runner reads as a workflow command, nor reach the
+/// terminal as an escape sequence, in any text format.
+#[test]
+fn repository_text_cannot_inject_workflow_commands_or_escapes() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let pvc = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: \"data\\n::error file=README.md,line=1::spoofed\\u001b[31m\"\nspec:\n  accessModes: [ReadWriteOnce]\n";
+    let base = vec![("pvc.yaml".to_string(), pvc.as_bytes().to_vec())];
+    gitops_lint::source::write_commit(tmp.path(), "main", None, &base, "base").expect("commit");
+    gitops_lint::source::write_commit(tmp.path(), "change", Some("main"), &[], "head")
+        .expect("commit");
+    for format in ["human", "markdown", "github"] {
+        let out = assert_cmd::Command::cargo_bin("gitops-lint")
+            .expect("binary")
+            .args(["diff", "main..change", "--format", format, "--repo"])
+            .arg(tmp.path())
+            .output()
+            .expect("runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("PersistentVolumeClaim"),
+            "{format}: the prune is reported:\n{text}"
+        );
+        assert!(
+            !text.contains('\u{1b}'),
+            "{format}: an escape sequence reached the output"
+        );
+        let spoofed = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("::error file=README.md"))
+            .count();
+        assert_eq!(
+            spoofed, 0,
+            "{format}: a line from the repository reads as a workflow command:\n{text}"
+        );
+    }
+}

@@ -287,12 +287,80 @@ pub fn emit(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     match format {
-        Format::Human => human::emit(report, color, out),
+        Format::Human => human::emit(&printable_report(report), color, out),
         Format::Json => json::emit(report, out),
         Format::Sarif => sarif::emit(report, out),
-        Format::Github => github::emit(report, out),
-        Format::Markdown => markdown::emit(report, out),
+        Format::Github => github::emit(&printable_report(report), out),
+        Format::Markdown => markdown::emit(&printable_report(report), out),
     }
+}
+
+/// Text from the repository with control characters shown as escapes
+/// (`\u{1b}`), so a resource name cannot print ANSI sequences or start a
+/// new line that a CI runner reads as a workflow command. `keep_lines`
+/// keeps line feeds and tabs (file texts for snippets).
+#[must_use]
+pub fn printable(s: &str, keep_lines: bool) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() && !(keep_lines && (c == '\n' || c == '\t')) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+fn printable_id(id: &ResourceId) -> ResourceId {
+    ResourceId {
+        group: printable(&id.group, false),
+        kind: printable(&id.kind, false),
+        namespace: printable(&id.namespace, false),
+        name: printable(&id.name, false),
+    }
+}
+
+/// A copy of the report whose repository-derived text is [`printable`]:
+/// used by the emitters whose output a terminal or a CI runner interprets.
+/// JSON and SARIF escape control characters themselves.
+#[must_use]
+pub fn printable_report(r: &Report) -> Report {
+    let p = |s: &str| printable(s, false);
+    let mut out = r.clone();
+    for a in &mut out.apps {
+        a.name = p(&a.name);
+        a.namespace = p(&a.namespace);
+        a.source = p(&a.source);
+    }
+    for pr in &mut out.prunes {
+        pr.app = p(&pr.app);
+        pr.resource = printable_id(&pr.resource);
+        pr.protection = pr.protection.as_deref().map(p);
+        pr.detail = pr.detail.as_deref().map(p);
+    }
+    for f in &mut out.findings {
+        f.message = p(&f.message);
+        f.app = f.app.as_deref().map(p);
+        f.resource = f.resource.as_ref().map(printable_id);
+        f.help = f.help.as_deref().map(p);
+        f.acknowledged = f.acknowledged.as_deref().map(p);
+        if let Some(l) = &mut f.location {
+            l.file = p(&l.file);
+        }
+    }
+    for n in &mut out.notes {
+        *n = p(n);
+    }
+    for l in out.anchors.iter_mut().flatten() {
+        l.file = p(&l.file);
+    }
+    out.files = r
+        .files
+        .iter()
+        .map(|((side, file), text)| ((*side, p(file)), Arc::from(printable(text, true).as_str())))
+        .collect();
+    out
 }
 
 #[cfg(test)]
