@@ -41,6 +41,9 @@ pub struct Config {
     pub applicationset: AppSetControllerConfig,
     /// StorageClass assumed when a PVC names none: whether it binds on first consumer.
     pub default_storage_class_wait_for_first_consumer: bool,
+    /// Clusters for ApplicationSet `clusters` generators, besides the cluster
+    /// Secrets found in the repository.
+    pub clusters: Vec<ClusterConfig>,
     /// Raw extra sections kept for rules that read them.
     pub raw: Value,
 }
@@ -72,6 +75,7 @@ impl Default for Config {
             mass_prune_count: 20,
             applicationset: AppSetControllerConfig::default(),
             default_storage_class_wait_for_first_consumer: false,
+            clusters: Vec::new(),
             raw: Value::Null,
         }
     }
@@ -106,7 +110,9 @@ const TOP_KEYS: &[&str] = &[
     "massPrune",
     "applicationSet",
     "defaultStorageClassWaitForFirstConsumer",
+    "clusters",
 ];
+const CLUSTER_KEYS: &[&str] = &["name", "server", "labels", "annotations", "project"];
 const RULES_KEYS: &[&str] = &["select", "ignore", "severity"];
 const MASS_PRUNE_KEYS: &[&str] = &["ratio", "count"];
 const APPSET_KEYS: &[&str] = &["policy", "policyOverride", "newGitFileGlobbing"];
@@ -471,6 +477,45 @@ impl Config {
         ) {
             cfg.default_storage_class_wait_for_first_consumer = w;
         }
+        match get("clusters") {
+            None => {}
+            Some(Value::Array(items)) => {
+                for item in items {
+                    c.keys(&["clusters"], item, CLUSTER_KEYS);
+                    let text = |k: &str| item.get(k).and_then(Value::as_str).map(str::to_string);
+                    let map = |k: &str| -> BTreeMap<String, String> {
+                        item.get(k)
+                            .and_then(Value::as_object)
+                            .map(|m| {
+                                m.iter()
+                                    .map(|(k, v)| {
+                                        (
+                                            k.clone(),
+                                            v.as_str()
+                                                .map_or_else(|| v.to_string(), str::to_string),
+                                        )
+                                    })
+                                    .collect()
+                            })
+                            .unwrap_or_default()
+                    };
+                    match (text("name"), text("server")) {
+                        (Some(name), Some(server)) => cfg.clusters.push(ClusterConfig {
+                            name,
+                            server,
+                            labels: map("labels"),
+                            annotations: map("annotations"),
+                            project: text("project"),
+                        }),
+                        _ => c.at(
+                            &["clusters"],
+                            "every entry of clusters needs a `name` and a `server`".to_string(),
+                        ),
+                    }
+                }
+            }
+            Some(_) => c.at(&["clusters"], "clusters must be a list".to_string()),
+        }
         // In file order, as a person fixes them.
         c.problems.sort_by_key(|p| {
             p.strip_prefix("line ")
@@ -650,4 +695,19 @@ mod tests {
             ]
         );
     }
+}
+
+/// A cluster declared in configuration for ApplicationSet `clusters` generators.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ClusterConfig {
+    /// Cluster name.
+    pub name: String,
+    /// API server URL.
+    pub server: String,
+    /// Labels (as a cluster Secret would carry them).
+    pub labels: BTreeMap<String, String>,
+    /// Annotations.
+    pub annotations: BTreeMap<String, String>,
+    /// Project, if any.
+    pub project: Option<String>,
 }

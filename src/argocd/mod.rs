@@ -361,6 +361,13 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     let clusters: Vec<appset::Cluster> = cluster_secrets
         .iter()
         .filter_map(appset::clusters_from_secret)
+        .chain(input.config.clusters.iter().map(|c| appset::Cluster {
+            name: c.name.clone(),
+            server: c.server.clone(),
+            labels: c.labels.clone(),
+            annotations: c.annotations.clone(),
+            project: c.project.clone(),
+        }))
         .collect();
     let settings = appset::AppSetSettings {
         new_git_file_globbing: input.config.applicationset.new_git_file_globbing,
