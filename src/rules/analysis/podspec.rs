@@ -165,60 +165,35 @@ pub fn references(spec: &Value) -> Vec<PodRef> {
         .flatten()
     {
         let vname = s(vol, "name").unwrap_or("?");
-        if let Some(cm) = vol.get("configMap") {
-            if let Some(n) = s(cm, "name") {
-                push(
-                    RefKind::ConfigMap,
-                    n,
-                    optional(cm),
-                    format!("volume `{vname}`"),
-                );
-            }
-        }
-        if let Some(sec) = vol.get("secret") {
-            if let Some(n) = s(sec, "secretName") {
-                push(
-                    RefKind::Secret,
-                    n,
-                    optional(sec),
-                    format!("volume `{vname}`"),
-                );
-            }
-        }
-        if let Some(pvc) = vol.get("persistentVolumeClaim") {
-            if let Some(n) = s(pvc, "claimName") {
-                push(
-                    RefKind::PersistentVolumeClaim,
-                    n,
-                    false,
-                    format!("volume `{vname}`"),
-                );
-            }
-        }
-        for src in vol
+        let projected = vol
             .pointer("/projected/sources")
             .and_then(Value::as_array)
             .into_iter()
-            .flatten()
-        {
-            if let Some(cm) = src.get("configMap") {
-                if let Some(n) = s(cm, "name") {
-                    push(
-                        RefKind::ConfigMap,
-                        n,
-                        optional(cm),
-                        format!("volume `{vname}`"),
-                    );
-                }
-            }
-            if let Some(sec) = src.get("secret") {
-                if let Some(n) = s(sec, "name") {
-                    push(
-                        RefKind::Secret,
-                        n,
-                        optional(sec),
-                        format!("volume `{vname}`"),
-                    );
+            .flatten();
+        // (object holding the reference, its name field, what it names)
+        let direct = [
+            ("configMap", "name", RefKind::ConfigMap),
+            ("secret", "secretName", RefKind::Secret),
+            (
+                "persistentVolumeClaim",
+                "claimName",
+                RefKind::PersistentVolumeClaim,
+            ),
+        ];
+        let in_projection = [
+            ("configMap", "name", RefKind::ConfigMap),
+            ("secret", "name", RefKind::Secret),
+        ];
+        let sources = direct
+            .iter()
+            .map(|d| (vol, d))
+            .chain(projected.flat_map(|src| in_projection.iter().map(move |d| (src, d))));
+        for (holder, (key, name_key, kind)) in sources {
+            if let Some(r) = holder.get(*key) {
+                if let Some(n) = s(r, name_key) {
+                    // A PVC volume has no `optional`: the pod waits for it.
+                    let opt = *kind != RefKind::PersistentVolumeClaim && optional(r);
+                    push(*kind, n, opt, format!("volume `{vname}`"));
                 }
             }
         }
