@@ -351,37 +351,7 @@ impl<'a> Evaluator<'a> {
                 continue;
             }
             let mut params = Map::new();
-            let base = path_base(dir);
-            if self.r.is_go() {
-                let path = serde_json::json!({
-                    "path": dir,
-                    "basename": base,
-                    "basenameNormalized": sanitize_name(&base),
-                    "segments": dir.split('/').collect::<Vec<_>>(),
-                });
-                if prefix.is_empty() {
-                    params.insert("path".into(), path);
-                } else {
-                    params.insert(prefix.to_string(), serde_json::json!({ "path": path }));
-                }
-            } else {
-                let name = if prefix.is_empty() {
-                    "path".to_string()
-                } else {
-                    format!("{prefix}.path")
-                };
-                params.insert(name.clone(), Value::from(dir.as_str()));
-                params.insert(format!("{name}.basename"), Value::from(base.as_str()));
-                params.insert(
-                    format!("{name}.basenameNormalized"),
-                    Value::from(sanitize_name(&base)),
-                );
-                for (k, seg) in dir.split('/').enumerate() {
-                    if !seg.is_empty() {
-                        params.insert(format!("{name}[{k}]"), Value::from(seg));
-                    }
-                }
-            }
+            path_params(self.r.is_go(), prefix, dir, None, &mut params);
             self.r
                 .append_values(values, &mut params)
                 .map_err(AppSetError)?;
@@ -434,50 +404,16 @@ impl<'a> Evaluator<'a> {
             let many = objects.len() > 1;
             for (i, obj) in objects.into_iter().enumerate() {
                 let dir = path_dir(file);
-                let base = path_base(&dir);
                 let filename = path_base(file);
                 let mut params = Map::new();
                 if self.r.is_go() {
                     params.extend(obj);
-                    let path = serde_json::json!({
-                        "path": dir,
-                        "basename": base,
-                        "filename": filename,
-                        "basenameNormalized": sanitize_name(&base),
-                        "filenameNormalized": sanitize_name(&filename),
-                        "segments": dir.split('/').collect::<Vec<_>>(),
-                    });
-                    if prefix.is_empty() {
-                        params.insert("path".into(), path);
-                    } else {
-                        params.insert(prefix.to_string(), serde_json::json!({ "path": path }));
-                    }
                 } else {
                     for (k, v) in flatten_params(&obj) {
                         params.insert(k, Value::String(v));
                     }
-                    let name = if prefix.is_empty() {
-                        "path".to_string()
-                    } else {
-                        format!("{prefix}.path")
-                    };
-                    params.insert(name.clone(), Value::from(dir.as_str()));
-                    params.insert(format!("{name}.basename"), Value::from(base.as_str()));
-                    params.insert(format!("{name}.filename"), Value::from(filename.as_str()));
-                    params.insert(
-                        format!("{name}.basenameNormalized"),
-                        Value::from(sanitize_name(&base)),
-                    );
-                    params.insert(
-                        format!("{name}.filenameNormalized"),
-                        Value::from(sanitize_name(&filename)),
-                    );
-                    for (k, seg) in dir.split('/').enumerate() {
-                        if !seg.is_empty() {
-                            params.insert(format!("{name}[{k}]"), Value::from(seg));
-                        }
-                    }
                 }
+                path_params(self.r.is_go(), prefix, &dir, Some(&filename), &mut params);
                 self.r
                     .append_values(values, &mut params)
                     .map_err(AppSetError)?;
@@ -907,5 +843,59 @@ fn short_json(v: &Value) -> String {
         format!("{cut}...")
     } else {
         s
+    }
+}
+
+/// The `path` parameters of the git generators (`git.go` ≈l.249-356): nested
+/// under `path` (or `<prefix>.path`) for goTemplate, flattened with dots and
+/// `path[N]` segments for fasttemplate. Files add `filename`.
+fn path_params(
+    go: bool,
+    prefix: &str,
+    dir: &str,
+    filename: Option<&str>,
+    params: &mut Map<String, Value>,
+) {
+    let base = path_base(dir);
+    if go {
+        let mut path = serde_json::json!({
+            "path": dir,
+            "basename": base,
+            "basenameNormalized": sanitize_name(&base),
+            "segments": dir.split('/').collect::<Vec<_>>(),
+        });
+        if let (Some(f), Some(m)) = (filename, path.as_object_mut()) {
+            m.insert("filename".into(), Value::from(f));
+            m.insert("filenameNormalized".into(), Value::from(sanitize_name(f)));
+        }
+        if prefix.is_empty() {
+            params.insert("path".into(), path);
+        } else {
+            params.insert(prefix.to_string(), serde_json::json!({ "path": path }));
+        }
+        return;
+    }
+    let name = if prefix.is_empty() {
+        "path".to_string()
+    } else {
+        format!("{prefix}.path")
+    };
+    params.insert(name.clone(), Value::from(dir));
+    params.insert(format!("{name}.basename"), Value::from(base.as_str()));
+    params.insert(
+        format!("{name}.basenameNormalized"),
+        Value::from(sanitize_name(&base)),
+    );
+    if let Some(f) = filename {
+        params.insert(format!("{name}.filename"), Value::from(f));
+        params.insert(
+            format!("{name}.filenameNormalized"),
+            Value::from(sanitize_name(f)),
+        );
+    }
+    for (k, seg) in dir.split('/').enumerate() {
+        if !seg.is_empty() {
+            params.insert(format!("{name}[{k}]"), Value::from(seg));
+        }
     }
 }
