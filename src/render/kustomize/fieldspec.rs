@@ -2,6 +2,9 @@
 //! tables Kustomize uses to know where names, labels, namespaces, images and
 //! references live; `configurations:` files extend them.
 
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
+
 use serde_json::{Map, Value};
 
 use super::resource::Gvk;
@@ -70,8 +73,12 @@ pub struct NameBackRef {
 }
 
 /// Every field-spec table of a build.
-#[derive(Debug, Clone, Default)]
-pub struct TransformerConfig {
+///
+/// Normalized wherever a [`TransformerConfig`] holds it: no list repeats a
+/// spec and no two `nameReference` entries share a gvk, so merging it into
+/// empty tables is a plain copy.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tables {
     /// `namePrefix` specs.
     pub name_prefix: Vec<FieldSpec>,
     /// `nameSuffix` specs.
@@ -665,23 +672,81 @@ fn name_reference() -> Vec<NameBackRef> {
     out
 }
 
+/// The field-spec tables of a build, shared copy-on-write.
+///
+/// Every kustomization layer merges the built-in tables and each parent
+/// merges its children's, so nearly every merge is "built-ins into built-ins"
+/// or "built-ins into nothing". Sharing the tables and remembering whether the
+/// built-ins are already in makes those merges free, without changing what
+/// any merge produces.
+#[derive(Debug, Clone, Default)]
+pub struct TransformerConfig {
+    tables: Arc<Tables>,
+    /// Whether `tables` holds every built-in spec.
+    has_builtin: bool,
+}
+
+impl Deref for TransformerConfig {
+    type Target = Tables;
+
+    fn deref(&self) -> &Tables {
+        &self.tables
+    }
+}
+
 impl TransformerConfig {
     /// Kustomize's built-in tables.
     #[must_use]
     pub fn builtin() -> &'static TransformerConfig {
         // Built once: every kustomization layer merges it.
-        static BUILTIN: std::sync::OnceLock<TransformerConfig> = std::sync::OnceLock::new();
-        BUILTIN.get_or_init(TransformerConfig::make_builtin)
+        static BUILTIN: OnceLock<TransformerConfig> = OnceLock::new();
+        BUILTIN.get_or_init(|| TransformerConfig {
+            tables: Arc::new(Tables::make_builtin().normalized()),
+            has_builtin: true,
+        })
     }
 
-    fn make_builtin() -> TransformerConfig {
+    /// Merges another config in: appends each spec not already present,
+    /// keeping first occurrences and their order.
+    pub fn merge(&mut self, o: &TransformerConfig) {
+        let builtin = TransformerConfig::builtin();
+        // Each shortcut gives exactly what the full merge would: nothing new
+        // to add, or (both sides normalized) a copy of `o`.
+        if o.tables.is_empty()
+            || Arc::ptr_eq(&self.tables, &o.tables)
+            || (self.has_builtin && Arc::ptr_eq(&o.tables, &builtin.tables))
+        {
+            return;
+        }
+        if self.tables.is_empty() {
+            *self = o.clone();
+            return;
+        }
+        Arc::make_mut(&mut self.tables).merge(&o.tables);
+        self.has_builtin |= o.has_builtin;
+    }
+
+    /// Parses a `configurations:` file.
+    ///
+    /// # Errors
+    /// Unknown sections.
+    pub fn parse(v: &Value, file: &str) -> KResult<TransformerConfig> {
+        Ok(TransformerConfig {
+            tables: Arc::new(Tables::parse(v, file)?.normalized()),
+            has_builtin: false,
+        })
+    }
+}
+
+impl Tables {
+    fn make_builtin() -> Tables {
         let f = FieldSpec::new;
         let mut images = Vec::new();
         for p in ["spec", "spec/template/spec"] {
             images.push(f("", "", "", &format!("{p}/containers[]/image"), true));
             images.push(f("", "", "", &format!("{p}/initContainers[]/image"), true));
         }
-        TransformerConfig {
+        Tables {
             name_prefix: vec![f("", "", "", "metadata/name", false)],
             name_suffix: vec![f("", "", "", "metadata/name", false)],
             namespace: vec![
@@ -720,14 +785,21 @@ impl TransformerConfig {
         }
     }
 
-    /// An empty config (for merging `configurations:` files into).
-    #[must_use]
-    pub fn empty() -> TransformerConfig {
-        TransformerConfig::default()
+    /// Whether every table is empty.
+    fn is_empty(&self) -> bool {
+        *self == Tables::default()
     }
 
-    /// Merges another config in (dedup, keeping first occurrences).
-    pub fn merge(&mut self, o: &TransformerConfig) {
+    /// These tables merged into empty ones: repeats dropped, `nameReference`
+    /// entries of one gvk joined.
+    fn normalized(self) -> Tables {
+        let mut out = Tables::default();
+        out.merge(&self);
+        out
+    }
+
+    /// Merges other tables in (dedup, keeping first occurrences).
+    fn merge(&mut self, o: &Tables) {
         // A set, not `Vec::contains`: every kustomization layer merges the
         // built-in config (hundreds of specs), which made this quadratic.
         fn add(a: &mut Vec<FieldSpec>, b: &[FieldSpec]) {
@@ -754,12 +826,9 @@ impl TransformerConfig {
         }
     }
 
-    /// Parses a `configurations:` file.
-    ///
-    /// # Errors
-    /// Unknown sections.
-    pub fn parse(v: &Value, file: &str) -> KResult<TransformerConfig> {
-        let mut c = TransformerConfig::empty();
+    /// Parses a `configurations:` file as written (repeats kept).
+    fn parse(v: &Value, file: &str) -> KResult<Tables> {
+        let mut c = Tables::default();
         let Some(m) = v.as_object() else { return Ok(c) };
         let specs = |v: &Value| -> Vec<FieldSpec> {
             v.as_array()
@@ -919,5 +988,137 @@ fn walk(
             walk(child, rest, create, f)
         }
         _ => Err(content("expected sequence or mapping node")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// One merge in a build: the built-ins, a `configurations:` file, or a
+    /// sub-kustomization's config built from its own merges.
+    enum Step {
+        Builtin,
+        File(Value),
+        Sub(Vec<Step>),
+    }
+
+    /// What the merges produce with the full set-based merge only, starting
+    /// from the tables as written (repeats and all).
+    fn full(steps: &[Step]) -> Tables {
+        let mut t = Tables::default();
+        for s in steps {
+            let o = match s {
+                Step::Builtin => Tables::make_builtin(),
+                Step::File(v) => Tables::parse(v, "cfg.yaml").expect("parse"),
+                Step::Sub(inner) => full(inner),
+            };
+            t.merge(&o);
+        }
+        t
+    }
+
+    fn fast(steps: &[Step]) -> TransformerConfig {
+        let mut c = TransformerConfig::default();
+        for s in steps {
+            match s {
+                Step::Builtin => c.merge(TransformerConfig::builtin()),
+                Step::File(v) => c.merge(&TransformerConfig::parse(v, "cfg.yaml").expect("parse")),
+                Step::Sub(inner) => c.merge(&fast(inner)),
+            }
+        }
+        c
+    }
+
+    /// Adds a referrer to a built-in `nameReference` kind, repeats a spec and
+    /// repeats a built-in `commonLabels` spec.
+    fn custom_a() -> Value {
+        json!({
+            "nameReference": [{
+                "kind": "ConfigMap", "version": "v1",
+                "fieldSpecs": [
+                    {"kind": "MyApp", "path": "spec/configRef"},
+                    {"kind": "MyApp", "path": "spec/configRef"},
+                ],
+            }],
+            "commonLabels": [
+                {"kind": "MyApp", "path": "spec/selector", "create": true},
+                {"path": "metadata/labels", "create": true},
+                {"kind": "MyApp", "path": "spec/selector", "create": true},
+            ],
+        })
+    }
+
+    /// A new `nameReference` kind listed twice, and image specs.
+    fn custom_b() -> Value {
+        json!({
+            "nameReference": [
+                {"kind": "Widget", "group": "example.com",
+                 "fieldSpecs": [{"kind": "Gadget", "path": "spec/widget"}]},
+                {"kind": "Widget", "group": "example.com",
+                 "fieldSpecs": [
+                    {"kind": "Gizmo", "path": "spec/widget"},
+                    {"kind": "Gadget", "path": "spec/widget"},
+                 ]},
+            ],
+            "images": [
+                {"kind": "MyApp", "path": "spec/image"},
+                {"path": "spec/containers[]/image", "create": true},
+            ],
+        })
+    }
+
+    #[test]
+    fn shortcut_merges_give_what_the_full_merge_gives() {
+        use Step::{Builtin, File, Sub};
+        let base = || Sub(vec![Builtin]);
+        let custom_base = || Sub(vec![Builtin, File(custom_a())]);
+        let builds: Vec<(&str, Vec<Step>)> = vec![
+            ("one layer", vec![Builtin]),
+            ("builtins twice", vec![Builtin, Builtin]),
+            ("overlay of a base", vec![base(), Builtin]),
+            ("two bases", vec![base(), base(), Builtin]),
+            ("custom base first", vec![custom_base(), base(), Builtin]),
+            ("custom base second", vec![base(), custom_base(), Builtin]),
+            (
+                "custom files in the overlay",
+                vec![base(), Builtin, File(custom_b()), File(custom_a())],
+            ),
+            (
+                "nested custom bases",
+                vec![
+                    Sub(vec![custom_base(), Builtin, File(custom_b())]),
+                    custom_base(),
+                    Builtin,
+                    File(json!({})),
+                ],
+            ),
+            ("files only", vec![File(custom_b()), File(custom_b())]),
+            (
+                "file before builtins",
+                vec![Sub(vec![File(custom_a())]), Builtin],
+            ),
+        ];
+        for (name, steps) in builds {
+            assert_eq!(*fast(&steps), full(&steps), "{name}");
+        }
+    }
+
+    #[test]
+    fn merging_builtins_again_copies_nothing() {
+        let builtin = TransformerConfig::builtin();
+        let mut base = TransformerConfig::default();
+        base.merge(builtin);
+        let mut overlay = TransformerConfig::default();
+        overlay.merge(&base);
+        overlay.merge(builtin);
+        assert!(Arc::ptr_eq(&overlay.tables, &builtin.tables));
+
+        overlay.merge(&TransformerConfig::parse(&custom_b(), "cfg.yaml").expect("parse"));
+        let custom = Arc::clone(&overlay.tables);
+        overlay.merge(builtin);
+        overlay.merge(&base);
+        assert!(Arc::ptr_eq(&overlay.tables, &custom));
     }
 }

@@ -176,9 +176,10 @@ pub fn resolve(acc: &mut Acc) -> KResult<()> {
     if map.is_empty() {
         return Ok(());
     }
-    let specs = acc.config.var_reference.clone();
+    // A shared handle, not a copy of the specs: `acc.res` is borrowed mutably below.
+    let config = acc.config.clone();
     for r in &mut acc.res {
-        for fs in &specs {
+        for fs in &config.var_reference {
             fieldspec::apply(&mut r.v, fs, CreateKind::None, &mut |n: &mut Value| {
                 set(n, &map)
             })?;
