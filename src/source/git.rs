@@ -72,21 +72,27 @@ pub enum RepoError {
     Git(String),
 }
 
+/// One blob's bytes once read; readers of the same blob wait on one read.
+type BlobSlot = Arc<Mutex<Option<Arc<[u8]>>>>;
+
 /// Blob bytes shared by every tree of one run, keyed by object id, and how
 /// many blobs were read from the object database (each at most once).
 #[derive(Default)]
 struct BlobCache {
-    map: Mutex<HashMap<ObjectId, Arc<[u8]>>>,
+    map: Mutex<HashMap<ObjectId, BlobSlot>>,
     reads: AtomicUsize,
 }
 
 impl BlobCache {
-    fn get(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-        self.map
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(id)
-            .cloned()
+    /// The slot of `id`: threads wanting the same blob wait on one read.
+    fn slot(&self, id: &ObjectId) -> BlobSlot {
+        Arc::clone(
+            self.map
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry(*id)
+                .or_default(),
+        )
     }
 }
 
@@ -95,6 +101,8 @@ pub struct GitRepo {
     repo: Mutex<Repository>,
     workdir: Option<PathBuf>,
     blobs: Arc<BlobCache>,
+    /// Spare handles for blob reads (see `SharedRepo::read`).
+    handles: Arc<Mutex<Vec<Repository>>>,
     shallow: bool,
     git_dir: PathBuf,
 }
@@ -121,6 +129,9 @@ impl GitRepo {
     }
 
     fn from_repo(repo: Repository) -> GitRepo {
+        // Like git itself, trust that an object read by id has that id:
+        // hashing every blob again on read is a sixth of a cold run's reads.
+        git2::opts::strict_hash_verification(false);
         let workdir = repo.workdir().map(Path::to_path_buf);
         let shallow = repo.is_shallow();
         let git_dir = repo.path().to_path_buf();
@@ -129,6 +140,7 @@ impl GitRepo {
             repo: Mutex::new(repo),
             workdir,
             blobs: Arc::new(BlobCache::default()),
+            handles: Arc::default(),
             shallow,
         }
     }
@@ -368,12 +380,12 @@ impl GitRepo {
             dirs.insert(dir, entries);
         }
         let root_id = oid_to_id(tree_id_of(&repo, oid).map_err(g)?);
-        Ok(Arc::new(IndexedTree {
-            label: commit[..commit.len().min(12)].to_string(),
+        Ok(Arc::new(IndexedTree::new(
+            commit[..commit.len().min(12)].to_string(),
             root_id,
             dirs,
-            store: BlobStore::Git(self.shared()),
-        }))
+            BlobStore::Git(self.shared()),
+        )))
     }
 
     /// The staged content (what the next commit will contain).
@@ -406,12 +418,12 @@ impl GitRepo {
         }
         drop(repo);
         let (dirs, root_id) = build_dirs(files);
-        Ok(Arc::new(IndexedTree {
-            label: "INDEX".to_string(),
+        Ok(Arc::new(IndexedTree::new(
+            "INDEX".to_string(),
             root_id,
             dirs,
-            store: BlobStore::Git(self.shared()),
-        }))
+            BlobStore::Git(self.shared()),
+        )))
     }
 
     /// The working directory as a tree (files git ignores are left out).
@@ -447,7 +459,7 @@ impl GitRepo {
         SharedRepo {
             path: self.git_dir.clone(),
             blobs: Arc::clone(&self.blobs),
-            handle: Arc::new(Mutex::new(None)),
+            handles: Arc::clone(&self.handles),
         }
     }
 }
@@ -561,39 +573,49 @@ pub(crate) fn git_blob_id(bytes: &[u8]) -> ObjectId {
 struct SharedRepo {
     path: PathBuf,
     blobs: Arc<BlobCache>,
-    handle: Arc<Mutex<Option<Repository>>>,
+    handles: Arc<Mutex<Vec<Repository>>>,
 }
 
 impl SharedRepo {
     fn blob(&self, id: ObjectId, path: &str) -> Result<Arc<[u8]>, SourceError> {
-        if let Some(b) = self.blobs.get(&id) {
-            return Ok(b);
-        }
-        let mut h = self
-            .handle
+        let slot = self.blobs.slot(&id);
+        let mut slot = slot
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // Another thread may have read it while this one waited for the handle.
-        if let Some(b) = self.blobs.get(&id) {
-            return Ok(b);
+        if let Some(b) = slot.as_ref() {
+            return Ok(Arc::clone(b));
         }
-        if h.is_none() {
-            *h = Some(Repository::open(&self.path).map_err(|e| io(&e))?);
-        }
-        let repo = h
-            .as_ref()
-            .ok_or_else(|| SourceError::Io("repository closed".into()))?;
-        let oid = Oid::from_bytes(&id.0).map_err(|e| io(&e))?;
-        let blob = repo
-            .find_blob(oid)
-            .map_err(|e| SourceError::Io(format!("`{path}`: {}", e.message())))?;
-        let bytes: Arc<[u8]> = Arc::from(blob.content());
-        self.blobs.reads.fetch_add(1, Ordering::Relaxed);
-        self.blobs
-            .map
+        // A failed read leaves the slot empty: the next reader tries again
+        // and reports the error itself.
+        let bytes = self.read(id, path)?;
+        *slot = Some(Arc::clone(&bytes));
+        Ok(bytes)
+    }
+
+    fn read(&self, id: ObjectId, path: &str) -> Result<Arc<[u8]>, SourceError> {
+        // A git2 handle is used by one thread at a time: each reader takes
+        // one from the pool (opening another when all are busy), so reads
+        // run in parallel.
+        let taken = self
+            .handles
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id, Arc::clone(&bytes));
+            .pop();
+        let repo = match taken {
+            Some(r) => r,
+            None => Repository::open(&self.path).map_err(|e| io(&e))?,
+        };
+        let oid = Oid::from_bytes(&id.0).map_err(|e| io(&e))?;
+        let read = repo
+            .find_blob(oid)
+            .map(|blob| Arc::<[u8]>::from(blob.content()))
+            .map_err(|e| SourceError::Io(format!("`{path}`: {}", e.message())));
+        self.handles
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(repo);
+        let bytes = read?;
+        self.blobs.reads.fetch_add(1, Ordering::Relaxed);
         Ok(bytes)
     }
 }
@@ -608,11 +630,37 @@ struct IndexedTree {
     root_id: ObjectId,
     dirs: HashMap<String, Vec<Entry>>,
     store: BlobStore,
+    symlinks: bool,
+}
+
+impl IndexedTree {
+    fn new(
+        label: String,
+        root_id: ObjectId,
+        dirs: HashMap<String, Vec<Entry>>,
+        store: BlobStore,
+    ) -> IndexedTree {
+        let symlinks = dirs
+            .values()
+            .flatten()
+            .any(|e| e.kind == EntryKind::Symlink);
+        IndexedTree {
+            label,
+            root_id,
+            dirs,
+            store,
+            symlinks,
+        }
+    }
 }
 
 impl Tree for IndexedTree {
     fn describe(&self) -> String {
         self.label.clone()
+    }
+
+    fn may_have_symlinks(&self) -> bool {
+        self.symlinks
     }
 
     fn entry(&self, path: &str) -> Result<Option<Entry>, SourceError> {

@@ -130,6 +130,11 @@ pub trait Tree: Send + Sync {
     /// # Errors
     /// A missing path or one that is not a regular file.
     fn read_raw(&self, path: &str) -> Result<Arc<[u8]>, SourceError>;
+    /// Whether the tree may hold a symlink; `false` lets [`resolve`] skip
+    /// walking a path component by component.
+    fn may_have_symlinks(&self) -> bool {
+        true
+    }
 }
 
 /// Resolves `path` to a path with no symlinks in it, refusing any link that
@@ -138,6 +143,15 @@ pub trait Tree: Send + Sync {
 /// # Errors
 /// Escaping links, loops, and missing components.
 pub fn resolve(tree: &dyn Tree, path: &str) -> Result<String, SourceError> {
+    // With no symlink in the tree, an existing path resolves to its normal
+    // form (a missing one takes the walk below, which names what is missing).
+    if !tree.may_have_symlinks() {
+        if let Some(normal) = path::normalize(path) {
+            if tree.entry(&normal)?.is_some() {
+                return Ok(normal);
+            }
+        }
+    }
     let mut hops = 0;
     let mut done: Vec<String> = Vec::new();
     let mut todo: Vec<String> = path::split(path).into_iter().rev().collect();
