@@ -89,7 +89,7 @@ enum Command {
     Diff {
         /// `A..B`, `A...B` (from their merge base), or `A` (meaning `A..HEAD`).
         range: Option<String>,
-        /// Report single-revision findings on every resource, not only on those the change touched.
+        /// Report single-revision findings on every resource, not only on those the change touched (apps whose inputs are unchanged are then rendered too).
         #[arg(long)]
         all: bool,
         #[command(flatten)]
@@ -140,6 +140,7 @@ fn options(c: &Common, progress: &Spinner) -> Options {
         repo: c.repo.clone(),
         config: c.config.clone(),
         all: false,
+        render_unchanged: false,
         render: crate::render::RenderOptions {
             helm,
             external_kustomize: c.kustomize_binary.clone(),
@@ -380,6 +381,7 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
         Command::Diff { range, all, common } => {
             let mut opts = options(&common);
             opts.all = all;
+            opts.render_unchanged = all;
             let status = finish(lint::diff(range.as_deref(), &opts), &common);
             print_stats(&opts);
             status

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::acknowledge;
-use crate::argocd::{self, Inventory, InventoryInput, RepoIdentity};
+use crate::argocd::unchanged::{self, Deferral, SubtreeMemo};
+use crate::argocd::{self, AppStatus, Inventory, InventoryInput, RepoIdentity};
 use crate::config::{Config, ConfigError, CONFIG_FILE};
 use crate::finding::{Finding, Location, Side};
 use crate::plan;
@@ -60,6 +61,9 @@ pub struct Options {
     pub config: Option<PathBuf>,
     /// Report single-revision findings on all resources, not only changed ones.
     pub all: bool,
+    /// In a diff, render apps whose inputs are identical at both revisions
+    /// too (`--all` sets it: every resource is then examined).
+    pub render_unchanged: bool,
     /// Render settings.
     pub render: RenderOptions,
     /// Told the stage a long run is in (for a progress indicator).
@@ -87,19 +91,22 @@ pub struct RunStats {
     pub head_reuses: usize,
     /// Apps with created or changed resources in the plan.
     pub changed_apps: usize,
+    /// Apps rendered at neither revision because their inputs are identical.
+    pub unchanged: usize,
 }
 
 impl std::fmt::Display for RunStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} blobs read, {} parsed ({} KiB), apps rendered {} at base and {} at head, {} reused at head, {} with changes",
+            "{} blobs read, {} parsed ({} KiB), apps rendered {} at base and {} at head, {} reused at head, {} unchanged (not rendered), {} with changes",
             self.blob_reads,
             self.parses,
             self.parsed_bytes / 1024,
             self.base_renders,
             self.head_renders,
             self.head_reuses,
+            self.unchanged,
             self.changed_apps
         )
     }
@@ -216,7 +223,28 @@ impl Session<'_> {
         tree: Arc<dyn Tree>,
         config: &Config,
         reuse: Option<&Inventory>,
+        defer: Option<Deferral>,
     ) -> Result<Inventory, LintError> {
+        let inv = self.with_input(tree, config, reuse, defer, argocd::build);
+        match inv.over_limit {
+            // Every app of this revision is unknown: comparing would be a guess.
+            Some(why) => Err(LintError::Other(format!(
+                "revision {}: {why}",
+                inv.revision
+            ))),
+            None => Ok(inv),
+        }
+    }
+
+    /// Calls `f` with what building an inventory of `tree` needs.
+    fn with_input<R>(
+        &self,
+        tree: Arc<dyn Tree>,
+        config: &Config,
+        reuse: Option<&Inventory>,
+        defer: Option<Deferral>,
+        f: impl FnOnce(&InventoryInput<'_>) -> R,
+    ) -> R {
         let repo = self.repo;
         let tree_at = move |rev: &str| -> Option<Arc<dyn Tree>> {
             let c = repo
@@ -233,15 +261,52 @@ impl Session<'_> {
             repo: &self.identity,
             tree_at: &tree_at,
             reuse,
+            defer,
         };
-        let inv = argocd::build(&input);
-        match inv.over_limit {
-            // Every app of this revision is unknown: comparing would be a guess.
-            Some(why) => Err(LintError::Other(format!(
-                "revision {}: {why}",
-                inv.revision
-            ))),
-            None => Ok(inv),
+        f(&input)
+    }
+
+    /// Renders the apps one revision deferred and the other did not confirm
+    /// unchanged; returns how many stay unrendered at both.
+    fn settle(
+        &self,
+        (base_tree, base_inv): (&Arc<dyn Tree>, &mut Inventory),
+        (head_tree, head_inv): (&Arc<dyn Tree>, &mut Inventory),
+        config: &Config,
+    ) -> usize {
+        self.with_input(Arc::clone(base_tree), config, None, None, |bi| {
+            self.with_input(Arc::clone(head_tree), config, None, None, |hi| {
+                unchanged::settle(base_inv, head_inv, bi, hi).len()
+            })
+        })
+    }
+
+    /// Renders the apps left unchanged at both revisions, at base, and gives
+    /// head the same render: for rules that must see every resource.
+    fn render_unchanged(
+        &self,
+        (base_tree, base_inv): (&Arc<dyn Tree>, &mut Inventory),
+        head_inv: &mut Inventory,
+        config: &Config,
+    ) {
+        let keys: Vec<String> = base_inv
+            .apps
+            .values()
+            .filter(|a| matches!(a.status, AppStatus::Unchanged))
+            .map(|a| a.key.clone())
+            .collect();
+        self.with_input(Arc::clone(base_tree), config, None, None, |bi| {
+            unchanged::render_now(base_inv, bi, &keys);
+        });
+        for key in keys {
+            let (Some(b), Some(h)) = (base_inv.apps.get(&key), head_inv.apps.get_mut(&key)) else {
+                continue;
+            };
+            h.status = b.status.clone();
+            h.resources = b.resources.clone();
+            h.inputs = b.inputs.clone();
+            h.source_types = b.source_types.clone();
+            head_inv.reused.insert(key);
         }
     }
 }
@@ -432,12 +497,35 @@ fn diff_trees(
         identity,
         render: tools_outside(repo, &opts.render),
     };
+    // Apps whose inputs are identical at both revisions are rendered at
+    // neither, unless every resource is wanted (`--all`).
+    let subtrees = Arc::new(SubtreeMemo::default());
+    let deferral = |other: &Arc<dyn Tree>| {
+        (!opts.render_unchanged).then(|| Deferral {
+            other: Arc::clone(other),
+            subtrees: Arc::clone(&subtrees),
+        })
+    };
     opts.progress.step("rendering the base revision");
-    let base_inv = session.inventory(Arc::clone(&base.1), &config, None)?;
+    let mut base_inv = session.inventory(Arc::clone(&base.1), &config, None, deferral(&head.1))?;
     opts.progress.step("rendering the head revision");
-    let head_inv = session.inventory(Arc::clone(&head.1), &config, Some(&base_inv))?;
+    let mut head_inv = session.inventory(
+        Arc::clone(&head.1),
+        &config,
+        Some(&base_inv),
+        deferral(&base.1),
+    )?;
+    let unchanged = session.settle((&base.1, &mut base_inv), (&head.1, &mut head_inv), &config);
     opts.progress.step("planning prunes and running rules");
     let plan = plan::plan(&base_inv, &head_inv, &config);
+    // A pruned Namespace takes everything inside it, from any app: GL001
+    // lists what the repository has there, so unchanged apps are rendered.
+    let unchanged = if unchanged > 0 && plan.prunes_namespace() {
+        session.render_unchanged((&base.1, &mut base_inv), &mut head_inv, &config);
+        0
+    } else {
+        unchanged
+    };
     record_stats(opts, |s| {
         *s = RunStats {
             blob_reads: repo.blob_reads(),
@@ -446,6 +534,7 @@ fn diff_trees(
             base_renders: base_inv.renders,
             head_renders: head_inv.renders,
             head_reuses: head_inv.reused.len(),
+            unchanged,
             changed_apps: plan.changes.len(),
         };
     });
@@ -606,7 +695,7 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
         render: tools_outside(&repo, &opts.render),
     };
     opts.progress.step("rendering");
-    let inv = session.inventory(Arc::clone(&tree), &config, None)?;
+    let inv = session.inventory(Arc::clone(&tree), &config, None, None)?;
     record_stats(opts, |s| {
         *s = RunStats {
             blob_reads: repo.blob_reads(),

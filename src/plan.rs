@@ -131,6 +131,16 @@ pub struct Plan {
     pub changes: BTreeMap<String, AppChanges>,
 }
 
+impl Plan {
+    /// Whether a Namespace is pruned (its deletion takes everything inside).
+    #[must_use]
+    pub fn prunes_namespace(&self) -> bool {
+        self.prunes
+            .iter()
+            .any(|p| p.id.group.is_empty() && p.id.kind == "Namespace")
+    }
+}
+
 /// Whether Argo CD ever prunes this object: hooks, `Skip`, objects with
 /// ownerReferences and CRDs without tracking metadata are never pruned.
 #[must_use]
@@ -228,11 +238,24 @@ fn mode_across(b: &App, h: Option<&App>) -> PruneMode {
 #[must_use]
 pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
     let mut plan = Plan::default();
-    // Every resource id rendered at head, by app, to detect moves.
+    // Resources that enter an app at head, by app, to detect moves. One an
+    // app already rendered at base is not moving there: it was shared
+    // (Argo CD's SharedResourceWarning), and which app tracks the live
+    // object is not in git. Only apps whose render changed can gain one, so
+    // apps left unrendered as unchanged need not be rendered to know this.
     let mut head_owner: BTreeMap<&ResourceId, &str> = BTreeMap::new();
     for app in head.apps.values() {
+        let before: Option<BTreeSet<&ResourceId>> = match base.apps.get(&app.key) {
+            Some(_) if head.reused.contains(&app.key) => continue,
+            Some(b) if matches!(b.status, AppStatus::Rendered) => {
+                Some(b.resources.iter().map(|m| &m.id).collect())
+            }
+            _ => None,
+        };
         for m in &app.resources {
-            head_owner.entry(&m.id).or_insert(app.key.as_str());
+            if before.as_ref().is_none_or(|ids| !ids.contains(&m.id)) {
+                head_owner.entry(&m.id).or_insert(app.key.as_str());
+            }
         }
     }
 

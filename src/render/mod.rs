@@ -563,6 +563,34 @@ pub fn render(
     })
 }
 
+/// Everything a render can depend on besides the source spec: the
+/// subtrees it may read anything in, and single paths whose kind (file,
+/// directory, absent) it looks at.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Footprint {
+    /// Directories read below.
+    pub subtrees: Vec<String>,
+    /// Other paths looked at.
+    pub entries: Vec<String>,
+}
+
+/// What a render of `spec` depends on, or `None` when that cannot be told
+/// without rendering: Helm charts (templates, dependencies and values files
+/// may come from anywhere), plugins, and sources that fail to load. A
+/// directory source reads only below its path; a kustomization only below
+/// the kustomization directories it reaches ([`kustomize::footprint`]).
+#[must_use]
+pub fn footprint(cx: &RenderContext<'_>, spec: &SourceSpec) -> Option<Footprint> {
+    match detect(cx, spec).ok()? {
+        SourceType::Directory => Some(Footprint {
+            subtrees: vec![spec.path.clone()],
+            entries: Vec::new(),
+        }),
+        SourceType::Kustomize => kustomize::footprint(cx, spec).ok(),
+        SourceType::Helm | SourceType::Plugin => None,
+    }
+}
+
 /// Expands list objects into their items, as Argo CD does for every source
 /// type (AC `GenerateManifests`): an object whose `items` is an array is a
 /// list whatever its kind (`Unstructured.IsList`), its items are taken one

@@ -123,7 +123,7 @@ pub fn emit(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()>
     writeln!(out, "Apps ({}):", r.apps.len())?;
     let width = r.apps.iter().map(|a| a.name.len()).max().unwrap_or(0);
     for a in &r.apps {
-        let mode = if a.status == "rendered" {
+        let mode = if a.status == "rendered" || a.status == "unchanged" {
             format!(", {}", mode_text(a.prune_mode))
         } else {
             String::new()

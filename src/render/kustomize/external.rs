@@ -8,11 +8,11 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use super::load::{self, Kustomization};
+use super::load;
 use super::{argocd, content, KResult};
 use crate::manifest::Origin;
 use crate::render::{RenderContext, RenderError, RenderErrorKind, RenderedObject, SourceSpec};
-use crate::source::{path, EntryKind};
+use crate::source::EntryKind;
 use crate::yaml;
 
 fn copy_dir(cx: &RenderContext<'_>, dir: &str, dest: &Path) -> KResult<()> {
@@ -40,32 +40,6 @@ fn copy_dir(cx: &RenderContext<'_>, dir: &str, dest: &Path) -> KResult<()> {
     Ok(())
 }
 
-fn collect(cx: &RenderContext<'_>, k: &Kustomization, dirs: &mut Vec<String>) -> KResult<()> {
-    if dirs.contains(&k.dir) {
-        return Ok(());
-    }
-    dirs.push(k.dir.clone());
-    for f in ["resources", "components", "generators", "transformers"] {
-        for e in k.list(f) {
-            let Some(s) = e.as_str() else { continue };
-            if load::is_remote(s) {
-                return Err(RenderError::unsupported(format!(
-                    "`{}`: remote resource `{s}` cannot be fetched (no network access)",
-                    k.file
-                )));
-            }
-            let Some(p) = path::join(&k.dir, s) else {
-                continue;
-            };
-            if cx.kind_of(&p)? == Some(EntryKind::Dir) && load::find_file(cx, &p).is_ok() {
-                let child = load::load(cx, &p)?;
-                collect(cx, &child, dirs)?;
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Renders `spec` with the external binary `bin`.
 ///
 /// # Errors
@@ -76,8 +50,11 @@ pub fn render(
     bin: &Path,
 ) -> KResult<Vec<RenderedObject>> {
     let mut root = load::load(cx, &spec.path)?;
-    let mut dirs = Vec::new();
-    collect(cx, &root, &mut dirs)?;
+    // The directories are collected after Argo CD's options are applied:
+    // `kustomize.components` names directories too.
+    let mut edited = root.clone();
+    argocd::apply(&mut edited, spec)?;
+    let dirs = load::footprint(cx, &edited)?.subtrees;
     let tmp = tempfile::tempdir()
         .map_err(|e| content(format!("cannot create a temporary directory: {e}")))?;
     for d in &dirs {

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::resource::Res;
 use super::{content, KResult};
 use crate::manifest::Origin;
-use crate::render::{RenderContext, RenderError, RenderErrorKind, KUSTOMIZATION_NAMES};
+use crate::render::{Footprint, RenderContext, RenderError, RenderErrorKind, KUSTOMIZATION_NAMES};
 use crate::source::{self, path, EntryKind};
 use crate::yaml;
 
@@ -377,6 +377,59 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
         file,
         k,
     })
+}
+
+/// What a build of `k` reads: the kustomization directories it reaches,
+/// itself first (every entry of `resources`, `components`, `generators` and
+/// `transformers` that is a directory, followed recursively), and the other
+/// paths those entries name, whose kind decides what the build does. Under
+/// Kustomize's load restrictor every file a kustomization reads lies inside
+/// its own directory, so nothing outside these is read. A directory without
+/// a kustomization file counts as reached (the build fails on it, and
+/// adding one changes the build).
+///
+/// # Errors
+/// Remote entries and kustomizations that fail to load.
+pub fn footprint(cx: &RenderContext<'_>, k: &Kustomization) -> KResult<Footprint> {
+    let mut fp = Footprint::default();
+    collect(cx, k, &mut fp)?;
+    Ok(fp)
+}
+
+fn collect(cx: &RenderContext<'_>, k: &Kustomization, fp: &mut Footprint) -> KResult<()> {
+    if fp.subtrees.contains(&k.dir) {
+        return Ok(());
+    }
+    fp.subtrees.push(k.dir.clone());
+    for f in ["resources", "components", "generators", "transformers"] {
+        for e in k.list(f) {
+            let Some(s) = e.as_str() else { continue };
+            if is_remote(s) {
+                return Err(RenderError::unsupported(format!(
+                    "`{}`: remote resource `{s}` cannot be fetched (no network access)",
+                    k.file
+                )));
+            }
+            // Inline plugin configurations and paths leaving the repository
+            // name no directory.
+            let Some(p) = path::join(&k.dir, s) else {
+                continue;
+            };
+            if cx.kind_of(&p)? != Some(EntryKind::Dir) {
+                if !fp.entries.contains(&p) {
+                    fp.entries.push(p);
+                }
+                continue;
+            }
+            if find_file(cx, &p).is_ok() {
+                let child = load(cx, &p)?;
+                collect(cx, &child, fp)?;
+            } else if !fp.subtrees.contains(&p) {
+                fp.subtrees.push(p);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Parses resource documents (expanding `*List` objects with `items`).

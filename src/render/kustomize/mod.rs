@@ -50,3 +50,14 @@ pub fn render(
     }
     build::build(cx, spec)
 }
+
+/// What a build of `spec` reads (see [`load::footprint`]), Argo CD's
+/// `kustomize.components` included.
+///
+/// # Errors
+/// A kustomization that does not load.
+pub fn footprint(cx: &RenderContext<'_>, spec: &SourceSpec) -> KResult<super::Footprint> {
+    let mut root = load::load(cx, &spec.path)?;
+    argocd::apply(&mut root, spec)?;
+    load::footprint(cx, &root)
+}

@@ -1,0 +1,233 @@
+//! Recognising, without rendering it, an app that renders identically at
+//! both revisions of a diff, so that neither revision renders it.
+//!
+//! A render of a directory or Kustomize source reads only below a few
+//! directories and looks at the kind of a few other paths
+//! ([`render::footprint`]). When each of those has the same id at the
+//! other revision, no symlink lies in or on the way to them (its target
+//! could be anywhere) and the Application object is identical, the render
+//! there reads the same bytes and yields the same resources: the app
+//! contributes no prune, creation or change. Each revision defers such apps
+//! on its own; [`settle`] then renders every deferral the other revision
+//! does not confirm, so an app is left unrendered only when both agree.
+//!
+//! Some apps are always rendered, because other parts of a run read their
+//! resources whatever changed: an app whose files mention `Application` may
+//! render Applications or ApplicationSets (app-of-apps discovery needs
+//! them), and one whose files mention `StorageClass` may provide the class
+//! another app's PersistentVolumeClaim binds with (GL008 looks across
+//! apps). A kind can only be spelt out in a file, except through YAML's
+//! `\x`/`\u`/`\U` escapes or Kustomize features that assemble strings from
+//! parts (replacement `delimiter`s, `varReference` configurations): files
+//! with any of those are taken to mention anything.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
+
+use super::{render_fresh, source_spec, source_tree, App, AppStatus, Inventory, InventoryInput};
+use crate::render::{self, RenderContext};
+use crate::source::{self, EntryKind, ObjectId, Tree};
+
+/// Byte strings that make a file's app render every time (see the module doc).
+const ALWAYS_RENDER_MARKERS: [&str; 7] = [
+    "Application",
+    "StorageClass",
+    "\\x",
+    "\\u",
+    "\\U",
+    "delimiter",
+    "varReference",
+];
+
+/// What deferring needs: the other revision's tree and a memo of subtree
+/// checks shared by both revisions (tree ids are content ids).
+pub struct Deferral {
+    /// The tree of the other revision of the diff.
+    pub other: Arc<dyn Tree>,
+    /// Shared memo.
+    pub subtrees: Arc<SubtreeMemo>,
+}
+
+/// Per tree id: whether the subtree is free of symlinks, submodules and
+/// files carrying an [`ALWAYS_RENDER_MARKERS`] string.
+#[derive(Default)]
+pub struct SubtreeMemo {
+    plain: Mutex<HashMap<ObjectId, bool>>,
+}
+
+impl SubtreeMemo {
+    fn is_plain(&self, tree: &dyn Tree, dir: &str, id: ObjectId) -> bool {
+        if let Some(&known) = self.lock().get(&id) {
+            return known;
+        }
+        let plain = self.check(tree, dir);
+        self.lock().insert(id, plain);
+        plain
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectId, bool>> {
+        self.plain
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn check(&self, tree: &dyn Tree, dir: &str) -> bool {
+        let Ok(entries) = tree.list_raw(dir) else {
+            return false;
+        };
+        entries.iter().all(|e| {
+            let full = source::path::join(dir, &e.name).unwrap_or_default();
+            match e.kind {
+                EntryKind::Dir => self.is_plain(tree, &full, e.id),
+                EntryKind::File => tree.read_raw(&full).is_ok_and(|bytes| {
+                    !ALWAYS_RENDER_MARKERS
+                        .iter()
+                        .any(|m| memchr::memmem::find(&bytes, m.as_bytes()).is_some())
+                }),
+                EntryKind::Symlink | EntryKind::Submodule => false,
+            }
+        })
+    }
+}
+
+/// Whether `app` may be left unrendered at this revision: every source is a
+/// directory or kustomization of this very tree whose footprint is the same
+/// in the other revision, with no symlink in it or on the way to it.
+pub(super) fn defers(input: &InventoryInput<'_>, app: &App) -> bool {
+    let Some(d) = input.defer.as_ref() else {
+        return false;
+    };
+    if app.implicit || app.spec.sources.is_empty() {
+        return false;
+    }
+    // The other revision deferred the same Application: it compared this
+    // revision's copy of everything its render reads and found it identical,
+    // so computing the footprint here would find the same.
+    if input
+        .reuse
+        .and_then(|r| r.apps.get(&app.key))
+        .is_some_and(|prev| {
+            matches!(prev.status, AppStatus::Unchanged) && prev.object == app.object
+        })
+    {
+        return true;
+    }
+    app.spec.sources.iter().all(|src| {
+        let Some(path) = &src.path else {
+            return false;
+        };
+        let Ok(tree) = source_tree(input, src, false) else {
+            return false;
+        };
+        if !Arc::ptr_eq(&tree, &input.tree) {
+            return false;
+        }
+        let cx = RenderContext::new(tree.as_ref(), input.cache, input.render_options);
+        let Some(fp) = render::footprint(&cx, &source_spec(app, src, path)) else {
+            return false;
+        };
+        let here = tree.as_ref();
+        let there = d.other.as_ref();
+        let same_entry = |p: &str| {
+            let entry = |t: &dyn Tree| t.entry(p).ok().flatten().map(|e| (e.kind, e.id));
+            symlink_free(here, p) && symlink_free(there, p) && entry(here) == entry(there)
+        };
+        // A path inside a compared subtree is compared with it.
+        let inside = |p: &str| {
+            fp.subtrees
+                .iter()
+                .any(|r| source::path::strip_dir(p, r).is_some())
+        };
+        fp.subtrees.iter().all(|r| {
+            same_entry(r)
+                && match here.entry(r) {
+                    Ok(Some(e)) if e.kind == EntryKind::Dir => d.subtrees.is_plain(here, r, e.id),
+                    _ => false,
+                }
+        }) && fp.entries.iter().all(|p| inside(p) || same_entry(p))
+    })
+}
+
+/// Whether no existing prefix of `path` (itself included) is a symlink or
+/// submodule: what it names then cannot change without its own entry or a
+/// parent's changing.
+fn symlink_free(tree: &dyn Tree, path: &str) -> bool {
+    let mut prefix = String::new();
+    for seg in path.split('/').filter(|s| !s.is_empty()) {
+        if !prefix.is_empty() {
+            prefix.push('/');
+        }
+        prefix.push_str(seg);
+        match tree.entry(&prefix) {
+            Ok(Some(e)) => match e.kind {
+                EntryKind::Dir => {}
+                EntryKind::File => return true,
+                EntryKind::Symlink | EntryKind::Submodule => return false,
+            },
+            Ok(None) => return true,
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
+/// Renders every app that one revision deferred and the other did not
+/// confirm (it is absent there, its Application object or what manages it
+/// differs, or the other revision rendered it), and every deferred app when the two
+/// revisions know different CRD scopes (resource identity depends on
+/// them). Returns the keys left unrendered at both revisions.
+pub fn settle(
+    base: &mut Inventory,
+    head: &mut Inventory,
+    base_input: &InventoryInput<'_>,
+    head_input: &InventoryInput<'_>,
+) -> Vec<String> {
+    let same_scopes = base.scopes.crds == head.scopes.crds;
+    let confirmed = |a: &App, other: &Inventory| {
+        same_scopes
+            && other.apps.get(&a.key).is_some_and(|o| {
+                // Managed alike: an app its parent stops rendering is
+                // deleted even though its files are all still there.
+                matches!(o.status, AppStatus::Unchanged)
+                    && o.object == a.object
+                    && o.manager == a.manager
+            })
+    };
+    let pending = |inv: &Inventory, other: &Inventory| -> Vec<String> {
+        inv.apps
+            .values()
+            .filter(|a| matches!(a.status, AppStatus::Unchanged) && !confirmed(a, other))
+            .map(|a| a.key.clone())
+            .collect()
+    };
+    let base_pending = pending(base, head);
+    let head_pending = pending(head, base);
+    render_now(base, base_input, &base_pending);
+    render_now(head, head_input, &head_pending);
+    head.apps
+        .values()
+        .filter(|a| matches!(a.status, AppStatus::Unchanged))
+        .map(|a| a.key.clone())
+        .collect()
+}
+
+/// Renders the apps `keys` of `inv` (their deferral is withdrawn).
+pub fn render_now(inv: &mut Inventory, input: &InventoryInput<'_>, keys: &[String]) {
+    let apps: Vec<App> = keys.iter().filter_map(|k| inv.apps.remove(k)).collect();
+    let scopes = &inv.scopes;
+    let rendered: Vec<App> = apps
+        .into_par_iter()
+        .map(|mut app| {
+            app.status = AppStatus::External(String::new());
+            // A deferring revision has no out-of-bounds symlink: `build`
+            // defers nothing in such a tree.
+            render_fresh(input, scopes, None, app)
+        })
+        .collect();
+    inv.renders += rendered.len();
+    for app in rendered {
+        inv.apps.insert(app.key.clone(), app);
+    }
+}
