@@ -365,8 +365,11 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
     let repo = open_repo(opts)?;
     let spec = range;
     let range = repo.resolve_range(spec).map_err(|e| ci_advice(&repo, e))?;
-    let base_tree = repo.commit_tree(&range.base)?;
-    let head_tree = repo.commit_tree(&range.head)?;
+    let (base_tree, head_tree) = rayon::join(
+        || repo.commit_tree(&range.base),
+        || repo.commit_tree(&range.head),
+    );
+    let (base_tree, head_tree) = (base_tree?, head_tree?);
     let target = target_branch(&repo, &range.spec);
     let messages = repo.commit_messages(&range.base, &range.head)?;
     let mut report = diff_trees(
@@ -388,6 +391,8 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
             format!("no range given: comparing `{}`{detached}", range.spec),
         );
     }
+    // Its blob cache holds every file read: free it beside the output.
+    std::thread::spawn(move || drop(repo));
     Ok(report)
 }
 
@@ -504,6 +509,7 @@ fn diff_trees(
         (!opts.render_unchanged).then(|| Deferral {
             other: Arc::clone(other),
             subtrees: Arc::clone(&subtrees),
+            footprints: crate::render::FootprintMemo::default(),
         })
     };
     opts.progress.step("rendering the base revision");

@@ -151,6 +151,9 @@ pub struct Inventory {
     /// because the Application and every input it read are unchanged: their
     /// resources are identical there, so a plan need not compare them.
     pub reused: BTreeSet<String>,
+    /// Files the scan parsed (they may declare Applications, ApplicationSets,
+    /// CRDs or cluster Secrets), for the other revision's scan to reuse.
+    pub scan_candidates: BTreeSet<String>,
     /// Set when the revision exceeds a limit ([`MAX_DECLARED`],
     /// [`render::MAX_RENDERED_OBJECTS`]): the inventory is then empty and must not be
     /// compared, since every app in it is unknown.
@@ -245,7 +248,19 @@ fn scan(
     inv: &mut Inventory,
 ) -> (Vec<Declared>, Vec<Declared>, Vec<Value>) {
     let mut files = Vec::new();
-    walk(input.tree.as_ref(), "", &mut files);
+    // At head, a directory identical at base holds the same candidates:
+    // they are taken from base's scan instead of reading every file again.
+    let mut known = Vec::new();
+    let prev = input
+        .defer
+        .as_ref()
+        .zip(input.reuse)
+        .map(|(d, r)| Unchanged {
+            tree: d.other.as_ref(),
+            candidates: &r.scan_candidates,
+            out: &mut known,
+        });
+    walk(input.tree.as_ref(), "", &mut files, prev);
     let argo = memchr::memmem::Finder::new(b"argoproj.io");
     let crd = memchr::memmem::Finder::new(b"CustomResourceDefinition");
     // Most files naming `argoproj.io` only carry sync annotations; an
@@ -253,6 +268,11 @@ fn scan(
     // Secret its `secret-type` label, unless YAML escapes hide the letters.
     let declares = ["Application", "secret-type", "\\x", "\\u", "\\U"]
         .map(|m| memchr::memmem::Finder::new(m.as_bytes()).into_owned());
+    // In walk order (a directory's entries by name, depth first): the first
+    // of two declarations of one Application is the one used.
+    let known: BTreeSet<String> = known.into_iter().collect();
+    files.extend(known.iter().cloned());
+    files.sort_by(|a, b| a.split('/').cmp(b.split('/')));
     let parsed: Vec<(String, render::ParsedStream)> = files
         .par_iter()
         .filter_map(|f| {
@@ -261,7 +281,7 @@ fn scan(
             let bytes = input.tree.read_raw(f).ok()?;
             let argo_object =
                 argo.find(&bytes).is_some() && declares.iter().any(|m| m.find(&bytes).is_some());
-            if !argo_object && crd.find(&bytes).is_none() {
+            if !known.contains(f) && !argo_object && crd.find(&bytes).is_none() {
                 return None;
             }
             // Read as Argo CD and kubectl read manifests (sigs.k8s.io/yaml),
@@ -273,6 +293,7 @@ fn scan(
             ))
         })
         .collect();
+    inv.scan_candidates = parsed.iter().map(|(f, _)| f.clone()).collect();
     let mut apps = Vec::new();
     let mut appsets = Vec::new();
     let mut others = Vec::new();
@@ -328,7 +349,17 @@ fn scan(
     (apps, appsets, others)
 }
 
-fn walk(tree: &dyn Tree, dir: &str, out: &mut Vec<String>) {
+/// The other revision's scan, for [`walk`] to skip directories identical there.
+struct Unchanged<'a> {
+    tree: &'a dyn Tree,
+    candidates: &'a BTreeSet<String>,
+    out: &'a mut Vec<String>,
+}
+
+/// Lists the manifest files below `dir`. With `prev`, a directory whose id
+/// is the same in the other revision is not entered: the files of it that
+/// the other revision's scan kept go to `prev.out` instead.
+fn walk(tree: &dyn Tree, dir: &str, out: &mut Vec<String>, mut prev: Option<Unchanged<'_>>) {
     let Ok(entries) = tree.list_raw(dir) else {
         return;
     };
@@ -348,7 +379,7 @@ fn walk(tree: &dyn Tree, dir: &str, out: &mut Vec<String>) {
             } else {
                 format!("{dir}/crds")
             };
-            walk(tree, &crds, out);
+            walk(tree, &crds, out, prev);
         }
         return;
     }
@@ -359,7 +390,35 @@ fn walk(tree: &dyn Tree, dir: &str, out: &mut Vec<String>) {
             format!("{dir}/{}", e.name)
         };
         match e.kind {
-            EntryKind::Dir if e.name != ".git" => walk(tree, &full, out),
+            EntryKind::Dir if e.name != ".git" => {
+                if let Some(p) = prev.as_mut() {
+                    if p.tree
+                        .entry(&full)
+                        .ok()
+                        .flatten()
+                        .is_some_and(|o| o.id == e.id)
+                    {
+                        let below = format!("{full}/");
+                        p.out.extend(
+                            p.candidates
+                                .range(below.clone()..)
+                                .take_while(|f| f.starts_with(&below))
+                                .cloned(),
+                        );
+                        continue;
+                    }
+                }
+                walk(
+                    tree,
+                    &full,
+                    out,
+                    prev.as_mut().map(|p| Unchanged {
+                        tree: p.tree,
+                        candidates: p.candidates,
+                        out: &mut *p.out,
+                    }),
+                );
+            }
             EntryKind::File if is_manifest_file(&e.name) => out.push(full),
             _ => {}
         }
@@ -419,8 +478,15 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     // Round 0: every Application and ApplicationSet declared in a file.
     let mut pending: Vec<App> = Vec::new();
     let mut seen: BTreeSet<String> = BTreeSet::new();
-    for d in declared {
-        let Some(spec) = AppSpec::parse(&d.value) else {
+    let declared: Vec<(Declared, Option<AppSpec>)> = declared
+        .into_par_iter()
+        .map(|d| {
+            let spec = AppSpec::parse(&d.value);
+            (d, spec)
+        })
+        .collect();
+    for (d, spec) in declared {
+        let Some(spec) = spec else {
             continue;
         };
         let key = app_key(&spec);
@@ -845,6 +911,9 @@ fn source_tree(
 /// fails every app of the repository, not only the app whose directory
 /// holds it. A loop is not out of bounds: it fails only an app that reads it.
 fn out_of_bounds_symlink(tree: &dyn Tree) -> Option<RenderError> {
+    if !tree.may_have_symlinks() {
+        return None;
+    }
     let mut stack = vec![String::new()];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = tree.list_raw(&dir) else {

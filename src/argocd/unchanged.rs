@@ -48,13 +48,15 @@ pub struct Deferral {
     pub other: Arc<dyn Tree>,
     /// Shared memo.
     pub subtrees: Arc<SubtreeMemo>,
+    /// Footprints of this revision's kustomization directories.
+    pub footprints: render::FootprintMemo,
 }
 
 /// Per tree id: whether the subtree is free of symlinks, submodules and
 /// files carrying an [`ALWAYS_RENDER_MARKERS`] string.
 #[derive(Default)]
 pub struct SubtreeMemo {
-    plain: Mutex<HashMap<ObjectId, bool>>,
+    plain: Mutex<HashMap<ObjectId, bool, foldhash::fast::RandomState>>,
 }
 
 impl SubtreeMemo {
@@ -67,7 +69,9 @@ impl SubtreeMemo {
         plain
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectId, bool>> {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<ObjectId, bool, foldhash::fast::RandomState>> {
         self.plain
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -124,8 +128,8 @@ pub(super) fn defers(input: &InventoryInput<'_>, app: &App) -> bool {
         if !Arc::ptr_eq(&tree, &input.tree) {
             return false;
         }
-        let cx = RenderContext::new(tree.as_ref(), input.cache, input.render_options);
-        let Some(fp) = render::footprint(&cx, &source_spec(app, src, path)) else {
+        let cx = RenderContext::unrecorded(tree.as_ref(), input.cache, input.render_options);
+        let Some(fp) = render::footprint(&cx, &source_spec(app, src, path), &d.footprints) else {
             return false;
         };
         let here = tree.as_ref();

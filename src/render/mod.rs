@@ -144,7 +144,7 @@ impl RenderError {
 /// even when several threads ask for it together (the others wait).
 #[derive(Default)]
 pub struct ParseCache {
-    map: Mutex<HashMap<(ObjectId, Dialect), ParseSlot>>,
+    map: Mutex<HashMap<(ObjectId, Dialect), ParseSlot, foldhash::fast::RandomState>>,
     parses: AtomicUsize,
     bytes: AtomicUsize,
     /// Objects rendered so far in this run (see [`MAX_RENDERED_OBJECTS`]).
@@ -240,6 +240,7 @@ pub struct RenderContext<'a> {
     /// Settings.
     pub options: &'a RenderOptions,
     inputs: Mutex<BTreeMap<String, ObjectId>>,
+    recording: bool,
 }
 
 impl<'a> RenderContext<'a> {
@@ -255,10 +256,28 @@ impl<'a> RenderContext<'a> {
             cache,
             options,
             inputs: Mutex::new(BTreeMap::new()),
+            recording: true,
+        }
+    }
+
+    /// A context that keeps no record of what it reads (for work whose
+    /// inputs are accounted for otherwise, e.g. [`footprint`]).
+    #[must_use]
+    pub fn unrecorded(
+        tree: &'a dyn Tree,
+        cache: &'a ParseCache,
+        options: &'a RenderOptions,
+    ) -> RenderContext<'a> {
+        RenderContext {
+            recording: false,
+            ..RenderContext::new(tree, cache, options)
         }
     }
 
     fn record(&self, path: &str, id: ObjectId) {
+        if !self.recording {
+            return;
+        }
         self.inputs
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -266,6 +285,9 @@ impl<'a> RenderContext<'a> {
     }
 
     fn record_parent(&self, path: &str) {
+        if !self.recording {
+            return;
+        }
         let parent = source::path::parent(path);
         if let Ok(Some(e)) = self.tree.entry(parent) {
             self.record(&format!("{parent}/"), e.id);
@@ -574,19 +596,54 @@ pub struct Footprint {
     pub entries: Vec<String>,
 }
 
+impl Footprint {
+    fn extend(&mut self, other: &Footprint) {
+        self.subtrees.extend(other.subtrees.iter().cloned());
+        self.entries.extend(other.entries.iter().cloned());
+    }
+}
+
+/// The footprints of the kustomization directories of one tree, by path: a
+/// base included by many overlays is followed once.
+#[derive(Default)]
+pub struct FootprintMemo {
+    map: Mutex<HashMap<String, Arc<Footprint>, foldhash::fast::RandomState>>,
+}
+
+impl FootprintMemo {
+    fn get(&self, dir: &str) -> Option<Arc<Footprint>> {
+        self.map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(dir)
+            .cloned()
+    }
+
+    fn put(&self, dir: String, fp: Footprint) {
+        self.map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(dir, Arc::new(fp));
+    }
+}
+
 /// What a render of `spec` depends on, or `None` when that cannot be told
 /// without rendering: Helm charts (templates, dependencies and values files
 /// may come from anywhere), plugins, and sources that fail to load. A
 /// directory source reads only below its path; a kustomization only below
 /// the kustomization directories it reaches ([`kustomize::footprint`]).
 #[must_use]
-pub fn footprint(cx: &RenderContext<'_>, spec: &SourceSpec) -> Option<Footprint> {
+pub fn footprint(
+    cx: &RenderContext<'_>,
+    spec: &SourceSpec,
+    memo: &FootprintMemo,
+) -> Option<Footprint> {
     match detect(cx, spec).ok()? {
         SourceType::Directory => Some(Footprint {
             subtrees: vec![spec.path.clone()],
             entries: Vec::new(),
         }),
-        SourceType::Kustomize => kustomize::footprint(cx, spec).ok(),
+        SourceType::Kustomize => kustomize::footprint(cx, spec, memo).ok(),
         SourceType::Helm | SourceType::Plugin => None,
     }
 }

@@ -72,6 +72,9 @@ pub enum RepoError {
     Git(String),
 }
 
+/// A hash map with a fast hasher, for paths and object ids.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// One blob's bytes once read; readers of the same blob wait on one read.
 type BlobSlot = Arc<Mutex<Option<Arc<[u8]>>>>;
 
@@ -79,7 +82,7 @@ type BlobSlot = Arc<Mutex<Option<Arc<[u8]>>>>;
 /// many blobs were read from the object database (each at most once).
 #[derive(Default)]
 struct BlobCache {
-    map: Mutex<HashMap<ObjectId, BlobSlot>>,
+    map: Mutex<FastMap<ObjectId, BlobSlot>>,
     reads: AtomicUsize,
 }
 
@@ -336,11 +339,21 @@ impl GitRepo {
     /// # Errors
     /// An id that is not a commit in this repository.
     pub fn commit_tree(&self, commit: &str) -> Result<Arc<dyn Tree>, RepoError> {
-        let repo = self.lock();
+        // A handle of its own, so that two trees can be indexed at once.
+        let repo = self
+            .shared()
+            .take_handle()
+            .map_err(|e| RepoError::Git(e.to_string()))?;
+        let tree = self.index_commit(&repo, commit);
+        self.shared().give_back(repo);
+        tree
+    }
+
+    fn index_commit(&self, repo: &Repository, commit: &str) -> Result<Arc<dyn Tree>, RepoError> {
         let g = |e: git2::Error| RepoError::Git(e.message().to_string());
         let oid = Oid::from_str(commit).map_err(g)?;
         let tree = repo.find_commit(oid).map_err(g)?.tree().map_err(g)?;
-        let mut dirs: HashMap<String, Vec<Entry>> = HashMap::new();
+        let mut dirs: FastMap<String, Vec<Entry>> = FastMap::default();
         let mut stack = vec![(String::new(), tree)];
         let (mut entries_seen, mut bytes_seen) = (0usize, 0usize);
         while let Some((dir, tree)) = stack.pop() {
@@ -379,7 +392,7 @@ impl GitRepo {
             entries.sort_by(|a, b| a.name.cmp(&b.name));
             dirs.insert(dir, entries);
         }
-        let root_id = oid_to_id(tree_id_of(&repo, oid).map_err(g)?);
+        let root_id = oid_to_id(tree_id_of(repo, oid).map_err(g)?);
         Ok(Arc::new(IndexedTree::new(
             commit[..commit.len().min(12)].to_string(),
             root_id,
@@ -471,8 +484,8 @@ fn tree_id_of(repo: &Repository, commit: Oid) -> Result<Oid, git2::Error> {
 /// Builds a directory map from a flat list of files, with git-compatible tree ids.
 fn build_dirs(
     files: Vec<(String, EntryKind, ObjectId)>,
-) -> (HashMap<String, Vec<Entry>>, ObjectId) {
-    let mut dirs: HashMap<String, Vec<Entry>> = HashMap::new();
+) -> (FastMap<String, Vec<Entry>>, ObjectId) {
+    let mut dirs: FastMap<String, Vec<Entry>> = FastMap::default();
     dirs.insert(String::new(), Vec::new());
     let mut subdirs: HashMap<String, std::collections::BTreeSet<String>> = HashMap::new();
     for (path, kind, id) in files {
@@ -577,6 +590,28 @@ struct SharedRepo {
 }
 
 impl SharedRepo {
+    /// A git2 handle is used by one thread at a time: each user takes one
+    /// from the pool (opening another when all are busy) and gives it back,
+    /// so reads run in parallel.
+    fn take_handle(&self) -> Result<Repository, SourceError> {
+        let taken = self
+            .handles
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop();
+        match taken {
+            Some(r) => Ok(r),
+            None => Repository::open(&self.path).map_err(|e| io(&e)),
+        }
+    }
+
+    fn give_back(&self, repo: Repository) {
+        self.handles
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(repo);
+    }
+
     fn blob(&self, id: ObjectId, path: &str) -> Result<Arc<[u8]>, SourceError> {
         let slot = self.blobs.slot(&id);
         let mut slot = slot
@@ -593,27 +628,13 @@ impl SharedRepo {
     }
 
     fn read(&self, id: ObjectId, path: &str) -> Result<Arc<[u8]>, SourceError> {
-        // A git2 handle is used by one thread at a time: each reader takes
-        // one from the pool (opening another when all are busy), so reads
-        // run in parallel.
-        let taken = self
-            .handles
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .pop();
-        let repo = match taken {
-            Some(r) => r,
-            None => Repository::open(&self.path).map_err(|e| io(&e))?,
-        };
-        let oid = Oid::from_bytes(&id.0).map_err(|e| io(&e))?;
-        let read = repo
-            .find_blob(oid)
-            .map(|blob| Arc::<[u8]>::from(blob.content()))
-            .map_err(|e| SourceError::Io(format!("`{path}`: {}", e.message())));
-        self.handles
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(repo);
+        let repo = self.take_handle()?;
+        let read = Oid::from_bytes(&id.0).map_err(|e| io(&e)).and_then(|oid| {
+            repo.find_blob(oid)
+                .map(|blob| Arc::<[u8]>::from(blob.content()))
+                .map_err(|e| SourceError::Io(format!("`{path}`: {}", e.message())))
+        });
+        self.give_back(repo);
         let bytes = read?;
         self.blobs.reads.fetch_add(1, Ordering::Relaxed);
         Ok(bytes)
@@ -628,7 +649,7 @@ enum BlobStore {
 struct IndexedTree {
     label: String,
     root_id: ObjectId,
-    dirs: HashMap<String, Vec<Entry>>,
+    dirs: FastMap<String, Vec<Entry>>,
     store: BlobStore,
     symlinks: bool,
 }
@@ -637,7 +658,7 @@ impl IndexedTree {
     fn new(
         label: String,
         root_id: ObjectId,
-        dirs: HashMap<String, Vec<Entry>>,
+        dirs: FastMap<String, Vec<Entry>>,
         store: BlobStore,
     ) -> IndexedTree {
         let symlinks = dirs

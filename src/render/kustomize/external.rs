@@ -54,7 +54,7 @@ pub fn render(
     // `kustomize.components` names directories too.
     let mut edited = root.clone();
     argocd::apply(&mut edited, spec)?;
-    let dirs = load::footprint(cx, &edited)?.subtrees;
+    let dirs = load::footprint(cx, &edited, &crate::render::FootprintMemo::default())?.subtrees;
     let tmp = tempfile::tempdir()
         .map_err(|e| content(format!("cannot create a temporary directory: {e}")))?;
     for d in &dirs {

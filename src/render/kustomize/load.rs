@@ -8,7 +8,9 @@ use serde_json::{Map, Value};
 use super::resource::Res;
 use super::{content, KResult};
 use crate::manifest::Origin;
-use crate::render::{Footprint, RenderContext, RenderError, RenderErrorKind, KUSTOMIZATION_NAMES};
+use crate::render::{
+    Footprint, FootprintMemo, RenderContext, RenderError, RenderErrorKind, KUSTOMIZATION_NAMES,
+};
 use crate::source::{self, path, EntryKind};
 use crate::yaml;
 
@@ -379,7 +381,8 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
     })
 }
 
-/// What a build of `k` reads: the kustomization directories it reaches,
+/// What a build of `k` reads (`memo` holds what each kustomization
+/// directory of this tree reaches): the kustomization directories it reaches,
 /// itself first (every entry of `resources`, `components`, `generators` and
 /// `transformers` that is a directory, followed recursively), and the other
 /// paths those entries name, whose kind decides what the build does. Under
@@ -390,16 +393,22 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
 ///
 /// # Errors
 /// Remote entries and kustomizations that fail to load.
-pub fn footprint(cx: &RenderContext<'_>, k: &Kustomization) -> KResult<Footprint> {
-    let mut fp = Footprint::default();
-    collect(cx, k, &mut fp)?;
-    Ok(fp)
+pub fn footprint(
+    cx: &RenderContext<'_>,
+    k: &Kustomization,
+    memo: &FootprintMemo,
+) -> KResult<Footprint> {
+    let mut stack = vec![k.dir.clone()];
+    collect(cx, k, memo, &mut stack)
 }
 
-fn collect(cx: &RenderContext<'_>, k: &Kustomization, fp: &mut Footprint) -> KResult<()> {
-    if fp.subtrees.contains(&k.dir) {
-        return Ok(());
-    }
+fn collect(
+    cx: &RenderContext<'_>,
+    k: &Kustomization,
+    memo: &FootprintMemo,
+    stack: &mut Vec<String>,
+) -> KResult<Footprint> {
+    let mut fp = Footprint::default();
     fp.subtrees.push(k.dir.clone());
     for f in ["resources", "components", "generators", "transformers"] {
         for e in k.list(f) {
@@ -416,20 +425,33 @@ fn collect(cx: &RenderContext<'_>, k: &Kustomization, fp: &mut Footprint) -> KRe
                 continue;
             };
             if cx.kind_of(&p)? != Some(EntryKind::Dir) {
-                if !fp.entries.contains(&p) {
-                    fp.entries.push(p);
-                }
-                continue;
-            }
-            if find_file(cx, &p).is_ok() {
-                let child = load(cx, &p)?;
-                collect(cx, &child, fp)?;
-            } else if !fp.subtrees.contains(&p) {
+                fp.entries.push(p);
+            } else if find_file(cx, &p).is_err() {
                 fp.subtrees.push(p);
+            } else if let Some(known) = memo.get(&p) {
+                fp.extend(&known);
+            } else {
+                // A cycle fails the build; the footprint need not go round it.
+                if stack.contains(&p) {
+                    return Err(k.err(format!(
+                        "cycle detected: `{s}` contains a kustomization already being built"
+                    )));
+                }
+                let child = load(cx, &p)?;
+                stack.push(p.clone());
+                let sub = collect(cx, &child, memo, stack);
+                stack.pop();
+                let sub = sub?;
+                fp.extend(&sub);
+                memo.put(p, sub);
             }
         }
     }
-    Ok(())
+    fp.subtrees.sort();
+    fp.subtrees.dedup();
+    fp.entries.sort();
+    fp.entries.dedup();
+    Ok(fp)
 }
 
 /// Parses resource documents (expanding `*List` objects with `items`).

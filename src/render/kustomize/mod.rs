@@ -56,8 +56,12 @@ pub fn render(
 ///
 /// # Errors
 /// A kustomization that does not load.
-pub fn footprint(cx: &RenderContext<'_>, spec: &SourceSpec) -> KResult<super::Footprint> {
+pub fn footprint(
+    cx: &RenderContext<'_>,
+    spec: &SourceSpec,
+    memo: &super::FootprintMemo,
+) -> KResult<super::Footprint> {
     let mut root = load::load(cx, &spec.path)?;
     argocd::apply(&mut root, spec)?;
-    load::footprint(cx, &root)
+    load::footprint(cx, &root, memo)
 }
