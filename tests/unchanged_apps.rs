@@ -35,7 +35,12 @@ fn diff_cases() -> Vec<(PathBuf, Value)> {
                 .and_then(|t| gitops_lint::yaml::load_all(&t).ok())
                 .and_then(|d| d.into_iter().next())
                 .map_or(Value::Null, |d| d.value);
-            if meta.get("command").and_then(Value::as_str).unwrap_or("diff") == "diff" {
+            if meta
+                .get("command")
+                .and_then(Value::as_str)
+                .unwrap_or("diff")
+                == "diff"
+            {
                 out.push((dir, meta));
             }
         }
@@ -91,7 +96,9 @@ fn report(repo: &Path, meta: &Value, render_unchanged: bool) -> Value {
 }
 
 fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    v.get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
 }
 
 /// Differences between the deferring report and the full one that the
@@ -178,7 +185,7 @@ fn deferral_changes_no_finding_or_prune_in_any_golden_case() {
     );
     // The comparison means something only where apps were left unrendered.
     assert!(
-        deferring >= 10,
+        deferring >= 20,
         "only {deferring} of {} cases leave an app unrendered",
         cases.len()
     );
