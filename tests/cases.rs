@@ -112,7 +112,9 @@ fn run_case(case: &Case) -> Result<Value, String> {
         .unwrap_or_default();
     let opts = Options {
         repo: Some(tmp.path().to_path_buf()),
+        // As the command line does: `--all` also renders unchanged apps.
         all: args.iter().any(|a| a == "--all"),
+        render_unchanged: args.iter().any(|a| a == "--all"),
         ..Options::default()
     };
     let command = case

@@ -1,6 +1,6 @@
 //! The performance model, checked by counting work rather than timing it:
-//! an app whose inputs are unchanged is not rendered again at head, and
-//! every blob is read and parsed at most once per run, across both revisions.
+//! an app whose inputs are unchanged is not rendered again at head (nor at
+//! base, when nothing else needs its render), and every blob is read and parsed at most once per run, across both revisions.
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -42,7 +42,9 @@ fn configmap(name: &str, value: &str) -> String {
 
 /// An app-of-apps `root` rendering `argocd/`, which declares apps `a` and
 /// `b`, each a directory with its own ConfigMap and a symlink to one shared
-/// file (so both read `shared/common.yaml`).
+/// file (so both read `shared/common.yaml`). The symlinks and `root`'s
+/// Applications keep every app from being left unrendered, so the counts
+/// below are of renders and reuses.
 fn fleet(a_value: &str, b_value: &str, common_value: &str) -> Vec<(String, Vec<u8>)> {
     let mut files = vec![(
         "bootstrap/root.yaml".to_string(),
@@ -69,8 +71,19 @@ fn fleet(a_value: &str, b_value: &str, common_value: &str) -> Vec<(String, Vec<u
 }
 
 /// Commits `base` on `main` and `head` on `change`, runs `diff main..change`
-/// and returns the counts of work done.
+/// and returns the counts of work done; every app must render.
 fn run(base: &[(String, Vec<u8>)], head: &[(String, Vec<u8>)]) -> (RunStats, tempfile::TempDir) {
+    let (s, statuses, tmp) = run_statuses(base, head);
+    let rendered = statuses.iter().filter(|(_, st)| st == "rendered").count();
+    assert_eq!(rendered, 3, "every app renders: {statuses:?}");
+    (s, tmp)
+}
+
+/// [`run`] without the check: also returns each app's name and status.
+fn run_statuses(
+    base: &[(String, Vec<u8>)],
+    head: &[(String, Vec<u8>)],
+) -> (RunStats, Vec<(String, String)>, tempfile::TempDir) {
     let tmp = tempfile::tempdir().expect("temp dir");
     write_commit(tmp.path(), "main", None, base, "base").expect("base commit");
     write_commit(tmp.path(), "change", Some("main"), head, "head").expect("head commit");
@@ -82,14 +95,13 @@ fn run(base: &[(String, Vec<u8>)], head: &[(String, Vec<u8>)]) -> (RunStats, tem
         ..Options::default()
     };
     let report = lint::diff(Some("main..change"), &opts).expect("diff runs");
-    let rendered = report
+    let statuses = report
         .apps
         .iter()
-        .filter(|a| a.status == "rendered")
-        .count();
-    assert_eq!(rendered, 3, "every app renders: {:?}", report.apps);
+        .map(|a| (a.name.clone(), a.status.to_string()))
+        .collect();
     let s = stats.lock().expect("stats").clone();
-    (s, tmp)
+    (s, statuses, tmp)
 }
 
 /// Distinct blob ids in the trees of `main` and `change`, from the git CLI.
@@ -185,4 +197,29 @@ spec:
     // are generated twice but rendered once: root, a, b.
     assert_eq!(s.base_renders, 3, "{s}");
     assert_eq!((s.head_renders, s.head_reuses), (1, 2), "{s}");
+}
+
+#[test]
+fn an_app_with_identical_plain_inputs_is_rendered_at_neither_revision() {
+    // `c` is a plain directory (no symlink, no Application or StorageClass
+    // in its files) that no revision changes; only `b` changes.
+    let with_c = |b_value: &str| -> Vec<(String, Vec<u8>)> {
+        let mut files = fleet("1", b_value, "1");
+        files.push(("argocd/c.yaml".into(), application("c").into_bytes()));
+        files.push(("c/cm.yaml".into(), configmap("c-cm", "1").into_bytes()));
+        files
+    };
+    let (s, statuses, _tmp) = run_statuses(&with_c("1"), &with_c("2"));
+    let status = |name: &str| {
+        statuses
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, st)| st.as_str())
+    };
+    assert_eq!(status("c"), Some("unchanged"), "{statuses:?}");
+    assert_eq!(status("b"), Some("rendered"), "{statuses:?}");
+    // root, a and b at base; b at head (root's and a's renders are reused).
+    assert_eq!(s.base_renders, 3, "{s}");
+    assert_eq!((s.head_renders, s.head_reuses), (1, 2), "{s}");
+    assert_eq!(s.unchanged, 1, "{s}");
 }

@@ -951,8 +951,11 @@ fn render_app(
     oob: Option<&RenderError>,
     mut app: App,
 ) -> (App, Outcome) {
-    // A render that depends on every symlink of the tree is never reused.
-    let reuse = input.reuse.filter(|_| oob.is_none());
+    // A render that depends on every symlink of the tree is never reused,
+    // nor one made under other CRD scopes (they decide resource identity).
+    let reuse = input
+        .reuse
+        .filter(|r| oob.is_none() && r.scopes.crds == scopes.crds);
     if let Some(prev) = reuse.and_then(|r| r.apps.get(&app.key)) {
         if reusable(input.tree.as_ref(), &app, prev) {
             app.status = prev.status.clone();
