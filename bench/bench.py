@@ -14,9 +14,10 @@ For each fleet size N it generates a repository with bench/gen.py (base
     revisions, against the full `gitops-lint diff main..one`.
 
 It also runs each diff once with GITOPS_LINT_STATS=1 to report how much
-work was done (blobs parsed, apps rendered, renders reused), and checks
-every app rendered: a benchmark of apps that failed to render measures
-nothing.
+work was done (blobs parsed, apps rendered, renders reused, apps left
+unrendered because their inputs are identical at both revisions), and
+stops unless every app is `rendered` or `unchanged`: a benchmark of apps
+that failed to render measures nothing.
 
 Results: a table on stdout, <work>/results.json and <work>/results.md.
 """
@@ -106,6 +107,11 @@ def check_render(binary, repo, head):
     counts = {}
     for a in report["apps"]:
         counts[a["status"]] = counts.get(a["status"], 0) + 1
+    # Rendered, or provably identical at both revisions and so not rendered:
+    # anything else (a failed render) would make the timing meaningless.
+    failed = {k: v for k, v in counts.items() if k not in ("rendered", "unchanged")}
+    if failed:
+        raise SystemExit(f"gitops-lint did not render every app of {repo} main..{head}: {failed}")
     stats = [l for l in p.stderr.splitlines() if l.startswith("stats:")]
     return counts, len(report["findings"]), (stats[0] if stats else "")
 

@@ -81,12 +81,18 @@ impl AppSpec {
             n if n.is_empty() => "argocd".to_string(),
             n => n,
         };
-        let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
-        let raw_sources: Vec<Value> = match spec.get("sources").and_then(Value::as_array) {
-            Some(a) if !a.is_empty() => a.clone(),
-            _ => spec.get("source").cloned().into_iter().collect(),
+        let spec = obj.get("spec");
+        let sources = match spec
+            .and_then(|s| s.get("sources"))
+            .and_then(Value::as_array)
+        {
+            Some(a) if !a.is_empty() => a.iter().map(AppSource::parse).collect(),
+            _ => spec
+                .and_then(|s| s.get("source"))
+                .map(AppSource::parse)
+                .into_iter()
+                .collect(),
         };
-        let sources = raw_sources.iter().map(AppSource::parse).collect();
         let automated = obj.pointer("/spec/syncPolicy/automated");
         let prune_mode = match automated {
             Some(a) if a.is_object() => {

@@ -572,8 +572,30 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         let mut children: Vec<App> = Vec::new();
         let mut sets: Vec<AppSetEntry> = Vec::new();
         let mut child_keys: BTreeSet<String> = BTreeSet::new();
-        for parent in done.values() {
-            for m in &parent.resources {
+        // Parsing and comparing each rendered Application is most of this
+        // loop on a large app-of-apps: done in parallel, in order.
+        let parsed_children: Vec<Vec<Option<(String, AppSpec, bool)>>> = done
+            .par_iter()
+            .map(|(_, parent)| {
+                parent
+                    .resources
+                    .iter()
+                    .map(|m| {
+                        if !is_application(&m.value) || is_application_set(&m.value) {
+                            return None;
+                        }
+                        let spec = AppSpec::parse(&m.value)?;
+                        let key = app_key(&spec);
+                        let same = done.get(&key).is_some_and(|e| {
+                            e.object.as_ref() == m.value.as_ref() && e.manager.is_some()
+                        });
+                        Some((key, spec, same))
+                    })
+                    .collect()
+            })
+            .collect();
+        for (parent, parsed) in done.values().zip(parsed_children) {
+            for (m, child) in parent.resources.iter().zip(parsed) {
                 if is_application_set(&m.value) {
                     let key = set_key(&m.value);
                     let fresh = inv
@@ -590,19 +612,12 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
                     }
                     continue;
                 }
-                if !is_application(&m.value) {
-                    continue;
-                }
-                let Some(spec) = AppSpec::parse(&m.value) else {
+                let Some((key, spec, same)) = child else {
                     continue;
                 };
-                let key = app_key(&spec);
                 if key == parent.key {
                     continue; // an app that manages its own Application object
                 }
-                let existing = done.get(&key);
-                let same = existing
-                    .is_some_and(|e| e.object.as_ref() == m.value.as_ref() && e.manager.is_some());
                 if same || !child_keys.insert(key.clone()) {
                     continue;
                 }

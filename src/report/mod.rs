@@ -100,7 +100,8 @@ pub struct AppRow {
     pub namespace: String,
     /// Source path (or chart).
     pub source: String,
-    /// `rendered`, `unrendered` or `external`.
+    /// `rendered`, `unrendered`, `external`, or in a diff `unchanged` (not
+    /// rendered at either revision: everything it reads is identical).
     pub status: &'static str,
     /// Prune mode.
     pub prune_mode: PruneMode,
