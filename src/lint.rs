@@ -506,7 +506,7 @@ fn diff_trees(
     // neither, unless every resource is wanted (`--all`).
     let subtrees = Arc::new(SubtreeMemo::default());
     let deferral = |other: &Arc<dyn Tree>| {
-        (!opts.render_unchanged).then(|| Deferral {
+        (!opts.render_unchanged && !opts.all).then(|| Deferral {
             other: Arc::clone(other),
             subtrees: Arc::clone(&subtrees),
             footprints: crate::render::FootprintMemo::default(),

@@ -14,12 +14,16 @@
 //! Some apps are always rendered, because other parts of a run read their
 //! resources whatever changed: an app whose files mention `Application` may
 //! render Applications or ApplicationSets (app-of-apps discovery needs
-//! them), and one whose files mention `StorageClass` may provide the class
+//! them), one whose files mention `StorageClass` may provide the class
 //! another app's PersistentVolumeClaim binds with (GL008 looks across
-//! apps). A kind can only be spelt out in a file, except through YAML's
-//! `\x`/`\u`/`\U` escapes or Kustomize features that assemble strings from
-//! parts (replacement `delimiter`s, `varReference` configurations): files
-//! with any of those are taken to mention anything.
+//! apps), and one with a CRD or cluster Secret file holds what the
+//! inventory scan reads (a broken one is reported unless an app's own
+//! failure already says so). A kind is spelt out in some file unless it is
+//! assembled: by Kustomize replacements (a `namePrefix` copied into `kind`),
+//! JSON patch `copy`/`move`, `varReference` configurations, or YAML escapes
+//! and line continuations in double-quoted strings. Files using the
+//! Kustomize features count as mentioning anything; a file with a
+//! backslash is parsed and its strings are checked as YAML reads them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -27,19 +31,51 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 
 use super::{render_fresh, source_spec, source_tree, App, AppStatus, Inventory, InventoryInput};
-use crate::render::{self, RenderContext};
+use crate::render::{self, ParseCache, RenderContext};
 use crate::source::{self, EntryKind, ObjectId, Tree};
+use crate::yaml::Dialect;
 
-/// Byte strings that make a file's app render every time (see the module doc).
-const ALWAYS_RENDER_MARKERS: [&str; 7] = [
+/// Strings that make a file's app render every time (see the module doc).
+const KINDS_READ_ACROSS_APPS: [&str; 4] = [
     "Application",
     "StorageClass",
-    "\\x",
-    "\\u",
-    "\\U",
-    "delimiter",
-    "varReference",
+    "CustomResourceDefinition",
+    "secret-type",
 ];
+
+/// Kustomize features that build a string from parts of others.
+const STRING_ASSEMBLY: [&str; 5] = ["eplacement", "delimiter", "varReference", "copy", "move"];
+
+/// Whether a file may make its app's resources matter to other apps.
+fn may_matter_elsewhere(bytes: &[u8], id: ObjectId, cache: &ParseCache) -> bool {
+    let has = |m: &str| memchr::memmem::find(bytes, m.as_bytes()).is_some();
+    if KINDS_READ_ACROSS_APPS
+        .iter()
+        .chain(&STRING_ASSEMBLY)
+        .any(|m| has(m))
+    {
+        return true;
+    }
+    if memchr::memchr(b'\\', bytes).is_none() {
+        return false;
+    }
+    // Escapes can spell any letter: look at the strings YAML reads.
+    match cache.get_or_parse_as(id, bytes, Dialect::Kyaml).as_ref() {
+        Ok(docs) => docs.iter().any(|d| mentions(&d.value)),
+        Err(_) => true,
+    }
+}
+
+fn mentions(v: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    let text = |s: &str| KINDS_READ_ACROSS_APPS.iter().any(|m| s.contains(m));
+    match v {
+        Value::String(s) => text(s),
+        Value::Array(a) => a.iter().any(mentions),
+        Value::Object(m) => m.iter().any(|(k, v)| text(k) || mentions(v)),
+        _ => false,
+    }
+}
 
 /// What deferring needs: the other revision's tree and a memo of subtree
 /// checks shared by both revisions (tree ids are content ids).
@@ -53,18 +89,18 @@ pub struct Deferral {
 }
 
 /// Per tree id: whether the subtree is free of symlinks, submodules and
-/// files carrying an [`ALWAYS_RENDER_MARKERS`] string.
+/// files that [`may_matter_elsewhere`].
 #[derive(Default)]
 pub struct SubtreeMemo {
     plain: Mutex<HashMap<ObjectId, bool, foldhash::fast::RandomState>>,
 }
 
 impl SubtreeMemo {
-    fn is_plain(&self, tree: &dyn Tree, dir: &str, id: ObjectId) -> bool {
+    fn is_plain(&self, tree: &dyn Tree, cache: &ParseCache, dir: &str, id: ObjectId) -> bool {
         if let Some(&known) = self.lock().get(&id) {
             return known;
         }
-        let plain = self.check(tree, dir);
+        let plain = self.check(tree, cache, dir);
         self.lock().insert(id, plain);
         plain
     }
@@ -77,19 +113,17 @@ impl SubtreeMemo {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn check(&self, tree: &dyn Tree, dir: &str) -> bool {
+    fn check(&self, tree: &dyn Tree, cache: &ParseCache, dir: &str) -> bool {
         let Ok(entries) = tree.list_raw(dir) else {
             return false;
         };
         entries.iter().all(|e| {
             let full = source::path::join(dir, &e.name).unwrap_or_default();
             match e.kind {
-                EntryKind::Dir => self.is_plain(tree, &full, e.id),
-                EntryKind::File => tree.read_raw(&full).is_ok_and(|bytes| {
-                    !ALWAYS_RENDER_MARKERS
-                        .iter()
-                        .any(|m| memchr::memmem::find(&bytes, m.as_bytes()).is_some())
-                }),
+                EntryKind::Dir => self.is_plain(tree, cache, &full, e.id),
+                EntryKind::File => tree
+                    .read_raw(&full)
+                    .is_ok_and(|bytes| !may_matter_elsewhere(&bytes, e.id, cache)),
                 EntryKind::Symlink | EntryKind::Submodule => false,
             }
         })
@@ -147,7 +181,9 @@ pub(super) fn defers(input: &InventoryInput<'_>, app: &App) -> bool {
         fp.subtrees.iter().all(|r| {
             same_entry(r)
                 && match here.entry(r) {
-                    Ok(Some(e)) if e.kind == EntryKind::Dir => d.subtrees.is_plain(here, r, e.id),
+                    Ok(Some(e)) if e.kind == EntryKind::Dir => {
+                        d.subtrees.is_plain(here, input.cache, r, e.id)
+                    }
                     _ => false,
                 }
         }) && fp.entries.iter().all(|p| inside(p) || same_entry(p))
