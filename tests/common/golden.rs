@@ -128,8 +128,8 @@ impl Case {
         }
         let b = write_commit(repo, "main", None, &base, "base").map_err(|e| e.to_string())?;
         self.tag_base(repo, &b)?;
-        let h = write_commit(repo, "change", Some("main"), &head, "head")
-            .map_err(|e| e.to_string())?;
+        let h =
+            write_commit(repo, "change", Some("main"), &head, "head").map_err(|e| e.to_string())?;
         Ok(Committed { base: b, head: h })
     }
 
