@@ -148,12 +148,14 @@ impl Case {
         Ok(())
     }
 
-    /// The options a run of this case uses in the repository at `repo`
-    /// (`--all` from `args`).
+    /// The options a run of this case uses in the repository at `repo`:
+    /// `--all` from `args` sets both `all` and `render_unchanged`, as on the
+    /// command line.
     pub fn options(&self, repo: &Path) -> Options {
         Options {
             repo: Some(repo.to_path_buf()),
             all: self.all(),
+            render_unchanged: self.all(),
             ..Options::default()
         }
     }
