@@ -20,7 +20,9 @@ use common::golden::{self, Case, Committed};
 use gitops_lint::argocd::{self, InventoryInput, RepoIdentity};
 use gitops_lint::lint::{self, Revision, RunStats};
 use gitops_lint::manifest::Scopes;
-use gitops_lint::render::{self, Footprint, ParseCache, RenderContext, RenderOptions, SourceSpec};
+use gitops_lint::render::{
+    self, Footprint, FootprintMemo, ParseCache, RenderContext, RenderOptions, SourceSpec,
+};
 use gitops_lint::source::{DirTree, GitRepo, ObjectId, Tree};
 use serde_json::Value;
 
@@ -177,27 +179,6 @@ fn base_failure(
         .map(str::to_string))
 }
 
-/// Golden cases known to answer differently with deferral, and why. Each
-/// must still differ: once fixed, it is removed from here.
-const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
-    (
-        "pipeline/unchanged-app-failing-on-a-broken-crd-file",
-        "GL000 reports a broken file on its own unless an app failed on it; an unchanged app is not known to fail, so the file's finding appears in place of the app's",
-    ),
-    (
-        "pipeline/unchanged-parent-child-kind-split-by-escaped-line-break",
-        "no file spells `Application`: a YAML escaped line break joins it, so the parent is deferred and its child never discovered",
-    ),
-    (
-        "pipeline/unchanged-parent-child-kind-built-by-replacement",
-        "no file spells `Application`: a replacement copies a prefixed name into `kind`",
-    ),
-    (
-        "pipeline/unchanged-parent-child-kind-copied-by-json-patch",
-        "no file spells `Application`: a JSON patch copies a prefixed name into `kind`",
-    ),
-];
-
 struct Outcome {
     /// Apps left unrendered by the deferred run (`RunStats.unchanged`).
     deferred_apps: usize,
@@ -254,28 +235,18 @@ fn deferring_unchanged_apps_changes_no_finding_or_prune() {
     let diffs: Vec<&Case> = all.iter().filter(|c| c.command() == "diff").collect();
     assert!(diffs.len() >= 100, "only {} golden diff cases", diffs.len());
     let mut failures = Vec::new();
-    let mut known = Vec::new();
     let (mut cases_deferring, mut apps_deferred, mut failing_both) = (0, 0, 0);
     for case in &diffs {
-        let divergence = KNOWN_DIVERGENCES.iter().find(|(n, _)| *n == case.name);
-        match (compare_case(case), divergence) {
-            (Ok(_), Some(_)) => failures.push(format!(
-                "{}: listed in KNOWN_DIVERGENCES but answers the same now; remove it",
-                case.name
-            )),
-            (Err(_), Some((_, why))) => known.push(format!("{} ({why})", case.name)),
-            (Ok(o), None) => {
+        match compare_case(case) {
+            Ok(o) => {
                 if o.deferred_apps > 0 {
                     cases_deferring += 1;
                 }
                 apps_deferred += o.deferred_apps;
                 failing_both += o.failing_both;
             }
-            (Err(e), None) => failures.push(format!("{}: {e}", case.name)),
+            Err(e) => failures.push(format!("{}: {e}", case.name)),
         }
-    }
-    for k in &known {
-        println!("known divergence: {k}");
     }
     println!(
         "{} diff cases: {cases_deferring} left {apps_deferred} apps unrendered ({failing_both} failing at both revisions)",
@@ -296,6 +267,34 @@ fn deferring_unchanged_apps_changes_no_finding_or_prune() {
     assert!(
         failing_both >= 2,
         "only {failing_both} deferred apps fail at both revisions"
+    );
+}
+
+/// Cases in `testdata/unchanged-divergences/` (laid out like golden cases,
+/// their `case.yaml` saying in `divergence` what differs) are changes where
+/// deferral is known to give another answer than a full render. Each must
+/// still differ: once it answers the same, it belongs among the golden cases.
+#[test]
+fn known_divergences_still_differ() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/unchanged-divergences");
+    let cases = golden::cases_in(&root);
+    assert!(!cases.is_empty(), "no case in {}", root.display());
+    let mut fixed = Vec::new();
+    for case in &cases {
+        let why = case.meta["divergence"].as_str().unwrap_or_default();
+        assert!(
+            !why.is_empty(),
+            "{}: case.yaml says no `divergence`",
+            case.name
+        );
+        match compare_case(case) {
+            Ok(_) => fixed.push(case.name.as_str()),
+            Err(e) => println!("known divergence {}: {why}\n{e}", case.name),
+        }
+    }
+    assert!(
+        fixed.is_empty(),
+        "these answer as a full render now; move them to testdata/cases: {fixed:?}"
     );
 }
 
@@ -334,15 +333,32 @@ struct Tally {
 }
 
 impl Tally {
-    /// Renders `spec` in `tree`, then checks its inputs against its footprint.
-    fn check(&mut self, label: &str, tree: &dyn Tree, spec: &SourceSpec, scopes: &Scopes) {
+    /// Renders `spec` in `tree`, then checks its inputs against its
+    /// footprint, computed afresh and with `memo` (shared by the sources of
+    /// one tree, as a run shares it): both must agree.
+    fn check(
+        &mut self,
+        label: &str,
+        tree: &dyn Tree,
+        spec: &SourceSpec,
+        scopes: &Scopes,
+        memo: &FootprintMemo,
+    ) {
         let cache = ParseCache::default();
         let options = RenderOptions::default();
         let cx = RenderContext::new(tree, &cache, &options);
         let result = render::render(&cx, spec, scopes);
         let inputs: BTreeMap<String, ObjectId> = cx.inputs();
         let cx2 = RenderContext::new(tree, &cache, &options);
-        let Some(fp) = render::footprint(&cx2, spec) else {
+        let fresh = render::footprint(&cx2, spec, &FootprintMemo::default());
+        let cx3 = RenderContext::new(tree, &cache, &options);
+        let shared = render::footprint(&cx3, spec, memo);
+        if shared != fresh {
+            self.violations.push(format!(
+                "{label}: footprint {fresh:?} but {shared:?} with the memo of earlier sources"
+            ));
+        }
+        let Some(fp) = fresh else {
             self.no_footprint += 1;
             return;
         };
@@ -387,7 +403,13 @@ fn footprint_holds_every_input_of_a_corpus_render() {
             path: case.entry.trim_end_matches('/').to_string(),
             ..SourceSpec::default()
         };
-        t.check(&case.name, &tree, &spec, &Scopes::default());
+        t.check(
+            &case.name,
+            &tree,
+            &spec,
+            &Scopes::default(),
+            &FootprintMemo::default(),
+        );
         if t.checked == before && !unsupported.contains(&case.name) {
             missing.push(case.name.as_str());
         }
@@ -442,6 +464,7 @@ fn check_revision(
         defer: None,
     };
     let inv = argocd::build(&input);
+    let memo = FootprintMemo::default();
     for app in inv.apps.values() {
         for src in &app.spec.sources {
             let Some(path) = &src.path else { continue };
@@ -465,6 +488,7 @@ fn check_revision(
                 tree.as_ref(),
                 &spec,
                 &inv.scopes,
+                &memo,
             );
         }
     }

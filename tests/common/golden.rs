@@ -56,14 +56,7 @@ pub fn cases() -> Vec<Case> {
             if !dir.is_dir() {
                 continue;
             }
-            let meta = match std::fs::read_to_string(dir.join("case.yaml")) {
-                Ok(t) => gitops_lint::yaml::load_all(&t)
-                    .ok()
-                    .and_then(|d| d.into_iter().next())
-                    .map(|d| d.value)
-                    .unwrap_or(Value::Null),
-                Err(_) => Value::Null,
-            };
+            let meta = read_meta(&dir);
             let name = format!(
                 "{gname}/{}",
                 dir.file_name().unwrap_or_default().to_string_lossy()
@@ -78,6 +71,39 @@ pub fn cases() -> Vec<Case> {
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
+}
+
+/// Every case directly below `root` (named by its directory), sorted.
+pub fn cases_in(root: &Path) -> Vec<Case> {
+    let mut out: Vec<Case> = std::fs::read_dir(root)
+        .expect("case directory exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|dir| dir.is_dir())
+        .map(|dir| Case {
+            meta: read_meta(&dir),
+            name: dir
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned(),
+            rule: None,
+            dir,
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// `case.yaml` of a case, or null.
+fn read_meta(dir: &Path) -> Value {
+    match std::fs::read_to_string(dir.join("case.yaml")) {
+        Ok(t) => gitops_lint::yaml::load_all(&t)
+            .ok()
+            .and_then(|d| d.into_iter().next())
+            .map(|d| d.value)
+            .unwrap_or(Value::Null),
+        Err(_) => Value::Null,
+    }
 }
 
 /// A case committed into a repository: the commits of `base/` (branch
