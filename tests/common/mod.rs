@@ -5,6 +5,8 @@
 
 use std::path::Path;
 
+pub mod golden;
+
 use gitops_lint::source::write_commit;
 
 /// Every file under `root`, as (relative path, bytes), sorted.

@@ -1,0 +1,216 @@
+//! The golden cases of `testdata/cases/<CODE>-<name>/<case>/`: loading them,
+//! committing their `base/` and `head/` trees into a real git repository,
+//! and running gitops-lint on them in-process.
+//!
+//! `case.yaml` (optional): `proves` (one line), `command` (`diff`, the
+//! default, or `check`, which uses only `head/`), `args` (`--all`), and
+//! `config` (written as `.gitops-lint.yaml` into both trees), and `tags`
+//! (lightweight tags created on the base commit, for `targetRevision` pins).
+//! A file named `x.symlink` becomes a symlink `x` whose target is its content.
+
+use std::path::{Path, PathBuf};
+
+use gitops_lint::lint::{self, Options, Revision};
+use gitops_lint::report::json;
+use gitops_lint::source::write_commit;
+use serde_json::Value;
+
+/// Every file under `root` (none when it does not exist), sorted.
+fn files_or_none(root: &Path) -> Vec<(String, Vec<u8>)> {
+    if root.exists() {
+        super::files_of(root)
+    } else {
+        Vec::new()
+    }
+}
+
+/// One golden case.
+pub struct Case {
+    /// Its directory.
+    pub dir: PathBuf,
+    /// The rule code of its group (`GL001`), if the group is a rule's.
+    pub rule: Option<String>,
+    /// `group/case`.
+    pub name: String,
+    /// `case.yaml`, or null.
+    pub meta: Value,
+}
+
+/// Every golden case, sorted by name.
+pub fn cases() -> Vec<Case> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cases");
+    let mut out = Vec::new();
+    for group in std::fs::read_dir(&root).expect("testdata/cases exists") {
+        let group = group.expect("entry").path();
+        if !group.is_dir() {
+            continue;
+        }
+        let gname = group
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let rule = gname.starts_with("GL").then(|| gname[..5].to_string());
+        for case in std::fs::read_dir(&group).expect("readable group") {
+            let dir = case.expect("entry").path();
+            if !dir.is_dir() {
+                continue;
+            }
+            let meta = read_meta(&dir);
+            let name = format!(
+                "{gname}/{}",
+                dir.file_name().unwrap_or_default().to_string_lossy()
+            );
+            out.push(Case {
+                dir,
+                rule: rule.clone(),
+                name,
+                meta,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// Every case directly below `root` (named by its directory), sorted.
+pub fn cases_in(root: &Path) -> Vec<Case> {
+    let mut out: Vec<Case> = std::fs::read_dir(root)
+        .expect("case directory exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|dir| dir.is_dir())
+        .map(|dir| Case {
+            meta: read_meta(&dir),
+            name: dir
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned(),
+            rule: None,
+            dir,
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// `case.yaml` of a case, or null.
+fn read_meta(dir: &Path) -> Value {
+    match std::fs::read_to_string(dir.join("case.yaml")) {
+        Ok(t) => gitops_lint::yaml::load_all(&t)
+            .ok()
+            .and_then(|d| d.into_iter().next())
+            .map(|d| d.value)
+            .unwrap_or(Value::Null),
+        Err(_) => Value::Null,
+    }
+}
+
+/// A case committed into a repository: the commits of `base/` (branch
+/// `main`, empty for `check` cases) and `head/` (branch `change`, or
+/// `main` for `check` cases).
+pub struct Committed {
+    /// The base commit (empty for `check`).
+    pub base: String,
+    /// The head commit.
+    pub head: String,
+}
+
+impl Case {
+    /// `diff` or `check`.
+    pub fn command(&self) -> &str {
+        self.meta
+            .get("command")
+            .and_then(Value::as_str)
+            .unwrap_or("diff")
+    }
+
+    /// Whether `args` holds `--all`.
+    pub fn all(&self) -> bool {
+        self.meta
+            .get("args")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|x| x.as_str() == Some("--all")))
+    }
+
+    /// Commits the case into a new repository at `repo`.
+    ///
+    /// # Errors
+    /// Git failures, as text.
+    pub fn commit(&self, repo: &Path) -> Result<Committed, String> {
+        let mut base = files_or_none(&self.dir.join("base"));
+        let mut head = files_or_none(&self.dir.join("head"));
+        if let Some(cfg) = self.meta.get("config") {
+            let text = serde_json::to_string(cfg).map_err(|e| e.to_string())?;
+            base.push((".gitops-lint.yaml".into(), text.clone().into_bytes()));
+            head.push((".gitops-lint.yaml".into(), text.into_bytes()));
+        }
+        if self.command() == "check" {
+            let h = write_commit(repo, "main", None, &head, "head").map_err(|e| e.to_string())?;
+            return Ok(Committed {
+                base: String::new(),
+                head: h,
+            });
+        }
+        let b = write_commit(repo, "main", None, &base, "base").map_err(|e| e.to_string())?;
+        self.tag_base(repo, &b)?;
+        let h =
+            write_commit(repo, "change", Some("main"), &head, "head").map_err(|e| e.to_string())?;
+        Ok(Committed { base: b, head: h })
+    }
+
+    /// Creates the `tags` of `case.yaml` on the base commit.
+    fn tag_base(&self, dir: &Path, base: &str) -> Result<(), String> {
+        let Some(tags) = self.meta.get("tags").and_then(Value::as_array) else {
+            return Ok(());
+        };
+        let repo = git2::Repository::open(dir).map_err(|e| e.to_string())?;
+        let oid = git2::Oid::from_str(base).map_err(|e| e.to_string())?;
+        let commit = repo.find_object(oid, None).map_err(|e| e.to_string())?;
+        for t in tags.iter().filter_map(Value::as_str) {
+            repo.tag_lightweight(t, &commit, false)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// The options a run of this case uses in the repository at `repo`:
+    /// `--all` from `args` sets both `all` and `render_unchanged`, as on the
+    /// command line.
+    pub fn options(&self, repo: &Path) -> Options {
+        Options {
+            repo: Some(repo.to_path_buf()),
+            all: self.all(),
+            render_unchanged: self.all(),
+            ..Options::default()
+        }
+    }
+
+    /// Runs the case's command (already committed as `c` in the repository
+    /// `opts.repo`) and returns the JSON report with commit ids replaced by
+    /// `<base>` and `<head>`.
+    ///
+    /// # Errors
+    /// A run that fails, as text.
+    pub fn run(&self, c: &Committed, opts: &Options) -> Result<Value, String> {
+        let report = if self.command() == "check" {
+            lint::check(&Revision::Commit("main".into()), opts).map_err(|e| e.to_string())?
+        } else {
+            lint::diff(Some("main..change"), opts).map_err(|e| e.to_string())?
+        };
+        to_json(&report, c)
+    }
+}
+
+/// The JSON contract of `report` with commit ids replaced by placeholders.
+///
+/// # Errors
+/// Serialisation failures, as text.
+pub fn to_json(report: &gitops_lint::report::Report, c: &Committed) -> Result<Value, String> {
+    let text = serde_json::to_string_pretty(&json::to_value(report)).map_err(|e| e.to_string())?;
+    let mut text = text.replace(&c.head, "<head>");
+    if !c.base.is_empty() {
+        text = text.replace(&c.base, "<base>");
+    }
+    serde_json::from_str(&text).map_err(|e| e.to_string())
+}

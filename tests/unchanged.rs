@@ -1,0 +1,549 @@
+//! Leaving unchanged apps unrendered must never change an answer.
+//!
+//! 1. Every golden diff case is run twice, deferring unchanged apps (the
+//!    default) and rendering everything (`render_unchanged`): the reports
+//!    must be identical except for what deferral is allowed to change, the
+//!    `unchanged` status and GL000 for apps that fail identically at both
+//!    revisions.
+//! 2. `render::footprint` is what deferral trusts: every path a real render
+//!    reads must lie inside it, for every Kustomize corpus case and every
+//!    app source of every golden case at both revisions.
+
+mod common;
+mod kustomize_common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use common::golden::{self, Case, Committed};
+use gitops_lint::argocd::{self, InventoryInput, RepoIdentity};
+use gitops_lint::lint::{self, Revision, RunStats};
+use gitops_lint::manifest::Scopes;
+use gitops_lint::render::{
+    self, Footprint, FootprintMemo, ParseCache, RenderContext, RenderOptions, SourceSpec,
+};
+use gitops_lint::source::{DirTree, GitRepo, ObjectId, Tree};
+use serde_json::Value;
+
+// ---------------------------------------------------------------------------
+// 1. Equivalence of the deferred and the full run.
+
+/// How an app is named in findings: `name`, or `namespace/name` outside `argocd`.
+fn display(app: &Value) -> String {
+    let name = app["name"].as_str().unwrap_or_default();
+    match app["namespace"].as_str() {
+        Some("argocd") | None => name.to_string(),
+        Some(ns) => format!("{ns}/{name}"),
+    }
+}
+
+/// The render error of `app` in a GL000 message, if `message` is the
+/// render-failure finding of `prefix` (`at head`/`at base` in a diff, nothing in a check).
+fn render_error<'a>(message: &'a str, app: &str, prefix: &str) -> Option<&'a str> {
+    message
+        .strip_prefix(&format!("`{app}` could not be rendered{prefix}, so "))?
+        .split_once(": ")
+        .map(|(_, e)| e)
+}
+
+/// Rewrites the full run's report `full` into what the deferred run must
+/// report: apps `unchanged` there read `unchanged`, and the GL000 findings
+/// of those that fail identically at both revisions are dropped (with their
+/// count in the summary). Everything that contradicts the promise is
+/// returned as an error.
+fn expected_deferred(
+    full: &Value,
+    deferred: &Value,
+    base_failure: &dyn Fn(&str) -> Result<Option<String>, String>,
+) -> Result<Value, String> {
+    let unchanged: BTreeSet<String> = deferred["apps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|a| a["status"] == "unchanged")
+        .map(display)
+        .collect();
+    let mut out = full.clone();
+    let mut failing = BTreeSet::new();
+    for app in out["apps"].as_array_mut().into_iter().flatten() {
+        let d = display(app);
+        if !unchanged.contains(&d) {
+            continue;
+        }
+        match app["status"].as_str() {
+            Some("rendered") => {}
+            Some("unrendered") => {
+                failing.insert(d.clone());
+            }
+            other => {
+                return Err(format!(
+                    "`{d}` is unchanged in the deferred run but {other:?} in the full run"
+                ))
+            }
+        }
+        app["status"] = Value::from("unchanged");
+    }
+    let mut dropped: BTreeMap<String, i64> = BTreeMap::new();
+    if let Some(findings) = out["findings"].as_array_mut() {
+        let mut kept = Vec::new();
+        for f in findings.drain(..) {
+            let app = f["app"].as_str().unwrap_or_default().to_string();
+            if f["code"] != "GL000" || !failing.contains(&app) {
+                kept.push(f);
+                continue;
+            }
+            let msg = f["message"].as_str().unwrap_or_default();
+            let Some(head_err) = render_error(msg, &app, " at head") else {
+                return Err(format!(
+                    "`{app}` is unchanged in the deferred run, but the full run reports: {msg}"
+                ));
+            };
+            // Failing at head only would be reported the same way: the base
+            // must fail too, with the same error.
+            match base_failure(&app)? {
+                Some(base_err) if base_err == head_err => {}
+                other => {
+                    return Err(format!(
+                        "`{app}` is unchanged in the deferred run and fails at head ({head_err}), but at base: {other:?}"
+                    ))
+                }
+            }
+            *dropped
+                .entry(f["severity"].as_str().unwrap_or_default().to_string())
+                .or_default() += 1;
+        }
+        *findings = kept;
+    }
+    for (sev, n) in dropped {
+        let c = &mut out["summary"][sev.as_str()];
+        *c = Value::from(c.as_i64().unwrap_or_default() - n);
+    }
+    Ok(out)
+}
+
+/// Every difference between `a` and `b`, one line each, by JSON path.
+fn json_diff(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                let (va, vb) = (
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                );
+                json_diff(&format!("{path}.{k}"), va, vb, out);
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (va, vb)) in x.iter().zip(y).enumerate() {
+                json_diff(&format!("{path}[{i}]"), va, vb, out);
+            }
+        }
+        _ if a != b => out.push(format!(
+            "  {path}:\n    full:     {}\n    deferred: {}",
+            serde_json::to_string(a).unwrap_or_default(),
+            serde_json::to_string(b).unwrap_or_default()
+        )),
+        _ => {}
+    }
+}
+
+/// What `check` at the base commit says about `app`: its render error, or
+/// `None` when it renders.
+fn base_failure(
+    case: &Case,
+    c: &Committed,
+    repo: &Path,
+    app: &str,
+) -> Result<Option<String>, String> {
+    let report = lint::check(&Revision::Commit(c.base.clone()), &case.options(repo))
+        .map_err(|e| e.to_string())?;
+    let v = golden::to_json(&report, c)?;
+    let status = v["apps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| display(a) == app)
+        .and_then(|a| a["status"].as_str())
+        .map(str::to_string);
+    if status.as_deref() != Some("unrendered") {
+        return Ok(status.map(|s| format!("status {s}")));
+    }
+    Ok(v["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["code"] == "GL000" && f["app"] == app)
+        .find_map(|f| render_error(f["message"].as_str().unwrap_or_default(), app, ""))
+        .map(str::to_string))
+}
+
+struct Outcome {
+    /// Apps left unrendered by the deferred run (`RunStats.unchanged`).
+    deferred_apps: usize,
+    /// Of those, apps that fail to render at both revisions.
+    failing_both: usize,
+}
+
+fn compare_case(case: &Case) -> Result<Outcome, String> {
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let c = case.commit(tmp.path())?;
+    // `--all` renders everything: both runs use the default options, which
+    // defer, and differ only in `render_unchanged`.
+    let stats = Arc::new(Mutex::new(RunStats::default()));
+    let deferred_opts = lint::Options {
+        repo: Some(tmp.path().to_path_buf()),
+        stats: Some(Arc::clone(&stats)),
+        ..lint::Options::default()
+    };
+    let deferred = case.run(&c, &deferred_opts)?;
+    let full_opts = lint::Options {
+        repo: Some(tmp.path().to_path_buf()),
+        render_unchanged: true,
+        ..lint::Options::default()
+    };
+    let full = case.run(&c, &full_opts)?;
+    let deferred_apps = stats.lock().map_err(|e| e.to_string())?.unchanged;
+    let expected = expected_deferred(&full, &deferred, &|app| {
+        base_failure(case, &c, tmp.path(), app)
+    })?;
+    let failing_both = full["apps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .zip(deferred["apps"].as_array().into_iter().flatten())
+        .filter(|(f, d)| f["status"] == "unrendered" && d["status"] == "unchanged")
+        .count();
+    if expected != deferred {
+        let mut lines = Vec::new();
+        json_diff("", &expected, &deferred, &mut lines);
+        return Err(format!(
+            "the deferred run differs from the full run (normalised):\n{}",
+            lines.join("\n")
+        ));
+    }
+    Ok(Outcome {
+        deferred_apps,
+        failing_both,
+    })
+}
+
+#[test]
+fn deferring_unchanged_apps_changes_no_finding_or_prune() {
+    let all = golden::cases();
+    let diffs: Vec<&Case> = all.iter().filter(|c| c.command() == "diff").collect();
+    assert!(diffs.len() >= 100, "only {} golden diff cases", diffs.len());
+    let mut failures = Vec::new();
+    let (mut cases_deferring, mut apps_deferred, mut failing_both) = (0, 0, 0);
+    for case in &diffs {
+        match compare_case(case) {
+            Ok(o) => {
+                if o.deferred_apps > 0 {
+                    cases_deferring += 1;
+                }
+                apps_deferred += o.deferred_apps;
+                failing_both += o.failing_both;
+            }
+            Err(e) => failures.push(format!("{}: {e}", case.name)),
+        }
+    }
+    println!(
+        "{} diff cases: {cases_deferring} left {apps_deferred} apps unrendered ({failing_both} failing at both revisions)",
+        diffs.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} golden diff cases answer differently when unchanged apps are not rendered:\n\n{}",
+        failures.len(),
+        diffs.len(),
+        failures.join("\n\n")
+    );
+    // Without deferrals the comparison proves nothing.
+    assert!(
+        cases_deferring >= 25 && apps_deferred >= 30,
+        "only {cases_deferring} cases ({apps_deferred} apps) deferred anything"
+    );
+    assert!(
+        failing_both >= 2,
+        "only {failing_both} deferred apps fail at both revisions"
+    );
+}
+
+/// Cases in `testdata/unchanged-divergences/` (laid out like golden cases,
+/// their `case.yaml` saying in `divergence` what differs) are changes where
+/// deferral is known to give another answer than a full render. Each must
+/// still differ: once it answers the same, it belongs among the golden cases.
+#[test]
+fn known_divergences_still_differ() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/unchanged-divergences");
+    let cases = golden::cases_in(&root);
+    assert!(!cases.is_empty(), "no case in {}", root.display());
+    let mut fixed = Vec::new();
+    for case in &cases {
+        let why = case.meta["divergence"].as_str().unwrap_or_default();
+        assert!(
+            !why.is_empty(),
+            "{}: case.yaml says no `divergence`",
+            case.name
+        );
+        match compare_case(case) {
+            Ok(_) => fixed.push(case.name.as_str()),
+            Err(e) => println!("known divergence {}: {why}\n{e}", case.name),
+        }
+    }
+    assert!(
+        fixed.is_empty(),
+        "these answer as a full render now; move them to testdata/cases: {fixed:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 2. The footprint holds everything a render reads.
+
+fn parent(p: &str) -> &str {
+    p.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+fn under(p: &str, dir: &str) -> bool {
+    dir.is_empty() || p == dir || p.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
+}
+
+/// Whether an input key (`path`, or `dir/` for a listing) lies inside `fp`.
+fn covered(key: &str, fp: &Footprint) -> bool {
+    if let Some(dir) = key.strip_suffix('/') {
+        // A listing of the parent tells the kind of a subtree or entry.
+        fp.subtrees.iter().any(|s| under(dir, s))
+            || fp
+                .subtrees
+                .iter()
+                .chain(&fp.entries)
+                .any(|p| !p.is_empty() && parent(p) == dir)
+    } else {
+        fp.subtrees.iter().any(|s| under(key, s)) || fp.entries.iter().any(|e| e == key)
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    checked: usize,
+    no_footprint: usize,
+    inputs: usize,
+    violations: Vec<String>,
+}
+
+impl Tally {
+    /// Renders `spec` in `tree`, then checks its inputs against its
+    /// footprint, computed afresh and with `memo` (shared by the sources of
+    /// one tree, as a run shares it): both must agree.
+    fn check(
+        &mut self,
+        label: &str,
+        tree: &dyn Tree,
+        spec: &SourceSpec,
+        scopes: &Scopes,
+        memo: &FootprintMemo,
+    ) {
+        let cache = ParseCache::default();
+        let options = RenderOptions::default();
+        let cx = RenderContext::new(tree, &cache, &options);
+        let result = render::render(&cx, spec, scopes);
+        let inputs: BTreeMap<String, ObjectId> = cx.inputs();
+        let cx2 = RenderContext::new(tree, &cache, &options);
+        let fresh = render::footprint(&cx2, spec, &FootprintMemo::default());
+        let cx3 = RenderContext::new(tree, &cache, &options);
+        let shared = render::footprint(&cx3, spec, memo);
+        if shared != fresh {
+            self.violations.push(format!(
+                "{label}: footprint {fresh:?} but {shared:?} with the memo of earlier sources"
+            ));
+        }
+        let Some(fp) = fresh else {
+            self.no_footprint += 1;
+            return;
+        };
+        self.checked += 1;
+        self.inputs += inputs.len();
+        let outside: Vec<&String> = inputs.keys().filter(|k| !covered(k, &fp)).collect();
+        if !outside.is_empty() {
+            self.violations.push(format!(
+                "{label} (render {}): read {outside:?} outside footprint {fp:?}",
+                if result.is_ok() { "ok" } else { "failed" }
+            ));
+        }
+    }
+}
+
+/// The corpus cases the native renderer refuses
+/// (`testdata/kustomize-corpus-unsupported.yaml`).
+fn unsupported_corpus_cases() -> BTreeSet<String> {
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/kustomize-corpus-unsupported.yaml");
+    let text = std::fs::read_to_string(&p).expect("read unsupported list");
+    gitops_lint::yaml::load_all(&text)
+        .expect("parse unsupported list")
+        .into_iter()
+        .flat_map(|d| d.value.as_array().cloned().unwrap_or_default())
+        .filter_map(|e| e.get("case").and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn footprint_holds_every_input_of_a_corpus_render() {
+    let dir = kustomize_common::corpus_dir();
+    let cases = kustomize_common::Case::all(&dir);
+    assert!(cases.len() >= 150, "corpus has only {} cases", cases.len());
+    let unsupported = unsupported_corpus_cases();
+    let mut t = Tally::default();
+    let mut missing = Vec::new();
+    for case in &cases {
+        let before = t.checked;
+        let tree = DirTree::new(case.dir.clone(), Vec::new());
+        let spec = SourceSpec {
+            path: case.entry.trim_end_matches('/').to_string(),
+            ..SourceSpec::default()
+        };
+        t.check(
+            &case.name,
+            &tree,
+            &spec,
+            &Scopes::default(),
+            &FootprintMemo::default(),
+        );
+        if t.checked == before && !unsupported.contains(&case.name) {
+            missing.push(case.name.as_str());
+        }
+    }
+    println!(
+        "kustomize corpus: {} sources checked ({} inputs), {} without footprint, of {}",
+        t.checked,
+        t.inputs,
+        t.no_footprint,
+        cases.len()
+    );
+    assert!(
+        t.violations.is_empty(),
+        "{} renders read outside their footprint:\n{}",
+        t.violations.len(),
+        t.violations.join("\n")
+    );
+    // Every case the renderer supports is checked.
+    assert!(
+        missing.is_empty(),
+        "supported corpus cases without a footprint: {missing:?}"
+    );
+    assert!(
+        t.checked >= 150,
+        "only {} corpus cases had a footprint",
+        t.checked
+    );
+}
+
+/// Checks every local source of every app of the inventory at `commit`.
+fn check_revision(
+    t: &mut Tally,
+    label: &str,
+    repo: &GitRepo,
+    commit: &str,
+    branch: &str,
+) -> Result<(), String> {
+    let tree: Arc<dyn Tree> = repo.commit_tree(commit).map_err(|e| e.to_string())?;
+    let config = lint::load_config(None, tree.as_ref()).map_err(|e| e.to_string())?;
+    let identity = RepoIdentity::new(&repo.remote_urls(), &config, Some(branch));
+    let cache = ParseCache::default();
+    let options = RenderOptions::default();
+    let no_tree = |_: &str| -> Option<Arc<dyn Tree>> { None };
+    let input = InventoryInput {
+        tree: Arc::clone(&tree),
+        cache: &cache,
+        render_options: &options,
+        config: &config,
+        repo: &identity,
+        tree_at: &no_tree,
+        reuse: None,
+        defer: None,
+    };
+    let inv = argocd::build(&input);
+    let memo = FootprintMemo::default();
+    for app in inv.apps.values() {
+        for src in &app.spec.sources {
+            let Some(path) = &src.path else { continue };
+            // Sources pinned elsewhere are rendered from another tree.
+            if !identity.is_this_repo(&src.repo_url)
+                || !identity.branches.contains(&src.target_revision)
+            {
+                continue;
+            }
+            let spec = SourceSpec {
+                path: path.clone(),
+                directory: src.raw.get("directory").cloned(),
+                kustomize: src.raw.get("kustomize").cloned(),
+                helm: src.raw.get("helm").cloned(),
+                plugin: src.raw.get("plugin").cloned(),
+                app_name: app.spec.name.clone(),
+                namespace: app.spec.dest_namespace.clone(),
+            };
+            t.check(
+                &format!("{label} app {} source {path}", app.key),
+                tree.as_ref(),
+                &spec,
+                &inv.scopes,
+                &memo,
+            );
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn footprint_holds_every_input_of_a_golden_case_render() {
+    let mut t = Tally::default();
+    let mut errors = Vec::new();
+    let all = golden::cases();
+    for case in &all {
+        let mut run = || -> Result<(), String> {
+            let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+            let c = case.commit(tmp.path())?;
+            let repo = GitRepo::open(tmp.path()).map_err(|e| e.to_string())?;
+            if !c.base.is_empty() {
+                check_revision(
+                    &mut t,
+                    &format!("{} base", case.name),
+                    &repo,
+                    &c.base,
+                    "main",
+                )?;
+                check_revision(
+                    &mut t,
+                    &format!("{} head", case.name),
+                    &repo,
+                    &c.head,
+                    "change",
+                )
+            } else {
+                check_revision(
+                    &mut t,
+                    &format!("{} head", case.name),
+                    &repo,
+                    &c.head,
+                    "main",
+                )
+            }
+        };
+        if let Err(e) = run() {
+            errors.push(format!("{}: {e}", case.name));
+        }
+    }
+    println!(
+        "golden cases: {} sources checked ({} inputs), {} without footprint",
+        t.checked, t.inputs, t.no_footprint
+    );
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    assert!(
+        t.violations.is_empty(),
+        "{} renders read outside their footprint:\n{}",
+        t.violations.len(),
+        t.violations.join("\n")
+    );
+    assert!(t.checked >= 200, "only {} sources checked", t.checked);
+}
