@@ -270,34 +270,6 @@ fn deferring_unchanged_apps_changes_no_finding_or_prune() {
     );
 }
 
-/// Cases in `testdata/unchanged-divergences/` (laid out like golden cases,
-/// their `case.yaml` saying in `divergence` what differs) are changes where
-/// deferral is known to give another answer than a full render. Each must
-/// still differ: once it answers the same, it belongs among the golden cases.
-#[test]
-fn known_divergences_still_differ() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/unchanged-divergences");
-    let cases = golden::cases_in(&root);
-    assert!(!cases.is_empty(), "no case in {}", root.display());
-    let mut fixed = Vec::new();
-    for case in &cases {
-        let why = case.meta["divergence"].as_str().unwrap_or_default();
-        assert!(
-            !why.is_empty(),
-            "{}: case.yaml says no `divergence`",
-            case.name
-        );
-        match compare_case(case) {
-            Ok(_) => fixed.push(case.name.as_str()),
-            Err(e) => println!("known divergence {}: {why}\n{e}", case.name),
-        }
-    }
-    assert!(
-        fixed.is_empty(),
-        "these answer as a full render now; move them to testdata/cases: {fixed:?}"
-    );
-}
-
 // ---------------------------------------------------------------------------
 // 2. The footprint holds everything a render reads.
 
