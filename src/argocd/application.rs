@@ -70,12 +70,7 @@ impl AppSpec {
         if !is_application(obj) {
             return None;
         }
-        let s = |p: &str| {
-            obj.pointer(p)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
+        let s = |p: &str| at(obj, p).and_then(Value::as_str).unwrap_or("").to_string();
         let name = s("/metadata/name");
         let namespace = match s("/metadata/namespace") {
             n if n.is_empty() => "argocd".to_string(),
@@ -93,7 +88,7 @@ impl AppSpec {
                 .into_iter()
                 .collect(),
         };
-        let automated = obj.pointer("/spec/syncPolicy/automated");
+        let automated = at(obj, "/spec/syncPolicy/automated");
         let prune_mode = match automated {
             Some(a) if a.is_object() => {
                 let enabled = a.get("enabled").and_then(Value::as_bool).unwrap_or(true);
@@ -108,7 +103,8 @@ impl AppSpec {
         };
         let sync_options = SyncOptions {
             items: obj
-                .pointer("/spec/syncPolicy/syncOptions")
+                .get("spec")
+                .and_then(|v| at(v, "/syncPolicy/syncOptions"))
                 .and_then(Value::as_array)
                 .map(|a| {
                     a.iter()
@@ -119,7 +115,8 @@ impl AppSpec {
                 .unwrap_or_default(),
         };
         let cascade_finalizer = obj
-            .pointer("/metadata/finalizers")
+            .get("metadata")
+            .and_then(|v| v.get("finalizers"))
             .and_then(Value::as_array)
             .and_then(|a| {
                 a.iter()
@@ -157,6 +154,13 @@ impl AppSource {
             raw: v.clone(),
         }
     }
+}
+
+/// `v.pointer(path)` for paths without `~` escapes, without the copies
+/// `pointer` makes of each segment (this runs for every Application of a
+/// fleet at both revisions).
+fn at<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('/').skip(1).try_fold(v, |cur, seg| cur.get(seg))
 }
 
 /// Whether an object is an Argo CD `Application`.

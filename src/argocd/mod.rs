@@ -574,28 +574,27 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         let mut child_keys: BTreeSet<String> = BTreeSet::new();
         // Parsing and comparing each rendered Application is most of this
         // loop on a large app-of-apps: done in parallel, in order.
-        let parsed_children: Vec<Vec<Option<(String, AppSpec, bool)>>> = done
+        // One app-of-apps may render thousands: split by resource, not by parent.
+        let rendered: Vec<(&App, &Manifest)> = done
+            .values()
+            .flat_map(|p| p.resources.iter().map(move |m| (p, m)))
+            .collect();
+        let parsed_children: Vec<Option<(String, AppSpec, bool)>> = rendered
             .par_iter()
-            .map(|(_, parent)| {
-                parent
-                    .resources
-                    .iter()
-                    .map(|m| {
-                        if !is_application(&m.value) || is_application_set(&m.value) {
-                            return None;
-                        }
-                        let spec = AppSpec::parse(&m.value)?;
-                        let key = app_key(&spec);
-                        let same = done.get(&key).is_some_and(|e| {
-                            e.object.as_ref() == m.value.as_ref() && e.manager.is_some()
-                        });
-                        Some((key, spec, same))
-                    })
-                    .collect()
+            .map(|(_, m)| {
+                if !is_application(&m.value) || is_application_set(&m.value) {
+                    return None;
+                }
+                let spec = AppSpec::parse(&m.value)?;
+                let key = app_key(&spec);
+                let same = done
+                    .get(&key)
+                    .is_some_and(|e| e.object.as_ref() == m.value.as_ref() && e.manager.is_some());
+                Some((key, spec, same))
             })
             .collect();
-        for (parent, parsed) in done.values().zip(parsed_children) {
-            for (m, child) in parent.resources.iter().zip(parsed) {
+        for (&(parent, m), child) in rendered.iter().zip(parsed_children) {
+            {
                 if is_application_set(&m.value) {
                     let key = set_key(&m.value);
                     let fresh = inv

@@ -48,12 +48,16 @@ const STRING_ASSEMBLY: [&str; 5] = ["eplacement", "delimiter", "varReference", "
 
 /// Whether a file may make its app's resources matter to other apps.
 fn may_matter_elsewhere(bytes: &[u8], id: ObjectId, cache: &ParseCache) -> bool {
-    let has = |m: &str| memchr::memmem::find(bytes, m.as_bytes()).is_some();
-    if KINDS_READ_ACROSS_APPS
-        .iter()
-        .chain(&STRING_ASSEMBLY)
-        .any(|m| has(m))
-    {
+    static FINDERS: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> =
+        std::sync::OnceLock::new();
+    let finders = FINDERS.get_or_init(|| {
+        KINDS_READ_ACROSS_APPS
+            .iter()
+            .chain(&STRING_ASSEMBLY)
+            .map(|m| memchr::memmem::Finder::new(m.as_bytes()))
+            .collect()
+    });
+    if finders.iter().any(|f| f.find(bytes).is_some()) {
         return true;
     }
     if memchr::memchr(b'\\', bytes).is_none() {
@@ -194,6 +198,11 @@ pub(super) fn defers(input: &InventoryInput<'_>, app: &App) -> bool {
 /// submodule: what it names then cannot change without its own entry or a
 /// parent's changing.
 fn symlink_free(tree: &dyn Tree, path: &str) -> bool {
+    // A path inside a submodule has no entry in either tree, so comparing
+    // entries already tells it apart: only symlinks need the walk.
+    if !tree.may_have_symlinks() {
+        return true;
+    }
     let mut prefix = String::new();
     for seg in path.split('/').filter(|s| !s.is_empty()) {
         if !prefix.is_empty() {
