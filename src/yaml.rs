@@ -257,6 +257,7 @@ fn load_once(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<Doc>, 
         anchors: HashMap::new(),
         budget: 0,
         doc: None,
+        line_starts: std::cell::OnceCell::new(),
     };
     let mut parser = Parser::new_from_str(text);
     while let Some(next) = parser.next_event() {
@@ -374,6 +375,9 @@ struct Builder<'t> {
     /// Alias budget spent so far in the stream.
     budget: usize,
     doc: Option<DocState>,
+    /// Byte offset of each line's start, computed on first use: looking up
+    /// a line must not scan the whole stream per scalar.
+    line_starts: std::cell::OnceCell<Vec<usize>>,
 }
 
 fn err_at(message: impl Into<String>, span: Span) -> YamlError {
@@ -663,11 +667,7 @@ impl Builder<'_> {
             return text;
         }
         let header_line = scalar_line(span, &text, style) as usize;
-        let header = self
-            .text
-            .lines()
-            .nth(header_line.saturating_sub(1))
-            .unwrap_or("");
+        let header = self.line_text(header_line.saturating_sub(1));
         let indicators = header.rfind(['|', '>']).map_or("", |i| {
             header[i + 1..]
                 .split(|c: char| c.is_whitespace() || c == '#')
@@ -678,7 +678,7 @@ impl Builder<'_> {
             return text;
         }
         let body = text.trim_end_matches('\n');
-        let last_line = self.text.bytes().filter(|&b| b == b'\n').count() + 1;
+        let last_line = self.line_starts().len();
         let last_has_content = self
             .text
             .rsplit('\n')
@@ -692,6 +692,26 @@ impl Builder<'_> {
             return text;
         }
         Cow::Owned(format!("{body}\n"))
+    }
+
+    fn line_starts(&self) -> &[usize] {
+        self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(memchr::memchr_iter(b'\n', self.text.as_bytes()).map(|i| i + 1))
+                .collect()
+        })
+    }
+
+    /// Line `n` (0-based) as `str::lines` yields it (no line break, no
+    /// final `\r`), or `""` past the end.
+    fn line_text(&self, n: usize) -> &str {
+        let starts = self.line_starts();
+        let Some(&start) = starts.get(n) else {
+            return "";
+        };
+        let end = starts.get(n + 1).map_or(self.text.len(), |&next| next - 1);
+        let line = self.text.get(start..end).unwrap_or("");
+        line.strip_suffix('\r').unwrap_or(line)
     }
 
     fn byte_offset(&mut self, char_index: usize) -> usize {
