@@ -582,7 +582,8 @@ fn diff_trees(
     // share of a run (7% at 2,000 apps, perf): let it overlap with writing
     // the report.
     let parses = std::mem::take(&mut session.cache);
-    std::thread::spawn(move || drop((base_inv, head_inv, plan, parses)));
+    let trees = (base.1, head.1, subtrees);
+    std::thread::spawn(move || drop((base_inv, head_inv, plan, parses, trees)));
     Ok(report)
 }
 

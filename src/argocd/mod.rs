@@ -294,55 +294,68 @@ fn scan(
         })
         .collect();
     inv.scan_candidates = parsed.iter().map(|(f, _)| f.clone()).collect();
-    let mut apps = Vec::new();
-    let mut appsets = Vec::new();
-    let mut others = Vec::new();
-    for (file, docs) in parsed {
-        let docs = match docs.as_ref() {
-            Ok(d) => d,
-            Err(e) => {
-                inv.broken_files
-                    .insert(file.clone(), RenderError::from_yaml(&file, e));
-                continue;
-            }
-        };
-        for d in docs {
-            let wanted = |v: &Value| {
-                is_application(v)
-                    || is_application_set(v)
-                    || v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
-                    || appset::clusters_from_secret(v).is_some()
-            };
-            let mut items = Vec::new();
-            // Anything with `items` may be a list (see `expand_lists`).
-            if d.value.get("items").is_some() {
-                render::expand_lists(d.value.clone(), &mut items);
-            } else if wanted(&d.value) {
-                items.push(d.value.clone());
-            }
-            if apps.len() + appsets.len() + others.len() + items.len() > MAX_DECLARED {
-                inv.over_limit = Some(format!(
-                    "more than {MAX_DECLARED} Applications, ApplicationSets and CRDs are declared, more than gitops-lint reads"
-                ));
-                return (Vec::new(), Vec::new(), Vec::new());
-            }
-            for v in items {
+    // Copying the kept documents out of the shared parses is done in
+    // parallel; they are then taken in walk order.
+    let wanted = |v: &Value| {
+        is_application(v)
+            || is_application_set(v)
+            || v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+            || appset::clusters_from_secret(v).is_some()
+    };
+    let kept: Vec<Result<Vec<(Value, Origin)>, RenderError>> = parsed
+        .par_iter()
+        .map(|(file, docs)| {
+            let docs = docs
+                .as_ref()
+                .as_ref()
+                .map_err(|e| RenderError::from_yaml(file, e))?;
+            let mut out = Vec::new();
+            for d in docs {
+                let mut items = Vec::new();
+                // Anything with `items` may be a list (see `expand_lists`).
+                if d.value.get("items").is_some() {
+                    render::expand_lists(d.value.clone(), &mut items);
+                    items.retain(|v| wanted(v));
+                } else if wanted(&d.value) {
+                    items.push(d.value.clone());
+                }
                 let origin = Origin {
                     file: Some(file.clone()),
                     line: Some(d.line),
                     doc_index: Some(d.index),
                 };
-                if is_application(&v) {
-                    apps.push(Declared { value: v, origin });
-                } else if is_application_set(&v) {
-                    appsets.push(Declared { value: v, origin });
-                } else if v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
-                {
-                    inv.scopes.learn_crd(&v);
-                    others.push(v);
-                } else if appset::clusters_from_secret(&v).is_some() {
-                    others.push(v);
-                }
+                out.extend(items.into_iter().map(|v| (v, origin.clone())));
+            }
+            Ok(out)
+        })
+        .collect();
+    let mut apps = Vec::new();
+    let mut appsets = Vec::new();
+    let mut others = Vec::new();
+    for ((file, _), items) in parsed.iter().zip(kept) {
+        let items = match items {
+            Ok(items) => items,
+            Err(e) => {
+                inv.broken_files.insert(file.clone(), e);
+                continue;
+            }
+        };
+        if apps.len() + appsets.len() + others.len() + items.len() > MAX_DECLARED {
+            inv.over_limit = Some(format!(
+                "more than {MAX_DECLARED} Applications, ApplicationSets and CRDs are declared, more than gitops-lint reads"
+            ));
+            return (Vec::new(), Vec::new(), Vec::new());
+        }
+        for (v, origin) in items {
+            if is_application(&v) {
+                apps.push(Declared { value: v, origin });
+            } else if is_application_set(&v) {
+                appsets.push(Declared { value: v, origin });
+            } else if v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition") {
+                inv.scopes.learn_crd(&v);
+                others.push(v);
+            } else {
+                others.push(v);
             }
         }
     }

@@ -82,7 +82,8 @@ type BlobSlot = Arc<Mutex<Option<Arc<[u8]>>>>;
 /// many blobs were read from the object database (each at most once).
 #[derive(Default)]
 struct BlobCache {
-    map: Mutex<FastMap<ObjectId, BlobSlot>>,
+    /// Sharded by the id's first byte, so parallel readers rarely wait.
+    shards: [Mutex<FastMap<ObjectId, BlobSlot>>; 16],
     reads: AtomicUsize,
 }
 
@@ -90,7 +91,7 @@ impl BlobCache {
     /// The slot of `id`: threads wanting the same blob wait on one read.
     fn slot(&self, id: &ObjectId) -> BlobSlot {
         Arc::clone(
-            self.map
+            self.shards[usize::from(id.0[0] & 15)]
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .entry(*id)
