@@ -136,6 +136,9 @@ impl GitRepo {
         // Like git itself, trust that an object read by id has that id:
         // hashing every blob again on read is a sixth of a cold run's reads.
         git2::opts::strict_hash_verification(false);
+        // Every object is read once per run (blobs land in our own cache):
+        // libgit2's object cache would only hold copies.
+        git2::opts::enable_caching(false);
         let workdir = repo.workdir().map(Path::to_path_buf);
         let shallow = repo.is_shallow();
         let git_dir = repo.path().to_path_buf();
