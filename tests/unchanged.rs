@@ -446,15 +446,7 @@ fn check_revision(
             {
                 continue;
             }
-            let spec = SourceSpec {
-                path: path.clone(),
-                directory: src.raw.get("directory").cloned(),
-                kustomize: src.raw.get("kustomize").cloned(),
-                helm: src.raw.get("helm").cloned(),
-                plugin: src.raw.get("plugin").cloned(),
-                app_name: app.spec.name.clone(),
-                namespace: app.spec.dest_namespace.clone(),
-            };
+            let spec = gitops_lint::argocd::source_spec(app, src, path);
             t.check(
                 &format!("{label} app {} source {path}", app.key),
                 tree.as_ref(),

@@ -999,8 +999,9 @@ fn render_app(
     (render_fresh(input, scopes, oob, app), Outcome::Rendered)
 }
 
-/// What the renderer needs of one source of `app`.
-fn source_spec(app: &App, src: &AppSource, path: &str) -> SourceSpec {
+/// What the renderer needs of one source of `app` (the source's `path`).
+#[must_use]
+pub fn source_spec(app: &App, src: &AppSource, path: &str) -> SourceSpec {
     SourceSpec {
         path: path.to_string(),
         directory: src.raw.get("directory").cloned(),
