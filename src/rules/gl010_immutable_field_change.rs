@@ -188,6 +188,12 @@ fn refused(base: &Manifest, head: &Manifest) -> Vec<(String, String, String)> {
                 ));
             }
         }
+        // Refused once the CRD is Established, as it is on any cluster that
+        // has served it (apiextensions `requireImmutableNames`).
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            cmp("spec.scope", "/spec/scope");
+            cmp("spec.names.kind", "/spec/names/kind");
+        }
         ("", "ConfigMap" | "Secret") if b.get("immutable") == Some(&Value::Bool(true)) => {
             for f in ["data", "binaryData", "stringData"] {
                 if b.get(f) != h.get(f) {
