@@ -62,7 +62,7 @@ pub struct Options {
     /// Report single-revision findings on all resources, not only changed ones.
     pub all: bool,
     /// In a diff, render apps whose inputs are identical at both revisions
-    /// too (`--all` sets it: every resource is then examined).
+    /// too (`all` implies it: every resource is then examined).
     pub render_unchanged: bool,
     /// Render settings.
     pub render: RenderOptions,
