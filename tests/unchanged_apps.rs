@@ -58,3 +58,40 @@ fn the_command_line_all_flag_reports_an_app_broken_at_both_revisions() {
     assert_eq!(status(&all).as_deref(), Some("unrendered"), "{all:#}");
     assert_eq!(gl000(&all), 1, "{all:#}");
 }
+
+/// People read the human report: apps left unrendered are one summary
+/// line, not one line each, and `--all` lists every app again.
+#[test]
+fn the_human_report_sums_up_unchanged_apps_in_one_line() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/cases/GL000-render-failed/ok-broken-unchanged-app-not-reported-in-diff");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    common::commit_case(tmp.path(), &case, "head");
+    let run = |extra: &[&str]| -> String {
+        let out = Command::cargo_bin("gitops-lint")
+            .expect("the gitops-lint binary is built")
+            .env("NO_COLOR", "1")
+            .args(["diff", "main..change", "--repo"])
+            .arg(tmp.path())
+            .args(extra)
+            .output()
+            .expect("runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let app_lines = |text: &str, name: &str| -> usize {
+        text.lines()
+            .filter(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .count()
+    };
+    let diff = run(&[]);
+    assert!(diff.contains("Apps (2):"), "{diff}");
+    assert_eq!(app_lines(&diff, "web"), 1, "{diff}");
+    assert_eq!(app_lines(&diff, "broken"), 0, "{diff}");
+    assert!(
+        diff.contains("and 1 unchanged app(s): not rendered"),
+        "{diff}"
+    );
+    let all = run(&["--all"]);
+    assert_eq!(app_lines(&all, "broken"), 1, "{all}");
+    assert!(!all.contains("unchanged app(s)"), "{all}");
+}

@@ -121,9 +121,13 @@ pub fn emit(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()>
     }
     writeln!(out)?;
     writeln!(out, "Apps ({}):", r.apps.len())?;
-    let width = r.apps.iter().map(|a| a.name.len()).max().unwrap_or(0);
-    for a in &r.apps {
-        let mode = if a.status == "rendered" || a.status == "unchanged" {
+    // Apps a diff left unrendered are one line: on a large repository they
+    // are nearly all of them, and nothing about them changes.
+    let listed: Vec<_> = r.apps.iter().filter(|a| a.status != "unchanged").collect();
+    let unchanged = r.apps.len() - listed.len();
+    let width = listed.iter().map(|a| a.name.len()).max().unwrap_or(0);
+    for a in listed {
+        let mode = if a.status == "rendered" {
             format!(", {}", mode_text(a.prune_mode))
         } else {
             String::new()
@@ -135,6 +139,12 @@ pub fn emit(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()>
             a.status,
             mode,
             if a.source.is_empty() { "." } else { &a.source }
+        )?;
+    }
+    if unchanged > 0 {
+        writeln!(
+            out,
+            "  and {unchanged} unchanged app(s): not rendered, everything they read is identical at both revisions (--all renders them)"
         )?;
     }
     if r.base.is_some() {
