@@ -13,31 +13,39 @@ fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
     v[key].as_array().map_or(&[], Vec::as_slice)
 }
 
+/// The golden case of an app broken identically at both revisions,
+/// committed into a temporary repository.
+fn broken_unchanged_case() -> tempfile::TempDir {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/cases/GL000-render-failed/ok-broken-unchanged-app-not-reported-in-diff");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    common::commit_case(tmp.path(), &case, "head");
+    tmp
+}
+
+/// Standard output of `gitops-lint diff main..change` on `repo` with `extra` arguments.
+fn diff_output(repo: &Path, extra: &[&str]) -> String {
+    let out = Command::cargo_bin("gitops-lint")
+        .expect("the gitops-lint binary is built")
+        .env("NO_COLOR", "1")
+        .args(["diff", "main..change", "--repo"])
+        .arg(repo)
+        .args(extra)
+        .output()
+        .expect("runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// The golden case of an app that fails to render identically at both
 /// revisions, through the built binary: `diff` leaves it unrendered and
 /// silent, `diff --all` renders it and GL000 reports it.
 #[test]
 fn the_command_line_all_flag_reports_an_app_broken_at_both_revisions() {
-    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/cases/GL000-render-failed/ok-broken-unchanged-app-not-reported-in-diff");
-    let tmp = tempfile::tempdir().expect("temp dir");
-    common::commit_case(tmp.path(), &case, "head");
+    let tmp = broken_unchanged_case();
     let run = |extra: &[&str]| -> Value {
-        let out = Command::cargo_bin("gitops-lint")
-            .expect("the gitops-lint binary is built")
-            .env("NO_COLOR", "1")
-            .args(["diff", "main..change", "--format", "json", "--repo"])
-            .arg(tmp.path())
-            .args(extra)
-            .output()
-            .expect("runs");
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!(
-                "JSON on stdout ({e}):\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            )
-        })
+        let args: Vec<&str> = ["--format", "json"].iter().chain(extra).copied().collect();
+        let text = diff_output(tmp.path(), &args);
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("JSON on stdout ({e}):\n{text}"))
     };
     let status = |r: &Value| -> Option<String> {
         array(r, "apps")
@@ -63,21 +71,8 @@ fn the_command_line_all_flag_reports_an_app_broken_at_both_revisions() {
 /// line, not one line each, and `--all` lists every app again.
 #[test]
 fn the_human_report_sums_up_unchanged_apps_in_one_line() {
-    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/cases/GL000-render-failed/ok-broken-unchanged-app-not-reported-in-diff");
-    let tmp = tempfile::tempdir().expect("temp dir");
-    common::commit_case(tmp.path(), &case, "head");
-    let run = |extra: &[&str]| -> String {
-        let out = Command::cargo_bin("gitops-lint")
-            .expect("the gitops-lint binary is built")
-            .env("NO_COLOR", "1")
-            .args(["diff", "main..change", "--repo"])
-            .arg(tmp.path())
-            .args(extra)
-            .output()
-            .expect("runs");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let tmp = broken_unchanged_case();
+    let run = |extra: &[&str]| diff_output(tmp.path(), extra);
     let app_lines = |text: &str, name: &str| -> usize {
         text.lines()
             .filter(|l| l.trim_start().starts_with(&format!("{name} ")))

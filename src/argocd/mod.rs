@@ -255,7 +255,7 @@ fn scan(
         .defer
         .as_ref()
         .zip(input.reuse)
-        .map(|(d, r)| Unchanged {
+        .map(|(d, r)| PrevScan {
             tree: d.other.as_ref(),
             candidates: &r.scan_candidates,
             out: &mut known,
@@ -363,7 +363,7 @@ fn scan(
 }
 
 /// The other revision's scan, for [`walk`] to skip directories identical there.
-struct Unchanged<'a> {
+struct PrevScan<'a> {
     tree: &'a dyn Tree,
     candidates: &'a BTreeSet<String>,
     out: &'a mut Vec<String>,
@@ -372,7 +372,7 @@ struct Unchanged<'a> {
 /// Lists the manifest files below `dir`. With `prev`, a directory whose id
 /// is the same in the other revision is not entered: the files of it that
 /// the other revision's scan kept go to `prev.out` instead.
-fn walk(tree: &dyn Tree, dir: &str, out: &mut Vec<String>, mut prev: Option<Unchanged<'_>>) {
+fn walk(tree: &dyn Tree, dir: &str, out: &mut Vec<String>, mut prev: Option<PrevScan<'_>>) {
     let Ok(entries) = tree.list_raw(dir) else {
         return;
     };
@@ -425,7 +425,7 @@ fn walk(tree: &dyn Tree, dir: &str, out: &mut Vec<String>, mut prev: Option<Unch
                     tree,
                     &full,
                     out,
-                    prev.as_mut().map(|p| Unchanged {
+                    prev.as_mut().map(|p| PrevScan {
                         tree: p.tree,
                         candidates: p.candidates,
                         out: &mut *p.out,

@@ -268,12 +268,9 @@ pub fn render_now(inv: &mut Inventory, input: &InventoryInput<'_>, keys: &[Strin
     let scopes = &inv.scopes;
     let rendered: Vec<App> = apps
         .into_par_iter()
-        .map(|mut app| {
-            app.status = AppStatus::External(String::new());
-            // A deferring revision has no out-of-bounds symlink: `build`
-            // defers nothing in such a tree.
-            render_fresh(input, scopes, None, app)
-        })
+        // A deferring revision has no out-of-bounds symlink: `build` defers
+        // nothing in such a tree. `render_fresh` sets every status itself.
+        .map(|app| render_fresh(input, scopes, None, app))
         .collect();
     inv.renders += rendered.len();
     for app in rendered {

@@ -3,6 +3,7 @@
 
 use super::analysis::{app_in_scope, at_resource, rendered_apps, scoped_resources};
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::config::edit_distance;
 use crate::finding::{Finding, Severity, Side};
 use crate::manifest::{
     parse_go_atoi, HookType, Manifest, ANN_HELM_HOOK, ANN_HELM_HOOK_DELETE_POLICY,
@@ -96,21 +97,6 @@ const OTHER_KEYS: &[&str] = &[
     "argocd.argoproj.io/sync-options",
 ];
 
-/// Levenshtein distance (small strings only).
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
 /// The known word closest to `w`: same letters ignoring case, `-`/`_`, or
 /// within two edits.
 fn closest<'k>(w: &str, known: &[&'k str]) -> Option<&'k str> {
@@ -122,7 +108,7 @@ fn closest<'k>(w: &str, known: &[&'k str]) -> Option<&'k str> {
         .iter()
         .map(|k| {
             (
-                distance(&w.to_ascii_lowercase(), &k.to_ascii_lowercase()),
+                edit_distance(&w.to_ascii_lowercase(), &k.to_ascii_lowercase()),
                 *k,
             )
         })

@@ -124,13 +124,6 @@ impl Gvk {
     /// The `~G_~V_~K` form used to break sort ties.
     #[must_use]
     pub fn sort_string(&self) -> String {
-        let or = |s: &str, d: &str| {
-            if s.is_empty() {
-                d.to_string()
-            } else {
-                s.to_string()
-            }
-        };
         format!(
             "{}_{}_{}",
             or(&self.group, "~G"),
@@ -142,13 +135,6 @@ impl Gvk {
     /// Kustomize's `Gvk.String` (`kind.version.group` with placeholders).
     #[must_use]
     pub fn id_string(&self) -> String {
-        let or = |s: &str, d: &str| {
-            if s.is_empty() {
-                d.to_string()
-            } else {
-                s.to_string()
-            }
-        };
         format!(
             "{}.{}.{}",
             or(&self.kind, "[noKind]"),
@@ -461,4 +447,13 @@ pub fn remove_build_annotations(r: &mut Res) {
         .map(|(k, v)| (k, Value::String(super::smp::scalar_text(&v))))
         .collect();
     meta.insert("annotations".into(), Value::Object(m));
+}
+
+/// `s`, or the placeholder `d` when it is empty.
+fn or<'a>(s: &'a str, d: &'a str) -> &'a str {
+    if s.is_empty() {
+        d
+    } else {
+        s
+    }
 }
