@@ -87,7 +87,7 @@ enum Color {
 enum Command {
     /// What merging RANGE would make Argo CD delete (default: merge base of origin/HEAD, main or master with HEAD).
     Diff {
-        /// `A..B`, `A...B` (from their merge base), or `A` (meaning `A..HEAD`).
+        /// `A..B`, `A...B` (from their merge base), or `A` (meaning `A..HEAD`); B may be `WORKTREE` (or `INDEX`) to include edits not yet committed (or only staged ones).
         range: Option<String>,
         /// Report single-revision findings on every resource, not only on those the change touched (apps whose inputs are unchanged are then rendered too).
         #[arg(long)]
@@ -193,6 +193,44 @@ impl Spinner {
         if let Some(pb) = &self.0 {
             pb.finish_and_clear();
         }
+    }
+}
+
+/// The demo succeeds when it has shown its findings (so `demo && cargo test`
+/// goes on) and says what a real diff of the same change would exit with.
+#[allow(clippy::print_stderr)]
+fn demo_status(real: ExitStatus) -> ExitStatus {
+    let what = match real {
+        ExitStatus::Success => "0: no finding at or above --fail-on",
+        ExitStatus::Failure => "1: there are findings at or above --fail-on",
+        ExitStatus::Error => return real,
+    };
+    eprintln!(
+        "gitops-lint demo: a real `gitops-lint diff` of this change exits {what}; the demo itself exits 0"
+    );
+    ExitStatus::Success
+}
+
+/// A tool asked for by name or path must exist: otherwise every app it
+/// renders would turn into a render-failed warning and the run would pass,
+/// when the user's request simply cannot be carried out.
+fn requested_tools(c: &Common) -> Result<(), String> {
+    let Some(bin) = &c.kustomize_binary else {
+        return Ok(());
+    };
+    let found = if bin.components().count() > 1 {
+        bin.is_file()
+    } else {
+        find_on_path(&bin.to_string_lossy()).is_some()
+    };
+    if found {
+        Ok(())
+    } else {
+        Err(format!(
+            "--kustomize-binary {}: no such executable{}; install it, give its full path, or drop the option to render Kustomize natively",
+            bin.display(),
+            if bin.components().count() > 1 { "" } else { " on PATH" }
+        ))
     }
 }
 
@@ -372,6 +410,16 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
             return fatal(&e);
         }
     }
+    if let Command::Diff { common, .. }
+    | Command::Check { common, .. }
+    | Command::PreCommit { common }
+    | Command::Demo { common }
+    | Command::Render { common, .. } = &cli.command
+    {
+        if let Err(e) = requested_tools(common) {
+            return fatal(&e);
+        }
+    }
     let options = |c: &Common| options(c, spinner);
     let finish = |r: Result<report::Report, LintError>, c: &Common| {
         spinner.clear();
@@ -438,7 +486,7 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
                 opts.repo = Some(dir.path().to_path_buf());
                 let status = finish(lint::diff(Some("main..change"), &opts), &common);
                 drop(dir);
-                status
+                demo_status(status)
             }
             Err(e) => fatal(&e),
         },

@@ -232,8 +232,42 @@ impl Session<'_> {
                 "revision {}: {why}",
                 inv.revision
             ))),
-            None => Ok(inv),
+            None => match argocd::only_foreign_repos(&inv, &self.identity) {
+                Some(urls) => Err(self.foreign_repos_error(&inv, &urls, config)),
+                None => Ok(inv),
+            },
         }
+    }
+
+    /// Why a revision whose Applications all name other repositories is
+    /// refused: nothing would be rendered, and a report of no findings would
+    /// look like a change that deletes nothing.
+    fn foreign_repos_error(&self, inv: &Inventory, urls: &[String], config: &Config) -> LintError {
+        let quote = |v: &[String]| {
+            v.iter()
+                .map(|u| format!("`{u}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let remotes = self.repo.remote_urls();
+        let known = match (remotes.is_empty(), config.repo_urls.is_empty()) {
+            (true, _) => format!("`repoUrls` {}", quote(&config.repo_urls)),
+            (false, true) => format!("the git remotes {}", quote(&remotes)),
+            (false, false) => format!(
+                "the git remotes {} and `repoUrls` {}",
+                quote(&remotes),
+                quote(&config.repo_urls)
+            ),
+        };
+        LintError::Other(format!(
+            "revision {}: no Application renders from this repository, so nothing can be linted: \
+             they name {} and this repository is known as {known}. If those URLs name this \
+             repository (a fork, a mirror, another hostname, a CI checkout), list them in \
+             {CONFIG_FILE} at the base revision, e.g. `repoUrls: [{}]`",
+            inv.revision,
+            quote(urls),
+            urls.first().map(String::as_str).unwrap_or_default()
+        ))
     }
 
     /// Calls `f` with what building an inventory of `tree` needs.
@@ -364,22 +398,37 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
     opts.progress.step("resolving revisions");
     let repo = open_repo(opts)?;
     let spec = range;
-    let range = repo.resolve_range(spec).map_err(|e| ci_advice(&repo, e))?;
+    let (git_spec, live_head) = split_live_head(spec);
+    let range = repo
+        .resolve_range(git_spec.as_deref())
+        .map_err(|e| ci_advice(&repo, e))?;
     let (base_tree, head_tree) = rayon::join(
         || repo.commit_tree(&range.base),
-        || repo.commit_tree(&range.head),
+        || match &live_head {
+            Some(rev) => tree_of(&repo, rev).map(|(_, t)| t),
+            None => Ok(repo.commit_tree(&range.head)?),
+        },
     );
     let (base_tree, head_tree) = (base_tree?, head_tree?);
+    let head_label = match &live_head {
+        Some(rev) => tree_label(rev),
+        None => range.head.clone(),
+    };
     let target = target_branch(&repo, &range.spec);
+    // Trailers come from the commits of the range; edits not yet committed
+    // have no message.
     let messages = repo.commit_messages(&range.base, &range.head)?;
     let mut report = diff_trees(
         &repo,
         (&range.base, base_tree),
-        (&range.head, head_tree),
+        (&head_label, head_tree),
         target.as_deref(),
         &messages,
         opts,
     )?;
+    if live_head.is_none() {
+        report.notes.extend(range_notes(&repo, &range));
+    }
     if spec.is_none() {
         let detached = if repo.head_branch().is_none() {
             " (HEAD is detached, as in CI checkouts; pass a range to choose the base)"
@@ -394,6 +443,69 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
     // Its blob cache holds every file read: free it beside the output.
     std::thread::spawn(move || drop(repo));
     Ok(report)
+}
+
+/// Splits a range whose head is `WORKTREE` or `INDEX` (`main..WORKTREE`,
+/// `main...INDEX`) into the same range with `HEAD` as its head, for git, and
+/// the tree to use instead of `HEAD`'s: local edits checked before they are
+/// committed.
+fn split_live_head(spec: Option<&str>) -> (Option<String>, Option<Revision>) {
+    let Some(spec) = spec else {
+        return (None, None);
+    };
+    for sep in ["...", ".."] {
+        if let Some((base, head)) = spec.split_once(sep) {
+            return match head {
+                "WORKTREE" | "INDEX" => (
+                    Some(format!("{base}{sep}HEAD")),
+                    Some(Revision::parse(Some(head))),
+                ),
+                _ => (Some(spec.to_string()), None),
+            };
+        }
+    }
+    (Some(spec.to_string()), None)
+}
+
+fn tree_label(rev: &Revision) -> String {
+    match rev {
+        Revision::Worktree => "WORKTREE".into(),
+        Revision::Index => "INDEX".into(),
+        Revision::Commit(c) => c.clone(),
+    }
+}
+
+/// Notes about what a commit range leaves out: nothing at all when base and
+/// head are one commit, and edits not yet committed when head is `HEAD`.
+fn range_notes(repo: &GitRepo, range: &source::RevisionRange) -> Vec<String> {
+    let mut notes = Vec::new();
+    let base = match range.spec.split("..").next() {
+        Some(b) if !b.is_empty() => b,
+        _ => "HEAD",
+    };
+    if range.base == range.head {
+        notes.push(format!(
+            "the range `{}` is empty: base and head are the same commit `{}`, so there is nothing to compare; \
+             name the branch with the change (`gitops-lint diff {base}..my-branch`), or check edits not yet \
+             committed with `gitops-lint diff {base}..WORKTREE`",
+            range.spec,
+            &range.head[..range.head.len().min(12)]
+        ));
+    }
+    if repo.head_commit().as_deref() == Some(range.head.as_str()) {
+        let changed = repo.uncommitted_paths();
+        if let Some(first) = changed.first() {
+            let more = match changed.len() {
+                1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            };
+            notes.push(format!(
+                "the working tree has changes that are not committed (`{first}`{more}) and are not part of this diff; \
+                 `gitops-lint diff {base}..WORKTREE` includes them (`..INDEX` only what is staged)"
+            ));
+        }
+    }
+    notes
 }
 
 /// Adds what to do in CI to the errors CI checkouts cause.

@@ -17,14 +17,24 @@ fn stderr_lines(out: &std::process::Output) -> Vec<String> {
         .collect()
 }
 
-/// The demo change deletes a PVC manifest and drops a child Application
-/// with the resources finalizer: both must be named, and the run must fail.
-#[test]
-fn demo_reports_the_deleted_pvc_and_the_cascading_app() {
-    let out = bin()
-        .args(["demo", "--color", "never"])
+/// The demo repository (branch `main` and the risky branch `change`) and a
+/// `diff main..change` of it with `args`, as a real run would see it.
+fn diff_demo(args: &[&str]) -> std::process::Output {
+    let repo = gitops_lint::demo::build().expect("the demo repository is built");
+    bin()
+        .args(["diff", "main..change", "--repo"])
+        .arg(repo.path())
+        .args(args)
         .output()
-        .expect("runs");
+        .expect("runs")
+}
+
+/// The demo change deletes a PVC manifest and drops a child Application
+/// with the resources finalizer: both must be named, and a real diff of it
+/// must fail.
+#[test]
+fn the_demo_change_reports_the_deleted_pvc_and_the_cascading_app() {
+    let out = diff_demo(&["--color", "never"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "stdout:\n{text}");
     assert!(
@@ -45,13 +55,37 @@ fn demo_reports_the_deleted_pvc_and_the_cascading_app() {
     );
 }
 
+/// `gitops-lint demo` shows the same findings, exits 0 so that the README's
+/// `demo && cargo test` goes on, and says what a real diff exits with.
+#[test]
+fn the_demo_exits_0_and_says_what_a_real_diff_exits_with() {
+    let out = bin()
+        .args(["demo", "--color", "never"])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{text}");
+    assert!(
+        text.contains("PersistentVolumeClaim payments/ledger"),
+        "{text}"
+    );
+    assert!(text.contains("3 error(s)"), "{text}");
+    let lines = stderr_lines(&out);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("a real `gitops-lint diff` of this change exits 1")),
+        "{lines:?}"
+    );
+}
+
 #[test]
 fn demo_json_has_the_contract_shape() {
     let out = bin()
         .args(["demo", "--format", "json"])
         .output()
         .expect("runs");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value =
         serde_json::from_slice(&out.stdout).expect("stdout is one JSON object");
     assert_eq!(v["version"], 1);
@@ -70,11 +104,13 @@ fn demo_json_has_the_contract_shape() {
 
 #[test]
 fn fail_on_never_exits_zero_even_with_errors() {
-    let out = bin()
-        .args(["demo", "--fail-on", "never", "--format", "json"])
-        .output()
-        .expect("runs");
+    let out = diff_demo(&["--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "the change has errors");
+    let out = diff_demo(&["--fail-on", "never", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("stdout is one JSON object");
+    assert_eq!(v["summary"]["error"], 3, "the errors are still reported");
 }
 
 #[test]

@@ -200,6 +200,34 @@ impl RepoIdentity {
     }
 }
 
+/// The git repositories this revision's Applications name when not one of
+/// them renders from this repository and some name a git repository that
+/// `identity` does not recognise: `None` otherwise. A fork, a mirror, an
+/// internal hostname or a `file://` CI checkout looks like that, and linting
+/// it would report nothing because nothing was read, so callers refuse it.
+/// Applications that only use Helm repositories are left alone: nothing in
+/// any git repository is involved.
+#[must_use]
+pub fn only_foreign_repos(inv: &Inventory, identity: &RepoIdentity) -> Option<Vec<String>> {
+    let mut apps = inv.apps.values().filter(|a| !a.implicit).peekable();
+    apps.peek()?;
+    let mut urls = BTreeSet::new();
+    for app in apps {
+        if !matches!(app.status, AppStatus::External(_)) {
+            return None;
+        }
+        for src in &app.spec.sources {
+            if src.chart.is_none()
+                && !src.repo_url.is_empty()
+                && !identity.is_this_repo(&src.repo_url)
+            {
+                urls.insert(src.repo_url.clone());
+            }
+        }
+    }
+    (!urls.is_empty()).then(|| urls.into_iter().collect())
+}
+
 /// What building an inventory needs.
 pub struct InventoryInput<'a> {
     /// The revision's tree.

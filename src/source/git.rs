@@ -443,6 +443,32 @@ impl GitRepo {
         )))
     }
 
+    /// Paths whose working-directory or staged content differs from `HEAD`
+    /// (untracked files included, ignored ones not), sorted. Empty for a
+    /// bare repository.
+    #[must_use]
+    pub fn uncommitted_paths(&self) -> Vec<String> {
+        if self.workdir.is_none() {
+            return Vec::new();
+        }
+        let repo = self.lock();
+        let mut opts = git2::StatusOptions::new();
+        opts.include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .include_ignored(false)
+            .exclude_submodules(true);
+        let Ok(statuses) = repo.statuses(Some(&mut opts)) else {
+            return Vec::new();
+        };
+        let mut out: Vec<String> = statuses
+            .iter()
+            .filter(|s| !s.status().is_empty() && !s.status().contains(git2::Status::IGNORED))
+            .filter_map(|s| s.path().ok().map(str::to_string))
+            .collect();
+        out.sort();
+        out
+    }
+
     /// The working directory as a tree (files git ignores are left out).
     ///
     /// # Errors
