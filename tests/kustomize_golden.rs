@@ -2,26 +2,22 @@
 //! name references in envFrom/volumes/projected/imagePullSecrets, prefix and
 //! namespace on cluster-scoped kinds and binding subjects, patch targets,
 //! generator merge/replace, components, images, labels), each checked
-//! against the real `kubectl kustomize` run on the same directory.
+//! against the real `kubectl kustomize` run on the same directory (its
+//! recorded output when the pinned kubectl is not on PATH).
 
 mod kustomize_common;
 
-use std::path::Path;
-
-use kustomize_common::{compare, kubectl, render_dir};
+use kustomize_common::{compare, crate_root, kubectl, render_dir};
 
 fn check(case: &str) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/kustomize")
-        .join(case);
+    let dir = crate_root().join("testdata/kustomize").join(case);
     let entry = if dir.join("overlay").is_dir() {
         "overlay"
     } else {
         ""
     };
-    let want = kubectl(&dir, entry).unwrap_or_else(|e| {
-        panic!("{case}: kubectl kustomize failed (is kubectl installed?): {e}")
-    });
+    let want =
+        kubectl(&dir, entry).unwrap_or_else(|e| panic!("{case}: kubectl kustomize failed: {e}"));
     assert!(!want.is_empty(), "{case}: kubectl rendered nothing");
     let got = render_dir(&dir, entry)
         .unwrap_or_else(|e| panic!("{case}: native render failed: {}", e.message));

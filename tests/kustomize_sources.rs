@@ -42,7 +42,7 @@ fn copy_tree(from: &Path, to: &Path) {
 #[test]
 fn a_commit_renders_like_the_working_directory() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/kustomize");
+    let src = kustomize_common::crate_root().join("testdata/kustomize");
     copy_tree(&src, tmp.path());
     git(tmp.path(), &["init", "-q"]);
     git(tmp.path(), &["add", "-A"]);
@@ -232,14 +232,42 @@ fn argo_cd_kustomize_options_act_as_kustomize_edit() {
     assert!(kustomize::render(&cx, &spec).is_err());
 }
 
+/// The external-binary path: the kustomization is copied out of the tree
+/// and the binary run on the copy. With the pinned kubectl on PATH it is
+/// that kubectl; without it, a script that prints kubectl's recorded output
+/// for this input after checking it was called as `kubectl kustomize DIR`,
+/// so the copying, running and reading are still exercised.
 #[test]
 fn external_binary_mode_matches_native() {
     use gitops_lint::render::{kustomize, ParseCache, RenderContext, RenderOptions, SourceSpec};
     use gitops_lint::source::DirTree;
-    let Ok(kubectl) = which_kubectl() else {
-        panic!("kubectl is needed for this test")
+    let dir = kustomize_common::crate_root().join("testdata/kustomize");
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let kubectl = match kustomize_common::live_kubectl() {
+        Some(k) => k.to_path_buf(),
+        None => {
+            let recorded = kustomize_common::kubectl_kustomize_at(
+                &dir.join("generator-merge-replace"),
+                "overlay",
+            );
+            assert!(recorded.ok, "{}", recorded.stderr);
+            let out = scratch.path().join("recorded.yaml");
+            std::fs::write(&out, &recorded.stdout).expect("write");
+            let script = scratch.path().join("kubectl");
+            std::fs::write(
+                &script,
+                format!(
+                    "#!/bin/sh\n[ \"$1\" = kustomize ] && [ -d \"$2\" ] || {{ echo \"unexpected call: $*\" >&2; exit 2; }}\nexec cat '{}'\n",
+                    out.display()
+                ),
+            )
+            .expect("write");
+            let mut perm = std::fs::metadata(&script).expect("meta").permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+            std::fs::set_permissions(&script, perm).expect("chmod");
+            script
+        }
     };
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/kustomize");
     let tree = DirTree::new(dir.clone(), Vec::new());
     let cache = ParseCache::default();
     let options = RenderOptions {
@@ -256,17 +284,8 @@ fn external_binary_mode_matches_native() {
         .into_iter()
         .map(|o| o.value)
         .collect();
+    assert!(!ext.is_empty(), "the external render has resources");
     let native = render_dir(&dir, "generator-merge-replace/overlay").expect("native");
     let diff = compare(&ext, &native);
     assert!(diff.is_identical(), "{}", diff.report());
-}
-
-fn which_kubectl() -> Result<std::path::PathBuf, ()> {
-    std::env::var_os("PATH")
-        .and_then(|p| {
-            std::env::split_paths(&p)
-                .map(|d| d.join("kubectl"))
-                .find(|p| p.is_file())
-        })
-        .ok_or(())
 }

@@ -450,16 +450,17 @@ mod tests {
     /// pattern (oasis-tcs/sarif-spec#490, not a valid regex); where present it
     /// is patched to `^[a-zA-Z]{2}(-[a-zA-Z]{2})?$` in this in-memory copy so
     /// validators accept the schema.
-    /// Found at `../shared/schemas` from the crate root, or `$GITOPS_LINT_SCHEMAS`.
+    /// Vendored in `testdata/sarif` (the crate root is read when the test
+    /// runs), or `$GITOPS_LINT_SCHEMAS`.
     pub(crate) fn sarif_schema() -> serde_json::Value {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let root = std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(
+            || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+            std::path::PathBuf::from,
+        );
         let dirs: Vec<std::path::PathBuf> = std::env::var_os("GITOPS_LINT_SCHEMAS")
             .map(std::path::PathBuf::from)
             .into_iter()
-            .chain([
-                root.join("../shared/schemas"),
-                root.join("../../shared/schemas"),
-            ])
+            .chain([root.join("testdata/sarif")])
             .collect();
         let file = dirs
             .iter()

@@ -72,20 +72,22 @@ pub fn compare_or_bless(path: &Path, actual: &str) -> Result<(), String> {
     }
 }
 
-/// The OASIS SARIF 2.1.0 schema from `../shared/schemas` (beside the crate)
-/// or `$GITOPS_LINT_SCHEMAS`. The published file has one known-bad
+/// The OASIS SARIF 2.1.0 schema vendored in `testdata/sarif` (or from
+/// `$GITOPS_LINT_SCHEMAS`). The published file has one known-bad
 /// `language` pattern (oasis-tcs/sarif-spec#490) that is not a valid regex;
 /// where present it is patched here, in memory, to
 /// `^[a-zA-Z]{2}(-[a-zA-Z]{2})?$` so the validator accepts the schema.
 pub fn sarif_schema() -> serde_json::Value {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Read when the test runs: a path compiled in names whichever clone
+    // last built a shared target directory.
+    let root = std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf(),
+        Into::into,
+    );
     let dirs: Vec<std::path::PathBuf> = std::env::var_os("GITOPS_LINT_SCHEMAS")
         .map(std::path::PathBuf::from)
         .into_iter()
-        .chain([
-            root.join("../shared/schemas"),
-            root.join("../../shared/schemas"),
-        ])
+        .chain([root.join("testdata/sarif")])
         .collect();
     let file = dirs
         .iter()

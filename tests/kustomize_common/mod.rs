@@ -15,23 +15,54 @@ use gitops_lint::source::{DirTree, Tree};
 use gitops_lint::yaml;
 use serde_json::Value;
 
-/// The corpus directory: `$GITOPS_LINT_CORPUS`, else `../shared/corpus/kustomize`
-/// next to the crate (a checkout beside `shared/`), else two levels up (a worktree).
-pub fn corpus_dir() -> PathBuf {
-    if let Ok(p) = std::env::var("GITOPS_LINT_CORPUS") {
-        return PathBuf::from(p);
+/// The crate's root, read when the test runs (cargo sets
+/// `CARGO_MANIFEST_DIR` for it): a path compiled in would name whichever
+/// clone last built a target directory that two clones share.
+pub fn crate_root() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
+/// The subset of the corpus kept in the repository (`testdata/kustomize-corpus`).
+pub fn vendored_corpus() -> PathBuf {
+    crate_root().join("testdata/kustomize-corpus")
+}
+
+/// The full Kustomize corpus: `$GITOPS_LINT_CORPUS/kustomize` (or
+/// `$GITOPS_LINT_CORPUS` itself when it holds the cases), else
+/// `../shared/corpus/kustomize` beside the crate or two levels up (a
+/// worktree). `None` when absent; a `GITOPS_LINT_CORPUS` that holds no
+/// corpus is a mistake and panics.
+pub fn full_corpus() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("GITOPS_LINT_CORPUS") {
+        let p = PathBuf::from(p);
+        let found = [p.join("kustomize"), p.clone()]
+            .into_iter()
+            .find(|d| d.join("index.tsv").is_file());
+        assert!(
+            found.is_some(),
+            "GITOPS_LINT_CORPUS={} holds no Kustomize corpus (neither kustomize/index.tsv nor index.tsv)",
+            p.display()
+        );
+        return found;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for rel in [
+    let root = crate_root();
+    [
         "../shared/corpus/kustomize",
         "../../shared/corpus/kustomize",
-    ] {
-        let p = root.join(rel);
-        if p.is_dir() {
-            return p;
-        }
-    }
-    panic!("kustomize corpus not found: set GITOPS_LINT_CORPUS or put shared/ beside the crate");
+    ]
+    .into_iter()
+    .map(|rel| root.join(rel))
+    .find(|p| p.join("index.tsv").is_file())
+}
+
+/// The full corpus, for the tests that exist to run it (ignored by
+/// default; `.ci/run` runs them when the corpus is present).
+pub fn corpus_dir() -> PathBuf {
+    full_corpus().unwrap_or_else(|| {
+        panic!("the full Kustomize corpus is not found: set GITOPS_LINT_CORPUS=DIR (a directory holding kustomize/) or put shared/ beside the crate")
+    })
 }
 
 /// One corpus case.
@@ -105,17 +136,158 @@ pub fn render_tree(tree: &dyn Tree, entry: &str) -> Result<Vec<Value>, RenderErr
         .collect())
 }
 
-/// Runs `kubectl kustomize` on `dir/entry`.
+/// `kubectl kustomize` on `dir/entry`, parsed (see [`kubectl_kustomize`]).
 pub fn kubectl(dir: &Path, entry: &str) -> Result<Vec<Value>, String> {
-    let out = std::process::Command::new("kubectl")
-        .arg("kustomize")
-        .arg(dir.join(entry))
-        .output()
-        .map_err(|e| format!("kubectl: {e}"))?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    let run = kubectl_kustomize_at(dir, entry);
+    if !run.ok {
+        return Err(run.stderr);
     }
-    Ok(parse_stream(&String::from_utf8_lossy(&out.stdout)))
+    Ok(parse_stream(&run.stdout))
+}
+
+/// What `kubectl kustomize DIR` did: success, stdout, stderr (with the
+/// directory written as `<dir>`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KubectlRun {
+    pub ok: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// The Kustomize version the oracle must embed.
+const ORACLE_KUSTOMIZE: &str = "Kustomize Version: v5.5.0";
+
+/// `kubectl` on PATH when it embeds Kustomize v5.5.0 (kubectl v1.32, the
+/// pinned one from `scripts/install-oracles.sh`); `None` otherwise.
+/// `GITOPS_LINT_REQUIRE_ORACLES=1` (set by `.ci/run`) turns its absence into
+/// a failure, so CI never falls back to recordings.
+pub fn live_kubectl() -> Option<&'static Path> {
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        let path = std::env::var_os("PATH")?;
+        let bin = std::env::split_paths(&path)
+            .map(|d| d.join("kubectl"))
+            .find(|p| p.is_file())?;
+        let out = std::process::Command::new(&bin)
+            .args(["version", "--client"])
+            .output()
+            .ok()?;
+        String::from_utf8_lossy(&out.stdout)
+            .contains(ORACLE_KUSTOMIZE)
+            .then_some(bin)
+    });
+    if found.is_none() && std::env::var_os("GITOPS_LINT_REQUIRE_ORACLES").is_some() {
+        panic!("GITOPS_LINT_REQUIRE_ORACLES is set but no kubectl with {ORACLE_KUSTOMIZE} is on PATH (scripts/install-oracles.sh installs it)");
+    }
+    found.as_deref()
+}
+
+/// A digest of everything `kubectl kustomize dir` reads: every file under
+/// `dir` (path and content, symlinks as their target), in path order.
+fn input_digest(dir: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .into_iter()
+        .flatten()
+        .filter(|e| !e.file_type().is_dir())
+        .map(|e| e.path().to_path_buf())
+        .collect();
+    files.sort();
+    let mut h = Sha256::new();
+    for f in files {
+        let rel = f.strip_prefix(dir).unwrap_or(&f);
+        h.update(rel.to_string_lossy().as_bytes());
+        h.update([0]);
+        let bytes = match std::fs::read_link(&f) {
+            Ok(target) => target.to_string_lossy().into_owned().into_bytes(),
+            Err(_) => std::fs::read(&f).unwrap_or_default(),
+        };
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(&bytes);
+    }
+    h.finalize()
+        .iter()
+        .take(12)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Runs `kubectl kustomize dir` with the live oracle when there is one,
+/// else answers from its recording in `testdata/kubectl-recordings/`
+/// (keyed by a digest of the input). A live run must equal its recording;
+/// `GITOPS_LINT_BLESS=1` with the live oracle writes missing or stale
+/// recordings. A recording missing without the oracle fails the test.
+/// Only success and stdout are compared with a recording.
+pub fn kubectl_kustomize(dir: &Path) -> KubectlRun {
+    kubectl_kustomize_at(dir, "")
+}
+
+/// [`kubectl_kustomize`] of `root/entry`, where the build may read anything
+/// under `root` (an overlay's `../base`): the recording's key covers `root`.
+pub fn kubectl_kustomize_at(root: &Path, entry: &str) -> KubectlRun {
+    let dir = &root.join(entry);
+    let key = format!("{}{entry}", input_digest(root));
+    let key: String = {
+        use sha2::{Digest, Sha256};
+        Sha256::digest(key.as_bytes())
+            .iter()
+            .take(12)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let file = crate_root()
+        .join("testdata/kubectl-recordings")
+        .join(format!("{key}.json"));
+    let recorded: Option<KubectlRun> = std::fs::read_to_string(&file)
+        .ok()
+        .map(|t| serde_json::from_str(&t).expect("a recording is JSON"));
+    let Some(bin) = live_kubectl() else {
+        return recorded.unwrap_or_else(|| {
+            panic!(
+                "no recorded `kubectl kustomize` output for {} ({}) and no kubectl with {ORACLE_KUSTOMIZE} on PATH: \
+                 run scripts/install-oracles.sh, put its directory first on PATH and run the test with GITOPS_LINT_BLESS=1",
+                dir.display(),
+                file.display()
+            )
+        });
+    };
+    let out = std::process::Command::new(bin)
+        .arg("kustomize")
+        .arg(dir)
+        .output()
+        .expect("kubectl runs");
+    let shown = root.display().to_string();
+    let live = KubectlRun {
+        ok: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).replace(&shown, "<dir>"),
+        stderr: String::from_utf8_lossy(&out.stderr).replace(&shown, "<dir>"),
+    };
+    // Success and output must match; stderr is diagnostics whose framing
+    // differs between kubectl builds (klog timestamps in v1.32.4).
+    let same = recorded
+        .as_ref()
+        .is_some_and(|r| r.ok == live.ok && r.stdout == live.stdout);
+    if !same {
+        if std::env::var_os("GITOPS_LINT_BLESS").is_some() {
+            std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+            let text = serde_json::to_string_pretty(&live).expect("json") + "\n";
+            std::fs::write(&file, text).expect("write recording");
+        } else {
+            panic!(
+                "the live `kubectl kustomize` of {} differs from its recording {} ({}): \
+                 rerun with GITOPS_LINT_BLESS=1 to record it\n--- recorded\n{recorded:?}\n--- live\n{live:?}",
+                dir.display(),
+                file.display(),
+                if recorded.is_some() {
+                    "stale"
+                } else {
+                    "missing"
+                }
+            );
+        }
+    }
+    live
 }
 
 fn key(v: &Value) -> String {
