@@ -170,6 +170,23 @@ impl Finding {
         self
     }
 
+    /// What makes two findings the same finding across revisions: rule, app
+    /// and resource, never lines or messages (which move with unrelated
+    /// edits); with neither app nor resource, the file. The SARIF
+    /// fingerprint is a hash of exactly this.
+    #[must_use]
+    pub fn identity(&self) -> (&'static str, &str, Option<&ResourceId>, Option<&str>) {
+        let file = (self.app.is_none() && self.resource.is_none())
+            .then(|| self.location.as_ref().map(|l| l.file.as_str()))
+            .flatten();
+        (
+            self.rule.code,
+            self.app.as_deref().unwrap_or(""),
+            self.resource.as_ref(),
+            file,
+        )
+    }
+
     /// Sort key giving deterministic output: file, line, code, app, resource, message.
     #[must_use]
     pub fn sort_key(&self) -> impl Ord + '_ {

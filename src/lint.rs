@@ -664,6 +664,9 @@ fn diff_trees(
         only_changed: !opts.all,
     };
     let mut findings = rules::run(&cx);
+    if !opts.all {
+        rules::drop_pre_existing(&mut findings, &base_inv, &config);
+    }
     acknowledge::apply(
         &mut findings,
         &plan,

@@ -143,6 +143,9 @@ pub struct Inventory {
     /// Files that mention Argo CD but could not be parsed: the apps they
     /// declare are unknown at this revision.
     pub broken_files: BTreeMap<String, RenderError>,
+    /// The blob id of each of `broken_files`: a file broken at both
+    /// revisions of a diff is the change's concern only if its content differs.
+    pub broken_file_ids: BTreeMap<String, ObjectId>,
     /// Notes for the user about assumptions made.
     pub notes: Vec<String>,
     /// Apps rendered at this revision (each source rendered from the tree).
@@ -301,7 +304,7 @@ fn scan(
     let known: BTreeSet<String> = known.into_iter().collect();
     files.extend(known.iter().cloned());
     files.sort_by(|a, b| a.split('/').cmp(b.split('/')));
-    let parsed: Vec<(String, render::ParsedStream)> = files
+    let parsed: Vec<(String, ObjectId, render::ParsedStream)> = files
         .par_iter()
         .filter_map(|f| {
             // `walk` lists regular files only, so no symlink needs resolving.
@@ -317,11 +320,12 @@ fn scan(
             // by an app-of-apps is then parsed once, not once per dialect.
             Some((
                 f.clone(),
+                id,
                 input.cache.get_or_parse_as(id, &bytes, Dialect::SigsYaml),
             ))
         })
         .collect();
-    inv.scan_candidates = parsed.iter().map(|(f, _)| f.clone()).collect();
+    inv.scan_candidates = parsed.iter().map(|(f, _, _)| f.clone()).collect();
     // Copying the kept documents out of the shared parses is done in
     // parallel; they are then taken in walk order.
     let wanted = |v: &Value| {
@@ -332,7 +336,7 @@ fn scan(
     };
     let kept: Vec<Result<Vec<(Value, Origin)>, RenderError>> = parsed
         .par_iter()
-        .map(|(file, docs)| {
+        .map(|(file, _, docs)| {
             let docs = docs
                 .as_ref()
                 .as_ref()
@@ -360,11 +364,12 @@ fn scan(
     let mut apps = Vec::new();
     let mut appsets = Vec::new();
     let mut others = Vec::new();
-    for ((file, _), items) in parsed.iter().zip(kept) {
+    for ((file, id, _), items) in parsed.iter().zip(kept) {
         let items = match items {
             Ok(items) => items,
             Err(e) => {
                 inv.broken_files.insert(file.clone(), e);
+                inv.broken_file_ids.insert(file.clone(), *id);
                 continue;
             }
         };
@@ -1076,6 +1081,7 @@ fn render_fresh(
             out_of_bounds_symlink(tree.as_ref())
         };
         if let Some(e) = oob_here {
+            record_source_dirs(&mut app, tree.as_ref());
             app.status = AppStatus::Unrendered(e);
             return app;
         }
@@ -1089,6 +1095,7 @@ fn render_fresh(
                 resources.extend(r.manifests);
             }
             Err(e) => {
+                record_source_dirs(&mut app, tree.as_ref());
                 app.status = AppStatus::Unrendered(e);
                 return app;
             }
@@ -1112,6 +1119,26 @@ fn render_fresh(
     app.resources = out;
     app.status = AppStatus::Rendered;
     app
+}
+
+/// Records, for an app whose render failed, the id of every local source
+/// directory besides what the render read before failing: a failure stops
+/// reading early, and a change below the app's own directory must count as
+/// a change to its inputs (GL000 tells a failure the change touches from one
+/// it does not by these inputs). The repository root is left out: every
+/// change is below it.
+fn record_source_dirs(app: &mut App, tree: &dyn Tree) {
+    for src in &app.spec.sources {
+        let Some(path) = src.path.as_deref().and_then(source::path::normalize) else {
+            continue;
+        };
+        if path.is_empty() {
+            continue;
+        }
+        if let Ok(Some(e)) = tree.entry(&path) {
+            app.inputs.insert(format!("{path}/"), e.id);
+        }
+    }
 }
 
 /// An app renders identically when its Application object is the same and

@@ -26,6 +26,31 @@ fn severity(e: &RenderError) -> Severity {
     }
 }
 
+/// The severity of a failure the change causes (the app rendered at base,
+/// or is new): the pull request chose content that cannot be judged, so it
+/// is an error whatever the reason, except a tool missing on the runner,
+/// which is the runner's fault and stays a warning.
+fn caused_severity(e: &RenderError) -> Severity {
+    match e.kind {
+        RenderErrorKind::ToolMissing => Severity::Warning,
+        _ => Severity::Error,
+    }
+}
+
+/// Whether an app failing at both revisions fails on exactly the same
+/// input: the same Application, the same error, and every path its render
+/// read (its source directories included, see `argocd::render_fresh`) with
+/// the same id. Such a failure is not the change's: a diff leaves it to
+/// `check` and `--all`.
+fn same_failure(base: &App, head: &App) -> bool {
+    match (&base.status, &head.status) {
+        (AppStatus::Unrendered(b), AppStatus::Unrendered(h)) => {
+            b == h && base.object == head.object && base.inputs == head.inputs
+        }
+        _ => false,
+    }
+}
+
 fn finding(app: &App, e: &RenderError, side: Side, diff: bool) -> Finding {
     let rev = match side {
         Side::Base => "base",
@@ -67,9 +92,23 @@ fn finding(app: &App, e: &RenderError, side: Side, diff: bool) -> Finding {
 }
 
 /// Files of `inv` that cannot be parsed, except those also in `skip`.
-fn broken_files(inv: &Inventory, skip: Option<&Inventory>, side: Side, out: &mut Vec<Finding>) {
+/// With `unchanged_in`, a file broken identically (same blob) there is
+/// skipped too, and one broken there with other content is a warning.
+fn broken_files(
+    inv: &Inventory,
+    skip: Option<&Inventory>,
+    unchanged_in: Option<&Inventory>,
+    side: Side,
+    out: &mut Vec<Finding>,
+) {
     for (file, e) in &inv.broken_files {
         if skip.is_some_and(|s| s.broken_files.contains_key(file)) {
+            continue;
+        }
+        let broken_before = unchanged_in.filter(|b| b.broken_files.contains_key(file));
+        if broken_before
+            .is_some_and(|b| b.broken_file_ids.get(file) == inv.broken_file_ids.get(file))
+        {
             continue;
         }
         // An app that read the file and failed on it already says so.
@@ -79,8 +118,17 @@ fn broken_files(inv: &Inventory, skip: Option<&Inventory>, side: Side, out: &mut
         if reported {
             continue;
         }
+        let (severity, already) = if broken_before.is_some() {
+            (
+                Severity::Warning,
+                "; it could not be parsed at base either, so this change to it cannot be judged",
+            )
+        } else {
+            (Severity::Error, "")
+        };
         out.push(
-            Finding::new(&META, format!("`{file}` mentions Argo CD but cannot be parsed, so the Applications it declares are unknown: {}", e.message))
+            Finding::new(&META, format!("`{file}` mentions Argo CD but cannot be parsed, so the Applications it declares are unknown: {}{already}", e.message))
+                .severity(severity)
                 .at(side, Some(file), e.line)
                 .help("fix the YAML"),
         );
@@ -105,14 +153,34 @@ impl Rule for RenderFailed {
                 }
             }
         }
+        // In a diff (without `--all`) a failure is judged by its cause: one
+        // the change brings is an error (the change cannot be judged), one
+        // that fails at both revisions is a warning when the change touches
+        // its inputs and is not reported when it does not.
+        let judged_base = cx.base.filter(|_| diff && cx.only_changed);
         for app in cx.head.apps.values() {
             if let AppStatus::Unrendered(e) = &app.status {
-                out.push(finding(app, e, Side::Head, diff));
+                let f = finding(app, e, Side::Head, diff);
+                let Some(base) = judged_base else {
+                    out.push(f);
+                    continue;
+                };
+                match base.apps.get(&app.key) {
+                    Some(b) if same_failure(b, app) => {}
+                    Some(b) if matches!(b.status, AppStatus::Unrendered(_)) => {
+                        let message = format!(
+                            "{}; it failed at base too, so this change to its inputs cannot be judged",
+                            f.message
+                        );
+                        out.push(Finding { message, ..f }.severity(Severity::Warning));
+                    }
+                    _ => out.push(f.severity(caused_severity(e))),
+                }
             }
         }
-        broken_files(cx.head, None, Side::Head, out);
+        broken_files(cx.head, None, judged_base, Side::Head, out);
         if let Some(base) = cx.base {
-            broken_files(base, Some(cx.head), Side::Base, out);
+            broken_files(base, Some(cx.head), None, Side::Base, out);
         }
         // Unknowns the render statuses above do not already report: a vanished
         // app whose parent failed to render, an app that moved to a source

@@ -8,6 +8,7 @@ use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::appset::{self, AppSetSettings, PolicySource, RESOURCES_FINALIZER};
 use crate::argocd::AppSetEntry;
 use crate::finding::{Finding, Severity, Side};
+use crate::manifest::ResourceId;
 
 /// See `rules/GL012-appset-unsafe-policy.md`.
 pub struct AppSetUnsafePolicy;
@@ -77,6 +78,15 @@ impl Rule for AppSetUnsafePolicy {
                 continue;
             }
             let set = key.strip_prefix("argocd/").unwrap_or(key);
+            // The ApplicationSet is the finding's identity: moving its file
+            // does not make an old policy the change's.
+            let (namespace, name) = key.split_once('/').unwrap_or(("argocd", key));
+            let id = ResourceId {
+                group: "argoproj.io".into(),
+                kind: "ApplicationSet".into(),
+                namespace: namespace.into(),
+                name: name.into(),
+            };
             let why = match (&policy.decided_by, &policy.ignored_appset_value) {
                 (PolicySource::Controller, Some(own)) => format!(
                     "its `applicationsSync: {own}` is ignored because the controller runs with `--policy={}` and without `--enable-policy-override`",
@@ -100,6 +110,7 @@ impl Rule for AppSetUnsafePolicy {
                         "ApplicationSet `{set}` deletes every Application its generators stop producing, and their resources with them: {why}, and the generated Applications carry the resources finalizer"
                     ),
                 )
+                .resource(id)
                 .at(Side::Head, e.origin.file.as_deref(), e.origin.line)
                 .help(
                     "set `spec.syncPolicy.applicationsSync: create-update` so a renamed directory, a typo or an emptied list cannot delete workloads, or `preserveResourcesOnDeletion: true` to orphan rather than delete their resources",

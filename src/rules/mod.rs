@@ -185,6 +185,35 @@ pub fn run(cx: &RuleContext<'_>) -> Vec<Finding> {
     out
 }
 
+/// What a diff reports, decided here for every rule: the findings the
+/// change causes.
+///
+/// - Diff rules (prunes, cascades, ApplicationSet shrinks, immutable
+///   changes, mass prunes) report a difference between the revisions: new
+///   by construction, always kept.
+/// - GL000 judges its own findings by the failing app's inputs (a failure
+///   the change brings is an error, one at both revisions is a warning
+///   when the change touches the app's inputs and is not reported when it
+///   does not): a fingerprint cannot tell those apart.
+/// - Every other single-revision finding whose [`Finding::identity`] (the
+///   SARIF fingerprint) a `check` of the base revision also reports is
+///   pre-existing, and is dropped: `check` and `--all` show it.
+pub fn drop_pre_existing(findings: &mut Vec<Finding>, base: &Inventory, config: &Config) {
+    let judged_by_fingerprint = |f: &Finding| f.rule.mode == Mode::Single && f.rule.code != "GL000";
+    if !findings.iter().any(judged_by_fingerprint) {
+        return;
+    }
+    let at_base = run(&RuleContext {
+        plan: None,
+        base: None,
+        head: base,
+        config,
+        only_changed: false,
+    });
+    let before: std::collections::BTreeSet<_> = at_base.iter().map(Finding::identity).collect();
+    findings.retain(|f| !judged_by_fingerprint(f) || !before.contains(&f.identity()));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
