@@ -7,11 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::argocd::tracking::Tracking;
 use crate::argocd::{App, AppStatus, Inventory, Manager, PruneMode};
 use crate::config::Config;
-use crate::manifest::{
-    Manifest, ResourceId, ANN_HELM_RESOURCE_POLICY, ANN_TRACKING_ID, LABEL_INSTANCE,
-};
+use crate::manifest::{Manifest, ResourceId, ANN_HELM_RESOURCE_POLICY};
 
 /// Why a resource would be deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -129,6 +128,8 @@ pub struct Plan {
     /// Created/changed resources per app present at head; an app with
     /// neither has no entry, so rules in `diff` mode can skip it.
     pub changes: BTreeMap<String, AppChanges>,
+    /// The resource tracking in effect (decides which objects an app owns).
+    pub tracking: Tracking,
 }
 
 impl Plan {
@@ -141,29 +142,20 @@ impl Plan {
     }
 }
 
-/// Whether Argo CD ever prunes this object: hooks, `Skip`, objects with
-/// ownerReferences and CRDs without tracking metadata are never pruned.
+/// Whether Argo CD ever prunes this object, whichever app rendered it:
+/// hooks, `Skip` and objects with ownerReferences never are (GE
+/// `cluster.go` `GetManagedLiveObjs` skips owned objects).
 #[must_use]
 pub fn is_prunable(m: &Manifest) -> bool {
-    if m.hook().is_hook || m.has_owner_references() {
-        return false;
-    }
-    if m.id.kind == "CustomResourceDefinition" && m.id.group == "apiextensions.k8s.io" {
-        // The repo-server stamps no tracking metadata on CRDs (AC repository.go),
-        // so only a CRD carrying it in its own manifest is ever pruned, or one
-        // with a stray `metadata.namespace`: the controller clears it as for
-        // any cluster-scoped object and stamps tracking metadata on the way
-        // (AC `NormalizeTargetObjects`).
-        let stray_namespace = m
-            .value
-            .pointer("/metadata/namespace")
-            .and_then(serde_json::Value::as_str)
-            .is_some_and(|n| !n.is_empty());
-        return m.annotation(ANN_TRACKING_ID).is_some()
-            || m.label(LABEL_INSTANCE).is_some()
-            || stray_namespace;
-    }
-    true
+    !(m.hook().is_hook || m.has_owner_references())
+}
+
+/// Whether `app` prunes this object of its base render once it is gone:
+/// it is prunable and its live copy is tracked as the app's own (a CRD only
+/// when its own metadata names the app, see [`Tracking::owns`]).
+#[must_use]
+pub fn app_prunes(m: &Manifest, app: &App, tracking: &Tracking) -> bool {
+    is_prunable(m) && tracking.owns(m, &app.spec)
 }
 
 /// Whether an object survives cascade deletion of its Application
@@ -237,7 +229,11 @@ fn mode_across(b: &App, h: Option<&App>) -> PruneMode {
 /// Compares two inventories.
 #[must_use]
 pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
-    let mut plan = Plan::default();
+    // Tracking is a setting of the running Argo CD: the base revision's.
+    let mut plan = Plan {
+        tracking: Tracking::resolve(config, base.tracking.as_ref()),
+        ..Plan::default()
+    };
     // Resources that enter an app at head, by app, to detect moves. One an
     // app already rendered at base is not moving there: it was shared
     // (Argo CD's SharedResourceWarning), and which app tracks the live
@@ -346,7 +342,7 @@ fn diff_app(
             }
             continue;
         }
-        if !is_prunable(m) {
+        if !app_prunes(m, b, &plan.tracking) {
             continue;
         }
         let (reason, detail) = prune_reason(m, b, h, head_owner);

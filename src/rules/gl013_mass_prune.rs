@@ -4,7 +4,7 @@
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::PruneMode;
 use crate::finding::{Finding, Severity, Side};
-use crate::plan::{is_prunable, PruneReason};
+use crate::plan::{app_prunes, PruneReason};
 
 /// See `rules/GL013-mass-prune.md`.
 pub struct MassPrune;
@@ -41,7 +41,7 @@ impl Rule for MassPrune {
             let total = app
                 .resources
                 .iter()
-                .filter(|m| is_prunable(m))
+                .filter(|m| app_prunes(m, app, &plan.tracking))
                 .count()
                 .max(pruned.len());
             #[allow(clippy::cast_precision_loss)]
@@ -58,11 +58,11 @@ impl Rule for MassPrune {
                 .unwrap_or(false);
             // Argo CD's guard fires only when every resource of the comparison
             // needs pruning: any resource the head still renders disarms it.
-            let head_renders_nothing = cx
-                .head
-                .apps
-                .get(key)
-                .is_none_or(|h| h.resources.iter().all(|m| !is_prunable(m)));
+            let head_renders_nothing = cx.head.apps.get(key).is_none_or(|h| {
+                h.resources
+                    .iter()
+                    .all(|m| !app_prunes(m, h, &plan.tracking))
+            });
             let all = pruned.len() == total && head_renders_nothing;
             let (how, tail, severity) = match mode {
                 PruneMode::Automated if all && !allow_empty => (

@@ -108,6 +108,19 @@ pub struct RuleContext<'a> {
 }
 
 impl RuleContext<'_> {
+    /// The resource tracking in effect: the plan's, else resolved from the
+    /// configuration and the revision checked.
+    #[must_use]
+    pub fn tracking(&self) -> crate::argocd::tracking::Tracking {
+        match self.plan {
+            Some(p) => p.tracking.clone(),
+            None => crate::argocd::tracking::Tracking::resolve(
+                self.config,
+                self.base.unwrap_or(self.head).tracking.as_ref(),
+            ),
+        }
+    }
+
     /// Whether a single-revision rule should report on this head resource.
     #[must_use]
     pub fn in_scope(&self, app_key: &str, id: &ResourceId) -> bool {
