@@ -130,6 +130,10 @@ pub struct Plan {
     pub changes: BTreeMap<String, AppChanges>,
     /// The resource tracking in effect (decides which objects an app owns).
     pub tracking: Tracking,
+    /// Apps whose automated sync refuses to run at head because it would
+    /// prune every resource and `allowEmpty` is not set: their prunes wait
+    /// for a person (mode `manual`).
+    pub auto_sync_refused: BTreeSet<String>,
 }
 
 impl Plan {
@@ -217,13 +221,50 @@ fn applied_from_git(app: &App) -> bool {
     app.manager.is_some() || child_object(app, app).is_some()
 }
 
-/// See [`protection_across`].
+/// Whether automated sync refuses to run at head: every resource of the
+/// comparison would need pruning (the head renders nothing but hooks, which
+/// are not targets) and `allowEmpty` is not set (AC `appcontroller.go`
+/// `autoSync`: "auto-sync will wipe out all resources"). Whichever spec is
+/// applied when it syncs, the more dangerous one counts: `allowEmpty` on
+/// either disarms the guard.
+fn auto_sync_refuses(b: &App, h: &App) -> bool {
+    let allows_empty = |a: &App| {
+        a.object
+            .pointer("/spec/syncPolicy/automated/allowEmpty")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false)
+    };
+    let head_applies = applied_from_git(h);
+    h.resources.iter().all(|m| m.hook().is_hook)
+        && !allows_empty(b)
+        && !(head_applies && allows_empty(h))
+}
+
+/// See [`protection_across`]. An automated prune that the `allowEmpty`
+/// guard stops at head waits for a person: `manual`.
 fn mode_across(b: &App, h: Option<&App>) -> PruneMode {
+    if h.is_some_and(|h| refused_at_head(b, h)) {
+        PruneMode::Manual
+    } else {
+        unguarded_mode_across(b, h)
+    }
+}
+
+/// The prune mode before the `allowEmpty` guard.
+fn unguarded_mode_across(b: &App, h: Option<&App>) -> PruneMode {
     if h.is_some_and(|h| applied_from_git(h) && h.spec.prune_mode == PruneMode::Automated) {
         PruneMode::Automated
     } else {
         b.spec.prune_mode
     }
+}
+
+/// Whether an automated prune of `b` is stopped by [`auto_sync_refuses`]
+/// at head.
+fn refused_at_head(b: &App, h: &App) -> bool {
+    unguarded_mode_across(b, Some(h)) == PruneMode::Automated
+        && matches!(h.status, AppStatus::Rendered)
+        && auto_sync_refuses(b, h)
 }
 
 /// Compares two inventories.
@@ -329,6 +370,8 @@ fn diff_app(
     let head_ids: BTreeMap<&ResourceId, &Manifest> =
         h.resources.iter().map(|m| (&m.id, m)).collect();
     let base_ids: BTreeSet<&ResourceId> = b.resources.iter().map(|m| &m.id).collect();
+    let mode = mode_across(b, Some(h));
+    let refused = refused_at_head(b, h);
     let mut ch = AppChanges::default();
     for m in &h.resources {
         if !base_ids.contains(&m.id) {
@@ -351,10 +394,13 @@ fn diff_app(
             id: m.id.clone(),
             reason,
             protection: protection_across(m, b, Some(h), config),
-            mode: mode_across(b, Some(h)),
+            mode,
             detail,
             base: m.clone(),
         });
+        if refused {
+            plan.auto_sync_refused.insert(b.key.clone());
+        }
     }
     if !ch.created.is_empty() || !ch.changed.is_empty() {
         plan.changes.insert(h.key.clone(), ch);
@@ -558,11 +604,11 @@ fn delete_app(
                     let parent_head = head.apps.get(parent_key);
                     let protection = child_object(parent, b)
                         .and_then(|m| protection_across(m, parent, parent_head, config));
-                    (
-                        Some(Manager::App(parent_key.clone())),
-                        mode_across(parent, parent_head),
-                        protection,
-                    )
+                    let mode = mode_across(parent, parent_head);
+                    if parent_head.is_some_and(|h| refused_at_head(parent, h)) {
+                        plan.auto_sync_refused.insert(parent_key.clone());
+                    }
+                    (Some(Manager::App(parent_key.clone())), mode, protection)
                 }
                 // The parent is gone too: the child goes only if the parent's
                 // own deletion cascades to its resources, and then `Delete=false`

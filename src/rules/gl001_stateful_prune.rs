@@ -135,6 +135,10 @@ impl Rule for StatefulPrune {
             };
             let app = p.app.strip_prefix("argocd/").unwrap_or(&p.app);
             let (how, severity) = match p.mode {
+                _ if plan.auto_sync_refused.contains(&p.app) => (
+                    format!("auto-sync of `{app}` refuses to run (it would prune every resource and `allowEmpty` is false), but syncing it with prune by hand would delete"),
+                    Severity::Warning,
+                ),
                 PruneMode::Automated => (
                     format!("automated sync of `{app}` would delete"),
                     Severity::Error,
