@@ -96,6 +96,22 @@ pub struct AppDeletion {
     pub note: Option<String>,
 }
 
+/// An app whose destination cluster changes: Argo CD compares and prunes
+/// only on the cluster the app points to, so what it deployed on the old
+/// cluster stays there, unmanaged (AC `state.go` `CompareAppState` reads
+/// `GetManagedLiveObjs(destCluster, ...)` of the new destination only).
+#[derive(Debug, Clone)]
+pub struct ClusterMove {
+    /// The app key.
+    pub app: String,
+    /// The destination at base (`server` or `name`, as written).
+    pub from: String,
+    /// The destination at head.
+    pub to: String,
+    /// Resources it rendered at base, left running on the old cluster.
+    pub left: usize,
+}
+
 /// An app whose prunes cannot be computed.
 #[derive(Debug, Clone)]
 pub struct Unknown {
@@ -134,6 +150,8 @@ pub struct Plan {
     /// prune every resource and `allowEmpty` is not set: their prunes wait
     /// for a person (mode `manual`).
     pub auto_sync_refused: BTreeSet<String>,
+    /// Apps whose destination moves to another cluster (nothing is pruned).
+    pub cluster_moves: Vec<ClusterMove>,
 }
 
 impl Plan {
@@ -299,6 +317,20 @@ pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
     for (key, b) in &base.apps {
         match head.apps.get(key) {
             Some(h) if !unmanaged_at_head(base, head, b, h) => {
+                let moved = matches!(h.status, AppStatus::Rendered)
+                    .then(|| cluster_move(b, h, config))
+                    .flatten();
+                if let Some((from, to)) = moved {
+                    plan.cluster_moves.push(ClusterMove {
+                        app: key.clone(),
+                        from,
+                        to,
+                        left: b.resources.iter().filter(|m| is_prunable(m)).count(),
+                    });
+                    let ch = plan.changes.entry(key.clone()).or_default();
+                    ch.created.extend(h.resources.iter().map(|m| m.id.clone()));
+                    continue;
+                }
                 let reused = head.reused.contains(key);
                 diff_app(&mut plan, b, h, reused, &head_owner, config);
             }
@@ -316,6 +348,56 @@ pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
     plan.deleted_apps.sort_by(|a, b| a.app.cmp(&b.app));
     plan.unknown.sort_by(|a, b| a.app.cmp(&b.app));
     plan
+}
+
+/// The API server URL Argo CD resolves a destination to, when it can be
+/// known offline: `server` as written, or the `server` of a cluster whose
+/// `name` is given (`in-cluster`, or `clusters:` in the configuration).
+/// AC `util/argo/argo.go` `GetDestinationCluster`: `server` first, else `name`.
+fn destination(app: &App, config: &Config) -> (Option<String>, String) {
+    let field = |f: &str| {
+        app.object
+            .pointer(&format!("/spec/destination/{f}"))
+            .and_then(serde_json::Value::as_str)
+            .map(|s| s.trim_end_matches('/').to_string())
+            .filter(|s| !s.is_empty())
+    };
+    if let Some(server) = field("server") {
+        return (Some(server.clone()), server);
+    }
+    let Some(name) = field("name") else {
+        return (None, String::new());
+    };
+    let server = if name == "in-cluster" {
+        Some("https://kubernetes.default.svc".to_string())
+    } else {
+        config
+            .clusters
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.server.trim_end_matches('/').to_string())
+    };
+    (server, name)
+}
+
+/// `Some((from, to))` when the app certainly points at another cluster at
+/// head: both destinations resolve to different servers, or both are
+/// cluster names that differ (a cluster's name is unique in Argo CD). When
+/// it cannot be told, the app is taken to stay, so its prunes are reported.
+fn cluster_move(b: &App, h: &App, config: &Config) -> Option<(String, String)> {
+    let (bs, bw) = destination(b, config);
+    let (hs, hw) = destination(h, config);
+    let by_name = |a: &App| {
+        a.object
+            .pointer("/spec/destination/server")
+            .and_then(serde_json::Value::as_str)
+            .is_none_or(str::is_empty)
+    };
+    let moved = match (bs, hs) {
+        (Some(x), Some(y)) => x != y,
+        _ => by_name(b) && by_name(h) && !bw.is_empty() && !hw.is_empty() && bw != hw,
+    };
+    moved.then_some((bw, hw))
 }
 
 fn diff_app(

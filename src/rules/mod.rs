@@ -13,6 +13,7 @@ mod gl007_hook_can_hang;
 mod gl008_wave_dependency_inversion;
 mod gl009_replace_on_stateful;
 mod gl010_immutable_field_change;
+mod gl011_moved_between_apps;
 mod gl012_appset_unsafe_policy;
 mod gl013_mass_prune;
 mod gl014_unused_acknowledgement;
@@ -155,6 +156,7 @@ pub static ALL: &[&dyn Rule] = &[
     &gl008_wave_dependency_inversion::WaveDependencyInversion,
     &gl009_replace_on_stateful::ReplaceOnStateful,
     &gl010_immutable_field_change::ImmutableFieldChange,
+    &gl011_moved_between_apps::MovedBetweenApps,
     &gl012_appset_unsafe_policy::AppSetUnsafePolicy,
     &gl013_mass_prune::MassPrune,
     &gl014_unused_acknowledgement::UnusedAcknowledgement,
