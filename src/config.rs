@@ -44,6 +44,12 @@ pub struct Config {
     /// Clusters for ApplicationSet `clusters` generators, besides the cluster
     /// Secrets found in the repository.
     pub clusters: Vec<ClusterConfig>,
+    /// `trackingMethod`: Argo CD's `application.resourceTrackingMethod`,
+    /// when `argocd-cm` is not in the repository.
+    pub tracking_method: Option<crate::argocd::tracking::TrackingMethod>,
+    /// `clusterScopedKinds`: `Kind` or `group/Kind` patterns (`*` wildcards)
+    /// of kinds that are cluster-scoped, for CRDs not in the repository.
+    pub cluster_scoped_kinds: Vec<String>,
     /// Raw extra sections kept for rules that read them.
     pub raw: Value,
 }
@@ -76,6 +82,8 @@ impl Default for Config {
             applicationset: AppSetControllerConfig::default(),
             default_storage_class_wait_for_first_consumer: false,
             clusters: Vec::new(),
+            tracking_method: None,
+            cluster_scoped_kinds: Vec::new(),
             raw: Value::Null,
         }
     }
@@ -111,6 +119,8 @@ const TOP_KEYS: &[&str] = &[
     "applicationSet",
     "defaultStorageClassWaitForFirstConsumer",
     "clusters",
+    "trackingMethod",
+    "clusterScopedKinds",
 ];
 const CLUSTER_KEYS: &[&str] = &["name", "server", "labels", "annotations", "project"];
 const RULES_KEYS: &[&str] = &["select", "ignore", "severity"];
@@ -334,6 +344,29 @@ impl Config {
                 );
             }
         }
+        cfg.cluster_scoped_kinds = c.strings(&["clusterScopedKinds"], get("clusterScopedKinds"));
+        for k in &cfg.cluster_scoped_kinds {
+            if k.is_empty() || k.split('/').count() > 2 {
+                c.at(
+                    &["clusterScopedKinds"],
+                    format!("clusterScopedKinds: `{k}` is not `Kind` or `group/Kind`"),
+                );
+            }
+        }
+        if let Some(v) = get("trackingMethod") {
+            use crate::argocd::tracking::TrackingMethod;
+            match v.as_str().and_then(TrackingMethod::parse) {
+                Some(m) => cfg.tracking_method = Some(m),
+                None => c.at(
+                    &["trackingMethod"],
+                    format!(
+                        "trackingMethod `{}` is not one of {}",
+                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                        TrackingMethod::NAMES.join(", ")
+                    ),
+                ),
+            }
+        }
         cfg.repo_urls = c.strings(&["repoUrls"], get("repoUrls"));
         cfg.branches = c.strings(&["branches"], get("branches"));
         cfg.apps = c.strings(&["apps"], get("apps"));
@@ -554,13 +587,22 @@ impl Config {
     /// whole API families can be named (`*.upbound.io/*` for Crossplane
     /// managed resources, whose deletion deletes the cloud resource).
     pub fn is_extra_stateful(&self, group: &str, kind: &str) -> bool {
-        self.stateful_kinds
-            .iter()
-            .any(|s| match s.rsplit_once('/') {
-                Some((g, k)) => wildcard(g, group) && wildcard(k, kind),
-                None => wildcard(s, kind),
-            })
+        kind_matches(&self.stateful_kinds, group, kind)
     }
+
+    /// Whether (group, kind) was configured as cluster-scoped (`clusterScopedKinds`).
+    #[must_use]
+    pub fn is_configured_cluster_scoped(&self, group: &str, kind: &str) -> bool {
+        kind_matches(&self.cluster_scoped_kinds, group, kind)
+    }
+}
+
+/// Whether one of `patterns` (`Kind` or `group/Kind`, `*` wildcards) names (group, kind).
+fn kind_matches(patterns: &[String], group: &str, kind: &str) -> bool {
+    patterns.iter().any(|s| match s.rsplit_once('/') {
+        Some((g, k)) => wildcard(g, group) && wildcard(k, kind),
+        None => wildcard(s, kind),
+    })
 }
 
 /// Matches `text` against `pattern`, where `*` stands for any run of characters.

@@ -7,11 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::argocd::tracking::Tracking;
 use crate::argocd::{App, AppStatus, Inventory, Manager, PruneMode};
 use crate::config::Config;
-use crate::manifest::{
-    Manifest, ResourceId, ANN_HELM_RESOURCE_POLICY, ANN_TRACKING_ID, LABEL_INSTANCE,
-};
+use crate::manifest::{Manifest, ResourceId, ANN_HELM_RESOURCE_POLICY};
 
 /// Why a resource would be deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -97,6 +96,22 @@ pub struct AppDeletion {
     pub note: Option<String>,
 }
 
+/// An app whose destination cluster changes: Argo CD compares and prunes
+/// only on the cluster the app points to, so what it deployed on the old
+/// cluster stays there, unmanaged (AC `state.go` `CompareAppState` reads
+/// `GetManagedLiveObjs(destCluster, ...)` of the new destination only).
+#[derive(Debug, Clone)]
+pub struct ClusterMove {
+    /// The app key.
+    pub app: String,
+    /// The destination at base (`server` or `name`, as written).
+    pub from: String,
+    /// The destination at head.
+    pub to: String,
+    /// Resources it rendered at base, left running on the old cluster.
+    pub left: usize,
+}
+
 /// An app whose prunes cannot be computed.
 #[derive(Debug, Clone)]
 pub struct Unknown {
@@ -129,6 +144,14 @@ pub struct Plan {
     /// Created/changed resources per app present at head; an app with
     /// neither has no entry, so rules in `diff` mode can skip it.
     pub changes: BTreeMap<String, AppChanges>,
+    /// The resource tracking in effect (decides which objects an app owns).
+    pub tracking: Tracking,
+    /// Apps whose automated sync refuses to run at head because it would
+    /// prune every resource and `allowEmpty` is not set: their prunes wait
+    /// for a person (mode `manual`).
+    pub auto_sync_refused: BTreeSet<String>,
+    /// Apps whose destination moves to another cluster (nothing is pruned).
+    pub cluster_moves: Vec<ClusterMove>,
 }
 
 impl Plan {
@@ -141,29 +164,20 @@ impl Plan {
     }
 }
 
-/// Whether Argo CD ever prunes this object: hooks, `Skip`, objects with
-/// ownerReferences and CRDs without tracking metadata are never pruned.
+/// Whether Argo CD ever prunes this object, whichever app rendered it:
+/// hooks, `Skip` and objects with ownerReferences never are (GE
+/// `cluster.go` `GetManagedLiveObjs` skips owned objects).
 #[must_use]
 pub fn is_prunable(m: &Manifest) -> bool {
-    if m.hook().is_hook || m.has_owner_references() {
-        return false;
-    }
-    if m.id.kind == "CustomResourceDefinition" && m.id.group == "apiextensions.k8s.io" {
-        // The repo-server stamps no tracking metadata on CRDs (AC repository.go),
-        // so only a CRD carrying it in its own manifest is ever pruned, or one
-        // with a stray `metadata.namespace`: the controller clears it as for
-        // any cluster-scoped object and stamps tracking metadata on the way
-        // (AC `NormalizeTargetObjects`).
-        let stray_namespace = m
-            .value
-            .pointer("/metadata/namespace")
-            .and_then(serde_json::Value::as_str)
-            .is_some_and(|n| !n.is_empty());
-        return m.annotation(ANN_TRACKING_ID).is_some()
-            || m.label(LABEL_INSTANCE).is_some()
-            || stray_namespace;
-    }
-    true
+    !(m.hook().is_hook || m.has_owner_references())
+}
+
+/// Whether `app` prunes this object of its base render once it is gone:
+/// it is prunable and its live copy is tracked as the app's own (a CRD only
+/// when its own metadata names the app, see [`Tracking::owns`]).
+#[must_use]
+pub fn app_prunes(m: &Manifest, app: &App, tracking: &Tracking) -> bool {
+    is_prunable(m) && tracking.owns(m, &app.spec)
 }
 
 /// Whether an object survives cascade deletion of its Application
@@ -225,8 +239,37 @@ fn applied_from_git(app: &App) -> bool {
     app.manager.is_some() || child_object(app, app).is_some()
 }
 
-/// See [`protection_across`].
+/// Whether automated sync refuses to run at head: every resource of the
+/// comparison would need pruning (the head renders nothing but hooks, which
+/// are not targets) and `allowEmpty` is not set (AC `appcontroller.go`
+/// `autoSync`: "auto-sync will wipe out all resources"). Whichever spec is
+/// applied when it syncs, the more dangerous one counts: `allowEmpty` on
+/// either disarms the guard.
+fn auto_sync_refuses(b: &App, h: &App) -> bool {
+    let allows_empty = |a: &App| {
+        a.object
+            .pointer("/spec/syncPolicy/automated/allowEmpty")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false)
+    };
+    let head_applies = applied_from_git(h);
+    h.resources.iter().all(|m| m.hook().is_hook)
+        && !allows_empty(b)
+        && !(head_applies && allows_empty(h))
+}
+
+/// See [`protection_across`]. An automated prune that the `allowEmpty`
+/// guard stops at head waits for a person: `manual`.
 fn mode_across(b: &App, h: Option<&App>) -> PruneMode {
+    if h.is_some_and(|h| refused_at_head(b, h)) {
+        PruneMode::Manual
+    } else {
+        unguarded_mode_across(b, h)
+    }
+}
+
+/// The prune mode before the `allowEmpty` guard.
+fn unguarded_mode_across(b: &App, h: Option<&App>) -> PruneMode {
     if h.is_some_and(|h| applied_from_git(h) && h.spec.prune_mode == PruneMode::Automated) {
         PruneMode::Automated
     } else {
@@ -234,10 +277,22 @@ fn mode_across(b: &App, h: Option<&App>) -> PruneMode {
     }
 }
 
+/// Whether an automated prune of `b` is stopped by [`auto_sync_refuses`]
+/// at head.
+fn refused_at_head(b: &App, h: &App) -> bool {
+    unguarded_mode_across(b, Some(h)) == PruneMode::Automated
+        && matches!(h.status, AppStatus::Rendered)
+        && auto_sync_refuses(b, h)
+}
+
 /// Compares two inventories.
 #[must_use]
 pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
-    let mut plan = Plan::default();
+    // Tracking is a setting of the running Argo CD: the base revision's.
+    let mut plan = Plan {
+        tracking: Tracking::resolve(config, base.tracking.as_ref()),
+        ..Plan::default()
+    };
     // Resources that enter an app at head, by app, to detect moves. One an
     // app already rendered at base is not moving there: it was shared
     // (Argo CD's SharedResourceWarning), and which app tracks the live
@@ -262,6 +317,20 @@ pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
     for (key, b) in &base.apps {
         match head.apps.get(key) {
             Some(h) if !unmanaged_at_head(base, head, b, h) => {
+                let moved = matches!(h.status, AppStatus::Rendered)
+                    .then(|| cluster_move(b, h, config))
+                    .flatten();
+                if let Some((from, to)) = moved {
+                    plan.cluster_moves.push(ClusterMove {
+                        app: key.clone(),
+                        from,
+                        to,
+                        left: b.resources.iter().filter(|m| is_prunable(m)).count(),
+                    });
+                    let ch = plan.changes.entry(key.clone()).or_default();
+                    ch.created.extend(h.resources.iter().map(|m| m.id.clone()));
+                    continue;
+                }
                 let reused = head.reused.contains(key);
                 diff_app(&mut plan, b, h, reused, &head_owner, config);
             }
@@ -279,6 +348,56 @@ pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
     plan.deleted_apps.sort_by(|a, b| a.app.cmp(&b.app));
     plan.unknown.sort_by(|a, b| a.app.cmp(&b.app));
     plan
+}
+
+/// The API server URL Argo CD resolves a destination to, when it can be
+/// known offline: `server` as written, or the `server` of a cluster whose
+/// `name` is given (`in-cluster`, or `clusters:` in the configuration).
+/// AC `util/argo/argo.go` `GetDestinationCluster`: `server` first, else `name`.
+fn destination(app: &App, config: &Config) -> (Option<String>, String) {
+    let field = |f: &str| {
+        app.object
+            .pointer(&format!("/spec/destination/{f}"))
+            .and_then(serde_json::Value::as_str)
+            .map(|s| s.trim_end_matches('/').to_string())
+            .filter(|s| !s.is_empty())
+    };
+    if let Some(server) = field("server") {
+        return (Some(server.clone()), server);
+    }
+    let Some(name) = field("name") else {
+        return (None, String::new());
+    };
+    let server = if name == "in-cluster" {
+        Some("https://kubernetes.default.svc".to_string())
+    } else {
+        config
+            .clusters
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.server.trim_end_matches('/').to_string())
+    };
+    (server, name)
+}
+
+/// `Some((from, to))` when the app certainly points at another cluster at
+/// head: both destinations resolve to different servers, or both are
+/// cluster names that differ (a cluster's name is unique in Argo CD). When
+/// it cannot be told, the app is taken to stay, so its prunes are reported.
+fn cluster_move(b: &App, h: &App, config: &Config) -> Option<(String, String)> {
+    let (bs, bw) = destination(b, config);
+    let (hs, hw) = destination(h, config);
+    let by_name = |a: &App| {
+        a.object
+            .pointer("/spec/destination/server")
+            .and_then(serde_json::Value::as_str)
+            .is_none_or(str::is_empty)
+    };
+    let moved = match (bs, hs) {
+        (Some(x), Some(y)) => x != y,
+        _ => by_name(b) && by_name(h) && !bw.is_empty() && !hw.is_empty() && bw != hw,
+    };
+    moved.then_some((bw, hw))
 }
 
 fn diff_app(
@@ -333,6 +452,8 @@ fn diff_app(
     let head_ids: BTreeMap<&ResourceId, &Manifest> =
         h.resources.iter().map(|m| (&m.id, m)).collect();
     let base_ids: BTreeSet<&ResourceId> = b.resources.iter().map(|m| &m.id).collect();
+    let mode = mode_across(b, Some(h));
+    let refused = refused_at_head(b, h);
     let mut ch = AppChanges::default();
     for m in &h.resources {
         if !base_ids.contains(&m.id) {
@@ -346,7 +467,7 @@ fn diff_app(
             }
             continue;
         }
-        if !is_prunable(m) {
+        if !app_prunes(m, b, &plan.tracking) {
             continue;
         }
         let (reason, detail) = prune_reason(m, b, h, head_owner);
@@ -355,10 +476,13 @@ fn diff_app(
             id: m.id.clone(),
             reason,
             protection: protection_across(m, b, Some(h), config),
-            mode: mode_across(b, Some(h)),
+            mode,
             detail,
             base: m.clone(),
         });
+        if refused {
+            plan.auto_sync_refused.insert(b.key.clone());
+        }
     }
     if !ch.created.is_empty() || !ch.changed.is_empty() {
         plan.changes.insert(h.key.clone(), ch);
@@ -562,11 +686,11 @@ fn delete_app(
                     let parent_head = head.apps.get(parent_key);
                     let protection = child_object(parent, b)
                         .and_then(|m| protection_across(m, parent, parent_head, config));
-                    (
-                        Some(Manager::App(parent_key.clone())),
-                        mode_across(parent, parent_head),
-                        protection,
-                    )
+                    let mode = mode_across(parent, parent_head);
+                    if parent_head.is_some_and(|h| refused_at_head(parent, h)) {
+                        plan.auto_sync_refused.insert(parent_key.clone());
+                    }
+                    (Some(Manager::App(parent_key.clone())), mode, protection)
                 }
                 // The parent is gone too: the child goes only if the parent's
                 // own deletion cascades to its resources, and then `Delete=false`

@@ -3,7 +3,9 @@
 //! a temporary directory, runs gitops-lint in-process and compares the JSON
 //! report with `expected.json` beside them.
 //!
-//! `GITOPS_LINT_BLESS=1 cargo test --test cases` rewrites the expectations.
+//! `GITOPS_LINT_BLESS=1 cargo test --test cases` rewrites the expectations;
+//! `GITOPS_LINT_CASES=<text>` runs (and blesses) only the cases whose name
+//! contains it, while working on them.
 //! A case named `ok-*` must yield no finding of its rule; any other case in a
 //! rule's folder must yield at least one.
 //!
@@ -27,8 +29,13 @@ fn run_case(case: &Case) -> Result<Value, String> {
 #[test]
 fn golden_cases() {
     let bless = std::env::var_os("GITOPS_LINT_BLESS").is_some();
-    let all = cases();
+    let mut all = cases();
     assert!(!all.is_empty(), "no golden cases found");
+    if let Some(only) = std::env::var_os("GITOPS_LINT_CASES") {
+        let only = only.to_string_lossy().into_owned();
+        all.retain(|c| c.name.contains(&only));
+        assert!(!all.is_empty(), "no golden case matches `{only}`");
+    }
     let mut failures = Vec::new();
     for case in &all {
         let actual = match run_case(case) {

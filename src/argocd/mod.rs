@@ -6,6 +6,7 @@
 
 pub mod application;
 pub mod appset;
+pub mod tracking;
 pub mod unchanged;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -140,6 +141,8 @@ pub struct Inventory {
     pub appsets: BTreeMap<String, AppSetEntry>,
     /// Cluster scope knowledge (built-in table plus CRDs in the repository).
     pub scopes: Scopes,
+    /// Tracking settings of an `argocd-cm` ConfigMap in the repository.
+    pub tracking: Option<tracking::LearnedTracking>,
     /// Files that mention Argo CD but could not be parsed: the apps they
     /// declare are unknown at this revision.
     pub broken_files: BTreeMap<String, RenderError>,
@@ -294,6 +297,7 @@ fn scan(
     walk(input.tree.as_ref(), "", &mut files, prev);
     let argo = memchr::memmem::Finder::new(b"argoproj.io");
     let crd = memchr::memmem::Finder::new(b"CustomResourceDefinition");
+    let argocd_cm = memchr::memmem::Finder::new(b"argocd-cm");
     // Most files naming `argoproj.io` only carry sync annotations; an
     // Application or ApplicationSet also spells out its kind, and a cluster
     // Secret its `secret-type` label, unless YAML escapes hide the letters.
@@ -312,7 +316,11 @@ fn scan(
             let bytes = input.tree.read_raw(f).ok()?;
             let argo_object =
                 argo.find(&bytes).is_some() && declares.iter().any(|m| m.find(&bytes).is_some());
-            if !known.contains(f) && !argo_object && crd.find(&bytes).is_none() {
+            if !known.contains(f)
+                && !argo_object
+                && crd.find(&bytes).is_none()
+                && argocd_cm.find(&bytes).is_none()
+            {
                 return None;
             }
             // Read as Argo CD and kubectl read manifests (sigs.k8s.io/yaml),
@@ -333,6 +341,7 @@ fn scan(
             || is_application_set(v)
             || v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
             || appset::clusters_from_secret(v).is_some()
+            || tracking::LearnedTracking::from_object(v, None).is_some()
     };
     let kept: Vec<Result<Vec<(Value, Origin)>, RenderError>> = parsed
         .par_iter()
@@ -387,6 +396,11 @@ fn scan(
             } else if v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition") {
                 inv.scopes.learn_crd(&v);
                 others.push(v);
+            } else if let Some(t) =
+                tracking::LearnedTracking::from_object(&v, origin.file.as_deref())
+            {
+                // The first one in walk order, as for Applications.
+                inv.tracking.get_or_insert(t);
             } else {
                 others.push(v);
             }

@@ -21,7 +21,7 @@ static META: RuleMeta = RuleMeta {
 
 /// What deleting this resource destroys, or `None` when it is not stateful.
 /// The bool is whether the loss is certain (else the finding is a warning).
-fn what_is_lost(p: &Prune, cx: &RuleContext<'_>) -> Option<(String, bool)> {
+pub(super) fn what_is_lost(p: &Prune, cx: &RuleContext<'_>) -> Option<(String, bool)> {
     let v = p.base.value.as_ref();
     let kind = p.id.kind.as_str();
     match (p.id.group.as_str(), kind) {
@@ -124,6 +124,11 @@ impl Rule for StatefulPrune {
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
         let Some(plan) = cx.plan else { return };
         for p in &plan.prunes {
+            // A move between apps is GL011's: whether it deletes depends on
+            // which app syncs first.
+            if p.reason == PruneReason::MovedToApp {
+                continue;
+            }
             // `Prune=confirm` is not protection: a person approves the
             // deletion, which is exactly the case a warning is for.
             let confirm = p.waits_for_confirmation();
@@ -135,6 +140,10 @@ impl Rule for StatefulPrune {
             };
             let app = p.app.strip_prefix("argocd/").unwrap_or(&p.app);
             let (how, severity) = match p.mode {
+                _ if plan.auto_sync_refused.contains(&p.app) => (
+                    format!("auto-sync of `{app}` refuses to run (it would prune every resource and `allowEmpty` is false), but syncing it with prune by hand would delete"),
+                    Severity::Warning,
+                ),
                 PruneMode::Automated => (
                     format!("automated sync of `{app}` would delete"),
                     Severity::Error,

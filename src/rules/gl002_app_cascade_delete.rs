@@ -63,6 +63,11 @@ impl Rule for AppCascadeDelete {
                 continue;
             };
             let by_text = match by {
+                // Agree with GL001 and GL013: the `allowEmpty` guard stops auto-sync.
+                Manager::App(k) if plan.auto_sync_refused.contains(k) => format!(
+                    "app `{}`, synced with prune by hand (its auto-sync refuses to prune every resource, `allowEmpty` is false),",
+                    k.strip_prefix("argocd/").unwrap_or(k)
+                ),
                 Manager::App(k) => format!("app `{}`", k.strip_prefix("argocd/").unwrap_or(k)),
                 Manager::AppSet(k) => format!(
                     "ApplicationSet `{}`",

@@ -8,7 +8,7 @@ use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::PruneMode;
 use crate::finding::{Finding, Severity};
 use crate::manifest::Manifest;
-use crate::plan::{cascade_protection, is_prunable, prune_protection};
+use crate::plan::{app_prunes, cascade_protection, prune_protection};
 
 /// See `rules/GL004-missing-prune-false.md`.
 pub struct MissingPruneFalse;
@@ -47,8 +47,9 @@ impl Rule for MissingPruneFalse {
     }
 
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
+        let tracking = cx.tracking();
         for (app, m) in scoped_resources(cx) {
-            if !is_prunable(m) {
+            if !app_prunes(m, app, &tracking) {
                 continue;
             }
             let Some(lost) = loss(m, cx) else { continue };

@@ -4,7 +4,7 @@
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::PruneMode;
 use crate::finding::{Finding, Severity, Side};
-use crate::plan::{is_prunable, PruneReason};
+use crate::plan::{app_prunes, PruneReason};
 
 /// See `rules/GL013-mass-prune.md`.
 pub struct MassPrune;
@@ -41,7 +41,7 @@ impl Rule for MassPrune {
             let total = app
                 .resources
                 .iter()
-                .filter(|m| is_prunable(m))
+                .filter(|m| app_prunes(m, app, &plan.tracking))
                 .count()
                 .max(pruned.len());
             #[allow(clippy::cast_precision_loss)]
@@ -51,24 +51,21 @@ impl Rule for MassPrune {
             }
             let name = app.display_name();
             let mode = pruned.first().map_or(PruneMode::Manual, |p| p.mode);
-            let allow_empty = app
-                .object
-                .pointer("/spec/syncPolicy/automated/allowEmpty")
-                .and_then(serde_json::Value::as_bool)
-                .unwrap_or(false);
-            // Argo CD's guard fires only when every resource of the comparison
-            // needs pruning: any resource the head still renders disarms it.
             let head_renders_nothing = cx
                 .head
                 .apps
                 .get(key)
-                .is_none_or(|h| h.resources.iter().all(|m| !is_prunable(m)));
-            let all = pruned.len() == total && head_renders_nothing;
+                .is_none_or(|h| h.resources.iter().all(|m| m.hook().is_hook));
             let (how, tail, severity) = match mode {
-                PruneMode::Automated if all && !allow_empty => (
+                _ if plan.auto_sync_refused.contains(key) => (
                     "auto-sync refuses to prune every resource (`allowEmpty` is false), but a manual sync with prune deletes",
                     "",
                     Severity::Warning,
+                ),
+                PruneMode::Automated if head_renders_nothing => (
+                    "automated sync deletes",
+                    "; `allowEmpty: true` lets auto-sync prune every resource",
+                    Severity::Error,
                 ),
                 PruneMode::Automated if pruned.len() == total => (
                     "automated sync deletes",

@@ -13,6 +13,7 @@ mod gl007_hook_can_hang;
 mod gl008_wave_dependency_inversion;
 mod gl009_replace_on_stateful;
 mod gl010_immutable_field_change;
+mod gl011_moved_between_apps;
 mod gl012_appset_unsafe_policy;
 mod gl013_mass_prune;
 mod gl014_unused_acknowledgement;
@@ -108,6 +109,19 @@ pub struct RuleContext<'a> {
 }
 
 impl RuleContext<'_> {
+    /// The resource tracking in effect: the plan's, else resolved from the
+    /// configuration and the revision checked.
+    #[must_use]
+    pub fn tracking(&self) -> crate::argocd::tracking::Tracking {
+        match self.plan {
+            Some(p) => p.tracking.clone(),
+            None => crate::argocd::tracking::Tracking::resolve(
+                self.config,
+                self.base.unwrap_or(self.head).tracking.as_ref(),
+            ),
+        }
+    }
+
     /// Whether a single-revision rule should report on this head resource.
     #[must_use]
     pub fn in_scope(&self, app_key: &str, id: &ResourceId) -> bool {
@@ -142,6 +156,7 @@ pub static ALL: &[&dyn Rule] = &[
     &gl008_wave_dependency_inversion::WaveDependencyInversion,
     &gl009_replace_on_stateful::ReplaceOnStateful,
     &gl010_immutable_field_change::ImmutableFieldChange,
+    &gl011_moved_between_apps::MovedBetweenApps,
     &gl012_appset_unsafe_policy::AppSetUnsafePolicy,
     &gl013_mass_prune::MassPrune,
     &gl014_unused_acknowledgement::UnusedAcknowledgement,

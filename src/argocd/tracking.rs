@@ -1,0 +1,367 @@
+//! Resource tracking: which live objects Argo CD counts as an app's own, and
+//! so which ones a sync of that app may prune.
+//!
+//! Argo CD reads the method from `argocd-cm` (`application.resourceTrackingMethod`,
+//! AC `util/settings/settings.go` `GetTrackingMethod`: `annotation` when unset,
+//! since 3.0; `label` before). The repo-server stamps every rendered object
+//! with the app's tracking metadata except CRDs (AC `reposerver/repository/repository.go`
+//! `GenerateManifests`: `!kube.IsCRD(target)`), and the controller stamps any
+//! object whose namespace it had to set or clear (AC `controller/state.go`
+//! `NormalizeTargetObjects`). So an ordinary object is always tracked by the
+//! app that renders it, whatever tracking metadata its manifest carries,
+//! while a CRD keeps the metadata written in git: only a CRD whose metadata
+//! names this app is this app's, and only that one is pruned.
+
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::manifest::{Manifest, ANN_TRACKING_ID, LABEL_INSTANCE};
+
+use super::AppSpec;
+
+/// `application.resourceTrackingMethod` (AC `v1alpha1.TrackingMethod`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrackingMethod {
+    /// `annotation`: `argocd.argoproj.io/tracking-id` names app and object.
+    Annotation,
+    /// `label`: the instance label holds the app name.
+    Label,
+    /// `annotation+label`: ownership is read from the annotation; the label is informative.
+    AnnotationAndLabel,
+}
+
+impl TrackingMethod {
+    /// Parses the `argocd-cm` / configuration value.
+    #[must_use]
+    pub fn parse(s: &str) -> Option<TrackingMethod> {
+        match s {
+            "annotation" => Some(TrackingMethod::Annotation),
+            "label" => Some(TrackingMethod::Label),
+            "annotation+label" => Some(TrackingMethod::AnnotationAndLabel),
+            _ => None,
+        }
+    }
+
+    /// The value as written in `argocd-cm`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrackingMethod::Annotation => "annotation",
+            TrackingMethod::Label => "label",
+            TrackingMethod::AnnotationAndLabel => "annotation+label",
+        }
+    }
+
+    /// The names accepted, for error messages.
+    pub const NAMES: &'static [&'static str] = &["annotation", "label", "annotation+label"];
+}
+
+/// What an `argocd-cm` ConfigMap in the repository says about tracking.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LearnedTracking {
+    /// `application.resourceTrackingMethod`, as written.
+    pub method: Option<String>,
+    /// `application.instanceLabelKey`.
+    pub label_key: Option<String>,
+    /// Where it was found.
+    pub file: Option<String>,
+}
+
+impl LearnedTracking {
+    /// Reads an object if it is Argo CD's `argocd-cm` ConfigMap.
+    #[must_use]
+    pub fn from_object(v: &Value, file: Option<&str>) -> Option<LearnedTracking> {
+        let is_cm = v.get("kind").and_then(Value::as_str) == Some("ConfigMap")
+            && v.get("apiVersion").and_then(Value::as_str) == Some("v1")
+            && v.pointer("/metadata/name").and_then(Value::as_str) == Some("argocd-cm");
+        if !is_cm {
+            return None;
+        }
+        let data = |k: &str| {
+            v.get("data")
+                .and_then(|d| d.get(k))
+                .and_then(Value::as_str)
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        Some(LearnedTracking {
+            method: data("application.resourceTrackingMethod"),
+            label_key: data("application.instanceLabelKey"),
+            file: file.map(str::to_string),
+        })
+    }
+}
+
+/// The tracking settings in effect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tracking {
+    /// The method.
+    pub method: TrackingMethod,
+    /// The instance label key (`application.instanceLabelKey`).
+    pub label_key: String,
+    /// Where the method was learned, for messages.
+    pub source: String,
+}
+
+impl Default for Tracking {
+    fn default() -> Self {
+        Tracking {
+            method: TrackingMethod::Annotation,
+            label_key: LABEL_INSTANCE.to_string(),
+            source: "the default".into(),
+        }
+    }
+}
+
+/// The namespace Argo CD runs in, as the tests and docs assume (`argocd`).
+const CONTROLLER_NAMESPACE: &str = "argocd";
+
+impl Tracking {
+    /// `trackingMethod:` in the configuration wins, then `argocd-cm` in the
+    /// repository, then the default of the configured Argo CD version.
+    #[must_use]
+    pub fn resolve(config: &Config, learned: Option<&LearnedTracking>) -> Tracking {
+        let label_key = learned
+            .and_then(|l| l.label_key.clone())
+            .unwrap_or_else(|| LABEL_INSTANCE.to_string());
+        if let Some(m) = config.tracking_method {
+            return Tracking {
+                method: m,
+                label_key,
+                source: format!("`trackingMethod: {}` in .gitops-lint.yaml", m.as_str()),
+            };
+        }
+        if let Some((m, l)) = learned.and_then(|l| {
+            l.method
+                .as_deref()
+                .and_then(TrackingMethod::parse)
+                .map(|m| (m, l))
+        }) {
+            return Tracking {
+                method: m,
+                label_key,
+                source: format!(
+                    "`application.resourceTrackingMethod: {}` in {}",
+                    m.as_str(),
+                    l.file.as_deref().unwrap_or("argocd-cm")
+                ),
+            };
+        }
+        // AC 3.0 made annotation tracking the default (settings.go `GetTrackingMethod`).
+        if config.argocd_at_least(3, 0) {
+            Tracking {
+                label_key,
+                ..Tracking::default()
+            }
+        } else {
+            Tracking {
+                method: TrackingMethod::Label,
+                label_key,
+                source: "the default before Argo CD 3.0".into(),
+            }
+        }
+    }
+
+    /// The app name Argo CD writes into tracking metadata (AC `types.go`
+    /// `Application.InstanceName`): `<namespace>_<name>` for an app outside
+    /// the controller's namespace.
+    #[must_use]
+    pub fn instance_name(app: &AppSpec) -> String {
+        if app.namespace.is_empty() || app.namespace == CONTROLLER_NAMESPACE {
+            app.name.clone()
+        } else {
+            format!("{}_{}", app.namespace, app.name)
+        }
+    }
+
+    /// The app an object's own metadata names (AC `resource_tracking.go`
+    /// `GetAppName`): the instance label under `label`, the tracking-id
+    /// annotation's app otherwise (a malformed annotation names none).
+    #[must_use]
+    pub fn app_named_by<'a>(&self, m: &'a Manifest) -> Option<&'a str> {
+        match self.method {
+            TrackingMethod::Label => m.label(&self.label_key),
+            TrackingMethod::Annotation | TrackingMethod::AnnotationAndLabel => {
+                parse_tracking_id(m.annotation(ANN_TRACKING_ID)?).map(|t| t.app)
+            }
+        }
+    }
+
+    /// Whether the live copy of `m`, applied by `app`, is tracked as `app`'s
+    /// own, so that `app` prunes it once it is no longer rendered.
+    #[must_use]
+    pub fn owns(&self, m: &Manifest, app: &AppSpec) -> bool {
+        if !kept_as_written(m) {
+            return true;
+        }
+        let instance = Tracking::instance_name(app);
+        if self.app_named_by(m) != Some(instance.as_str()) {
+            return false;
+        }
+        match self.method {
+            // Labels carry no object identity (AC state.go `isSelfReferencedObj`).
+            TrackingMethod::Label => true,
+            // The tracking id must name this very object, as a copied
+            // annotation would not (AC state.go `isSelfReferencedObj`).
+            TrackingMethod::Annotation | TrackingMethod::AnnotationAndLabel => m
+                .annotation(ANN_TRACKING_ID)
+                .and_then(parse_tracking_id)
+                .is_some_and(|t| {
+                    t.group == m.id.group
+                        && t.kind == m.id.kind
+                        && t.name == m.id.name
+                        && (m.id.namespace.is_empty() || t.namespace == m.id.namespace)
+                }),
+        }
+    }
+}
+
+/// Whether Argo CD applies the object with the tracking metadata of its
+/// manifest rather than stamping the app's: a CRD, unless the controller had
+/// to clear a stray `metadata.namespace` (which stamps it, AC state.go
+/// `NormalizeTargetObjects`).
+fn kept_as_written(m: &Manifest) -> bool {
+    if !(m.id.kind == "CustomResourceDefinition" && m.id.group == "apiextensions.k8s.io") {
+        return false;
+    }
+    let stray_namespace = m
+        .value
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .is_some_and(|n| !n.is_empty());
+    !stray_namespace
+}
+
+/// A parsed `argocd.argoproj.io/tracking-id`.
+struct TrackingId<'a> {
+    app: &'a str,
+    group: &'a str,
+    kind: &'a str,
+    namespace: &'a str,
+    name: &'a str,
+}
+
+/// `<app>:<group>/<kind>:<namespace>/<name>` (AC `resource_tracking.go`
+/// `ParseAppInstanceValue`: split on the first two `:`, then each part on `/`
+/// into exactly two).
+fn parse_tracking_id(v: &str) -> Option<TrackingId<'_>> {
+    let mut parts = v.splitn(3, ':');
+    let (app, gk, nn) = (parts.next()?, parts.next()?, parts.next()?);
+    let ((group, kind), (namespace, name)) = (split_two(gk)?, split_two(nn)?);
+    Some(TrackingId {
+        app,
+        group,
+        kind,
+        namespace,
+        name,
+    })
+}
+
+/// `a/b` into exactly two parts.
+fn split_two(s: &str) -> Option<(&str, &str)> {
+    let mut it = s.split('/');
+    let r = (it.next()?, it.next()?);
+    it.next().is_none().then_some(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::manifest::{manifest_from_value, Origin, Scopes};
+
+    fn crd(annotations: Value, labels: Value) -> Manifest {
+        let v = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com", "annotations": annotations, "labels": labels}});
+        manifest_from_value(v, Origin::default(), "ns", &Scopes::default()).expect("object")
+    }
+
+    fn spec(name: &str, namespace: &str) -> AppSpec {
+        AppSpec::parse(
+            &json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": name, "namespace": namespace}}),
+        )
+        .expect("app")
+    }
+
+    fn tracking(method: TrackingMethod) -> Tracking {
+        Tracking {
+            method,
+            ..Tracking::default()
+        }
+    }
+
+    #[test]
+    fn a_crd_is_owned_only_by_the_app_its_metadata_names() {
+        let own = crd(
+            json!({"argocd.argoproj.io/tracking-id": "crds:apiextensions.k8s.io/CustomResourceDefinition:/widgets.example.com"}),
+            json!({"app.kubernetes.io/instance": "other"}),
+        );
+        let a = tracking(TrackingMethod::Annotation);
+        assert!(a.owns(&own, &spec("crds", "argocd")));
+        assert!(!a.owns(&own, &spec("other", "argocd")));
+        assert!(
+            !a.owns(&own, &spec("crds", "team")),
+            "outside the controller namespace the instance is team_crds"
+        );
+        let l = tracking(TrackingMethod::Label);
+        assert!(l.owns(&own, &spec("other", "argocd")));
+        assert!(!l.owns(&own, &spec("crds", "argocd")));
+    }
+
+    #[test]
+    fn a_copied_tracking_id_names_another_object() {
+        let copied = crd(
+            json!({"argocd.argoproj.io/tracking-id": "crds:apiextensions.k8s.io/CustomResourceDefinition:/gadgets.example.com"}),
+            json!({}),
+        );
+        assert!(!tracking(TrackingMethod::Annotation).owns(&copied, &spec("crds", "argocd")));
+        let malformed = crd(
+            json!({"argocd.argoproj.io/tracking-id": "crds:CustomResourceDefinition:/widgets.example.com"}),
+            json!({}),
+        );
+        assert!(
+            !tracking(TrackingMethod::AnnotationAndLabel).owns(&malformed, &spec("crds", "argocd"))
+        );
+    }
+
+    #[test]
+    fn ordinary_objects_are_stamped_by_the_app_that_renders_them() {
+        let v = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c",
+            "annotations": {"argocd.argoproj.io/tracking-id": "elsewhere:/ConfigMap:ns/c"}}});
+        let m =
+            manifest_from_value(v, Origin::default(), "ns", &Scopes::default()).expect("object");
+        assert!(tracking(TrackingMethod::Annotation).owns(&m, &spec("mine", "argocd")));
+    }
+
+    #[test]
+    fn the_default_follows_the_argocd_version() {
+        let c = Config::default();
+        assert_eq!(
+            Tracking::resolve(&c, None).method,
+            TrackingMethod::Annotation
+        );
+        let old = Config {
+            argocd_version: (2, 14),
+            ..Config::default()
+        };
+        assert_eq!(Tracking::resolve(&old, None).method, TrackingMethod::Label);
+        let learned = LearnedTracking {
+            method: Some("annotation+label".into()),
+            label_key: Some("example.com/app".into()),
+            file: Some("argocd/cm.yaml".into()),
+        };
+        let t = Tracking::resolve(&old, Some(&learned));
+        assert_eq!(t.method, TrackingMethod::AnnotationAndLabel);
+        assert_eq!(t.label_key, "example.com/app");
+        let configured = Config {
+            tracking_method: Some(TrackingMethod::Label),
+            ..Config::default()
+        };
+        assert_eq!(
+            Tracking::resolve(&configured, Some(&learned)).method,
+            TrackingMethod::Label
+        );
+    }
+}

@@ -1,0 +1,182 @@
+//! GL011 moved-between-apps: a resource (a child Application above all)
+//! that leaves one app and enters another app or an ApplicationSet in the
+//! same change, and an app that moves to another cluster.
+//!
+//! Which parent syncs first is not in git: parents sync independently, and
+//! within one sync gitops-engine prunes before it applies (GE
+//! `pkg/sync/sync_context.go` `runTasks`: "prune first"). If the old owner syncs
+//! first, its live copy still carries the old owner's tracking (and no
+//! ownerReference from an ApplicationSet), so it is the old owner's to prune
+//! (AC `state.go` `CompareAppState`, GE `cluster.go` `GetManagedLiveObjs`)
+//! and it is deleted before the new owner recreates it. The severity is
+//! that of this worst realistic order.
+
+use super::gl001_stateful_prune::what_is_lost;
+use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::argocd::application::RESOURCES_FINALIZERS;
+use crate::argocd::{is_application, App, Inventory, Manager, PruneMode};
+use crate::finding::{Finding, Severity, Side};
+use crate::plan::{Prune, PruneReason};
+
+/// See `rules/GL011-moved-between-apps.md`.
+pub struct MovedBetweenApps;
+
+static META: RuleMeta = RuleMeta {
+    code: "GL011",
+    name: "moved-between-apps",
+    category: Category::Prune,
+    default_severity: Severity::Error,
+    mode: Mode::Diff,
+    doc: include_str!("../../rules/GL011-moved-between-apps.md"),
+};
+
+const RECIPE: &str = "in a change merged and synced first, add `argocd.argoproj.io/sync-options: Prune=false` to it (or, for a child Application, remove the resources finalizer) in its old place; then move it";
+
+fn short(key: &str) -> &str {
+    key.strip_prefix("argocd/").unwrap_or(key)
+}
+
+/// The app or ApplicationSet that takes over a pruned object at head, if any.
+fn new_owner(p: &Prune, head: &Inventory) -> Option<String> {
+    if p.reason == PruneReason::MovedToApp {
+        return p.detail.as_deref().map(|d| format!("app `{}`", short(d)));
+    }
+    if !is_application(&p.base.value) {
+        return None;
+    }
+    // A child Application that an ApplicationSet (or another parent) now
+    // declares: the same Application, managed by something else.
+    let ns = p
+        .base
+        .value
+        .pointer("/metadata/namespace")
+        .and_then(serde_json::Value::as_str)
+        .filter(|n| !n.is_empty())
+        .unwrap_or("argocd");
+    let child = head
+        .apps
+        .values()
+        .find(|a| a.spec.name == p.id.name && a.spec.namespace == ns)?;
+    match &child.manager {
+        Some(Manager::AppSet(set)) => Some(format!("ApplicationSet `{}`", short(set))),
+        Some(Manager::App(parent)) if *parent != p.app => Some(format!("app `{}`", short(parent))),
+        _ => None,
+    }
+}
+
+/// The resources finalizer on an Application object, if any.
+fn finalizer(v: &serde_json::Value) -> Option<&str> {
+    v.pointer("/metadata/finalizers")
+        .and_then(serde_json::Value::as_array)?
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .find(|f| RESOURCES_FINALIZERS.contains(f))
+}
+
+impl Rule for MovedBetweenApps {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
+        let Some(plan) = cx.plan else { return };
+        for p in &plan.prunes {
+            if p.reason == PruneReason::AppDeleted {
+                continue;
+            }
+            let confirm = p.waits_for_confirmation();
+            if p.protection.is_some() && !confirm {
+                continue;
+            }
+            let Some(to) = new_owner(p, cx.head) else {
+                continue;
+            };
+            let from = short(&p.app);
+            let automated = p.mode == PruneMode::Automated && !confirm;
+            let order = format!(
+                "`{from}` and {to} sync independently, and a sync prunes before it applies, so if `{from}` syncs first"
+            );
+            let (lost, severity) = if is_application(&p.base.value) {
+                match finalizer(&p.base.value) {
+                    Some(f) => (
+                        format!("it deletes Application `{}`, and its `{f}` finalizer deletes every resource that app deployed, before {to} recreates it", p.id.name),
+                        if automated { Severity::Error } else { Severity::Warning },
+                    ),
+                    None => (
+                        format!("it deletes Application `{}` (no resources finalizer: its resources are orphaned, then adopted again when {to} recreates it)", p.id.name),
+                        Severity::Info,
+                    ),
+                }
+            } else {
+                match what_is_lost(p, cx) {
+                    Some((lost, certain)) => (
+                        format!(
+                            "it deletes `{}` and with it {lost} before {to} recreates it",
+                            p.id
+                        ),
+                        if automated && certain {
+                            Severity::Error
+                        } else {
+                            Severity::Warning
+                        },
+                    ),
+                    None => (
+                        format!(
+                            "it deletes `{}` and {to} recreates it (a delete and a create)",
+                            p.id
+                        ),
+                        Severity::Info,
+                    ),
+                }
+            };
+            let how = if confirm {
+                " (once a person confirms the prune, `Prune=confirm`)"
+            } else if automated {
+                " (automated prune)"
+            } else {
+                " (on a sync with prune)"
+            };
+            out.push(
+                Finding::new(
+                    &META,
+                    format!(
+                        "`{}` moves from `{from}` to {to}: {order}{how}, {lost}",
+                        p.id
+                    ),
+                )
+                .severity(severity)
+                .app(from)
+                .resource(p.id.clone())
+                .at(
+                    Side::Base,
+                    p.base.origin.file.as_deref(),
+                    p.base.origin.line,
+                )
+                .help(RECIPE),
+            );
+        }
+        let Some(base) = cx.base else { return };
+        for m in &plan.cluster_moves {
+            let app: Option<&App> = base.apps.get(&m.app);
+            let name = app.map_or_else(|| short(&m.app).to_string(), App::display_name);
+            let origin = cx.head.apps.get(&m.app).map(|a| &a.origin);
+            out.push(
+                Finding::new(
+                    &META,
+                    format!(
+                        "`{name}` moves from cluster `{}` to `{}`: Argo CD reads and prunes only the cluster an app points to, so the {} resource(s) it deployed on `{}` are left running there, unmanaged, and nothing is pruned",
+                        m.from, m.to, m.left, m.from
+                    ),
+                )
+                .severity(Severity::Info)
+                .app(name)
+                .at(
+                    Side::Head,
+                    origin.and_then(|o| o.file.as_deref()),
+                    origin.and_then(|o| o.line),
+                )
+                .help("delete what is left on the old cluster by hand once the new one serves, or keep the old destination in a second Application until then"),
+            );
+        }
+    }
+}
