@@ -44,6 +44,9 @@ pub struct Config {
     /// Clusters for ApplicationSet `clusters` generators, besides the cluster
     /// Secrets found in the repository.
     pub clusters: Vec<ClusterConfig>,
+    /// Namespaces that exist on every destination cluster without a manifest
+    /// (created outside Argo CD), besides `default`, `kube-*` and `argocd`.
+    pub namespaces: Vec<String>,
     /// Raw extra sections kept for rules that read them.
     pub raw: Value,
 }
@@ -76,6 +79,7 @@ impl Default for Config {
             applicationset: AppSetControllerConfig::default(),
             default_storage_class_wait_for_first_consumer: false,
             clusters: Vec::new(),
+            namespaces: Vec::new(),
             raw: Value::Null,
         }
     }
@@ -111,6 +115,7 @@ const TOP_KEYS: &[&str] = &[
     "applicationSet",
     "defaultStorageClassWaitForFirstConsumer",
     "clusters",
+    "namespaces",
 ];
 const CLUSTER_KEYS: &[&str] = &["name", "server", "labels", "annotations", "project"];
 const RULES_KEYS: &[&str] = &["select", "ignore", "severity"];
@@ -337,6 +342,7 @@ impl Config {
         cfg.repo_urls = c.strings(&["repoUrls"], get("repoUrls"));
         cfg.branches = c.strings(&["branches"], get("branches"));
         cfg.apps = c.strings(&["apps"], get("apps"));
+        cfg.namespaces = c.strings(&["namespaces"], get("namespaces"));
         let globs = c.strings(&["ignorePaths"], get("ignorePaths"));
         let mut builder = globset::GlobSetBuilder::new();
         for g in &globs {

@@ -16,6 +16,7 @@ mod gl010_immutable_field_change;
 mod gl012_appset_unsafe_policy;
 mod gl013_mass_prune;
 mod gl014_unused_acknowledgement;
+mod gl016_missing_namespace;
 
 pub mod analysis;
 
@@ -145,6 +146,7 @@ pub static ALL: &[&dyn Rule] = &[
     &gl012_appset_unsafe_policy::AppSetUnsafePolicy,
     &gl013_mass_prune::MassPrune,
     &gl014_unused_acknowledgement::UnusedAcknowledgement,
+    &gl016_missing_namespace::MissingNamespace,
 ];
 
 /// GL014's facts, for the acknowledgement pass that produces its findings.
