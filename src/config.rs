@@ -50,6 +50,9 @@ pub struct Config {
     /// `clusterScopedKinds`: `Kind` or `group/Kind` patterns (`*` wildcards)
     /// of kinds that are cluster-scoped, for CRDs not in the repository.
     pub cluster_scoped_kinds: Vec<String>,
+    /// Namespaces that exist on every destination cluster without a manifest
+    /// (created outside Argo CD), besides `default`, `kube-*` and `argocd`.
+    pub namespaces: Vec<String>,
     /// Raw extra sections kept for rules that read them.
     pub raw: Value,
 }
@@ -84,6 +87,7 @@ impl Default for Config {
             clusters: Vec::new(),
             tracking_method: None,
             cluster_scoped_kinds: Vec::new(),
+            namespaces: Vec::new(),
             raw: Value::Null,
         }
     }
@@ -121,6 +125,7 @@ const TOP_KEYS: &[&str] = &[
     "clusters",
     "trackingMethod",
     "clusterScopedKinds",
+    "namespaces",
 ];
 const CLUSTER_KEYS: &[&str] = &["name", "server", "labels", "annotations", "project"];
 const RULES_KEYS: &[&str] = &["select", "ignore", "severity"];
@@ -370,6 +375,7 @@ impl Config {
         cfg.repo_urls = c.strings(&["repoUrls"], get("repoUrls"));
         cfg.branches = c.strings(&["branches"], get("branches"));
         cfg.apps = c.strings(&["apps"], get("apps"));
+        cfg.namespaces = c.strings(&["namespaces"], get("namespaces"));
         let globs = c.strings(&["ignorePaths"], get("ignorePaths"));
         let mut builder = globset::GlobSetBuilder::new();
         for g in &globs {

@@ -1,7 +1,12 @@
 //! GL010 immutable-field-change: a change the API server refuses ("field is
 //! immutable"), so the sync fails on that resource until someone intervenes.
+//!
+//! The checks are one table, [`TABLE`], one row per kind, each naming the
+//! Kubernetes update validator it follows. Fields the cluster fills in and
+//! git leaves unset are kept by the API server on update, so an unset field
+//! at head is never a change unless the validator says otherwise.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::analysis::at_field;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
@@ -20,6 +25,140 @@ static META: RuleMeta = RuleMeta {
     doc: include_str!("../../rules/GL010-immutable-field-change.md"),
 };
 
+/// One refused change: the field, its old and its new value as shown.
+#[derive(Debug, PartialEq, Eq)]
+struct Refusal {
+    field: String,
+    from: String,
+    to: String,
+}
+
+/// What deleting and recreating the object (`Force=true`) costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recreate {
+    /// Nothing is lost beyond a short outage.
+    Stateless,
+    /// Data or bound volumes go with it (GL009's business).
+    Stateful,
+}
+
+/// One row: a kind and the update validator whose refusals `check` mirrors.
+struct Row {
+    group: &'static str,
+    kinds: &'static [&'static str],
+    /// `file: function` in `kubernetes/kubernetes`.
+    validator: &'static str,
+    recreate: Recreate,
+    check: fn(&Value, &Value, &mut Vec<Refusal>),
+}
+
+/// The immutable fields of built-in kinds, from Kubernetes' update validators.
+/// Kinds whose validators refuse nothing a manifest sets (CronJob:
+/// `ValidateCronJobUpdate`; Ingress: `ValidateIngressUpdate`; Role and
+/// ClusterRole: `ValidateRoleUpdate`) have no row.
+static TABLE: &[Row] = &[
+    Row {
+        group: "apps",
+        kinds: &["Deployment", "ReplicaSet", "DaemonSet"],
+        // apps/v1 adds selector immutability in the registry strategy.
+        validator: "pkg/registry/apps/{deployment,replicaset,daemonset}/strategy.go: ValidateUpdate (apps/v1 `spec.selector` immutable)",
+        recreate: Recreate::Stateless,
+        check: workload_selector,
+    },
+    Row {
+        group: "apps",
+        kinds: &["StatefulSet"],
+        validator: "pkg/apis/apps/validation/validation.go: ValidateStatefulSetUpdate",
+        recreate: Recreate::Stateful,
+        check: statefulset,
+    },
+    Row {
+        group: "batch",
+        kinds: &["Job"],
+        validator: "pkg/apis/batch/validation/validation.go: ValidateJobSpecUpdate, validateCompletions",
+        recreate: Recreate::Stateless,
+        check: job,
+    },
+    Row {
+        group: "",
+        kinds: &["PersistentVolumeClaim"],
+        validator: "pkg/apis/core/validation/validation.go: ValidatePersistentVolumeClaimUpdate",
+        recreate: Recreate::Stateful,
+        check: pvc,
+    },
+    Row {
+        group: "",
+        kinds: &["PersistentVolume"],
+        validator: "pkg/apis/core/validation/validation.go: ValidatePersistentVolumeUpdate",
+        recreate: Recreate::Stateful,
+        check: pv,
+    },
+    Row {
+        group: "",
+        kinds: &["Service"],
+        validator: "pkg/apis/core/validation/validation.go: ValidateServiceUpdate, validateUpgradeDowngradeClusterIPs, validateUpgradeDowngradeIPFamilies, validateServiceExternalTrafficFieldsUpdate; pkg/registry/core/service/storage/storage.go: patchAllocatedValues",
+        recreate: Recreate::Stateless,
+        check: service,
+    },
+    Row {
+        group: "",
+        kinds: &["Secret"],
+        validator: "pkg/apis/core/validation/validation.go: ValidateSecretUpdate",
+        recreate: Recreate::Stateless,
+        check: secret,
+    },
+    Row {
+        group: "",
+        kinds: &["ConfigMap"],
+        validator: "pkg/apis/core/validation/validation.go: ValidateConfigMapUpdate",
+        recreate: Recreate::Stateless,
+        check: configmap,
+    },
+    Row {
+        group: "rbac.authorization.k8s.io",
+        kinds: &["RoleBinding", "ClusterRoleBinding"],
+        validator: "pkg/apis/rbac/validation/validation.go: ValidateRoleBindingUpdate, ValidateClusterRoleBindingUpdate",
+        recreate: Recreate::Stateless,
+        check: role_ref,
+    },
+    Row {
+        group: "storage.k8s.io",
+        kinds: &["StorageClass"],
+        validator: "pkg/apis/storage/validation/validation.go: ValidateStorageClassUpdate",
+        recreate: Recreate::Stateless,
+        check: storage_class,
+    },
+    Row {
+        group: "storage.k8s.io",
+        kinds: &["CSIDriver"],
+        validator: "pkg/apis/storage/validation/validation.go: ValidateCSIDriverUpdate",
+        recreate: Recreate::Stateless,
+        check: csi_driver,
+    },
+    Row {
+        group: "storage.k8s.io",
+        kinds: &["VolumeAttachment"],
+        validator: "pkg/apis/storage/validation/validation.go: ValidateVolumeAttachmentUpdate",
+        recreate: Recreate::Stateful,
+        check: volume_attachment,
+    },
+    Row {
+        group: "apiextensions.k8s.io",
+        kinds: &["CustomResourceDefinition"],
+        // Refused once the CRD is Established, as it is on any cluster that
+        // has served it.
+        validator: "staging/src/k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation/validation.go: ValidateCustomResourceDefinitionUpdate (requireImmutableNames)",
+        recreate: Recreate::Stateful,
+        check: crd,
+    },
+];
+
+fn row_for(m: &Manifest) -> Option<&'static Row> {
+    TABLE
+        .iter()
+        .find(|r| r.group == m.id.group && r.kinds.contains(&m.id.kind.as_str()))
+}
+
 /// StatefulSet spec fields the API server lets an update change.
 const STS_MUTABLE: &[&str] = &[
     "replicas",
@@ -29,6 +168,20 @@ const STS_MUTABLE: &[&str] = &[
     "persistentVolumeClaimRetentionPolicy",
     "minReadySeconds",
     "revisionHistoryLimit",
+];
+
+/// PersistentVolume spec fields outside `persistentVolumeSource` that an
+/// update may change (the rest of the spec is the volume source).
+const PV_NOT_SOURCE: &[&str] = &[
+    "capacity",
+    "accessModes",
+    "claimRef",
+    "persistentVolumeReclaimPolicy",
+    "storageClassName",
+    "mountOptions",
+    "volumeMode",
+    "nodeAffinity",
+    "volumeAttributesClassName",
 ];
 
 /// A Kubernetes quantity in base units (`10Gi`, `500M`, `1.5e3`).
@@ -77,146 +230,326 @@ fn show(v: Option<&Value>) -> String {
     }
 }
 
-/// Each refused change: (field, from, to).
-fn refused(base: &Manifest, head: &Manifest) -> Vec<(String, String, String)> {
-    let (b, h) = (base.value.as_ref(), head.value.as_ref());
-    let mut out = Vec::new();
-    let mut cmp = |field: &str, ptr: &str| {
-        let (x, y) = (b.pointer(ptr), h.pointer(ptr));
-        if x != y {
-            out.push((field.to_string(), show(x), show(y)));
-        }
+fn refuse(out: &mut Vec<Refusal>, field: &str, x: Option<&Value>, y: Option<&Value>) {
+    out.push(Refusal {
+        field: field.to_string(),
+        from: show(x),
+        to: show(y),
+    });
+}
+
+/// `ValidateImmutableField` at a JSON pointer: any difference, unset included.
+fn immutable(out: &mut Vec<Refusal>, b: &Value, h: &Value, ptr: &str) {
+    let (x, y) = (b.pointer(ptr), h.pointer(ptr));
+    if none_if_null(x) != none_if_null(y) {
+        refuse(out, &ptr[1..].replace('/', "."), x, y);
+    }
+}
+
+/// Like [`immutable`], with the value the API server defaults an unset field to.
+fn immutable_defaulted(out: &mut Vec<Refusal>, b: &Value, h: &Value, ptr: &str, default: &Value) {
+    let (x, y) = (b.pointer(ptr), h.pointer(ptr));
+    let (dx, dy) = (
+        none_if_null(x).unwrap_or(default),
+        none_if_null(y).unwrap_or(default),
+    );
+    if dx != dy {
+        refuse(out, &ptr[1..].replace('/', "."), x, y);
+    }
+}
+
+fn none_if_null(v: Option<&Value>) -> Option<&Value> {
+    v.filter(|v| !v.is_null())
+}
+
+fn spec(v: &Value) -> Map<String, Value> {
+    v.get("spec")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Every `spec` key of either side that `keep` selects, in order.
+fn spec_keys(b: &Value, h: &Value, keep: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut all: Vec<String> = spec(b).keys().chain(spec(h).keys()).cloned().collect();
+    all.sort();
+    all.dedup();
+    all.retain(|k| keep(k));
+    all
+}
+
+fn workload_selector(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
+    immutable(out, b, h, "/spec/selector");
+}
+
+fn statefulset(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
+    for k in spec_keys(b, h, |k| !STS_MUTABLE.contains(&k)) {
+        immutable(out, b, h, &format!("/spec/{k}"));
+    }
+}
+
+fn job(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
+    // validateCompletions: an Indexed Job whose completions equal its
+    // parallelism before and after may scale (elastic Indexed Jobs).
+    let elastic = |v: &Value| {
+        v.pointer("/spec/completionMode").and_then(Value::as_str) == Some("Indexed")
+            && v.pointer("/spec/completions").is_some()
+            && v.pointer("/spec/completions") == v.pointer("/spec/parallelism")
     };
-    match (head.id.group.as_str(), head.id.kind.as_str()) {
-        ("apps", "Deployment" | "DaemonSet" | "ReplicaSet") => {
-            cmp("spec.selector", "/spec/selector")
-        }
-        ("apps", "StatefulSet") => {
-            let keys = |v: &Value| -> Vec<String> {
-                v.pointer("/spec")
-                    .and_then(Value::as_object)
-                    .map(|o| o.keys().cloned().collect())
-                    .unwrap_or_default()
-            };
-            let mut all = keys(b);
-            all.extend(keys(h));
-            all.sort();
-            all.dedup();
-            for k in all.iter().filter(|k| !STS_MUTABLE.contains(&k.as_str())) {
-                cmp(&format!("spec.{k}"), &format!("/spec/{k}"));
+    if !(elastic(b) && elastic(h)) {
+        immutable(out, b, h, "/spec/completions");
+    }
+    for f in [
+        "selector",
+        "template",
+        "completionMode",
+        "podFailurePolicy",
+        "backoffLimitPerIndex",
+        "managedBy",
+        "successPolicy",
+    ] {
+        immutable(out, b, h, &format!("/spec/{f}"));
+    }
+}
+
+fn pvc(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
+    // The spec is immutable except `resources.requests` (storage may grow)
+    // and `volumeAttributesClassName`; `volumeName` is set once by the
+    // cluster, so a manifest without it leaves it alone.
+    for k in spec_keys(b, h, |k| {
+        !matches!(k, "resources" | "volumeAttributesClassName" | "volumeName")
+    }) {
+        immutable(out, b, h, &format!("/spec/{k}"));
+    }
+    if h.pointer("/spec/volumeName").is_some() {
+        immutable(out, b, h, "/spec/volumeName");
+    }
+    let (x, y) = (
+        b.pointer("/spec/volumeAttributesClassName"),
+        h.pointer("/spec/volumeAttributesClassName"),
+    );
+    if none_if_null(x).is_some() && none_if_null(y).is_none() {
+        refuse(out, "spec.volumeAttributesClassName", x, y);
+    }
+    let size = |v: &Value| {
+        v.pointer("/spec/resources/requests/storage")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    if let (Some(x), Some(y)) = (size(b), size(h)) {
+        if let (Some(qx), Some(qy)) = (quantity(&x), quantity(&y)) {
+            if qy < qx {
+                out.push(Refusal {
+                    field: "spec.resources.requests.storage (shrink)".into(),
+                    from: format!("`{x}`"),
+                    to: format!("`{y}`"),
+                });
             }
         }
-        ("batch", "Job") => {
-            cmp("spec.selector", "/spec/selector");
-            cmp("spec.template", "/spec/template");
-            cmp("spec.completions", "/spec/completions");
-        }
-        ("", "PersistentVolumeClaim") => {
-            for f in [
-                "storageClassName",
-                "accessModes",
-                "volumeName",
-                "volumeMode",
-                "selector",
-                "dataSource",
-            ] {
-                let (x, y) = (
-                    b.pointer(&format!("/spec/{f}")),
-                    h.pointer(&format!("/spec/{f}")),
-                );
-                // A field only the cluster fills in (volumeName on a bound claim) may be absent in git.
-                if x != y && y.is_some() {
-                    out.push((format!("spec.{f}"), show(x), show(y)));
-                }
-            }
-            let size = |v: &Value| {
-                v.pointer("/spec/resources/requests/storage")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            };
-            if let (Some(x), Some(y)) = (size(b), size(h)) {
-                if let (Some(qx), Some(qy)) = (quantity(&x), quantity(&y)) {
-                    if qy < qx {
-                        out.push((
-                            "spec.resources.requests.storage (shrink)".into(),
-                            format!("`{x}`"),
-                            format!("`{y}`"),
-                        ));
+    }
+}
+
+fn pv(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
+    for k in spec_keys(b, h, |k| !PV_NOT_SOURCE.contains(&k)) {
+        let ptr = format!("/spec/{k}");
+        // A CSI volume may gain a controllerExpandSecretRef it lacked.
+        if k == "csi" {
+            let strip = |v: &Value| {
+                let mut c = v.pointer("/spec/csi").cloned();
+                if b.pointer("/spec/csi/controllerExpandSecretRef").is_none() {
+                    if let Some(Value::Object(o)) = c.as_mut() {
+                        o.remove("controllerExpandSecretRef");
                     }
                 }
+                c
+            };
+            if strip(b) != strip(h) {
+                refuse(out, "spec.csi", b.pointer(&ptr), h.pointer(&ptr));
             }
+            continue;
         }
-        ("", "Service") => {
-            let ip = |v: &Value| {
-                v.pointer("/spec/clusterIP")
-                    .and_then(Value::as_str)
+        immutable(out, b, h, &ptr);
+    }
+    immutable(out, b, h, "/spec/volumeMode");
+    if none_if_null(b.pointer("/spec/nodeAffinity")).is_some() {
+        immutable(out, b, h, "/spec/nodeAffinity");
+    }
+    let (x, y) = (
+        b.pointer("/spec/volumeAttributesClassName"),
+        h.pointer("/spec/volumeAttributesClassName"),
+    );
+    if none_if_null(x).is_some() && none_if_null(y).is_none() {
+        refuse(out, "spec.volumeAttributesClassName", x, y);
+    }
+}
+
+fn service(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
+    let ty = |v: &Value| {
+        v.pointer("/spec/type")
+            .and_then(Value::as_str)
+            .unwrap_or("ClusterIP")
+            .to_string()
+    };
+    if ty(b) == "ExternalName" || ty(h) == "ExternalName" {
+        return;
+    }
+    // The cluster IPs as the API server sees them. An unset `clusterIP` at
+    // head keeps the allocated one (patchAllocatedValues), so only values
+    // both sides spell out can clash.
+    let ips = |v: &Value| -> Vec<String> {
+        let list: Vec<String> = v
+            .pointer("/spec/clusterIPs")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
                     .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !list.is_empty() {
+            return list;
+        }
+        v.pointer("/spec/clusterIP")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(|s| vec![s.to_string()])
+            .unwrap_or_default()
+    };
+    let (ib, ih) = (ips(b), ips(h));
+    let headless = |l: &[String]| l.first().is_some_and(|s| s == "None");
+    if ib.is_empty() && headless(&ih) {
+        // Unset at base: the cluster allocated an address, which `None` replaces.
+        out.push(Refusal {
+            field: "spec.clusterIP".into(),
+            from: "an allocated IP".into(),
+            to: "`None` (headless)".into(),
+        });
+    }
+    let both_headless = headless(&ib) && headless(&ih);
+    if !ib.is_empty() && !ih.is_empty() && !both_headless {
+        let shared = ib.len().min(ih.len());
+        let primary_only = ib.len() != ih.len();
+        let n = if primary_only { 1 } else { shared };
+        if ib[..n] != ih[..n] {
+            let shown = |l: &[String]| {
+                if headless(l) {
+                    "`None` (headless)".to_string()
+                } else {
+                    format!("`{}`", l.join(","))
+                }
             };
-            match (ip(b), ip(h)) {
-                (Some(x), Some(y)) if x != y && !x.is_empty() && !y.is_empty() => {
-                    out.push(("spec.clusterIP".into(), format!("`{x}`"), format!("`{y}`")));
-                }
-                (Some(x), None) if x == "None" => {
-                    out.push((
-                        "spec.clusterIP".into(),
-                        "`None` (headless)".into(),
-                        "unset (a cluster IP)".into(),
-                    ));
-                }
-                (None, Some(y)) if y == "None" => {
-                    out.push((
-                        "spec.clusterIP".into(),
-                        "an allocated IP".into(),
-                        "`None` (headless)".into(),
-                    ));
-                }
-                _ => {}
-            }
-            let ty = |v: &Value| {
-                v.pointer("/spec/type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("ClusterIP")
-                    .to_string()
-            };
-            let (tb, th) = (ty(b), ty(h));
-            let head_ip = ip(h).filter(|s| !s.is_empty() && s != "None");
-            if tb != th && th == "ExternalName" && head_ip.is_some() {
-                out.push((
-                    "spec.type".into(),
-                    format!("`{tb}`"),
-                    "`ExternalName` while `spec.clusterIP` is still set".into(),
-                ));
-            }
+            out.push(Refusal {
+                field: "spec.clusterIP".into(),
+                from: shown(&ib),
+                to: shown(&ih),
+            });
         }
-        // Refused once the CRD is Established, as it is on any cluster that
-        // has served it (apiextensions `requireImmutableNames`).
-        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
-            cmp("spec.scope", "/spec/scope");
-            cmp("spec.names.kind", "/spec/names/kind");
+    }
+    let fams = |v: &Value| -> Vec<Value> {
+        v.pointer("/spec/ipFamilies")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (fb, fh) = (fams(b), fams(h));
+    if !fb.is_empty() && !fh.is_empty() && !headless(&ib) && !headless(&ih) {
+        let n = if fb.len() == fh.len() { fb.len() } else { 1 };
+        if fb[..n] != fh[..n] {
+            immutable(out, b, h, "/spec/ipFamilies");
         }
-        ("", "ConfigMap" | "Secret") if b.get("immutable") == Some(&Value::Bool(true)) => {
-            for f in ["data", "binaryData", "stringData"] {
-                if b.get(f) != h.get(f) {
-                    out.push((
-                        f.to_string(),
-                        "its old content".into(),
-                        "new content on an `immutable: true` object".into(),
-                    ));
-                }
-            }
+    }
+    let needs_hc = |v: &Value| {
+        ty(v) == "LoadBalancer"
+            && v.pointer("/spec/externalTrafficPolicy")
+                .and_then(Value::as_str)
+                == Some("Local")
+    };
+    if needs_hc(b)
+        && needs_hc(h)
+        && b.pointer("/spec/healthCheckNodePort").is_some()
+        && h.pointer("/spec/healthCheckNodePort").is_some()
+    {
+        immutable(out, b, h, "/spec/healthCheckNodePort");
+    }
+}
+
+/// `immutable: true` freezes the content and the flag itself.
+fn frozen(b: &Value, h: &Value, keys: &[&str], out: &mut Vec<Refusal>) {
+    if b.get("immutable") != Some(&Value::Bool(true)) {
+        return;
+    }
+    for f in keys {
+        if b.get(*f) != h.get(*f) {
+            out.push(Refusal {
+                field: (*f).to_string(),
+                from: "its old content".into(),
+                to: "new content on an `immutable: true` object".into(),
+            });
         }
-        _ => {}
+    }
+    if h.get("immutable") != Some(&Value::Bool(true)) {
+        refuse(out, "immutable", b.get("immutable"), h.get("immutable"));
+    }
+}
+
+fn secret(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
+    immutable_defaulted(out, b, h, "/type", &Value::from("Opaque"));
+    // `stringData` is merged into `data` before validation.
+    frozen(b, h, &["data", "stringData"], out);
+}
+
+fn configmap(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
+    frozen(b, h, &["data", "binaryData"], out);
+}
+
+fn role_ref(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
+    immutable(out, b, h, "/roleRef");
+}
+
+fn storage_class(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
+    immutable_defaulted(out, b, h, "/parameters", &Value::Object(Map::new()));
+    immutable(out, b, h, "/provisioner");
+    immutable_defaulted(out, b, h, "/reclaimPolicy", &Value::from("Delete"));
+    immutable_defaulted(out, b, h, "/volumeBindingMode", &Value::from("Immediate"));
+}
+
+fn csi_driver(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
+    immutable_defaulted(out, b, h, "/spec/attachRequired", &Value::Bool(true));
+    immutable_defaulted(
+        out,
+        b,
+        h,
+        "/spec/volumeLifecycleModes",
+        &Value::Array(vec![Value::from("Persistent")]),
+    );
+}
+
+fn volume_attachment(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
+    immutable(out, b, h, "/spec");
+}
+
+fn crd(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
+    immutable(out, b, h, "/spec/scope");
+    immutable(out, b, h, "/spec/names/kind");
+}
+
+/// Each refused change of `base` → `head`.
+fn refused(base: &Manifest, head: &Manifest) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    if let Some(row) = row_for(head) {
+        (row.check)(base.value.as_ref(), head.value.as_ref(), &mut out);
     }
     out
 }
 
-fn stateless(m: &Manifest) -> bool {
-    matches!(
-        (m.id.group.as_str(), m.id.kind.as_str()),
-        ("apps", "Deployment" | "DaemonSet" | "ReplicaSet")
-            | ("batch", "Job")
-            | ("", "Service" | "ConfigMap" | "Secret")
-    )
+/// Whether Argo CD deletes and recreates the object instead of updating it:
+/// `Force=true` on the manifest or on the live object (the base revision's
+/// manifest), as gitops-engine `pkg/sync/sync_context.go` `applyObject`
+/// reads it. The app's `syncOptions` do not carry `Force` (controller
+/// `sync.go` takes it from the sync operation's strategy only).
+fn forced(base: &Manifest, head: &Manifest) -> bool {
+    head.sync_options().has("Force=true") || base.sync_options().has("Force=true")
 }
 
 impl Rule for ImmutableFieldChange {
@@ -239,6 +572,7 @@ impl Rule for ImmutableFieldChange {
                 ) else {
                     continue;
                 };
+                let Some(row) = row_for(h) else { continue };
                 let hook = h.hook();
                 if hook.is_hook
                     && (h.uses_generate_name()
@@ -251,7 +585,8 @@ impl Rule for ImmutableFieldChange {
                     // Recreated by its delete policy, never updated in place.
                     continue;
                 }
-                if h.sync_options().has("Force=true") || happ.spec.sync_options.has("Force=true") {
+                if forced(b, h) {
+                    // Deleted and recreated: GL009 judges that for stateful kinds.
                     continue;
                 }
                 let problems = refused(b, h);
@@ -260,18 +595,21 @@ impl Rule for ImmutableFieldChange {
                 }
                 let what: Vec<String> = problems
                     .iter()
-                    .map(|(f, x, y)| {
-                        if x == LONG || y == LONG {
-                            format!("`{f}` changes")
+                    .map(|r| {
+                        if r.from == LONG || r.to == LONG {
+                            format!("`{}` changes", r.field)
                         } else {
-                            format!("`{f}` changes from {x} to {y}")
+                            format!("`{}` changes from {} to {}", r.field, r.from, r.to)
                         }
                     })
                     .collect();
-                let help = if stateless(h) {
-                    "rename the resource so Argo CD creates a new one (and prunes the old), or add `argocd.argoproj.io/sync-options: Force=true,Replace=true` so it is deleted and recreated; that is safe for stateless kinds only, and a plain `Replace=true` is still an update that is refused"
-                } else {
-                    "migrate to a new object (new name) and move the data; do not use `Replace=true`/`Force=true` here, which is safe for stateless kinds only: deleting and recreating this kind loses what it holds"
+                let help = match row.recreate {
+                    Recreate::Stateless => {
+                        "rename the resource so Argo CD creates a new one (and prunes the old), or add `argocd.argoproj.io/sync-options: Force=true` so it is deleted and recreated; that is safe for stateless kinds only, and a plain `Replace=true` is still an update that is refused"
+                    }
+                    Recreate::Stateful => {
+                        "migrate to a new object (new name) and move the data; do not use `Force=true` here: deleting and recreating this kind loses what it holds (GL009), and `Replace=true` alone is still an update that is refused"
+                    }
                 };
                 // A hook kept only by `HookSucceeded`/`HookFailed` is updated in place
                 // only when its last run left it behind.
@@ -287,7 +625,7 @@ impl Rule for ImmutableFieldChange {
                     )
                 };
                 // `spec.resources.requests.storage (shrink)` → its key path.
-                let first = problems[0].0.split(' ').next().unwrap_or("");
+                let first = problems[0].field.split(' ').next().unwrap_or("");
                 let path: Vec<&str> = first.split('.').collect();
                 out.push(
                     at_field(
@@ -300,7 +638,7 @@ impl Rule for ImmutableFieldChange {
                         h,
                         &path,
                     )
-                    .help(help),
+                    .help(format!("{help} (refused by Kubernetes {})", row.validator)),
                 );
             }
         }
@@ -318,6 +656,175 @@ mod tests {
     }
 
     #[test]
+    fn every_row_names_its_validator_in_the_doc() {
+        for row in TABLE {
+            let functions = row.validator.rsplit(": ").next().unwrap_or("");
+            for f in functions.split([',', ';']) {
+                let f = f.trim().split(' ').next().unwrap_or("");
+                if f.chars().next().is_some_and(char::is_alphabetic) && !f.contains('/') {
+                    assert!(META.doc.contains(f), "rules/GL010 does not cite `{f}`");
+                }
+            }
+        }
+    }
+
+    fn kind(api: &str, kind: &str, body: Value) -> Manifest {
+        let mut v = json!({"apiVersion": api, "kind": kind, "metadata": {"name": "x"}});
+        if let (Value::Object(o), Value::Object(b)) = (&mut v, body) {
+            o.extend(b);
+        }
+        m(v)
+    }
+
+    fn fields(b: &Manifest, h: &Manifest) -> Vec<String> {
+        refused(b, h).into_iter().map(|r| r.field).collect()
+    }
+
+    #[test]
+    fn table_rows_refuse_what_their_validators_refuse() {
+        let rb = |role: &str| {
+            kind(
+                "rbac.authorization.k8s.io/v1",
+                "RoleBinding",
+                json!({"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role}, "subjects": []}),
+            )
+        };
+        assert_eq!(fields(&rb("a"), &rb("b")), ["roleRef"]);
+        assert!(fields(&rb("a"), &rb("a")).is_empty());
+        let sc = |body: Value| kind("storage.k8s.io/v1", "StorageClass", body);
+        assert!(fields(&sc(json!({"provisioner": "p"})), &sc(json!({"provisioner": "p", "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate", "parameters": {}}))).is_empty(), "defaults are no change");
+        assert_eq!(
+            fields(
+                &sc(json!({"provisioner": "p"})),
+                &sc(
+                    json!({"provisioner": "p", "volumeBindingMode": "WaitForFirstConsumer", "allowVolumeExpansion": true})
+                )
+            ),
+            ["volumeBindingMode"]
+        );
+        let secret = |body: Value| kind("v1", "Secret", body);
+        assert!(fields(
+            &secret(json!({"data": {"a": "eA=="}})),
+            &secret(json!({"type": "Opaque", "data": {"a": "eQ=="}}))
+        )
+        .is_empty());
+        assert_eq!(
+            fields(
+                &secret(json!({})),
+                &secret(json!({"type": "kubernetes.io/tls"}))
+            ),
+            ["type"]
+        );
+        assert_eq!(
+            fields(
+                &secret(json!({"immutable": true, "data": {"a": "eA=="}})),
+                &secret(json!({"data": {"a": "eA=="}}))
+            ),
+            ["immutable"]
+        );
+        let cm = |body: Value| kind("v1", "ConfigMap", body);
+        assert!(fields(
+            &cm(json!({"data": {"a": "1"}})),
+            &cm(json!({"data": {"a": "2"}}))
+        )
+        .is_empty());
+        assert_eq!(
+            fields(
+                &cm(json!({"immutable": true, "data": {"a": "1"}})),
+                &cm(json!({"immutable": true, "data": {"a": "2"}}))
+            ),
+            ["data"]
+        );
+        let job = |body: Value| kind("batch/v1", "Job", json!({"spec": body}));
+        assert!(
+            fields(
+                &job(json!({"completionMode": "Indexed", "completions": 2, "parallelism": 2})),
+                &job(json!({"completionMode": "Indexed", "completions": 4, "parallelism": 4}))
+            )
+            .is_empty(),
+            "elastic Indexed Job"
+        );
+        assert_eq!(
+            fields(
+                &job(json!({"completions": 2})),
+                &job(json!({"completions": 4}))
+            ),
+            ["spec.completions"]
+        );
+        assert!(fields(
+            &job(json!({"backoffLimit": 2})),
+            &job(json!({"backoffLimit": 4}))
+        )
+        .is_empty());
+        let pv = |body: Value| kind("v1", "PersistentVolume", json!({"spec": body}));
+        assert!(fields(&pv(json!({"capacity": {"storage": "1Gi"}, "nfs": {"server": "a", "path": "/"}})), &pv(json!({"capacity": {"storage": "2Gi"}, "nfs": {"server": "a", "path": "/"}, "persistentVolumeReclaimPolicy": "Retain"}))).is_empty());
+        assert_eq!(
+            fields(
+                &pv(json!({"nfs": {"server": "a", "path": "/"}})),
+                &pv(json!({"nfs": {"server": "b", "path": "/"}}))
+            ),
+            ["spec.nfs"]
+        );
+        assert!(fields(&pv(json!({"csi": {"driver": "d", "volumeHandle": "h"}})), &pv(json!({"csi": {"driver": "d", "volumeHandle": "h", "controllerExpandSecretRef": {"name": "s"}}}))).is_empty());
+        let pvc = |body: Value| kind("v1", "PersistentVolumeClaim", json!({"spec": body}));
+        assert!(fields(&pvc(json!({"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, "volumeAttributesClassName": "a"})), &pvc(json!({"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "2Gi"}}, "volumeAttributesClassName": "b"}))).is_empty());
+        assert_eq!(
+            fields(
+                &pvc(json!({"volumeAttributesClassName": "a"})),
+                &pvc(json!({}))
+            ),
+            ["spec.volumeAttributesClassName"]
+        );
+        let csi = |body: Value| kind("storage.k8s.io/v1", "CSIDriver", json!({"spec": body}));
+        assert!(fields(
+            &csi(json!({})),
+            &csi(json!({"attachRequired": true, "podInfoOnMount": true}))
+        )
+        .is_empty());
+        assert_eq!(
+            fields(&csi(json!({})), &csi(json!({"attachRequired": false}))),
+            ["spec.attachRequired"]
+        );
+        let va = |node: &str| {
+            kind(
+                "storage.k8s.io/v1",
+                "VolumeAttachment",
+                json!({"spec": {"attacher": "a", "nodeName": node, "source": {"persistentVolumeName": "p"}}}),
+            )
+        };
+        assert_eq!(fields(&va("n1"), &va("n2")), ["spec"]);
+        let svc = |body: Value| kind("v1", "Service", json!({"spec": body}));
+        assert_eq!(
+            fields(
+                &svc(json!({"clusterIP": "10.0.0.1"})),
+                &svc(json!({"clusterIP": "10.0.0.2"}))
+            ),
+            ["spec.clusterIP"]
+        );
+        assert!(fields(&svc(json!({"clusterIP": "10.0.0.1"})), &svc(json!({}))).is_empty());
+        assert!(fields(
+            &svc(json!({"clusterIP": "10.0.0.1"})),
+            &svc(json!({"type": "ExternalName", "externalName": "a.example"}))
+        )
+        .is_empty());
+        assert_eq!(
+            fields(
+                &svc(json!({"ipFamilies": ["IPv4"]})),
+                &svc(json!({"ipFamilies": ["IPv6", "IPv4"]}))
+            ),
+            ["spec.ipFamilies"]
+        );
+        assert!(
+            fields(
+                &svc(json!({"ipFamilies": ["IPv4"]})),
+                &svc(json!({"ipFamilies": ["IPv4", "IPv6"]}))
+            )
+            .is_empty(),
+            "dual-stack upgrade"
+        );
+    }
+
+    #[test]
     fn deployment_selector_and_statefulset_fields() {
         let d = |l: &str| {
             m(
@@ -326,7 +833,7 @@ mod tests {
             )
         };
         assert_eq!(refused(&d("a"), &d("a")), vec![]);
-        assert_eq!(refused(&d("a"), &d("b"))[0].0, "spec.selector");
+        assert_eq!(refused(&d("a"), &d("b"))[0].field, "spec.selector");
         let s = |svc: &str, rep: u32| {
             m(
                 json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s"},
@@ -334,7 +841,7 @@ mod tests {
             )
         };
         assert_eq!(refused(&s("a", 1), &s("a", 3)), vec![]);
-        assert_eq!(refused(&s("a", 1), &s("b", 1))[0].0, "spec.serviceName");
+        assert_eq!(refused(&s("a", 1), &s("b", 1))[0].field, "spec.serviceName");
     }
 
     #[test]
@@ -351,11 +858,11 @@ mod tests {
             "growth is allowed (if the class allows expansion)"
         );
         assert_eq!(
-            refused(&p("10Gi", "a"), &p("5000Mi", "a"))[0].0,
+            refused(&p("10Gi", "a"), &p("5000Mi", "a"))[0].field,
             "spec.resources.requests.storage (shrink)"
         );
         assert_eq!(
-            refused(&p("10Gi", "a"), &p("10Gi", "b"))[0].0,
+            refused(&p("10Gi", "a"), &p("10Gi", "b"))[0].field,
             "spec.storageClassName"
         );
         let svc = |ip: Option<&str>| {
@@ -366,12 +873,13 @@ mod tests {
             m(v)
         };
         assert_eq!(
-            refused(&svc(None), &svc(Some("None")))[0].0,
+            refused(&svc(None), &svc(Some("None")))[0].field,
             "spec.clusterIP"
         );
         assert_eq!(
-            refused(&svc(Some("None")), &svc(None))[0].0,
-            "spec.clusterIP"
+            refused(&svc(Some("None")), &svc(None)),
+            vec![],
+            "an unset clusterIP keeps the live one (patchAllocatedValues)"
         );
         assert_eq!(refused(&svc(None), &svc(None)), vec![]);
         assert_eq!(quantity("1.5Gi"), Some(1.5 * 1024f64.powi(3)));

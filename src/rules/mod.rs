@@ -17,6 +17,7 @@ mod gl011_moved_between_apps;
 mod gl012_appset_unsafe_policy;
 mod gl013_mass_prune;
 mod gl014_unused_acknowledgement;
+mod gl016_missing_namespace;
 
 pub mod analysis;
 
@@ -160,6 +161,7 @@ pub static ALL: &[&dyn Rule] = &[
     &gl012_appset_unsafe_policy::AppSetUnsafePolicy,
     &gl013_mass_prune::MassPrune,
     &gl014_unused_acknowledgement::UnusedAcknowledgement,
+    &gl016_missing_namespace::MissingNamespace,
 ];
 
 /// GL014's facts, for the acknowledgement pass that produces its findings.

@@ -1,0 +1,289 @@
+//! GL016 missing-namespace: namespaced resources synced into a namespace that
+//! nothing creates, so the sync fails with `namespaces "x" not found`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::analysis::{at_field, at_resource};
+use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::argocd::{App, AppStatus, Inventory};
+use crate::config::Config;
+use crate::finding::{Finding, Severity};
+use crate::manifest::Manifest;
+
+/// See `rules/GL016-missing-namespace.md`.
+pub struct MissingNamespace;
+
+static META: RuleMeta = RuleMeta {
+    code: "GL016",
+    name: "missing-namespace",
+    category: Category::Change,
+    default_severity: Severity::Warning,
+    mode: Mode::Single,
+    doc: include_str!("../../rules/GL016-missing-namespace.md"),
+};
+
+/// Namespaces every cluster has (the API server creates them) or that Argo
+/// CD runs in.
+pub const BUILTIN_NAMESPACES: &[&str] = &[
+    "default",
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    "argocd",
+];
+
+/// API groups whose kinds are known to be namespaced unless the built-in
+/// cluster-scoped table says otherwise. A custom kind whose CRD is not in the
+/// repository may be cluster-scoped, so it counts only when its manifest
+/// names a namespace.
+const BUILTIN_GROUPS: &[&str] = &[
+    "",
+    "apps",
+    "batch",
+    "autoscaling",
+    "policy",
+    "networking.k8s.io",
+    "rbac.authorization.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "events.k8s.io",
+    "storage.k8s.io",
+    "argoproj.io",
+];
+
+/// A (destination cluster, namespace) pair.
+type Place = (String, String);
+
+/// What makes a namespace exist on a cluster at one revision.
+fn creators(inv: &Inventory) -> BTreeMap<Place, String> {
+    let mut out = BTreeMap::new();
+    for app in inv.apps.values() {
+        if !matches!(app.status, AppStatus::Rendered) {
+            continue;
+        }
+        let cluster = &app.spec.dest_cluster;
+        for m in &app.resources {
+            if m.id.group.is_empty() && m.id.kind == "Namespace" {
+                out.entry((cluster.clone(), m.id.name.clone()))
+                    .or_insert_with(|| {
+                        format!(
+                            "app `{}` rendered `Namespace {}`{}",
+                            app.display_name(),
+                            m.id.name,
+                            m.origin
+                                .file
+                                .as_deref()
+                                .map(|f| format!(" from `{f}`"))
+                                .unwrap_or_default()
+                        )
+                    });
+            }
+        }
+        // `CreateNamespace=true` creates the destination namespace only
+        // (gitops-engine `pkg/sync/sync_context.go` `autoCreateNamespace`).
+        if app.spec.sync_options.has("CreateNamespace=true") && !app.spec.dest_namespace.is_empty()
+        {
+            out.entry((cluster.clone(), app.spec.dest_namespace.clone()))
+                .or_insert_with(|| {
+                    format!(
+                        "app `{}` set `CreateNamespace=true` for its destination",
+                        app.display_name()
+                    )
+                });
+        }
+    }
+    out
+}
+
+fn preexisting(config: &Config, ns: &str) -> bool {
+    BUILTIN_NAMESPACES.contains(&ns) || config.namespaces.iter().any(|n| n == ns)
+}
+
+/// Whether the resource goes into a namespace Argo CD must find.
+fn needs_namespace(inv: &Inventory, m: &Manifest) -> bool {
+    if m.id.namespace.is_empty() {
+        return false;
+    }
+    let explicit = m
+        .value
+        .pointer("/metadata/namespace")
+        .and_then(serde_json::Value::as_str)
+        .is_some_and(|s| !s.is_empty());
+    explicit
+        || inv
+            .scopes
+            .crds
+            .get(&(m.id.group.clone(), m.id.kind.clone()))
+            .is_some_and(|cluster| !cluster)
+        || BUILTIN_GROUPS.contains(&m.id.group.as_str())
+}
+
+/// Every (cluster, namespace) an app syncs resources into that nothing
+/// creates, with those resources.
+fn missing<'a>(
+    inv: &'a Inventory,
+    config: &Config,
+) -> BTreeMap<Place, Vec<(&'a App, &'a Manifest)>> {
+    let made = creators(inv);
+    let mut out: BTreeMap<Place, Vec<(&App, &Manifest)>> = BTreeMap::new();
+    for app in inv.apps.values() {
+        if !matches!(app.status, AppStatus::Rendered) {
+            continue;
+        }
+        for m in &app.resources {
+            if !needs_namespace(inv, m) || preexisting(config, &m.id.namespace) {
+                continue;
+            }
+            let place = (app.spec.dest_cluster.clone(), m.id.namespace.clone());
+            if !made.contains_key(&place) {
+                out.entry(place).or_default().push((app, m));
+            }
+        }
+    }
+    out
+}
+
+impl Rule for MissingNamespace {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
+        let now = missing(cx.head, cx.config);
+        // In `diff`, a namespace already missing at base is not this change's doing.
+        let (before, base_creators) = match (cx.base, cx.only_changed) {
+            (Some(base), true) => (
+                missing(base, cx.config)
+                    .into_keys()
+                    .collect::<BTreeSet<_>>(),
+                creators(base),
+            ),
+            (Some(base), false) => (BTreeSet::new(), creators(base)),
+            _ => (BTreeSet::new(), BTreeMap::new()),
+        };
+        for (place, users) in &now {
+            if before.contains(place) {
+                continue;
+            }
+            let (cluster, ns) = place;
+            let mut by_app: BTreeMap<&str, Vec<&Manifest>> = BTreeMap::new();
+            for (app, m) in users {
+                by_app.entry(app.key.as_str()).or_default().push(m);
+            }
+            for (key, ms) in by_app {
+                let Some(app) = cx.head.apps.get(key) else {
+                    continue;
+                };
+                let listed: Vec<String> =
+                    ms.iter().take(5).map(|m| format!("`{}`", m.id)).collect();
+                let more = ms.len().saturating_sub(listed.len());
+                let objects = if more > 0 {
+                    format!("{} and {more} more", listed.join(", "))
+                } else {
+                    listed.join(", ")
+                };
+                let was = base_creators
+                    .get(place)
+                    .map(|c| format!(" (at base, {c})"))
+                    .unwrap_or_default();
+                let is_dest = app.spec.dest_namespace == *ns;
+                let nobody = if is_dest {
+                    format!(
+                        "no Namespace manifest, no `CreateNamespace=true` on app `{}`, not in `namespaces:`",
+                        app.display_name()
+                    )
+                } else {
+                    "no Namespace manifest, no app with `CreateNamespace=true` and this destination, not in `namespaces:`".to_string()
+                };
+                let message = format!(
+                    "nothing creates namespace `{ns}` on `{cluster}` ({nobody}){was}: unless it already exists, syncing {objects} of app `{}` fails with `namespaces \"{ns}\" not found`",
+                    app.display_name(),
+                );
+                let help = if is_dest {
+                    "add `CreateNamespace=true` to the app's `syncPolicy.syncOptions`, render a Namespace manifest, or list the namespace under `namespaces:` in .gitops-lint.yaml if it is created outside Argo CD"
+                } else {
+                    "render a Namespace manifest for it, or list it under `namespaces:` in .gitops-lint.yaml if it is created outside Argo CD (`CreateNamespace=true` only creates the app's destination namespace)"
+                };
+                let f = Finding::new(&META, message);
+                // Point where the fix goes: the Application when its own
+                // destination is missing, else the first resource.
+                let f = if is_dest && !app.implicit && app.origin.file.is_some() {
+                    f.app(app.display_name())
+                        .at(
+                            crate::finding::Side::Head,
+                            app.origin.file.as_deref(),
+                            app.origin.line,
+                        )
+                        .field(app.origin.doc_index, &["spec", "destination", "namespace"])
+                } else if let Some(first) = ms.first() {
+                    if first.value.pointer("/metadata/namespace").is_some() {
+                        at_field(f, app, first, &["metadata", "namespace"])
+                    } else {
+                        at_resource(f, app, first)
+                    }
+                } else {
+                    f
+                };
+                out.push(f.help(help));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::analysis::testutil::{app, application, check, inventory, messages};
+    use serde_json::json;
+
+    fn cm(ns: Option<&str>) -> serde_json::Value {
+        let mut v = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        if let Some(ns) = ns {
+            v["metadata"]["namespace"] = json!(ns);
+        }
+        v
+    }
+
+    #[test]
+    fn created_by_namespace_manifest_create_namespace_or_config() {
+        let plain = application("a", json!({}), false);
+        let inv = inventory(vec![app(plain.clone(), vec![cm(None)])]);
+        let f = check(&MissingNamespace, &inv, &Config::default());
+        assert_eq!(f.len(), 1);
+        assert!(messages(&f)[0].contains("fails with `namespaces \"ns\" not found`"));
+
+        let create = application(
+            "a",
+            json!({"syncPolicy": {"syncOptions": ["CreateNamespace=true"]}}),
+            false,
+        );
+        let inv = inventory(vec![app(create.clone(), vec![cm(None)])]);
+        assert!(check(&MissingNamespace, &inv, &Config::default()).is_empty());
+        // CreateNamespace covers the destination only.
+        let inv = inventory(vec![app(create, vec![cm(Some("other"))])]);
+        assert_eq!(check(&MissingNamespace, &inv, &Config::default()).len(), 1);
+
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}});
+        let inv = inventory(vec![app(plain.clone(), vec![ns, cm(None)])]);
+        assert!(check(&MissingNamespace, &inv, &Config::default()).is_empty());
+
+        let cfg = Config {
+            namespaces: vec!["ns".into()],
+            ..Config::default()
+        };
+        let inv = inventory(vec![app(plain, vec![cm(None)])]);
+        assert!(check(&MissingNamespace, &inv, &cfg).is_empty());
+    }
+
+    #[test]
+    fn custom_kinds_of_unknown_scope_count_only_with_an_explicit_namespace() {
+        let plain = application("a", json!({}), false);
+        let issuer =
+            json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}});
+        let inv = inventory(vec![app(plain.clone(), vec![issuer])]);
+        assert!(check(&MissingNamespace, &inv, &Config::default()).is_empty());
+        let pinned = json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t", "namespace": "x"}});
+        let inv = inventory(vec![app(plain, vec![pinned])]);
+        assert_eq!(check(&MissingNamespace, &inv, &Config::default()).len(), 1);
+    }
+}
