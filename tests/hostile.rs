@@ -1059,3 +1059,69 @@ fn repository_text_cannot_inject_workflow_commands_or_escapes() {
         );
     }
 }
+
+/// The `helm` of PATH, or `None` after saying once, visibly, that the test
+/// did not run (in CI, where helm is installed, that is a failure).
+fn real_helm(test: &str) -> Option<PathBuf> {
+    use std::io::Write;
+    let found = gitops_lint::cli::find_on_path("helm");
+    if found.is_none() {
+        let line =
+            format!("NOT RUN: {test}: no `helm` on PATH (install helm v3.17.1, see .ci/run)");
+        let _ = writeln!(std::io::stderr(), "{line}");
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+            "{line}"
+        );
+    }
+    found
+}
+
+/// A chart that builds a string without end (doubling with `printf`, or one
+/// `repeat` of two billion) makes the real helm fail at its address-space
+/// limit: the app is GL000, nothing is pruned, and the run ends normally.
+#[test]
+fn a_chart_exhausting_memory_is_stopped_by_the_address_space_limit() {
+    let Some(helm) = real_helm("a_chart_exhausting_memory_is_stopped_by_the_address_space_limit")
+    else {
+        return;
+    };
+    let doubling = "{{- $s := \"xxxxxxxxxxxxxxxx\" }}{{- range until 40 }}{{- $s = printf \"%s%s\" $s $s }}{{- end }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  n: {{ len $s | quote }}\n";
+    let repeat = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  n: {{ repeat 2000000000 \"x\" | len | quote }}\n";
+    let mut base = vec![];
+    let mut head = vec![];
+    for (name, template) in [("doubling", doubling), ("repeat", repeat)] {
+        let app = file(&format!("argocd/{name}.yaml"), app_yaml(name, name, ""));
+        let chart = file(&format!("{name}/Chart.yaml"), CHART);
+        base.extend([
+            app.clone(),
+            chart.clone(),
+            file(&format!("{name}/templates/pvc.yaml"), pvc("data")),
+        ]);
+        head.extend([
+            app,
+            chart,
+            file(&format!("{name}/templates/big.yaml"), template),
+        ]);
+    }
+    let tmp = repo(&base, &head);
+    let dir = helm.parent().map(Path::to_path_buf).unwrap_or_default();
+    let out = bin()
+        .current_dir(tmp.path())
+        .env("PATH", format!("{}:/usr/bin:/bin", dir.display()))
+        .args(["diff", "main..change", "--format", "json"])
+        .timeout(std::time::Duration::from_secs(240))
+        .output()
+        .expect("runs");
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "{:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = json(&out);
+    let mut failed = gl000_apps(&report);
+    failed.sort();
+    assert_eq!(failed, ["doubling", "repeat"], "{report:#}");
+    assert!(pruned_apps(&report).is_empty(), "{report:#}");
+}
