@@ -343,7 +343,8 @@ fn helm_runs_only_template_on_a_copy_outside_the_repository() {
     std::fs::write(
         &helm,
         format!(
-            "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '{}'; done\necho '--END--' >> '{}'\nprintf -- '---\\n# Source: web/templates/cm.yaml\\napiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: from-helm\\n'\n",
+            "#!/bin/sh\npwd >> '{}'\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '{}'; done\necho '--END--' >> '{}'\nprintf -- '---\\n# Source: web/templates/cm.yaml\\napiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: from-helm\\n'\n",
+            log.display(),
             log.display(),
             log.display()
         ),
@@ -366,6 +367,11 @@ fn helm_runs_only_template_on_a_copy_outside_the_repository() {
     ];
     let base = files.clone();
     files.retain(|(p, _)| p != "evil/data-pvc.yaml");
+    // `web` changes too, so it is rendered at both revisions.
+    files.push(file(
+        "web/templates/cm2.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\n",
+    ));
     let tmp = repo(&base, &files);
     make_executable(&tmp.path().join("post-render.sh"));
     let out = bin()
@@ -387,16 +393,19 @@ fn helm_runs_only_template_on_a_copy_outside_the_repository() {
         .filter(|c| !c.is_empty())
         .map(|c| c.lines().collect())
         .collect();
-    // For `web` only (its unchanged render is reused at head).
-    assert_eq!(calls.len(), 1, "{calls:?}");
+    // For `web` only, at each revision.
+    assert_eq!(calls.len(), 2, "{calls:?}");
     let repo_dir = tmp.path().canonicalize().expect("canonical");
-    for argv in &calls {
-        assert_eq!(argv.first(), Some(&"template"), "{argv:?}");
-        let dash = argv.iter().position(|a| *a == "--").expect("`--` present");
-        for flag in &argv[1..dash] {
+    for call in &calls {
+        // The working directory, then the arguments: `template .` in the
+        // copied chart, as Argo CD runs it (AC `util/helm/cmd.go`).
+        let (cwd, argv) = call.split_first().expect("pwd logged");
+        assert_eq!(argv.get(..2), Some(&["template", "."][..]), "{argv:?}");
+        for flag in &argv[2..] {
             assert!(
                 [
                     "--include-crds",
+                    "--name-template=",
                     "--namespace=",
                     "--values=",
                     "--set=",
@@ -407,13 +416,11 @@ fn helm_runs_only_template_on_a_copy_outside_the_repository() {
                 "unexpected helm argument {flag:?} in {argv:?}"
             );
         }
-        let positional = &argv[dash + 1..];
-        assert_eq!(positional.len(), 2, "release and chart: {argv:?}");
-        assert_eq!(positional[0], "web");
-        let chart = PathBuf::from(positional[1]);
+        assert!(argv.contains(&"--name-template=web"), "{argv:?}");
+        let chart = PathBuf::from(cwd);
         assert!(
             !chart.starts_with(&repo_dir) && !chart.starts_with(tmp.path()),
-            "helm read the chart in the repository itself: {argv:?}"
+            "helm read the chart in the repository itself: {cwd} {argv:?}"
         );
     }
 }
@@ -430,7 +437,10 @@ fn a_helm_inside_the_repository_is_never_run() {
         file("web/templates/pvc.yaml", pvc("data")),
         file("bin/helm", marker_script(&marker)),
     ];
-    let tmp = repo(&files, &files);
+    // The chart changes, so it must be rendered (an unchanged one is not).
+    let mut head = files.clone();
+    head.push(file("web/templates/more.yaml", pvc("more")));
+    let tmp = repo(&files, &head);
     make_executable(&tmp.path().join("bin/helm"));
     for path in [
         format!("{}/bin:/usr/bin:/bin", tmp.path().display()),
@@ -840,8 +850,7 @@ fn an_endless_app_of_apps_chain_is_cut_and_reported() {
     std::fs::write(
         &helm,
         r#"#!/bin/sh
-while [ "$1" != "--" ]; do shift; done
-n=${2#l}
+for a in "$@"; do case "$a" in --name-template=*) n=${a#--name-template=l};; esac; done
 next=l$((n + 1))
 printf -- '---\n# Source: chain/templates/app.yaml\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: %s\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: https://github.com/acme/gitops.git\n    targetRevision: main\n    path: chart\n    helm:\n      releaseName: %s\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: %s\n' "$next" "$next" "$next"
 "#,
@@ -1049,4 +1058,70 @@ fn repository_text_cannot_inject_workflow_commands_or_escapes() {
             "{format}: a line from the repository reads as a workflow command:\n{text}"
         );
     }
+}
+
+/// The `helm` of PATH, or `None` after saying once, visibly, that the test
+/// did not run (in CI, where helm is installed, that is a failure).
+fn real_helm(test: &str) -> Option<PathBuf> {
+    use std::io::Write;
+    let found = gitops_lint::cli::find_on_path("helm");
+    if found.is_none() {
+        let line =
+            format!("NOT RUN: {test}: no `helm` on PATH (install helm v3.17.1, see .ci/run)");
+        let _ = writeln!(std::io::stderr(), "{line}");
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+            "{line}"
+        );
+    }
+    found
+}
+
+/// A chart that builds a string without end (doubling with `printf`, or one
+/// `repeat` of two billion) makes the real helm fail at its address-space
+/// limit: the app is GL000, nothing is pruned, and the run ends normally.
+#[test]
+fn a_chart_exhausting_memory_is_stopped_by_the_address_space_limit() {
+    let Some(helm) = real_helm("a_chart_exhausting_memory_is_stopped_by_the_address_space_limit")
+    else {
+        return;
+    };
+    let doubling = "{{- $s := \"xxxxxxxxxxxxxxxx\" }}{{- range until 40 }}{{- $s = printf \"%s%s\" $s $s }}{{- end }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  n: {{ len $s | quote }}\n";
+    let repeat = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  n: {{ repeat 2000000000 \"x\" | len | quote }}\n";
+    let mut base = vec![];
+    let mut head = vec![];
+    for (name, template) in [("doubling", doubling), ("repeat", repeat)] {
+        let app = file(&format!("argocd/{name}.yaml"), app_yaml(name, name, ""));
+        let chart = file(&format!("{name}/Chart.yaml"), CHART);
+        base.extend([
+            app.clone(),
+            chart.clone(),
+            file(&format!("{name}/templates/pvc.yaml"), pvc("data")),
+        ]);
+        head.extend([
+            app,
+            chart,
+            file(&format!("{name}/templates/big.yaml"), template),
+        ]);
+    }
+    let tmp = repo(&base, &head);
+    let dir = helm.parent().map(Path::to_path_buf).unwrap_or_default();
+    let out = bin()
+        .current_dir(tmp.path())
+        .env("PATH", format!("{}:/usr/bin:/bin", dir.display()))
+        .args(["diff", "main..change", "--format", "json"])
+        .timeout(std::time::Duration::from_secs(240))
+        .output()
+        .expect("runs");
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "{:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = json(&out);
+    let mut failed = gl000_apps(&report);
+    failed.sort();
+    assert_eq!(failed, ["doubling", "repeat"], "{report:#}");
+    assert!(pruned_apps(&report).is_empty(), "{report:#}");
 }

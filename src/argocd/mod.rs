@@ -22,8 +22,8 @@ pub use application::{
 use crate::config::Config;
 use crate::manifest::{Manifest, Origin, Scopes};
 use crate::render::{
-    self, directory::is_manifest_file, ParseCache, RenderContext, RenderError, RenderOptions,
-    SourceSpec, SourceType,
+    self, directory::is_manifest_file, ParseCache, RefSource, RefTarget, RenderContext,
+    RenderError, RenderOptions, SourceSpec, SourceType,
 };
 use crate::source::{self, EntryKind, ObjectId, Tree};
 use crate::yaml::Dialect;
@@ -1057,7 +1057,57 @@ pub fn source_spec(app: &App, src: &AppSource, path: &str) -> SourceSpec {
         plugin: src.raw.get("plugin").cloned(),
         app_name: app.spec.name.clone(),
         namespace: app.spec.dest_namespace.clone(),
+        refs: Vec::new(),
+        env: build_env(app, src),
     }
+}
+
+/// [`source_spec`] with the Application's `ref:` sources, resolved in this
+/// repository like any other source (another repository stays external).
+#[must_use]
+pub fn source_spec_in(
+    input: &InventoryInput<'_>,
+    app: &App,
+    src: &AppSource,
+    path: &str,
+) -> SourceSpec {
+    let mut spec = source_spec(app, src, path);
+    spec.refs = app
+        .spec
+        .sources
+        .iter()
+        .filter_map(|r| {
+            let name = r.ref_name.clone()?;
+            let target = match source_tree(input, r, false) {
+                Ok(t) if Arc::ptr_eq(&t, &input.tree) => RefTarget::Same,
+                Ok(t) => RefTarget::Tree(t),
+                Err(why) => RefTarget::External(why),
+            };
+            Some(RefSource { name, target })
+        })
+        .collect();
+    spec
+}
+
+/// Argo CD's build environment of a source (AC
+/// `reposerver/repository/repository.go` `newEnv`). The revision
+/// variables are left out: they name a commit, which differs at every
+/// revision of a diff.
+fn build_env(app: &App, src: &AppSource) -> Vec<(String, String)> {
+    [
+        ("ARGOCD_APP_NAME", app.spec.name.as_str()),
+        ("ARGOCD_APP_NAMESPACE", app.spec.dest_namespace.as_str()),
+        ("ARGOCD_APP_PROJECT_NAME", app.spec.project.as_str()),
+        ("ARGOCD_APP_SOURCE_REPO_URL", src.repo_url.as_str()),
+        ("ARGOCD_APP_SOURCE_PATH", src.path.as_deref().unwrap_or("")),
+        (
+            "ARGOCD_APP_SOURCE_TARGET_REVISION",
+            src.target_revision.as_str(),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
 }
 
 /// Renders every source of `app` from the tree.
@@ -1100,7 +1150,7 @@ fn render_fresh(
             return app;
         }
         let cx = RenderContext::new(tree.as_ref(), input.cache, input.render_options);
-        let spec = source_spec(&app, src, &path);
+        let spec = source_spec_in(input, &app, src, &path);
         let result = render::render(&cx, &spec, scopes);
         app.inputs.extend(cx.inputs());
         match result {

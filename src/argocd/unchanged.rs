@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
-use super::{render_fresh, source_spec, source_tree, App, AppStatus, Inventory, InventoryInput};
+use super::{render_fresh, source_spec_in, source_tree, App, AppStatus, Inventory, InventoryInput};
 use crate::render::{self, ParseCache, RenderContext};
 use crate::source::{self, EntryKind, ObjectId, Tree};
 use crate::yaml::Dialect;
@@ -158,7 +158,9 @@ pub(super) fn defers(input: &InventoryInput<'_>, app: &App) -> bool {
     }
     app.spec.sources.iter().all(|src| {
         let Some(path) = &src.path else {
-            return false;
+            // A `ref:` source renders nothing: the files read from it are in
+            // the footprint of the Helm source naming them.
+            return src.ref_name.is_some() && src.chart.is_none();
         };
         let Ok(tree) = source_tree(input, src, false) else {
             return false;
@@ -167,7 +169,9 @@ pub(super) fn defers(input: &InventoryInput<'_>, app: &App) -> bool {
             return false;
         }
         let cx = RenderContext::unrecorded(tree.as_ref(), input.cache, input.render_options);
-        let Some(fp) = render::footprint(&cx, &source_spec(app, src, path), &d.footprints) else {
+        let Some(fp) =
+            render::footprint(&cx, &source_spec_in(input, app, src, path), &d.footprints)
+        else {
             return false;
         };
         let here = tree.as_ref();

@@ -1,6 +1,7 @@
-//! Running an external renderer (`helm template`) with bounded time and
-//! output: a chart from an untrusted pull request can loop (`until
-//! 2147483647`) or print without end, and neither may hang or exhaust the run.
+//! Running an external renderer (`helm template`) with bounded time,
+//! output and memory: a chart from an untrusted pull request can loop
+//! (`until 2147483647`), print without end or build a huge string, and none
+//! of it may hang or exhaust the run.
 
 use std::io::Read;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -13,6 +14,12 @@ pub const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Most bytes of standard output kept from one external render.
 pub const MAX_OUTPUT: u64 = 64 * 1024 * 1024;
+
+/// Most address space one external render may use. helm (a Go program)
+/// reserves about 600 MiB of address space when it starts, and the largest
+/// charts render in well under 1 GiB; a chart building strings without end
+/// fails with an out-of-memory error instead of taking the machine's memory.
+pub const MAX_ADDRESS_SPACE: u64 = 2 * 1024 * 1024 * 1024;
 
 /// Most bytes of standard error kept (only its first line is shown).
 const MAX_STDERR: u64 = 64 * 1024;
@@ -43,6 +50,9 @@ pub enum RunError {
     /// Waiting for it failed.
     #[error("waiting for it failed: {0}")]
     Wait(std::io::Error),
+    /// Its memory could not be limited, so it was not let run.
+    #[error("its memory could not be limited: {0}")]
+    Limit(std::io::Error),
 }
 
 /// Runs `cmd` with no standard input, killing it after `timeout` or once
@@ -57,6 +67,10 @@ pub fn run(cmd: &mut Command, timeout: Duration, max_output: u64) -> Result<Outp
         .stderr(Stdio::piped())
         .spawn()
         .map_err(RunError::Spawn)?;
+    if let Err(e) = limit_address_space(&child, MAX_ADDRESS_SPACE) {
+        kill(&mut child);
+        return Err(RunError::Limit(e));
+    }
     let stdout = child.stdout.take().map(|s| drain(s, max_output + 1, false));
     let stderr = child.stderr.take().map(|s| drain(s, MAX_STDERR, true));
     let start = Instant::now();
@@ -85,6 +99,37 @@ pub fn run(cmd: &mut Command, timeout: Duration, max_output: u64) -> Result<Outp
         stdout,
         stderr,
     })
+}
+
+/// Sets the child's address-space limit (`RLIMIT_AS`) from outside with
+/// `prlimit(2)`, which needs no code in the child between fork and exec (the
+/// crate forbids `unsafe`, which `pre_exec` is). The child runs for the few
+/// microseconds before the call unlimited: what it can allocate in that time
+/// is bounded by the time, and everything after by the limit.
+#[cfg(target_os = "linux")]
+fn limit_address_space(child: &Child, bytes: u64) -> std::io::Result<()> {
+    use rustix::process::{getrlimit, prlimit, Pid, Resource, Rlimit};
+    let pid = i32::try_from(child.id())
+        .ok()
+        .and_then(Pid::from_raw)
+        .ok_or_else(|| std::io::Error::other("no such process id"))?;
+    // Never above what gitops-lint itself was given (raising a hard limit
+    // is not allowed, and a lower one is already the bound).
+    let inherited = getrlimit(Resource::As);
+    let at_most = |l: Option<u64>| Some(l.map_or(bytes, |l| l.min(bytes)));
+    let limit = Rlimit {
+        current: at_most(inherited.current),
+        maximum: at_most(inherited.maximum),
+    };
+    prlimit(Some(pid), Resource::As, limit)
+        .map(|_| ())
+        .map_err(std::io::Error::from)
+}
+
+/// Elsewhere the child is bounded by time and output only.
+#[cfg(not(target_os = "linux"))]
+fn limit_address_space(_child: &Child, _bytes: u64) -> std::io::Result<()> {
+    Ok(())
 }
 
 fn kill(child: &mut Child) {

@@ -1,24 +1,45 @@
-//! Helm charts inside the repository, rendered with `helm template` when a
-//! `helm` binary is available. Only `template` is ever run, offline, on a
-//! copy of the chart taken from the tree: never `dependency update`, never a
+//! Helm charts inside the repository, rendered with `helm template` the way
+//! Argo CD's repo-server runs it, when a `helm` binary is available. Only
+//! `template` is ever run, offline, on a copy of the chart and its value
+//! files taken from the tree: never `dependency update`, never a
 //! post-renderer, never a chart from a Helm repository.
+//!
+//! The command line follows argo-cd `reposerver/repository/repository.go`
+//! `helmTemplate` and `util/helm/cmd.go` `(*Cmd).template`:
+//! `helm template . --name-template <release> [--namespace <ns>]
+//! [--kube-version <v>] [--set …] [--set-string …] [--set-file …]
+//! [--values …] [--values <values/valuesObject>] [--api-versions …]
+//! [--include-crds] [--skip-schema-validation] [--skip-tests]`, run in the
+//! chart directory. Value files are resolved as `getResolvedValueFiles`
+//! does: `$<ref>/path` from a multi-source `ref:` source's repository root,
+//! a relative path from the chart directory, an absolute path from the
+//! repository root (`util/io/path` `ResolveValueFilePathOrUrl`), glob
+//! patterns expanded in lexical order with explicitly listed files kept at
+//! their own position, duplicates dropped.
 
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
 use super::{
-    bounded, expand_lists, RenderContext, RenderError, RenderErrorKind, RenderedObject, SourceSpec,
+    bounded, expand_lists, Footprint, RefTarget, RenderContext, RenderError, RenderErrorKind,
+    RenderedObject, SourceSpec,
 };
 use crate::manifest::Origin;
 use crate::source::{path, EntryKind};
+
+/// Most value files one glob may expand to.
+const MAX_GLOB_MATCHES: usize = 1_000;
 
 /// Renders a Helm source.
 ///
 /// # Errors
 /// No `helm` binary (a [`RenderErrorKind::ToolMissing`] error), missing
-/// chart dependencies, or a failing template.
+/// chart dependencies, an external schema reference, value files that
+/// cannot be read offline, or a failing template.
 pub fn render(
     cx: &RenderContext<'_>,
     spec: &SourceSpec,
@@ -27,108 +48,80 @@ pub fn render(
         return Err(RenderError {
             kind: RenderErrorKind::ToolMissing,
             message: format!(
-                "`{}` is a Helm chart and no `helm` binary is on PATH: install helm to analyse it",
+                "`{}` is a Helm chart and no `helm` binary is on PATH: install helm (v3.17.1, the one Argo CD 3.0 ships) to analyse it",
                 super::display_path(&spec.path)
             ),
             file: None,
             line: None,
         });
     };
+    let opts = Options::parse(spec)?;
+    check_dependencies(cx, spec)?;
+    check_schemas(cx, &spec.path)?;
+    let value_files = resolve_value_files(cx, spec, &opts)?;
+    let file_params = opts
+        .file_parameters
+        .iter()
+        .map(|(name, p)| Ok((name.clone(), locate(spec, p)?)))
+        .collect::<Result<Vec<_>, RenderError>>()?;
+
+    // The working directory holds a copy of the chart and of the files the
+    // command line names, nothing else: helm can name nothing outside it.
     let tmp = tempfile::tempdir()
         .map_err(|e| RenderError::content(format!("cannot create a temporary directory: {e}")))?;
-    materialize(cx, &spec.path, tmp.path())?;
-    let chart_dir = tmp.path().join(if spec.path.is_empty() {
-        "."
-    } else {
-        &spec.path
-    });
-    check_dependencies(cx, spec)?;
-
-    let opts = spec.helm.clone().unwrap_or(Value::Null);
-    let release = opts
-        .get("releaseName")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .unwrap_or(&spec.app_name)
-        .to_string();
-    if !valid_release_name(&release) {
-        return Err(RenderError::content(format!(
-            "`{release}` is not a valid Helm release name (lower-case letters, digits, `-` and `.`, at most 53 characters)"
-        )));
-    }
-    let mut cmd = Command::new(helm);
-    cmd.arg("template").arg("--include-crds");
-    if !spec.namespace.is_empty() {
-        cmd.arg(format!("--namespace={}", spec.namespace));
-    }
-    if let Some(files) = opts.get("valueFiles").and_then(Value::as_array) {
-        for f in files.iter().filter_map(Value::as_str) {
-            if f.starts_with('$') || f.contains("://") {
-                return Err(RenderError::unsupported(format!(
-                    "value file `{f}` comes from another source, which gitops-lint does not fetch"
-                )));
-            }
-            let repo_path = path::join(&spec.path, f).ok_or_else(|| RenderError {
-                kind: RenderErrorKind::OutsideRepo,
-                message: format!("value file `{f}` leads outside the repository"),
-                file: None,
-                line: None,
-            })?;
-            let ignore_missing = opts
-                .get("ignoreMissingValueFiles")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            match cx.kind_of(&repo_path)? {
-                Some(EntryKind::File) => {}
-                _ if ignore_missing => continue,
-                _ => {
-                    return Err(RenderError::content(format!(
-                        "value file `{repo_path}` does not exist"
-                    ))
-                    .at(repo_path, None))
-                }
-            }
-            let bytes = cx.read(&repo_path)?;
-            let dest = tmp.path().join(&repo_path);
-            write(&dest, &bytes)?;
-            cmd.arg(values_flag(&dest));
-        }
-    }
-    let mut extra = |name: &str, content: String| -> Result<(), RenderError> {
-        let dest = tmp.path().join(format!(".gitops-lint-{name}.yaml"));
-        write(&dest, content.as_bytes())?;
-        cmd.arg(values_flag(&dest));
-        Ok(())
+    let work = Workspace {
+        root: tmp.path().to_path_buf(),
     };
-    // `valuesObject` replaces `values` when both are set (AC
-    // `ApplicationSourceHelm.ValuesYAML`); they are never merged.
-    if let Some(v) = opts.get("valuesObject").filter(|v| v.is_object()) {
-        extra("values-object", v.to_string())?;
-    } else if let Some(v) = opts.get("values").and_then(Value::as_str) {
-        extra("values", v.to_string())?;
+    materialize(cx, &spec.path, &work.repo())?;
+    let chart_dir = work.repo().join(&spec.path);
+
+    let mut cmd = Command::new(helm);
+    cmd.arg("template")
+        .arg(".")
+        .arg(format!("--name-template={}", opts.release));
+    if !opts.namespace.is_empty() {
+        cmd.arg(format!("--namespace={}", opts.namespace));
     }
-    if let Some(params) = opts.get("parameters").and_then(Value::as_array) {
-        for p in params {
-            let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
-            let value = p.get("value").and_then(Value::as_str).unwrap_or_default();
-            let flag = if p.get("forceString").and_then(Value::as_bool) == Some(true) {
-                "--set-string"
-            } else {
-                "--set"
-            };
-            cmd.arg(format!("{flag}={name}={value}"));
+    if let Some(v) = &opts.kube_version {
+        cmd.arg(format!("--kube-version={v}"));
+    }
+    for (flag, params) in [("--set", &opts.set), ("--set-string", &opts.set_string)] {
+        for (name, value) in params {
+            cmd.arg(format!(
+                "{flag}={name}={}",
+                clean_set_parameter(&envsubst(value, &spec.env))
+            ));
         }
     }
-    // Positional arguments after `--`: a release name or chart path can
-    // never be read as a flag such as `--post-renderer`.
-    cmd.arg("--").arg(&release).arg(&chart_dir);
-    // Helm state, plugins included, lives in the temporary directory: no
-    // plugin installed where gitops-lint runs takes part in the render.
-    cmd.current_dir(tmp.path())
-        .env("HELM_CACHE_HOME", tmp.path().join(".cache"))
-        .env("HELM_CONFIG_HOME", tmp.path().join(".config"))
-        .env("HELM_DATA_HOME", tmp.path().join(".data"))
-        .env("HELM_PLUGINS", tmp.path().join(".plugins"));
+    for (name, loc) in &file_params {
+        let dest = work.place(cx, spec, loc)?;
+        let mut arg = OsString::from(format!("--set-file={name}="));
+        arg.push(clean_set_parameter(&dest.to_string_lossy()));
+        cmd.arg(arg);
+    }
+    for loc in &value_files {
+        let dest = work.place(cx, spec, loc)?;
+        cmd.arg(values_flag(&dest));
+    }
+    if let Some(extra) = &opts.extra_values {
+        let dest = tmp.path().join("extra-values.yaml");
+        write(&dest, extra.as_bytes())?;
+        cmd.arg(values_flag(&dest));
+    }
+    for v in &opts.api_versions {
+        cmd.arg(format!("--api-versions={v}"));
+    }
+    if !opts.skip_crds {
+        cmd.arg("--include-crds");
+    }
+    if opts.skip_schema_validation {
+        cmd.arg("--skip-schema-validation");
+    }
+    if opts.skip_tests {
+        cmd.arg("--skip-tests");
+    }
+    harden(&mut cmd, tmp.path());
+    cmd.current_dir(&chart_dir);
     let out = match bounded::run(&mut cmd, bounded::TIMEOUT, bounded::MAX_OUTPUT) {
         Ok(out) => out,
         Err(e @ bounded::RunError::Spawn(_)) => {
@@ -153,20 +146,592 @@ pub fn render(
             .find(|l| !l.trim().is_empty())
             .unwrap_or("helm template failed");
         return Err(RenderError::content(format!(
-            "helm template `{}`: {first}",
-            super::display_path(&spec.path)
+            "helm template `{}`: {}",
+            super::display_path(&spec.path),
+            work.unmap(first)
         )));
     }
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     parse_output(&spec.path, &text)
 }
 
+/// What a render of the Helm source `spec` reads: the chart directory,
+/// `file://` dependencies, every value and parameter file (a glob reads
+/// below its fixed prefix).
+///
+/// # Errors
+/// Anything that cannot be told without rendering (a value file from a
+/// source that is not this very tree, a bad path): the app is then rendered.
+pub fn footprint(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Footprint, RenderError> {
+    let opts = Options::parse(spec)?;
+    let mut fp = Footprint {
+        subtrees: vec![spec.path.clone()],
+        entries: Vec::new(),
+    };
+    for dep in local_dependencies(cx, &spec.path) {
+        fp.subtrees.push(dep);
+    }
+    let raw = opts.value_files.iter().chain(opts.file_parameters.values());
+    for f in raw {
+        let loc = locate(spec, f)?;
+        match &loc.target {
+            RefTarget::Same => {}
+            RefTarget::Tree(_) | RefTarget::External(_) => {
+                return Err(RenderError::unsupported("value file of another tree"))
+            }
+        }
+        if is_glob(&loc.path) {
+            fp.subtrees.push(glob_base(&loc.path));
+        } else {
+            fp.entries.push(loc.path);
+        }
+    }
+    Ok(fp)
+}
+
+/// The Helm options of a source, as Argo CD reads them.
+#[derive(Debug, Default)]
+struct Options {
+    release: String,
+    namespace: String,
+    kube_version: Option<String>,
+    api_versions: Vec<String>,
+    value_files: Vec<String>,
+    ignore_missing_value_files: bool,
+    /// `values` / `valuesObject` as YAML, passed last.
+    extra_values: Option<String>,
+    /// `--set`, by name (a later duplicate wins, as in Argo CD's map).
+    set: BTreeMap<String, String>,
+    set_string: BTreeMap<String, String>,
+    file_parameters: BTreeMap<String, String>,
+    skip_crds: bool,
+    skip_schema_validation: bool,
+    skip_tests: bool,
+}
+
+impl Options {
+    fn parse(spec: &SourceSpec) -> Result<Options, RenderError> {
+        let h = spec.helm.clone().unwrap_or(Value::Null);
+        let k = spec.kustomize.clone().unwrap_or(Value::Null);
+        let s = |v: &Value, key: &str| {
+            v.get(key)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        let b = |key: &str| h.get(key).and_then(Value::as_bool).unwrap_or(false);
+        let strings = |v: &Value, key: &str| -> Vec<String> {
+            v.get(key)
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        // `releaseName`, else the app name (AC `helmTemplate`).
+        let release = s(&h, "releaseName").unwrap_or_else(|| spec.app_name.clone());
+        if !valid_release_name(&release) {
+            return Err(RenderError::content(format!(
+                "`{release}` is not a valid Helm release name (lower-case letters, digits, `-` and `.`, at most 53 characters)"
+            )));
+        }
+        // `helm.namespace`, else `kustomize.namespace`, else the destination
+        // (AC `ApplicationSource.GetNamespaceOrDefault`).
+        let namespace = s(&h, "namespace")
+            .or_else(|| s(&k, "namespace"))
+            .unwrap_or_else(|| spec.namespace.clone());
+        // `helm.kubeVersion`, else `kustomize.kubeVersion`, else the
+        // cluster's, which is not known offline: helm's default then
+        // (AC `GetKubeVersionOrDefault`).
+        let kube_version = s(&h, "kubeVersion")
+            .or_else(|| s(&k, "kubeVersion"))
+            .map(|v| v.replace('+', ""));
+        let api_versions = match strings(&h, "apiVersions") {
+            v if v.is_empty() => strings(&k, "apiVersions"),
+            v => v,
+        };
+        // `valuesObject` wins over `values` (AC `ApplicationSourceHelm.ValuesYAML`).
+        let extra_values = match (h.get("valuesObject"), h.get("values")) {
+            (Some(v @ Value::Object(_)), _) => Some(v.to_string()),
+            (_, Some(Value::String(v))) if !v.trim().is_empty() => Some(v.clone()),
+            (_, Some(v @ Value::Object(_))) => Some(v.to_string()),
+            _ => None,
+        };
+        let mut set = BTreeMap::new();
+        let mut set_string = BTreeMap::new();
+        for p in h
+            .get("parameters")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let name = s(p, "name").unwrap_or_default();
+            let value = scalar_text(p.get("value"));
+            if p.get("forceString").and_then(Value::as_bool) == Some(true) {
+                set_string.insert(name, value);
+            } else {
+                set.insert(name, value);
+            }
+        }
+        let mut file_parameters = BTreeMap::new();
+        for p in h
+            .get("fileParameters")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            file_parameters.insert(
+                s(p, "name").unwrap_or_default(),
+                s(p, "path").unwrap_or_default(),
+            );
+        }
+        for name in set
+            .keys()
+            .chain(set_string.keys())
+            .chain(file_parameters.keys())
+        {
+            // `=` would end the name inside helm's `--set` syntax.
+            if name.is_empty() || name.contains('=') {
+                return Err(RenderError::content(format!(
+                    "Helm parameter name `{name}` is empty or holds `=`"
+                )));
+            }
+        }
+        Ok(Options {
+            release,
+            namespace,
+            kube_version,
+            api_versions,
+            value_files: strings(&h, "valueFiles"),
+            ignore_missing_value_files: b("ignoreMissingValueFiles"),
+            extra_values,
+            set,
+            set_string,
+            file_parameters,
+            skip_crds: b("skipCrds"),
+            skip_schema_validation: b("skipSchemaValidation"),
+            skip_tests: b("skipTests"),
+        })
+    }
+}
+
+/// A parameter value as the Application's Go struct holds it (a string).
+fn scalar_text(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// `cleanSetParameters` (AC `util/helm/cmd.go`): commas not already escaped
+/// are escaped, unless the value is a `{…}` list literal.
+fn clean_set_parameter(v: &str) -> String {
+    if v.starts_with('{') && v.ends_with('}') {
+        return v.to_string();
+    }
+    let mut out = String::with_capacity(v.len());
+    let mut prev = '\0';
+    for c in v.chars() {
+        if c == ',' && prev != '\\' {
+            out.push_str("\\,");
+        } else {
+            out.push(c);
+        }
+        prev = c;
+    }
+    out
+}
+
+/// Go's `os.Expand` with Argo CD's build environment (AC
+/// `pkg/apis/application/v1alpha1` `Env.Envsubst`): `$NAME` and `${NAME}`
+/// are replaced, unknown names by "", and `$$` is `$`.
+#[must_use]
+pub fn envsubst(s: &str, env: &[(String, String)]) -> String {
+    let lookup = |name: &str| -> String {
+        if name == "$" {
+            return "$".into();
+        }
+        env.iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    let mut last = 0;
+    while i < b.len() {
+        if b[i] != b'$' || i + 1 >= b.len() {
+            i += 1;
+            continue;
+        }
+        out.push_str(&s[last..i]);
+        let rest = &s[i + 1..];
+        let (name, width) = shell_name(rest);
+        if name.is_empty() && width == 0 {
+            // `$` not followed by a name stays.
+            out.push('$');
+        } else if !name.is_empty() {
+            out.push_str(&lookup(name));
+        }
+        i += 1 + width;
+        last = i;
+    }
+    out.push_str(&s[last..]);
+    out
+}
+
+/// Go's `getShellName`: the variable name after a `$` and how many bytes it
+/// takes (a bad `${…}` takes bytes and names nothing).
+fn shell_name(s: &str) -> (&str, usize) {
+    let b = s.as_bytes();
+    if b.first() == Some(&b'{') {
+        if b.len() > 2 && is_shell_special(b[1]) && b[2] == b'}' {
+            return (&s[1..2], 3);
+        }
+        for (i, &c) in b.iter().enumerate().skip(1) {
+            if c == b'}' {
+                if i == 1 {
+                    return ("", 2);
+                }
+                return (&s[1..i], i + 1);
+            }
+        }
+        return ("", 1);
+    }
+    if b.first().is_some_and(|&c| is_shell_special(c)) {
+        return (&s[0..1], 1);
+    }
+    let n = b
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .count();
+    (&s[..n], n)
+}
+
+fn is_shell_special(c: u8) -> bool {
+    matches!(c, b'*' | b'#' | b'$' | b'@' | b'!' | b'?' | b'-') || c.is_ascii_digit()
+}
+
+/// A value or parameter file: which tree, and where in it.
+#[derive(Debug, Clone)]
+struct Located {
+    /// As the Application names it (for messages).
+    shown: String,
+    /// The `ref` it comes from (`None`: the app's own repository).
+    ref_name: Option<String>,
+    target: RefTarget,
+    /// Repository-relative path (may hold glob characters).
+    path: String,
+}
+
+/// Resolves one value-file entry the way `getResolvedValueFiles` does.
+fn locate(spec: &SourceSpec, raw: &str) -> Result<Located, RenderError> {
+    let outside = |what: &str| RenderError {
+        kind: RenderErrorKind::OutsideRepo,
+        message: format!("value file `{raw}` leads outside {what}"),
+        file: None,
+        line: None,
+    };
+    // `$<ref>/path`: only when a source of that name exists
+    // (`getReferencedSource`); the rest is substituted after.
+    if let Some((head, rest)) = raw
+        .strip_prefix('$')
+        .map(|r| r.split_once('/').unwrap_or((r, "")))
+    {
+        if let Some(r) = spec.refs.iter().find(|r| r.name == head) {
+            let p = envsubst(rest, &spec.env);
+            let path = path::normalize(p.trim_start_matches('/'))
+                .ok_or_else(|| outside("the referenced repository"))?;
+            if let RefTarget::External(why) = &r.target {
+                return Err(RenderError::unsupported(format!(
+                    "value file `{raw}` comes from the `ref: {head}` source, {why}, which gitops-lint does not fetch"
+                )));
+            }
+            return Ok(Located {
+                shown: raw.to_string(),
+                ref_name: Some(head.to_string()),
+                target: r.target.clone(),
+                path,
+            });
+        }
+    }
+    let v = envsubst(raw, &spec.env);
+    if let Some(scheme) = url_scheme(&v) {
+        return Err(if scheme == "http" || scheme == "https" {
+            RenderError::unsupported(format!(
+                "value file `{v}` is fetched from the network, which gitops-lint never does"
+            ))
+        } else {
+            RenderError::content(format!(
+                "value file `{v}`: the URL scheme `{scheme}` is not allowed"
+            ))
+        });
+    }
+    let path = match v.strip_prefix('/') {
+        // An absolute path is relative to the repository root.
+        Some(abs) => path::normalize(abs),
+        None => path::join(&spec.path, &v),
+    }
+    .ok_or_else(|| outside("the repository"))?;
+    Ok(Located {
+        shown: raw.to_string(),
+        ref_name: None,
+        target: RefTarget::Same,
+        path,
+    })
+}
+
+/// The scheme of `v` if Go's `url.Parse` would find one.
+fn url_scheme(v: &str) -> Option<&str> {
+    let (scheme, _) = v.split_once(':')?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some(scheme)
+}
+
+fn is_glob(p: &str) -> bool {
+    p.contains(['*', '?', '['])
+}
+
+/// The directory part of a glob before its first pattern segment.
+fn glob_base(p: &str) -> String {
+    p.split('/')
+        .take_while(|s| !is_glob(s))
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The value files of the command line, in order: globs expanded, missing
+/// files dropped under `ignoreMissingValueFiles`, duplicates removed.
+fn resolve_value_files(
+    cx: &RenderContext<'_>,
+    spec: &SourceSpec,
+    opts: &Options,
+) -> Result<Vec<Located>, RenderError> {
+    let located = opts
+        .value_files
+        .iter()
+        .map(|f| locate(spec, f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let key = |l: &Located| (l.ref_name.clone(), l.path.clone());
+    let explicit: BTreeSet<_> = located
+        .iter()
+        .filter(|l| !is_glob(&l.path))
+        .map(key)
+        .collect();
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for l in located {
+        let tree = match &l.target {
+            RefTarget::Tree(t) => Some(std::sync::Arc::clone(t)),
+            _ => None,
+        };
+        let tree_cx = tree.as_ref().map(|t| cx.on_tree(t.as_ref()));
+        let rcx = tree_cx.as_ref().unwrap_or(cx);
+        if is_glob(&l.path) {
+            let matches = expand_glob(rcx, &l.path)?;
+            if matches.is_empty() && !opts.ignore_missing_value_files {
+                return Err(RenderError::content(format!(
+                    "values file glob `{}` matched no files",
+                    l.shown
+                )));
+            }
+            for m in matches {
+                let one = Located {
+                    path: m,
+                    ..l.clone()
+                };
+                if !explicit.contains(&key(&one)) && seen.insert(key(&one)) {
+                    out.push(one);
+                }
+            }
+        } else {
+            match rcx.kind_of(&l.path)? {
+                Some(EntryKind::File) => {}
+                _ if opts.ignore_missing_value_files => continue,
+                _ => {
+                    let e =
+                        RenderError::content(format!("value file `{}` does not exist", l.shown));
+                    return Err(if l.ref_name.is_none() {
+                        e.at(l.path.clone(), None)
+                    } else {
+                        e
+                    });
+                }
+            }
+            if seen.insert(key(&l)) {
+                out.push(l);
+            }
+        }
+        if let Some(t) = &tree_cx {
+            cx.absorb(t);
+        }
+    }
+    Ok(out)
+}
+
+/// The files matching a glob (`*`, `?`, `[…]` within a segment, `**`
+/// across), in lexical order, as `doublestar.FilepathGlob` gives them.
+fn expand_glob(cx: &RenderContext<'_>, pattern: &str) -> Result<Vec<String>, RenderError> {
+    let matcher = globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| RenderError::content(format!("value file glob `{pattern}`: {e}")))?
+        .compile_matcher();
+    let base = glob_base(pattern);
+    let deep = pattern.contains("**");
+    let depth = pattern.split('/').count();
+    let mut out = Vec::new();
+    let mut stack = vec![base.clone()];
+    if cx.kind_of(&base)? != Some(EntryKind::Dir) {
+        return Ok(out);
+    }
+    while let Some(dir) = stack.pop() {
+        for e in cx.list(&dir)? {
+            let full = path::join(&dir, &e.name).unwrap_or_default();
+            let kind = match e.kind {
+                EntryKind::Symlink => cx.kind_of(&full)?.unwrap_or(EntryKind::File),
+                k => k,
+            };
+            match kind {
+                EntryKind::Dir if deep || full.split('/').count() < depth => stack.push(full),
+                EntryKind::File if matcher.is_match(&full) => {
+                    out.push(full);
+                    if out.len() > MAX_GLOB_MATCHES {
+                        return Err(RenderError::content(format!(
+                            "value file glob `{pattern}` matches more than {MAX_GLOB_MATCHES} files"
+                        )));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The temporary directory helm runs in: `repo/` mirrors the app's
+/// repository (chart and local value files at their paths), `ref/<name>/`
+/// the repository of each `ref:` source.
+struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    fn repo(&self) -> PathBuf {
+        self.root.join("repo")
+    }
+
+    fn ref_root(&self, name: &str) -> PathBuf {
+        // A ref name is a path segment here; anything else is encoded.
+        let safe: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        self.root.join("ref").join(format!("{safe}-{}", name.len()))
+    }
+
+    /// Copies one file into the workspace; returns its path there.
+    fn place(
+        &self,
+        cx: &RenderContext<'_>,
+        spec: &SourceSpec,
+        loc: &Located,
+    ) -> Result<PathBuf, RenderError> {
+        let bytes = match &loc.target {
+            RefTarget::Tree(t) => {
+                let rcx = cx.on_tree(t.as_ref());
+                let b = rcx.read(&loc.path);
+                cx.absorb(&rcx);
+                b?
+            }
+            RefTarget::Same => cx.read(&loc.path)?,
+            RefTarget::External(_) => {
+                return Err(RenderError::unsupported(format!(
+                    "value file `{}` is not in this repository",
+                    loc.shown
+                )))
+            }
+        };
+        let dest = match &loc.ref_name {
+            Some(r) => self.ref_root(r).join(&loc.path),
+            None => self.repo().join(&loc.path),
+        };
+        // A value file inside the chart is already there.
+        if loc.ref_name.is_some() || path::strip_dir(&loc.path, &spec.path).is_none() {
+            write(&dest, &bytes)?;
+        }
+        Ok(dest)
+    }
+
+    /// A helm message with workspace paths put back as the repository names them.
+    fn unmap(&self, msg: &str) -> String {
+        let mut m = msg.to_string();
+        let repo = format!("{}/", self.repo().display());
+        m = m.replace(&repo, "");
+        let refs = format!("{}/", self.root.join("ref").display());
+        m = m.replace(&refs, "$");
+        m.replace(&format!("{}/", self.root.display()), "")
+    }
+}
+
 /// `--values=FILE` as one argument (flag and value cannot come apart).
-fn values_flag(dest: &Path) -> std::ffi::OsString {
-    let mut flag = std::ffi::OsString::from("--values=");
+fn values_flag(dest: &Path) -> OsString {
+    let mut flag = OsString::from("--values=");
     flag.push(dest.as_os_str());
     flag
 }
+
+/// Helm runs with its state (plugins, repositories, registry logins, cache)
+/// in the temporary directory, so nothing installed where gitops-lint runs
+/// takes part, and with every proxy variable pointing at a closed local
+/// port, so any request it would make (a schema `$ref`, a `lookup`
+/// against a cluster) fails instead of leaving the machine. No kubeconfig
+/// is readable.
+fn harden(cmd: &mut Command, tmp: &Path) {
+    cmd.env_clear()
+        .env("PATH", "/nonexistent")
+        .env("HOME", tmp.join(".home"))
+        .env("TZ", "UTC")
+        .env("HELM_CACHE_HOME", tmp.join(".cache"))
+        .env("HELM_CONFIG_HOME", tmp.join(".config"))
+        .env("HELM_DATA_HOME", tmp.join(".data"))
+        .env("HELM_PLUGINS", tmp.join(".plugins"))
+        .env("HELM_REGISTRY_CONFIG", tmp.join(".config/registry.json"))
+        .env(
+            "HELM_REPOSITORY_CONFIG",
+            tmp.join(".config/repositories.yaml"),
+        )
+        .env("HELM_REPOSITORY_CACHE", tmp.join(".cache/repository"))
+        .env("XDG_CACHE_HOME", tmp.join(".cache"))
+        .env("XDG_CONFIG_HOME", tmp.join(".config"))
+        .env("XDG_DATA_HOME", tmp.join(".data"))
+        .env("KUBECONFIG", tmp.join(".kubeconfig"))
+        .env("HTTP_PROXY", CLOSED_PROXY)
+        .env("HTTPS_PROXY", CLOSED_PROXY)
+        .env("http_proxy", CLOSED_PROXY)
+        .env("https_proxy", CLOSED_PROXY)
+        .env("ALL_PROXY", CLOSED_PROXY)
+        .env("NO_PROXY", "")
+        .env("no_proxy", "");
+}
+
+/// A proxy nothing listens on (port 9, discard, is closed on runners).
+const CLOSED_PROXY: &str = "http://127.0.0.1:9";
 
 /// Helm's release-name rule (DNS-1123 subdomain, at most 53 characters).
 /// Checked before running helm so a name from the repository can never
@@ -182,46 +747,132 @@ fn valid_release_name(name: &str) -> bool {
     !name.is_empty() && name.len() <= 53 && name.split('.').all(label_ok)
 }
 
-/// Argo CD would run `helm dependency build`, which needs the network: a
-/// chart whose dependencies are not vendored in `charts/` cannot be rendered.
+/// The dependencies of `Chart.yaml` (or `requirements.yaml` for
+/// apiVersion v1 charts).
+fn dependencies(cx: &RenderContext<'_>, chart: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    for f in ["Chart.yaml", "requirements.yaml"] {
+        let file = path::join(chart, f).unwrap_or_default();
+        if cx.kind_of(&file).ok().flatten() != Some(EntryKind::File) {
+            continue;
+        }
+        if let Ok(docs) = cx.load_yaml(&file) {
+            if let Some(a) = docs
+                .first()
+                .and_then(|d| d.value.get("dependencies"))
+                .and_then(Value::as_array)
+            {
+                out.extend(a.iter().cloned());
+            }
+        }
+    }
+    out
+}
+
+/// The repository directories of `file://` dependencies of `chart`.
+fn local_dependencies(cx: &RenderContext<'_>, chart: &str) -> Vec<String> {
+    dependencies(cx, chart)
+        .iter()
+        .filter_map(|d| d.get("repository").and_then(Value::as_str))
+        .filter_map(|r| r.strip_prefix("file://"))
+        .filter_map(|p| path::join(chart, p))
+        .collect()
+}
+
+/// Argo CD runs `helm dependency build` only when `helm template` reports a
+/// dependency missing from `charts/` (AC `helmTemplate`,
+/// `IsMissingDependencyErr`), and that build needs the network for any
+/// dependency from a Helm repository. A dependency not vendored in
+/// `charts/` (directory or `.tgz`) is therefore reported, never rendered
+/// without it.
 fn check_dependencies(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<(), RenderError> {
-    let chart_file = path::join(&spec.path, "Chart.yaml").unwrap_or_default();
-    let Ok(docs) = cx.load_yaml(&chart_file) else {
-        return Ok(());
-    };
-    let deps = docs
-        .first()
-        .and_then(|d| d.value.get("dependencies"))
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let deps = dependencies(cx, &spec.path);
     if deps.is_empty() {
         return Ok(());
     }
     let charts_dir = path::join(&spec.path, "charts").unwrap_or_default();
-    let vendored: Vec<String> = cx
-        .list(&charts_dir)
-        .map(|v| v.into_iter().map(|e| e.name).collect())
-        .unwrap_or_default();
+    let vendored: Vec<String> = if cx.kind_of(&charts_dir)? == Some(EntryKind::Dir) {
+        cx.list(&charts_dir)?.into_iter().map(|e| e.name).collect()
+    } else {
+        Vec::new()
+    };
     for d in deps {
         let name = d.get("name").and_then(Value::as_str).unwrap_or_default();
         let repo = d
             .get("repository")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        if repo.starts_with("file://") {
-            continue;
-        }
         if !vendored
             .iter()
             .any(|v| v == name || v.starts_with(&format!("{name}-")))
         {
+            let what = if repo.is_empty() {
+                String::new()
+            } else {
+                format!(" from `{repo}`")
+            };
             return Err(RenderError::unsupported(format!(
-                "chart dependency `{name}` is not vendored in `{charts_dir}`: rendering it would need the network"
+                "chart dependency `{name}`{what} is not vendored in `{charts_dir}`: Argo CD would run `helm dependency build`, which gitops-lint does not"
             )));
         }
     }
     Ok(())
+}
+
+/// Refuses a chart whose `values.schema.json` (its own or an unpacked
+/// subchart's) names anything but a place inside itself: helm would fetch
+/// an `http(s)://` reference and read a `file://` or relative one from the
+/// machine's file system.
+fn check_schemas(cx: &RenderContext<'_>, chart: &str) -> Result<(), RenderError> {
+    let mut stack = vec![chart.to_string()];
+    while let Some(dir) = stack.pop() {
+        let schema = path::join(&dir, "values.schema.json").unwrap_or_default();
+        if cx.kind_of(&schema)? == Some(EntryKind::File) {
+            let bytes = cx.read(&schema)?;
+            // helm reports a schema that is not JSON itself.
+            if let Ok(v) = serde_json::from_slice::<Value>(&bytes) {
+                if let Some(r) = external_ref(&v) {
+                    return Err(RenderError::unsupported(format!(
+                        "`{schema}` refers to `{r}` outside itself, which helm would fetch or read from the machine: only `#…` references are analysed"
+                    ))
+                    .at(schema, None));
+                }
+            }
+        }
+        let sub = path::join(&dir, "charts").unwrap_or_default();
+        if cx.kind_of(&sub)? == Some(EntryKind::Dir) {
+            for e in cx.list(&sub)? {
+                if e.kind == EntryKind::Dir {
+                    stack.push(path::join(&sub, &e.name).unwrap_or_default());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The first reference in a JSON schema that is not a fragment of the
+/// schema itself.
+fn external_ref(v: &Value) -> Option<String> {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                if matches!(k.as_str(), "$ref" | "$dynamicRef" | "$recursiveRef") {
+                    if let Some(s) = x.as_str() {
+                        if !s.starts_with('#') {
+                            return Some(s.to_string());
+                        }
+                    }
+                }
+                if let Some(r) = external_ref(x) {
+                    return Some(r);
+                }
+            }
+            None
+        }
+        Value::Array(a) => a.iter().find_map(external_ref),
+        _ => None,
+    }
 }
 
 fn write(dest: &Path, bytes: &[u8]) -> Result<(), RenderError> {
@@ -235,6 +886,8 @@ fn write(dest: &Path, bytes: &[u8]) -> Result<(), RenderError> {
 
 /// Copies a directory of the tree into `root` at the same relative path.
 fn materialize(cx: &RenderContext<'_>, dir: &str, root: &Path) -> Result<(), RenderError> {
+    std::fs::create_dir_all(root.join(dir))
+        .map_err(|e| RenderError::content(format!("cannot write {}: {e}", root.display())))?;
     for e in cx.list(dir)? {
         let full = if dir.is_empty() {
             e.name.clone()
@@ -289,4 +942,81 @@ fn parse_output(chart_path: &str, text: &str) -> Result<Vec<RenderedObject>, Ren
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> Vec<(String, String)> {
+        vec![("ARGOCD_APP_NAME".into(), "shop".into())]
+    }
+
+    #[test]
+    fn envsubst_is_go_os_expand() {
+        assert_eq!(envsubst("a-$ARGOCD_APP_NAME", &env()), "a-shop");
+        assert_eq!(envsubst("${ARGOCD_APP_NAME}.yaml", &env()), "shop.yaml");
+        assert_eq!(envsubst("$$x", &env()), "$x");
+        assert_eq!(envsubst("$UNKNOWN/x", &env()), "/x");
+        assert_eq!(envsubst("cost: 5$", &env()), "cost: 5$");
+        assert_eq!(envsubst("a $ b", &env()), "a $ b");
+        assert_eq!(envsubst("${}x", &env()), "x");
+    }
+
+    #[test]
+    fn commas_are_escaped_unless_a_list() {
+        assert_eq!(clean_set_parameter("a,b"), "a\\,b");
+        assert_eq!(clean_set_parameter("a\\,b"), "a\\,b");
+        assert_eq!(clean_set_parameter("{a,b}"), "{a,b}");
+    }
+
+    #[test]
+    fn value_files_resolve_like_argo_cd() {
+        let spec = SourceSpec {
+            path: "charts/shop".into(),
+            env: env(),
+            refs: vec![super::super::RefSource {
+                name: "values".into(),
+                target: RefTarget::Same,
+            }],
+            ..SourceSpec::default()
+        };
+        let p = |f: &str| locate(&spec, f).map(|l| (l.ref_name, l.path));
+        assert_eq!(
+            p("prod.yaml").ok(),
+            Some((None, "charts/shop/prod.yaml".into()))
+        );
+        assert_eq!(
+            p("/envs/prod.yaml").ok(),
+            Some((None, "envs/prod.yaml".into()))
+        );
+        assert_eq!(
+            p("$values/envs/$ARGOCD_APP_NAME.yaml").ok(),
+            Some((Some("values".into()), "envs/shop.yaml".into()))
+        );
+        // No such ref: substituted as a variable, then absolute.
+        assert_eq!(p("$other/x.yaml").ok(), Some((None, "x.yaml".into())));
+        assert_eq!(
+            p("../../../x.yaml").map_err(|e| e.kind).err(),
+            Some(RenderErrorKind::OutsideRepo)
+        );
+        assert_eq!(
+            p("https://example.com/v.yaml").map_err(|e| e.kind).err(),
+            Some(RenderErrorKind::Unsupported)
+        );
+    }
+
+    #[test]
+    fn schema_refs_outside_the_schema_are_found() {
+        let v: Value = serde_json::json!({"properties": {"a": {"$ref": "#/definitions/a"}}});
+        assert_eq!(external_ref(&v), None);
+        for r in [
+            "http://example.com/s.json",
+            "file:///etc/hostname",
+            "other.json",
+        ] {
+            let v = serde_json::json!({"allOf": [{"$ref": r}]});
+            assert_eq!(external_ref(&v).as_deref(), Some(r));
+        }
+    }
 }

@@ -9,6 +9,7 @@ pub mod bounded;
 pub mod directory;
 pub mod helm;
 pub mod kustomize;
+pub mod overrides;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -294,6 +295,35 @@ impl<'a> RenderContext<'a> {
         }
     }
 
+    /// A context reading `tree` with this one's cache and options, for
+    /// inputs of another source (a multi-source `ref`); pass it to
+    /// [`RenderContext::absorb`] afterwards so its reads are recorded here.
+    #[must_use]
+    pub fn on_tree<'b>(&self, tree: &'b dyn Tree) -> RenderContext<'b>
+    where
+        'a: 'b,
+    {
+        RenderContext {
+            tree,
+            cache: self.cache,
+            options: self.options,
+            inputs: Mutex::new(BTreeMap::new()),
+            recording: self.recording,
+        }
+    }
+
+    /// Records everything `other` read as read by this context.
+    pub fn absorb(&self, other: &RenderContext<'_>) {
+        if !self.recording {
+            return;
+        }
+        let theirs = other.inputs();
+        self.inputs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(theirs);
+    }
+
     /// Everything read so far: file path → blob id, `dir/` → tree id.
     #[must_use]
     pub fn inputs(&self) -> BTreeMap<String, ObjectId> {
@@ -465,6 +495,54 @@ pub struct SourceSpec {
     pub app_name: String,
     /// `spec.destination.namespace`.
     pub namespace: String,
+    /// The `ref:` sources of a multi-source Application, which value files
+    /// name as `$<ref>/path`.
+    pub refs: Vec<RefSource>,
+    /// Argo CD's build environment for this source (`ARGOCD_APP_NAME`, …),
+    /// substituted into Helm parameters and value file paths (AC
+    /// `reposerver/repository/repository.go` `newEnv`).
+    pub env: Vec<(String, String)>,
+}
+
+/// A multi-source `ref:` source: where `$<name>/…` paths are read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefSource {
+    /// The `ref` name, without `$`.
+    pub name: String,
+    /// Its repository tree, or why it cannot be read offline.
+    pub target: RefTarget,
+}
+
+/// Where a `ref:` source's files come from.
+#[derive(Clone)]
+pub enum RefTarget {
+    /// The tree being rendered (same repository, same revision).
+    Same,
+    /// Another revision of this repository.
+    Tree(Arc<dyn Tree>),
+    /// Not readable offline: the text says what it is (another repository).
+    External(String),
+}
+
+impl std::fmt::Debug for RefTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RefTarget::Same => f.write_str("Same"),
+            RefTarget::Tree(t) => write!(f, "Tree({})", t.describe()),
+            RefTarget::External(why) => write!(f, "External({why})"),
+        }
+    }
+}
+
+impl PartialEq for RefTarget {
+    fn eq(&self, other: &RefTarget) -> bool {
+        match (self, other) {
+            (RefTarget::Same, RefTarget::Same) => true,
+            (RefTarget::Tree(a), RefTarget::Tree(b)) => Arc::ptr_eq(a, b),
+            (RefTarget::External(a), RefTarget::External(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// Kustomization file names Argo CD recognises (AC `util/kustomize`).
@@ -549,6 +627,8 @@ pub fn render(
     spec: &SourceSpec,
     scopes: &Scopes,
 ) -> Result<Rendered, RenderError> {
+    let spec = overrides::apply(cx, spec)?;
+    let spec = spec.as_ref();
     let source_type = detect(cx, spec)?;
     let objects = match source_type {
         SourceType::Directory => directory::render(cx, spec)?,
@@ -628,24 +708,30 @@ impl FootprintMemo {
 }
 
 /// What a render of `spec` depends on, or `None` when that cannot be told
-/// without rendering: Helm charts (templates, dependencies and values files
-/// may come from anywhere), plugins, and sources that fail to load. A
-/// directory source reads only below its path; a kustomization only below
-/// the kustomization directories it reaches ([`kustomize::footprint`]).
+/// without rendering: plugins, and sources that fail to load. A directory
+/// source reads only below its path; a kustomization only below the
+/// kustomization directories it reaches ([`kustomize::footprint`]); a Helm
+/// chart its directory, its value and parameter files ([`helm::footprint`]).
+/// The parameter override files of the path count for every type.
 #[must_use]
 pub fn footprint(
     cx: &RenderContext<'_>,
     spec: &SourceSpec,
     memo: &FootprintMemo,
 ) -> Option<Footprint> {
-    match detect(cx, spec).ok()? {
-        SourceType::Directory => Some(Footprint {
+    let spec = overrides::apply(cx, spec).ok()?;
+    let spec = spec.as_ref();
+    let mut fp = match detect(cx, spec).ok()? {
+        SourceType::Directory => Footprint {
             subtrees: vec![spec.path.clone()],
             entries: Vec::new(),
-        }),
-        SourceType::Kustomize => kustomize::footprint(cx, spec, memo).ok(),
-        SourceType::Helm | SourceType::Plugin => None,
-    }
+        },
+        SourceType::Kustomize => kustomize::footprint(cx, spec, memo).ok()?,
+        SourceType::Helm => helm::footprint(cx, spec).ok()?,
+        SourceType::Plugin => return None,
+    };
+    fp.entries.extend(overrides::files(spec));
+    Some(fp)
 }
 
 /// Expands list objects into their items, as Argo CD does for every source

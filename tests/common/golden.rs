@@ -5,7 +5,8 @@
 //! `case.yaml` (optional): `proves` (one line), `command` (`diff`, the
 //! default, or `check`, which uses only `head/`), `args` (`--all`), and
 //! `config` (written as `.gitops-lint.yaml` into both trees), and `tags`
-//! (lightweight tags created on the base commit, for `targetRevision` pins).
+//! (lightweight tags created on the base commit, for `targetRevision` pins),
+//! and `helm: true` (the case renders charts with the `helm` of PATH).
 //! A file named `x.symlink` becomes a symlink `x` whose target is its content.
 
 use std::path::{Path, PathBuf};
@@ -22,6 +23,12 @@ fn files_or_none(root: &Path) -> Vec<(String, Vec<u8>)> {
     } else {
         Vec::new()
     }
+}
+
+/// The `helm` binary on PATH, if any (v3.17.1 is the one Argo CD 3.0
+/// ships, and the one `.ci/run` installs).
+pub fn helm() -> Option<PathBuf> {
+    gitops_lint::cli::find_on_path("helm")
 }
 
 /// One golden case.
@@ -178,12 +185,23 @@ impl Case {
     /// `--all` from `args` sets both `all` and `render_unchanged`, as on the
     /// command line.
     pub fn options(&self, repo: &Path) -> Options {
+        let mut render = gitops_lint::render::RenderOptions::default();
+        if self.needs_helm() {
+            render.helm = helm();
+        }
         Options {
             repo: Some(repo.to_path_buf()),
             all: self.all(),
             render_unchanged: self.all(),
+            render,
             ..Options::default()
         }
+    }
+
+    /// Whether `case.yaml` says `helm: true`: the case renders charts
+    /// with the `helm` of PATH, and cannot run without one.
+    pub fn needs_helm(&self) -> bool {
+        self.meta.get("helm").and_then(Value::as_bool) == Some(true)
     }
 
     /// Runs the case's command (already committed as `c` in the repository
