@@ -9,7 +9,7 @@
 
 use crate::argocd::Inventory;
 use crate::config::Config;
-use crate::finding::Finding;
+use crate::finding::{AckSource, Acknowledgement, Finding};
 use crate::manifest::{annotation, ResourceId};
 use crate::plan::Plan;
 use crate::rules::{self, Category};
@@ -145,14 +145,27 @@ fn app_display(key: &str, base: &Inventory) -> String {
 }
 
 /// Marks acknowledged findings and appends a GL014 finding for every trailer
-/// that matches nothing (unless configuration disables GL014).
+/// that matches nothing (unless configuration disables GL014). Returns the
+/// notes every report shows: the deletions acknowledged only by the change's
+/// own trailers, or the trailers ignored because the base configuration
+/// switched them off.
 pub fn apply(
     findings: &mut Vec<Finding>,
     plan: &Plan,
     base: &Inventory,
     trailers: &[Trailer],
     config: &Config,
-) {
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let trailers = if config.acknowledge_trailers || trailers.is_empty() {
+        trailers
+    } else {
+        notes.push(format!(
+            "{} `{TRAILER}` commit trailer(s) ignored: the base revision's configuration sets `acknowledge: {{trailers: false}}`",
+            trailers.len()
+        ));
+        &[]
+    };
     // Annotations on the objects a sync deletes, read from the base revision.
     let mut annotated: Vec<(String, &ResourceId, &str)> = Vec::new();
     for p in &plan.prunes {
@@ -185,24 +198,32 @@ pub fn apply(
                 .map(|(_, r)| *r),
         };
         if let Some(reason) = by_annotation {
-            f.acknowledged = Some(format!("{ANN_ALLOW_PRUNE}: {reason}"));
+            f.acknowledged = Some(Acknowledgement::new(
+                AckSource::Annotation,
+                format!("{ANN_ALLOW_PRUNE}: {reason}"),
+            ));
             continue;
         }
         for (i, t) in trailers.iter().enumerate() {
             if t.target.as_ref().is_ok_and(|target| target.matches(f)) {
                 used[i] = true;
                 if f.acknowledged.is_none() {
-                    f.acknowledged = Some(match &t.reason {
-                        Some(r) => format!("{TRAILER}: {r}"),
-                        None => format!("{TRAILER}: {}", t.raw),
-                    });
+                    // As written, target included: a reviewer reads what the
+                    // author named, not only the reason given.
+                    f.acknowledged = Some(Acknowledgement::new(
+                        AckSource::Trailer,
+                        format!("{TRAILER}: {}", t.raw),
+                    ));
                 }
             }
         }
     }
+    if let Some(note) = trailer_note(findings) {
+        notes.push(note);
+    }
     let meta = rules::unused_acknowledgement_meta();
     if !config.rule_enabled(meta) {
-        return;
+        return notes;
     }
     let severity = config
         .severity
@@ -227,6 +248,37 @@ pub fn apply(
         );
     }
     findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    notes
+}
+
+/// Deletions acknowledged only by a commit trailer of the change: its author
+/// chose to accept them, so every report says so above the findings.
+fn trailer_note(findings: &[Finding]) -> Option<String> {
+    const LISTED: usize = 10;
+    let by_trailer: Vec<String> = findings
+        .iter()
+        .filter(|f| f.acknowledged.as_ref().is_some_and(|a| a.by_author()))
+        .map(|f| {
+            let what = match (&f.resource, &f.app) {
+                (Some(r), _) => format!("`{r}`"),
+                (None, Some(a)) => format!("Application `{a}`"),
+                (None, None) => f.rule.code.to_string(),
+            };
+            format!("{what} ({})", f.rule.code)
+        })
+        .collect();
+    if by_trailer.is_empty() {
+        return None;
+    }
+    let more = by_trailer.len().saturating_sub(LISTED);
+    let mut list = by_trailer[..by_trailer.len().min(LISTED)].join(", ");
+    if more > 0 {
+        list.push_str(&format!(" and {more} more"));
+    }
+    Some(format!(
+        "{} deletion(s) acknowledged only by `{TRAILER}` commit trailers of this change, written by its author: {list}",
+        by_trailer.len()
+    ))
 }
 
 #[cfg(test)]

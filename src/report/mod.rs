@@ -345,7 +345,9 @@ pub fn printable_report(r: &Report) -> Report {
         f.app = f.app.as_deref().map(p);
         f.resource = f.resource.as_ref().map(printable_id);
         f.help = f.help.as_deref().map(p);
-        f.acknowledged = f.acknowledged.as_deref().map(p);
+        if let Some(a) = &mut f.acknowledged {
+            a.text = p(&a.text);
+        }
         if let Some(l) = &mut f.location {
             l.file = p(&l.file);
         }
@@ -401,7 +403,10 @@ pub(crate) mod tests {
         .app("web")
         .resource(id("Service", "web", "lb"))
         .at(Side::Base, Some("apps/web/svc.yaml"), Some(1));
-        acked.acknowledged = Some("commit trailer: moving to the new gateway".into());
+        acked.acknowledged = Some(crate::finding::Acknowledgement::new(
+            crate::finding::AckSource::Annotation,
+            "gitops-lint.io/allow-prune: moving to the new gateway",
+        ));
         let info = Finding::new(
             meta("GL002"),
             "Application `old` is removed from git but nothing manages it, 100% sure: a,b",
