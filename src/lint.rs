@@ -647,6 +647,7 @@ fn diff_trees(
         only_changed: !opts.all,
     };
     let mut findings = rules::run(&cx);
+    acknowledge::apply_ignores(&mut findings, &cx);
     let ack_notes = acknowledge::apply(
         &mut findings,
         &plan,
@@ -816,6 +817,7 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
         only_changed: false,
     };
     let mut findings = rules::run(&cx);
+    acknowledge::apply_ignores(&mut findings, &cx);
     drop_ignored_paths(&mut findings, &config);
     let mut report = Report::new("check", None, (&label, &inv), None, findings);
     attach_files(&mut report, None, tree.as_ref());
