@@ -616,6 +616,18 @@ fn diff_trees(
         Some(&base_inv),
         deferral(&base.1),
     )?;
+    // A diff compares like with like: a base without any Application (a
+    // repository's first commit through the hook, or Argo CD introduced by
+    // this change) is not linted as an implicit app beside head's real ones,
+    // which would list an app that never existed.
+    if base_inv.apps.values().any(|a| a.implicit) && head_inv.apps.values().any(|a| !a.implicit) {
+        base_inv = session.inventory(
+            Arc::clone(&base.1),
+            &config,
+            Some(&head_inv),
+            deferral(&head.1),
+        )?;
+    }
     let unchanged = session.settle((&base.1, &mut base_inv), (&head.1, &mut head_inv), &config);
     opts.progress.step("planning prunes and running rules");
     let plan = plan::plan(&base_inv, &head_inv, &config);

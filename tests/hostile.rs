@@ -1064,11 +1064,11 @@ fn repository_text_cannot_inject_workflow_commands_or_escapes() {
     }
 }
 
-/// A secret the attacker wants printed: a YAML error or an unknown-key
-/// message would quote it.
 /// A resource that keeps an app's directory present when its PVC goes.
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n";
 
+/// A secret the attacker wants printed: a YAML error or an unknown-key
+/// message would quote it.
 const SECRET: &str = "sekrit-token-0123456789: leak\n";
 
 /// `--config` in `diff` (the Action's `config:` input) names a file of the
