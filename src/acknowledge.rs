@@ -6,18 +6,36 @@
 //! Acknowledged findings stay in the report, marked, and never fail a run.
 //! A trailer that matches no finding is itself reported (GL014), so a typo
 //! cannot silently acknowledge nothing. Knows nothing of output formats.
+//!
+//! Single-revision findings (GL004–GL010) can also be ignored on the object
+//! they are about, as kube-linter's `ignore-check.kube-linter.io/<check>`
+//! and ruff's `# noqa` allow: `gitops-lint.io/ignore: "GL005,GL006 reason"`.
+//! An ignore that matches nothing on an object the run examined is itself
+//! reported (GL014).
 
 use crate::argocd::Inventory;
 use crate::config::Config;
-use crate::finding::Finding;
+use crate::finding::{AckSource, Acknowledgement, Finding};
 use crate::manifest::{annotation, ResourceId};
 use crate::plan::Plan;
-use crate::rules::{self, Category};
+use crate::rules::{self, Category, RuleContext, RuleMeta};
 
 /// The annotation that acknowledges the deletion of the object carrying it.
 /// Read from the base revision, like every protection: it must be in the
 /// cluster's version of the object, not added by the change that deletes it.
 pub const ANN_ALLOW_PRUNE: &str = "gitops-lint.io/allow-prune";
+
+/// The annotation that ignores single-revision findings on the object
+/// carrying it: rule codes (or names) separated by commas, then a reason.
+pub const ANN_IGNORE: &str = "gitops-lint.io/ignore";
+
+/// The rules [`ANN_IGNORE`] may name: those judging one object as it will
+/// be. Deletions are acknowledged only as above (`allow-prune` at base, or a
+/// trailer), so an object added or edited by a change cannot excuse its own
+/// deletion elsewhere.
+const IGNORABLE: &[&str] = &[
+    "GL004", "GL005", "GL006", "GL007", "GL008", "GL009", "GL010",
+];
 
 /// The commit trailer key (matched case-insensitively, as git does).
 pub const TRAILER: &str = "Gitops-Lint-Allow";
@@ -145,14 +163,27 @@ fn app_display(key: &str, base: &Inventory) -> String {
 }
 
 /// Marks acknowledged findings and appends a GL014 finding for every trailer
-/// that matches nothing (unless configuration disables GL014).
+/// that matches nothing (unless configuration disables GL014). Returns the
+/// notes every report shows: the deletions acknowledged only by the change's
+/// own trailers, or the trailers ignored because the base configuration
+/// switched them off.
 pub fn apply(
     findings: &mut Vec<Finding>,
     plan: &Plan,
     base: &Inventory,
     trailers: &[Trailer],
     config: &Config,
-) {
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let trailers = if config.acknowledge_trailers || trailers.is_empty() {
+        trailers
+    } else {
+        notes.push(format!(
+            "{} `{TRAILER}` commit trailer(s) ignored: the base revision's configuration sets `acknowledge: {{trailers: false}}`",
+            trailers.len()
+        ));
+        &[]
+    };
     // Annotations on the objects a sync deletes, read from the base revision.
     let mut annotated: Vec<(String, &ResourceId, &str)> = Vec::new();
     for p in &plan.prunes {
@@ -185,30 +216,32 @@ pub fn apply(
                 .map(|(_, r)| *r),
         };
         if let Some(reason) = by_annotation {
-            f.acknowledged = Some(format!("{ANN_ALLOW_PRUNE}: {reason}"));
+            f.acknowledged = Some(Acknowledgement::new(
+                AckSource::Annotation,
+                format!("{ANN_ALLOW_PRUNE}: {reason}"),
+            ));
             continue;
         }
         for (i, t) in trailers.iter().enumerate() {
             if t.target.as_ref().is_ok_and(|target| target.matches(f)) {
                 used[i] = true;
                 if f.acknowledged.is_none() {
-                    f.acknowledged = Some(match &t.reason {
-                        Some(r) => format!("{TRAILER}: {r}"),
-                        None => format!("{TRAILER}: {}", t.raw),
-                    });
+                    // As written, target included: a reviewer reads what the
+                    // author named, not only the reason given.
+                    f.acknowledged = Some(Acknowledgement::new(
+                        AckSource::Trailer,
+                        format!("{TRAILER}: {}", t.raw),
+                    ));
                 }
             }
         }
     }
-    let meta = rules::unused_acknowledgement_meta();
-    if !config.rule_enabled(meta) {
-        return;
+    if let Some(note) = trailer_note(findings) {
+        notes.push(note);
     }
-    let severity = config
-        .severity
-        .iter()
-        .find(|(k, _)| rules::find(k).is_some_and(|r| r.meta().code == meta.code))
-        .map_or(meta.default_severity, |(_, s)| *s);
+    let Some((meta, severity)) = gl014(config) else {
+        return notes;
+    };
     for (t, used) in trailers.iter().zip(used) {
         if used {
             continue;
@@ -227,6 +260,165 @@ pub fn apply(
         );
     }
     findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    notes
+}
+
+/// GL014's facts and configured severity, when it is enabled.
+fn gl014(config: &Config) -> Option<(&'static RuleMeta, crate::finding::Severity)> {
+    let meta = rules::unused_acknowledgement_meta();
+    if !config.rule_enabled(meta) {
+        return None;
+    }
+    let severity = config
+        .severity
+        .iter()
+        .find(|(k, _)| rules::find(k).is_some_and(|r| r.meta().code == meta.code))
+        .map_or(meta.default_severity, |(_, s)| *s);
+    Some((meta, severity))
+}
+
+/// One `gitops-lint.io/ignore` value: the rules it names and the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ignore {
+    /// Each rule as written, resolved to its code when it names one.
+    pub rules: Vec<(String, Option<&'static str>)>,
+    /// The free text after the list.
+    pub reason: Option<String>,
+}
+
+impl Ignore {
+    /// Parses `GL005,GL006 reason` (codes or names, commas with optional
+    /// spaces after them, then the reason).
+    #[must_use]
+    pub fn parse(value: &str) -> Ignore {
+        let mut rules = Vec::new();
+        let mut rest = value.trim();
+        loop {
+            let end = rest
+                .find(|c: char| c == ',' || c.is_whitespace())
+                .unwrap_or(rest.len());
+            let (word, tail) = rest.split_at(end);
+            if !word.is_empty() {
+                let code = rules::find(word).map(|r| r.meta().code);
+                rules.push((word.to_string(), code));
+            }
+            let tail = tail.trim_start_matches(char::is_whitespace);
+            match tail.strip_prefix(',') {
+                Some(more) => rest = more.trim_start(),
+                None => {
+                    rest = tail;
+                    break;
+                }
+            }
+        }
+        Ignore {
+            rules,
+            reason: Some(rest.trim().to_string()).filter(|r| !r.is_empty()),
+        }
+    }
+}
+
+/// Marks the findings that a `gitops-lint.io/ignore` annotation on their
+/// object (as rendered at head, the revision the single-revision rules
+/// judge) names, and appends a GL014 finding for every named rule that
+/// reports nothing on an object the run examined, or that cannot be ignored.
+pub fn apply_ignores(findings: &mut Vec<Finding>, cx: &RuleContext<'_>) {
+    let mut unused: Vec<Finding> = Vec::new();
+    let gl014 = gl014(cx.config);
+    for app in cx.head.apps.values() {
+        let app_name = app.display_name();
+        for m in &app.resources {
+            let Some(value) = m.annotation(ANN_IGNORE) else {
+                continue;
+            };
+            let ignore = Ignore::parse(value);
+            let text = format!("{ANN_IGNORE}: {value}");
+            let examined = cx.in_scope(&app.key, &m.id);
+            for (word, code) in &ignore.rules {
+                let problem = match code {
+                    None => Some(format!("names `{word}`, which is not a rule")),
+                    Some(c) if !IGNORABLE.contains(c) => Some(format!(
+                        "names {c}, which cannot be ignored on the object: a deletion is acknowledged with `{ANN_ALLOW_PRUNE}` in the base revision or a `{TRAILER}` trailer"
+                    )),
+                    Some(_) => None,
+                };
+                let mut used = false;
+                if problem.is_none() {
+                    for f in findings.iter_mut() {
+                        if Some(f.rule.code) == *code
+                            && f.resource.as_ref() == Some(&m.id)
+                            && f.app.as_deref() == Some(app_name.as_str())
+                        {
+                            used = true;
+                            if f.acknowledged.is_none() {
+                                f.acknowledged =
+                                    Some(Acknowledgement::new(AckSource::IgnoreAnnotation, &text));
+                            }
+                        }
+                    }
+                }
+                // A rule that was not run, or an object outside the change,
+                // proves nothing unused.
+                let enabled = code.and_then(rules::find).is_some_and(|r| {
+                    cx.config.rule_enabled(r.meta())
+                        && (r.meta().mode == rules::Mode::Single || cx.plan.is_some())
+                });
+                let problem = match problem {
+                    Some(p) => Some(p),
+                    None if !used && enabled && examined => {
+                        Some(format!("names {word}, which reports nothing on it"))
+                    }
+                    None => None,
+                };
+                if let (Some(problem), Some((meta, severity))) = (problem, gl014) {
+                    unused.push(
+                        Finding::new(
+                            meta,
+                            format!("annotation `{ANN_IGNORE}` on `{}` {problem}", m.id),
+                        )
+                        .severity(severity)
+                        .app(app_name.clone())
+                        .resource(m.id.clone())
+                        .at(crate::finding::Side::Head, m.origin.file.as_deref(), m.origin.line)
+                        .field(m.origin.doc_index, &["metadata", "annotations", ANN_IGNORE])
+                        .help("name only the single-revision rules (GL004–GL010) that report on this object, or remove the annotation"),
+                    );
+                }
+            }
+        }
+    }
+    findings.extend(unused);
+    findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+}
+
+/// Deletions acknowledged only by a commit trailer of the change: its author
+/// chose to accept them, so every report says so above the findings.
+fn trailer_note(findings: &[Finding]) -> Option<String> {
+    const LISTED: usize = 10;
+    let by_trailer: Vec<String> = findings
+        .iter()
+        .filter(|f| f.acknowledged.as_ref().is_some_and(|a| a.by_author()))
+        .map(|f| {
+            let what = match (&f.resource, &f.app) {
+                (Some(r), _) => format!("`{r}`"),
+                (None, Some(a)) => format!("Application `{a}`"),
+                (None, None) => f.rule.code.to_string(),
+            };
+            format!("{what} ({})", f.rule.code)
+        })
+        .collect();
+    if by_trailer.is_empty() {
+        return None;
+    }
+    let more = by_trailer.len().saturating_sub(LISTED);
+    let mut list = by_trailer[..by_trailer.len().min(LISTED)].join(", ");
+    if more > 0 {
+        list.push_str(&format!(" and {more} more"));
+    }
+    Some(format!(
+        "{} deletion(s) acknowledged only by `{TRAILER}` commit trailers of this change, written by its author: {list}",
+        by_trailer.len()
+    ))
 }
 
 #[cfg(test)]
@@ -246,6 +438,23 @@ mod tests {
         assert!(Target::parse("data-old").is_err());
         assert!(Target::parse("a/b/c/d").is_err());
         assert!(Target::parse("Kind//name").is_err());
+    }
+
+    #[test]
+    fn ignores_parse_codes_names_and_a_reason() {
+        let i = Ignore::parse("GL005, hook-can-hang,GL999 the job is idempotent");
+        assert_eq!(
+            i.rules,
+            vec![
+                ("GL005".to_string(), Some("GL005")),
+                ("hook-can-hang".to_string(), Some("GL007")),
+                ("GL999".to_string(), None),
+            ]
+        );
+        assert_eq!(i.reason.as_deref(), Some("the job is idempotent"));
+        let bare = Ignore::parse("GL006");
+        assert_eq!(bare.rules.len(), 1);
+        assert_eq!(bare.reason, None);
     }
 
     #[test]

@@ -53,6 +53,10 @@ pub struct Config {
     /// Namespaces that exist on every destination cluster without a manifest
     /// (created outside Argo CD), besides `default`, `kube-*` and `argocd`.
     pub namespaces: Vec<String>,
+    /// Whether `Gitops-Lint-Allow` commit trailers acknowledge deletions
+    /// (`acknowledge: {trailers: false}` switches them off: a trailer is
+    /// written by the change's own author).
+    pub acknowledge_trailers: bool,
     /// Raw extra sections kept for rules that read them.
     pub raw: Value,
 }
@@ -88,6 +92,7 @@ impl Default for Config {
             tracking_method: None,
             cluster_scoped_kinds: Vec::new(),
             namespaces: Vec::new(),
+            acknowledge_trailers: true,
             raw: Value::Null,
         }
     }
@@ -126,7 +131,9 @@ const TOP_KEYS: &[&str] = &[
     "trackingMethod",
     "clusterScopedKinds",
     "namespaces",
+    "acknowledge",
 ];
+const ACKNOWLEDGE_KEYS: &[&str] = &["trailers"];
 const CLUSTER_KEYS: &[&str] = &["name", "server", "labels", "annotations", "project"];
 const RULES_KEYS: &[&str] = &["select", "ignore", "severity"];
 const MASS_PRUNE_KEYS: &[&str] = &["ratio", "count"];
@@ -517,6 +524,12 @@ impl Config {
         ) {
             cfg.default_storage_class_wait_for_first_consumer = w;
         }
+        if let Some(a) = get("acknowledge") {
+            c.keys(&["acknowledge"], a, ACKNOWLEDGE_KEYS);
+            if let Some(t) = c.boolean(&["acknowledge", "trailers"], a.get("trailers")) {
+                cfg.acknowledge_trailers = t;
+            }
+        }
         match get("clusters") {
             None => {}
             Some(Value::Array(items)) => {
@@ -677,6 +690,21 @@ mod tests {
         // Nothing close: no suggestion.
         let p = problems("colour: blue\n");
         assert_eq!(p, vec!["line 1: unknown key `colour`"]);
+    }
+
+    #[test]
+    fn trailers_are_on_unless_switched_off() {
+        assert!(Config::default().acknowledge_trailers);
+        let c = Config::parse("c", "acknowledge: {trailers: false}\n").expect("valid");
+        assert!(!c.acknowledge_trailers);
+        assert_eq!(
+            problems("acknowledge: {trailer: false}\n"),
+            vec!["line 1: unknown key `acknowledge.trailer` (did you mean `trailers`?)"]
+        );
+        assert_eq!(
+            problems("acknowledge: {trailers: no}\n"),
+            vec!["line 1: `acknowledge.trailers` must be true or false"]
+        );
     }
 
     #[test]

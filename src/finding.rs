@@ -87,9 +87,78 @@ pub struct Finding {
     /// What to do about it (imperative).
     pub help: Option<String>,
     /// Acknowledged as intended (shown, but never fails the run).
-    pub acknowledged: Option<String>,
+    pub acknowledged: Option<Acknowledgement>,
     /// A field of the resource to point at instead of its document start.
     pub field: Option<FieldRef>,
+}
+
+/// Where an acknowledgement came from: who chose to accept the finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AckSource {
+    /// `gitops-lint.io/allow-prune` on the object in the base revision:
+    /// merged before the change, so reviewed like any other change.
+    Annotation,
+    /// A `Gitops-Lint-Allow` commit trailer of the change itself, written by
+    /// its author: shown prominently in every format.
+    Trailer,
+    /// `gitops-lint.io/ignore` on the object (single-revision rules only).
+    IgnoreAnnotation,
+}
+
+impl AckSource {
+    /// The name used in reports and JSON.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AckSource::Annotation => "annotation",
+            AckSource::Trailer => "trailer",
+            AckSource::IgnoreAnnotation => "ignore-annotation",
+        }
+    }
+}
+
+/// Why a finding does not fail the run although it is reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Acknowledgement {
+    /// Who acknowledged it.
+    pub source: AckSource,
+    /// What acknowledged it, as written (`gitops-lint.io/allow-prune: reason`).
+    pub text: String,
+}
+
+impl Acknowledgement {
+    /// An acknowledgement from `source` reading `text`.
+    #[must_use]
+    pub fn new(source: AckSource, text: impl Into<String>) -> Acknowledgement {
+        Acknowledgement {
+            source,
+            text: text.into(),
+        }
+    }
+
+    /// Chosen by the change's own author rather than merged before it.
+    #[must_use]
+    pub fn by_author(&self) -> bool {
+        self.source == AckSource::Trailer
+    }
+
+    /// How reports mark the finding: a trailer says so, so a reviewer sees
+    /// that the change acknowledged its own deletion.
+    #[must_use]
+    pub fn label(&self) -> &'static str {
+        match self.source {
+            AckSource::Annotation => "acknowledged",
+            AckSource::Trailer => "acknowledged by commit trailer",
+            AckSource::IgnoreAnnotation => "ignored on the object",
+        }
+    }
+}
+
+impl fmt::Display for Acknowledgement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
 }
 
 /// A mapping-key path inside one document of the finding's file; the report

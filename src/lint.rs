@@ -195,6 +195,101 @@ pub fn load_config(explicit: Option<&Path>, tree: &dyn Tree) -> Result<Config, L
     }
 }
 
+/// Loads the configuration a diff is judged by, from the base revision's
+/// tree: `.gitops-lint.yaml`, or the file `--config` names, which must be a
+/// repository path (relative to the current directory, or absolute inside
+/// the working tree) reached without a symlink. A pull request controls its
+/// checkout, so nothing is read from disk: the change cannot swap the file,
+/// and no file outside the repository is read (or quoted in an error).
+///
+/// # Errors
+/// A path outside the repository, through a symlink, missing at base, or invalid.
+fn load_base_config(
+    repo: &GitRepo,
+    explicit: Option<&Path>,
+    base: &dyn Tree,
+    base_label: &str,
+) -> Result<(Config, String), LintError> {
+    let Some(p) = explicit else {
+        return Ok((load_config(None, base)?, CONFIG_FILE.to_string()));
+    };
+    let rel = repo_relative(repo, p).ok_or_else(|| {
+        LintError::Other(format!(
+            "--config {}: not a file of this repository; in `diff` the configuration is read from the base revision, so name a file committed there",
+            p.display()
+        ))
+    })?;
+    let mut prefix = String::new();
+    for part in rel.split('/') {
+        if !prefix.is_empty() {
+            prefix.push('/');
+        }
+        prefix.push_str(part);
+        let entry = base.entry(&prefix).map_err(|e| {
+            LintError::Other(format!(
+                "--config {rel}: cannot read the base revision: {e}"
+            ))
+        })?;
+        match entry.map(|e| e.kind) {
+            None => {
+                return Err(LintError::Other(format!(
+                    "--config {rel}: no such file in the base revision {}; in `diff` the configuration is read from the base revision, so commit it there first",
+                    short_rev(base_label)
+                )))
+            }
+            Some(source::EntryKind::Symlink) => {
+                return Err(LintError::Other(format!(
+                    "--config {rel}: `{prefix}` is a symlink in the base revision; name the file itself"
+                )))
+            }
+            Some(source::EntryKind::Submodule) => {
+                return Err(LintError::Other(format!(
+                    "--config {rel}: `{prefix}` is a git submodule, whose content is not in this repository"
+                )))
+            }
+            Some(source::EntryKind::Dir) if prefix == rel => {
+                return Err(LintError::Other(format!(
+                    "--config {rel}: is a directory in the base revision; name a YAML file"
+                )))
+            }
+            Some(source::EntryKind::Dir | source::EntryKind::File) => {}
+        }
+    }
+    let bytes = base
+        .read_raw(&rel)
+        .map_err(|e| LintError::Other(format!("--config {rel}: {e}")))?;
+    let text = String::from_utf8_lossy(&bytes);
+    Ok((Config::parse(&rel, &text)?, rel))
+}
+
+/// `p` as a path inside the repository, without following any symlink on
+/// disk (the tree is what is read); `None` when it is outside.
+fn repo_relative(repo: &GitRepo, p: &Path) -> Option<String> {
+    let root = repo.workdir()?;
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().ok()?.canonicalize().ok()?.join(p)
+    };
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    let rel = out.strip_prefix(&root).ok()?.to_str()?.replace('\\', "/");
+    (!rel.is_empty()).then_some(rel)
+}
+
+fn short_rev(rev: &str) -> &str {
+    rev.get(..12).filter(|_| rev.len() == 40).unwrap_or(rev)
+}
+
 struct Session<'a> {
     repo: &'a GitRepo,
     cache: ParseCache,
@@ -601,10 +696,10 @@ fn diff_trees(
     opts: &Options,
 ) -> Result<Report, LintError> {
     // Configuration comes from the base: a change must not switch off the rules that judge it.
-    let config = load_config(opts.config.as_deref(), base.1.as_ref())?;
-    let head_config_differs = opts.config.is_none()
-        && source::read(base.1.as_ref(), CONFIG_FILE).ok()
-            != source::read(head.1.as_ref(), CONFIG_FILE).ok();
+    let (config, config_file) =
+        load_base_config(repo, opts.config.as_deref(), base.1.as_ref(), base.0)?;
+    let head_config_differs = source::read(base.1.as_ref(), &config_file).ok()
+        != source::read(head.1.as_ref(), &config_file).ok();
     let mut identity =
         RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref());
     identity.branches.extend(target.map(str::to_string));
@@ -633,6 +728,18 @@ fn diff_trees(
         Some(&base_inv),
         deferral(&base.1),
     )?;
+    // A diff compares like with like: a base without any Application (a
+    // repository's first commit through the hook, or Argo CD introduced by
+    // this change) is not linted as an implicit app beside head's real ones,
+    // which would list an app that never existed.
+    if base_inv.apps.values().any(|a| a.implicit) && head_inv.apps.values().any(|a| !a.implicit) {
+        base_inv = session.inventory(
+            Arc::clone(&base.1),
+            &config,
+            Some(&head_inv),
+            deferral(&head.1),
+        )?;
+    }
     let unchanged = session.settle((&base.1, &mut base_inv), (&head.1, &mut head_inv), &config);
     opts.progress.step("planning prunes and running rules");
     let plan = plan::plan(&base_inv, &head_inv, &config);
@@ -667,7 +774,8 @@ fn diff_trees(
     if !opts.all {
         rules::drop_pre_existing(&mut findings, &base_inv, &config);
     }
-    acknowledge::apply(
+    acknowledge::apply_ignores(&mut findings, &cx);
+    let ack_notes = acknowledge::apply(
         &mut findings,
         &plan,
         &base_inv,
@@ -684,9 +792,10 @@ fn diff_trees(
     );
     if head_config_differs {
         report.notes.push(format!(
-            "{CONFIG_FILE} differs at head; the base revision's configuration was used"
+            "{config_file} differs at head; the base revision's configuration was used"
         ));
     }
+    report.notes.extend(ack_notes);
     attach_files(&mut report, Some(base.1.as_ref()), head.1.as_ref());
     report.anchors = report
         .findings
@@ -835,6 +944,7 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
         only_changed: false,
     };
     let mut findings = rules::run(&cx);
+    acknowledge::apply_ignores(&mut findings, &cx);
     drop_ignored_paths(&mut findings, &config);
     let mut report = Report::new("check", None, (&label, &inv), None, findings);
     attach_files(&mut report, None, tree.as_ref());

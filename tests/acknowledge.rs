@@ -113,8 +113,11 @@ fn annotation_on_the_base_application_and_trailer_for_the_pvc_acknowledge_both()
         ),
         "{out}"
     );
+    // The trailer is the change's own author speaking: a warning annotation.
     assert!(
-        out.contains("title=GL001 stateful-prune (acknowledged)::"),
+        out.contains("::warning title=GL001 stateful-prune (acknowledged by commit trailer)::")
+            || out.lines().any(|l| l.starts_with("::warning ")
+                && l.contains(",title=GL001 stateful-prune (acknowledged by commit trailer)::")),
         "{out}"
     );
     assert!(
@@ -136,11 +139,11 @@ fn application_trailers_acknowledge_app_deletions() {
     let (code, out) = run(tmp.path());
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("title=GL002 app-cascade-delete (acknowledged)::"),
+        out.contains("title=GL002 app-cascade-delete (acknowledged by commit trailer)::"),
         "{out}"
     );
     assert!(
-        out.contains("acknowledged: Gitops-Lint-Allow: retired"),
+        out.contains("acknowledged: Gitops-Lint-Allow: Application/argocd/reports retired"),
         "{out}"
     );
 }

@@ -14,6 +14,15 @@ use gitops_lint::source::write_commit;
 /// An origin repository: `main` holds the app with its PVC (base); `change`
 /// (one commit ahead) deletes the PVC. Returns (origin dir, base, head).
 fn origin(tmp: &Path, main: &str) -> (std::path::PathBuf, String, String) {
+    origin_with(tmp, main, &[])
+}
+
+/// [`origin`] with `extra` files committed at both revisions.
+fn origin_with(
+    tmp: &Path,
+    main: &str,
+    extra: &[(&str, &str)],
+) -> (std::path::PathBuf, String, String) {
     let dir = tmp.join("origin");
     let files = |with_pvc: bool| {
         let mut f = vec![
@@ -31,6 +40,11 @@ fn origin(tmp: &Path, main: &str) -> (std::path::PathBuf, String, String) {
         if with_pvc {
             f.push(("payments/pvc.yaml".to_string(), PVC.as_bytes().to_vec()));
         }
+        f.extend(
+            extra
+                .iter()
+                .map(|(p, t)| ((*p).to_string(), t.as_bytes().to_vec())),
+        );
         f
     };
     let base = write_commit(&dir, main, None, &files(true), "base").expect("base");
@@ -151,17 +165,17 @@ fn no_base_branch_at_all_is_exit_two_with_advice() {
 #[test]
 fn invalid_configuration_is_exit_two_with_every_problem() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let (origin, _, _) = origin(tmp.path(), "main");
-    let cfg = tmp.path().join("cfg.yaml");
-    std::fs::write(&cfg, "rules:\n  ignore: [GL999]\nstatefulKind: [Cluster]\n").expect("write");
+    let (origin, _, _) = origin_with(
+        tmp.path(),
+        "main",
+        &[(
+            "ci/cfg.yaml",
+            "rules:\n  ignore: [GL999]\nstatefulKind: [Cluster]\n",
+        )],
+    );
     let (code, _, stderr) = lint(
         &origin,
-        &[
-            "diff",
-            "main..change",
-            "--config",
-            cfg.to_str().expect("utf-8"),
-        ],
+        &["diff", "main..change", "--config", "ci/cfg.yaml"],
     );
     assert_eq!(code, 2, "{stderr}");
     assert!(
@@ -200,13 +214,15 @@ fn two_formats_on_stdout_is_a_usage_error() {
 #[test]
 fn ignore_paths_drop_findings_located_in_matching_files() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let (origin, _, _) = origin(tmp.path(), "main");
-    let cfg = tmp.path().join("cfg.yaml");
-    std::fs::write(
-        &cfg,
-        "repoUrls: [https://git.example.com/gitops.git]\nignorePaths: ['payments/**']\n",
-    )
-    .expect("write");
+    let (origin, _, _) = origin_with(
+        tmp.path(),
+        "main",
+        &[(
+            "ci/cfg.yaml",
+            "repoUrls: [https://git.example.com/gitops.git]\nignorePaths: ['payments/**']\n",
+        )],
+    );
+    let cfg = origin.join("ci/cfg.yaml");
     let cfg = cfg.to_str().expect("utf-8");
     let (code, stdout, stderr) = lint(&origin, &["diff", "main..change", "--config", cfg]);
     assert_eq!(code, 0, "{stdout}{stderr}");

@@ -74,6 +74,15 @@ fn read_tree(root: &Path) -> Vec<(String, Vec<u8>)> {
 /// `head` and is checked out, and `origin` names the repository the
 /// Applications point at.
 fn repo(base: &[(String, Vec<u8>)], head: &[(String, Vec<u8>)]) -> tempfile::TempDir {
+    repo_with_message(base, head, "head")
+}
+
+/// [`repo`] whose head commit has `message` (for commit trailers).
+fn repo_with_message(
+    base: &[(String, Vec<u8>)],
+    head: &[(String, Vec<u8>)],
+    message: &str,
+) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path();
     git(dir, &["init", "-q", "-b", "main"]);
@@ -93,7 +102,7 @@ fn repo(base: &[(String, Vec<u8>)], head: &[(String, Vec<u8>)]) -> tempfile::Tem
     git(dir, &["rm", "-q", "-r", "--ignore-unmatch", "."]);
     write_files(dir, head);
     git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-q", "-m", "head", "--allow-empty"]);
+    git(dir, &["commit", "-q", "-m", message, "--allow-empty"]);
     tmp
 }
 
@@ -620,11 +629,15 @@ fn unusable_configuration_exits_2_with_one_line() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec!["diff", "main..change", "--config", &missing],
-            "cannot read config",
+            "no such file in the base revision",
+        ),
+        (
+            vec!["diff", "main..change", "--config", "a"],
+            "is a directory",
         ),
         (
             vec!["diff", "main..change", "--config", &dir],
-            "cannot read config",
+            "not a file of this repository",
         ),
     ];
     for (args, expect) in cases {
@@ -1124,4 +1137,267 @@ fn a_chart_exhausting_memory_is_stopped_by_the_address_space_limit() {
     failed.sort();
     assert_eq!(failed, ["doubling", "repeat"], "{report:#}");
     assert!(pruned_apps(&report).is_empty(), "{report:#}");
+}
+
+/// A resource that keeps an app's directory present when its PVC goes.
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n";
+
+/// A secret the attacker wants printed: a YAML error or an unknown-key
+/// message would quote it.
+const SECRET: &str = "sekrit-token-0123456789: leak\n";
+
+/// `--config` in `diff` (the Action's `config:` input) names a file of the
+/// base revision's tree. The attacked shape: the pull request makes the
+/// configured path a symlink to a file outside the repository, hoping the
+/// run reads it (and quotes it in an error) or is judged by it. Variants: an
+/// absolute path outside the repository, a `..` path leaving it, a symlinked
+/// directory on the way, and a file the change adds only at head.
+#[test]
+fn config_flag_reads_the_base_tree_never_through_a_symlink_nor_outside() {
+    let outside = tempfile::tempdir().expect("temp dir");
+    let secret = outside.path().join("secret.yaml");
+    std::fs::write(&secret, SECRET).expect("write");
+    let app = vec![
+        file("argocd/a.yaml", app_yaml("a", "a", "")),
+        file("a/data-pvc.yaml", pvc("data")),
+    ];
+    let with = |extra: Vec<(String, Vec<u8>)>| {
+        let mut f = app.clone();
+        f.extend(extra);
+        f
+    };
+    let secret_s = secret.to_string_lossy().into_owned();
+    // Committed at both revisions: the path is a symlink in the base tree.
+    let linked = with(vec![file("ci/gitops-lint.yaml.symlink", secret_s.clone())]);
+    let tmp = repo(&linked, &linked);
+    // A directory symlink on the way, inside the repository.
+    let via_dir = with(vec![
+        file("ci/real/cfg.yaml", "rules: {ignore: [GL001]}\n"),
+        file("ci/alias.symlink", "real"),
+    ]);
+    let tmp_dir = repo(&via_dir, &via_dir);
+    // Only the pull request adds it.
+    let added = repo(
+        &app,
+        &with(vec![file("ci/cfg.yaml", "rules: {ignore: [all]}\n")]),
+    );
+    let rel_out = format!("../{}", "x".repeat(3));
+    let cases: Vec<(&Path, Vec<&str>, &str)> = vec![
+        (
+            tmp.path(),
+            vec!["--config", "ci/gitops-lint.yaml"],
+            "is a symlink",
+        ),
+        (
+            tmp.path(),
+            vec!["--config", &secret_s],
+            "not a file of this repository",
+        ),
+        (
+            tmp.path(),
+            vec!["--config", &rel_out],
+            "not a file of this repository",
+        ),
+        (
+            tmp_dir.path(),
+            vec!["--config", "ci/alias/cfg.yaml"],
+            "`ci/alias` is a symlink",
+        ),
+        (
+            added.path(),
+            vec!["--config", "ci/cfg.yaml"],
+            "no such file in the base revision",
+        ),
+    ];
+    for (dir, extra, expect) in cases {
+        let mut args = vec!["diff", "main..change"];
+        args.extend(extra);
+        let out = run(dir, &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let lines = stderr_lines(&out);
+        assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
+        assert!(lines[0].contains(expect), "{args:?}: {lines:?}");
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!all.contains("sekrit"), "{args:?}: {all}");
+    }
+}
+
+/// The file `--config` names is read from the base revision: a change that
+/// edits it to switch off the rule that judges it is judged by the base
+/// version, and every report says the file differs at head.
+#[test]
+fn config_flag_file_edited_by_the_change_does_not_judge_it() {
+    let cfg = "repoUrls: [https://github.com/acme/gitops.git]\n";
+    let base = vec![
+        file("argocd/a.yaml", app_yaml("a", "a", "")),
+        file("a/data-pvc.yaml", pvc("data")),
+        file("a/cm.yaml", CM),
+        file("ci/gitops-lint.yaml", cfg),
+    ];
+    let head = vec![
+        file("argocd/a.yaml", app_yaml("a", "a", "")),
+        file("a/cm.yaml", CM),
+        file(
+            "ci/gitops-lint.yaml",
+            format!("{cfg}rules: {{ignore: [all]}}\n"),
+        ),
+    ];
+    let tmp = repo(&base, &head);
+    // From a subdirectory, as the Action's `working-directory` may be.
+    let sub = tmp.path().join("ci");
+    let out = run(
+        &sub,
+        &[
+            "diff",
+            "main..change",
+            "--config",
+            "gitops-lint.yaml",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = json(&out);
+    let codes: Vec<&str> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"GL001"), "{report:#}");
+    let notes = report["notes"].as_array().expect("notes array");
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .is_some_and(|n| n.starts_with("ci/gitops-lint.yaml differs at head"))),
+        "{notes:?}"
+    );
+}
+
+fn trailer_repo(base_config: &str, head_config: &str) -> tempfile::TempDir {
+    let app = |cfg: &str| {
+        vec![
+            file("argocd/a.yaml", app_yaml("a", "a", "")),
+            file(".gitops-lint.yaml", cfg.to_string()),
+            file("a/cm.yaml", CM),
+        ]
+    };
+    let mut base = app(base_config);
+    base.push(file("a/data-pvc.yaml", pvc("data")));
+    repo_with_message(
+        &base,
+        &app(head_config),
+        "Drop the volume\n\nGitops-Lint-Allow: PersistentVolumeClaim/a/data not needed\n",
+    )
+}
+
+/// Commit trailers are written by the change's author. The attacked shape:
+/// a trailer acknowledging the change's own PVC deletion, with the base
+/// configuration switching trailers off; the variant: the change also
+/// switches them back on at head. Either way the deletion fails the run,
+/// and the ignored trailer is said, not reported as unused (GL014).
+#[test]
+fn trailers_switched_off_by_the_base_configuration_acknowledge_nothing() {
+    let off = "acknowledge: {trailers: false}\n";
+    for head in [off, "acknowledge: {trailers: true}\n"] {
+        let tmp = trailer_repo(off, head);
+        let out = run(tmp.path(), &["diff", "main..change", "--format", "json"]);
+        assert_eq!(out.status.code(), Some(1), "{head}");
+        let report = json(&out);
+        let findings = report["findings"].as_array().expect("findings");
+        let gl001: Vec<&Value> = findings.iter().filter(|f| f["code"] == "GL001").collect();
+        assert_eq!(gl001.len(), 1, "{report:#}");
+        assert_eq!(gl001[0]["acknowledged"], false, "{report:#}");
+        assert!(!findings.iter().any(|f| f["code"] == "GL014"), "{report:#}");
+        assert_eq!(report["summary"]["error"], 1);
+        let notes = report["notes"].to_string();
+        assert!(
+            notes.contains("1 `Gitops-Lint-Allow` commit trailer(s) ignored"),
+            "{notes}"
+        );
+    }
+}
+
+/// When trailers are on (the default), a trailer-acknowledged deletion does
+/// not fail the run, but no format lets it pass unseen: JSON marks it with
+/// its source, a note lists it, GitHub shows a warning annotation, SARIF
+/// keeps the result unsuppressed at warning level, Markdown and the human
+/// report label it as acknowledged by commit trailer.
+#[test]
+fn trailer_acknowledged_deletions_are_prominent_in_every_format() {
+    let tmp = trailer_repo("{}\n", "{}\n");
+    let out_dir = tempfile::tempdir().expect("temp dir");
+    let o = |f: &str| out_dir.path().join(f).to_string_lossy().into_owned();
+    let (j, s, m, h) = (o("r.json"), o("r.sarif"), o("r.md"), o("r.txt"));
+    let out = run(
+        tmp.path(),
+        &[
+            "diff",
+            "main..change",
+            "--format",
+            &format!("json={j}"),
+            "--format",
+            &format!("sarif={s}"),
+            "--format",
+            &format!("markdown={m}"),
+            "--format",
+            &format!("human={h}"),
+            "--format",
+            "github",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = |p: &str| std::fs::read_to_string(p).expect("written");
+    let report: Value = serde_json::from_str(&read(&j)).expect("json");
+    let f = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["code"] == "GL001")
+        .expect("GL001 reported")
+        .clone();
+    assert_eq!(f["acknowledged"], true, "{f:#}");
+    assert_eq!(f["acknowledgement"]["source"], "trailer", "{f:#}");
+    assert_eq!(report["summary"]["error"], 0);
+    let note =
+        "1 deletion(s) acknowledged only by `Gitops-Lint-Allow` commit trailers of this change";
+    assert!(report["notes"].to_string().contains(note), "{report:#}");
+    let github = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        github.contains("::warning file=a/data-pvc.yaml")
+            || github
+                .contains("::warning title=GL001 stateful-prune (acknowledged by commit trailer)")
+            || github.lines().any(|l| l.starts_with("::warning")
+                && l.contains("GL001 stateful-prune (acknowledged by commit trailer)")),
+        "{github}"
+    );
+    assert!(github.contains(note), "{github}");
+    let sarif: Value = serde_json::from_str(&read(&s)).expect("sarif");
+    let r = &sarif["runs"][0]["results"][0];
+    assert_eq!(r["ruleId"], "GL001", "{sarif:#}");
+    assert_eq!(r["level"], "warning", "{r:#}");
+    assert!(r.get("suppressions").is_none(), "{r:#}");
+    assert_eq!(r["properties"]["acknowledgement"]["source"], "trailer");
+    assert!(read(&m).contains("(acknowledged by commit trailer)"));
+    assert!(read(&m).contains(note));
+    let human = read(&h);
+    assert!(
+        human.contains("GL001 stateful-prune (acknowledged by commit trailer)"),
+        "{human}"
+    );
+    assert!(human.contains(note), "{human}");
 }

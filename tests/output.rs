@@ -139,12 +139,20 @@ fn sarif_output_validates_against_the_oasis_schema() {
         "workloads/payments/ledger-pvc.yaml"
     );
     assert_eq!(ledger["level"], "error");
-    // The acknowledged ones are suppressed results.
+    // The one acknowledged by an annotation (merged before) is suppressed;
+    // the one acknowledged only by the change's own trailer stays visible
+    // as a warning.
     let suppressed = results
         .iter()
         .filter(|r| r["suppressions"].is_array())
         .count();
-    assert_eq!(suppressed, 2);
+    assert_eq!(suppressed, 1);
+    let by_trailer: Vec<&Value> = results
+        .iter()
+        .filter(|r| r["properties"]["acknowledgement"]["source"] == "trailer")
+        .collect();
+    assert_eq!(by_trailer.len(), 1);
+    assert_eq!(by_trailer[0]["level"], "warning");
 }
 
 #[test]
@@ -170,7 +178,17 @@ fn acknowledged_findings_are_shown_but_do_not_count() {
     // The trailer and the annotation each acknowledge one deletion.
     assert!(out
         .github
-        .contains("title=GL001 stateful-prune (acknowledged)::syncing `web` with prune would delete `Service web/public-lb`"));
+        .contains("::warning file=apps/web.yaml,line=1,title=GL001 stateful-prune (acknowledged by commit trailer)::syncing `web` with prune would delete `Service web/public-lb`"));
+    let note = "1 deletion(s) acknowledged only by `Gitops-Lint-Allow` commit trailers of this change, written by its author: `Service web/public-lb` (GL001)";
+    for text in [
+        &out.human,
+        &out.markdown,
+        &out.github,
+        &out.sarif,
+        &out.json,
+    ] {
+        assert!(text.contains(note), "{text}");
+    }
     assert!(out.human.contains(
         "acknowledged: gitops-lint.io/allow-prune: archive exported to object storage (OPS-1234)"
     ));
@@ -185,6 +203,14 @@ fn acknowledged_findings_are_shown_but_do_not_count() {
         .count() as u64;
     // Acknowledged findings are listed but left out of the summary counts.
     let acked_errors = 1;
+    let acked: Vec<&str> = json["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["acknowledged"] == true)
+        .filter_map(|f| f["acknowledgement"]["source"].as_str())
+        .collect();
+    assert_eq!(acked, ["annotation", "trailer"]);
     assert_eq!(
         json["summary"]["error"].as_u64(),
         Some(errors - acked_errors)

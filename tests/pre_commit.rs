@@ -49,6 +49,32 @@ fn initial_commit_with_no_head_works() {
     assert_eq!(v["base"], "EMPTY");
     assert_eq!(v["head"], "INDEX");
     assert_eq!(v["apps"][0]["name"], "payments");
+    // The empty base is not linted as an implicit app beside the real one.
+    assert_eq!(v["apps"].as_array().map(Vec::len), Some(1), "{out}");
+    assert!(!v["notes"].to_string().contains("implicit"), "{out}");
+}
+
+/// Argo CD introduced by a commit into a repository of plain manifests:
+/// the base's implicit app is not listed beside the new Application.
+#[test]
+fn first_application_added_to_plain_manifests_lists_only_real_apps() {
+    let tmp = repo();
+    std::fs::remove_file(tmp.path().join("apps/payments.yaml")).expect("rm");
+    git(tmp.path(), &["add", "-A"]);
+    git(tmp.path(), &["commit", "-q", "-m", "plain manifests"]);
+    write(tmp.path(), "apps/payments.yaml", APP);
+    git(tmp.path(), &["add", "-A"]);
+    let (code, out) = pre_commit(tmp.path());
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let names: Vec<&str> = v["apps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a["name"].as_str())
+        .collect();
+    assert_eq!(names, ["payments"], "{out}");
+    assert!(!v["notes"].to_string().contains("implicit"), "{out}");
 }
 
 #[test]

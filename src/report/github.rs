@@ -7,7 +7,7 @@
 use std::io::Write;
 
 use super::Report;
-use crate::finding::Severity;
+use crate::finding::{Acknowledgement, Severity};
 
 /// Escapes a command's message (`%`, `\r`, `\n`), as the runner decodes it.
 #[must_use]
@@ -24,9 +24,13 @@ pub fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
-fn command(sev: Severity, acknowledged: bool) -> &'static str {
-    if acknowledged {
-        return "notice";
+fn command(sev: Severity, ack: Option<&Acknowledgement>) -> &'static str {
+    // A deletion acknowledged only by the change's own commit trailer stays
+    // a warning, so reviewers see it on the pull request.
+    match ack {
+        Some(a) if a.by_author() => return "warning",
+        Some(_) => return "notice",
+        None => {}
     }
     match sev {
         Severity::Error => "error",
@@ -58,8 +62,8 @@ pub fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
             }
         }
         let mut title = format!("{} {}", f.rule.code, f.rule.name);
-        if f.acknowledged.is_some() {
-            title.push_str(" (acknowledged)");
+        if let Some(a) = &f.acknowledged {
+            title.push_str(&format!(" ({})", a.label()));
         }
         props.push(format!("title={}", escape_property(&title)));
         let mut msg = f.message.clone();
@@ -71,7 +75,7 @@ pub fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             out,
             "::{} {}::{}",
-            command(f.severity, f.acknowledged.is_some()),
+            command(f.severity, f.acknowledged.as_ref()),
             props.join(","),
             escape_data(&msg)
         )?;

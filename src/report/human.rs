@@ -34,11 +34,12 @@ impl std::error::Error for Adapter<'_> {}
 
 impl Diagnostic for Adapter<'_> {
     fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        let ack = if self.finding.acknowledged.is_some() {
-            " (acknowledged)"
-        } else {
-            ""
-        };
+        let ack = self
+            .finding
+            .acknowledged
+            .as_ref()
+            .map(|a| format!(" ({})", a.label()))
+            .unwrap_or_default();
         Some(Box::new(format!(
             "{} {}{ack}",
             self.finding.rule.code, self.finding.rule.name
@@ -46,8 +47,10 @@ impl Diagnostic for Adapter<'_> {
     }
 
     fn severity(&self) -> Option<miette::Severity> {
-        if self.finding.acknowledged.is_some() {
-            return Some(miette::Severity::Advice);
+        match &self.finding.acknowledged {
+            Some(a) if a.by_author() => return Some(miette::Severity::Warning),
+            Some(_) => return Some(miette::Severity::Advice),
+            None => {}
         }
         Some(match self.finding.severity {
             Severity::Error => miette::Severity::Error,

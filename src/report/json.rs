@@ -21,6 +21,9 @@ struct Out<'a> {
     prunes: Vec<PruneOut<'a>>,
     findings: Vec<FindingOut<'a>>,
     summary: Summary,
+    /// What the human report says besides findings (assumptions, the
+    /// configuration used, acknowledgements by commit trailer).
+    notes: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -51,6 +54,19 @@ struct FindingOut<'a> {
     resource: Option<&'a ResourceId>,
     file: Option<&'a str>,
     line: Option<u32>,
+    /// Shown but not counted in `summary`, nor failing the run.
+    acknowledged: bool,
+    /// Where the acknowledgement came from; absent when not acknowledged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    acknowledgement: Option<AckOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct AckOut<'a> {
+    /// `annotation`, `trailer` or `ignore-annotation`.
+    source: &'static str,
+    /// The acknowledgement as written.
+    text: &'a str,
 }
 
 #[derive(Serialize)]
@@ -101,6 +117,11 @@ pub fn to_value(r: &Report) -> serde_json::Value {
                 resource: f.resource.as_ref(),
                 file: f.location.as_ref().map(|l| l.file.as_str()),
                 line: f.location.as_ref().and_then(|l| l.line),
+                acknowledged: f.acknowledged.is_some(),
+                acknowledgement: f.acknowledged.as_ref().map(|a| AckOut {
+                    source: a.source.as_str(),
+                    text: &a.text,
+                }),
             })
             .collect(),
         summary: Summary {
@@ -108,6 +129,7 @@ pub fn to_value(r: &Report) -> serde_json::Value {
             warning,
             info,
         },
+        notes: &r.notes,
     };
     serde_json::to_value(out).unwrap_or(serde_json::Value::Null)
 }

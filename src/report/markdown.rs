@@ -44,8 +44,10 @@ fn mode_text(m: PruneMode) -> &'static str {
 }
 
 fn icon(f: &Finding) -> &'static str {
-    if f.acknowledged.is_some() {
-        return ":white_check_mark:";
+    match &f.acknowledged {
+        Some(a) if a.by_author() => return ":warning:",
+        Some(_) => return ":white_check_mark:",
+        None => {}
     }
     match f.severity {
         Severity::Error => ":x:",
@@ -128,10 +130,9 @@ fn prune_table(app: &str, rows: &[&PruneRow]) -> String {
 }
 
 fn finding_block(r: &Report, i: usize, f: &Finding) -> String {
-    let state = if f.acknowledged.is_some() {
-        "acknowledged".to_string()
-    } else {
-        f.severity.to_string()
+    let state = match &f.acknowledged {
+        Some(a) => a.label().to_string(),
+        None => f.severity.to_string(),
     };
     // The summary names what the finding is about; the body says why.
     let subject = match (&f.resource, &f.app) {

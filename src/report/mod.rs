@@ -313,6 +313,31 @@ pub fn printable(s: &str, keep_lines: bool) -> String {
         .collect()
 }
 
+/// Text of several lines (a message quoting a tool's error, a note) with
+/// its line feeds kept, so it reads as written rather than as `\u{a}`:
+/// other control characters are escaped as by [`printable`], and a line
+/// that would start with `::` (a workflow command to a CI runner reading
+/// the log) has its first colon escaped.
+#[must_use]
+pub fn printable_lines(s: &str) -> String {
+    let text = printable(s, true);
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let body = line.trim_start();
+        if body.starts_with("::") {
+            out.push_str(&line[..line.len() - body.len()]);
+            out.push_str("\\u{3a}");
+            out.push_str(&body[1..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
 fn printable_id(id: &ResourceId) -> ResourceId {
     ResourceId {
         group: printable(&id.group, false),
@@ -341,17 +366,19 @@ pub fn printable_report(r: &Report) -> Report {
         pr.detail = pr.detail.as_deref().map(p);
     }
     for f in &mut out.findings {
-        f.message = p(&f.message);
+        f.message = printable_lines(&f.message);
         f.app = f.app.as_deref().map(p);
         f.resource = f.resource.as_ref().map(printable_id);
-        f.help = f.help.as_deref().map(p);
-        f.acknowledged = f.acknowledged.as_deref().map(p);
+        f.help = f.help.as_deref().map(printable_lines);
+        if let Some(a) = &mut f.acknowledged {
+            a.text = p(&a.text);
+        }
         if let Some(l) = &mut f.location {
             l.file = p(&l.file);
         }
     }
     for n in &mut out.notes {
-        *n = p(n);
+        *n = printable_lines(n);
     }
     for l in out.anchors.iter_mut().flatten() {
         l.file = p(&l.file);
@@ -401,7 +428,10 @@ pub(crate) mod tests {
         .app("web")
         .resource(id("Service", "web", "lb"))
         .at(Side::Base, Some("apps/web/svc.yaml"), Some(1));
-        acked.acknowledged = Some("commit trailer: moving to the new gateway".into());
+        acked.acknowledged = Some(crate::finding::Acknowledgement::new(
+            crate::finding::AckSource::Annotation,
+            "gitops-lint.io/allow-prune: moving to the new gateway",
+        ));
         let info = Finding::new(
             meta("GL002"),
             "Application `old` is removed from git but nothing manages it, 100% sure: a,b",
@@ -458,6 +488,23 @@ pub(crate) mod tests {
                 None,
             ],
         }
+    }
+
+    #[test]
+    fn messages_keep_their_lines_but_no_line_is_a_workflow_command() {
+        assert_eq!(
+            printable_lines("helm failed:\nError: bad\n  ::error::x\r\u{1b}[31m"),
+            "helm failed:\nError: bad\n  \\u{3a}:error::x\\u{d}\\u{1b}[31m"
+        );
+        let mut r = sample();
+        r.findings[0].message = "first\nsecond".into();
+        let p = printable_report(&r);
+        assert_eq!(p.findings[0].message, "first\nsecond");
+        let mut buf = Vec::new();
+        github::emit(&p, &mut buf).expect("writes");
+        let text = String::from_utf8(buf).expect("utf-8");
+        assert!(text.contains("first%0Asecond"), "{text}");
+        assert!(!text.contains("u{a}"), "{text}");
     }
 
     #[test]

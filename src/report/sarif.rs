@@ -115,6 +115,21 @@ struct SarifResult {
     partial_fingerprints: std::collections::BTreeMap<&'static str, String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     suppressions: Vec<Suppression>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    properties: Option<ResultProperties>,
+}
+
+/// The JSON contract's acknowledgement, repeated on the result.
+#[derive(Serialize)]
+struct ResultProperties {
+    acknowledged: bool,
+    acknowledgement: AckOut,
+}
+
+#[derive(Serialize)]
+struct AckOut {
+    source: &'static str,
+    text: String,
 }
 
 #[derive(Serialize)]
@@ -231,7 +246,12 @@ fn physical(l: &Location) -> Physical {
         artifact_location: Artifact {
             uri: uri_path(&l.file),
         },
-        region: l.line.filter(|n| *n > 0).map(|n| Region { start_line: n }),
+        // Code scanning places a result without a region nowhere in the
+        // file view (a GL014 trailer, a deleted file's anchor): line 1 is
+        // the file as a whole.
+        region: Some(Region {
+            start_line: l.line.filter(|n| *n > 0).unwrap_or(1),
+        }),
     }
 }
 
@@ -310,7 +330,15 @@ fn result(r: &Report, i: usize, f: &Finding) -> SarifResult {
         }
     }
     let mut text = f.message.clone();
-    if let Some(h) = &f.help {
+    // An acknowledgement written by the change's own author is not a
+    // reviewed decision: the result stays visible (never suppressed), at
+    // warning level, saying who acknowledged it.
+    let by_author = f.acknowledged.as_ref().filter(|a| a.by_author());
+    if let Some(a) = by_author {
+        text.push_str(&format!(
+            "\nacknowledged only by a commit trailer of this change: {a}"
+        ));
+    } else if let Some(h) = &f.help {
         text.push_str(&format!("\nhelp: {h}"));
     }
     let mut fp = std::collections::BTreeMap::new();
@@ -318,7 +346,11 @@ fn result(r: &Report, i: usize, f: &Finding) -> SarifResult {
     SarifResult {
         rule_id: f.rule.code,
         rule_index,
-        level: level(f.severity),
+        level: if by_author.is_some() {
+            level(Severity::Warning)
+        } else {
+            level(f.severity)
+        },
         message: Text { text },
         locations: vec![SarifLocation {
             id: None,
@@ -331,12 +363,21 @@ fn result(r: &Report, i: usize, f: &Finding) -> SarifResult {
         suppressions: f
             .acknowledged
             .as_ref()
+            .filter(|a| !a.by_author())
             .map(|why| Suppression {
-                kind: "external",
-                justification: why.clone(),
+                // An annotation on the object is in the source.
+                kind: "inSource",
+                justification: why.text.clone(),
             })
             .into_iter()
             .collect(),
+        properties: f.acknowledged.as_ref().map(|a| ResultProperties {
+            acknowledged: true,
+            acknowledgement: AckOut {
+                source: a.source.as_str(),
+                text: a.text.clone(),
+            },
+        }),
     }
 }
 
@@ -423,12 +464,19 @@ mod tests {
             let idx = res["ruleIndex"].as_u64().unwrap_or(u64::MAX) as usize;
             assert_eq!(rules[idx]["id"], res["ruleId"]);
         }
-        // The acknowledged finding is a suppressed result.
+        // The finding acknowledged by an annotation is a suppressed result.
         assert!(results
             .as_array()
             .into_iter()
             .flatten()
-            .any(|x| x["suppressions"][0]["kind"] == "external"));
+            .any(|x| x["suppressions"][0]["kind"] == "inSource"
+                && x["properties"]["acknowledgement"]["source"] == "annotation"));
+        // Every result has a region, even where no line is known.
+        assert!(results
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|x| x["locations"][0]["physicalLocation"]["region"]["startLine"].is_u64()));
         // The pruned PVC's file is gone at head: the anchor (kustomization) is used,
         // and the base file is a related location.
         let first = &results[0];

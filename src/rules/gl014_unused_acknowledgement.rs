@@ -1,5 +1,6 @@
 //! GL014 unused-acknowledgement: a `Gitops-Lint-Allow` trailer that matches
-//! no reported deletion.
+//! no reported deletion, or a `gitops-lint.io/ignore` annotation naming a
+//! rule that reports nothing on its object.
 
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::finding::{Finding, Severity};
@@ -12,7 +13,7 @@ pub(super) static META: RuleMeta = RuleMeta {
     name: "unused-acknowledgement",
     category: Category::Input,
     default_severity: Severity::Warning,
-    mode: Mode::Diff,
+    mode: Mode::Single,
     doc: include_str!("../../rules/GL014-unused-acknowledgement.md"),
 };
 
