@@ -444,7 +444,8 @@ impl GitRepo {
     }
 
     /// Paths whose working-directory or staged content differs from `HEAD`
-    /// (untracked files included, ignored ones not), sorted. Empty for a
+    /// (untracked files included, an untracked directory as one entry;
+    /// ignored ones not), sorted. Empty for a
     /// bare repository.
     #[must_use]
     pub fn uncommitted_paths(&self) -> Vec<String> {
@@ -454,7 +455,7 @@ impl GitRepo {
         let repo = self.lock();
         let mut opts = git2::StatusOptions::new();
         opts.include_untracked(true)
-            .recurse_untracked_dirs(true)
+            .recurse_untracked_dirs(false)
             .include_ignored(false)
             .exclude_submodules(true);
         let Ok(statuses) = repo.statuses(Some(&mut opts)) else {
