@@ -133,6 +133,67 @@ pub fn appset_template(data: &[u8]) {
     }
 }
 
+/// Go-template functions with size arguments, and chains that grow a value,
+/// built from the input: a function, a size, a repetition count and a
+/// string argument. Whatever the sizes, execution stays within one
+/// execution's budget and ends with an output or an error.
+pub fn template_sizes(data: &[u8]) {
+    use crate::argocd::appset::gotemplate::{data_from_params, parse, Budget, MissingKey};
+    const CALLS: &[&str] = &[
+        "repeat {n} {s}",
+        "indent {n} {s}",
+        "nindent {n} {s}",
+        "replace {s} (repeat {k} {s}) (repeat {n} {s})",
+        "join (repeat {k} {s}) (until {n})",
+        "splitList {s} (repeat {n} {s})",
+        "regexReplaceAll {s} (repeat {n} \"a\") (repeat {k} \"$0\")",
+        "regexReplaceAllLiteral {s} (repeat {n} \"a\") {s}",
+        "untilStep 0 {n} {k}",
+        "trunc {n} (repeat {k} {s})",
+        "substr {k} {n} (repeat {n} {s})",
+        "printf \"%*d\" {n} {k}",
+        "toPrettyJson (list (repeat {n} {s}) (until {k}))",
+        "toYaml (dict {s} (repeat {n} {s}))",
+    ];
+    const CHAINS: &[&str] = &[
+        "{{ $x := {s} }}{{ range until {k} }}{{ $x = cat $x $x }}{{ end }}{{ len $x }}",
+        "{{ $d := dict }}{{ range until {k} }}{{ $d = dict {s} $d \"b\" $d }}{{ end }}{{ toJson $d }}",
+        "{{ $l := list {s} }}{{ range until {k} }}{{ $l = append $l $l }}{{ end }}{{ toPrettyJson $l }}",
+        "{{ $d := dict }}{{ range until {k} }}{{ $_ := set $d {s} (dict \"x\" $d) }}{{ end }}{{ toYaml $d }}",
+        "{{ $x := repeat {n} {s} }}{{ range until {k} }}{{ $y := $x }}{{ end }}",
+    ];
+    if data.len() < 9 {
+        return;
+    }
+    let pick = usize::from(data[0]);
+    let n = u32::from_le_bytes([data[1], data[2], data[3], data[4]]);
+    let k = u32::from_le_bytes([data[5], data[6], data[7], data[8]]) % 4096;
+    let text = String::from_utf8_lossy(&data[9..]);
+    let quoted = serde_json::Value::String(text.into_owned()).to_string();
+    let shape = if pick % 2 == 0 {
+        format!("{{{{ {} }}}}", CALLS[(pick / 2) % CALLS.len()])
+    } else {
+        CHAINS[(pick / 2) % CHAINS.len()].to_string()
+    };
+    let src = shape
+        .replace("{n}", &n.to_string())
+        .replace("{k}", &k.to_string())
+        .replace("{s}", &quoted);
+    let Ok(t) = parse(&src) else {
+        return;
+    };
+    let dot = data_from_params(&serde_json::Map::new());
+    let mut budget = Budget::PER_EXECUTION;
+    if let Ok(out) = t.execute_within(&dot, MissingKey::Invalid, &mut budget) {
+        assert!(
+            out.len() <= Budget::PER_EXECUTION.bytes,
+            "an output larger than the budget"
+        );
+    }
+    assert!(budget.bytes <= Budget::PER_EXECUTION.bytes);
+    assert!(budget.steps <= Budget::PER_EXECUTION.steps);
+}
+
 /// ApplicationSet expansion: every document of the input is expanded as an
 /// ApplicationSet against a small in-memory repository and one cluster.
 pub fn appset_expand(data: &[u8]) {
@@ -301,6 +362,54 @@ pub fn kustomize_tree(data: &[u8]) {
         ..crate::render::SourceSpec::default()
     };
     let _ = crate::render::render(&cx, &spec, &Scopes::default());
+}
+
+/// Kustomize patches and replacements on one resource file: the input,
+/// split on NUL bytes, is the resources (`r.yaml`), a patch (`p.yaml`,
+/// applied as a targeted `patches` entry, through `patchesStrategicMerge`
+/// or `patchesJson6902` as the first byte says) and a replacements list
+/// (`repl.yaml`). Whatever they do, the build ends with objects or an error,
+/// and no object is larger than the per-resource node limit.
+pub fn kustomize_patches(data: &[u8]) {
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let mut chunks = rest.split(|b| *b == 0);
+    let resources = chunks.next().unwrap_or_default();
+    let patch = chunks.next().unwrap_or_default();
+    let replacements = chunks.next().unwrap_or_default();
+    let kustomization: &[u8] = match mode % 4 {
+        0 => b"resources: [r.yaml]\npatches:\n- path: p.yaml\n  target: {kind: ConfigMap}\n",
+        1 => b"resources: [r.yaml]\npatchesStrategicMerge: [p.yaml]\n",
+        2 => b"resources: [r.yaml]\npatchesJson6902:\n- path: p.yaml\n  target: {version: v1, kind: ConfigMap, name: cm}\n",
+        _ => b"resources: [r.yaml]\nreplacements:\n- path: repl.yaml\n",
+    };
+    let files: Vec<(&str, &[u8])> = vec![
+        ("app/kustomization.yaml", kustomization),
+        ("app/r.yaml", resources),
+        ("app/p.yaml", patch),
+        ("app/repl.yaml", replacements),
+    ];
+    let tree = MemTree::new(&files);
+    let cache = crate::render::ParseCache::default();
+    let options = crate::render::RenderOptions::default();
+    let cx = crate::render::RenderContext::new(&tree, &cache, &options);
+    let spec = crate::render::SourceSpec {
+        path: "app".to_string(),
+        kustomize: Some(serde_json::json!({})),
+        app_name: "fuzz".to_string(),
+        namespace: "fuzz".to_string(),
+        ..crate::render::SourceSpec::default()
+    };
+    if let Ok(r) = crate::render::render(&cx, &spec, &Scopes::default()) {
+        for m in &r.manifests {
+            let limit = crate::render::kustomize::MAX_RESOURCE_NODES;
+            assert!(
+                crate::render::kustomize::nodes(&m.value, limit) <= limit,
+                "a resource past the node limit"
+            );
+        }
+    }
 }
 
 /// The hook analysers behind GL006/GL007: the input as a shell script (and

@@ -15,6 +15,11 @@ const TARGETS: &[(&str, Entry)] = &[
     ("appset_expand", gitops_lint::fuzz_entry::appset_expand),
     ("kustomize_tree", gitops_lint::fuzz_entry::kustomize_tree),
     ("hook_analysers", gitops_lint::fuzz_entry::hook_analysers),
+    ("template_sizes", gitops_lint::fuzz_entry::template_sizes),
+    (
+        "kustomize_patches",
+        gitops_lint::fuzz_entry::kustomize_patches,
+    ),
 ];
 
 #[test]

@@ -107,6 +107,19 @@ fn collect(
             }
             continue;
         }
+        // Argo CD checks submodules out with the repository (AC
+        // `reposerver/repository/repository.go` `checkoutRevision` →
+        // `util/git/client.go` `nativeGitClient.Checkout`, which runs
+        // `Submodule` while `ARGOCD_GIT_MODULES_ENABLED` is true, its default in
+        // `cmd/argocd-repo-server/commands/argocd_repo_server.go`), and
+        // `filepath.Walk` then reads their manifests. Their content is another repository's, which
+        // cannot be read here: the app is not analysable, never smaller.
+        if e.kind == EntryKind::Submodule && opts.recurse {
+            return Err(RenderError::unsupported(format!(
+                "`{full}` is a git submodule inside a `recurse: true` directory app; Argo CD checks it out and reads its manifests, which gitops-lint cannot read offline"
+            ))
+            .at(full.clone(), None));
+        }
         // The name is matched first (AC `manifestFile`, case-sensitive), so a
         // link with another extension is never even resolved.
         let jsonnet = e.name.ends_with(".jsonnet");

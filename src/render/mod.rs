@@ -242,6 +242,9 @@ pub struct RenderContext<'a> {
     pub options: &'a RenderOptions,
     inputs: Mutex<BTreeMap<String, ObjectId>>,
     recording: bool,
+    /// Nodes Kustomize patches and replacements have been charged in this
+    /// render (see `kustomize::charge_nodes`).
+    pub(crate) patch_nodes: std::sync::atomic::AtomicUsize,
 }
 
 impl<'a> RenderContext<'a> {
@@ -258,6 +261,7 @@ impl<'a> RenderContext<'a> {
             options,
             inputs: Mutex::new(BTreeMap::new()),
             recording: true,
+            patch_nodes: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -309,6 +313,7 @@ impl<'a> RenderContext<'a> {
             options: self.options,
             inputs: Mutex::new(BTreeMap::new()),
             recording: self.recording,
+            patch_nodes: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 

@@ -9,10 +9,12 @@ use std::io::Write;
 use super::Report;
 use crate::finding::{Acknowledgement, Severity};
 
-/// Escapes a command's message (`%`, `\r`, `\n`), as the runner decodes it.
+/// Escapes a command's message (`%`, `\r`, `\n`), as the runner decodes it,
+/// with `##[` and `::` broken so the data cannot read as another command.
 #[must_use]
 pub fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
+    super::without_runner_commands(s)
+        .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }

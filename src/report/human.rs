@@ -115,6 +115,14 @@ fn mode_text(m: PruneMode) -> &'static str {
 /// # Errors
 /// Write failures.
 pub fn emit(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    // Rendered whole, then written with workflow-command markers broken:
+    // human output is what a CI log shows.
+    let mut text = Vec::new();
+    emit_text(r, color, &mut text)?;
+    out.write_all(super::without_runner_commands(&String::from_utf8_lossy(&text)).as_bytes())
+}
+
+fn emit_text(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()> {
     match (&r.base, r.command.as_str()) {
         (Some(b), _) => writeln!(out, "gitops-lint diff {}..{}", short(b), short(&r.head))?,
         (None, _) => writeln!(out, "gitops-lint check {}", short(&r.head))?,

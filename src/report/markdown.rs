@@ -25,14 +25,64 @@ fn short(rev: &str) -> &str {
 
 /// Escapes text placed in a table cell.
 fn cell(s: &str) -> String {
-    html(s).replace('|', "\\|").replace(['\n', '\r'], " ")
+    md_text(s)
 }
 
 /// Escapes text placed inside HTML (`<summary>`).
 fn html(s: &str) -> String {
-    s.replace('&', "&amp;")
+    super::without_runner_commands(s)
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+}
+
+/// Escapes repository text placed in Markdown prose: HTML is inert (no
+/// `<!--` hiding the rest of the summary, no `</details>`), the characters
+/// that open code spans, links, emphasis and tables are backslash-escaped
+/// (no backtick in a name opens a span that swallows what follows), a
+/// leading block marker (`#`, `-`, `+`, `=`) is escaped, and it stays on
+/// one line.
+fn md_text(s: &str) -> String {
+    let s = super::without_runner_commands(s);
+    let mut out = String::with_capacity(s.len());
+    for (i, c) in s.chars().enumerate() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\n' | '\r' => out.push(' '),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '#' | '-' | '+' | '=' if i == 0 => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Repository text as one Markdown code span: fenced with more backticks
+/// than any run inside it (CommonMark), so a backtick in a file name cannot
+/// close the span; inside a code span HTML is not interpreted.
+fn code(s: &str) -> String {
+    let s = super::without_runner_commands(s).replace(['\n', '\r'], " ");
+    let mut longest = 0;
+    let mut run = 0;
+    for c in s.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') || s.is_empty() {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{s}{pad}{fence}")
 }
 
 fn mode_text(m: PruneMode) -> &'static str {
@@ -91,7 +141,7 @@ fn header(r: &Report) -> String {
     }
     s.push_str("\n\n");
     for n in &r.notes {
-        s.push_str(&format!("> **Note:** {}\n\n", n.replace('\n', " ")));
+        s.push_str(&format!("> **Note:** {}\n\n", md_text(n)));
     }
     s
 }
@@ -99,8 +149,8 @@ fn header(r: &Report) -> String {
 fn prune_table(app: &str, rows: &[&PruneRow]) -> String {
     let mode = rows.first().map_or(PruneMode::None, |p| p.mode);
     let mut s = format!(
-        "#### `{}` ({})\n\n| kind | namespace/name | reason | protected |\n|---|---|---|---|\n",
-        app.replace('`', "'"),
+        "#### {} ({})\n\n| kind | namespace/name | reason | protected |\n|---|---|---|---|\n",
+        code(app),
         mode_text(mode)
     );
     for p in rows {
@@ -152,7 +202,7 @@ fn finding_block(r: &Report, i: usize, f: &Finding) -> String {
         f.rule.code,
         f.rule.name,
     );
-    s.push_str(&format!("{}\n\n", f.message));
+    s.push_str(&format!("{}\n\n", md_text(&f.message)));
     let loc = f.location.as_ref().or_else(|| r.anchor(i));
     if let Some(l) = loc {
         let line = l.line.map(|n| format!(":{n}")).unwrap_or_default();
@@ -160,16 +210,19 @@ fn finding_block(r: &Report, i: usize, f: &Finding) -> String {
             (crate::finding::Side::Base, true) => " (base revision)",
             _ => "",
         };
-        s.push_str(&format!("- at `{}{line}`{side}\n", l.file));
+        s.push_str(&format!(
+            "- at {}{side}\n",
+            code(&format!("{}{line}", l.file))
+        ));
     }
     if let Some(app) = &f.app {
-        s.push_str(&format!("- app `{app}`\n"));
+        s.push_str(&format!("- app {}\n", code(app)));
     }
     if let Some(a) = &f.acknowledged {
-        s.push_str(&format!("- acknowledged: {a}\n"));
+        s.push_str(&format!("- acknowledged: {}\n", md_text(&a.to_string())));
     }
     if let Some(h) = &f.help {
-        s.push_str(&format!("- help: {h}\n"));
+        s.push_str(&format!("- help: {}\n", md_text(h)));
     }
     s.push_str(&format!(
         "- explain: `gitops-lint explain {}`\n\n</details>\n\n",

@@ -338,6 +338,21 @@ pub fn printable_lines(s: &str) -> String {
     out
 }
 
+/// Text with the GitHub runner's workflow-command markers broken: the runner
+/// reads `##[command]` anywhere in a log line and `::command::` at the
+/// start of one, so repository text printed in a log (a resource name, an
+/// annotation value, a file snippet) could otherwise mask secrets, stop
+/// command processing or forge annotations. `##[` and `::` are written with
+/// their last character as an escape (`#\u{23}[`, `:\u{3a}`), as
+/// [`printable`] writes control characters.
+#[must_use]
+pub fn without_runner_commands(s: &str) -> String {
+    if !s.contains("##[") && !s.contains("::") {
+        return s.to_string();
+    }
+    s.replace("##[", "#\\u{23}[").replace("::", ":\\u{3a}")
+}
+
 fn printable_id(id: &ResourceId) -> ResourceId {
     ResourceId {
         group: printable(&id.group, false),

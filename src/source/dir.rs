@@ -59,9 +59,14 @@ impl DirTree {
         let mut out = Vec::new();
         for de in rd {
             let de = de.map_err(|e| SourceError::Io(format!("`{dir}`: {e}")))?;
-            let Ok(name) = de.file_name().into_string() else {
-                continue;
-            };
+            // Never dropped: a name that is not UTF-8 makes the directory
+            // unreadable, so whatever reads it is reported.
+            let name = de.file_name().into_string().map_err(|raw| {
+                SourceError::Io(format!(
+                    "`{dir}` holds a file whose name is not UTF-8 (`{}`), which gitops-lint cannot read from the working tree; commit it and run on the commit",
+                    raw.to_string_lossy()
+                ))
+            })?;
             let rel = if dir.is_empty() {
                 name.clone()
             } else {
@@ -93,9 +98,21 @@ impl DirTree {
                 // reading a FIFO would block for ever.
                 continue;
             } else {
-                let bytes = std::fs::read(de.path())
-                    .map_err(|e| SourceError::Io(format!("`{rel}`: {e}")))?;
-                (EntryKind::File, git_blob_id(&bytes))
+                let len = de
+                    .metadata()
+                    .map_err(|e| SourceError::Io(format!("`{rel}`: {e}")))?
+                    .len();
+                if len > super::MAX_BLOB_BYTES {
+                    // Never read: an id of its own, and reading it is an error.
+                    (
+                        EntryKind::File,
+                        git_blob_id(format!("{rel}\0{len}\0too large").as_bytes()),
+                    )
+                } else {
+                    let bytes = std::fs::read(de.path())
+                        .map_err(|e| SourceError::Io(format!("`{rel}`: {e}")))?;
+                    (EntryKind::File, git_blob_id(&bytes))
+                }
             };
             out.push(Entry { name, kind, id });
         }
@@ -150,9 +167,17 @@ impl Tree for DirTree {
                     .map_err(|e| SourceError::Io(format!("`{path}`: {e}")))?;
                 Ok(Arc::from(t.to_string_lossy().as_bytes()))
             }
-            EntryKind::File => std::fs::read(&abs)
-                .map(Arc::from)
-                .map_err(|e| SourceError::Io(format!("`{path}`: {e}"))),
+            EntryKind::File => {
+                let len = std::fs::metadata(&abs)
+                    .map_err(|e| SourceError::Io(format!("`{path}`: {e}")))?
+                    .len();
+                if len > super::MAX_BLOB_BYTES {
+                    return Err(SourceError::TooLarge(path.to_string(), len));
+                }
+                std::fs::read(&abs)
+                    .map(Arc::from)
+                    .map_err(|e| SourceError::Io(format!("`{path}`: {e}")))
+            }
             EntryKind::Dir => Err(SourceError::NotAFile(path.to_string())),
             EntryKind::Submodule => Err(SourceError::Submodule(path.to_string())),
         }

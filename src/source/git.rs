@@ -364,7 +364,12 @@ impl GitRepo {
             let mut entries = Vec::with_capacity(tree.len());
             bytes_seen = bytes_seen.saturating_add(dir.len());
             for e in &tree {
-                let Ok(name) = e.name() else { continue };
+                // Git names are bytes; Argo CD's checkout and Go read them as
+                // such. A name that is not UTF-8 is kept under its lossy form
+                // (the extension that selects manifests survives), never
+                // dropped; two names that become the same are refused below.
+                let name = String::from_utf8_lossy(e.name_bytes());
+                let name = name.as_ref();
                 entries_seen += 1;
                 bytes_seen = bytes_seen.saturating_add(name.len());
                 if entries_seen > super::MAX_ENTRIES || bytes_seen > super::MAX_INDEX_BYTES {
@@ -394,6 +399,12 @@ impl GitRepo {
                 });
             }
             entries.sort_by(|a, b| a.name.cmp(&b.name));
+            if let Some(w) = entries.windows(2).find(|w| w[0].name == w[1].name) {
+                return Err(RepoError::Git(format!(
+                    "the tree of commit `{commit}` has two entries named `{}` in `{dir}` once their names, which are not UTF-8, are read; gitops-lint cannot tell them apart",
+                    w[0].name
+                )));
+            }
             dirs.insert(dir, entries);
         }
         let root_id = oid_to_id(tree_id_of(repo, oid).map_err(g)?);
@@ -652,15 +663,25 @@ impl SharedRepo {
             return Ok(Arc::clone(b));
         }
         // A failed read leaves the slot empty: the next reader tries again
-        // and reports the error itself.
+        // and reports the error itself. So does a large blob: it is not kept.
         let bytes = self.read(id, path)?;
-        *slot = Some(Arc::clone(&bytes));
+        if bytes.len() <= super::MAX_CACHED_BLOB_BYTES {
+            *slot = Some(Arc::clone(&bytes));
+        }
         Ok(bytes)
     }
 
     fn read(&self, id: ObjectId, path: &str) -> Result<Arc<[u8]>, SourceError> {
         let repo = self.take_handle()?;
         let read = Oid::from_bytes(&id.0).map_err(|e| io(&e)).and_then(|oid| {
+            // The size from the object header, before anything is inflated.
+            let (size, _) = repo
+                .odb()
+                .and_then(|odb| odb.read_header(oid))
+                .map_err(|e| SourceError::Io(format!("`{path}`: {}", e.message())))?;
+            if size as u64 > super::MAX_BLOB_BYTES {
+                return Err(SourceError::TooLarge(path.to_string(), size as u64));
+            }
             repo.find_blob(oid)
                 .map(|blob| Arc::<[u8]>::from(blob.content()))
                 .map_err(|e| SourceError::Io(format!("`{path}`: {}", e.message())))

@@ -105,10 +105,22 @@ pub enum SourceError {
     /// A directory nested deeper than [`MAX_DEPTH`].
     #[error("`{0}` is nested more than {max} directories deep, deeper than gitops-lint reads", max = MAX_DEPTH)]
     TooDeep(String),
+    /// A file larger than [`MAX_BLOB_BYTES`], refused before it is read.
+    #[error("`{0}` is {1} bytes, larger than the {max} bytes gitops-lint reads", max = MAX_BLOB_BYTES)]
+    TooLarge(String, u64),
     /// Git or the file system failed.
     #[error("{0}")]
     Io(String),
 }
+
+/// The largest file read from a tree: a blob's size is read from its object
+/// header first, so a larger one is never inflated.
+pub const MAX_BLOB_BYTES: u64 = 64 << 20;
+
+/// Blobs up to this size stay in the run's blob cache (both revisions share
+/// them); larger ones are handed out and not kept, so a few large files
+/// cannot pin hundreds of megabytes for the whole run.
+pub const MAX_CACHED_BLOB_BYTES: usize = 1 << 20;
 
 /// A read-only tree of files.
 pub trait Tree: Send + Sync {

@@ -5,12 +5,13 @@
 
 use serde_json::{Map, Value};
 
-/// Replaces `{{ key }}` tags in `tmpl`.
+/// Replaces `{{ key }}` tags in `tmpl`, refusing to build more than `room`
+/// bytes (a 1 MiB parameter named by 200,000 tags would be 200 GB).
 ///
 /// # Errors
 /// A `{{` with no closing `}}` on a line that also has `{{...}}` (fasttemplate
-/// refuses to parse it).
-pub fn replace(tmpl: &str, params: &Map<String, Value>) -> Result<String, String> {
+/// refuses to parse it), or a result longer than `room`.
+pub fn replace(tmpl: &str, params: &Map<String, Value>, room: usize) -> Result<String, String> {
     // Argo CD skips strings that do not match `.*{{.*}}.*` (`.` stops at a newline).
     if !tmpl
         .lines()
@@ -29,7 +30,17 @@ pub fn replace(tmpl: &str, params: &Map<String, Value>) -> Result<String, String
             ));
         };
         let tag = &after[..close];
-        match params.get(tag.trim()) {
+        let value = params.get(tag.trim());
+        let grows = match value {
+            Some(Value::String(v)) => v.len(),
+            _ => tag.len() + 4,
+        };
+        if out.len().saturating_add(open).saturating_add(grows) > room {
+            return Err(format!(
+                "the rendered string would be longer than the {room} bytes left to this ApplicationSet's templates {}", super::BEYOND_LIMITS
+            ));
+        }
+        match value {
             Some(Value::String(s)) if !tag.trim().is_empty() => out.push_str(s),
             _ => {
                 out.push_str("{{");
@@ -63,15 +74,15 @@ mod tests {
             ("path[0]", Value::from("apps")),
         ]);
         assert_eq!(
-            replace("{{cluster}}-guestbook", &p).as_deref(),
+            replace("{{cluster}}-guestbook", &p, usize::MAX).as_deref(),
             Ok("engineering-dev-guestbook")
         );
         assert_eq!(
-            replace("{{ path.basename }}", &p).as_deref(),
+            replace("{{ path.basename }}", &p, usize::MAX).as_deref(),
             Ok("guestbook")
         );
         assert_eq!(
-            replace("{{path[0]}}/{{url}}", &p).as_deref(),
+            replace("{{path[0]}}/{{url}}", &p, usize::MAX).as_deref(),
             Ok("apps/https://1.2.3.4")
         );
     }
@@ -80,17 +91,17 @@ mod tests {
     fn missing_and_non_string_keys_stay_literal() {
         let p = params(&[("n", Value::from(3))]);
         assert_eq!(
-            replace("{{missing}}-{{ n }}", &p).as_deref(),
+            replace("{{missing}}-{{ n }}", &p, usize::MAX).as_deref(),
             Ok("{{missing}}-{{ n }}")
         );
-        assert_eq!(replace("{{}}", &p).as_deref(), Ok("{{}}"));
+        assert_eq!(replace("{{}}", &p, usize::MAX).as_deref(), Ok("{{}}"));
     }
 
     #[test]
     fn unclosed_tags() {
         let p = params(&[("a", Value::from("x"))]);
-        assert!(replace("{{a}} {{b", &p).is_err());
+        assert!(replace("{{a}} {{b", &p, usize::MAX).is_err());
         // No complete tag on any line: returned unchanged, as Argo CD does.
-        assert_eq!(replace("{{a\n}}", &p).as_deref(), Ok("{{a\n}}"));
+        assert_eq!(replace("{{a\n}}", &p, usize::MAX).as_deref(), Ok("{{a\n}}"));
     }
 }

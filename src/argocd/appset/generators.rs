@@ -66,11 +66,21 @@ const MAX_ENTRIES: usize = 2_000_000;
 /// aliased elements each would otherwise multiply into hundreds of millions.
 const MAX_PARAM_SETS: usize = 100_000;
 
+/// Most parameter sets all generator evaluations of one ApplicationSet may
+/// produce, counted before selectors filter them and across every
+/// re-evaluation of a `matrix`'s second generator: a matrix whose second
+/// generator yields 100,000 sets that its selector then drops, once per
+/// element of a 100,000-element first generator, is work the output never
+/// shows.
+const MAX_GENERATED: usize = 1_000_000;
+
 /// Evaluates generators for one ApplicationSet.
 pub struct Evaluator<'a> {
     cx: &'a AppSetContext<'a>,
     r: &'a Renderer,
     index: RefCell<Option<Arc<TreeIndex>>>,
+    /// Parameter sets generated so far (see [`MAX_GENERATED`]).
+    generated: std::cell::Cell<usize>,
 }
 
 type Res<T> = Result<T, AppSetError>;
@@ -86,6 +96,7 @@ impl<'a> Evaluator<'a> {
             cx,
             r,
             index: RefCell::new(None),
+            generated: std::cell::Cell::new(0),
         }
     }
 
@@ -131,6 +142,22 @@ impl<'a> Evaluator<'a> {
             ),
         };
         let outcome = self.generate(kind, body, depth)?;
+        // One for the evaluation itself, so evaluations generating nothing count too.
+        let produced = match &outcome {
+            Outcome::Sets(sets) => sets.len(),
+            Outcome::Unresolved(_) => 0,
+        };
+        let total = self
+            .generated
+            .get()
+            .saturating_add(produced)
+            .saturating_add(1);
+        if total > MAX_GENERATED {
+            return err(format!(
+                "generators evaluated more than {MAX_GENERATED} parameter sets (counting every re-evaluation of a matrix's second generator) {}", super::BEYOND_LIMITS
+            ));
+        }
+        self.generated.set(total);
         let Some(selector) = selector else {
             return Ok(outcome);
         };
@@ -372,24 +399,33 @@ impl<'a> Evaluator<'a> {
     ) -> Res<Outcome> {
         let index = self.index()?;
         let strict = self.cx.settings.new_git_file_globbing;
-        let matches = |pattern: &str, f: &str| {
-            if strict {
-                glob::doublestar_match(pattern, f)
-            } else {
-                glob::git_pathspec_match(pattern, f)
-            }
+        let matchers = items
+            .iter()
+            .map(|(pattern, _)| {
+                if strict {
+                    glob::Doublestar::new(pattern)
+                        .map(Some)
+                        .map_err(|e| AppSetError(format!("git generator: {e}")))
+                } else {
+                    Ok(None)
+                }
+            })
+            .collect::<Res<Vec<_>>>()?;
+        let matches = |i: usize, f: &str| match &matchers[i] {
+            Some(d) => d.matches(f),
+            None => glob::git_pathspec_match(&items[i].0, f),
         };
         let mut selected: BTreeSet<&str> = BTreeSet::new();
-        for (pattern, _) in items.iter().filter(|(_, ex)| !ex) {
+        for (i, (pattern, _)) in items.iter().enumerate().filter(|(_, (_, ex))| !ex) {
             let base = glob::literal_dir_prefix(pattern);
             for f in &index.files {
-                if source::path::strip_dir(f, base).is_some() && matches(pattern, f) {
+                if source::path::strip_dir(f, base).is_some() && matches(i, f) {
                     selected.insert(f);
                 }
             }
         }
-        for (pattern, _) in items.iter().filter(|(_, ex)| *ex) {
-            selected.retain(|f| !matches(pattern, f));
+        for (i, _) in items.iter().enumerate().filter(|(_, (_, ex))| *ex) {
+            selected.retain(|f| !matches(i, f));
         }
         let mut sets = Vec::new();
         for file in selected {
@@ -603,7 +639,8 @@ impl<'a> Evaluator<'a> {
             };
             if out.len().saturating_add(second.len()) > MAX_PARAM_SETS {
                 return err(format!(
-                    "matrix generator: more than {MAX_PARAM_SETS} parameter sets, more than gitops-lint expands"
+                    "matrix generator: more than {MAX_PARAM_SETS} parameter sets {}",
+                    super::BEYOND_LIMITS
                 ));
             }
             for b in second {
@@ -712,7 +749,10 @@ fn walk_tree(tree: &dyn crate::source::Tree) -> Res<TreeIndex> {
             .map_err(|e| AppSetError(format!("cannot list `{dir}`: {e}")))?;
         seen += entries.len();
         if seen > MAX_ENTRIES {
-            return err("repository has too many files to expand git generators");
+            return err(format!(
+                "repository has too many files to expand git generators {}",
+                super::BEYOND_LIMITS
+            ));
         }
         for e in entries.iter().rev() {
             let path = if dir.is_empty() {

@@ -53,18 +53,58 @@ pub fn git_pathspec_match(pattern: &str, path: &str) -> bool {
     wild(&p, &n, Dialect::Git)
 }
 
-/// `doublestar.Match` as used by `FilepathGlob` under the new globbing.
+/// A pattern for `doublestar.Match` (as used by `FilepathGlob` under the
+/// new globbing), its braces expanded once for every path it is matched to.
+pub struct Doublestar {
+    alternatives: Vec<Vec<char>>,
+}
+
+impl Doublestar {
+    /// Expands `pattern`'s braces.
+    ///
+    /// # Errors
+    /// Braces that expand to more than [`MAX_BRACE_ALTERNATIVES`]
+    /// alternatives: the pattern is refused rather than matched against
+    /// some of them, which would silently select fewer files.
+    pub fn new(pattern: &str) -> Result<Doublestar, String> {
+        let mut alternatives = Vec::new();
+        let mut work = 0;
+        if !expand_braces(pattern, &mut alternatives, &mut work) {
+            return Err(format!(
+                "the pattern `{pattern}` expands to more than {MAX_BRACE_ALTERNATIVES} brace alternatives {}", super::BEYOND_LIMITS
+            ));
+        }
+        Ok(Doublestar {
+            alternatives: alternatives
+                .into_iter()
+                .map(|a| a.chars().collect())
+                .collect(),
+        })
+    }
+
+    /// Whether `path` matches.
+    #[must_use]
+    pub fn matches(&self, path: &str) -> bool {
+        let n: Vec<char> = path.chars().collect();
+        self.alternatives
+            .iter()
+            .any(|p| wild(p, &n, Dialect::Doublestar))
+    }
+}
+
+/// `doublestar.Match`; a pattern past [`MAX_BRACE_ALTERNATIVES`] matches nothing.
 #[must_use]
 pub fn doublestar_match(pattern: &str, path: &str) -> bool {
-    for alt in expand_braces(pattern) {
-        let p: Vec<char> = alt.chars().collect();
-        let n: Vec<char> = path.chars().collect();
-        if wild(&p, &n, Dialect::Doublestar) {
-            return true;
-        }
-    }
-    false
+    Doublestar::new(pattern).is_ok_and(|d| d.matches(path))
 }
+
+/// Most alternatives one pattern's braces may expand to.
+pub const MAX_BRACE_ALTERNATIVES: usize = 256;
+
+/// Bytes of intermediate patterns brace expansion may build (a pattern of
+/// thousands of one-alternative groups would otherwise be copied once per
+/// group per alternative).
+const MAX_BRACE_WORK: usize = 16 << 20;
 
 /// The directory part of a pattern before its first wildcard, used to limit tree walks.
 #[must_use]
@@ -231,10 +271,22 @@ fn wild(p: &[char], n: &[char], d: Dialect) -> bool {
     go(p, n, d, 0)
 }
 
-fn expand_braces(pattern: &str) -> Vec<String> {
+/// Appends `pattern`'s brace alternatives to `out`, stopping (`false`) as
+/// soon as one more than [`MAX_BRACE_ALTERNATIVES`] would be needed or the
+/// work passes [`MAX_BRACE_WORK`]: `{a,b}` forty times is refused after 257
+/// alternatives, not after computing 2^40.
+fn expand_braces(pattern: &str, out: &mut Vec<String>, work: &mut usize) -> bool {
+    *work = work.saturating_add(pattern.len() + 1);
+    if *work > MAX_BRACE_WORK {
+        return false;
+    }
     let chars: Vec<char> = pattern.chars().collect();
     let Some(open) = chars.iter().position(|c| *c == '{') else {
-        return vec![pattern.to_string()];
+        if out.len() >= MAX_BRACE_ALTERNATIVES {
+            return false;
+        }
+        out.push(pattern.to_string());
+        return true;
     };
     let mut depth = 0;
     let mut close = None;
@@ -254,23 +306,24 @@ fn expand_braces(pattern: &str) -> Vec<String> {
         }
     }
     let Some(close) = close else {
-        return vec![pattern.to_string()];
+        if out.len() >= MAX_BRACE_ALTERNATIVES {
+            return false;
+        }
+        out.push(pattern.to_string());
+        return true;
     };
     let head: String = chars[..open].iter().collect();
     let tail: String = chars[close + 1..].iter().collect();
     let mut bounds = vec![open];
     bounds.extend(commas);
     bounds.push(close);
-    let mut out = Vec::new();
     for w in bounds.windows(2) {
         let alt: String = chars[w[0] + 1..w[1]].iter().collect();
-        for t in expand_braces(&format!("{head}{alt}{tail}")) {
-            if out.len() < 256 {
-                out.push(t);
-            }
+        if !expand_braces(&format!("{head}{alt}{tail}"), out, work) {
+            return false;
         }
     }
-    out
+    true
 }
 
 #[cfg(test)]

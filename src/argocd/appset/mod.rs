@@ -202,6 +202,21 @@ impl Expansion {
 #[error("{0}")]
 pub struct AppSetError(pub String);
 
+/// Ends every message about a limit of gitops-lint's own (a budget of
+/// template work, a cap on parameter sets): Argo CD has no such limit and
+/// would expand the ApplicationSet, so hitting one makes the expansion
+/// unknown, never "the controller stops and deletes nothing".
+pub const BEYOND_LIMITS: &str = "(beyond what gitops-lint evaluates)";
+
+impl AppSetError {
+    /// Whether this is one of gitops-lint's limits rather than an error
+    /// Argo CD's controller would meet.
+    #[must_use]
+    pub fn is_beyond_limits(&self) -> bool {
+        self.0.contains(BEYOND_LIMITS)
+    }
+}
+
 /// The effective policy alone (no generators evaluated).
 ///
 /// # Errors
@@ -220,6 +235,23 @@ pub fn policy(appset: &Value, settings: &AppSetSettings) -> Result<AppSetPolicy,
 /// that does not parse, a `matrix` without exactly two children...
 pub fn expand(appset: &Value, cx: &AppSetContext<'_>) -> Result<Expansion, AppSetError> {
     let policy = policy::effective(appset, cx.settings)?;
+    match expand_within_limits(appset, cx, policy.clone()) {
+        // Not the controller's error: what it would generate is unknown.
+        Err(e) if e.is_beyond_limits() => Ok(Expansion {
+            apps: Vec::new(),
+            unresolved: vec![e.0],
+            policy,
+            notes: Vec::new(),
+        }),
+        other => other,
+    }
+}
+
+fn expand_within_limits(
+    appset: &Value,
+    cx: &AppSetContext<'_>,
+    policy: AppSetPolicy,
+) -> Result<Expansion, AppSetError> {
     let spec = appset
         .get("spec")
         .and_then(Value::as_object)

@@ -5,13 +5,13 @@
 //! `controllers/template/{template,patch}.go`,
 //! `generators/generator_spec_processor.go`).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
-use super::gotemplate::{self, MissingKey, Template, V};
+use super::gotemplate::{self, Budget, MissingKey, Template, V};
 use super::{fasttemplate, AppSetError, RESOURCES_FINALIZER};
 
 /// One generator's parameter set.
@@ -22,7 +22,19 @@ pub struct Renderer {
     go: bool,
     missing: MissingKey,
     cache: RefCell<HashMap<String, Rc<Result<Template, String>>>>,
+    /// Work left to this ApplicationSet's whole expansion: every string
+    /// rendered (Application fields, generator interpolations, values) draws
+    /// on it, so many small renders cannot add up to an unbounded one.
+    budget: Cell<Budget>,
 }
+
+/// Work one ApplicationSet's expansion may do: template steps, and bytes of
+/// values and rendered text. Ten times what 100,000 parameter sets rendering
+/// a typical Application need.
+pub const EXPANSION_BUDGET: Budget = Budget {
+    steps: 50_000_000,
+    bytes: 512 << 20,
+};
 
 /// Parameters prepared once for many strings.
 pub enum Data<'a> {
@@ -30,6 +42,15 @@ pub enum Data<'a> {
     Fast(&'a Params),
     /// goTemplate: the template data.
     Go(V),
+}
+
+fn exhausted() -> String {
+    format!(
+        "the ApplicationSet's templates exceed gitops-lint's budget of {} template steps and {} MiB of rendered values {}",
+        EXPANSION_BUDGET.steps,
+        EXPANSION_BUDGET.bytes >> 20,
+        super::BEYOND_LIMITS
+    )
 }
 
 impl Renderer {
@@ -47,6 +68,7 @@ impl Renderer {
             go,
             missing,
             cache: RefCell::new(HashMap::new()),
+            budget: Cell::new(EXPANSION_BUDGET),
         })
     }
 
@@ -89,21 +111,36 @@ impl Renderer {
         data: &Data<'_>,
         missing: MissingKey,
     ) -> Result<String, String> {
-        match data {
-            Data::Fast(p) => fasttemplate::replace(src, p),
+        let mut budget = self.budget.get();
+        if budget.steps == 0 {
+            return Err(exhausted());
+        }
+        budget.steps -= 1;
+        let out = match data {
+            Data::Fast(p) => fasttemplate::replace(src, p, budget.bytes),
             Data::Go(v) => {
                 if !src.contains("{{") {
                     // Nothing to do: Go would print the text unchanged.
-                    return Ok(src.to_string());
-                }
-                match &*self.parsed(src) {
-                    Ok(t) => t
-                        .execute(v, missing)
-                        .map_err(|e| format!("failed to execute go template {src}: {e}")),
-                    Err(e) => Err(format!("failed to parse template {src}: {e}")),
+                    Ok(src.to_string())
+                } else {
+                    match &*self.parsed(src) {
+                        Ok(t) => t
+                            .execute_within(v, missing, &mut budget)
+                            .map_err(|e| format!("failed to execute go template {src}: {e}")),
+                        Err(e) => Err(format!("failed to parse template {src}: {e}")),
+                    }
                 }
             }
+        };
+        if let Ok(text) = &out {
+            if text.len() > budget.bytes {
+                self.budget.set(Budget { steps: 0, bytes: 0 });
+                return Err(exhausted());
+            }
+            budget.bytes -= text.len();
         }
+        self.budget.set(budget);
+        out
     }
 
     /// Renders every string and map key of `v`.

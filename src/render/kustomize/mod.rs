@@ -36,6 +36,72 @@ pub(crate) fn content(msg: impl Into<String>) -> RenderError {
     RenderError::content(msg)
 }
 
+/// Most nodes (see [`nodes`]) one resource may hold after a patch or a
+/// replacement: far beyond any object the API server stores (etcd refuses
+/// requests over 1.5 MiB), and small enough that a JSON patch `copy` or a
+/// replacement doubling a document is stopped after a few doublings.
+pub(crate) const MAX_RESOURCE_NODES: usize = 1_000_000;
+
+/// Most nodes patches and replacements may be charged in one render: each
+/// application of a strategic-merge patch or JSON `add`/`replace` is charged
+/// the nodes of the value it brings, each `copy` the size of the resource
+/// it grows, each replacement its value once per field it sets. This bounds
+/// what they can add to a build as a whole (a 100,000-node patch applied to
+/// every one of 50,000 resources included), and the time spent checking.
+pub(crate) const MAX_PATCH_NODES: usize = 4_000_000;
+
+/// Counts `v`'s nodes, a string counting one more per 256 bytes (as the YAML
+/// loader's alias budget does), stopping once past `cap`.
+pub(crate) fn nodes(v: &serde_json::Value, cap: usize) -> usize {
+    fn walk(v: &serde_json::Value, n: &mut usize, cap: usize) {
+        if *n > cap {
+            return;
+        }
+        *n += 1;
+        match v {
+            serde_json::Value::String(s) => *n += s.len() / 256,
+            serde_json::Value::Array(a) => a.iter().for_each(|e| walk(e, n, cap)),
+            serde_json::Value::Object(o) => o.iter().for_each(|(k, e)| {
+                *n += k.len() / 256;
+                walk(e, n, cap);
+            }),
+            _ => {}
+        }
+    }
+    let mut n = 0;
+    walk(v, &mut n, cap);
+    n
+}
+
+/// Charges `n` nodes to this render's patch budget ([`MAX_PATCH_NODES`]).
+pub(crate) fn charge_nodes(cx: &RenderContext<'_>, n: usize) -> KResult<()> {
+    use std::sync::atomic::Ordering;
+    let before = cx.patch_nodes.fetch_add(n, Ordering::Relaxed);
+    if before.saturating_add(n) > MAX_PATCH_NODES {
+        return Err(content(format!(
+            "patches and replacements in this build add or copy more than {MAX_PATCH_NODES} nodes; gitops-lint stops there"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a resource grown past [`MAX_RESOURCE_NODES`], charging the
+/// count to the render's patch budget.
+pub(crate) fn check_resource_size(
+    cx: &RenderContext<'_>,
+    v: &serde_json::Value,
+    what: &str,
+) -> KResult<()> {
+    let n = nodes(v, MAX_RESOURCE_NODES);
+    charge_nodes(cx, n)?;
+    if n > MAX_RESOURCE_NODES {
+        return Err(content(format!(
+            "{what} grows a resource past {MAX_RESOURCE_NODES} nodes; gitops-lint stops there"
+        )));
+    }
+    Ok(())
+}
+
 /// Renders the kustomization at `spec.path`.
 ///
 /// # Errors

@@ -5,11 +5,11 @@
 
 use serde_json::Value;
 
-use super::build::{matching_any_id, Acc};
+use super::build::Acc;
 use super::load::Kustomization;
 use super::resource::{Res, ResId};
 use super::selector::Selector;
-use super::{content, smp, KResult};
+use super::{charge_nodes, check_resource_size, content, nodes, smp, KResult, MAX_PATCH_NODES};
 use crate::render::RenderContext;
 use crate::yaml;
 
@@ -113,22 +113,11 @@ fn apply_smp(
     }
 }
 
-fn apply_smp_at(
-    res: &mut Vec<Res>,
-    i: usize,
-    patch: &Value,
-    allow_name: bool,
-    allow_kind: bool,
-) -> KResult<()> {
-    if !apply_smp(&mut res[i], patch, allow_name, allow_kind, true)? {
-        res.remove(i);
-    }
-    Ok(())
-}
-
 /// Applies JSON 6902 operations one by one. Like evanphx/json-patch v4 (which
-/// Kustomize uses), `replace` of a missing map key adds it.
-fn apply_json(r: &mut Res, ops: &Value, source: &str) -> KResult<()> {
+/// Kustomize uses), `replace` of a missing map key adds it. Each operation is
+/// charged what it can add: its value, or for `copy`/`move` the resource's
+/// size afterwards, which is also held to the per-resource limit.
+fn apply_json(cx: &RenderContext<'_>, r: &mut Res, ops: &Value, source: &str) -> KResult<()> {
     let Some(list) = ops.as_array() else {
         return Err(content(format!(
             "patch {source}: a JSON 6902 patch must be a list of operations"
@@ -160,11 +149,100 @@ fn apply_json(r: &mut Res, ops: &Value, source: &str) -> KResult<()> {
                 }
             }
         }
+        let copies = matches!(op.get("op").and_then(Value::as_str), Some("copy" | "move"));
+        charge_nodes(cx, op.get("value").map_or(1, |v| nodes(v, MAX_PATCH_NODES)))?;
         let patch: json_patch::Patch = serde_json::from_value(Value::Array(vec![op]))
             .map_err(|e| content(format!("patch {source}: invalid JSON 6902 patch: {e}")))?;
         json_patch::patch(&mut r.v, &patch)
             .map_err(|e| content(format!("patch {source} on {}: {e}", r.cur_id().display())))?;
+        if copies {
+            check_resource_size(cx, &r.v, &format!("patch {source}"))?;
+        }
     }
+    Ok(())
+}
+
+/// Finds resources by id without scanning every resource per patch: a
+/// thousand patches over thousands of resources stay linear. Candidates
+/// share a name; [`ResId::same`] decides.
+struct IdIndex {
+    by_name: std::collections::HashMap<String, Vec<usize>>,
+}
+
+impl IdIndex {
+    fn new(res: &[Res]) -> IdIndex {
+        let mut by_name: std::collections::HashMap<String, Vec<usize>> =
+            std::collections::HashMap::new();
+        for (i, r) in res.iter().enumerate() {
+            for id in r.all_ids() {
+                let slot = by_name.entry(id.name).or_default();
+                if slot.last() != Some(&i) {
+                    slot.push(i);
+                }
+            }
+        }
+        IdIndex { by_name }
+    }
+
+    /// Live resources matching any id of theirs to `id`, in order.
+    fn matching(&self, res: &[Res], gone: &[bool], id: &ResId) -> Vec<usize> {
+        self.by_name.get(&id.name).map_or_else(Vec::new, |c| {
+            c.iter()
+                .copied()
+                .filter(|i| !gone[*i] && res[*i].all_ids().iter().any(|x| x.same(id)))
+                .collect()
+        })
+    }
+
+    /// Records a resource's ids after a patch may have renamed it.
+    fn update(&mut self, i: usize, r: &Res) {
+        for id in r.all_ids() {
+            let slot = self.by_name.entry(id.name).or_default();
+            if !slot.contains(&i) {
+                slot.push(i);
+                slot.sort_unstable();
+            }
+        }
+    }
+}
+
+/// Applies strategic-merge patches, each to the one resource it names, as
+/// `patchesStrategicMerge` and untargeted `patches` entries do. Deleted
+/// resources are removed at the end, so the index stays valid.
+fn apply_smp_by_id(
+    cx: &RenderContext<'_>,
+    k: &Kustomization,
+    acc: &mut Acc,
+    patches: &[Value],
+    allow: (bool, bool),
+    set_gvk: bool,
+    messages: (&str, &str),
+) -> KResult<()> {
+    let mut index = IdIndex::new(&acc.res);
+    let mut gone = vec![false; acc.res.len()];
+    for p in patches {
+        let id = patch_id(p);
+        let hits = index.matching(&acc.res, &gone, &id);
+        match hits.as_slice() {
+            [i] => {
+                charge_nodes(cx, nodes(p, MAX_PATCH_NODES))?;
+                if apply_smp(&mut acc.res[*i], p, allow.0, allow.1, set_gvk)? {
+                    index.update(*i, &acc.res[*i]);
+                } else {
+                    gone[*i] = true;
+                }
+            }
+            [] => {
+                return Err(k.err(messages.0.replace("{}", &id.display())));
+            }
+            _ => return Err(k.err(messages.1.replace("{}", &id.display()))),
+        }
+    }
+    let mut i = 0;
+    acc.res.retain(|_| {
+        i += 1;
+        !gone[i - 1]
+    });
     Ok(())
 }
 
@@ -213,48 +291,48 @@ pub fn patch_entry(
                     )));
                 }
                 let sel = Selector::new(t)?;
-                let ids: Vec<ResId> = sel
-                    .select(&acc.res)
-                    .iter()
-                    .map(|i| acc.res[*i].cur_id())
-                    .collect();
+                // The selected resources, patched in place: each is patched
+                // once, so the order is immaterial, and deletions are
+                // removed afterwards (no search per target, no shifting).
+                let targets = sel.select(&acc.res);
+                let mut gone = vec![false; acc.res.len()];
                 for p in &patches {
-                    for id in &ids {
-                        if let Some(i) = acc.res.iter().position(|r| r.cur_id().same(id)) {
-                            let mut p = p.clone();
-                            if let (Some(m), Some(kind)) =
-                                (p.as_object_mut(), patches[0].get("kind").cloned())
-                            {
-                                m.insert("kind".into(), kind);
-                            }
-                            apply_smp_at(&mut acc.res, i, &p, allow_name, allow_kind)?;
+                    let mut p = p.clone();
+                    if let (Some(m), Some(kind)) =
+                        (p.as_object_mut(), patches[0].get("kind").cloned())
+                    {
+                        m.insert("kind".into(), kind);
+                    }
+                    let cost = nodes(&p, MAX_PATCH_NODES);
+                    for &i in &targets {
+                        if gone[i] {
+                            continue;
+                        }
+                        charge_nodes(cx, cost)?;
+                        if !apply_smp(&mut acc.res[i], &p, allow_name, allow_kind, true)? {
+                            gone[i] = true;
                         }
                     }
                 }
+                let mut i = 0;
+                acc.res.retain(|_| {
+                    i += 1;
+                    !gone[i - 1]
+                });
             } else {
-                for p in &patches {
-                    let id = patch_id(p);
-                    let hits = matching_any_id(&acc.res, &id);
-                    match hits.as_slice() {
-                        [i] => {
-                            if !apply_smp(&mut acc.res[*i], p, allow_name, allow_kind, false)? {
-                                acc.res.remove(*i);
-                            }
-                        }
-                        [] => {
-                            return Err(k.err(format!(
-                                "no resource matches strategic merge patch {} ({source})",
-                                id.display()
-                            )))
-                        }
-                        _ => {
-                            return Err(k.err(format!(
-                                "multiple resources match strategic merge patch {}",
-                                id.display()
-                            )))
-                        }
-                    }
-                }
+                let missing = format!("no resource matches strategic merge patch {{}} ({source})");
+                apply_smp_by_id(
+                    cx,
+                    k,
+                    acc,
+                    &patches,
+                    (allow_name, allow_kind),
+                    false,
+                    (
+                        &missing,
+                        "multiple resources match strategic merge patch {}",
+                    ),
+                )?;
             }
         }
         Body::Json(ops) => {
@@ -264,7 +342,7 @@ pub fn patch_entry(
             let sel = Selector::new(t)?;
             for i in sel.select(&acc.res) {
                 acc.res[i].store_prev_id();
-                apply_json(&mut acc.res[i], &ops, &source)?;
+                apply_json(cx, &mut acc.res[i], &ops, &source)?;
             }
         }
     }
@@ -298,21 +376,18 @@ pub fn patches_strategic_merge(
             patches.push(r.v);
         }
     }
-    for p in &patches {
-        let id = patch_id(p);
-        let hits = matching_any_id(&acc.res, &id);
-        match hits.as_slice() {
-            [i] => apply_smp_at(&mut acc.res, *i, p, false, false)?,
-            [] => {
-                return Err(k.err(format!(
-                    "no matches for Id {}; failed to find unique target for patch",
-                    id.display()
-                )))
-            }
-            _ => return Err(k.err(format!("multiple matches for Id {}", id.display()))),
-        }
-    }
-    Ok(())
+    apply_smp_by_id(
+        cx,
+        k,
+        acc,
+        &patches,
+        (false, false),
+        true,
+        (
+            "no matches for Id {}; failed to find unique target for patch",
+            "multiple matches for Id {}",
+        ),
+    )
 }
 
 /// The legacy `patchesJson6902` list.
@@ -360,7 +435,7 @@ pub fn patches_json6902(cx: &RenderContext<'_>, k: &Kustomization, acc: &mut Acc
         }
         let sel = Selector::new(&target)?;
         for i in sel.select(&acc.res) {
-            apply_json(&mut acc.res[i], &ops, &format!("`{path}`"))?;
+            apply_json(cx, &mut acc.res[i], &ops, &format!("`{path}`"))?;
         }
     }
     Ok(())

@@ -354,7 +354,11 @@ fn set_value(
 ///
 /// # Errors
 /// Missing or ambiguous sources, missing target fields, bad options.
-pub fn apply(list: &[Value], res: &mut [Res]) -> KResult<()> {
+/// Each value set is charged to the render's patch budget, and a target
+/// resource grown past the per-resource limit stops the build: a
+/// replacement copying a resource's `spec` into itself, forty times over,
+/// would otherwise double it forty times.
+pub fn apply(cx: &RenderContext<'_>, list: &[Value], res: &mut [Res]) -> KResult<()> {
     for r in list {
         let (Some(src), Some(targets)) =
             (r.get("source"), r.get("targets").and_then(Value::as_array))
@@ -513,12 +517,15 @@ pub fn apply(list: &[Value], res: &mut [Res]) -> KResult<()> {
                             x.cur_id().display()
                         )));
                     }
+                    let cost = super::nodes(&value, super::MAX_PATCH_NODES);
                     for p in ptrs {
                         let was_created = created.contains(&p);
                         if let Some(node) = x.v.pointer_mut(&p) {
+                            super::charge_nodes(cx, cost)?;
                             set_value(node, &value, was_created, opts)?;
                         }
                     }
+                    super::check_resource_size(cx, &x.v, "a replacement")?;
                 }
             }
         }
@@ -557,7 +564,7 @@ pub fn run(
             all.push(r.clone());
         }
     }
-    apply(&all, &mut acc.res).map_err(|e| k.err(e.message))
+    apply(cx, &all, &mut acc.res).map_err(|e| k.err(e.message))
 }
 
 /// The kustomization's `replacements:` field.

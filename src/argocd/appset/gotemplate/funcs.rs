@@ -11,6 +11,7 @@ use sha2::Digest as _;
 use super::printf::sprintf;
 use super::value::V;
 use super::yaml_out;
+use super::BEYOND_LIMITS;
 
 type R = Result<V, String>;
 
@@ -657,8 +658,23 @@ pub(super) fn mutates_first_arg(name: &str) -> bool {
     )
 }
 
+/// Refuses a result of `len` bytes when only `room` are left to the template.
+fn fits(len: usize, room: usize) -> Result<(), String> {
+    if len > room {
+        Err(format!(
+            "the result would take {len} bytes, more than the {room} left to this template {BEYOND_LIMITS}"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Calls `name`. `room` is what is left of the execution's value budget: a
+/// function whose result can outgrow its arguments checks the result's size
+/// against it before building the result (results no larger than a small
+/// multiple of their arguments are charged by the caller afterwards).
 #[allow(clippy::too_many_lines)]
-pub(super) fn call(name: &str, args: Vec<V>) -> R {
+pub(super) fn call(name: &str, args: Vec<V>, room: usize) -> R {
     // Typed parameters reject a missing value ("invalid value; expected
     // string"); untyped ones see it as nil, which `iface` applies to values
     // a function stores or returns.
@@ -837,9 +853,7 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
                 return Err("strings: negative Repeat count".into());
             }
             let n = usize::try_from(n).unwrap_or(0);
-            if st.len().saturating_mul(n) > 1 << 20 {
-                return Err("repeat result too large".into());
-            }
+            fits(st.len().saturating_mul(n), room)?;
             Ok(V::Str(st.repeat(n)))
         }
         "trimall" | "trimAll" => {
@@ -873,7 +887,14 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
         )),
         "indent" | "nindent" => {
             arity(a, 2)?;
-            let pad = " ".repeat(usize::try_from(int(&a[0])?).unwrap_or(0));
+            let width = usize::try_from(int(&a[0])?).unwrap_or(0);
+            let text = s(&a[1])?;
+            let lines = text.bytes().filter(|b| *b == b'\n').count() + 1;
+            fits(
+                width.saturating_mul(lines).saturating_add(text.len() + 1),
+                room,
+            )?;
+            let pad = " ".repeat(width);
             let body = format!("{pad}{}", s(&a[1])?.replace('\n', &format!("\n{pad}")));
             Ok(V::Str(if name == "nindent" {
                 format!("\n{body}")
@@ -884,6 +905,16 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
         "replace" => {
             arity(a, 3)?;
             let (old, new, src) = (s(&a[0])?, s(&a[1])?, s(&a[2])?);
+            let hits = if old.is_empty() {
+                src.chars().count() + 1
+            } else {
+                src.matches(old).count()
+            };
+            fits(
+                src.len()
+                    .saturating_add(hits.saturating_mul(new.len().saturating_sub(old.len()))),
+                room,
+            )?;
             Ok(V::Str(go_replace_all(src, old, new)))
         }
         "plural" => {
@@ -922,6 +953,7 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
                 arity(a, 3)?;
                 (s(&a[0])?, s(&a[2])?, int(&a[1])?)
             };
+            fits(split_cost(orig, sep), room)?;
             let parts = go_split(orig, sep, n);
             Ok(V::Map(
                 parts
@@ -933,6 +965,7 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
         }
         "splitList" => {
             arity(a, 2)?;
+            fits(split_cost(s(&a[1])?, s(&a[0])?), room)?;
             Ok(V::List(
                 go_split(s(&a[1])?, s(&a[0])?, -1)
                     .into_iter()
@@ -947,11 +980,11 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
         "until" => {
             arity(a, 1)?;
             let n = int(&a[0])?;
-            range_list(0, n, if n < 0 { -1 } else { 1 })
+            range_list(0, n, if n < 0 { -1 } else { 1 }, room)
         }
         "untilStep" => {
             arity(a, 3)?;
-            range_list(int(&a[0])?, int(&a[1])?, int(&a[2])?)
+            range_list(int(&a[0])?, int(&a[1])?, int(&a[2])?, room)
         }
         "add1" => {
             arity(a, 1)?;
@@ -994,7 +1027,15 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
         }
         "join" => {
             arity(a, 2)?;
-            Ok(V::Str(strslice(&a[1]).join(s(&a[0])?)))
+            let sep = s(&a[0])?;
+            let parts = strslice(&a[1]);
+            let len = parts
+                .iter()
+                .fold(sep.len().saturating_mul(parts.len()), |n, p| {
+                    n.saturating_add(p.len())
+                });
+            fits(len, room)?;
+            Ok(V::Str(parts.join(sep)))
         }
         "sortAlpha" => {
             arity(a, 1)?;
@@ -1038,10 +1079,12 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
         "toJson" | "mustToJson" | "toRawJson" | "mustToRawJson" => {
             arity(a, 1)?;
             let raw = name.contains("Raw");
+            fits(a[0].printed_bound(), room)?;
             Ok(V::Str(go_json(&a[0], !raw, false)))
         }
         "toPrettyJson" | "mustToPrettyJson" => {
             arity(a, 1)?;
+            fits(a[0].printed_bound(), room)?;
             Ok(V::Str(go_json(&a[0], true, true)))
         }
         "ternary" => {
@@ -1329,15 +1372,12 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
         "regexReplaceAll" | "mustRegexReplaceAll" => {
             arity(a, 3)?;
             let re = regex(s(&a[0])?)?;
-            Ok(V::Str(re.replace_all(s(&a[1])?, s(&a[2])?).into_owned()))
+            regex_replace(&re, s(&a[1])?, s(&a[2])?, true, room)
         }
         "regexReplaceAllLiteral" | "mustRegexReplaceAllLiteral" => {
             arity(a, 3)?;
             let re = regex(s(&a[0])?)?;
-            Ok(V::Str(
-                re.replace_all(s(&a[1])?, regex::NoExpand(s(&a[2])?))
-                    .into_owned(),
-            ))
+            regex_replace(&re, s(&a[1])?, s(&a[2])?, false, room)
         }
         "regexSplit" | "mustRegexSplit" => {
             arity(a, 3)?;
@@ -1357,6 +1397,7 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
         "slugify" => slugify(a),
         "toYaml" => {
             arity(a, 1)?;
+            fits(a[0].printed_bound(), room)?;
             Ok(V::Str(
                 yaml_out::to_yaml(&a[0]).trim_end_matches('\n').to_string(),
             ))
@@ -1407,7 +1448,7 @@ fn two_bool(a: &[V], f: impl Fn(&str, &str) -> bool) -> R {
     Ok(V::Bool(f(s(&a[0])?, s(&a[1])?)))
 }
 
-fn range_list(start: i64, stop: i64, step: i64) -> R {
+fn range_list(start: i64, stop: i64, step: i64, room: usize) -> R {
     let mut out = Vec::new();
     if step == 0 {
         return Ok(V::List(out));
@@ -1416,11 +1457,64 @@ fn range_list(start: i64, stop: i64, step: i64) -> R {
     while (step > 0 && i < stop) || (step < 0 && i > stop) {
         out.push(V::Int(i));
         if out.len() > 1_000_000 {
-            return Err("range too large".into());
+            return Err(format!(
+                "a range of more than 1000000 numbers {BEYOND_LIMITS}"
+            ));
         }
-        i += step;
+        fits(out.len().saturating_mul(super::value::NODE_COST), room)?;
+        i = match i.checked_add(step) {
+            Some(n) => n,
+            None => break,
+        };
     }
     Ok(V::List(out))
+}
+
+/// What splitting `text` at `sep` costs: one node per part, and an empty
+/// separator makes every character a part.
+fn split_cost(text: &str, sep: &str) -> usize {
+    let parts = if sep.is_empty() {
+        text.chars().count()
+    } else {
+        text.matches(sep).count() + 1
+    };
+    parts
+        .saturating_mul(super::value::NODE_COST + 8)
+        .saturating_add(text.len())
+}
+
+/// Sprig's `regexReplaceAll` (`expand`: `$1` and `${name}` refer to groups,
+/// Go's `Regexp.ReplaceAllString`) or `regexReplaceAllLiteral`. Each
+/// expansion is bounded before it is made: a reference expands to at most
+/// the whole match, so `$0$0$0...` over a long match cannot allocate past
+/// `room`.
+fn regex_replace(re: &regex::Regex, src: &str, repl: &str, expand: bool, room: usize) -> R {
+    let refs = if expand {
+        repl.bytes().filter(|b| *b == b'$').count()
+    } else {
+        0
+    };
+    let mut out = String::new();
+    let mut last = 0;
+    for caps in re.captures_iter(src) {
+        let Some(m) = caps.get(0) else { continue };
+        let bound = out
+            .len()
+            .saturating_add(m.start() - last)
+            .saturating_add(repl.len())
+            .saturating_add(refs.saturating_mul(m.len()))
+            .saturating_add(src.len() - m.end());
+        fits(bound, room)?;
+        out.push_str(&src[last..m.start()]);
+        if expand {
+            caps.expand(repl, &mut out);
+        } else {
+            out.push_str(repl);
+        }
+        last = m.end();
+    }
+    out.push_str(&src[last..]);
+    Ok(V::Str(out))
 }
 
 /// Go's `strings.Replace(src, old, new, -1)`: an empty `old` inserts `new`

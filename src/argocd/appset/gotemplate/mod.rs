@@ -18,6 +18,8 @@ pub mod yaml_out;
 
 use std::collections::BTreeMap;
 
+use super::BEYOND_LIMITS;
+
 pub(crate) use funcs::{path_base, path_dir, sanitize_name};
 use parse::{Arg, Cmd, List, Node, Pipe};
 pub use value::V;
@@ -97,6 +99,25 @@ fn check_functions(list: &List) -> Result<(), String> {
     Ok(())
 }
 
+/// The work left to an expansion that executes many templates (one
+/// ApplicationSet): every execution draws its steps and value bytes from it,
+/// so a hostile expansion is bounded as a whole, not only per string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Template nodes still allowed.
+    pub steps: usize,
+    /// Bytes of values (see [`V::cost`]) still allowed.
+    pub bytes: usize,
+}
+
+impl Budget {
+    /// What one execution may use at most.
+    pub const PER_EXECUTION: Budget = Budget {
+        steps: MAX_STEPS,
+        bytes: MAX_VALUE_BYTES,
+    };
+}
+
 impl Template {
     /// Executes the template with `data` as dot.
     ///
@@ -104,14 +125,35 @@ impl Template {
     /// An execution error as Go would report it (missing key with
     /// `missingkey=error`, wrong argument types, unsupported functions...).
     pub fn execute(&self, data: &V, missing: MissingKey) -> Result<String, String> {
+        self.execute_within(data, missing, &mut Budget::PER_EXECUTION.clone())
+    }
+
+    /// Executes the template, drawing its work from `budget` (and never more
+    /// than [`Budget::PER_EXECUTION`]).
+    ///
+    /// # Errors
+    /// See [`Template::execute`]; also a budget exhausted.
+    pub fn execute_within(
+        &self,
+        data: &V,
+        missing: MissingKey,
+        budget: &mut Budget,
+    ) -> Result<String, String> {
+        let steps = budget.steps.min(MAX_STEPS);
+        let bytes = budget.bytes.min(MAX_VALUE_BYTES);
         let mut st = State {
             out: String::new(),
+            // `$` is the caller's data, read in place: not charged.
             vars: vec![("$".to_string(), data.clone())],
             missing,
             depth: 0,
-            steps: 0,
+            steps_left: steps,
+            bytes_left: bytes,
         };
-        match st.walk(data, &self.root) {
+        let r = st.walk(data, &self.root);
+        budget.steps -= steps - st.steps_left;
+        budget.bytes -= bytes - st.bytes_left;
+        match r {
             Ok(()) | Err(Flow::Break | Flow::Continue) => Ok(st.out),
             Err(Flow::Error(e)) => Err(e),
         }
@@ -143,8 +185,11 @@ struct State {
     vars: Vec<(String, V)>,
     missing: MissingKey,
     depth: usize,
-    /// Nodes executed so far (see [`MAX_STEPS`]).
-    steps: usize,
+    /// Nodes this execution may still walk (see [`MAX_STEPS`]).
+    steps_left: usize,
+    /// Bytes of values this execution may still materialise (see
+    /// [`MAX_VALUE_BYTES`]).
+    bytes_left: usize,
 }
 
 const MAX_DEPTH: usize = 100;
@@ -154,33 +199,79 @@ const MAX_OUTPUT: usize = 10 << 20;
 /// (`{{range until 1000000}}{{range until 1000000}}{{end}}{{end}}`) never
 /// reach [`MAX_OUTPUT`] but would run for hours.
 const MAX_STEPS: usize = 1_000_000;
+/// Bounds the values one execution materialises, intermediate ones
+/// included: every value a function returns, a variable or field hands out,
+/// or the template prints is charged its [`V::cost`]. Functions whose result
+/// can outgrow their arguments (`repeat`, `indent`, `replace`, `join`,
+/// `regexReplaceAll`, `toPrettyJson`...) refuse before allocating a result
+/// larger than what is left, so no chain of them (`$x = list $x $x`, nested
+/// `dict` reassignment) can exhaust memory or spend unbounded time copying.
+const MAX_VALUE_BYTES: usize = 16 << 20;
+/// Bounds how deep a value may nest, so printing, copying and dropping it
+/// cannot overflow the stack (`fromYaml` alone may nest 256 levels).
+const MAX_VALUE_DEPTH: usize = 300;
 
 impl State {
     fn walk(&mut self, dot: &V, list: &List) -> Result<(), Flow> {
         // Counted per list walked and per node, so empty `range` bodies count too.
-        self.steps = self.steps.saturating_add(1 + list.len());
-        if self.steps > MAX_STEPS {
-            return Err(Flow::Error(format!(
-                "template execution exceeds {MAX_STEPS} steps"
-            )));
-        }
+        self.charge_steps(1 + list.len())?;
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(Flow::Error("exceeded maximum template depth".into()));
+            return Err(Flow::Error(format!(
+                "templates nest more than {MAX_DEPTH} levels deep {BEYOND_LIMITS}"
+            )));
         }
         let r = self.walk_inner(dot, list);
         self.depth -= 1;
         r
     }
 
+    fn charge_steps(&mut self, n: usize) -> Result<(), Flow> {
+        if n > self.steps_left {
+            self.steps_left = 0;
+            return Err(Flow::Error(format!(
+                "template execution exceeds {MAX_STEPS} steps, or the steps left to this ApplicationSet {BEYOND_LIMITS}"
+            )));
+        }
+        self.steps_left -= n;
+        Ok(())
+    }
+
+    fn charge_bytes(&mut self, n: usize) -> Result<(), Flow> {
+        if n > self.bytes_left {
+            self.bytes_left = 0;
+            return Err(Flow::Error(format!(
+                "template values exceed {} MiB (every value a function returns, a variable hands out or the template prints counts), or the bytes left to this ApplicationSet {BEYOND_LIMITS}",
+                MAX_VALUE_BYTES >> 20
+            )));
+        }
+        self.bytes_left -= n;
+        Ok(())
+    }
+
+    /// Charges a value about to be handed out or stored.
+    fn charge(&mut self, v: &V) -> Result<(), Flow> {
+        let Some(cost) = v.cost(MAX_VALUE_DEPTH) else {
+            return Err(Flow::Error(format!(
+                "a template value nests deeper than {MAX_VALUE_DEPTH} levels {BEYOND_LIMITS}"
+            )));
+        };
+        self.charge_bytes(cost)
+    }
+
     fn walk_inner(&mut self, dot: &V, list: &List) -> Result<(), Flow> {
         for node in list {
             if self.out.len() > MAX_OUTPUT {
-                return Err(Flow::Error("template output exceeds 10 MiB".into()));
+                return Err(Flow::Error(format!(
+                    "template output exceeds 10 MiB {BEYOND_LIMITS}"
+                )));
             }
 
             match node {
-                Node::Text(t) => self.out.push_str(t),
+                Node::Text(t) => {
+                    self.charge_bytes(t.len())?;
+                    self.out.push_str(t);
+                }
                 Node::Action(p) => {
                     let v = self.pipe(dot, p)?;
                     if p.vars.is_empty() {
@@ -241,11 +332,21 @@ impl State {
             V::Map(m) => m.into_iter().map(|(k, e)| (V::Str(k), e)).collect(),
             // Go ranges over an int lazily; a bound keeps a hostile count finite.
             V::Int(n) if n > 1_000_000 => {
-                return Err(
-                    format!("range over {n} iterations exceeds the limit of 1000000").into(),
+                return Err(format!(
+                    "range over {n} iterations exceeds the limit of 1000000 {BEYOND_LIMITS}"
                 )
+                .into())
             }
-            V::Int(n) => (0..n.max(0)).map(|i| (V::Int(i), V::Int(i))).collect(),
+            V::Int(n) => {
+                let n = usize::try_from(n).unwrap_or(0);
+                self.charge_bytes(n.saturating_mul(2 * value::NODE_COST))?;
+                (0..n)
+                    .map(|i| {
+                        let i = V::Int(i64::try_from(i).unwrap_or(i64::MAX));
+                        (i.clone(), i)
+                    })
+                    .collect()
+            }
             other => return Err(format!("range can't iterate over {}", other.go_string()).into()),
         };
         if items.is_empty() {
@@ -256,8 +357,12 @@ impl State {
             self.vars.truncate(mark);
             match p.vars.len() {
                 0 => {}
-                1 => self.vars.push((p.vars[0].clone(), e.clone())),
+                1 => {
+                    self.charge(&e)?;
+                    self.vars.push((p.vars[0].clone(), e.clone()));
+                }
                 _ => {
+                    self.charge(&e)?;
                     self.vars.push((p.vars[0].clone(), k));
                     self.vars.push((p.vars[1].clone(), e.clone()));
                 }
@@ -273,7 +378,9 @@ impl State {
 
     fn print(&mut self, v: &V, p: &Pipe) -> Result<(), Flow> {
         let _ = p;
-        self.out.push_str(&v.go_string());
+        let text = v.go_string();
+        self.charge_bytes(text.len())?;
+        self.out.push_str(&text);
         Ok(())
     }
 
@@ -285,6 +392,7 @@ impl State {
         }
         let v = final_val.unwrap_or(V::Missing);
         if !p.vars.is_empty() {
+            self.charge(&v)?;
             if p.assign {
                 let name = &p.vars[0];
                 let slot = self.vars.iter_mut().rev().find(|(n, _)| n == name);
@@ -294,6 +402,7 @@ impl State {
                 }
             } else {
                 for name in &p.vars {
+                    self.charge(&v)?;
                     self.vars.push((name.clone(), v.clone()));
                 }
             }
@@ -319,17 +428,18 @@ impl State {
     }
 
     fn arg(&mut self, dot: &V, a: &Arg) -> Result<V, Flow> {
-        Ok(match a {
+        // Fields are looked up in place and only the value reached is
+        // copied, and charged: reading `$.a.b` never copies all of `$`.
+        let v = match a {
             Arg::Dot => dot.clone(),
-            Arg::Field(f) => self.fields(dot.clone(), f)?,
+            Arg::Field(f) => self.fields(dot, f)?,
             Arg::Var(name, f) => {
                 let Some((_, v)) = self.vars.iter().rev().find(|(n, _)| n == name) else {
                     return Err(format!("undefined variable: {name}").into());
                 };
-                let v = v.clone();
                 self.fields(v, f)?
             }
-            Arg::Ident(name) => self.call(dot, name, &[], None)?,
+            Arg::Ident(name) => return self.call(dot, name, &[], None),
             Arg::Str(s) => V::Str(s.clone()),
             Arg::Int(i) => V::Int(*i),
             Arg::Float(f) => V::Float(*f),
@@ -339,28 +449,38 @@ impl State {
                 let mark = self.vars.len();
                 let v = self.pipe(dot, p);
                 self.vars.truncate(mark);
-                self.fields(v?, f)?
+                let v = v?;
+                if f.is_empty() {
+                    // Already charged as the pipeline's result.
+                    return Ok(v);
+                }
+                self.fields(&v, f)?
             }
-        })
+        };
+        self.charge(&v)?;
+        Ok(v)
     }
 
-    fn fields(&self, mut v: V, names: &[String]) -> Result<V, Flow> {
+    fn fields(&self, v: &V, names: &[String]) -> Result<V, Flow> {
+        static MISSING: V = V::Missing;
+        static NIL: V = V::Nil;
+        let mut v = v;
         for name in names {
             v = match v {
                 V::Missing => {
                     if self.missing == MissingKey::Error {
                         return Err(format!("nil data; no entry for key {name:?}").into());
                     }
-                    V::Missing
+                    &MISSING
                 }
                 V::Nil => {
                     return Err(format!("nil pointer evaluating interface {{}}.{name}").into())
                 }
-                V::Map(mut m) => match m.remove(name) {
+                V::Map(m) => match m.get(name) {
                     Some(x) => x,
                     None => match self.missing {
-                        MissingKey::Invalid => V::Missing,
-                        MissingKey::Zero => V::Nil,
+                        MissingKey::Invalid => &MISSING,
+                        MissingKey::Zero => &NIL,
                         MissingKey::Error => {
                             return Err(format!("map has no entry for key {name:?}").into())
                         }
@@ -374,7 +494,7 @@ impl State {
                 }
             };
         }
-        Ok(v)
+        Ok(v.clone())
     }
 
     fn call(&mut self, dot: &V, name: &str, args: &[Arg], final_val: Option<V>) -> Result<V, Flow> {
@@ -409,12 +529,16 @@ impl State {
         if let Some(f) = final_val {
             vals.push(f);
         }
-        let out = funcs::call(name, vals)
+        let out = funcs::call(name, vals, self.bytes_left)
             .map_err(|e| Flow::Error(format!("error calling {name}: {e}")))?;
+        self.charge(&out)?;
         if funcs::mutates_first_arg(name) {
             // Go mutates the map in place; variables hold copies here, so write back.
             match args.first() {
-                Some(Arg::Var(var, path)) => self.write_back(var, path, out.clone())?,
+                Some(Arg::Var(var, path)) => {
+                    self.charge(&out)?;
+                    self.write_back(var, path, out.clone())?;
+                }
                 Some(Arg::Dot | Arg::Field(_)) => {
                     return Err(Flow::Error(format!(
                         "`{name}` on the template parameters mutates them, which gitops-lint does not model"

@@ -8,6 +8,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+/// The fixed part of [`V::cost`]: what one node takes beside its text.
+pub const NODE_COST: usize = 32;
+
 /// A template value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum V {
@@ -112,6 +115,58 @@ impl V {
             V::List(_) => "slice",
             V::Map(_) => "map",
         }
+    }
+
+    /// What holding this value costs, in bytes: its text plus a fixed charge
+    /// per node, so that a budget of cost bounds both the memory a template
+    /// holds and the time spent copying it. `None` when it nests deeper than
+    /// `max_depth` (deeper values would overflow the recursive printers).
+    #[must_use]
+    pub fn cost(&self, max_depth: usize) -> Option<usize> {
+        let nested = max_depth.checked_sub(1);
+        match self {
+            V::Str(s) => Some(NODE_COST.saturating_add(s.len())),
+            V::List(l) => {
+                let d = nested?;
+                l.iter()
+                    .try_fold(NODE_COST, |n, e| Some(n.saturating_add(e.cost(d)?)))
+            }
+            V::Map(m) => {
+                let d = nested?;
+                m.iter().try_fold(NODE_COST, |n, (k, e)| {
+                    Some(n.saturating_add(k.len()).saturating_add(e.cost(d)?))
+                })
+            }
+            _ => Some(NODE_COST),
+        }
+    }
+
+    /// An upper bound on the length of this value printed as JSON or YAML,
+    /// indented or not: every byte of text may be escaped as `\u00XX`, and
+    /// every line may be indented two spaces per level.
+    #[must_use]
+    pub fn printed_bound(&self) -> usize {
+        fn text(s: &str, depth: usize) -> usize {
+            let lines = s.bytes().filter(|b| *b == b'\n').count();
+            s.len()
+                .saturating_mul(6)
+                .saturating_add(lines.saturating_mul(depth.saturating_mul(2).saturating_add(4)))
+        }
+        fn walk(v: &V, depth: usize) -> usize {
+            let frame = depth.saturating_mul(2).saturating_add(16);
+            match v {
+                V::Str(s) => frame.saturating_add(text(s, depth)),
+                V::List(l) => l
+                    .iter()
+                    .fold(frame, |n, e| n.saturating_add(walk(e, depth + 1))),
+                V::Map(m) => m.iter().fold(frame, |n, (k, e)| {
+                    n.saturating_add(text(k, depth))
+                        .saturating_add(walk(e, depth + 1))
+                }),
+                _ => frame.saturating_add(32),
+            }
+        }
+        walk(self, 0)
     }
 
     /// `fmt.Sprint(v)`, i.e. `%v`.
