@@ -217,7 +217,10 @@ fn annotation_added_by_the_deleting_change_acknowledges_nothing() {
         out.contains("`PersistentVolumeClaim payments/data`"),
         "{out}"
     );
-    assert!(out.contains("it moves to `billing`"), "{out}");
+    assert!(
+        out.contains("moves from `payments` to app `billing`"),
+        "{out}"
+    );
     assert!(!out.contains("(acknowledged)"), "{out}");
     assert_eq!(code, 1, "{out}");
     // The same annotation in the base revision does acknowledge it.

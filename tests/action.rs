@@ -288,7 +288,10 @@ fn pull_request_run_writes_sarif_annotations_and_summary() {
     assert!(summary.starts_with("## gitops-lint\n"), "{summary}");
     // The deletion errors, and GL013 for the 3 of 5 resources `payments` prunes.
     assert!(summary.contains("**5 errors**"), "{summary}");
-    assert!(summary.contains("Gitops-Lint-Allow: replaced by the shared gateway (NET-42)"));
+    assert!(
+        summary.contains("Service/web/public-lb replaced by the shared gateway (NET-42)"),
+        "{summary}"
+    );
 }
 
 #[test]
