@@ -745,7 +745,12 @@ fn diff_trees(
     let plan = plan::plan(&base_inv, &head_inv, &config);
     // A pruned Namespace takes everything inside it, from any app: GL001
     // lists what the repository has there, so unchanged apps are rendered.
-    let unchanged = if unchanged > 0 && plan.prunes_namespace() {
+    // GL016 needs them too when the change may leave a namespace uncreated:
+    // they may create it, or show it was already missing at base.
+    let unchanged = if unchanged > 0
+        && (plan.prunes_namespace()
+            || rules::missing_namespace_may_report(&base_inv, &head_inv, &config))
+    {
         session.render_unchanged((&base.1, &mut base_inv), &mut head_inv, &config);
         0
     } else {

@@ -143,6 +143,25 @@ fn missing<'a>(
     out
 }
 
+/// Whether a diff may report a namespace that the change leaves uncreated:
+/// some place is missing at head but not at base, or loses its creator.
+/// Apps left unrendered at both revisions are invisible here, and they can
+/// both create a namespace and show that it was already missing at base,
+/// so when this holds the lint renders them before the rules run; when it
+/// does not, rendering them can add no finding (an unchanged app adds the
+/// same users and creators to both revisions).
+#[must_use]
+pub fn may_report(base: &Inventory, head: &Inventory, config: &Config) -> bool {
+    let before = missing(base, config);
+    let now_created = creators(head);
+    missing(head, config)
+        .keys()
+        .any(|place| !before.contains_key(place))
+        || creators(base)
+            .keys()
+            .any(|place| !now_created.contains_key(place))
+}
+
 impl Rule for MissingNamespace {
     fn meta(&self) -> &'static RuleMeta {
         &META
@@ -224,7 +243,16 @@ impl Rule for MissingNamespace {
                 } else {
                     f
                 };
-                out.push(f.help(help));
+                // The finding is about the Namespace nobody creates: its
+                // identity (and SARIF fingerprint) names it, so moving an app
+                // from one missing namespace to another is a new finding.
+                let missing_ns = crate::manifest::ResourceId {
+                    group: String::new(),
+                    kind: "Namespace".into(),
+                    namespace: String::new(),
+                    name: ns.clone(),
+                };
+                out.push(f.resource(missing_ns).help(help));
             }
         }
     }

@@ -18,6 +18,7 @@ mod gl012_appset_unsafe_policy;
 mod gl013_mass_prune;
 mod gl014_unused_acknowledgement;
 mod gl016_missing_namespace;
+pub use gl016_missing_namespace::may_report as missing_namespace_may_report;
 
 pub mod analysis;
 
