@@ -46,14 +46,7 @@ impl Rule for AppSetShrink {
             let at = |f: Finding| f.at(Side::Head, h.origin.file.as_deref(), h.origin.line);
             let set = short(key);
             match (&b.expansion, &h.expansion) {
-                // Report a failure this change introduces (or changes), not an old one.
-                (_, Err(e)) if b.object != h.object || b.expansion.is_ok() => {
-                    out.push(at(Finding::new(&META, format!(
-                        "ApplicationSet `{set}` cannot be expanded at head ({e}): the controller stops with an error condition and neither creates nor deletes Applications until it is fixed"
-                    )))
-                    .severity(Severity::Warning)
-                    .help("fix the generator or template; with `goTemplateOptions: [\"missingkey=error\"]` a missing parameter is such an error"));
-                }
+                // A failure at head deletes nothing; GL018 reports it.
                 (Err(e), Ok(_)) if b.object != h.object => {
                     out.push(at(Finding::new(&META, format!(
                         "ApplicationSet `{set}` could not be expanded at base ({e}): which Applications exist now is unknown, so what this change deletes is unknown"

@@ -18,6 +18,7 @@ mod gl012_appset_unsafe_policy;
 mod gl013_mass_prune;
 mod gl014_unused_acknowledgement;
 mod gl016_missing_namespace;
+mod gl018_appset_generation_error;
 pub use gl016_missing_namespace::may_report as missing_namespace_may_report;
 
 pub mod analysis;
@@ -163,6 +164,7 @@ pub static ALL: &[&dyn Rule] = &[
     &gl013_mass_prune::MassPrune,
     &gl014_unused_acknowledgement::UnusedAcknowledgement,
     &gl016_missing_namespace::MissingNamespace,
+    &gl018_appset_generation_error::AppSetGenerationError,
 ];
 
 /// GL014's facts, for the acknowledgement pass that produces its findings.
@@ -212,12 +214,17 @@ pub fn run(cx: &RuleContext<'_>) -> Vec<Finding> {
 /// - GL000 judges its own findings by the failing app's inputs (a failure
 ///   the change brings is an error, one at both revisions is a warning
 ///   when the change touches the app's inputs and is not reported when it
-///   does not): a fingerprint cannot tell those apart.
+///   does not): a fingerprint cannot tell those apart. GL018 does the
+///   same for an ApplicationSet that cannot be generated.
 /// - Every other single-revision finding whose [`Finding::identity`] (the
 ///   SARIF fingerprint) a `check` of the base revision also reports is
 ///   pre-existing, and is dropped: `check` and `--all` show it.
 pub fn drop_pre_existing(findings: &mut Vec<Finding>, base: &Inventory, config: &Config) {
-    let judged_by_fingerprint = |f: &Finding| f.rule.mode == Mode::Single && f.rule.code != "GL000";
+    // GL000 and GL018 judge their own findings by what failed at base: a
+    // failure the change touches stays reported, which a fingerprint
+    // (the same app or ApplicationSet failing) cannot tell.
+    let judged_by_fingerprint =
+        |f: &Finding| f.rule.mode == Mode::Single && !matches!(f.rule.code, "GL000" | "GL018");
     if !findings.iter().any(judged_by_fingerprint) {
         return;
     }

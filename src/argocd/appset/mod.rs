@@ -330,7 +330,7 @@ fn expand_within_limits(
                     .to_string();
                 if app_name.is_empty() {
                     notes.push(format!(
-                        "{} generates an Application with no name for {}; Argo CD refuses it",
+                        "an Application with no name ({} for {})",
                         label(&kind),
                         set.provenance
                     ));
@@ -338,7 +338,7 @@ fn expand_within_limits(
                 }
                 if !seen.insert(app_name.clone()) {
                     notes.push(format!(
-                        "duplicate Application name `{app_name}` (from {}); Argo CD keeps only the first",
+                        "duplicate Application name `{app_name}` (from {})",
                         set.provenance
                     ));
                     continue;
