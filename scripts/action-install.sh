@@ -60,9 +60,10 @@ release_target() {
   case "$(uname -s)" in
     Linux)
       # The Linux assets link against glibc; a musl system (Alpine) builds.
-      if ldd --version 2>&1 | grep -qi musl; then
-        return 0
-      fi
+      # (musl's ldd exits 1 after naming itself, hence no pipe into grep.)
+      case "$(ldd --version 2>&1 || true)" in
+        *musl*) return 0 ;;
+      esac
       os=unknown-linux-gnu
       ;;
     Darwin) os=apple-darwin ;;
@@ -132,6 +133,10 @@ try_release() {
   target="$(release_target)"
   if [ -z "$target" ]; then
     echo "no release binary is built for $(uname -s) $(uname -m): building from source"
+    return 1
+  fi
+  if ! command -v curl >/dev/null; then
+    echo "curl is not installed: building from source"
     return 1
   fi
   local asset="gitops-lint-$target"
