@@ -6,6 +6,10 @@
 //! and `${{ ... }}` expressions in `env:`, `working-directory:` and input
 //! defaults evaluated from the inputs and the payload. Directories added to
 //! `GITHUB_PATH` are put on `PATH` for later steps, as the runner does.
+//! Step conditions (`if:`, the `==`/`!=`/`&&` forms action.yml uses) are
+//! evaluated, and `actions/cache/restore` and `actions/cache/save` keep their
+//! entries in a directory standing for the repository's cache, so a second
+//! run of the action finds what the first one saved.
 
 mod common;
 
@@ -36,6 +40,15 @@ struct Runner {
     vars: BTreeMap<String, String>,
     path_prefix: Vec<String>,
     outputs: BTreeMap<String, BTreeMap<String, String>>,
+    /// `github.action_ref` and `github.action_repository`: what the workflow
+    /// wrote in `uses: OWNER/NAME@REF`.
+    action_ref: String,
+    action_repository: String,
+    /// The repository's actions/cache entries, one directory per key.
+    cache_store: PathBuf,
+    /// Directories of programs installed on the runner, before the PATH
+    /// the tests run with.
+    tools: Vec<PathBuf>,
 }
 
 impl Runner {
@@ -81,8 +94,12 @@ impl Runner {
                 }
             }
             ["github", "workspace"] => self.vars["GITHUB_WORKSPACE"].clone(),
+            ["github", "action_ref"] => self.action_ref.clone(),
+            ["github", "action_repository"] => self.action_repository.clone(),
             ["github", "action_path"] => self.vars["GITHUB_ACTION_PATH"].clone(),
             ["runner", "temp"] => self.vars["RUNNER_TEMP"].clone(),
+            ["runner", "os"] => self.vars["RUNNER_OS"].clone(),
+            ["runner", "arch"] => self.vars["RUNNER_ARCH"].clone(),
             ["steps", id, "outputs", name] => self
                 .outputs
                 .get(*id)
@@ -92,13 +109,97 @@ impl Runner {
             _ => panic!("expression `{expr}` is not supported by this runner"),
         }
     }
+
+    /// A step's `if:`: `A == 'x'` and `A != 'x'` joined by `&&`, each `A` a
+    /// dotted path (all that action.yml uses; anything else fails the test).
+    fn condition(&self, action: &Value, cond: &str) -> bool {
+        let cond = cond.trim();
+        let cond = cond
+            .strip_prefix("${{")
+            .and_then(|c| c.strip_suffix("}}"))
+            .unwrap_or(cond);
+        cond.split("&&").all(|term| {
+            let (lhs, rhs, equal) = if let Some((l, r)) = term.split_once("!=") {
+                (l, r, false)
+            } else if let Some((l, r)) = term.split_once("==") {
+                (l, r, true)
+            } else {
+                panic!("condition `{term}` is not supported by this runner")
+            };
+            let literal = rhs
+                .trim()
+                .strip_prefix('\'')
+                .and_then(|r| r.strip_suffix('\''))
+                .unwrap_or_else(|| panic!("`{rhs}` is not a quoted literal"));
+            (self.lookup(action, lhs.trim()) == literal) == equal
+        })
+    }
+
+    /// `actions/cache/restore` and `actions/cache/save`, exact keys only.
+    fn cache_action(&self, action: &Value, uses: &str, with: &Value) -> BTreeMap<String, String> {
+        let arg = |name: &str| self.eval(action, with[name].as_str().unwrap_or_default());
+        let (path, key) = (PathBuf::from(arg("path")), arg("key"));
+        assert!(
+            !key.is_empty() && path.is_absolute(),
+            "cache key `{key}`, path `{}`",
+            path.display()
+        );
+        let entry = self.cache_store.join(&key);
+        let mut outputs = BTreeMap::new();
+        match uses {
+            "actions/cache/restore@v4" => {
+                let hit = entry.is_dir();
+                if hit {
+                    copy_dir(&entry, &path);
+                }
+                outputs.insert("cache-hit".to_string(), hit.to_string());
+            }
+            "actions/cache/save@v4" => {
+                // The real action refuses to overwrite a key, and only warns
+                // when the path is missing; a test wants to know.
+                assert!(!entry.exists(), "cache key `{key}` saved twice");
+                assert!(path.is_dir(), "nothing to cache at {}", path.display());
+                copy_dir(&path, &entry);
+            }
+            other => panic!("action `{other}` is not emulated"),
+        }
+        outputs
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    let status = Command::new("cp")
+        .arg("-R")
+        .arg(format!("{}/.", from.display()))
+        .arg(to)
+        .status()
+        .expect("cp runs");
+    assert!(
+        status.success(),
+        "cp -R {} {}",
+        from.display(),
+        to.display()
+    );
 }
 
 struct StepRun {
     id: String,
+    /// The step's `if:` was false.
+    skipped: bool,
     status: i32,
     stdout: String,
     stderr: String,
+}
+
+/// The run of step `id`.
+fn step<'a>(runs: &'a [StepRun], id: &str) -> &'a StepRun {
+    runs.iter().find(|r| r.id == id).unwrap_or_else(|| {
+        panic!(
+            "step `{id}` did not run: {:?}",
+            runs.iter().map(|r| &r.id).collect::<Vec<_>>()
+        )
+    })
 }
 
 /// Runs every step of the action; stops after the first failing step.
@@ -111,8 +212,32 @@ fn run_action(runner: &mut Runner, extra_env: &[(&str, &str)]) -> Vec<StepRun> {
         let id = step["id"]
             .as_str()
             .map_or(format!("step{n}"), str::to_string);
+        if let Some(cond) = step["if"].as_str() {
+            if !runner.condition(&action, cond) {
+                runner.outputs.insert(id.clone(), BTreeMap::new());
+                runs.push(StepRun {
+                    id,
+                    skipped: true,
+                    status: 0,
+                    stdout: String::new(),
+                    stderr: String::new(),
+                });
+                continue;
+            }
+        }
+        if let Some(uses) = step["uses"].as_str() {
+            let outputs = runner.cache_action(&action, uses, &step["with"]);
+            runner.outputs.insert(id.clone(), outputs);
+            runs.push(StepRun {
+                id,
+                skipped: false,
+                status: 0,
+                stdout: String::new(),
+                stderr: String::new(),
+            });
+            continue;
+        }
         assert_eq!(step["shell"], "bash", "step {id} must use bash");
-        assert!(step.get("if").is_none(), "conditions are not emulated");
         let script = step["run"].as_str().expect("a run: script");
         assert!(
             !script.contains("${{"),
@@ -135,6 +260,7 @@ fn run_action(runner: &mut Runner, extra_env: &[(&str, &str)]) -> Vec<StepRun> {
         // The runner puts GITHUB_PATH additions in front of PATH.
         let path = std::env::var("PATH").unwrap_or_default();
         let mut full: Vec<String> = runner.path_prefix.iter().rev().cloned().collect();
+        full.extend(runner.tools.iter().map(|t| t.display().to_string()));
         full.push(path);
         cmd.env("PATH", full.join(":"));
         for (k, v) in extra_env {
@@ -161,6 +287,7 @@ fn run_action(runner: &mut Runner, extra_env: &[(&str, &str)]) -> Vec<StepRun> {
         let status = out.status.code().unwrap_or(-1);
         runs.push(StepRun {
             id,
+            skipped: false,
             status,
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -176,6 +303,24 @@ fn tmp_file(runner: &Runner, name: &str) -> PathBuf {
     Path::new(&runner.vars["RUNNER_TEMP"])
         .join("_steps")
         .join(name)
+}
+
+/// `runner.os` and `runner.arch` as GitHub spells them for this machine.
+fn runner_os() -> &'static str {
+    match std::env::consts::OS {
+        "macos" => "macOS",
+        "windows" => "Windows",
+        _ => "Linux",
+    }
+}
+
+fn runner_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "aarch64" => "ARM64",
+        "arm" => "ARM",
+        "x86" => "X86",
+        _ => "X64",
+    }
 }
 
 /// A runner for a pull_request event on the mixed output case.
@@ -216,7 +361,11 @@ fn runner(tmp: &Path, case: &Path, message: &str) -> (Runner, String, String) {
         ("GITHUB_SHA", head.clone()),
         ("GITHUB_REF", "refs/pull/7/merge".to_string()),
         ("RUNNER_TEMP", s(&temp)),
-        ("RUNNER_OS", "Linux".to_string()),
+        ("RUNNER_OS", runner_os().to_string()),
+        ("RUNNER_ARCH", runner_arch().to_string()),
+        // Empty inside a composite action's steps, as the runner leaves them.
+        ("GITHUB_ACTION_REF", String::new()),
+        ("GITHUB_ACTION_REPOSITORY", String::new()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
@@ -228,6 +377,10 @@ fn runner(tmp: &Path, case: &Path, message: &str) -> (Runner, String, String) {
             vars,
             path_prefix: Vec::new(),
             outputs: BTreeMap::new(),
+            action_ref: String::new(),
+            action_repository: String::new(),
+            cache_store: tmp.join("actions-cache"),
+            tools: Vec::new(),
         },
         base,
         head,
@@ -250,8 +403,11 @@ fn pull_request_run_writes_sarif_annotations_and_summary() {
         env!("CARGO_BIN_EXE_gitops-lint").to_string(),
     );
     let runs = run_action(&mut r, &[]);
-    assert_eq!(runs.len(), 2);
-    let (install, lint) = (&runs[0], &runs[1]);
+    let (install, lint) = (step(&runs, "install"), step(&runs, "lint"));
+    // A binary given as input is used as it is: no cache, no build.
+    for id in ["restore", "build", "save"] {
+        assert!(step(&runs, id).skipped, "{id} ran");
+    }
     assert_eq!(install.status, 0, "{}{}", install.stdout, install.stderr);
     assert!(
         install.stdout.starts_with("gitops-lint "),
@@ -318,7 +474,7 @@ fn a_clean_pull_request_passes_and_honours_inputs() {
     r.inputs.insert("sarif".into(), "reports/out.sarif".into());
     r.inputs.insert("annotations".into(), "false".into());
     let runs = run_action(&mut r, &[]);
-    let lint = &runs[1];
+    let lint = step(&runs, "lint");
     assert_eq!(lint.status, 0, "{}{}", lint.stdout, lint.stderr);
     assert_eq!(r.outputs["lint"]["exit-code"], "0");
     // Without annotations the step log gets the human report instead.
@@ -343,7 +499,7 @@ fn a_run_that_cannot_start_fails_with_status_two() {
     r.event["pull_request"]["base"]["sha"] = "0123456789abcdef0123456789abcdef01234567".into();
     r.inputs.insert("step-summary".into(), "false".into());
     let runs = run_action(&mut r, &[]);
-    let lint = &runs[1];
+    let lint = step(&runs, "lint");
     assert_eq!(lint.status, 2, "{}{}", lint.stdout, lint.stderr);
     assert!(lint.stderr.contains("unknown revision"), "{}", lint.stderr);
     assert_eq!(r.outputs["lint"]["sarif"], "");
@@ -351,34 +507,417 @@ fn a_run_that_cannot_start_fails_with_status_two() {
     assert!(summary.is_empty());
 }
 
-#[test]
-fn default_install_builds_from_the_action_source() {
-    let tmp = tempfile::tempdir().expect("tmp");
+/// The Rust target of the release asset this machine would download.
+fn host_target() -> String {
+    let os = match std::env::consts::OS {
+        "linux" => "unknown-linux-gnu",
+        "macos" => "apple-darwin",
+        other => panic!("no release asset for {other}"),
+    };
+    format!("{}-{os}", std::env::consts::ARCH)
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A release of the binary these tests built, as the release workflow
+/// packages it: `DIR/gitops-lint-TARGET` and its `.sha256`. Returns the
+/// asset's path.
+fn release_asset(dir: &Path) -> PathBuf {
+    let out = Command::new("bash")
+        .arg(crate_root().join("scripts/release-asset.sh"))
+        .arg(host_target())
+        .arg(env!("CARGO_BIN_EXE_gitops-lint"))
+        .arg(dir)
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir.join(format!("gitops-lint-{}", host_target()))
+}
+
+/// Puts a `cargo` on the runner that writes each command line to the
+/// returned log, and for `cargo install --root DIR` copies the binary these
+/// tests built into DIR/bin: what is tested is whether and how the action
+/// asks for a build, not cargo's build itself (the pre-commit test runs a
+/// real `cargo install` of the crate).
+fn recording_cargo(r: &mut Runner, dir: &Path) -> PathBuf {
+    let bin = dir.join("tools");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let log = dir.join("cargo.log");
+    let script = format!(
+        r#"#!/usr/bin/env bash
+printf '%s\n' "$*" >> '{log}'
+[ "$1" = install ] || exit 101
+root=""
+while [ $# -gt 0 ]; do
+  if [ "$1" = --root ]; then root="$2"; shift; fi
+  shift
+done
+mkdir -p "$root/bin"
+cp '{built}' "$root/bin/gitops-lint"
+"#,
+        log = log.display(),
+        built = env!("CARGO_BIN_EXE_gitops-lint"),
+    );
+    let cargo = bin.join("cargo");
+    std::fs::write(&cargo, script).expect("write cargo");
+    let chmod = Command::new("chmod").arg("+x").arg(&cargo).status();
+    assert!(chmod.expect("chmod runs").success());
+    r.tools.push(bin);
+    log
+}
+
+fn file_url(dir: &Path) -> String {
+    format!("file://{}", dir.display())
+}
+
+/// A pull_request run on the mixed case in `dir`, with the action used at
+/// `uses: example/gitops-lint@REF`.
+fn run_at_ref(dir: &Path, action_ref: &str) -> Runner {
     let (case, message) = mixed_case();
-    let (mut r, _, _) = runner(tmp.path(), &case, &message);
-    // A dedicated target directory, reused across runs, and an unoptimised
-    // release profile keep this build short; `cargo install --locked` is
-    // otherwise exactly what a runner does.
-    let target = crate_root().join("target/install-cargo");
-    let target = target.display().to_string();
-    let runs = run_action(
-        &mut r,
-        &[
-            ("CARGO_TARGET_DIR", &target),
-            ("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0"),
-            ("CARGO_PROFILE_RELEASE_DEBUG", "false"),
-            ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16"),
-            ("CARGO_PROFILE_RELEASE_INCREMENTAL", "true"),
-        ],
-    );
-    let install = &runs[0];
+    let (mut r, _, _) = runner(dir, &case, &message);
+    r.action_ref = action_ref.to_string();
+    r.action_repository = "example/gitops-lint".to_string();
+    r
+}
+
+#[test]
+fn at_a_release_tag_the_verified_release_binary_is_used_and_nothing_is_built() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let releases = tmp.path().join("releases");
+    let asset = release_asset(&releases.join("v9.9.9"));
+    let mut r = run_at_ref(tmp.path(), "v9.9.9");
+    let cargo_log = recording_cargo(&mut r, tmp.path());
+    let base = file_url(&releases);
+    let runs = run_action(&mut r, &[("GITOPS_LINT_RELEASE_BASE_URL", &base)]);
+
+    let install = step(&runs, "install");
     assert_eq!(install.status, 0, "{}{}", install.stdout, install.stderr);
-    let installed = Path::new(&r.vars["RUNNER_TEMP"]).join("gitops-lint/bin/gitops-lint");
-    assert!(installed.is_file());
-    assert_eq!(
-        r.path_prefix,
-        vec![installed.parent().expect("bin").display().to_string()]
+    let sum = sha256_hex(&std::fs::read(&asset).expect("asset"));
+    let url = format!("{base}/v9.9.9/gitops-lint-{}", host_target());
+    assert!(
+        install
+            .stdout
+            .contains(&format!("release binary {url} (sha256 {sum}, verified)")),
+        "{}",
+        install.stdout
     );
-    assert_eq!(runs[1].id, "lint");
-    assert_eq!(runs[1].status, 1, "{}", runs[1].stderr);
+    assert!(
+        install
+            .stdout
+            .contains(&format!("gitops-lint {}", env!("CARGO_PKG_VERSION"))),
+        "{}",
+        install.stdout
+    );
+    assert_eq!(r.outputs["install"]["installed"], "release");
+    for id in ["restore", "build", "save"] {
+        assert!(step(&runs, id).skipped, "{id} ran");
+    }
+    assert!(!cargo_log.exists(), "cargo was run");
+    let installed = Path::new(&r.vars["RUNNER_TEMP"]).join("gitops-lint/bin/gitops-lint");
+    assert!(
+        std::fs::read(&installed).expect("installed") == std::fs::read(&asset).expect("asset"),
+        "the installed binary is not the release asset"
+    );
+    // The downloaded binary is the one that lints.
+    let lint = step(&runs, "lint");
+    assert_eq!(lint.status, 1, "{}{}", lint.stdout, lint.stderr);
+    assert!(
+        lint.stdout.contains("GL001 stateful-prune"),
+        "{}",
+        lint.stdout
+    );
+}
+
+#[test]
+fn a_checksum_mismatch_stops_the_run_without_running_the_download_or_building() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let releases = tmp.path().join("releases");
+    let asset = release_asset(&releases.join("v9.9.9"));
+    // The asset replaced after its checksum was published: a program that
+    // leaves a mark if anything runs it.
+    let marker = tmp.path().join("tampered-binary-ran");
+    let tampered = format!(
+        "#!/bin/sh\ntouch '{}'\necho gitops-lint 9.9.9\n",
+        marker.display()
+    );
+    std::fs::write(&asset, &tampered).expect("replace asset");
+    let want = std::fs::read_to_string(
+        asset
+            .with_extension("")
+            .with_file_name(format!("gitops-lint-{}.sha256", host_target())),
+    )
+    .expect("sha256 file");
+    let want = want.split_whitespace().next().expect("a sum").to_string();
+    let got = sha256_hex(tampered.as_bytes());
+
+    let mut r = run_at_ref(tmp.path(), "v9.9.9");
+    let cargo_log = recording_cargo(&mut r, tmp.path());
+    let base = file_url(&releases);
+    let runs = run_action(&mut r, &[("GITOPS_LINT_RELEASE_BASE_URL", &base)]);
+
+    let install = step(&runs, "install");
+    assert_eq!(install.status, 2, "{}{}", install.stdout, install.stderr);
+    let url = format!("{base}/v9.9.9/gitops-lint-{}", host_target());
+    assert!(
+        install.stdout.contains(&format!(
+            "::error title=gitops-lint::checksum mismatch for {url}: expected sha256 {want} (from gitops-lint-{}.sha256), got {got}; the downloaded binary was deleted without running it.",
+            host_target()
+        )),
+        "{}",
+        install.stdout
+    );
+    // Nothing ran the download, nothing was built, the job stopped there.
+    assert!(!marker.exists(), "the tampered binary was run");
+    assert!(!cargo_log.exists(), "cargo was run");
+    assert_eq!(runs.len(), 1, "steps after the install ran");
+    let temp = Path::new(&r.vars["RUNNER_TEMP"]);
+    assert!(!temp.join("gitops-lint/bin/gitops-lint").exists());
+    assert!(!temp.join("gitops-lint/download").exists());
+    assert_eq!(
+        std::fs::read_to_string(&r.vars["GITHUB_PATH"]).expect("GITHUB_PATH"),
+        ""
+    );
+}
+
+#[test]
+fn without_a_release_asset_the_first_run_builds_and_the_next_uses_the_cache() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let releases = tmp.path().join("releases");
+    std::fs::create_dir_all(&releases).expect("mkdir");
+    let base = file_url(&releases);
+    let cache_store = tmp.path().join("actions-cache");
+    let root = crate_root().display().to_string();
+
+    // First run: no asset for the tag, so a build, saved to the cache.
+    let mut first = run_at_ref(&tmp.path().join("first"), "v9.9.9");
+    first.cache_store = cache_store.clone();
+    let cargo_log = recording_cargo(&mut first, tmp.path());
+    let runs = run_action(&mut first, &[("GITOPS_LINT_RELEASE_BASE_URL", &base)]);
+    let install = step(&runs, "install");
+    assert_eq!(install.status, 0, "{}{}", install.stdout, install.stderr);
+    let url = format!("{base}/v9.9.9/gitops-lint-{}", host_target());
+    assert!(
+        install
+            .stdout
+            .contains(&format!("no release asset {url} ("))
+            && install.stdout.contains("): building from source"),
+        "{}",
+        install.stdout
+    );
+    let key = first.outputs["install"]["cache-key"].clone();
+    assert!(
+        key.starts_with(&format!(
+            "gitops-lint-{}-{}-v9.9.9-rustc_",
+            runner_os(),
+            runner_arch()
+        )),
+        "{key}"
+    );
+    assert_eq!(first.outputs["restore"]["cache-hit"], "false");
+    let build = step(&runs, "build");
+    assert_eq!(build.status, 0, "{}{}", build.stdout, build.stderr);
+    assert!(build.stdout.contains(&format!(
+        "building gitops-lint from {root} with cargo install --locked"
+    )));
+    let cache_dir = Path::new(&first.vars["RUNNER_TEMP"]).join("gitops-lint-cache");
+    assert_eq!(
+        std::fs::read_to_string(&cargo_log).expect("cargo ran"),
+        format!(
+            "install --path {root} --locked --root {} --quiet\n",
+            cache_dir.display()
+        )
+    );
+    assert!(!step(&runs, "save").skipped);
+    assert!(cache_store.join(&key).join("bin/gitops-lint").is_file());
+    assert_eq!(
+        step(&runs, "lint").status,
+        1,
+        "{}",
+        step(&runs, "lint").stderr
+    );
+
+    // Next run, on a fresh runner: the cached build, no cargo, nothing saved.
+    let mut next = run_at_ref(&tmp.path().join("next"), "v9.9.9");
+    next.cache_store = cache_store.clone();
+    next.tools = first.tools.clone();
+    let runs = run_action(&mut next, &[("GITOPS_LINT_RELEASE_BASE_URL", &base)]);
+    assert_eq!(next.outputs["install"]["cache-key"], key);
+    assert_eq!(next.outputs["restore"]["cache-hit"], "true");
+    let build = step(&runs, "build");
+    assert_eq!(build.status, 0, "{}{}", build.stdout, build.stderr);
+    assert!(build.stdout.contains("cached build"), "{}", build.stdout);
+    assert_eq!(
+        std::fs::read_to_string(&cargo_log)
+            .expect("log")
+            .lines()
+            .count(),
+        1,
+        "cargo ran again"
+    );
+    assert!(step(&runs, "save").skipped);
+    let lint = step(&runs, "lint");
+    assert_eq!(lint.status, 1, "{}{}", lint.stdout, lint.stderr);
+    assert!(
+        lint.stdout.contains("GL001 stateful-prune"),
+        "{}",
+        lint.stdout
+    );
+}
+
+#[test]
+fn a_branch_ref_or_download_false_builds_even_when_an_asset_exists() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let releases = tmp.path().join("releases");
+    release_asset(&releases.join("main"));
+    release_asset(&releases.join("v9.9.9"));
+    let base = file_url(&releases);
+    for (name, action_ref, download, says) in [
+        (
+            "branch",
+            "main",
+            "true",
+            "the action's ref `main` is not a release tag: building from source",
+        ),
+        (
+            "no-download",
+            "v9.9.9",
+            "false",
+            "release download switched off (download: false): building from source",
+        ),
+    ] {
+        let dir = tmp.path().join(name);
+        let mut r = run_at_ref(&dir, action_ref);
+        r.inputs.insert("download".into(), download.into());
+        let cargo_log = recording_cargo(&mut r, &dir);
+        let runs = run_action(&mut r, &[("GITOPS_LINT_RELEASE_BASE_URL", &base)]);
+        let install = step(&runs, "install");
+        assert_eq!(install.status, 0, "{}{}", install.stdout, install.stderr);
+        assert!(install.stdout.contains(says), "{name}: {}", install.stdout);
+        assert_eq!(r.outputs["install"]["installed"], "", "{name}");
+        assert!(cargo_log.is_file(), "{name}: nothing was built");
+        assert_eq!(step(&runs, "build").status, 0, "{name}");
+        assert_eq!(step(&runs, "lint").status, 1, "{name}");
+    }
+}
+
+#[test]
+fn without_cargo_or_a_release_the_install_says_what_to_add() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mut r = run_at_ref(tmp.path(), "main");
+    // A PATH with the programs the scripts use and no cargo.
+    let bin = tmp.path().join("no-cargo-bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    for tool in [
+        "bash",
+        "cat",
+        "chmod",
+        "cp",
+        "curl",
+        "cut",
+        "find",
+        "grep",
+        "head",
+        "ldd",
+        "mkdir",
+        "mv",
+        "rm",
+        "sha256sum",
+        "sort",
+        "tr",
+        "uname",
+        "dirname",
+        "rustc",
+    ] {
+        if let Ok(p) = which(tool) {
+            std::os::unix::fs::symlink(p, bin.join(tool)).expect("symlink");
+        }
+    }
+    let path = bin.display().to_string();
+    let runs = run_action(&mut r, &[("PATH", &path)]);
+    let build = step(&runs, "build");
+    assert_eq!(build.status, 2, "{}{}", build.stdout, build.stderr);
+    assert!(
+        build.stdout.contains("::error title=gitops-lint::cargo is not installed and no release binary was used; add a Rust toolchain step"),
+        "{}",
+        build.stdout
+    );
+    assert!(runs.iter().all(|s| s.id != "lint"), "the lint step ran");
+}
+
+fn which(tool: &str) -> Result<PathBuf, ()> {
+    std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .map(|d| Path::new(d).join(tool))
+        .find(|p| p.is_file())
+        .ok_or(())
+}
+
+#[test]
+fn the_release_workflow_builds_every_asset_the_action_looks_for() {
+    let text = std::fs::read_to_string(crate_root().join(".github/workflows/release.yml"))
+        .expect("release.yml");
+    let wf = gitops_lint::yaml::load_all(&text)
+        .expect("release.yml parses")
+        .into_iter()
+        .next()
+        .expect("one document")
+        .value;
+    // `on` is a boolean to a YAML 1.1 reader.
+    let on = if wf["on"].is_null() {
+        &wf["true"]
+    } else {
+        &wf["on"]
+    };
+    assert_eq!(on["push"]["tags"], json!(["v*"]), "{on}");
+    let build = &wf["jobs"]["build"];
+    let targets: Vec<&str> = build["strategy"]["matrix"]["include"]
+        .as_array()
+        .expect("matrix")
+        .iter()
+        .map(|t| t["target"].as_str().expect("target"))
+        .collect();
+    for t in [
+        "x86_64-unknown-linux-gnu",
+        "aarch64-unknown-linux-gnu",
+        "aarch64-apple-darwin",
+        "x86_64-apple-darwin",
+    ] {
+        assert!(targets.contains(&t), "{t} is not built: {targets:?}");
+    }
+    assert!(targets.contains(&host_target().as_str()));
+    let runs: Vec<&str> = build["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .collect();
+    assert!(runs
+        .iter()
+        .any(|r| r.contains("cargo build --release --locked --target \"$TARGET\"")));
+    // Packaged by the same script whose output the tests above download.
+    assert!(runs
+        .iter()
+        .any(|r| r.contains("scripts/release-asset.sh \"$TARGET\"")));
+    let publish = &wf["jobs"]["publish"];
+    assert_eq!(publish["permissions"]["contents"], "write");
+    let publish_runs: String = publish["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .collect();
+    assert!(publish_runs.contains("sha256sum -c"));
+    assert!(publish_runs.contains(&format!("-eq {}", targets.len())));
+    assert!(publish_runs.contains("gh release create \"$GITHUB_REF_NAME\" dist/*"));
 }
