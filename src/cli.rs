@@ -48,13 +48,14 @@ struct Common {
     /// The repository (default: the one containing the current directory).
     #[arg(long, global = true, value_name = "DIR")]
     repo: Option<PathBuf>,
-    /// Configuration file (default: .gitops-lint.yaml of the base revision).
+    /// Configuration file (default: .gitops-lint.yaml of the revision judged; in `diff`, of the base).
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Output format: human, json, sarif, github or markdown. Repeat to feed
     /// several consumers from one run; `FORMAT=FILE` writes that one to FILE
-    /// (e.g. `--format sarif=results.sarif --format github`). At most one
-    /// format goes to standard output. Default: human.
+    /// (e.g. `--format sarif=results.sarif --format github`; `FORMAT=-` is
+    /// standard output). At most one format goes to standard output.
+    /// Default: human.
     #[arg(long, global = true, value_name = "FORMAT[=FILE]", action = clap::ArgAction::Append)]
     format: Vec<FormatSpec>,
     /// Exit with status 1 when a finding at or above this level exists.
@@ -66,6 +67,12 @@ struct Common {
     /// Render Kustomize apps with this external binary (`kustomize` or `kubectl`) instead of natively.
     #[arg(long, global = true, value_name = "BIN")]
     kustomize_binary: Option<PathBuf>,
+    /// Print less: no notes in human output, no progress on stderr.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    /// Print more: what each note summarises, one line each, on stderr.
+    #[arg(short, long, global = true)]
+    verbose: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -74,6 +81,12 @@ enum FailOn {
     Warning,
     Info,
     Never,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum RulesFormat {
+    Human,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -126,7 +139,11 @@ enum Command {
         rule: String,
     },
     /// List every rule.
-    Rules,
+    Rules {
+        /// `human` (a table) or `json` (code, name, category, default severity, mode, summary).
+        #[arg(long, value_enum, default_value = "human")]
+        format: RulesFormat,
+    },
     /// Build a small GitOps repository in a temporary directory and show a diff of a risky change.
     Demo {
         #[command(flatten)]
@@ -211,6 +228,25 @@ fn demo_status(real: ExitStatus) -> ExitStatus {
     ExitStatus::Success
 }
 
+/// `render` prints a YAML stream: options about findings and reports would
+/// be silently ignored, so they are refused.
+fn render_ignored(c: &Common) -> Option<String> {
+    let given = [
+        (!c.format.is_empty(), "--format"),
+        (!matches!(c.fail_on, FailOn::Error), "--fail-on"),
+        (!matches!(c.color, Color::Auto), "--color"),
+    ];
+    let named: Vec<&str> = given.iter().filter(|(g, _)| *g).map(|(_, n)| *n).collect();
+    (!named.is_empty()).then(|| {
+        format!(
+            "render prints the manifests as YAML: {} {} not apply to it; drop {}",
+            named.join(", "),
+            if named.len() == 1 { "does" } else { "do" },
+            if named.len() == 1 { "it" } else { "them" }
+        )
+    })
+}
+
 /// A tool asked for by name or path must exist: otherwise every app it
 /// renders would turn into a render-failed warning and the run would pass,
 /// when the user's request simply cannot be carried out.
@@ -250,9 +286,20 @@ fn use_color(c: Color) -> bool {
     match c {
         Color::Always => true,
         Color::Never => false,
+        // The conventions of no-color.org and bixense.com/clicolors:
+        // NO_COLOR wins, then FORCE_COLOR / CLICOLOR_FORCE (not `0`), then a
+        // terminal that is not `TERM=dumb`.
         Color::Auto => {
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal()
+            let set = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
+            let forced = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty() && x != "0");
+            if set("NO_COLOR") {
+                false
+            } else if forced("FORCE_COLOR") || forced("CLICOLOR_FORCE") {
+                true
+            } else {
+                std::io::stdout().is_terminal()
+                    && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+            }
         }
     }
 }
@@ -271,6 +318,23 @@ fn print_stats(opts: &Options) {
     if let Some(s) = &opts.stats {
         let s = s.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         eprintln!("stats: {s}");
+    }
+}
+
+#[allow(clippy::print_stderr)]
+fn print_details(details: &[String]) {
+    for d in details {
+        eprintln!("gitops-lint: {d}");
+    }
+}
+
+/// `--quiet` drops the notes when every output is read by a person.
+fn quiet_notes(report: &mut report::Report, specs: &[FormatSpec]) {
+    if specs
+        .iter()
+        .all(|s| matches!(s.format, Format::Human | Format::Github))
+    {
+        report.notes.clear();
     }
 }
 
@@ -319,10 +383,17 @@ fn finish(result: Result<report::Report, LintError>, common: &Common) -> ExitSta
         Ok(s) => s,
         Err(e) => return fatal(&e),
     };
-    let report = match result {
+    let mut report = match result {
         Ok(r) => r,
         Err(e) => return fatal(&e),
     };
+    if common.verbose {
+        print_details(&report.details);
+    }
+    if common.quiet {
+        // Notes stay in the machine formats, whose readers filter them.
+        quiet_notes(&mut report, &specs);
+    }
     let mut status = ExitStatus::Success;
     // Files first, so a closed stdout pipe never loses the SARIF file.
     let mut ordered: Vec<&FormatSpec> = specs.iter().filter(|s| s.path.is_some()).collect();
@@ -389,11 +460,26 @@ fn usage_error(e: &clap::Error) {
         .find(|l| l.starts_with("[possible values:"))
         .map(|l| format!(" {l}"))
         .unwrap_or_default();
-    eprintln!("gitops-lint: error: {first}{values} (see --help)");
+    // clap's "a similar subcommand exists" and "to pass ... as a value" tips.
+    let tips: String = text
+        .lines()
+        .map(str::trim)
+        .filter_map(|l| l.strip_prefix("tip: "))
+        .map(|t| format!("; {t}"))
+        .collect();
+    eprintln!("gitops-lint: error: {first}{values}{tips} (see --help)");
 }
 
 fn run(cli: Cli) -> ExitStatus {
-    let spinner = Spinner::new();
+    let quiet = match &cli.command {
+        Command::Diff { common, .. }
+        | Command::Check { common, .. }
+        | Command::PreCommit { common }
+        | Command::Demo { common }
+        | Command::Render { common, .. } => common.quiet,
+        Command::Explain { .. } | Command::Rules { .. } => false,
+    };
+    let spinner = if quiet { Spinner(None) } else { Spinner::new() };
     let status = run_command(cli, &spinner);
     spinner.clear();
     status
@@ -417,6 +503,11 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
     | Command::Render { common, .. } = &cli.command
     {
         if let Err(e) = requested_tools(common) {
+            return fatal(&e);
+        }
+    }
+    if let Command::Render { common, .. } = &cli.command {
+        if let Some(e) = render_ignored(common) {
             return fatal(&e);
         }
     }
@@ -462,11 +553,44 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
         }
         Command::Explain { rule } => match rules::find(&rule) {
             Some(r) => write_out(r.meta().doc.as_bytes()),
-            None => fatal(&format!(
-                "unknown rule `{rule}` (run `gitops-lint rules` for the list)"
-            )),
+            None => {
+                let known: Vec<&str> = rules::ALL
+                    .iter()
+                    .flat_map(|r| [r.meta().code, r.meta().name])
+                    .collect();
+                let hint = crate::config::did_you_mean(&rule, &known)
+                    .map(|k| format!("did you mean `{k}`? "))
+                    .unwrap_or_default();
+                fatal(&format!(
+                    "unknown rule `{rule}` ({hint}run `gitops-lint rules` for the list)"
+                ))
+            }
         },
-        Command::Rules => {
+        Command::Rules {
+            format: RulesFormat::Json,
+        } => {
+            let list: Vec<serde_json::Value> = rules::ALL
+                .iter()
+                .map(|r| {
+                    let m = r.meta();
+                    serde_json::json!({
+                        "code": m.code,
+                        "name": m.name,
+                        "category": m.category.as_str(),
+                        "defaultSeverity": m.default_severity.as_str(),
+                        "mode": m.mode.as_str(),
+                        "summary": m.summary(),
+                    })
+                })
+                .collect();
+            match serde_json::to_string_pretty(&list) {
+                Ok(s) => write_out(format!("{s}\n").as_bytes()),
+                Err(e) => fatal(&e),
+            }
+        }
+        Command::Rules {
+            format: RulesFormat::Human,
+        } => {
             let mut s = String::new();
             for r in rules::ALL {
                 let m = r.meta();

@@ -407,7 +407,19 @@ impl Config {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
+            // Unquoted, YAML reads `3.10` as the number 3.1: a one-digit
+            // minor written as a number may have lost a trailing zero.
+            let ambiguous = v.is_number()
+                && text
+                    .split_once('.')
+                    .is_some_and(|(_, minor)| minor.len() == 1);
             match parse_version(&text) {
+                Some(_) if ambiguous => c.at(
+                    &["argocdVersion"],
+                    format!(
+                        "argocdVersion `{text}` is a number, and YAML reads `{text}0` the same way: quote it, as in `argocdVersion: \"{text}\"` or `\"{text}0\"`"
+                    ),
+                ),
                 Some(ver) => cfg.argocd_version = ver,
                 None => c.at(
                     &["argocdVersion"],
@@ -678,6 +690,21 @@ mod tests {
                 "line 10: unknown key `applicationSet.polcyOverride` (did you mean `policyOverride`?)",
             ]
         );
+    }
+
+    #[test]
+    fn an_unquoted_version_that_may_have_lost_a_zero_is_refused() {
+        assert_eq!(
+            problems("argocdVersion: 3.10\n"),
+            vec!["line 1: argocdVersion `3.1` is a number, and YAML reads `3.10` the same way: quote it, as in `argocdVersion: \"3.1\"` or `\"3.10\"`"]
+        );
+        let ok = |text: &str| {
+            Config::parse(".gitops-lint.yaml", text)
+                .expect("valid")
+                .argocd_version
+        };
+        assert_eq!(ok("argocdVersion: \"3.10\"\n"), (3, 10));
+        assert_eq!(ok("argocdVersion: 2.14\n"), (2, 14));
     }
 
     #[test]

@@ -207,3 +207,156 @@ fn apps_tracking_the_target_branch_render_the_change() {
     assert_eq!(v["findings"][0]["code"], "GL001", "{v:#}");
     assert_eq!(v["findings"][0]["resource"]["name"], "ledger", "{v:#}");
 }
+
+/// `rules --format json` lists every rule with what a tool needs to map
+/// them: code, name, category, default severity and mode.
+#[test]
+fn rules_as_json_list_every_rule_with_its_category_and_severity() {
+    let out = bin()
+        .args(["rules", "--format", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rules = v.as_array().expect("a list");
+    assert_eq!(rules.len(), gitops_lint::rules::ALL.len());
+    let gl001 = rules.iter().find(|r| r["code"] == "GL001").expect("GL001");
+    assert_eq!(gl001["name"], "stateful-prune");
+    assert_eq!(gl001["category"], "prune");
+    assert_eq!(gl001["defaultSeverity"], "error");
+    assert_eq!(gl001["mode"], "diff");
+    assert!(gl001["summary"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("Reports")));
+}
+
+/// Typos get a suggestion: a rule name to `explain`, a subcommand (clap's
+/// tip kept in the one-line usage error).
+#[test]
+fn typos_are_answered_with_the_likely_intent() {
+    let out = bin().args(["explain", "GL0O1"]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_lines(&out),
+        vec!["gitops-lint: error: unknown rule `GL0O1` (did you mean `GL001`? run `gitops-lint rules` for the list)"]
+    );
+    let out = bin().arg("chek").output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_lines(&out);
+    assert_eq!(err.len(), 1, "{err:?}");
+    assert!(
+        err[0].contains("a similar subcommand exists: 'check'"),
+        "{err:?}"
+    );
+}
+
+/// `render` prints YAML: options about reports are refused, not ignored.
+#[test]
+fn render_refuses_report_options() {
+    let out = bin()
+        .args(["render", ".", "--format", "json", "--fail-on", "never"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_lines(&out),
+        vec!["gitops-lint: error: render prints the manifests as YAML: --format, --fail-on do not apply to it; drop them"]
+    );
+}
+
+/// `--format json=-` is standard output; `--quiet` drops the notes of the
+/// human report (the JSON keeps them); `--verbose` lists on stderr what a
+/// note summarises.
+#[test]
+fn quiet_verbose_and_dash_for_standard_output() {
+    // Seven Applications declared in two files each: one note, and the list
+    // only with --verbose.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cm = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n".to_vec();
+    let mut files = vec![("payments/settings.yaml".to_string(), cm)];
+    for copy in ["a", "b"] {
+        for n in 0..7 {
+            files.push((
+                format!("{copy}/app-{n}.yaml"),
+                String::from_utf8(app_tracking("HEAD"))
+                    .expect("utf-8")
+                    .replace("name: payments\n", &format!("name: payments-{n}\n"))
+                    .into_bytes(),
+            ));
+        }
+    }
+    write_commit(dir.path(), "main", None, &files, "base").expect("commit");
+    write_commit(dir.path(), "change", Some("main"), &files, "same").expect("commit");
+    let run = |extra: &[&str]| {
+        bin()
+            .args(["diff", "main..change", "--repo"])
+            .arg(dir.path())
+            .args(extra)
+            .output()
+            .expect("runs")
+    };
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let notes: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("declared in more than one file"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{text}");
+    assert!(
+        notes[0].contains("7 Application(s)")
+            && notes[0].contains("and 2 more (`--verbose` lists them)"),
+        "{text}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("declared more than once"));
+    let out = run(&["--verbose"]);
+    let listed = stderr_lines(&out)
+        .into_iter()
+        .filter(|l| l.contains("is declared more than once"))
+        .count();
+    assert_eq!(listed, 7);
+
+    let quiet = run(&["--quiet"]);
+    let text = String::from_utf8_lossy(&quiet.stdout);
+    assert!(!text.contains("note: "), "{text}");
+    assert!(text.contains("Apps ("), "{text}");
+    assert_eq!(quiet.status.code(), Some(0));
+
+    let out = run(&["--format", "json=-", "--quiet"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("declared in more than one file"),
+        "{v:#}"
+    );
+}
+
+/// Colour follows FORCE_COLOR / CLICOLOR_FORCE and NO_COLOR when not asked
+/// for explicitly; `--color never` wins over all of them.
+#[test]
+fn colour_follows_the_environment_conventions() {
+    let repo = gitops_lint::demo::build().expect("the demo repository is built");
+    let run = |env: &[(&str, &str)], args: &[&str]| {
+        let mut cmd = bin();
+        cmd.env_remove("NO_COLOR")
+            .env_remove("FORCE_COLOR")
+            .env_remove("CLICOLOR_FORCE");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd
+            .args(["diff", "main..change", "--repo"])
+            .arg(repo.path())
+            .args(args)
+            .output()
+            .expect("runs");
+        String::from_utf8_lossy(&out.stdout).contains('\u{1b}')
+    };
+    assert!(!run(&[], &[]), "a pipe gets no colour");
+    assert!(run(&[("FORCE_COLOR", "1")], &[]));
+    assert!(run(&[("CLICOLOR_FORCE", "1")], &[]));
+    assert!(!run(&[("FORCE_COLOR", "0")], &[]));
+    assert!(!run(&[("FORCE_COLOR", "1"), ("NO_COLOR", "1")], &[]));
+    assert!(!run(&[("FORCE_COLOR", "1")], &["--color", "never"]));
+}

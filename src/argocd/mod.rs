@@ -151,6 +151,10 @@ pub struct Inventory {
     pub broken_file_ids: BTreeMap<String, ObjectId>,
     /// Notes for the user about assumptions made.
     pub notes: Vec<String>,
+    /// Applications (`namespace/name`) declared in more than one file: the
+    /// first declaration is used. Reported as one note, listed in full on
+    /// request (a repository can hold thousands).
+    pub declared_twice: Vec<String>,
     /// Apps rendered at this revision (each source rendered from the tree).
     pub renders: usize,
     /// Apps whose render was taken from the other revision's inventory
@@ -551,9 +555,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         };
         let key = app_key(&spec);
         if !seen.insert(key.clone()) {
-            inv.notes.push(format!(
-                "Application `{key}` is declared more than once; the first declaration is used"
-            ));
+            inv.declared_twice.push(key);
             continue;
         }
         pending.push(new_app(key, spec, Arc::new(d.value), d.origin, None));

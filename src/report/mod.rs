@@ -74,6 +74,8 @@ impl std::str::FromStr for FormatSpec {
             Some((n, "")) => {
                 return Err(format!("`{n}=` needs a file name after `=`"));
             }
+            // `-` is standard output, as for most tools.
+            Some((n, "-")) => (n, None),
             Some((n, p)) => (n, Some(PathBuf::from(p))),
             None => (s, None),
         };
@@ -141,6 +143,8 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// Assumptions worth telling the user.
     pub notes: Vec<String>,
+    /// What a note summarises, one line each, for `--verbose` (on stderr).
+    pub details: Vec<String>,
     /// File texts for snippets, by side and path.
     pub files: BTreeMap<(Side, String), Arc<str>>,
     /// For each finding (same order), a place in the head revision to attach
@@ -219,6 +223,35 @@ impl Report {
                 }
             }
         }
+        let twice: std::collections::BTreeSet<&String> = head
+            .1
+            .declared_twice
+            .iter()
+            .chain(base.iter().flat_map(|(_, b)| &b.declared_twice))
+            .collect();
+        let details: Vec<String> = twice
+            .iter()
+            .map(|k| {
+                format!(
+                    "Application `{k}` is declared more than once; the first declaration is used"
+                )
+            })
+            .collect();
+        if !twice.is_empty() {
+            const NAMED: usize = 5;
+            let named: Vec<String> = twice.iter().take(NAMED).map(|k| format!("`{k}`")).collect();
+            let more = twice.len().saturating_sub(NAMED);
+            notes.push(format!(
+                "{} Application(s) are declared in more than one file, and only the first declaration of each is analysed: {}{}",
+                twice.len(),
+                named.join(", "),
+                if more > 0 {
+                    format!(" and {more} more (`--verbose` lists them)")
+                } else {
+                    String::new()
+                }
+            ));
+        }
         Report {
             command: command.to_string(),
             base: base.map(|(r, _)| r.to_string()),
@@ -227,6 +260,7 @@ impl Report {
             prunes,
             findings,
             notes,
+            details,
             files: BTreeMap::new(),
             anchors: Vec::new(),
         }
@@ -488,6 +522,7 @@ pub(crate) mod tests {
                 ".gitops-lint.yaml differs at head; the base revision's configuration was used"
                     .into(),
             ],
+            details: Vec::new(),
             files: BTreeMap::new(),
             anchors: vec![
                 Some(Location {

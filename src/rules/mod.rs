@@ -47,6 +47,21 @@ pub enum Category {
     Change,
 }
 
+impl Category {
+    /// The lowercase name used in JSON and SARIF.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Input => "input",
+            Category::Prune => "prune",
+            Category::Deletion => "deletion",
+            Category::Hooks => "hooks",
+            Category::Ordering => "ordering",
+            Category::Change => "change",
+        }
+    }
+}
+
 /// When a rule can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -54,6 +69,17 @@ pub enum Mode {
     Diff,
     /// Looks at one revision (`check`, and changed resources in `diff`).
     Single,
+}
+
+impl Mode {
+    /// `diff` or `single`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Diff => "diff",
+            Mode::Single => "single",
+        }
+    }
 }
 
 /// Static facts about one rule.
