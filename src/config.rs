@@ -57,9 +57,36 @@ pub struct Config {
     /// (`acknowledge: {trailers: false}` switches them off: a trailer is
     /// written by the change's own author).
     pub acknowledge_trailers: bool,
+    /// `generatedObjects`: custom resources from which a controller creates
+    /// a core object (GL008), besides the built-in table.
+    pub generated_objects: Vec<GeneratedObject>,
     /// Raw extra sections kept for rules that read them.
     pub raw: Value,
 }
+
+/// "A controller creates a `creates` object from each `group/kind`
+/// resource, in its namespace, named by the string at `name_from`."
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratedObject {
+    /// API group of the custom resource.
+    pub group: String,
+    /// Kind of the custom resource.
+    pub kind: String,
+    /// Core kind created: Secret, ConfigMap, Service, PersistentVolumeClaim or ServiceAccount.
+    pub creates: String,
+    /// Dotted path of the created object's name (default `metadata.name`).
+    pub name_from: String,
+}
+
+/// The kinds a workload can wait for that `generatedObjects` may create.
+const GENERATED_KINDS: &[&str] = &[
+    "Secret",
+    "ConfigMap",
+    "Service",
+    "PersistentVolumeClaim",
+    "ServiceAccount",
+];
+const GENERATED_KEYS: &[&str] = &["kind", "creates", "nameFrom"];
 
 /// ApplicationSet controller flags the linter cannot see.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -93,6 +120,7 @@ impl Default for Config {
             cluster_scoped_kinds: Vec::new(),
             namespaces: Vec::new(),
             acknowledge_trailers: true,
+            generated_objects: Vec::new(),
             raw: Value::Null,
         }
     }
@@ -132,6 +160,7 @@ const TOP_KEYS: &[&str] = &[
     "clusterScopedKinds",
     "namespaces",
     "acknowledge",
+    "generatedObjects",
 ];
 const ACKNOWLEDGE_KEYS: &[&str] = &["trailers"];
 const CLUSTER_KEYS: &[&str] = &["name", "server", "labels", "annotations", "project"];
@@ -580,6 +609,43 @@ impl Config {
                 }
             }
             Some(_) => c.at(&["clusters"], "clusters must be a list".to_string()),
+        }
+        match get("generatedObjects") {
+            None => {}
+            Some(Value::Array(items)) => {
+                for item in items {
+                    c.keys(&["generatedObjects"], item, GENERATED_KEYS);
+                    let text = |k: &str| item.get(k).and_then(Value::as_str).map(str::to_string);
+                    let kind = text("kind").and_then(|k| {
+                        k.split_once('/')
+                            .map(|(g, k)| (g.to_string(), k.to_string()))
+                            .filter(|(g, k)| !g.is_empty() && !k.is_empty() && !k.contains('/'))
+                    });
+                    let creates = text("creates").filter(|k| GENERATED_KINDS.contains(&k.as_str()));
+                    match (kind, creates) {
+                        (Some((group, kind)), Some(creates)) => {
+                            cfg.generated_objects.push(GeneratedObject {
+                                group,
+                                kind,
+                                creates,
+                                name_from: text("nameFrom")
+                                    .unwrap_or_else(|| "metadata.name".to_string()),
+                            });
+                        }
+                        _ => c.at(
+                            &["generatedObjects"],
+                            format!(
+                                "every entry of generatedObjects needs `kind: group/Kind` and `creates:` one of {}",
+                                GENERATED_KINDS.join(", ")
+                            ),
+                        ),
+                    }
+                }
+            }
+            Some(_) => c.at(
+                &["generatedObjects"],
+                "generatedObjects must be a list".to_string(),
+            ),
         }
         // In file order, as a person fixes them.
         c.problems.sort_by_key(|p| {

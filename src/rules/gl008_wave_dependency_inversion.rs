@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::analysis::generated;
 use super::analysis::podspec::{self, RefKind};
 use super::analysis::sync_steps::{health_wait, HealthWait, Step, SyncSteps};
 use super::analysis::{at_field, at_resource, rendered_apps};
@@ -179,8 +180,24 @@ fn edges<'a>(app: &'a App, cx: &RuleContext<'_>) -> Vec<Edge<'a>> {
                     continue;
                 }
                 let rns = if r.kind.namespaced() { ns } else { "" };
-                let Some(dep) = find(app, r.kind.group(), r.kind.kind(), rns, &r.name) else {
-                    continue;
+                // Not in git, the object may be made by a controller from a
+                // custom resource of the app (a SealedSecret's Secret): the
+                // pods then wait for that resource.
+                let (dep, maker) = match find(app, r.kind.group(), r.kind.kind(), rns, &r.name) {
+                    Some(dep) => (dep, None),
+                    None => match app.resources.iter().find(|c| {
+                        r.kind.namespaced()
+                            && c.id.namespace == ns
+                            && generated::creates(
+                                c,
+                                &cx.config.generated_objects,
+                                r.kind.kind(),
+                                &r.name,
+                            )
+                    }) {
+                        Some(c) => (c, Some(c)),
+                        None => continue,
+                    },
                 };
                 // A PreSync hook waiting on Sync-phase objects is GL007's finding.
                 if hook.types.contains(&HookType::PreSync)
@@ -189,19 +206,22 @@ fn edges<'a>(app: &'a App, cx: &RuleContext<'_>) -> Vec<Edge<'a>> {
                 {
                     continue;
                 }
+                let made_by = maker
+                    .map(|c| format!(", made by the controller of `{}`", c.id))
+                    .unwrap_or_default();
                 let why = match r.kind {
                     RefKind::ConfigMap | RefKind::Secret => format!(
-                        "its pods cannot start without {} `{}` ({})",
+                        "its pods cannot start without {} `{}` ({}){made_by}",
                         r.kind.kind(),
                         r.name,
                         r.via
                     ),
                     RefKind::PersistentVolumeClaim => format!(
-                        "its pods cannot be scheduled without PersistentVolumeClaim `{}`",
+                        "its pods cannot be scheduled without PersistentVolumeClaim `{}`{made_by}",
                         r.name
                     ),
                     RefKind::ServiceAccount => format!(
-                        "its pods are not created without ServiceAccount `{}`",
+                        "its pods are not created without ServiceAccount `{}`{made_by}",
                         r.name
                     ),
                     RefKind::PriorityClass => {

@@ -1,6 +1,8 @@
-//! Analyses shared by several rules: what a pod template references, how a
-//! sync orders and health-gates its tasks, and what a hook's commands and SQL do.
+//! Analyses shared by several rules: what a pod template references, which
+//! objects controllers create from custom resources, how a sync orders and
+//! health-gates its tasks, and what a hook's commands and SQL do.
 
+pub mod generated;
 pub mod hook_work;
 pub mod podspec;
 pub mod shell;
