@@ -17,6 +17,8 @@ mod gl011_moved_between_apps;
 mod gl012_appset_unsafe_policy;
 mod gl013_mass_prune;
 mod gl014_unused_acknowledgement;
+mod gl015_project_denies_app;
+pub use gl015_project_denies_app::may_report as project_denies_app_may_report;
 mod gl016_missing_namespace;
 pub use gl016_missing_namespace::may_report as missing_namespace_may_report;
 
@@ -162,6 +164,7 @@ pub static ALL: &[&dyn Rule] = &[
     &gl012_appset_unsafe_policy::AppSetUnsafePolicy,
     &gl013_mass_prune::MassPrune,
     &gl014_unused_acknowledgement::UnusedAcknowledgement,
+    &gl015_project_denies_app::ProjectDeniesApp,
     &gl016_missing_namespace::MissingNamespace,
 ];
 
