@@ -20,6 +20,7 @@ mod gl014_unused_acknowledgement;
 mod gl015_project_denies_app;
 pub use gl015_project_denies_app::may_report as project_denies_app_may_report;
 mod gl016_missing_namespace;
+mod gl017_recreate;
 pub use gl016_missing_namespace::may_report as missing_namespace_may_report;
 
 pub mod analysis;
@@ -166,6 +167,7 @@ pub static ALL: &[&dyn Rule] = &[
     &gl014_unused_acknowledgement::UnusedAcknowledgement,
     &gl015_project_denies_app::ProjectDeniesApp,
     &gl016_missing_namespace::MissingNamespace,
+    &gl017_recreate::Recreates,
 ];
 
 /// GL014's facts, for the acknowledgement pass that produces its findings.
