@@ -162,9 +162,9 @@ pub struct Inventory {
     pub scopes: Scopes,
     /// Tracking settings of an `argocd-cm` ConfigMap in the repository.
     pub tracking: Option<tracking::LearnedTracking>,
-    /// AppProjects declared in any file of the revision, by name (the
-    /// first in walk order); rendered ones are in their apps' resources.
-    pub projects: BTreeMap<String, DeclaredProject>,
+    /// AppProjects declared in any file of the revision, by name, in walk
+    /// order; rendered ones are in their apps' resources.
+    pub projects: BTreeMap<String, Vec<DeclaredProject>>,
     /// Files that mention Argo CD but could not be parsed: the apps they
     /// declare are unknown at this revision.
     pub broken_files: BTreeMap<String, RenderError>,
@@ -429,7 +429,7 @@ fn scan(
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_string();
-                inv.projects.entry(name).or_insert(DeclaredProject {
+                inv.projects.entry(name).or_default().push(DeclaredProject {
                     object: Arc::new(v),
                     origin,
                 });

@@ -52,17 +52,19 @@ struct Project<'a> {
     origin: &'a Origin,
 }
 
-/// Every AppProject at one revision: rendered by an app (what a sync
-/// applies) before declared in some other file.
+/// Every AppProject at one revision, from the apps that render it and the
+/// files that declare it, the rendered declaration's place first. A name
+/// declared with different specs (one per cluster or environment) is left
+/// out: which one Argo CD reads is not in the repository.
 fn projects(inv: &Inventory) -> BTreeMap<&str, Project<'_>> {
-    let mut out = BTreeMap::new();
+    let mut all: BTreeMap<&str, Vec<Project<'_>>> = BTreeMap::new();
     for app in inv.apps.values() {
         if !matches!(app.status, AppStatus::Rendered) {
             continue;
         }
         for m in &app.resources {
             if m.id.kind == "AppProject" && is_app_project(&m.value) {
-                out.entry(m.id.name.as_str()).or_insert(Project {
+                all.entry(m.id.name.as_str()).or_default().push(Project {
                     name: m.id.name.as_str(),
                     spec: m.value.get("spec").unwrap_or(&Value::Null),
                     origin: &m.origin,
@@ -70,14 +72,23 @@ fn projects(inv: &Inventory) -> BTreeMap<&str, Project<'_>> {
             }
         }
     }
-    for (name, p) in &inv.projects {
-        out.entry(name.as_str()).or_insert(Project {
-            name: name.as_str(),
-            spec: p.object.get("spec").unwrap_or(&Value::Null),
-            origin: &p.origin,
-        });
+    for (name, declared) in &inv.projects {
+        for p in declared {
+            all.entry(name.as_str()).or_default().push(Project {
+                name: name.as_str(),
+                spec: p.object.get("spec").unwrap_or(&Value::Null),
+                origin: &p.origin,
+            });
+        }
     }
-    out
+    all.into_iter()
+        .filter_map(|(name, mut ps)| {
+            let first = ps.remove(0);
+            ps.iter()
+                .all(|p| p.spec == first.spec)
+                .then_some((name, first))
+        })
+        .collect()
 }
 
 fn strings<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a str> {

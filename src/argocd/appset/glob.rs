@@ -415,6 +415,9 @@ enum Tok {
 /// too complex to decide.
 const MAX_GOBWAS_ALTERNATIVES: usize = 256;
 
+/// Longest `gobwas` pattern decided, in bytes.
+const MAX_GOBWAS_PATTERN: usize = 4096;
+
 /// Parses `p[i..]` up to the end or (inside braces) the `,`/`}` closing the
 /// current alternative; returns the alternatives of this sequence and the
 /// index where it stopped. `Err(true)`: malformed (gobwas refuses to compile
@@ -425,9 +428,11 @@ fn gobwas_seq(p: &[char], mut i: usize, nested: bool) -> Result<(Vec<Vec<Tok>>, 
     while i < p.len() {
         match p[i] {
             ',' | '}' if nested => return Ok((alts, i)),
+            // A trailing `\` escapes nothing and is dropped.
             '\\' => {
-                let c = *p.get(i + 1).ok_or(true)?;
-                push(&mut alts, Tok::Lit(c));
+                if let Some(&c) = p.get(i + 1) {
+                    push(&mut alts, Tok::Lit(c));
+                }
                 i += 2;
             }
             '?' => {
@@ -443,26 +448,38 @@ fn gobwas_seq(p: &[char], mut i: usize, nested: bool) -> Result<(Vec<Vec<Tok>>, 
                 i = j;
             }
             '[' => {
+                // `[lo-hi]`, or a list of characters (escapes allowed), each
+                // optionally negated with `!`; anything else, such as
+                // `[a-cx]`, does not compile (`syntax/lexer` `fetchRange`).
                 let mut j = i + 1;
                 let neg = p.get(j) == Some(&'!');
                 if neg {
                     j += 1;
                 }
-                let mut ranges = Vec::new();
-                loop {
-                    let c = *p.get(j).ok_or(true)?;
-                    if c == ']' {
-                        break;
+                let ranges = if p.get(j + 1) == Some(&'-') {
+                    let (lo, hi) = (*p.get(j).ok_or(true)?, *p.get(j + 2).ok_or(true)?);
+                    j += 3;
+                    vec![(lo, hi)]
+                } else {
+                    let mut list = Vec::new();
+                    while let Some(&c) = p.get(j) {
+                        match c {
+                            ']' => break,
+                            '\\' => {
+                                if let Some(&e) = p.get(j + 1) {
+                                    list.push((e, e));
+                                }
+                                j += 2;
+                            }
+                            c => {
+                                list.push((c, c));
+                                j += 1;
+                            }
+                        }
                     }
-                    if p.get(j + 1) == Some(&'-') && p.get(j + 2).is_some_and(|e| *e != ']') {
-                        ranges.push((c, p[j + 2]));
-                        j += 3;
-                    } else {
-                        ranges.push((c, c));
-                        j += 1;
-                    }
-                }
-                if ranges.is_empty() {
+                    list
+                };
+                if p.get(j) != Some(&']') || ranges.is_empty() {
                     return Err(true);
                 }
                 push(&mut alts, Tok::Class(neg, ranges));
@@ -544,6 +561,11 @@ fn gobwas_alt(toks: &[Tok], text: &[char], seps: &[char]) -> bool {
 /// returns false). `None`: more alternatives than this matcher decides.
 #[must_use]
 pub fn gobwas_match(pattern: &str, text: &str, seps: &[char]) -> Option<bool> {
+    // Real patterns are a few dozen characters; a huge one is not worth
+    // the time and memory its alternatives could take.
+    if pattern.len() > MAX_GOBWAS_PATTERN {
+        return None;
+    }
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();
     match gobwas_seq(&p, 0, false) {
@@ -603,8 +625,11 @@ mod gobwas_tests {
         assert_eq!(m("", "x", &[]), Some(false));
         // Malformed: gobwas refuses it, Argo CD treats it as no match.
         assert_eq!(m("ns-[a", "ns-a", &[]), Some(false));
+        assert_eq!(m("ns-[a-cx]", "ns-b", &[]), Some(false));
+        assert_eq!(m("ns-[abx]", "ns-x", &[]), Some(true));
         assert_eq!(m("{a,b", "a", &[]), Some(false));
-        // Too many alternatives to decide.
+        // Too many alternatives, or too long, to decide.
         assert_eq!(m(&"{a,b}".repeat(9), "a", &[]), None);
+        assert_eq!(m(&"a".repeat(5000), "a", &[]), None);
     }
 }
