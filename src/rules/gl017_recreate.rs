@@ -128,3 +128,62 @@ impl Rule for Recreates {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::rules::analysis::testutil::{app, application, inventory};
+    use serde_json::{json, Value};
+
+    fn diff(base: Vec<Value>, head: Vec<Value>) -> Vec<Finding> {
+        let a = application(
+            "web",
+            json!({"syncPolicy": {"automated": {"prune": true}}}),
+            false,
+        );
+        let base = inventory(vec![app(a.clone(), base)]);
+        let head = inventory(vec![app(a, head)]);
+        let config = Config::default();
+        let plan = crate::plan::plan(&base, &head, &config);
+        let cx = RuleContext {
+            plan: Some(&plan),
+            base: Some(&base),
+            head: &head,
+            config: &config,
+            only_changed: true,
+        };
+        let mut out = Vec::new();
+        Recreates.check(&cx, &mut out);
+        out
+    }
+
+    fn service(name: &str, kind: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": {"type": kind}})
+    }
+
+    #[test]
+    fn a_renamed_service_is_recreated_unless_its_loss_is_gl001s() {
+        let f = diff(
+            vec![service("api", "ClusterIP")],
+            vec![service("web-api", "ClusterIP")],
+        );
+        assert_eq!(f.len(), 1);
+        assert!(f[0]
+            .message
+            .contains("`Service ns/api` → `Service ns/web-api`"));
+        // A LoadBalancer's address is lost: GL001 reports it as an error.
+        assert!(diff(
+            vec![service("api", "LoadBalancer")],
+            vec![service("web-api", "LoadBalancer")]
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn kinds_without_downtime_are_not_reported() {
+        let cm =
+            |n: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": n}});
+        assert!(diff(vec![cm("settings")], vec![cm("web-settings")]).is_empty());
+    }
+}
