@@ -38,8 +38,8 @@ static META: RuleMeta = RuleMeta {
     doc: include_str!("../../rules/GL015-project-denies-app.md"),
 };
 
-/// The namespace the Argo CD control plane runs in: Applications there
-/// need no `sourceNamespaces` entry.
+/// The namespace the Argo CD control plane runs in when an AppProject does
+/// not name its own (Argo CD reads AppProjects only from there).
 const CONTROL_PLANE_NAMESPACE: &str = "argocd";
 
 /// The in-cluster destination Argo CD always knows, by server and name.
@@ -48,6 +48,8 @@ const IN_CLUSTER: (&str, &str) = ("https://kubernetes.default.svc", "in-cluster"
 /// An AppProject as the repository declares it at one revision.
 struct Project<'a> {
     name: &'a str,
+    /// The control-plane namespace: the one the AppProject lives in.
+    namespace: &'a str,
     spec: &'a Value,
     origin: &'a Origin,
 }
@@ -66,6 +68,7 @@ fn projects(inv: &Inventory) -> BTreeMap<&str, Project<'_>> {
             if m.id.kind == "AppProject" && is_app_project(&m.value) {
                 all.entry(m.id.name.as_str()).or_default().push(Project {
                     name: m.id.name.as_str(),
+                    namespace: m.id.namespace.as_str(),
                     spec: m.value.get("spec").unwrap_or(&Value::Null),
                     origin: &m.origin,
                 });
@@ -76,6 +79,12 @@ fn projects(inv: &Inventory) -> BTreeMap<&str, Project<'_>> {
         for p in declared {
             all.entry(name.as_str()).or_default().push(Project {
                 name: name.as_str(),
+                namespace: p
+                    .object
+                    .pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or(CONTROL_PLANE_NAMESPACE),
                 spec: p.object.get("spec").unwrap_or(&Value::Null),
                 origin: &p.origin,
             });
@@ -275,9 +284,10 @@ fn kind_permitted(spec: &Value, group: &str, kind: &str, name: &str, namespaced:
 }
 
 /// AC `IsAppNamespacePermitted` (`util/glob` `MatchStringInList` with
-/// `REGEXP`: `/re/` is a regular expression, anything else a glob).
-fn app_namespace_permitted(spec: &Value, ns: &str) -> Option<bool> {
-    if ns == CONTROL_PLANE_NAMESPACE {
+/// `REGEXP`: `/re/` is a regular expression, anything else a glob); an
+/// Application in the control-plane namespace is always permitted.
+fn app_namespace_permitted(spec: &Value, control_plane: &str, ns: &str) -> Option<bool> {
+    if ns == control_plane {
         return Some(true);
     }
     let mut undecided = false;
@@ -332,7 +342,7 @@ fn denials<'a>(
     };
     let spec = p.spec;
     let mut out = Vec::new();
-    if app_namespace_permitted(spec, &app.spec.namespace) == Some(false) {
+    if app_namespace_permitted(spec, p.namespace, &app.spec.namespace) == Some(false) {
         out.push((
             format!("namespace {}", app.spec.namespace),
             format!(
@@ -629,9 +639,15 @@ mod tests {
     #[test]
     fn source_namespaces_take_globs_and_regexps() {
         let spec = json!({"sourceNamespaces": ["team-*", "/^ops-[0-9]+$/"]});
-        assert_eq!(app_namespace_permitted(&spec, "argocd"), Some(true));
-        assert_eq!(app_namespace_permitted(&spec, "team-a"), Some(true));
-        assert_eq!(app_namespace_permitted(&spec, "ops-12"), Some(true));
-        assert_eq!(app_namespace_permitted(&spec, "payments"), Some(false));
+        let ok = |ns: &str| app_namespace_permitted(&spec, "argocd", ns);
+        assert_eq!(ok("argocd"), Some(true));
+        assert_eq!(ok("team-a"), Some(true));
+        assert_eq!(ok("ops-12"), Some(true));
+        assert_eq!(ok("payments"), Some(false));
+        // The control plane is where the AppProject lives.
+        assert_eq!(
+            app_namespace_permitted(&spec, "openshift-gitops", "openshift-gitops"),
+            Some(true)
+        );
     }
 }
