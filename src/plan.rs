@@ -154,6 +154,18 @@ pub struct Plan {
     pub cluster_moves: Vec<ClusterMove>,
 }
 
+/// A pruned object that the same app creates again at head under another
+/// name or in another namespace: a delete and a create, not an update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recreate {
+    /// The app (key).
+    pub app: String,
+    /// The object deleted.
+    pub deleted: ResourceId,
+    /// The object created in its place.
+    pub created: ResourceId,
+}
+
 impl Plan {
     /// Whether a Namespace is pruned (its deletion takes everything inside).
     #[must_use]
@@ -161,6 +173,74 @@ impl Plan {
         self.prunes
             .iter()
             .any(|p| p.id.group.is_empty() && p.id.kind == "Namespace")
+    }
+
+    /// The prunes the same app's sync pairs with a creation of the same kind:
+    /// the same name in another namespace, or, in one namespace, the only
+    /// prune and the only creation of that kind. Anything less certain is
+    /// left unpaired. Protected prunes delete nothing and are not paired.
+    #[must_use]
+    pub fn recreates(&self) -> Vec<Recreate> {
+        let mut by_app: BTreeMap<&str, Vec<&ResourceId>> = BTreeMap::new();
+        for p in &self.prunes {
+            let deletes = p.protection.is_none() || p.waits_for_confirmation();
+            if deletes && !matches!(p.reason, PruneReason::AppDeleted | PruneReason::MovedToApp) {
+                by_app.entry(p.app.as_str()).or_default().push(&p.id);
+            }
+        }
+        let same_kind = |a: &ResourceId, b: &ResourceId| a.group == b.group && a.kind == b.kind;
+        let mut out = Vec::new();
+        for (app, deleted) in by_app {
+            let Some(ch) = self.changes.get(app) else {
+                continue;
+            };
+            let mut pairs: Vec<(&ResourceId, &ResourceId)> = Vec::new();
+            // Same name, another namespace: kept when neither side has
+            // another candidate.
+            let moved = |d: &ResourceId| -> Vec<&ResourceId> {
+                ch.created
+                    .iter()
+                    .filter(|c| {
+                        same_kind(c, d)
+                            && c.name == d.name
+                            && c.namespace != d.namespace
+                            && !c.namespace.is_empty()
+                            && !d.namespace.is_empty()
+                    })
+                    .collect()
+            };
+            for d in &deleted {
+                if let [c] = moved(d).as_slice() {
+                    let rivals = deleted.iter().filter(|o| moved(o).contains(c)).count();
+                    if rivals == 1 {
+                        pairs.push((d, c));
+                    }
+                }
+            }
+            // Same namespace, one prune and one creation of the kind.
+            for d in &deleted {
+                if pairs.iter().any(|(x, _)| x == d) {
+                    continue;
+                }
+                let here = |x: &ResourceId| same_kind(x, d) && x.namespace == d.namespace;
+                let prunes: Vec<_> = deleted.iter().filter(|x| here(x)).collect();
+                let creates: Vec<_> = ch
+                    .created
+                    .iter()
+                    .filter(|x| here(x) && !pairs.iter().any(|(_, c)| c == x))
+                    .collect();
+                if let ([_], [c]) = (prunes.as_slice(), creates.as_slice()) {
+                    pairs.push((d, c));
+                }
+            }
+            pairs.sort();
+            out.extend(pairs.into_iter().map(|(d, c)| Recreate {
+                app: app.to_string(),
+                deleted: d.clone(),
+                created: c.clone(),
+            }));
+        }
+        out
     }
 }
 
@@ -980,6 +1060,50 @@ mod tests {
             .iter()
             .map(|p| (p.app.clone(), p.id.name.clone(), p.reason))
             .collect()
+    }
+
+    #[test]
+    fn recreates_pair_only_what_is_certain() {
+        let deploy = |name: &str, ns: Option<&str>| {
+            let mut v =
+                json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name}});
+            if let Some(ns) = ns {
+                v["metadata"]["namespace"] = json!(ns);
+            }
+            v
+        };
+        let a = application("web", false, true, &[]);
+        let pairs = |base: &[Value], head: &[Value]| -> Vec<(String, String)> {
+            let b = inventory(vec![app(a.clone(), None, &[base])]);
+            let h = inventory(vec![app(a.clone(), None, &[head])]);
+            plan(&b, &h, &Config::default())
+                .recreates()
+                .into_iter()
+                .map(|r| (r.deleted.to_string(), r.created.to_string()))
+                .collect()
+        };
+        // Same name, another namespace.
+        assert_eq!(
+            pairs(&[deploy("api", Some("a"))], &[deploy("api", Some("b"))]),
+            vec![("Deployment a/api".into(), "Deployment b/api".into())]
+        );
+        // One prune and one creation of the kind in a namespace.
+        assert_eq!(
+            pairs(&[deploy("api", None)], &[deploy("api-v2", None)]),
+            vec![("Deployment web/api".into(), "Deployment web/api-v2".into())]
+        );
+        // Two of each: which replaces which is a guess, so nothing is paired.
+        assert!(pairs(
+            &[deploy("api", None), deploy("worker", None)],
+            &[deploy("api-v2", None), deploy("worker-v2", None)]
+        )
+        .is_empty());
+        // A pruned object another kept one does not replace.
+        assert!(pairs(
+            &[deploy("api", None), deploy("old", None)],
+            &[deploy("api", None)]
+        )
+        .is_empty());
     }
 
     #[test]

@@ -130,6 +130,25 @@ pub struct AppSetEntry {
     pub expansion: Result<appset::Expansion, appset::AppSetError>,
 }
 
+/// An `AppProject` found by the file scan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeclaredProject {
+    /// The object.
+    pub object: Arc<Value>,
+    /// Where it is declared.
+    pub origin: Origin,
+}
+
+/// Whether an object is an Argo CD `AppProject`.
+#[must_use]
+pub fn is_app_project(obj: &Value) -> bool {
+    obj.get("kind").and_then(Value::as_str) == Some("AppProject")
+        && obj
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|a| a.starts_with("argoproj.io/"))
+}
+
 /// Everything gitops-lint knows about one revision.
 #[derive(Debug, Clone, Default)]
 pub struct Inventory {
@@ -143,6 +162,9 @@ pub struct Inventory {
     pub scopes: Scopes,
     /// Tracking settings of an `argocd-cm` ConfigMap in the repository.
     pub tracking: Option<tracking::LearnedTracking>,
+    /// AppProjects declared in any file of the revision, by name, in walk
+    /// order; rendered ones are in their apps' resources.
+    pub projects: BTreeMap<String, Vec<DeclaredProject>>,
     /// Files that mention Argo CD but could not be parsed: the apps they
     /// declare are unknown at this revision.
     pub broken_files: BTreeMap<String, RenderError>,
@@ -305,8 +327,15 @@ fn scan(
     // Most files naming `argoproj.io` only carry sync annotations; an
     // Application or ApplicationSet also spells out its kind, and a cluster
     // Secret its `secret-type` label, unless YAML escapes hide the letters.
-    let declares = ["Application", "secret-type", "\\x", "\\u", "\\U"]
-        .map(|m| memchr::memmem::Finder::new(m.as_bytes()).into_owned());
+    let declares = [
+        "Application",
+        "AppProject",
+        "secret-type",
+        "\\x",
+        "\\u",
+        "\\U",
+    ]
+    .map(|m| memchr::memmem::Finder::new(m.as_bytes()).into_owned());
     // In walk order (a directory's entries by name, depth first): the first
     // of two declarations of one Application is the one used.
     let known: BTreeSet<String> = known.into_iter().collect();
@@ -343,6 +372,7 @@ fn scan(
     let wanted = |v: &Value| {
         is_application(v)
             || is_application_set(v)
+            || is_app_project(v)
             || v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
             || appset::clusters_from_secret(v).is_some()
             || tracking::LearnedTracking::from_object(v, None).is_some()
@@ -397,6 +427,16 @@ fn scan(
                 apps.push(Declared { value: v, origin });
             } else if is_application_set(&v) {
                 appsets.push(Declared { value: v, origin });
+            } else if is_app_project(&v) {
+                let name = v
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                inv.projects.entry(name).or_default().push(DeclaredProject {
+                    object: Arc::new(v),
+                    origin,
+                });
             } else if v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition") {
                 inv.scopes.learn_crd(&v);
                 others.push(v);

@@ -16,7 +16,8 @@
 //! render Applications or ApplicationSets (app-of-apps discovery needs
 //! them), one whose files mention `StorageClass` may provide the class
 //! another app's PersistentVolumeClaim binds with (GL008 looks across
-//! apps), and one with a CRD or cluster Secret file holds what the
+//! apps), one whose files mention `AppProject` may render the project that
+//! permits or refuses other apps (GL015), and one with a CRD or cluster Secret file holds what the
 //! inventory scan reads (a broken one is reported unless an app's own
 //! failure already says so). A kind is spelt out in some file unless it is
 //! assembled: by Kustomize replacements (a `namePrefix` copied into `kind`),
@@ -36,8 +37,9 @@ use crate::source::{self, EntryKind, ObjectId, Tree};
 use crate::yaml::Dialect;
 
 /// Strings that make a file's app render every time (see the module doc).
-const KINDS_READ_ACROSS_APPS: [&str; 4] = [
+const KINDS_READ_ACROSS_APPS: [&str; 5] = [
     "Application",
+    "AppProject",
     "StorageClass",
     "CustomResourceDefinition",
     "secret-type",

@@ -185,6 +185,14 @@ fn emit_text(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()
                     why.push_str(&format!(", protected by {pr}"));
                 }
                 writeln!(out, "    - {} ({why})", p.resource)?;
+                // The creation that replaces it, right under it: together
+                // they are one object deleted and created again.
+                if let Some(c) = &p.recreated_as {
+                    writeln!(
+                        out,
+                        "      + {c} (created in its place: a delete and a create, not an update)"
+                    )?;
+                }
             }
         }
     }

@@ -124,6 +124,9 @@ pub struct PruneRow {
     pub mode: PruneMode,
     /// Reason detail (new name, new owner...).
     pub detail: Option<String>,
+    /// The object the same sync creates in its place (a rename or a move
+    /// to another namespace: a delete and a create).
+    pub recreated_as: Option<ResourceId>,
 }
 
 /// Everything an emitter needs.
@@ -201,8 +204,9 @@ impl Report {
         }
         apps.sort_by(|x, y| (&x.namespace, &x.name).cmp(&(&y.namespace, &y.name)));
         let prunes = plan
-            .map(|p| {
-                p.prunes
+            .map(|plan| {
+                let recreates = plan.recreates();
+                plan.prunes
                     .iter()
                     .map(|p| PruneRow {
                         app: short_name(&p.app),
@@ -211,6 +215,10 @@ impl Report {
                         protection: p.protection.clone(),
                         mode: p.mode,
                         detail: p.detail.clone(),
+                        recreated_as: recreates
+                            .iter()
+                            .find(|r| r.app == p.app && r.deleted == p.id)
+                            .map(|r| r.created.clone()),
                     })
                     .collect()
             })
@@ -413,6 +421,7 @@ pub fn printable_report(r: &Report) -> Report {
         pr.resource = printable_id(&pr.resource);
         pr.protection = pr.protection.as_deref().map(p);
         pr.detail = pr.detail.as_deref().map(p);
+        pr.recreated_as = pr.recreated_as.as_ref().map(printable_id);
     }
     for f in &mut out.findings {
         f.message = printable_lines(&f.message);
@@ -507,6 +516,7 @@ pub(crate) mod tests {
                     protection: None,
                     mode: PruneMode::Automated,
                     detail: None,
+                    recreated_as: None,
                 },
                 PruneRow {
                     app: "web".into(),
@@ -515,6 +525,7 @@ pub(crate) mod tests {
                     protection: Some("Prune=false".into()),
                     mode: PruneMode::Manual,
                     detail: None,
+                    recreated_as: None,
                 },
             ],
             findings: vec![pvc, acked, info],
@@ -555,6 +566,32 @@ pub(crate) mod tests {
         let text = String::from_utf8(buf).expect("utf-8");
         assert!(text.contains("first%0Asecond"), "{text}");
         assert!(!text.contains("u{a}"), "{text}");
+    }
+
+    #[test]
+    fn the_human_plan_shows_a_recreated_object_under_its_deletion() {
+        let mut r = sample();
+        r.prunes[0] = PruneRow {
+            app: "payments".into(),
+            resource: id("Service", "payments", "api"),
+            reason: "renamed",
+            protection: None,
+            mode: PruneMode::Automated,
+            detail: Some("payments-api".into()),
+            recreated_as: Some(id("Service", "payments", "payments-api")),
+        };
+        let mut out = Vec::new();
+        human::emit(&r, false, &mut out).expect("written");
+        let text = String::from_utf8(out).expect("utf-8");
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.contains("- Service payments/api (renamed"))
+            .expect("the deletion is listed");
+        assert!(
+            lines[at + 1].contains("+ Service payments/payments-api (created in its place"),
+            "{text}"
+        );
     }
 
     #[test]

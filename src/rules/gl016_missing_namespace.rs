@@ -36,7 +36,7 @@ pub const BUILTIN_NAMESPACES: &[&str] = &[
 /// cluster-scoped table says otherwise. A custom kind whose CRD is not in the
 /// repository may be cluster-scoped, so it counts only when its manifest
 /// names a namespace.
-const BUILTIN_GROUPS: &[&str] = &[
+pub(super) const BUILTIN_GROUPS: &[&str] = &[
     "",
     "apps",
     "batch",

@@ -17,7 +17,10 @@ mod gl011_moved_between_apps;
 mod gl012_appset_unsafe_policy;
 mod gl013_mass_prune;
 mod gl014_unused_acknowledgement;
+mod gl015_project_denies_app;
+pub use gl015_project_denies_app::may_report as project_denies_app_may_report;
 mod gl016_missing_namespace;
+mod gl017_recreate;
 mod gl018_appset_generation_error;
 pub use gl016_missing_namespace::may_report as missing_namespace_may_report;
 
@@ -189,7 +192,9 @@ pub static ALL: &[&dyn Rule] = &[
     &gl012_appset_unsafe_policy::AppSetUnsafePolicy,
     &gl013_mass_prune::MassPrune,
     &gl014_unused_acknowledgement::UnusedAcknowledgement,
+    &gl015_project_denies_app::ProjectDeniesApp,
     &gl016_missing_namespace::MissingNamespace,
+    &gl017_recreate::Recreates,
     &gl018_appset_generation_error::AppSetGenerationError,
 ];
 

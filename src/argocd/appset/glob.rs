@@ -1,4 +1,4 @@
-//! The three glob dialects the git generator depends on:
+//! The glob dialects of Argo CD. The git generator depends on three:
 //!
 //! - Go's `path.Match` for `directories[].path` (`*` and `?` stop at `/`);
 //! - git pathspecs for `files[].path` with the controller's default globbing
@@ -6,6 +6,9 @@
 //!   a directory matches everything under it);
 //! - `doublestar` for `files[].path` with `--enable-new-git-file-globbing`
 //!   (`*` stops at `/`, `**` spans directories, `{a,b}` alternation).
+//!
+//! AppProject permissions use a fourth, `gobwas/glob` (AC `util/glob`
+//! `Match`), see [`gobwas_match`].
 
 /// Go `path.Match(pattern, name)`. A malformed pattern (`ErrBadPattern`: an
 /// unterminated class or a trailing backslash) is `None`; Argo CD logs it
@@ -391,5 +394,242 @@ mod tests {
         assert_eq!(literal_dir_prefix("clusters/*/config.json"), "clusters");
         assert_eq!(literal_dir_prefix("a/b/c.json"), "a/b");
         assert_eq!(literal_dir_prefix("*.json"), "");
+    }
+}
+
+/// One element of a compiled `gobwas/glob` pattern, alternatives expanded.
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Lit(char),
+    /// `?`: one character that is not a separator.
+    One,
+    /// `*`: any run of characters that are not separators.
+    Star,
+    /// `**`: any run of characters.
+    Super,
+    /// `[...]` / `[!...]`: one character in (or not in) the ranges.
+    Class(bool, Vec<(char, char)>),
+}
+
+/// Most alternatives a `gobwas` pattern may expand to before it is judged
+/// too complex to decide.
+const MAX_GOBWAS_ALTERNATIVES: usize = 256;
+
+/// Longest `gobwas` pattern decided, in bytes.
+const MAX_GOBWAS_PATTERN: usize = 4096;
+
+/// Parses `p[i..]` up to the end or (inside braces) the `,`/`}` closing the
+/// current alternative; returns the alternatives of this sequence and the
+/// index where it stopped. `Err(true)`: malformed (gobwas refuses to compile
+/// it), `Err(false)`: too many alternatives.
+fn gobwas_seq(p: &[char], mut i: usize, nested: bool) -> Result<(Vec<Vec<Tok>>, usize), bool> {
+    let mut alts: Vec<Vec<Tok>> = vec![Vec::new()];
+    let push = |alts: &mut Vec<Vec<Tok>>, t: Tok| alts.iter_mut().for_each(|a| a.push(t.clone()));
+    while i < p.len() {
+        match p[i] {
+            ',' | '}' if nested => return Ok((alts, i)),
+            // A trailing `\` escapes nothing and is dropped.
+            '\\' => {
+                if let Some(&c) = p.get(i + 1) {
+                    push(&mut alts, Tok::Lit(c));
+                }
+                i += 2;
+            }
+            '?' => {
+                push(&mut alts, Tok::One);
+                i += 1;
+            }
+            '*' => {
+                let mut j = i;
+                while j < p.len() && p[j] == '*' {
+                    j += 1;
+                }
+                push(&mut alts, if j - i > 1 { Tok::Super } else { Tok::Star });
+                i = j;
+            }
+            '[' => {
+                // `[lo-hi]`, or a list of characters (escapes allowed), each
+                // optionally negated with `!`; anything else, such as
+                // `[a-cx]`, does not compile (`syntax/lexer` `fetchRange`).
+                let mut j = i + 1;
+                let neg = p.get(j) == Some(&'!');
+                if neg {
+                    j += 1;
+                }
+                let ranges = if p.get(j + 1) == Some(&'-') {
+                    let (lo, hi) = (*p.get(j).ok_or(true)?, *p.get(j + 2).ok_or(true)?);
+                    j += 3;
+                    vec![(lo, hi)]
+                } else {
+                    let mut list = Vec::new();
+                    while let Some(&c) = p.get(j) {
+                        match c {
+                            ']' => break,
+                            '\\' => {
+                                if let Some(&e) = p.get(j + 1) {
+                                    list.push((e, e));
+                                }
+                                j += 2;
+                            }
+                            c => {
+                                list.push((c, c));
+                                j += 1;
+                            }
+                        }
+                    }
+                    list
+                };
+                if p.get(j) != Some(&']') || ranges.is_empty() {
+                    return Err(true);
+                }
+                push(&mut alts, Tok::Class(neg, ranges));
+                i = j + 1;
+            }
+            '{' => {
+                let mut options = Vec::new();
+                let mut j = i + 1;
+                loop {
+                    let (sub, end) = gobwas_seq(p, j, true)?;
+                    options.extend(sub);
+                    match p.get(end) {
+                        Some(',') => j = end + 1,
+                        Some('}') => {
+                            i = end + 1;
+                            break;
+                        }
+                        _ => return Err(true),
+                    }
+                }
+                if alts.len().saturating_mul(options.len()) > MAX_GOBWAS_ALTERNATIVES {
+                    return Err(false);
+                }
+                alts = alts
+                    .iter()
+                    .flat_map(|a| {
+                        options.iter().map(move |o| {
+                            let mut x = a.clone();
+                            x.extend(o.iter().cloned());
+                            x
+                        })
+                    })
+                    .collect();
+            }
+            c => {
+                push(&mut alts, Tok::Lit(c));
+                i += 1;
+            }
+        }
+    }
+    Ok((alts, i))
+}
+
+/// Whether one alternative matches the whole text (dynamic programming over
+/// pattern and text positions: linear in each, whatever the stars).
+fn gobwas_alt(toks: &[Tok], text: &[char], seps: &[char]) -> bool {
+    // row[j]: the tokens so far match text[..j].
+    let mut row = vec![false; text.len() + 1];
+    row[0] = true;
+    for t in toks {
+        let mut next = vec![false; text.len() + 1];
+        for j in 0..=text.len() {
+            match t {
+                Tok::Star => {
+                    next[j] = row[j] || (j > 0 && next[j - 1] && !seps.contains(&text[j - 1]));
+                }
+                Tok::Super => next[j] = row[j] || (j > 0 && next[j - 1]),
+                _ if j == 0 => {}
+                Tok::Lit(c) => next[j] = row[j - 1] && text[j - 1] == *c,
+                Tok::One => next[j] = row[j - 1] && !seps.contains(&text[j - 1]),
+                Tok::Class(neg, ranges) => {
+                    let c = text[j - 1];
+                    let inside = ranges.iter().any(|(lo, hi)| *lo <= c && c <= *hi);
+                    next[j] = row[j - 1] && inside != *neg;
+                }
+            }
+        }
+        row = next;
+    }
+    row[text.len()]
+}
+
+/// `gobwas/glob` `Compile(pattern, separators...).Match(text)`, as Argo CD's
+/// `util/glob` `Match` runs it for AppProject source repositories,
+/// destinations and source namespaces: `*` and `?` stop at a separator
+/// (none unless given, so `*` matches anything), `**` crosses them,
+/// `[a-z]`/`[!a-z]` classes, `{a,b}` alternatives and `\` escapes. A
+/// pattern gobwas refuses to compile matches nothing (`Match` logs and
+/// returns false). `None`: more alternatives than this matcher decides.
+#[must_use]
+pub fn gobwas_match(pattern: &str, text: &str, seps: &[char]) -> Option<bool> {
+    // Real patterns are a few dozen characters; a huge one is not worth
+    // the time and memory its alternatives could take.
+    if pattern.len() > MAX_GOBWAS_PATTERN {
+        return None;
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    match gobwas_seq(&p, 0, false) {
+        Ok((alts, _)) => Some(alts.iter().any(|a| gobwas_alt(a, &t, seps))),
+        Err(true) => Some(false),
+        Err(false) => None,
+    }
+}
+
+#[cfg(test)]
+mod gobwas_tests {
+    use super::gobwas_match;
+
+    #[test]
+    fn gobwas_dialect() {
+        let m = |p: &str, t: &str, s: &[char]| gobwas_match(p, t, s);
+        // Without separators `*` crosses `/`; with `/` it stops there.
+        assert_eq!(
+            m("https://github.com/*", "https://github.com/org/repo", &[]),
+            Some(true)
+        );
+        assert_eq!(
+            m(
+                "https://github.com/*",
+                "https://github.com/org/repo",
+                &['/']
+            ),
+            Some(false)
+        );
+        assert_eq!(
+            m(
+                "https://github.com/**",
+                "https://github.com/org/repo",
+                &['/']
+            ),
+            Some(true)
+        );
+        assert_eq!(
+            m(
+                "https://github.com/org/*",
+                "https://github.com/org/repo",
+                &['/']
+            ),
+            Some(true)
+        );
+        assert_eq!(m("team-?", "team-a", &[]), Some(true));
+        assert_eq!(m("team-?", "team-ab", &[]), Some(false));
+        assert_eq!(m("{dev,stage}-*", "stage-api", &[]), Some(true));
+        assert_eq!(m("{dev,stage}-*", "prod-api", &[]), Some(false));
+        assert_eq!(m("ns-[a-c]", "ns-b", &[]), Some(true));
+        assert_eq!(m("ns-[!a-c]", "ns-b", &[]), Some(false));
+        assert_eq!(m("a\\*", "a*", &[]), Some(true));
+        assert_eq!(m("a\\*", "ab", &[]), Some(false));
+        // An exact pattern matches only itself; an empty one only "".
+        assert_eq!(m("payments", "payments-v2", &[]), Some(false));
+        assert_eq!(m("", "", &[]), Some(true));
+        assert_eq!(m("", "x", &[]), Some(false));
+        // Malformed: gobwas refuses it, Argo CD treats it as no match.
+        assert_eq!(m("ns-[a", "ns-a", &[]), Some(false));
+        assert_eq!(m("ns-[a-cx]", "ns-b", &[]), Some(false));
+        assert_eq!(m("ns-[abx]", "ns-x", &[]), Some(true));
+        assert_eq!(m("{a,b", "a", &[]), Some(false));
+        // Too many alternatives, or too long, to decide.
+        assert_eq!(m(&"{a,b}".repeat(9), "a", &[]), None);
+        assert_eq!(m(&"a".repeat(5000), "a", &[]), None);
     }
 }
