@@ -22,6 +22,7 @@ pub use gl015_project_denies_app::may_report as project_denies_app_may_report;
 mod gl016_missing_namespace;
 mod gl017_recreate;
 mod gl018_appset_generation_error;
+mod gl019_appset_manages_itself;
 pub use gl016_missing_namespace::may_report as missing_namespace_may_report;
 
 pub mod analysis;
@@ -196,6 +197,7 @@ pub static ALL: &[&dyn Rule] = &[
     &gl016_missing_namespace::MissingNamespace,
     &gl017_recreate::Recreates,
     &gl018_appset_generation_error::AppSetGenerationError,
+    &gl019_appset_manages_itself::AppSetManagesItself,
 ];
 
 /// GL014's facts, for the acknowledgement pass that produces its findings.
