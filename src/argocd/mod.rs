@@ -6,6 +6,7 @@
 
 pub mod application;
 pub mod appset;
+pub mod glob;
 pub mod tracking;
 pub mod unchanged;
 

@@ -6,6 +6,9 @@
 //!   a directory matches everything under it);
 //! - `doublestar` for `files[].path` with `--enable-new-git-file-globbing`
 //!   (`*` stops at `/`, `**` spans directories, `{a,b}` alternation).
+//!
+//! None of them is Argo CD's `util/glob` (gobwas), which is
+//! [`crate::argocd::glob`].
 
 /// Go `path.Match(pattern, name)`. A malformed pattern (`ErrBadPattern`: an
 /// unterminated class or a trailing backslash) is `None`; Argo CD logs it
