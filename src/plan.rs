@@ -285,6 +285,30 @@ fn refused_at_head(b: &App, h: &App) -> bool {
         && auto_sync_refuses(b, h)
 }
 
+/// Whether `m` is the app's managed namespace, which no sync prunes. With
+/// `syncPolicy.managedNamespaceMetadata` set (any value but null), the
+/// controller adds a Namespace named after `destination.namespace` to the
+/// targets whenever the live one is the app's and git has none (AC
+/// `controller/state.go` `CompareAppState`, `isManagedNamespace`, then
+/// `syncNamespace` in `controller/sync_namespace.go`), so that Namespace
+/// never needs pruning. `isManagedNamespace` does not look at
+/// `CreateNamespace=true`: that option only lets gitops-engine create the
+/// namespace (GE `sync_context.go` `autoCreateNamespace`). Whichever spec
+/// the controller holds when it syncs counts, so with the Application
+/// applied from git both specs must keep it (see [`protection_across`]).
+fn keeps_managed_namespace(m: &Manifest, b: &App, h: &App) -> bool {
+    let managed = |a: &App| {
+        a.object
+            .pointer("/spec/syncPolicy/managedNamespaceMetadata")
+            .is_some_and(|v| !v.is_null())
+            && a.spec.dest_namespace == m.id.name
+    };
+    m.id.group.is_empty()
+        && m.id.kind == "Namespace"
+        && managed(b)
+        && (!applied_from_git(h) || managed(h))
+}
+
 /// Compares two inventories.
 #[must_use]
 pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
@@ -467,7 +491,7 @@ fn diff_app(
             }
             continue;
         }
-        if !app_prunes(m, b, &plan.tracking) {
+        if !app_prunes(m, b, &plan.tracking) || keeps_managed_namespace(m, b, h) {
             continue;
         }
         let (reason, detail) = prune_reason(m, b, h, head_owner);
@@ -1004,6 +1028,46 @@ mod tests {
         let p = plan(&base, &renamed, &Config::default());
         assert_eq!(p.prunes[0].reason, PruneReason::Renamed);
         assert_eq!(p.prunes[0].detail.as_deref(), Some("scratch-v2"));
+    }
+
+    #[test]
+    fn the_managed_namespace_is_kept_only_while_the_spec_in_force_manages_it() {
+        let ns = |name: &str| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+        let managed = |on: bool| {
+            let mut a = application("db", false, true, &["CreateNamespace=true"]);
+            if on {
+                a["spec"]["syncPolicy"]["managedNamespaceMetadata"] =
+                    json!({"labels": {"team": "db"}});
+            }
+            a
+        };
+        let pruned = |b: bool, h: bool, manager: Option<&str>, name: &str| {
+            let base = inventory(vec![app(
+                managed(b),
+                manager,
+                &[&[ns(name), pvc("data", None)]],
+            )]);
+            let head = inventory(vec![app(managed(h), manager, &[&[pvc("data", None)]])]);
+            !plan(&base, &head, &Config::default()).prunes.is_empty()
+        };
+        assert!(!pruned(true, true, None, "db"));
+        assert!(
+            pruned(false, false, None, "db"),
+            "CreateNamespace=true alone keeps nothing"
+        );
+        assert!(
+            pruned(true, true, None, "other"),
+            "only the destination namespace is synthesised"
+        );
+        assert!(
+            !pruned(true, false, None, "db"),
+            "an Application applied by hand keeps its base spec in the cluster"
+        );
+        assert!(
+            pruned(true, false, Some("root"), "db"),
+            "a parent may apply the head spec, without the metadata, before the app syncs"
+        );
+        assert!(pruned(false, true, Some("root"), "db"));
     }
 
     #[test]
