@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::argocd::tracking::Tracking;
 use crate::argocd::{App, AppStatus, Inventory, Manager, PruneMode};
 use crate::config::Config;
-use crate::manifest::{Manifest, ResourceId, ANN_HELM_RESOURCE_POLICY};
+use crate::manifest::{Manifest, ResourceId, Scope, Scopes, ANN_HELM_RESOURCE_POLICY};
 
 /// Why a resource would be deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -152,6 +152,10 @@ pub struct Plan {
     pub auto_sync_refused: BTreeSet<String>,
     /// Apps whose destination moves to another cluster (nothing is pruned).
     pub cluster_moves: Vec<ClusterMove>,
+    /// Objects of a kind of unknown scope that the app still renders under
+    /// the same name in another namespace: pruned if the kind is namespaced,
+    /// the same object if it is cluster-scoped. Never in `prunes`.
+    pub scope_unknown: Vec<Prune>,
 }
 
 impl Plan {
@@ -309,6 +313,27 @@ fn keeps_managed_namespace(m: &Manifest, b: &App, h: &App) -> bool {
         && (!applied_from_git(h) || managed(h))
 }
 
+/// Whether only the scope of `m`'s kind, which nothing in the repository
+/// or the configuration tells, decides if it is pruned: the head still
+/// renders it under the same name in another namespace (the destination
+/// namespace changed, or its own). Argo CD clears the namespace of a
+/// cluster-scoped object when it normalises the targets (AC
+/// `controller/state.go` `CompareAppState` → `NormalizeTargetObjects`,
+/// with the scope from the cluster's API discovery), so a cluster-scoped
+/// one is the same object and nothing is pruned; a namespaced one is.
+fn scope_decides(m: &Manifest, h: &App, scopes: &[&Scopes; 2]) -> bool {
+    let unknown = scopes
+        .iter()
+        .all(|s| s.scope(&m.id.group, &m.id.kind) == Scope::Unknown);
+    unknown
+        && h.resources.iter().any(|n| {
+            n.id.group == m.id.group
+                && n.id.kind == m.id.kind
+                && n.id.name == m.id.name
+                && n.id.namespace != m.id.namespace
+        })
+}
+
 /// Compares two inventories.
 #[must_use]
 pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
@@ -356,7 +381,8 @@ pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
                     continue;
                 }
                 let reused = head.reused.contains(key);
-                diff_app(&mut plan, b, h, reused, &head_owner, config);
+                let scopes = [&base.scopes, &head.scopes];
+                diff_app(&mut plan, b, h, reused, &head_owner, &scopes, config);
             }
             _ => delete_app(&mut plan, base, head, b, &head_owner, config),
         }
@@ -368,6 +394,8 @@ pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
         }
     }
     plan.prunes
+        .sort_by(|a, b| (a.app.as_str(), &a.id).cmp(&(b.app.as_str(), &b.id)));
+    plan.scope_unknown
         .sort_by(|a, b| (a.app.as_str(), &a.id).cmp(&(b.app.as_str(), &b.id)));
     plan.deleted_apps.sort_by(|a, b| a.app.cmp(&b.app));
     plan.unknown.sort_by(|a, b| a.app.cmp(&b.app));
@@ -430,6 +458,7 @@ fn diff_app(
     h: &App,
     reused: bool,
     head_owner: &BTreeMap<&ResourceId, &str>,
+    scopes: &[&Scopes; 2],
     config: &Config,
 ) {
     // A reused render is the base render itself: nothing created, changed or pruned.
@@ -495,7 +524,7 @@ fn diff_app(
             continue;
         }
         let (reason, detail) = prune_reason(m, b, h, head_owner);
-        plan.prunes.push(Prune {
+        let prune = Prune {
             app: b.key.clone(),
             id: m.id.clone(),
             reason,
@@ -503,7 +532,12 @@ fn diff_app(
             mode,
             detail,
             base: m.clone(),
-        });
+        };
+        if scope_decides(m, h, scopes) {
+            plan.scope_unknown.push(prune);
+            continue;
+        }
+        plan.prunes.push(prune);
         if refused {
             plan.auto_sync_refused.insert(b.key.clone());
         }
@@ -730,7 +764,8 @@ fn delete_app(
                         // lives on, unmanaged, and syncs as before.
                         if let Some(h) = head.apps.get(&b.key) {
                             let reused = head.reused.contains(&b.key);
-                            diff_app(plan, b, h, reused, head_owner, config);
+                            let scopes = [&base.scopes, &head.scopes];
+                            diff_app(plan, b, h, reused, head_owner, &scopes, config);
                             return;
                         }
                         (None, PruneMode::None, None)
