@@ -30,15 +30,33 @@ pub struct Glob {
     prog: Vec<Inst>,
 }
 
-/// Why a pattern does not compile, worded after gobwas's errors.
+/// Why a pattern does not compile.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GlobError(pub String);
+pub enum GlobError {
+    /// gobwas refuses it (worded after its errors): Argo CD matches nothing.
+    Invalid(String),
+    /// Past [`MAX_PATTERN_CHARS`] or [`MAX_BRACE_DEPTH`]: gitops-lint's
+    /// limit, not Argo CD's, so what Argo CD matches is not known.
+    TooLarge,
+}
 
 impl std::fmt::Display for GlobError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            GlobError::Invalid(why) => f.write_str(why),
+            GlobError::TooLarge => write!(
+                f,
+                "the pattern is longer than {MAX_PATTERN_CHARS} characters or nests braces deeper than {MAX_BRACE_DEPTH} levels"
+            ),
+        }
     }
 }
+
+/// Longest pattern compiled: matching costs its length per character.
+pub const MAX_PATTERN_CHARS: usize = 4096;
+
+/// Deepest brace nesting compiled (compiling recurses into each level).
+pub const MAX_BRACE_DEPTH: usize = 64;
 
 impl Glob {
     /// Compiles `pattern` as `glob.Compile(pattern, separators...)` does.
@@ -47,7 +65,21 @@ impl Glob {
     /// The pattern is malformed (an unterminated or empty class, a class
     /// mixing a range and a list, a range whose end is below its start).
     pub fn new(pattern: &str, separators: &[char]) -> Result<Glob, GlobError> {
+        if pattern.chars().count() > MAX_PATTERN_CHARS {
+            return Err(GlobError::TooLarge);
+        }
         let tokens = lex(pattern)?;
+        let mut depth = 0usize;
+        for t in &tokens {
+            match t {
+                Token::TermsOpen => depth += 1,
+                Token::TermsClose => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if depth > MAX_BRACE_DEPTH {
+                return Err(GlobError::TooLarge);
+            }
+        }
         let ast = parse(&tokens)?;
         let mut prog = Vec::new();
         emit_seq(&ast, separators, &mut prog);
@@ -239,7 +271,7 @@ fn lex_text(chars: &[char], mut i: usize, breakers: &[char]) -> (String, usize) 
 
 /// The inside of a class, from just after `[`; returns the index after `]`.
 fn lex_range(chars: &[char], mut i: usize, out: &mut Vec<Token>) -> Result<usize, GlobError> {
-    let end = || GlobError("unexpected end of input".into());
+    let end = || GlobError::Invalid("unexpected end of input".into());
     let mut seen_not = false;
     loop {
         let c = *chars.get(i).ok_or_else(end)?;
@@ -266,7 +298,7 @@ fn lex_range(chars: &[char], mut i: usize, out: &mut Vec<Token>) -> Result<usize
                 out.push(Token::RangeClose);
                 return Ok(i + 1);
             }
-            Some(_) => return Err(GlobError("expected close range character".into())),
+            Some(_) => return Err(GlobError::Invalid("expected close range character".into())),
             None => return Err(end()),
         }
     }
@@ -314,7 +346,10 @@ fn parse(tokens: &[Token]) -> Result<Vec<Node>, GlobError> {
                 continue;
             }
             Token::Not | Token::RangeLo(_) | Token::RangeHi(_) | Token::RangeClose => {
-                return Err(GlobError(format!("unexpected token: {:?}", tokens[i])));
+                return Err(GlobError::Invalid(format!(
+                    "unexpected token: {:?}",
+                    tokens[i]
+                )));
             }
         }
         i += 1;
@@ -338,7 +373,7 @@ fn parse_range(tokens: &[Token], mut i: usize) -> Result<(Node, usize), GlobErro
             Token::RangeHi(c) => {
                 let l = lo.unwrap_or('\0');
                 if *c < l {
-                    return Err(GlobError(format!(
+                    return Err(GlobError::Invalid(format!(
                         "hi character '{c}' should be greater than lo '{l}'"
                     )));
                 }
@@ -354,14 +389,14 @@ fn parse_range(tokens: &[Token], mut i: usize) -> Result<(Node, usize), GlobErro
                 return match (range, chars.is_empty()) {
                     (Some((l, h)), true) => Ok((Node::Range(l, h, not), i + 1)),
                     (None, false) => Ok((Node::List(chars.chars().collect(), not), i + 1)),
-                    _ => Err(GlobError("could not parse range".into())),
+                    _ => Err(GlobError::Invalid("could not parse range".into())),
                 };
             }
-            _ => return Err(GlobError("unexpected token in range".into())),
+            _ => return Err(GlobError::Invalid("unexpected token in range".into())),
         }
         i += 1;
     }
-    Err(GlobError("unexpected end".into()))
+    Err(GlobError::Invalid("unexpected end".into()))
 }
 
 fn emit_seq(seq: &[Node], seps: &[char], prog: &mut Vec<Inst>) {
@@ -499,6 +534,15 @@ mod tests {
         assert!(!m("\\*", "x"));
         assert!(m("a\\", "a"), "a trailing backslash is dropped");
         assert!(m("{a\\,b}", "a,b"));
+    }
+
+    #[test]
+    fn patterns_past_the_limits_are_refused_not_misread() {
+        let long = "a".repeat(MAX_PATTERN_CHARS + 1);
+        assert_eq!(Glob::new(&long, &[]).unwrap_err(), GlobError::TooLarge);
+        let deep = "{".repeat(MAX_BRACE_DEPTH + 1);
+        assert_eq!(Glob::new(&deep, &[]).unwrap_err(), GlobError::TooLarge);
+        assert!(Glob::new(&"{".repeat(MAX_BRACE_DEPTH), &[]).is_ok());
     }
 
     #[test]

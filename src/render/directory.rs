@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::{expand_lists, RenderContext, RenderError, RenderedObject, SourceSpec};
-use crate::argocd::glob::Glob;
+use crate::argocd::glob::{Glob, GlobError};
 use crate::manifest::Origin;
 use crate::source::{path, EntryKind};
 
@@ -36,6 +36,11 @@ struct DirectoryOptions {
 /// failure, never as the deletion of every resource.
 fn compile(key: &str, pattern: &str) -> Result<Glob, RenderError> {
     Glob::new(pattern, &[]).map_err(|e| {
+        if e == GlobError::TooLarge {
+            return RenderError::content(format!(
+                "directory {key} glob: {e}, beyond what gitops-lint matches"
+            ));
+        }
         let outcome = if key == "include" {
             "includes no file at all"
         } else {
