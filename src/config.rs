@@ -686,16 +686,10 @@ impl Config {
     pub fn is_extra_stateful(&self, group: &str, kind: &str) -> bool {
         kind_matches(&self.stateful_kinds, group, kind)
     }
-
-    /// Whether (group, kind) was configured as cluster-scoped (`clusterScopedKinds`).
-    #[must_use]
-    pub fn is_configured_cluster_scoped(&self, group: &str, kind: &str) -> bool {
-        kind_matches(&self.cluster_scoped_kinds, group, kind)
-    }
 }
 
 /// Whether one of `patterns` (`Kind` or `group/Kind`, `*` wildcards) names (group, kind).
-fn kind_matches(patterns: &[String], group: &str, kind: &str) -> bool {
+pub(crate) fn kind_matches(patterns: &[String], group: &str, kind: &str) -> bool {
     patterns.iter().any(|s| match s.rsplit_once('/') {
         Some((g, k)) => wildcard(g, group) && wildcard(k, kind),
         None => wildcard(s, kind),

@@ -355,6 +355,8 @@ impl HookSpec {
 
 /// Kinds that are cluster-scoped in Kubernetes and the common add-ons
 /// (Argo CD learns this from the API server; offline we need a table).
+/// Only kinds whose scope is certain are listed: a namespaced kind listed
+/// here would hide the prune a destination namespace change makes.
 pub const CLUSTER_SCOPED_KINDS: &[(&str, &str)] = &[
     ("", "Namespace"),
     ("", "Node"),
@@ -368,6 +370,7 @@ pub const CLUSTER_SCOPED_KINDS: &[(&str, &str)] = &[
     ("storage.k8s.io", "CSIDriver"),
     ("storage.k8s.io", "CSINode"),
     ("storage.k8s.io", "VolumeAttachment"),
+    ("storage.k8s.io", "VolumeAttributesClass"),
     ("scheduling.k8s.io", "PriorityClass"),
     (
         "admissionregistration.k8s.io",
@@ -398,22 +401,115 @@ pub const CLUSTER_SCOPED_KINDS: &[(&str, &str)] = &[
     ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
     ("resource.k8s.io", "DeviceClass"),
     ("resource.k8s.io", "ResourceSlice"),
+    ("resource.k8s.io", "DeviceTaintRule"),
+    ("internal.apiserver.k8s.io", "StorageVersion"),
+    ("storagemigration.k8s.io", "StorageVersionMigration"),
     ("authentication.k8s.io", "TokenReview"),
+    ("authentication.k8s.io", "SelfSubjectReview"),
     ("authorization.k8s.io", "SubjectAccessReview"),
     ("authorization.k8s.io", "SelfSubjectAccessReview"),
     ("authorization.k8s.io", "SelfSubjectRulesReview"),
     ("cert-manager.io", "ClusterIssuer"),
     ("argoproj.io", "ClusterWorkflowTemplate"),
+    ("argoproj.io", "ClusterAnalysisTemplate"),
     ("snapshot.storage.k8s.io", "VolumeSnapshotClass"),
     ("snapshot.storage.k8s.io", "VolumeSnapshotContent"),
     ("gateway.networking.k8s.io", "GatewayClass"),
     ("external-secrets.io", "ClusterSecretStore"),
     ("external-secrets.io", "ClusterExternalSecret"),
     ("kyverno.io", "ClusterPolicy"),
+    ("kyverno.io", "ClusterCleanupPolicy"),
+    ("wgpolicyk8s.io", "ClusterPolicyReport"),
     ("constraints.gatekeeper.sh", "*"),
     ("templates.gatekeeper.sh", "ConstraintTemplate"),
+    ("mutations.gatekeeper.sh", "Assign"),
+    ("mutations.gatekeeper.sh", "AssignMetadata"),
+    ("mutations.gatekeeper.sh", "ModifySet"),
     ("karpenter.sh", "NodePool"),
+    ("karpenter.sh", "NodeClaim"),
     ("karpenter.k8s.aws", "EC2NodeClass"),
+    ("keda.sh", "ClusterTriggerAuthentication"),
+    ("cilium.io", "CiliumClusterwideNetworkPolicy"),
+    ("cilium.io", "CiliumNode"),
+    ("cilium.io", "CiliumIdentity"),
+    ("crd.projectcalico.org", "GlobalNetworkPolicy"),
+    ("crd.projectcalico.org", "GlobalNetworkSet"),
+    ("crd.projectcalico.org", "IPPool"),
+    ("projectcalico.org", "GlobalNetworkPolicy"),
+    ("projectcalico.org", "GlobalNetworkSet"),
+    ("projectcalico.org", "IPPool"),
+    // Crossplane's package manager and composition machinery.
+    ("pkg.crossplane.io", "Provider"),
+    ("pkg.crossplane.io", "ProviderRevision"),
+    ("pkg.crossplane.io", "Configuration"),
+    ("pkg.crossplane.io", "ConfigurationRevision"),
+    ("pkg.crossplane.io", "Function"),
+    ("pkg.crossplane.io", "FunctionRevision"),
+    ("pkg.crossplane.io", "DeploymentRuntimeConfig"),
+    ("pkg.crossplane.io", "ControllerConfig"),
+    ("apiextensions.crossplane.io", "CompositeResourceDefinition"),
+    ("apiextensions.crossplane.io", "Composition"),
+    ("apiextensions.crossplane.io", "CompositionRevision"),
+    ("apiextensions.crossplane.io", "EnvironmentConfig"),
+    ("aws.upbound.io", "ProviderConfig"),
+    ("gcp.upbound.io", "ProviderConfig"),
+    ("azure.upbound.io", "ProviderConfig"),
+];
+
+/// Crossplane managed resources of the Upbound providers: cluster-scoped in
+/// the `<service>.<provider>.upbound.io` groups. Crossplane v2's namespaced
+/// managed resources live in `.m.upbound.io` groups and are not matched.
+const CROSSPLANE_PROVIDERS: &[&str] = &["aws", "gcp", "azure", "azuread"];
+
+/// API groups served by Kubernetes itself: a kind of one of these that the
+/// table does not list is namespaced.
+const BUILTIN_GROUPS: &[&str] = &[
+    "",
+    "apps",
+    "batch",
+    "autoscaling",
+    "policy",
+    "extensions",
+    "networking.k8s.io",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "apiextensions.k8s.io",
+    "apiregistration.k8s.io",
+    "admissionregistration.k8s.io",
+    "scheduling.k8s.io",
+    "node.k8s.io",
+    "certificates.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "events.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+    "resource.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "internal.apiserver.k8s.io",
+    "storagemigration.k8s.io",
+];
+
+/// Add-on API groups whose kinds are all namespaced but those the table
+/// lists (Istio has no cluster-scoped kind).
+const NAMESPACED_GROUPS: &[&str] = &[
+    "argoproj.io",
+    "monitoring.coreos.com",
+    "networking.istio.io",
+    "security.istio.io",
+    "telemetry.istio.io",
+    "extensions.istio.io",
+    "cert-manager.io",
+    "acme.cert-manager.io",
+    "gateway.networking.k8s.io",
+    "snapshot.storage.k8s.io",
+    "bitnami.com",
+    "velero.io",
+    "source.toolkit.fluxcd.io",
+    "kustomize.toolkit.fluxcd.io",
+    "helm.toolkit.fluxcd.io",
+    "notification.toolkit.fluxcd.io",
+    "image.toolkit.fluxcd.io",
 ];
 
 /// Whether a kind is cluster-scoped according to the built-in table.
@@ -422,13 +518,37 @@ pub fn builtin_cluster_scoped(group: &str, kind: &str) -> bool {
     CLUSTER_SCOPED_KINDS
         .iter()
         .any(|(g, k)| *g == group && (*k == kind || *k == "*"))
+        || group
+            .strip_suffix(".upbound.io")
+            .and_then(|g| g.rsplit_once('.'))
+            .is_some_and(|(service, provider)| {
+                !service.is_empty()
+                    && service != "m"
+                    && !service.ends_with(".m")
+                    && CROSSPLANE_PROVIDERS.contains(&provider)
+            })
 }
 
-/// Cluster scope knowledge: the built-in table plus CRDs found in the repository.
+/// What is known of a kind's scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Cluster-scoped: no namespace, whatever the manifest or the app says.
+    Cluster,
+    /// Namespaced.
+    Namespaced,
+    /// Neither a CRD in the repository, the configuration nor the built-in
+    /// tables say: Argo CD would know from the API server.
+    Unknown,
+}
+
+/// Cluster scope knowledge: CRDs found in the repository, then
+/// `clusterScopedKinds` of the configuration, then the built-in tables.
 #[derive(Debug, Clone, Default)]
 pub struct Scopes {
     /// (group, kind) → cluster-scoped?, from CRD `spec.scope`.
     pub crds: std::collections::HashMap<(String, String), bool>,
+    /// `clusterScopedKinds` patterns (`Kind` or `group/Kind`, `*` wildcards).
+    pub configured: Vec<String>,
 }
 
 impl Scopes {
@@ -443,14 +563,33 @@ impl Scopes {
         }
     }
 
-    /// Whether (group, kind) is cluster-scoped. Unknown kinds count as namespaced,
-    /// as Argo CD's `IsNamespacedOrUnknown` does.
+    /// What is known of (group, kind)'s scope.
+    #[must_use]
+    pub fn scope(&self, group: &str, kind: &str) -> Scope {
+        if let Some(c) = self.crds.get(&(group.to_string(), kind.to_string())) {
+            return if *c {
+                Scope::Cluster
+            } else {
+                Scope::Namespaced
+            };
+        }
+        if crate::config::kind_matches(&self.configured, group, kind)
+            || builtin_cluster_scoped(group, kind)
+        {
+            return Scope::Cluster;
+        }
+        if BUILTIN_GROUPS.contains(&group) || NAMESPACED_GROUPS.contains(&group) {
+            return Scope::Namespaced;
+        }
+        Scope::Unknown
+    }
+
+    /// Whether (group, kind) is cluster-scoped. Unknown kinds count as
+    /// namespaced for their identity, as Argo CD's `IsNamespacedOrUnknown`
+    /// does; what a prune of one means is decided by the plan.
     #[must_use]
     pub fn is_cluster_scoped(&self, group: &str, kind: &str) -> bool {
-        if let Some(c) = self.crds.get(&(group.to_string(), kind.to_string())) {
-            return *c;
-        }
-        builtin_cluster_scoped(group, kind)
+        self.scope(group, kind) == Scope::Cluster
     }
 }
 
@@ -537,6 +676,44 @@ pub fn manifest_from_value(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn scope_comes_from_crds_then_configuration_then_tables() {
+        let mut s = Scopes {
+            configured: vec!["acme.example.com/*".into()],
+            ..Scopes::default()
+        };
+        assert_eq!(s.scope("acme.example.com", "Vault"), Scope::Cluster);
+        s.learn_crd(&json!({"spec": {"group": "acme.example.com", "scope": "Namespaced", "names": {"kind": "Vault"}}}));
+        assert_eq!(
+            s.scope("acme.example.com", "Vault"),
+            Scope::Namespaced,
+            "a CRD in the repository wins over the configuration"
+        );
+        assert_eq!(s.scope("other.example.com", "Vault"), Scope::Unknown);
+        assert_eq!(s.scope("apps", "Deployment"), Scope::Namespaced);
+        assert_eq!(s.scope("", "PersistentVolume"), Scope::Cluster);
+        assert_eq!(s.scope("cert-manager.io", "ClusterIssuer"), Scope::Cluster);
+        assert_eq!(s.scope("cert-manager.io", "Certificate"), Scope::Namespaced);
+        assert_eq!(s.scope("networking.istio.io", "Gateway"), Scope::Namespaced);
+        assert_eq!(s.scope("kyverno.io", "ClusterPolicy"), Scope::Cluster);
+        assert_eq!(s.scope("kyverno.io", "Policy"), Scope::Unknown);
+        assert_eq!(
+            s.scope("templates.gatekeeper.sh", "ConstraintTemplate"),
+            Scope::Cluster
+        );
+        assert_eq!(
+            s.scope("constraints.gatekeeper.sh", "K8sRequiredLabels"),
+            Scope::Cluster
+        );
+        assert_eq!(s.scope("s3.aws.upbound.io", "Bucket"), Scope::Cluster);
+        assert_eq!(
+            s.scope("s3.aws.m.upbound.io", "Bucket"),
+            Scope::Unknown,
+            "Crossplane v2 managed resources may be namespaced"
+        );
+        assert_eq!(s.scope("spaces.upbound.io", "ControlPlane"), Scope::Unknown);
+    }
 
     #[test]
     fn sync_options_are_trimmed_and_case_sensitive() {

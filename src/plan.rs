@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::argocd::tracking::Tracking;
 use crate::argocd::{App, AppStatus, Inventory, Manager, PruneMode};
 use crate::config::Config;
-use crate::manifest::{Manifest, ResourceId, ANN_HELM_RESOURCE_POLICY};
+use crate::manifest::{Manifest, ResourceId, Scope, Scopes, ANN_HELM_RESOURCE_POLICY};
 
 /// Why a resource would be deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -152,6 +152,10 @@ pub struct Plan {
     pub auto_sync_refused: BTreeSet<String>,
     /// Apps whose destination moves to another cluster (nothing is pruned).
     pub cluster_moves: Vec<ClusterMove>,
+    /// Objects of a kind of unknown scope that the app still renders under
+    /// the same name in another namespace: pruned if the kind is namespaced,
+    /// the same object if it is cluster-scoped. Never in `prunes`.
+    pub scope_unknown: Vec<Prune>,
 }
 
 /// A pruned object that the same app creates again at head under another
@@ -365,6 +369,51 @@ fn refused_at_head(b: &App, h: &App) -> bool {
         && auto_sync_refuses(b, h)
 }
 
+/// Whether `m` is the app's managed namespace, which no sync prunes. With
+/// `syncPolicy.managedNamespaceMetadata` set (any value but null), the
+/// controller adds a Namespace named after `destination.namespace` to the
+/// targets whenever the live one is the app's and git has none (AC
+/// `controller/state.go` `CompareAppState`, `isManagedNamespace`, then
+/// `syncNamespace` in `controller/sync_namespace.go`), so that Namespace
+/// never needs pruning. `isManagedNamespace` does not look at
+/// `CreateNamespace=true`: that option only lets gitops-engine create the
+/// namespace (GE `sync_context.go` `autoCreateNamespace`). Whichever spec
+/// the controller holds when it syncs counts, so with the Application
+/// applied from git both specs must keep it (see [`protection_across`]).
+fn keeps_managed_namespace(m: &Manifest, b: &App, h: &App) -> bool {
+    let managed = |a: &App| {
+        a.object
+            .pointer("/spec/syncPolicy/managedNamespaceMetadata")
+            .is_some_and(|v| !v.is_null())
+            && a.spec.dest_namespace == m.id.name
+    };
+    m.id.group.is_empty()
+        && m.id.kind == "Namespace"
+        && managed(b)
+        && (!applied_from_git(h) || managed(h))
+}
+
+/// Whether only the scope of `m`'s kind, which nothing in the repository
+/// or the configuration tells, decides if it is pruned: the head still
+/// renders it under the same name in another namespace (the destination
+/// namespace changed, or its own). Argo CD clears the namespace of a
+/// cluster-scoped object when it normalises the targets (AC
+/// `controller/state.go` `CompareAppState` → `NormalizeTargetObjects`,
+/// with the scope from the cluster's API discovery), so a cluster-scoped
+/// one is the same object and nothing is pruned; a namespaced one is.
+fn scope_decides(m: &Manifest, h: &App, scopes: &[&Scopes; 2]) -> bool {
+    let unknown = scopes
+        .iter()
+        .all(|s| s.scope(&m.id.group, &m.id.kind) == Scope::Unknown);
+    unknown
+        && h.resources.iter().any(|n| {
+            n.id.group == m.id.group
+                && n.id.kind == m.id.kind
+                && n.id.name == m.id.name
+                && n.id.namespace != m.id.namespace
+        })
+}
+
 /// Compares two inventories.
 #[must_use]
 pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
@@ -412,7 +461,8 @@ pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
                     continue;
                 }
                 let reused = head.reused.contains(key);
-                diff_app(&mut plan, b, h, reused, &head_owner, config);
+                let scopes = [&base.scopes, &head.scopes];
+                diff_app(&mut plan, b, h, reused, &head_owner, &scopes, config);
             }
             _ => delete_app(&mut plan, base, head, b, &head_owner, config),
         }
@@ -424,6 +474,8 @@ pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
         }
     }
     plan.prunes
+        .sort_by(|a, b| (a.app.as_str(), &a.id).cmp(&(b.app.as_str(), &b.id)));
+    plan.scope_unknown
         .sort_by(|a, b| (a.app.as_str(), &a.id).cmp(&(b.app.as_str(), &b.id)));
     plan.deleted_apps.sort_by(|a, b| a.app.cmp(&b.app));
     plan.unknown.sort_by(|a, b| a.app.cmp(&b.app));
@@ -486,6 +538,7 @@ fn diff_app(
     h: &App,
     reused: bool,
     head_owner: &BTreeMap<&ResourceId, &str>,
+    scopes: &[&Scopes; 2],
     config: &Config,
 ) {
     // A reused render is the base render itself: nothing created, changed or pruned.
@@ -547,11 +600,11 @@ fn diff_app(
             }
             continue;
         }
-        if !app_prunes(m, b, &plan.tracking) {
+        if !app_prunes(m, b, &plan.tracking) || keeps_managed_namespace(m, b, h) {
             continue;
         }
         let (reason, detail) = prune_reason(m, b, h, head_owner);
-        plan.prunes.push(Prune {
+        let prune = Prune {
             app: b.key.clone(),
             id: m.id.clone(),
             reason,
@@ -559,7 +612,12 @@ fn diff_app(
             mode,
             detail,
             base: m.clone(),
-        });
+        };
+        if scope_decides(m, h, scopes) {
+            plan.scope_unknown.push(prune);
+            continue;
+        }
+        plan.prunes.push(prune);
         if refused {
             plan.auto_sync_refused.insert(b.key.clone());
         }
@@ -786,7 +844,8 @@ fn delete_app(
                         // lives on, unmanaged, and syncs as before.
                         if let Some(h) = head.apps.get(&b.key) {
                             let reused = head.reused.contains(&b.key);
-                            diff_app(plan, b, h, reused, head_owner, config);
+                            let scopes = [&base.scopes, &head.scopes];
+                            diff_app(plan, b, h, reused, head_owner, &scopes, config);
                             return;
                         }
                         (None, PruneMode::None, None)
@@ -1128,6 +1187,46 @@ mod tests {
         let p = plan(&base, &renamed, &Config::default());
         assert_eq!(p.prunes[0].reason, PruneReason::Renamed);
         assert_eq!(p.prunes[0].detail.as_deref(), Some("scratch-v2"));
+    }
+
+    #[test]
+    fn the_managed_namespace_is_kept_only_while_the_spec_in_force_manages_it() {
+        let ns = |name: &str| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+        let managed = |on: bool| {
+            let mut a = application("db", false, true, &["CreateNamespace=true"]);
+            if on {
+                a["spec"]["syncPolicy"]["managedNamespaceMetadata"] =
+                    json!({"labels": {"team": "db"}});
+            }
+            a
+        };
+        let pruned = |b: bool, h: bool, manager: Option<&str>, name: &str| {
+            let base = inventory(vec![app(
+                managed(b),
+                manager,
+                &[&[ns(name), pvc("data", None)]],
+            )]);
+            let head = inventory(vec![app(managed(h), manager, &[&[pvc("data", None)]])]);
+            !plan(&base, &head, &Config::default()).prunes.is_empty()
+        };
+        assert!(!pruned(true, true, None, "db"));
+        assert!(
+            pruned(false, false, None, "db"),
+            "CreateNamespace=true alone keeps nothing"
+        );
+        assert!(
+            pruned(true, true, None, "other"),
+            "only the destination namespace is synthesised"
+        );
+        assert!(
+            !pruned(true, false, None, "db"),
+            "an Application applied by hand keeps its base spec in the cluster"
+        );
+        assert!(
+            pruned(true, false, Some("root"), "db"),
+            "a parent may apply the head spec, without the metadata, before the app syncs"
+        );
+        assert!(pruned(false, true, Some("root"), "db"));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 pub mod application;
 pub mod appset;
+pub mod glob;
 pub mod tracking;
 pub mod unchanged;
 
@@ -540,6 +541,9 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         revision: input.tree.describe(),
         ..Inventory::default()
     };
+    inv.scopes
+        .configured
+        .clone_from(&input.config.cluster_scoped_kinds);
     let (declared, declared_sets, cluster_secrets) = scan(input, &mut inv);
     if inv.over_limit.is_some() {
         return inv;

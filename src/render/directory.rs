@@ -2,14 +2,15 @@
 //! (AC `reposerver/repository/repository.go` `findManifests`): `.yaml`,
 //! `.yml` and `.json` files, top level only unless `recurse: true`,
 //! `include`/`exclude` globs matched against the path relative to the app
-//! path (`*` crosses `/`, `{a,b}` alternation; exclude wins), `*List`
+//! path in Argo CD's `util/glob` dialect (see [`crate::argocd::glob`]:
+//! `*` crosses `/`, `**/x` needs a `/` before `x`; exclude wins), `*List`
 //! objects expanded, empty documents skipped, and files containing
 //! `+argocd:skip-file-rendering` skipped.
 
-use globset::{Glob, GlobBuilder, GlobMatcher};
 use serde_json::Value;
 
 use super::{expand_lists, RenderContext, RenderError, RenderedObject, SourceSpec};
+use crate::argocd::glob::{Glob, GlobError};
 use crate::manifest::Origin;
 use crate::source::{path, EntryKind};
 
@@ -20,27 +21,44 @@ const SKIP_MARKER: &[u8] = b"+argocd:skip-file-rendering";
 #[derive(Debug, Clone, Default)]
 struct DirectoryOptions {
     recurse: bool,
-    include: Option<GlobMatcher>,
-    exclude: Option<GlobMatcher>,
+    include: Option<Glob>,
+    exclude: Option<Glob>,
     has_jsonnet: bool,
 }
 
-/// Compiles an Argo CD (gobwas) glob: `*` matches across `/`.
-fn compile(pattern: &str) -> Result<GlobMatcher, RenderError> {
-    GlobBuilder::new(pattern)
-        .literal_separator(false)
-        .build()
-        .map(|g: Glob| g.compile_matcher())
-        .map_err(|e| RenderError::content(format!("invalid directory glob `{pattern}`: {e}")))
+/// Compiles `include` or `exclude` as AC `getPotentiallyValidManifestFile`
+/// matches them: `glob.Match(pattern, relPath)` with no separators, the
+/// whole pattern at once (braces are gobwas's own alternatives).
+///
+/// A pattern gobwas cannot compile is not matched by Argo CD (it logs a
+/// warning): an exclude then excludes nothing and an include includes
+/// nothing, so the app would render empty. That is reported as a render
+/// failure, never as the deletion of every resource.
+fn compile(key: &str, pattern: &str) -> Result<Glob, RenderError> {
+    Glob::new(pattern, &[]).map_err(|e| {
+        if e == GlobError::TooLarge {
+            return RenderError::content(format!(
+                "directory {key} glob: {e}, beyond what gitops-lint matches"
+            ));
+        }
+        let outcome = if key == "include" {
+            "includes no file at all"
+        } else {
+            "excludes nothing"
+        };
+        RenderError::content(format!(
+            "invalid directory {key} glob `{pattern}` ({e}): Argo CD ignores it with a warning, so it {outcome}"
+        ))
+    })
 }
 
 fn options(spec: &SourceSpec) -> Result<DirectoryOptions, RenderError> {
     let Some(d) = &spec.directory else {
         return Ok(DirectoryOptions::default());
     };
-    let glob = |key: &str| -> Result<Option<GlobMatcher>, RenderError> {
+    let glob = |key: &str| -> Result<Option<Glob>, RenderError> {
         match d.get(key).and_then(Value::as_str) {
-            Some(p) if !p.is_empty() => compile(p).map(Some),
+            Some(p) if !p.is_empty() => compile(key, p).map(Some),
             _ => Ok(None),
         }
     };
@@ -230,14 +248,28 @@ mod tests {
 
     #[test]
     fn argo_globs_cross_separators_and_alternate() {
-        let g = compile("*.yaml").unwrap();
+        let g = compile("include", "*.yaml").unwrap();
         assert!(
             g.is_match("sub/dir/x.yaml"),
             "gobwas `*` without separators crosses `/`"
         );
-        let g = compile("{config.yaml,env/*.yaml}").unwrap();
+        let g = compile("include", "{config.yaml,env/*.yaml}").unwrap();
         assert!(g.is_match("config.yaml") && g.is_match("env/prod.yaml"));
         assert!(!g.is_match("other.yaml"));
+        let g = compile("exclude", "**/tests/**").unwrap();
+        assert!(!g.is_match("tests/x.yaml") && g.is_match("a/tests/x.yaml"));
+    }
+
+    #[test]
+    fn invalid_globs_say_what_argo_cd_does() {
+        let e = compile("include", "[a-z0-9]*.yaml").unwrap_err();
+        assert!(
+            e.message.contains("includes no file at all"),
+            "{}",
+            e.message
+        );
+        let e = compile("exclude", "[").unwrap_err();
+        assert!(e.message.contains("excludes nothing"), "{}", e.message);
     }
 
     #[test]

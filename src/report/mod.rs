@@ -224,6 +224,22 @@ impl Report {
             })
             .unwrap_or_default();
         let mut notes: Vec<String> = head.1.notes.clone();
+        // Deletions only the kind's scope decides: not listed as prunes.
+        for p in plan.iter().flat_map(|p| &p.scope_unknown) {
+            let kind = if p.id.group.is_empty() {
+                p.id.kind.clone()
+            } else {
+                format!("{}/{}", p.id.group, p.id.kind)
+            };
+            let note = format!(
+                "the scope of `{kind}` is unknown (no CRD in the repository, not in `clusterScopedKinds`): `{}` prunes `{}` if it is namespaced and nothing if it is cluster-scoped",
+                short_name(&p.app),
+                p.id
+            );
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
         if let Some((_, b)) = base {
             for n in &b.notes {
                 if !notes.contains(n) {

@@ -96,6 +96,15 @@ pub(super) fn what_is_lost(p: &Prune, cx: &RuleContext<'_>) -> Option<(String, b
     }
 }
 
+/// `group/Kind`, or `Kind` for the core group.
+fn group_kind(p: &Prune) -> String {
+    if p.id.group.is_empty() {
+        p.id.kind.clone()
+    } else {
+        format!("{}/{}", p.id.group, p.id.kind)
+    }
+}
+
 fn reason_text(p: &Prune) -> String {
     match (p.reason, p.detail.as_deref()) {
         (PruneReason::MovedToApp, Some(to)) => format!(
@@ -123,7 +132,11 @@ impl Rule for StatefulPrune {
 
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
         let Some(plan) = cx.plan else { return };
-        for p in &plan.prunes {
+        // A kind of unknown scope is pruned only if it is namespaced: said
+        // so, and never an error (see `plan::scope_decides`).
+        let sure = plan.prunes.iter().map(|p| (p, true));
+        let unsure = plan.scope_unknown.iter().map(|p| (p, false));
+        for (p, scope_known) in sure.chain(unsure) {
             // A move between apps is GL011's: whether it deletes depends on
             // which app syncs first.
             if p.reason == PruneReason::MovedToApp {
@@ -153,7 +166,7 @@ impl Rule for StatefulPrune {
                     Severity::Warning,
                 ),
             };
-            let severity = if certain && !confirm {
+            let severity = if certain && !confirm && scope_known {
                 severity
             } else {
                 Severity::Warning
@@ -163,15 +176,29 @@ impl Rule for StatefulPrune {
             } else {
                 how
             };
-            let help = if p.reason == PruneReason::AppDeleted {
+            let help = if !scope_known {
+                "tell gitops-lint the kind's scope: add its CustomResourceDefinition to the repository, or list a cluster-scoped kind in `clusterScopedKinds` in .gitops-lint.yaml"
+            } else if p.reason == PruneReason::AppDeleted {
                 "if the data must survive, add `argocd.argoproj.io/sync-options: Delete=false` to it in the base revision first (Prune=false does not stop a cascade)"
             } else {
                 "if this is not intended, restore the manifest; to keep the object while removing it from git, first merge `argocd.argoproj.io/sync-options: Prune=false` on it and sync, then remove it"
             };
+            let scope = if scope_known {
+                String::new()
+            } else {
+                format!(
+                    ". Only if `{}` is namespaced: its scope is unknown (no CRD in the repository declares it and `clusterScopedKinds` does not list it), and a cluster-scoped object keeps its identity and is not pruned",
+                    group_kind(p)
+                )
+            };
             out.push(
                 Finding::new(
                     &META,
-                    format!("{how} `{}` and with it {lost}: {}", p.id, reason_text(p)),
+                    format!(
+                        "{how} `{}` and with it {lost}: {}{scope}",
+                        p.id,
+                        reason_text(p)
+                    ),
                 )
                 .severity(severity)
                 .app(app)

@@ -20,7 +20,18 @@ use serde_json::Value;
 
 use super::gl016_missing_namespace::BUILTIN_GROUPS;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
-use crate::argocd::appset::glob::{go_path_match, gobwas_match};
+use crate::argocd::appset::glob::go_path_match;
+use crate::argocd::glob::{Glob, GlobError};
+
+/// AC `util/glob` `Match`: a pattern gobwas refuses matches nothing;
+/// `None` when it is past gitops-lint's own size limits (undecided).
+fn gobwas_match(pattern: &str, text: &str, seps: &[char]) -> Option<bool> {
+    match Glob::new(pattern, seps) {
+        Ok(g) => Some(g.is_match(text)),
+        Err(GlobError::TooLarge) => None,
+        Err(GlobError::Invalid(_)) => Some(false),
+    }
+}
 use crate::argocd::{is_app_project, App, AppStatus, Inventory};
 use crate::config::Config;
 use crate::finding::{Finding, Severity, Side};
