@@ -6,7 +6,9 @@
 //! `additionalValuesFiles`; a chart home outside the kustomization with
 //! `namespace`, `releaseName`, `includeCRDs`, `skipTests`, `kubeVersion`
 //! and `apiVersions`; a base without `releaseName` under an overlay, and
-//! the deprecated `helmChartInflationGenerator`. kubectl's output is
+//! the deprecated `helmChartInflationGenerator`; the Application's
+//! `kustomize.kubeVersion` / `apiVersions`, which Argo CD passes as
+//! `--helm-kube-version` / `--helm-api-versions`. kubectl's output is
 //! recorded in `testdata/kubectl-recordings/` for when it is absent; the
 //! native side needs helm itself.
 
@@ -28,12 +30,27 @@ fn pinned_helm() -> Option<std::path::PathBuf> {
         .then_some(helm)
 }
 
-fn check(case: &str, entry: &str) -> Result<(), String> {
+/// The Application's `spec.source.kustomize` of the last case, and the
+/// flags Argo CD adds for it (`parseKustomizeBuildOptions`).
+const KUBE_VERSION: &str = "1.30.2";
+const API_VERSIONS: [&str; 2] = ["example.com/v1", "policy.example.com/v2"];
+
+fn check(case: &str, entry: &str, argocd_versions: bool) -> Result<(), String> {
     let Some(helm) = pinned_helm() else {
         return Err(format!("{case}: NOT RUN, no helm v3.17.1 on PATH"));
     };
     let dir = crate_root().join("testdata/kustomize-helm").join(case);
-    let run = kubectl_kustomize_with(&dir, entry, &["--enable-helm"]);
+    let mut flags = vec!["--enable-helm"];
+    let mut options = None;
+    if argocd_versions {
+        flags.extend(["--helm-kube-version", KUBE_VERSION]);
+        for v in API_VERSIONS {
+            flags.extend(["--helm-api-versions", v]);
+        }
+        options =
+            Some(serde_json::json!({"kubeVersion": KUBE_VERSION, "apiVersions": API_VERSIONS}));
+    }
+    let run = kubectl_kustomize_with(&dir, entry, &flags);
     if !run.ok {
         return Err(format!("{case}: kubectl kustomize failed: {}", run.stderr));
     }
@@ -41,7 +58,7 @@ fn check(case: &str, entry: &str) -> Result<(), String> {
     if want.is_empty() {
         return Err(format!("{case}: kubectl rendered nothing"));
     }
-    let got = kustomize_common::render_dir_with_helm(&dir, entry, &helm)
+    let got = kustomize_common::render_dir_with_helm(&dir, entry, &helm, options)
         .map_err(|e| format!("{case}: native render failed: {}", e.message))?;
     let diff = compare(&got, &want);
     if !diff.is_identical() {
@@ -56,15 +73,18 @@ fn check(case: &str, entry: &str) -> Result<(), String> {
 #[test]
 fn helm_charts_render_like_kubectl_kustomize_enable_helm() {
     let cases = [
-        ("local-chart", ""),
-        ("values-merge", ""),
-        ("namespace-crds-tests", "app"),
-        ("overlay-generate-name", "overlay"),
+        ("local-chart", "", false),
+        ("values-merge", "", false),
+        ("namespace-crds-tests", "app", false),
+        ("overlay-generate-name", "overlay", false),
+        // A chart's own `kubeVersion`/`apiVersions` beat Argo CD's, and its
+        // `apiVersions` overwrite the start of Argo CD's for later charts.
+        ("namespace-crds-tests", "app", true),
     ];
     let mut failures = Vec::new();
     let mut not_run = Vec::new();
-    for (case, entry) in cases {
-        match check(case, entry) {
+    for (case, entry, argocd_versions) in cases {
+        match check(case, entry, argocd_versions) {
             Ok(()) => {}
             Err(e) if e.contains("NOT RUN") => not_run.push(e),
             Err(e) => failures.push(e),

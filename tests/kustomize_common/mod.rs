@@ -117,11 +117,13 @@ pub fn parse_stream(text: &str) -> Vec<Value> {
 }
 
 /// Renders the kustomization at `entry` (relative to `dir`) natively, as
-/// Argo CD with `kustomize.buildOptions: --enable-helm` would, with `helm`.
+/// Argo CD with `kustomize.buildOptions: --enable-helm` would, with `helm`
+/// and the Application's `spec.source.kustomize`.
 pub fn render_dir_with_helm(
     dir: &Path,
     entry: &str,
     helm: &Path,
+    kustomize_options: Option<Value>,
 ) -> Result<Vec<Value>, RenderError> {
     let tree = DirTree::new(dir.to_path_buf(), Vec::new());
     let cache = ParseCache::default();
@@ -133,6 +135,7 @@ pub fn render_dir_with_helm(
     let spec = SourceSpec {
         path: entry.trim_end_matches('/').to_string(),
         kustomize_build_options: "--enable-helm".into(),
+        kustomize: kustomize_options,
         ..SourceSpec::default()
     };
     Ok(kustomize::render(&cx, &spec)?

@@ -364,7 +364,7 @@ impl Builder<'_, '_> {
         // Every builtin generator is configured before any runs
         // (`configureBuiltinGenerators`): a missing `--enable-helm` fails
         // the build first.
-        let charts = helm_charts::configure(self.cx, k, &self.helm)?;
+        let charts = helm_charts::configure(self.cx, k, &mut self.helm)?;
         let opts = k.k.get("generatorOptions").cloned().unwrap_or(Value::Null);
         for g in k.list("configMapGenerator") {
             let r = generators::generate(self.cx, k, g, &opts, "ConfigMap")?;

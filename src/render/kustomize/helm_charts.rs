@@ -99,7 +99,7 @@ pub fn has_charts(k: &Kustomization) -> bool {
 pub fn configure(
     cx: &RenderContext<'_>,
     k: &Kustomization,
-    flags: &HelmFlags,
+    flags: &mut HelmFlags,
 ) -> KResult<Vec<Configured>> {
     let charts = k.list("helmCharts");
     if charts.is_empty() {
@@ -126,7 +126,7 @@ fn configure_one(
     k: &Kustomization,
     m: &Map<String, Value>,
     home: &str,
-    flags: &HelmFlags,
+    flags: &mut HelmFlags,
 ) -> KResult<Configured> {
     let s = |f: &str| -> KResult<String> {
         match m.get(f) {
@@ -205,13 +205,23 @@ fn configure_one(
     };
     // The Application's `--helm-kube-version` / `--helm-api-versions` are
     // set before the chart's own fields are read over them (`Config`), so
-    // a chart's own `kubeVersion` / `apiVersions` win.
+    // a chart's own `kubeVersion` / `apiVersions` win (empty ones are
+    // omitted from the configuration and do not).
     let kube_version = Some(s("kubeVersion")?)
         .filter(|v| !v.is_empty())
         .or_else(|| flags.kube_version.clone());
     let mut api_versions = strings("apiVersions")?;
-    if m.get("apiVersions").is_none_or(Value::is_null) {
+    if api_versions.is_empty() {
         api_versions.clone_from(&flags.api_versions);
+    } else {
+        // The chart's list is decoded into the slice that still shares its
+        // array with the command line's (`json.Unmarshal` appends from
+        // length zero), so its first elements overwrite the command line's
+        // for every chart configured later in the build: `kubectl
+        // kustomize --helm-api-versions` shows the same.
+        for (cli, own) in flags.api_versions.iter_mut().zip(&api_versions) {
+            cli.clone_from(own);
+        }
     }
     let release = Some(s("releaseName")?).filter(|r| !r.is_empty());
     Ok(Configured {
