@@ -697,6 +697,22 @@ mod tests {
     }
 
     #[test]
+    fn kustomize_build_options_are_a_string_like_argocd_cm() {
+        let c = Config::parse(
+            ".gitops-lint.yaml",
+            "kustomizeBuildOptions: \"--enable-helm \"\n",
+        )
+        .expect("valid");
+        assert_eq!(c.kustomize_build_options.as_deref(), Some("--enable-helm"));
+        assert_eq!(
+            problems("kustomizeBuildOptions: [--enable-helm]\n"),
+            vec![
+                "line 1: kustomizeBuildOptions must be a string, as in argocd-cm (`--enable-helm`)"
+            ]
+        );
+    }
+
+    #[test]
     fn snake_case_keys_suggest_their_camel_case_form() {
         let p = problems("ignore_paths: [docs/**]\n");
         assert_eq!(

@@ -1034,6 +1034,7 @@ printf -- '---\n# Source: chain/templates/app.yaml\napiVersion: argoproj.io/v1al
 }
 
 /// Kustomize: an exec KRM function, a legacy exec plugin and `helmCharts`
+/// without Argo CD's `--enable-helm` (of a chart from a Helm repository)
 /// are reported, never run (not even with a `helm` on PATH); a remote base
 /// is reported, not fetched; `a` including `b` including `a` is a cycle.
 /// Each such app is GL000 with nothing pruned, though each drops a PVC.
