@@ -316,6 +316,11 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
     }
     // Kustomize's FixKustomization.
     fix_helm_chart_args(&mut k, &file)?;
+    if k.get("helmCharts")
+        .is_some_and(|v| !v.is_null() && !v.is_array())
+    {
+        return Err(content(format!("`{file}`: `helmCharts` must be a list")).at(file, None));
+    }
     let bases = k.remove("bases");
     if let Some(Value::Array(b)) = bases {
         let r = k
