@@ -6,7 +6,8 @@
 //! `additionalValuesFiles`; a chart home outside the kustomization with
 //! `namespace`, `releaseName`, `includeCRDs`, `skipTests`, `kubeVersion`
 //! and `apiVersions`; a base without `releaseName` under an overlay, and
-//! the deprecated `helmChartInflationGenerator`; the Application's
+//! the deprecated `helmChartInflationGenerator`, with origin annotations;
+//! the Application's
 //! `kustomize.kubeVersion` / `apiVersions`, which Argo CD passes as
 //! `--helm-kube-version` / `--helm-api-versions`. kubectl's output is
 //! recorded in `testdata/kubectl-recordings/` for when it is absent; the
@@ -77,6 +78,7 @@ fn helm_charts_render_like_kubectl_kustomize_enable_helm() {
         ("values-merge", "", false),
         ("namespace-crds-tests", "app", false),
         ("overlay-generate-name", "overlay", false),
+        ("overlay-generate-name", "origin", false),
         // A chart's own `kubeVersion`/`apiVersions` beat Argo CD's, and its
         // `apiVersions` overwrite the start of Argo CD's for later charts.
         ("namespace-crds-tests", "app", true),
