@@ -173,7 +173,7 @@ pub fn build(cx: &RenderContext<'_>, spec: &SourceSpec) -> KResult<Vec<RenderedO
 }
 
 /// `to` relative to directory `from` (both repository paths).
-fn relative(from: &str, to: &str) -> String {
+pub(super) fn relative(from: &str, to: &str) -> String {
     let a = path::split(from);
     let b = path::split(to);
     let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();

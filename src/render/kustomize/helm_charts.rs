@@ -178,7 +178,7 @@ fn configure_one(
     let chart_dir = load::join(&abs_home, &name, &k.file)?;
     let mut values_file = s("valuesFile")?;
     if values_file.is_empty() {
-        values_file = relative_to(
+        values_file = super::build::relative(
             &k.dir,
             &path::join(&chart_dir, "values.yaml").unwrap_or_default(),
         );
@@ -244,17 +244,6 @@ fn configure_one(
             skip_hooks: b("skipHooks")?,
         },
     })
-}
-
-/// `to` relative to directory `from` (both repository paths, `to` below `from`
-/// or not).
-fn relative_to(from: &str, to: &str) -> String {
-    let a = path::split(from);
-    let b = path::split(to);
-    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let mut parts: Vec<String> = vec!["..".to_string(); a.len() - common];
-    parts.extend(b[common..].iter().cloned());
-    parts.join("/")
 }
 
 /// Inflates every chart of `k`, in order, into resources.
