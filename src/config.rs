@@ -47,6 +47,10 @@ pub struct Config {
     /// `trackingMethod`: Argo CD's `application.resourceTrackingMethod`,
     /// when `argocd-cm` is not in the repository.
     pub tracking_method: Option<crate::argocd::tracking::TrackingMethod>,
+    /// `kustomizeBuildOptions`: Argo CD's `kustomize.buildOptions`, when
+    /// `argocd-cm` is not in the repository (`--enable-helm` decides
+    /// whether `helmCharts` render).
+    pub kustomize_build_options: Option<String>,
     /// `clusterScopedKinds`: `Kind` or `group/Kind` patterns (`*` wildcards)
     /// of kinds that are cluster-scoped, for CRDs not in the repository.
     pub cluster_scoped_kinds: Vec<String>,
@@ -117,6 +121,7 @@ impl Default for Config {
             default_storage_class_wait_for_first_consumer: false,
             clusters: Vec::new(),
             tracking_method: None,
+            kustomize_build_options: None,
             cluster_scoped_kinds: Vec::new(),
             namespaces: Vec::new(),
             acknowledge_trailers: true,
@@ -157,6 +162,7 @@ const TOP_KEYS: &[&str] = &[
     "defaultStorageClassWaitForFirstConsumer",
     "clusters",
     "trackingMethod",
+    "kustomizeBuildOptions",
     "clusterScopedKinds",
     "namespaces",
     "acknowledge",
@@ -405,6 +411,16 @@ impl Config {
                         v.as_str().map_or_else(|| v.to_string(), str::to_string),
                         TrackingMethod::NAMES.join(", ")
                     ),
+                ),
+            }
+        }
+        if let Some(v) = get("kustomizeBuildOptions") {
+            match v.as_str() {
+                Some(s) => cfg.kustomize_build_options = Some(s.trim().to_string()),
+                None => c.at(
+                    &["kustomizeBuildOptions"],
+                    "kustomizeBuildOptions must be a string, as in argocd-cm (`--enable-helm`)"
+                        .to_string(),
                 ),
             }
         }
@@ -765,6 +781,22 @@ mod tests {
         };
         assert_eq!(ok("argocdVersion: \"3.10\"\n"), (3, 10));
         assert_eq!(ok("argocdVersion: 2.14\n"), (2, 14));
+    }
+
+    #[test]
+    fn kustomize_build_options_are_a_string_like_argocd_cm() {
+        let c = Config::parse(
+            ".gitops-lint.yaml",
+            "kustomizeBuildOptions: \"--enable-helm \"\n",
+        )
+        .expect("valid");
+        assert_eq!(c.kustomize_build_options.as_deref(), Some("--enable-helm"));
+        assert_eq!(
+            problems("kustomizeBuildOptions: [--enable-helm]\n"),
+            vec![
+                "line 1: kustomizeBuildOptions must be a string, as in argocd-cm (`--enable-helm`)"
+            ]
+        );
     }
 
     #[test]

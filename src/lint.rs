@@ -974,10 +974,14 @@ pub fn render(
     let cache = ParseCache::default();
     let tools = tools_outside(&repo, &opts.render);
     let cx = crate::render::RenderContext::new(tree.as_ref(), &cache, &tools);
+    // A bare directory has no Application: Argo CD's Kustomize build
+    // options come from the configuration only.
+    let config = load_config(opts.config.as_deref(), tree.as_ref())?;
     let spec = crate::render::SourceSpec {
         path,
         namespace: namespace.to_string(),
         app_name: "render".into(),
+        kustomize_build_options: config.kustomize_build_options.unwrap_or_default(),
         ..Default::default()
     };
     let rendered = crate::render::render(&cx, &spec, &crate::manifest::Scopes::default())

@@ -434,6 +434,138 @@ fn helm_runs_only_template_on_a_copy_outside_the_repository() {
     }
 }
 
+/// Kustomize `helmCharts` run helm only as `helm template <release> <copy
+/// of the chart>` with Kustomize's flags, each value in its flag's own
+/// argument, on a copy outside the repository; a release name that tries to
+/// be a flag, or a chart schema naming a file of the machine, stops the
+/// app before helm runs.
+#[test]
+fn helm_charts_run_only_template_on_a_copy_outside_the_repository() {
+    let tools = tempfile::tempdir().expect("temp dir");
+    let log = tools.path().join("argv.log");
+    let marker = tools.path().join("executed");
+    let helm = tools.path().join("helm");
+    std::fs::write(
+        &helm,
+        format!(
+            "#!/bin/sh\npwd >> '{}'\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '{}'; done\necho '--END--' >> '{}'\nprintf -- '---\\n# Source: web/templates/cm.yaml\\napiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: from-helm\\n'\n",
+            log.display(),
+            log.display(),
+            log.display()
+        ),
+    )
+    .expect("write helm");
+    make_executable(&helm);
+    let chart = |dir: &str| {
+        vec![
+            file(&format!("{dir}/charts/web/Chart.yaml"), CHART),
+            file(&format!("{dir}/charts/web/values.yaml"), "a: 1\n"),
+            file(
+                &format!("{dir}/charts/web/templates/cm.yaml"),
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+            ),
+        ]
+    };
+    let kust = |release: &str| {
+        format!(
+            "namespace: web\nhelmCharts:\n  - name: web\n    releaseName: {release}\n    namespace: --post-renderer=./post-render.sh\n    kubeVersion: --post-renderer=./post-render.sh\n    includeCRDs: true\n    skipTests: true\n    skipHooks: true\n    apiVersions: [--post-renderer=./post-render.sh]\n    additionalValuesFiles: [extra.yaml]\n    valuesInline: {{b: 2}}\n"
+        )
+    };
+    let mut files = vec![
+        file(
+            "argocd/argocd-cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\n  namespace: argocd\ndata:\n  kustomize.buildOptions: --enable-helm\n",
+        ),
+        file("argocd/web.yaml", app_yaml("web", "web", "")),
+        file("argocd/evil.yaml", app_yaml("evil", "evil", "")),
+        file("argocd/schema.yaml", app_yaml("schema", "schema", "")),
+        file("web/kustomization.yaml", kust("web")),
+        file("web/extra.yaml", "c: 3\n"),
+        file("evil/kustomization.yaml", kust("--post-renderer=./post-render.sh")),
+        file("evil/extra.yaml", "c: 3\n"),
+        file("evil/pvc.yaml", pvc("data")),
+        file("schema/kustomization.yaml", kust("schema")),
+        file("schema/extra.yaml", "c: 3\n"),
+        file(
+            "schema/charts/web/values.schema.json",
+            r#"{"$ref": "file:///etc/passwd"}"#,
+        ),
+        file("post-render.sh", marker_script(&marker)),
+    ];
+    for d in ["web", "evil", "schema"] {
+        files.extend(chart(d));
+    }
+    let base = files.clone();
+    // Every app changes, so each is rendered at both revisions.
+    for d in ["web", "evil", "schema"] {
+        files.push(file(
+            &format!("{d}/charts/web/templates/more.yaml"),
+            pvc("more"),
+        ));
+    }
+    let tmp = repo(&base, &files);
+    make_executable(&tmp.path().join("post-render.sh"));
+    let out = bin()
+        .current_dir(tmp.path())
+        .env("PATH", format!("{}:/usr/bin:/bin", tools.path().display()))
+        .args(["diff", "main..change", "--format", "json"])
+        .output()
+        .expect("runs");
+    let report = json(&out);
+    assert!(!marker.exists(), "a script from the repository was run");
+    let failed = gl000_apps(&report);
+    for app in ["evil", "schema"] {
+        assert!(failed.contains(&app.to_string()), "{app}: {report:#}");
+        assert!(
+            !pruned_apps(&report).contains(&app.to_string()),
+            "{report:#}"
+        );
+    }
+    assert!(!failed.contains(&"web".to_string()), "{report:#}");
+    let log = std::fs::read_to_string(&log).expect("helm was run for `web`");
+    let calls: Vec<Vec<&str>> = log
+        .split("--END--\n")
+        .filter(|c| !c.is_empty())
+        .map(|c| c.lines().collect())
+        .collect();
+    // For `web` only, at each revision.
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    let repo_dir = tmp.path().canonicalize().expect("canonical");
+    for call in &calls {
+        let (cwd, argv) = call.split_first().expect("pwd logged");
+        assert_eq!(argv.get(..2), Some(&["template", "web"][..]), "{argv:?}");
+        let chart = PathBuf::from(argv.get(2).copied().unwrap_or_default());
+        assert!(chart.ends_with("web/charts/web"), "{argv:?}");
+        for p in [chart.as_path(), Path::new(cwd)] {
+            assert!(
+                !p.starts_with(&repo_dir) && !p.starts_with(tmp.path()),
+                "helm ran in or on the repository itself: {cwd} {argv:?}"
+            );
+        }
+        for flag in &argv[3..] {
+            assert!(
+                [
+                    "--namespace=",
+                    "--values=",
+                    "--api-versions=",
+                    "--kube-version=",
+                    "--include-crds",
+                    "--skip-tests",
+                    "--no-hooks",
+                ]
+                .iter()
+                .any(|ok| flag.starts_with(ok)),
+                "unexpected helm argument {flag:?} in {argv:?}"
+            );
+        }
+        assert_eq!(
+            argv.iter().filter(|a| a.starts_with("--values=")).count(),
+            2,
+            "the written values file, then extra.yaml: {argv:?}"
+        );
+    }
+}
+
 /// A `helm` inside the repository (reached through PATH, absolute or
 /// relative) is never run: the pull request could have put it there.
 #[test]
@@ -902,6 +1034,7 @@ printf -- '---\n# Source: chain/templates/app.yaml\napiVersion: argoproj.io/v1al
 }
 
 /// Kustomize: an exec KRM function, a legacy exec plugin and `helmCharts`
+/// without Argo CD's `--enable-helm` (of a chart from a Helm repository)
 /// are reported, never run (not even with a `helm` on PATH); a remote base
 /// is reported, not fetched; `a` including `b` including `a` is a cycle.
 /// Each such app is GL000 with nothing pruned, though each drops a PVC.

@@ -89,11 +89,10 @@ fn render_err(files: &[(&str, &str)], entry: &str) -> gitops_lint::render::Rende
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n";
 
 #[test]
-fn remote_bases_helm_and_plugins_are_unsupported_not_partial() {
+fn remote_bases_and_plugins_are_unsupported_not_partial() {
     for (k, what) in [
         ("resources:\n- cm.yaml\n- https://github.com/example/repo//base?ref=v1\n", "remote"),
         ("resources:\n- cm.yaml\n- github.com/example/repo/base?ref=main\n", "remote"),
-        ("resources:\n- cm.yaml\nhelmCharts:\n- name: x\n  repo: https://charts.example.com\n", "helm"),
         ("resources:\n- cm.yaml\ntransformers:\n- |-\n  apiVersion: example.com/v1\n  kind: Fn\n  metadata:\n    name: f\n    annotations:\n      config.kubernetes.io/function: |\n        exec:\n          path: ./fn\n", "plugin"),
         ("resources:\n- cm.yaml\ngenerators:\n- |-\n  apiVersion: someteam.example.com/v1\n  kind: SecretsFromVault\n  metadata:\n    name: s\n", "plugin"),
         ("resources:\n- cm.yaml\nfrobnicate: true\n", "unknown kustomization field"),
@@ -288,4 +287,50 @@ fn external_binary_mode_matches_native() {
     let native = render_dir(&dir, "generator-merge-replace/overlay").expect("native");
     let diff = compare(&ext, &native);
     assert!(diff.is_identical(), "{}", diff.report());
+}
+
+/// `helmCharts` without `--enable-helm` in Argo CD's build options fails as
+/// Kustomize fails (a content error, not "unsupported"); with it, a chart
+/// from a Helm repository that is not already under the chart home is "not
+/// analysed", naming chart and repository, and helm is never needed to
+/// say so.
+#[test]
+fn helm_charts_need_enable_helm_and_a_local_chart() {
+    use gitops_lint::render::{kustomize, ParseCache, RenderContext, RenderOptions, SourceSpec};
+    let tmp = tempfile::tempdir().expect("tmp");
+    write(
+        tmp.path(),
+        &[
+            (
+                "app/kustomization.yaml",
+                "resources:\n- cm.yaml\nhelmCharts:\n- name: redis\n  repo: https://charts.example.com\n  version: 1.2.3\n",
+            ),
+            ("app/cm.yaml", CM),
+        ],
+    );
+    let tree = gitops_lint::source::DirTree::new(tmp.path().to_path_buf(), Vec::new());
+    let cache = ParseCache::default();
+    let options = RenderOptions::default();
+    let cx = RenderContext::new(&tree, &cache, &options);
+    let mut spec = SourceSpec {
+        path: "app".into(),
+        ..SourceSpec::default()
+    };
+    let e = kustomize::render(&cx, &spec).expect_err("no --enable-helm");
+    assert_eq!(e.kind, RenderErrorKind::Content, "{}", e.message);
+    assert!(
+        e.message.contains("must specify --enable-helm"),
+        "{}",
+        e.message
+    );
+    spec.kustomize_build_options = "--enable-helm".into();
+    let e = kustomize::render(&cx, &spec).expect_err("remote chart");
+    assert_eq!(e.kind, RenderErrorKind::Unsupported, "{}", e.message);
+    for part in [
+        "`redis`",
+        "https://charts.example.com",
+        "app/charts/redis-1.2.3/redis",
+    ] {
+        assert!(e.message.contains(part), "{part}: {}", e.message);
+    }
 }

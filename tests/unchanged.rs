@@ -433,7 +433,12 @@ fn check_revision(
     let config = lint::load_config(None, tree.as_ref()).map_err(|e| e.to_string())?;
     let identity = RepoIdentity::new(&repo.remote_urls(), &config, Some(branch));
     let cache = ParseCache::default();
-    let options = RenderOptions::default();
+    // With helm, charts (Helm sources and Kustomize `helmCharts`) render
+    // and their reads are checked too.
+    let options = RenderOptions {
+        helm: golden::helm(),
+        ..RenderOptions::default()
+    };
     let no_tree = |_: &str| -> Option<Arc<dyn Tree>> { None };
     let input = InventoryInput {
         tree: Arc::clone(&tree),
@@ -456,7 +461,9 @@ fn check_revision(
             {
                 continue;
             }
-            let spec = gitops_lint::argocd::source_spec(app, src, path);
+            let mut spec = gitops_lint::argocd::source_spec(app, src, path);
+            spec.kustomize_build_options
+                .clone_from(&inv.kustomize_build_options);
             t.check(
                 &format!("{label} app {} source {path}", app.key),
                 tree.as_ref(),

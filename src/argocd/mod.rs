@@ -166,6 +166,11 @@ pub struct Inventory {
     /// AppProjects declared in any file of the revision, by name, in walk
     /// order; rendered ones are in their apps' resources.
     pub projects: BTreeMap<String, Vec<DeclaredProject>>,
+    /// Argo CD's `kustomize.buildOptions` in effect at this revision
+    /// (`kustomizeBuildOptions` in the configuration, else `argocd-cm` in
+    /// the repository): renders depend on it, so a render is reused or
+    /// left unrendered only when both revisions have the same.
+    pub kustomize_build_options: String,
     /// Files that mention Argo CD but could not be parsed: the apps they
     /// declare are unknown at this revision.
     pub broken_files: BTreeMap<String, RenderError>,
@@ -548,6 +553,16 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     if inv.over_limit.is_some() {
         return inv;
     }
+    inv.kustomize_build_options = input
+        .config
+        .kustomize_build_options
+        .clone()
+        .or_else(|| {
+            inv.tracking
+                .as_ref()
+                .and_then(|t| t.kustomize_build_options.clone())
+        })
+        .unwrap_or_default();
     if input.repo.urls.is_empty() {
         inv.notes.push(
             "the repository has no git remote and no `repoUrls` in .gitops-lint.yaml: every Application's repoURL is taken to be this repository".to_string(),
@@ -651,7 +666,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
                 if input.cache.over_budget() {
                     return (app, Outcome::Rendered);
                 }
-                render_app(input, &inv.scopes, oob.as_ref(), app)
+                render_app(input, &inv, oob.as_ref(), app)
             })
             .collect();
         if input.cache.over_budget() {
@@ -1067,15 +1082,19 @@ fn out_of_bounds_symlink(tree: &dyn Tree) -> Option<RenderError> {
 
 fn render_app(
     input: &InventoryInput<'_>,
-    scopes: &Scopes,
+    inv: &Inventory,
     oob: Option<&RenderError>,
     mut app: App,
 ) -> (App, Outcome) {
+    let scopes = &inv.scopes;
     // A render that depends on every symlink of the tree is never reused,
-    // nor one made under other CRD scopes (they decide resource identity).
-    let reuse = input
-        .reuse
-        .filter(|r| oob.is_none() && r.scopes.crds == scopes.crds);
+    // nor one made under other CRD scopes (they decide resource identity)
+    // or other Kustomize build options.
+    let reuse = input.reuse.filter(|r| {
+        oob.is_none()
+            && r.scopes.crds == scopes.crds
+            && r.kustomize_build_options == inv.kustomize_build_options
+    });
     if let Some(prev) = reuse.and_then(|r| r.apps.get(&app.key)) {
         if reusable(input.tree.as_ref(), &app, prev) {
             app.status = prev.status.clone();
@@ -1089,7 +1108,10 @@ fn render_app(
         app.status = AppStatus::Unchanged;
         return (app, Outcome::Deferred);
     }
-    (render_fresh(input, scopes, oob, app), Outcome::Rendered)
+    (
+        render_fresh(input, scopes, &inv.kustomize_build_options, oob, app),
+        Outcome::Rendered,
+    )
 }
 
 /// What the renderer needs of one source of `app` (the source's `path`).
@@ -1105,6 +1127,7 @@ pub fn source_spec(app: &App, src: &AppSource, path: &str) -> SourceSpec {
         namespace: app.spec.dest_namespace.clone(),
         refs: Vec::new(),
         env: build_env(app, src),
+        kustomize_build_options: String::new(),
     }
 }
 
@@ -1160,6 +1183,7 @@ fn build_env(app: &App, src: &AppSource) -> Vec<(String, String)> {
 fn render_fresh(
     input: &InventoryInput<'_>,
     scopes: &Scopes,
+    kustomize_build_options: &str,
     oob: Option<&RenderError>,
     mut app: App,
 ) -> App {
@@ -1196,7 +1220,8 @@ fn render_fresh(
             return app;
         }
         let cx = RenderContext::new(tree.as_ref(), input.cache, input.render_options);
-        let spec = source_spec_in(input, &app, src, &path);
+        let mut spec = source_spec_in(input, &app, src, &path);
+        spec.kustomize_build_options = kustomize_build_options.to_string();
         let result = render::render(&cx, &spec, scopes);
         app.inputs.extend(cx.inputs());
         match result {

@@ -56,13 +56,16 @@ impl TrackingMethod {
     pub const NAMES: &'static [&'static str] = &["annotation", "label", "annotation+label"];
 }
 
-/// What an `argocd-cm` ConfigMap in the repository says about tracking.
+/// What an `argocd-cm` ConfigMap in the repository says about tracking and
+/// Kustomize builds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LearnedTracking {
     /// `application.resourceTrackingMethod`, as written.
     pub method: Option<String>,
     /// `application.instanceLabelKey`.
     pub label_key: Option<String>,
+    /// `kustomize.buildOptions` (AC `settings.go` `kustomizeBuildOptionsKey`).
+    pub kustomize_build_options: Option<String>,
     /// Where it was found.
     pub file: Option<String>,
 }
@@ -87,6 +90,7 @@ impl LearnedTracking {
         Some(LearnedTracking {
             method: data("application.resourceTrackingMethod"),
             label_key: data("application.instanceLabelKey"),
+            kustomize_build_options: data("kustomize.buildOptions"),
             file: file.map(str::to_string),
         })
     }
@@ -351,6 +355,7 @@ mod tests {
             method: Some("annotation+label".into()),
             label_key: Some("example.com/app".into()),
             file: Some("argocd/cm.yaml".into()),
+            kustomize_build_options: None,
         };
         let t = Tracking::resolve(&old, Some(&learned));
         assert_eq!(t.method, TrackingMethod::AnnotationAndLabel);

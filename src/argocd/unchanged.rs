@@ -239,7 +239,10 @@ pub fn settle(
     base_input: &InventoryInput<'_>,
     head_input: &InventoryInput<'_>,
 ) -> Vec<String> {
-    let same_scopes = base.scopes.crds == head.scopes.crds;
+    // Resource identity depends on the CRD scopes, and Kustomize renders
+    // on the build options: deferrals made under different ones are void.
+    let same_scopes = base.scopes.crds == head.scopes.crds
+        && base.kustomize_build_options == head.kustomize_build_options;
     let confirmed = |a: &App, other: &Inventory| {
         same_scopes
             && other.apps.get(&a.key).is_some_and(|o| {
@@ -272,11 +275,12 @@ pub fn settle(
 pub fn render_now(inv: &mut Inventory, input: &InventoryInput<'_>, keys: &[String]) {
     let apps: Vec<App> = keys.iter().filter_map(|k| inv.apps.remove(k)).collect();
     let scopes = &inv.scopes;
+    let options = inv.kustomize_build_options.as_str();
     let rendered: Vec<App> = apps
         .into_par_iter()
         // A deferring revision has no out-of-bounds symlink: `build` defers
         // nothing in such a tree. `render_fresh` sets every status itself.
-        .map(|app| render_fresh(input, scopes, None, app))
+        .map(|app| render_fresh(input, scopes, options, None, app))
         .collect();
     inv.renders += rendered.len();
     for app in rendered {

@@ -155,6 +155,140 @@ pub fn render(
     parse_output(&spec.path, &text)
 }
 
+/// One chart of a kustomization's `helmCharts`, as Kustomize's
+/// `HelmChartInflationGeneratorPlugin` hands it to helm.
+#[derive(Debug, Default)]
+pub(crate) struct InflatedChart {
+    /// Repository path of the chart directory.
+    pub chart: String,
+    /// `releaseName` (`None`: `--generate-name`, as Kustomize passes it).
+    pub release: Option<String>,
+    /// `namespace`.
+    pub namespace: String,
+    /// The values file Kustomize writes to its temporary directory (the
+    /// `valuesFile` copied, or merged with `valuesInline`).
+    pub values: Vec<u8>,
+    /// `additionalValuesFiles`, as repository paths.
+    pub additional_values: Vec<String>,
+    /// `apiVersions`.
+    pub api_versions: Vec<String>,
+    /// `kubeVersion`.
+    pub kube_version: Option<String>,
+    /// `includeCRDs`.
+    pub include_crds: bool,
+    /// `skipTests`.
+    pub skip_tests: bool,
+    /// `skipHooks`.
+    pub skip_hooks: bool,
+}
+
+/// Runs `helm template` for a Kustomize `helmCharts` entry with Kustomize
+/// v5.5.0's argument list (`types.HelmChart.AsHelmArgs`: release name or
+/// `--generate-name`, the chart, `--namespace`, `-f` the written values
+/// file then each additional one, `--api-versions`, `--kube-version`,
+/// `--include-crds`, `--skip-tests`, `--no-hooks`), through the same
+/// hardened, bounded runner as Helm sources: a copy of the chart and the
+/// value files in a temporary directory, no network, no helm state, limited
+/// time, output and memory. Returns helm's standard output.
+///
+/// # Errors
+/// No helm binary ([`RenderErrorKind::ToolMissing`]), a schema naming
+/// anything outside the chart, or helm failing (its first message line).
+pub(crate) fn inflate(cx: &RenderContext<'_>, c: &InflatedChart) -> Result<String, RenderError> {
+    let Some(helm) = cx.options.helm.clone() else {
+        return Err(RenderError {
+            kind: RenderErrorKind::ToolMissing,
+            message: format!(
+                "`helmCharts` inflates `{}` with helm and no `helm` binary is on PATH: install helm (v3.17.1, the one Argo CD 3.0 ships) to analyse it",
+                super::display_path(&c.chart)
+            ),
+            file: None,
+            line: None,
+        });
+    };
+    if let Some(r) = &c.release {
+        if !valid_release_name(r) {
+            return Err(RenderError::content(format!(
+                "`{r}` is not a valid Helm release name (lower-case letters, digits, `-` and `.`, at most 53 characters)"
+            )));
+        }
+    }
+    check_schemas(cx, &c.chart)?;
+    let tmp = tempfile::tempdir()
+        .map_err(|e| RenderError::content(format!("cannot create a temporary directory: {e}")))?;
+    let work = Workspace {
+        root: tmp.path().to_path_buf(),
+    };
+    materialize(cx, &c.chart, &work.repo())?;
+    let mut cmd = Command::new(helm);
+    cmd.arg("template");
+    match &c.release {
+        Some(r) => cmd.arg(r),
+        None => cmd.arg("--generate-name"),
+    };
+    cmd.arg(work.repo().join(&c.chart));
+    if !c.namespace.is_empty() {
+        cmd.arg(format!("--namespace={}", c.namespace));
+    }
+    let values = tmp.path().join("kustomize-values.yaml");
+    write(&values, &c.values)?;
+    cmd.arg(values_flag(&values));
+    for f in &c.additional_values {
+        let dest = work.repo().join(f);
+        if path::strip_dir(f, &c.chart).is_none() {
+            write(&dest, &cx.read(f)?)?;
+        }
+        cmd.arg(values_flag(&dest));
+    }
+    for v in &c.api_versions {
+        cmd.arg(format!("--api-versions={v}"));
+    }
+    if let Some(v) = &c.kube_version {
+        cmd.arg(format!("--kube-version={v}"));
+    }
+    if c.include_crds {
+        cmd.arg("--include-crds");
+    }
+    if c.skip_tests {
+        cmd.arg("--skip-tests");
+    }
+    if c.skip_hooks {
+        cmd.arg("--no-hooks");
+    }
+    harden(&mut cmd, tmp.path());
+    cmd.current_dir(tmp.path());
+    let out = match bounded::run(&mut cmd, bounded::TIMEOUT, bounded::MAX_OUTPUT) {
+        Ok(out) => out,
+        Err(e @ bounded::RunError::Spawn(_)) => {
+            return Err(RenderError {
+                kind: RenderErrorKind::ToolMissing,
+                message: format!("helm: {e}"),
+                file: None,
+                line: None,
+            })
+        }
+        Err(e) => {
+            return Err(RenderError::content(format!(
+                "helm template `{}`: {e}",
+                super::display_path(&c.chart)
+            )))
+        }
+    };
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let first = err
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("helm template failed");
+        return Err(RenderError::content(format!(
+            "helm template `{}`: {}",
+            super::display_path(&c.chart),
+            work.unmap(first)
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// What a render of the Helm source `spec` reads: the chart directory,
 /// `file://` dependencies, every value and parameter file (a glob reads
 /// below its fixed prefix).

@@ -507,6 +507,9 @@ pub struct SourceSpec {
     /// substituted into Helm parameters and value file paths (AC
     /// `reposerver/repository/repository.go` `newEnv`).
     pub env: Vec<(String, String)>,
+    /// Argo CD's `kustomize.buildOptions` (`argocd-cm`), as written: only
+    /// `--enable-helm` changes what gitops-lint renders.
+    pub kustomize_build_options: String,
 }
 
 /// A multi-source `ref:` source: where `$<name>/…` paths are read.

@@ -116,6 +116,34 @@ pub fn parse_stream(text: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Renders the kustomization at `entry` (relative to `dir`) natively, as
+/// Argo CD with `kustomize.buildOptions: --enable-helm` would, with `helm`
+/// and the Application's `spec.source.kustomize`.
+pub fn render_dir_with_helm(
+    dir: &Path,
+    entry: &str,
+    helm: &Path,
+    kustomize_options: Option<Value>,
+) -> Result<Vec<Value>, RenderError> {
+    let tree = DirTree::new(dir.to_path_buf(), Vec::new());
+    let cache = ParseCache::default();
+    let options = RenderOptions {
+        helm: Some(helm.to_path_buf()),
+        ..RenderOptions::default()
+    };
+    let cx = RenderContext::new(&tree, &cache, &options);
+    let spec = SourceSpec {
+        path: entry.trim_end_matches('/').to_string(),
+        kustomize_build_options: "--enable-helm".into(),
+        kustomize: kustomize_options,
+        ..SourceSpec::default()
+    };
+    Ok(kustomize::render(&cx, &spec)?
+        .into_iter()
+        .map(|o| o.value)
+        .collect())
+}
+
 /// Renders the kustomization at `entry` (relative to `dir`) natively.
 pub fn render_dir(dir: &Path, entry: &str) -> Result<Vec<Value>, RenderError> {
     let tree = DirTree::new(dir.to_path_buf(), Vec::new());
@@ -226,8 +254,19 @@ pub fn kubectl_kustomize(dir: &Path) -> KubectlRun {
 /// [`kubectl_kustomize`] of `root/entry`, where the build may read anything
 /// under `root` (an overlay's `../base`): the recording's key covers `root`.
 pub fn kubectl_kustomize_at(root: &Path, entry: &str) -> KubectlRun {
+    kubectl_kustomize_with(root, entry, &[])
+}
+
+/// [`kubectl_kustomize_at`] with extra `kubectl kustomize` flags (part of
+/// the recording's key). `--enable-helm` runs the `helm` found on PATH,
+/// which must then be the pinned v3.17.1 for a live run.
+pub fn kubectl_kustomize_with(root: &Path, entry: &str, flags: &[&str]) -> KubectlRun {
     let dir = &root.join(entry);
-    let key = format!("{}{entry}", input_digest(root));
+    let key = if flags.is_empty() {
+        format!("{}{entry}", input_digest(root))
+    } else {
+        format!("{}{entry} {}", input_digest(root), flags.join(" "))
+    };
     let key: String = {
         use sha2::{Digest, Sha256};
         Sha256::digest(key.as_bytes())
@@ -254,6 +293,7 @@ pub fn kubectl_kustomize_at(root: &Path, entry: &str) -> KubectlRun {
     };
     let out = std::process::Command::new(bin)
         .arg("kustomize")
+        .args(flags)
         .arg(dir)
         .output()
         .expect("kubectl runs");

@@ -181,3 +181,49 @@ pub fn apply(k: &mut Kustomization, spec: &SourceSpec) -> KResult<()> {
     }
     Ok(())
 }
+
+/// What Argo CD passes to `kustomize build` for `helmCharts` (AC
+/// `util/kustomize/kustomize.go` `parseKustomizeBuildOptions`,
+/// `isHelmEnabled`): `--enable-helm` when `kustomize.buildOptions` contains
+/// it, and then the source's kube version and API versions (AC
+/// `GetKubeVersionOrDefault`, `GetAPIVersionsOrDefault`: `helm.*`, else
+/// `kustomize.*`). Argo CD's default for both is the destination
+/// cluster's, which is not known offline: helm's own default stands then.
+#[must_use]
+pub fn helm_flags(spec: &SourceSpec) -> super::helm_charts::HelmFlags {
+    let enabled = spec.kustomize_build_options.contains("--enable-helm");
+    let field = |key: &str| -> Option<&Value> {
+        [spec.helm.as_ref(), spec.kustomize.as_ref()]
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.get(key))
+            .find(|v| match v {
+                Value::String(s) => !s.is_empty(),
+                Value::Array(a) => !a.is_empty(),
+                _ => false,
+            })
+    };
+    super::helm_charts::HelmFlags {
+        enabled,
+        kube_version: enabled
+            .then(|| {
+                field("kubeVersion")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .flatten(),
+        api_versions: if enabled {
+            field("apiVersions")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        },
+    }
+}

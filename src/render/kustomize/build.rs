@@ -9,7 +9,8 @@ use super::fieldspec::TransformerConfig;
 use super::load::{self, Kustomization};
 use super::resource::{Res, ResId};
 use super::{
-    argocd, content, generators, nameref, patch, replacements, sort, transform, vars, KResult,
+    argocd, content, generators, helm_charts, nameref, patch, replacements, sort, transform, vars,
+    KResult,
 };
 use crate::render::{RenderContext, RenderError, RenderedObject, SourceSpec};
 use crate::source::{self, path, EntryKind};
@@ -147,6 +148,7 @@ pub fn build(cx: &RenderContext<'_>, spec: &SourceSpec) -> KResult<Vec<RenderedO
         cx,
         roots: Vec::new(),
         work: 0,
+        helm: argocd::helm_flags(spec),
     };
     let mut acc = Acc::default();
     let real = real_dir(cx, &root.dir)?;
@@ -171,7 +173,7 @@ pub fn build(cx: &RenderContext<'_>, spec: &SourceSpec) -> KResult<Vec<RenderedO
 }
 
 /// `to` relative to directory `from` (both repository paths).
-fn relative(from: &str, to: &str) -> String {
+pub(super) fn relative(from: &str, to: &str) -> String {
     let a = path::split(from);
     let b = path::split(to);
     let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
@@ -225,6 +227,8 @@ pub struct Builder<'a, 'c> {
     /// that include the same base twice at every level multiply the work
     /// without multiplying the output much, so it is bounded separately.
     pub work: usize,
+    /// What Argo CD's build options say about `helmCharts`.
+    pub helm: helm_charts::HelmFlags,
 }
 
 /// Most resource appends one build may do across all its layers.
@@ -357,6 +361,10 @@ impl Builder<'_, '_> {
     }
 
     fn run_generators(&mut self, k: &Kustomization, acc: &mut Acc) -> KResult<()> {
+        // Every builtin generator is configured before any runs
+        // (`configureBuiltinGenerators`): a missing `--enable-helm` fails
+        // the build first.
+        let charts = helm_charts::configure(self.cx, k, &mut self.helm)?;
         let opts = k.k.get("generatorOptions").cloned().unwrap_or(Value::Null);
         for g in k.list("configMapGenerator") {
             let r = generators::generate(self.cx, k, g, &opts, "ConfigMap")?;
@@ -365,6 +373,12 @@ impl Builder<'_, '_> {
         for g in k.list("secretGenerator") {
             let r = generators::generate(self.cx, k, g, &opts, "Secret")?;
             generators::absorb(acc, r)?;
+        }
+        for rs in helm_charts::generate(self.cx, k, charts)? {
+            self.charge(rs.len(), k)?;
+            for r in rs {
+                generators::absorb(acc, r)?;
+            }
         }
         for cfg in self.plugin_configs(k, "generators")? {
             let kind = cfg.v.get("kind").and_then(Value::as_str).unwrap_or("");

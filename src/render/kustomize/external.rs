@@ -55,6 +55,16 @@ pub fn render(
     let mut edited = root.clone();
     argocd::apply(&mut edited, spec)?;
     let dirs = load::footprint(cx, &edited, &crate::render::FootprintMemo::default())?.subtrees;
+    // The external binary would run helm itself, outside the hardened runner.
+    if super::argocd::helm_flags(spec).enabled {
+        for d in &dirs {
+            if load::load(cx, d).is_ok_and(|k| super::helm_charts::has_charts(&k)) {
+                return Err(crate::render::RenderError::unsupported(format!(
+                    "`{d}` has `helmCharts`, which gitops-lint inflates only with its native Kustomize renderer (without --kustomize-binary)"
+                )));
+            }
+        }
+    }
     let tmp = tempfile::tempdir()
         .map_err(|e| content(format!("cannot create a temporary directory: {e}")))?;
     for d in &dirs {

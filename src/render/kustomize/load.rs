@@ -299,18 +299,6 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
         |what: &str| RenderError::unsupported(format!("`{file}`: {what}")).at(file.clone(), None);
     for (f, what) in [
         (
-            "helmCharts",
-            "`helmCharts` needs helm, which the native renderer does not run",
-        ),
-        (
-            "helmChartInflationGenerator",
-            "`helmChartInflationGenerator` needs helm, which the native renderer does not run",
-        ),
-        (
-            "helmGlobals",
-            "`helmGlobals` needs helm, which the native renderer does not run",
-        ),
-        (
             "crds",
             "`crds` (OpenAPI definitions for name references) is not supported natively",
         ),
@@ -327,6 +315,12 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
         }
     }
     // Kustomize's FixKustomization.
+    fix_helm_chart_args(&mut k, &file)?;
+    if k.get("helmCharts")
+        .is_some_and(|v| !v.is_null() && !v.is_array())
+    {
+        return Err(content(format!("`{file}`: `helmCharts` must be a list")).at(file, None));
+    }
     let bases = k.remove("bases");
     if let Some(Value::Array(b)) = bases {
         let r = k
@@ -381,6 +375,77 @@ pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
     })
 }
 
+/// Kustomize's `FixKustomization` for the deprecated
+/// `helmChartInflationGenerator` (`types.SplitHelmParameters`): each entry
+/// becomes a `helmCharts` entry appended after the others, and its
+/// `chartHome` (the last non-empty one) becomes `helmGlobals.chartHome`
+/// when there is no `helmGlobals`.
+fn fix_helm_chart_args(k: &mut Map<String, Value>, file: &str) -> KResult<()> {
+    let Some(old) = k.remove("helmChartInflationGenerator") else {
+        return Ok(());
+    };
+    let list = match old {
+        Value::Null => return Ok(()),
+        Value::Array(a) => a,
+        _ => {
+            return Err(content(format!(
+                "`{file}`: `helmChartInflationGenerator` must be a list"
+            ))
+            .at(file, None))
+        }
+    };
+    let mut charts = Vec::new();
+    let mut home = None;
+    for e in list {
+        let Value::Object(o) = e else {
+            return Err(content(format!(
+                "`{file}`: entries of `helmChartInflationGenerator` must be maps"
+            ))
+            .at(file, None));
+        };
+        let mut c = Map::new();
+        for (from, to) in [
+            ("chartName", "name"),
+            ("chartVersion", "version"),
+            ("chartRepoUrl", "repo"),
+            ("values", "valuesFile"),
+            ("valuesLocal", "valuesInline"),
+            ("valuesMerge", "valuesMerge"),
+            ("releaseName", "releaseName"),
+        ] {
+            if let Some(v) = o.get(from).filter(|v| !v.is_null()) {
+                c.insert(to.to_string(), v.clone());
+            }
+        }
+        if let Some(h) = o
+            .get("chartHome")
+            .and_then(Value::as_str)
+            .filter(|h| !h.is_empty())
+        {
+            home = Some(h.to_string());
+        }
+        charts.push(Value::Object(c));
+    }
+    if k.get("helmGlobals").is_none_or(Value::is_null) {
+        let mut g = Map::new();
+        if let Some(h) = home {
+            g.insert("chartHome".into(), Value::String(h));
+        }
+        k.insert("helmGlobals".into(), Value::Object(g));
+    }
+    let list = k
+        .entry("helmCharts")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if list.is_null() {
+        *list = Value::Array(Vec::new());
+    }
+    match list {
+        Value::Array(a) => a.extend(charts),
+        _ => return Err(content(format!("`{file}`: `helmCharts` must be a list")).at(file, None)),
+    }
+    Ok(())
+}
+
 /// What a build of `k` reads (`memo` holds what each kustomization
 /// directory of this tree reaches): the kustomization directories it reaches,
 /// itself first (every entry of `resources`, `components`, `generators` and
@@ -410,6 +475,16 @@ fn collect(
 ) -> KResult<Footprint> {
     let mut fp = Footprint::default();
     fp.subtrees.push(k.dir.clone());
+    // helm reads the charts from the chart home, which may lie outside
+    // the kustomization (only values files are under the load restrictor).
+    if super::helm_charts::has_charts(k) {
+        let home = super::helm_charts::chart_home(k)?;
+        if cx.kind_of(&home)? == Some(EntryKind::Dir) {
+            fp.subtrees.push(home);
+        } else {
+            fp.entries.push(home);
+        }
+    }
     for f in ["resources", "components", "generators", "transformers"] {
         for e in k.list(f) {
             let Some(s) = e.as_str() else { continue };

@@ -6,7 +6,8 @@
 //!
 //! Argo CD's `spec.source.kustomize` options are applied as edits of the
 //! root kustomization, the way Argo CD's `kustomize edit` calls do. What
-//! cannot be evaluated offline (remote bases, Helm charts, plugins) is an
+//! cannot be evaluated offline (remote bases, charts from Helm repositories,
+//! plugins) is an
 //! `Unsupported` error naming the feature, never a partial render.
 
 mod argocd;
@@ -15,6 +16,7 @@ mod external;
 mod fieldspec;
 mod generators;
 mod gojson;
+pub(crate) mod helm_charts;
 mod load;
 mod nameref;
 mod patch;

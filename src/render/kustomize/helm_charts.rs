@@ -1,0 +1,366 @@
+//! `helmCharts`: Kustomize v5.5.0's builtin `HelmChartInflationGenerator`
+//! (`api/internal/builtins/HelmChartInflationGenerator.go`), run the way
+//! `kustomize build --enable-helm` runs it, with helm through the hardened
+//! runner of [`crate::render::helm::inflate`].
+//!
+//! Per chart (`Config` then `validateArgs`): `--enable-helm` is required;
+//! `chartHome` (from `helmGlobals`, default `charts`, relative to the
+//! kustomization) holds the chart at `<chartHome>/<name>`, or at
+//! `<chartHome>/<name>-<version>/<name>` when both `repo` and `version` are
+//! set (`absChartHome`); `valuesFile` defaults to the chart's `values.yaml`;
+//! `additionalValuesFiles` and every values file are read under the load
+//! restrictor. `Generate` then uses the chart only if that directory exists
+//! (`chartExistsLocally`): otherwise Kustomize would `helm pull` it, which
+//! gitops-lint never does. The values file helm gets is the `valuesFile`
+//! as is, or, with `valuesInline`, the two merged by `valuesMerge`
+//! (`createNewMergedValuesFile`, `replaceValuesInline`). The output is
+//! absorbed like any generator's (`runGenerators`, after `configMapGenerator`
+//! and `secretGenerator`), so the kustomization's transformers apply to it.
+
+use serde_json::{Map, Value};
+
+use super::load::{self, Kustomization};
+use super::resource::Res;
+use super::{content, smp, KResult};
+use crate::manifest::Origin;
+use crate::render::helm::{self, InflatedChart};
+use crate::render::{RenderContext, RenderError, RenderErrorKind};
+use crate::source::{path, EntryKind};
+use crate::yaml::{self, Dialect};
+
+/// `types.HelmDefaultHome`.
+const DEFAULT_CHART_HOME: &str = "charts";
+
+/// What Argo CD adds to `kustomize build` for charts: `--enable-helm` from
+/// `kustomize.buildOptions`, and `--helm-kube-version` /
+/// `--helm-api-versions` from the Application (AC `util/kustomize`
+/// `parseKustomizeBuildOptions`, only when helm is enabled).
+#[derive(Debug, Clone, Default)]
+pub struct HelmFlags {
+    /// `--enable-helm` is among the build options.
+    pub enabled: bool,
+    /// `--helm-kube-version`.
+    pub kube_version: Option<String>,
+    /// `--helm-api-versions`.
+    pub api_versions: Vec<String>,
+}
+
+/// One configured chart, ready to inflate.
+pub struct Configured {
+    name: String,
+    repo: String,
+    /// Repository path of `<absChartHome>/<name>`.
+    chart_dir: String,
+    /// `valuesFile`, relative to the kustomization directory.
+    values_file: String,
+    values_inline: Map<String, Value>,
+    merge: String,
+    args: InflatedChart,
+}
+
+/// The chart home of `k` (`helmGlobals.chartHome`, default `charts`), as a
+/// repository path.
+///
+/// # Errors
+/// An absolute chart home (it names the machine's file system) or one
+/// leading outside the repository.
+pub fn chart_home(k: &Kustomization) -> KResult<String> {
+    let home =
+        k.k.get("helmGlobals")
+            .and_then(|g| g.get("chartHome"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .unwrap_or(DEFAULT_CHART_HOME);
+    if home.starts_with('/') {
+        return Err(RenderError {
+            kind: RenderErrorKind::OutsideRepo,
+            message: format!(
+                "`{}`: `helmGlobals.chartHome` `{home}` is an absolute path, which Argo CD would read from its own file system",
+                k.file
+            ),
+            file: Some(k.file.clone()),
+            line: None,
+        });
+    }
+    load::join(&k.dir, home, &k.file)
+}
+
+/// Whether `k` has charts to inflate.
+#[must_use]
+pub fn has_charts(k: &Kustomization) -> bool {
+    !k.list("helmCharts").is_empty()
+}
+
+/// Configures every chart of `k`, as Kustomize configures all builtin
+/// generators before running any (`configureBuiltinGenerators`).
+///
+/// # Errors
+/// `--enable-helm` missing, or a chart entry Kustomize refuses.
+pub fn configure(
+    cx: &RenderContext<'_>,
+    k: &Kustomization,
+    flags: &mut HelmFlags,
+) -> KResult<Vec<Configured>> {
+    let charts = k.list("helmCharts");
+    if charts.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !flags.enabled {
+        return Err(k.err(
+            "trouble configuring builtin HelmChartInflationGenerator: must specify --enable-helm (Argo CD passes it only when `kustomize.buildOptions` in `argocd-cm` contains it; gitops-lint reads that from an `argocd-cm` ConfigMap in the repository or from `kustomizeBuildOptions` in .gitops-lint.yaml)",
+        ));
+    }
+    let home = chart_home(k)?;
+    let mut out = Vec::new();
+    for c in charts {
+        let Some(m) = c.as_object() else {
+            return Err(k.err("entries of `helmCharts` must be maps"));
+        };
+        out.push(configure_one(cx, k, m, &home, flags)?);
+    }
+    Ok(out)
+}
+
+fn configure_one(
+    cx: &RenderContext<'_>,
+    k: &Kustomization,
+    m: &Map<String, Value>,
+    home: &str,
+    flags: &mut HelmFlags,
+) -> KResult<Configured> {
+    let s = |f: &str| -> KResult<String> {
+        match m.get(f) {
+            None | Some(Value::Null) => Ok(String::new()),
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(_) => Err(k.err(format!("`helmCharts[].{f}` must be a string"))),
+        }
+    };
+    let b = |f: &str| -> KResult<bool> {
+        match m.get(f) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(k.err(format!("`helmCharts[].{f}` must be a boolean"))),
+        }
+    };
+    let strings = |f: &str| -> KResult<Vec<String>> {
+        match m.get(f) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|v| {
+                    v.as_str().map(str::to_string).ok_or_else(|| {
+                        k.err(format!("`helmCharts[].{f}` must be a list of strings"))
+                    })
+                })
+                .collect(),
+            Some(_) => Err(k.err(format!("`helmCharts[].{f}` must be a list of strings"))),
+        }
+    };
+    let name = s("name")?;
+    if name.is_empty() {
+        return Err(k.err("chart name cannot be empty"));
+    }
+    if !s("nameTemplate")?.is_empty() {
+        return Err(RenderError::unsupported(format!(
+            "`{}`: `helmCharts[].nameTemplate` (a Go template helm evaluates for the release name) is not supported",
+            k.file
+        ))
+        .at(k.file.clone(), None));
+    }
+    let version = s("version")?;
+    let repo = s("repo")?;
+    // `absChartHome`: a pulled chart lives in a `<name>-<version>` directory.
+    let abs_home = if !version.is_empty() && !repo.is_empty() {
+        load::join(home, &format!("{name}-{version}"), &k.file)?
+    } else {
+        home.to_string()
+    };
+    let chart_dir = load::join(&abs_home, &name, &k.file)?;
+    let mut values_file = s("valuesFile")?;
+    if values_file.is_empty() {
+        values_file = super::build::relative(
+            &k.dir,
+            &path::join(&chart_dir, "values.yaml").unwrap_or_default(),
+        );
+    }
+    let mut additional_values = Vec::new();
+    for f in strings("additionalValuesFiles")? {
+        // `Loader().Load` enforces the load restrictor.
+        let (p, _) = k.read(cx, &f).map_err(|e| {
+            let mut e = e;
+            e.message = format!("could not load additionalValuesFile: {}", e.message);
+            e
+        })?;
+        additional_values.push(p);
+    }
+    let merge = match s("valuesMerge")?.as_str() {
+        "" => "override".to_string(),
+        o @ ("merge" | "override" | "replace") => o.to_string(),
+        _ => return Err(k.err("valuesMerge must be one of [merge override replace]")),
+    };
+    let values_inline = match m.get("valuesInline") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(o)) => o.clone(),
+        Some(_) => return Err(k.err("`helmCharts[].valuesInline` must be a map")),
+    };
+    // The Application's `--helm-kube-version` / `--helm-api-versions` are
+    // set before the chart's own fields are read over them (`Config`), so
+    // a chart's own `kubeVersion` / `apiVersions` win (empty ones are
+    // omitted from the configuration and do not).
+    let kube_version = Some(s("kubeVersion")?)
+        .filter(|v| !v.is_empty())
+        .or_else(|| flags.kube_version.clone());
+    let mut api_versions = strings("apiVersions")?;
+    if api_versions.is_empty() {
+        api_versions.clone_from(&flags.api_versions);
+    } else {
+        // The chart's list is decoded into the slice that still shares its
+        // array with the command line's (`json.Unmarshal` appends from
+        // length zero), so its first elements overwrite the command line's
+        // for every chart configured later in the build: `kubectl
+        // kustomize --helm-api-versions` shows the same.
+        for (cli, own) in flags.api_versions.iter_mut().zip(&api_versions) {
+            cli.clone_from(own);
+        }
+    }
+    let release = Some(s("releaseName")?).filter(|r| !r.is_empty());
+    Ok(Configured {
+        name,
+        repo,
+        chart_dir: chart_dir.clone(),
+        values_file,
+        values_inline,
+        merge,
+        args: InflatedChart {
+            chart: chart_dir,
+            release,
+            namespace: s("namespace")?,
+            values: Vec::new(),
+            additional_values,
+            api_versions,
+            kube_version,
+            include_crds: b("includeCRDs")?,
+            skip_tests: b("skipTests")?,
+            skip_hooks: b("skipHooks")?,
+        },
+    })
+}
+
+/// Inflates every chart of `k`, in order, into resources.
+///
+/// # Errors
+/// See the module documentation; helm's own failures are content errors
+/// with its message.
+pub fn generate(
+    cx: &RenderContext<'_>,
+    k: &Kustomization,
+    configured: Vec<Configured>,
+) -> KResult<Vec<Vec<Res>>> {
+    let mut out = Vec::new();
+    for mut c in configured {
+        if cx.kind_of(&c.chart_dir)? != Some(EntryKind::Dir) {
+            if c.repo.is_empty() {
+                return Err(k.err(format!(
+                    "no repo specified for pull, no chart found at `{}`",
+                    c.chart_dir
+                )));
+            }
+            return Err(RenderError::unsupported(format!(
+                "`{}`: chart `{}` from `{}` is not under `{}`: Kustomize would `helm pull` it, which gitops-lint does not (no network); the app is not analysed",
+                k.file,
+                c.name,
+                c.repo,
+                crate::render::display_path(&c.chart_dir)
+            ))
+            .at(k.file.clone(), None));
+        }
+        c.args.values = values(cx, k, &c)?;
+        let text = helm::inflate(cx, &c.args).map_err(|e| {
+            if e.file.is_some() {
+                e
+            } else {
+                e.at(k.file.clone(), None)
+            }
+        })?;
+        let mut res = parse(&text, &c.chart_dir)?;
+        for r in &mut res {
+            r.generated_by = Some((k.file.clone(), "HelmChartInflationGenerator"));
+        }
+        out.push(res);
+    }
+    Ok(out)
+}
+
+/// The values file helm gets: `valuesFile` as is without `valuesInline`;
+/// with it, `replace` takes the inline values alone, `override` merges them
+/// over the file and `merge` merges the file over them (kyaml `merge2.Merge`
+/// with the operands in that order), written as YAML (JSON here).
+fn values(cx: &RenderContext<'_>, k: &Kustomization, c: &Configured) -> KResult<Vec<u8>> {
+    if load::is_remote(&c.values_file) {
+        return Err(RenderError::unsupported(format!(
+            "`{}`: values file `{}` is remote and is not fetched (no network)",
+            k.file, c.values_file
+        ))
+        .at(k.file.clone(), None));
+    }
+    if c.values_inline.is_empty() {
+        let (_, bytes) = k.read(cx, &c.values_file)?;
+        return Ok(bytes.to_vec());
+    }
+    let inline = Value::Object(c.values_inline.clone());
+    let merged = if c.merge == "replace" {
+        inline
+    } else {
+        let (p, bytes) = k.read(cx, &c.values_file)?;
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|_| k.err(format!("values file `{p}` is not valid UTF-8")))?;
+        let docs = yaml::load_all_as(text, Dialect::Kyaml, &yaml::Limits::default())
+            .map_err(|e| RenderError::from_yaml(&p, &e))?;
+        let file = docs
+            .into_iter()
+            .map(|d| d.value)
+            .find(|v| !v.is_null())
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        if !file.is_object() {
+            return Err(k.err(format!("could not merge values: `{p}` is not a map")));
+        }
+        let (dest, src) = if c.merge == "override" {
+            (file, inline)
+        } else {
+            (inline, file)
+        };
+        smp::merge(dest, src, &[])
+            .map_err(|e| k.err(format!("could not merge values: {}", e.message)))?
+            .unwrap_or_else(|| Value::Object(Map::new()))
+    };
+    serde_json::to_vec(&merged).map_err(|e| content(format!("cannot write values: {e}")))
+}
+
+/// helm's output as resources (Kustomize's `NewResMapFromBytes`), each
+/// attributed to the chart template its `# Source:` line names.
+fn parse(text: &str, chart_dir: &str) -> KResult<Vec<Res>> {
+    let mut out = Vec::new();
+    for chunk in text.split("\n---") {
+        let file = chunk
+            .lines()
+            .find_map(|l| l.strip_prefix("# Source: "))
+            .map(|s| s.split_once('/').map_or(s, |(_, rest)| rest))
+            .and_then(|s| path::join(chart_dir, s));
+        let docs =
+            yaml::load_all_as(chunk, Dialect::Kyaml, &yaml::Limits::default()).map_err(|e| {
+                content(format!(
+                    "helm output for `{chart_dir}` is not valid YAML: {e}"
+                ))
+            })?;
+        let mut res = load::resources_from_docs(&docs, file.as_deref(), None)?;
+        for r in &mut res {
+            r.origin = Origin {
+                file: file.clone(),
+                line: None,
+                doc_index: None,
+            };
+        }
+        out.extend(res);
+    }
+    Ok(out)
+}

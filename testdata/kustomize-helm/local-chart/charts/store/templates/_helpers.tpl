@@ -1,0 +1,3 @@
+{{- define "store.fullname" -}}
+{{ .Release.Name }}-{{ .Chart.Name }}
+{{- end -}}
