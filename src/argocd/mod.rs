@@ -336,6 +336,7 @@ fn scan(
     let declares = [
         "Application",
         "AppProject",
+        "ArgoCD",
         "secret-type",
         "\\x",
         "\\u",

@@ -71,9 +71,14 @@ pub struct LearnedTracking {
 }
 
 impl LearnedTracking {
-    /// Reads an object if it is Argo CD's `argocd-cm` ConfigMap.
+    /// Reads an object if it is Argo CD's `argocd-cm` ConfigMap, or an
+    /// `ArgoCD` resource of the Argo CD operator (OpenShift GitOps), which
+    /// writes `argocd-cm` from it.
     #[must_use]
     pub fn from_object(v: &Value, file: Option<&str>) -> Option<LearnedTracking> {
+        if let Some(t) = Self::from_operator(v, file) {
+            return Some(t);
+        }
         let is_cm = v.get("kind").and_then(Value::as_str) == Some("ConfigMap")
             && v.get("apiVersion").and_then(Value::as_str) == Some("v1")
             && v.pointer("/metadata/name").and_then(Value::as_str) == Some("argocd-cm");
@@ -91,6 +96,47 @@ impl LearnedTracking {
             method: data("application.resourceTrackingMethod"),
             label_key: data("application.instanceLabelKey"),
             kustomize_build_options: data("kustomize.buildOptions"),
+            file: file.map(str::to_string),
+        })
+    }
+}
+
+impl LearnedTracking {
+    /// argocd-operator `controllers/argocd/configmap.go`
+    /// `reconcileArgoConfigMap`: `application.resourceTrackingMethod` is
+    /// always written (`getResourceTrackingMethod`: the spec's value, else
+    /// or when invalid `annotation`), `kustomize.buildOptions` and
+    /// `application.instanceLabelKey` from the spec, and every
+    /// `spec.extraConfig` entry last, over them.
+    fn from_operator(v: &Value, file: Option<&str>) -> Option<LearnedTracking> {
+        let api = v.get("apiVersion").and_then(Value::as_str)?;
+        if v.get("kind").and_then(Value::as_str) != Some("ArgoCD")
+            || !api.starts_with("argoproj.io/")
+        {
+            return None;
+        }
+        let spec = |k: &str| {
+            v.pointer(&format!("/spec/{k}"))
+                .and_then(Value::as_str)
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        let extra = |k: &str| {
+            v.pointer("/spec/extraConfig")
+                .and_then(|m| m.get(k))
+                .and_then(Value::as_str)
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        let method = spec("resourceTrackingMethod")
+            .filter(|m| TrackingMethod::NAMES.contains(&m.as_str()))
+            .unwrap_or_else(|| "annotation".to_string());
+        Some(LearnedTracking {
+            method: Some(extra("application.resourceTrackingMethod").unwrap_or(method)),
+            label_key: extra("application.instanceLabelKey")
+                .or_else(|| spec("applicationInstanceLabelKey")),
+            kustomize_build_options: extra("kustomize.buildOptions")
+                .or_else(|| spec("kustomizeBuildOptions")),
             file: file.map(str::to_string),
         })
     }
@@ -294,6 +340,30 @@ mod tests {
             method,
             ..Tracking::default()
         }
+    }
+
+    #[test]
+    fn the_operator_argocd_resource_is_read_as_the_argocd_cm_it_writes() {
+        let cr = json!({"apiVersion": "argoproj.io/v1beta1", "kind": "ArgoCD",
+            "metadata": {"name": "openshift-gitops", "namespace": "openshift-gitops"},
+            "spec": {"kustomizeBuildOptions": "--enable-helm"}});
+        let t = LearnedTracking::from_object(&cr, Some("gitops.yaml")).expect("read");
+        assert_eq!(t.kustomize_build_options.as_deref(), Some("--enable-helm"));
+        // The operator always writes a method: annotation unless set.
+        assert_eq!(t.method.as_deref(), Some("annotation"));
+        let labelled = json!({"apiVersion": "argoproj.io/v1beta1", "kind": "ArgoCD",
+            "metadata": {"name": "a"},
+            "spec": {"resourceTrackingMethod": "label",
+                     "extraConfig": {"kustomize.buildOptions": "--load-restrictor LoadRestrictionsNone"}}});
+        let t = LearnedTracking::from_object(&labelled, None).expect("read");
+        assert_eq!(t.method.as_deref(), Some("label"));
+        assert_eq!(
+            t.kustomize_build_options.as_deref(),
+            Some("--load-restrictor LoadRestrictionsNone")
+        );
+        let other =
+            json!({"apiVersion": "example.com/v1", "kind": "ArgoCD", "metadata": {"name": "a"}});
+        assert!(LearnedTracking::from_object(&other, None).is_none());
     }
 
     #[test]
