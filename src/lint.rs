@@ -819,11 +819,20 @@ fn diff_trees(
 }
 
 /// Drops findings located in files that `ignorePaths` matches.
+/// `ignorePaths` drops findings located in matching files, except what a
+/// change does (diff rules: prunes, cascades, shrinks, moves, immutable
+/// changes) and what makes it impossible to judge (GL000, GL018) or deletes
+/// through a loop (GL019): a pull request could otherwise hide its own
+/// deletion by moving an app's inputs under an ignored path.
 fn drop_ignored_paths(findings: &mut Vec<Finding>, config: &Config) {
+    let never_dropped = |f: &Finding| {
+        f.rule.mode == rules::Mode::Diff || matches!(f.rule.code, "GL000" | "GL018" | "GL019")
+    };
     findings.retain(|f| {
-        f.location
-            .as_ref()
-            .is_none_or(|l| !config.ignore_paths.matches(&l.file))
+        never_dropped(f)
+            || f.location
+                .as_ref()
+                .is_none_or(|l| !config.ignore_paths.matches(&l.file))
     });
 }
 
@@ -1035,6 +1044,40 @@ mod tests {
         list.iter()
             .map(|(p, t)| ((*p).to_string(), t.as_bytes().to_vec()))
             .collect()
+    }
+
+    /// `ignorePaths` drops hygiene findings located there, never a prune
+    /// or an app that cannot be judged.
+    #[test]
+    fn ignored_paths_drop_only_what_a_change_does_not_do() {
+        let config =
+            Config::parse(".gitops-lint.yaml", "ignorePaths: ['vendor/**']\n").expect("valid");
+        let at = |code: &str, file: &str| {
+            let rule = rules::find(code).expect("rule").meta();
+            Finding::new(rule, "m").at(crate::finding::Side::Head, Some(file), Some(1))
+        };
+        let mut findings = vec![
+            at("GL005", "vendor/a.yaml"),
+            at("GL005", "apps/a.yaml"),
+            at("GL001", "vendor/pvc.yaml"),
+            at("GL000", "vendor/kustomization.yaml"),
+        ];
+        drop_ignored_paths(&mut findings, &config);
+        let kept: Vec<(&str, &str)> = findings
+            .iter()
+            .map(|f| {
+                let file = f.location.as_ref().map_or("", |l| l.file.as_str());
+                (f.rule.code, file)
+            })
+            .collect();
+        assert_eq!(
+            kept,
+            vec![
+                ("GL005", "apps/a.yaml"),
+                ("GL001", "vendor/pvc.yaml"),
+                ("GL000", "vendor/kustomization.yaml")
+            ]
+        );
     }
 
     /// A removed manifest is shown on the kustomization that stopped
