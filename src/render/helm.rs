@@ -122,7 +122,19 @@ pub fn render(
     }
     harden(&mut cmd, tmp.path());
     cmd.current_dir(&chart_dir);
-    let out = match bounded::run(&mut cmd, bounded::TIMEOUT, bounded::MAX_OUTPUT) {
+    let text = run_template(&mut cmd, &spec.path, &work)?;
+    parse_output(&spec.path, &text)
+}
+
+/// Runs a prepared `helm template` under the runner's bounds: its standard
+/// output, or helm's first error line with workspace paths mapped back to
+/// the repository's (`shown` names the chart in messages).
+fn run_template(
+    cmd: &mut std::process::Command,
+    shown: &str,
+    work: &Workspace,
+) -> Result<String, RenderError> {
+    let out = match bounded::run(cmd, bounded::TIMEOUT, bounded::MAX_OUTPUT) {
         Ok(out) => out,
         Err(e @ bounded::RunError::Spawn(_)) => {
             return Err(RenderError {
@@ -135,7 +147,7 @@ pub fn render(
         Err(e) => {
             return Err(RenderError::content(format!(
                 "helm template `{}`: {e}",
-                super::display_path(&spec.path)
+                super::display_path(shown)
             )))
         }
     };
@@ -147,12 +159,11 @@ pub fn render(
             .unwrap_or("helm template failed");
         return Err(RenderError::content(format!(
             "helm template `{}`: {}",
-            super::display_path(&spec.path),
+            super::display_path(shown),
             work.unmap(first)
         )));
     }
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    parse_output(&spec.path, &text)
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// One chart of a kustomization's `helmCharts`, as Kustomize's
@@ -257,36 +268,7 @@ pub(crate) fn inflate(cx: &RenderContext<'_>, c: &InflatedChart) -> Result<Strin
     }
     harden(&mut cmd, tmp.path());
     cmd.current_dir(tmp.path());
-    let out = match bounded::run(&mut cmd, bounded::TIMEOUT, bounded::MAX_OUTPUT) {
-        Ok(out) => out,
-        Err(e @ bounded::RunError::Spawn(_)) => {
-            return Err(RenderError {
-                kind: RenderErrorKind::ToolMissing,
-                message: format!("helm: {e}"),
-                file: None,
-                line: None,
-            })
-        }
-        Err(e) => {
-            return Err(RenderError::content(format!(
-                "helm template `{}`: {e}",
-                super::display_path(&c.chart)
-            )))
-        }
-    };
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let first = err
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("helm template failed");
-        return Err(RenderError::content(format!(
-            "helm template `{}`: {}",
-            super::display_path(&c.chart),
-            work.unmap(first)
-        )));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    run_template(&mut cmd, &c.chart, &work)
 }
 
 /// What a render of the Helm source `spec` reads: the chart directory,

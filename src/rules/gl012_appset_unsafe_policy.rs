@@ -4,11 +4,11 @@
 
 use serde_json::Value;
 
+use super::analysis::appset_resource;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::appset::{self, AppSetSettings, PolicySource, RESOURCES_FINALIZER};
 use crate::argocd::AppSetEntry;
 use crate::finding::{Finding, Severity, Side};
-use crate::manifest::ResourceId;
 
 /// See `rules/GL012-appset-unsafe-policy.md`.
 pub struct AppSetUnsafePolicy;
@@ -80,13 +80,7 @@ impl Rule for AppSetUnsafePolicy {
             let set = key.strip_prefix("argocd/").unwrap_or(key);
             // The ApplicationSet is the finding's identity: moving its file
             // does not make an old policy the change's.
-            let (namespace, name) = key.split_once('/').unwrap_or(("argocd", key));
-            let id = ResourceId {
-                group: "argoproj.io".into(),
-                kind: "ApplicationSet".into(),
-                namespace: namespace.into(),
-                name: name.into(),
-            };
+            let id = appset_resource(key);
             let why = match (&policy.decided_by, &policy.ignored_appset_value) {
                 (PolicySource::Controller, Some(own)) => format!(
                     "its `applicationsSync: {own}` is ignored because the controller runs with `--policy={}` and without `--enable-policy-override`",

@@ -1,10 +1,10 @@
 //! GL018 appset-generation-error: an ApplicationSet whose Applications the
 //! controller cannot generate or refuses, so it stops managing them.
 
+use super::analysis::appset_resource;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::AppSetEntry;
 use crate::finding::{Finding, Severity, Side};
-use crate::manifest::ResourceId;
 
 /// See `rules/GL018-appset-generation-error.md`.
 pub struct AppSetGenerationError;
@@ -50,13 +50,7 @@ impl Rule for AppSetGenerationError {
                 }
             }
             let set = key.strip_prefix("argocd/").unwrap_or(key);
-            let (namespace, name) = key.split_once('/').unwrap_or(("argocd", key));
-            let id = ResourceId {
-                group: "argoproj.io".into(),
-                kind: "ApplicationSet".into(),
-                namespace: namespace.into(),
-                name: name.into(),
-            };
+            let id = appset_resource(key);
             // applicationset_controller.go `Reconcile`: a generation error sets
             // the `ErrorOccurred` condition and returns before any create,
             // update or delete; `validateGeneratedApplications` marks every

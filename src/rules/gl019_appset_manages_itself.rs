@@ -4,10 +4,10 @@
 
 use std::collections::BTreeSet;
 
+use super::analysis::appset_resource;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::{Inventory, Manager};
 use crate::finding::{Finding, Severity, Side};
-use crate::manifest::ResourceId;
 
 /// See `rules/GL019-appset-manages-itself.md`.
 pub struct AppSetManagesItself;
@@ -60,7 +60,6 @@ impl Rule for AppSetManagesItself {
                 continue;
             };
             let set = key.strip_prefix("argocd/").unwrap_or(key);
-            let (namespace, name) = key.split_once('/').unwrap_or(("argocd", key));
             // From the generated app down to the one rendering the set.
             let chain = apps
                 .iter()
@@ -80,12 +79,7 @@ impl Rule for AppSetManagesItself {
                         "ApplicationSet `{set}` generates {chain}, which renders `{set}` itself: the ApplicationSet controller takes the app over and rewrites it from the template, and deleting or no longer generating the app deletes the ApplicationSet with every Application it generates"
                     ),
                 )
-                .resource(ResourceId {
-                    group: "argoproj.io".into(),
-                    kind: "ApplicationSet".into(),
-                    namespace: namespace.into(),
-                    name: name.into(),
-                })
+                .resource(appset_resource(key))
                 .at(Side::Head, e.origin.file.as_deref(), e.origin.line)
                 .help("render the ApplicationSet from an app it does not generate (a bootstrap or platform app), or exclude that app from its generators"),
             );

@@ -38,6 +38,19 @@ pub fn rendered_apps<'a>(cx: &'a RuleContext<'a>) -> impl Iterator<Item = &'a Ap
         .filter(|a| matches!(a.status, AppStatus::Rendered))
 }
 
+/// The ApplicationSet `namespace/name` as a finding's resource: its
+/// identity, so moving its file does not make an old finding new.
+#[must_use]
+pub fn appset_resource(key: &str) -> crate::manifest::ResourceId {
+    let (namespace, name) = key.split_once('/').unwrap_or(("argocd", key));
+    crate::manifest::ResourceId {
+        group: "argoproj.io".into(),
+        kind: "ApplicationSet".into(),
+        namespace: namespace.into(),
+        name: name.into(),
+    }
+}
+
 /// Attaches app, resource and head location of `m` to a finding.
 #[must_use]
 pub fn at_resource(f: Finding, app: &App, m: &Manifest) -> Finding {
