@@ -21,7 +21,8 @@ pub struct Config {
     /// Branch names that mean "this revision" in `targetRevision`, besides
     /// `HEAD`, the current branch, `main` and `master`.
     pub branches: Vec<String>,
-    /// Directories linted as implicit apps when the repository has no Application.
+    /// Directories linted as apps of their own (`apps:`), beside the
+    /// Applications found unless one renders from them.
     pub apps: Vec<String>,
     /// Target Argo CD version (`major.minor`).
     pub argocd_version: (u32, u32),

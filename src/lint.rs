@@ -732,7 +732,7 @@ fn diff_trees(
     // repository's first commit through the hook, or Argo CD introduced by
     // this change) is not linted as an implicit app beside head's real ones,
     // which would list an app that never existed.
-    if base_inv.apps.values().any(|a| a.implicit) && head_inv.apps.values().any(|a| !a.implicit) {
+    if base_inv.implicit_fallback && head_inv.apps.values().any(|a| !a.implicit) {
         base_inv = session.inventory(
             Arc::clone(&base.1),
             &config,

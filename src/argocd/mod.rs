@@ -183,6 +183,9 @@ pub struct Inventory {
     /// first declaration is used. Reported as one note, listed in full on
     /// request (a repository can hold thousands).
     pub declared_twice: Vec<String>,
+    /// No Application was found, so the repository (or each `apps:`
+    /// directory) is linted as an implicit app.
+    pub implicit_fallback: bool,
     /// Apps rendered at this revision (each source rendered from the tree).
     pub renders: usize,
     /// Apps whose render was taken from the other revision's inventory
@@ -643,12 +646,41 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             input.config.apps.clone()
         };
         for dir in &dirs {
-            pending.push(implicit_app(dir));
+            pending.push(implicit_app(dir, input.tree.as_ref()));
         }
+        inv.implicit_fallback = true;
         inv.notes.push(format!(
             "the repository has no Argo CD Application: linting {} as implicit app(s) with manual prune",
             input.config.apps.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", ").if_empty("the repository root")
         ));
+    } else {
+        // `apps:` names directories that are apps of their own (applied by
+        // `kubectl apply -k`, a bootstrap script): linted beside the
+        // Applications found, unless an Application of this repository
+        // already renders them or below them.
+        let within = |a: &str, b: &str| b.is_empty() || a == b || a.starts_with(&format!("{b}/"));
+        for dir in &input.config.apps {
+            let covering = pending.iter().find(|a| {
+                a.spec.sources.iter().any(|s| {
+                    input.repo.is_this_repo(&s.repo_url)
+                        && s.path
+                            .as_deref()
+                            .is_some_and(|p| within(p, dir) || within(dir, p))
+                })
+            });
+            match covering {
+                Some(a) => inv.notes.push(format!(
+                    "`apps:` entry `{dir}` is not linted as an app of its own: Application `{}` renders from it",
+                    a.key
+                )),
+                None => {
+                    let app = implicit_app(dir, input.tree.as_ref());
+                    if !pending.iter().any(|a| a.key == app.key) {
+                        pending.push(app);
+                    }
+                }
+            }
+        }
     }
 
     let oob = out_of_bounds_symlink(input.tree.as_ref());
@@ -972,7 +1004,7 @@ fn new_app(
     }
 }
 
-fn implicit_app(dir: &str) -> App {
+fn implicit_app(dir: &str, tree: &dyn Tree) -> App {
     let name = if dir.is_empty() {
         "repository".to_string()
     } else {
@@ -986,6 +1018,25 @@ fn implicit_app(dir: &str) -> App {
         // tooling, not manifests.
         "spec": {"source": {"repoURL": "", "path": dir, "directory": {"recurse": true, "exclude": "{.*,*/.*}"}}, "destination": {"namespace": ""}}
     });
+    // A Kustomize or Helm directory is rendered as such, as Argo CD's source
+    // type detection would (render `detect`): the recursive directory read
+    // is for plain manifests only.
+    let mut object = object;
+    let typed = tree.list_raw(dir).is_ok_and(|entries| {
+        entries.iter().any(|e| {
+            e.kind == EntryKind::File
+                && (crate::render::KUSTOMIZATION_NAMES.contains(&e.name.as_str())
+                    || e.name == "Chart.yaml")
+        })
+    });
+    if typed {
+        if let Some(src) = object
+            .pointer_mut("/spec/source")
+            .and_then(Value::as_object_mut)
+        {
+            src.remove("directory");
+        }
+    }
     let spec = AppSpec::parse(&object).unwrap_or_else(|| unreachable_spec(&name));
     let mut app = new_app(
         format!("argocd/{name}"),
