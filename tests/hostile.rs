@@ -1631,6 +1631,9 @@ fn template_functions_and_chains_are_bounded_by_one_value_budget() {
         r#"{{ replace "a" (repeat 4000 "b") (repeat 100000 "a") }}"#,
         r#"{{ join (repeat 100000 "x") (until 100000) }}"#,
         r#"{{ regexReplaceAll "" (repeat 200000 "a") (repeat 400 "b") }}"#,
+        // Found by fuzzing: the output is the input (`$0` of an empty match
+        // is empty), but each of the 200,001 matches expands the replacement.
+        r#"{{ regexReplaceAll "" (repeat 200000 "a") (repeat 1800 "$0") }}"#,
         r#"{{ regexReplaceAll "(.+)" (repeat 100000 "a") "$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1" }}"#,
         // Variants: no single call is large; intermediate values double.
         r#"{{ $x := "ab" }}{{ range until 64 }}{{ $x = cat $x $x }}{{ end }}{{ len $x }}"#,

@@ -1496,15 +1496,23 @@ fn regex_replace(re: &regex::Regex, src: &str, repl: &str, expand: bool, room: u
     };
     let mut out = String::new();
     let mut last = 0;
+    // Expanding the replacement is work even when it yields nothing (an
+    // empty pattern matches at every position, `$0` of an empty match is
+    // empty): each match is charged the replacement's length, so matches
+    // times replacement cannot run past the value budget either.
+    let mut work = 0usize;
     for caps in re.captures_iter(src) {
         let Some(m) = caps.get(0) else { continue };
+        work = work
+            .saturating_add(repl.len())
+            .saturating_add(m.start() - last);
         let bound = out
             .len()
             .saturating_add(m.start() - last)
             .saturating_add(repl.len())
             .saturating_add(refs.saturating_mul(m.len()))
             .saturating_add(src.len() - m.end());
-        fits(bound, room)?;
+        fits(bound.max(work), room)?;
         out.push_str(&src[last..m.start()]);
         if expand {
             caps.expand(repl, &mut out);
