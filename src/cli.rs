@@ -470,15 +470,22 @@ fn usage_error(e: &clap::Error) {
     eprintln!("gitops-lint: error: {first}{values}{tips} (see --help)");
 }
 
+impl Command {
+    /// The options every linting command shares (`explain` and `rules` have none).
+    fn common(&self) -> Option<&Common> {
+        match self {
+            Command::Diff { common, .. }
+            | Command::Check { common, .. }
+            | Command::PreCommit { common }
+            | Command::Demo { common }
+            | Command::Render { common, .. } => Some(common),
+            Command::Explain { .. } | Command::Rules { .. } => None,
+        }
+    }
+}
+
 fn run(cli: Cli) -> ExitStatus {
-    let quiet = match &cli.command {
-        Command::Diff { common, .. }
-        | Command::Check { common, .. }
-        | Command::PreCommit { common }
-        | Command::Demo { common }
-        | Command::Render { common, .. } => common.quiet,
-        Command::Explain { .. } | Command::Rules { .. } => false,
-    };
+    let quiet = cli.command.common().is_some_and(|c| c.quiet);
     let spinner = if quiet { Spinner(None) } else { Spinner::new() };
     let status = run_command(cli, &spinner);
     spinner.clear();
@@ -486,28 +493,15 @@ fn run(cli: Cli) -> ExitStatus {
 }
 
 fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
-    // Refuse unusable output requests before doing any work.
-    if let Command::Diff { common, .. }
-    | Command::Check { common, .. }
-    | Command::PreCommit { common }
-    | Command::Demo { common } = &cli.command
-    {
-        if let Err(e) = outputs(common) {
-            return fatal(&e);
-        }
-    }
-    if let Command::Diff { common, .. }
-    | Command::Check { common, .. }
-    | Command::PreCommit { common }
-    | Command::Demo { common }
-    | Command::Render { common, .. } = &cli.command
-    {
-        if let Err(e) = requested_tools(common) {
-            return fatal(&e);
-        }
-    }
-    if let Command::Render { common, .. } = &cli.command {
-        if let Some(e) = render_ignored(common) {
+    if let Some(common) = cli.command.common() {
+        // `render` prints YAML: report options are refused, not ignored.
+        let refused = if matches!(cli.command, Command::Render { .. }) {
+            render_ignored(common)
+        } else {
+            // Unusable output requests, before doing any work.
+            outputs(common).err()
+        };
+        if let Some(e) = refused.or_else(|| requested_tools(common).err()) {
             return fatal(&e);
         }
     }

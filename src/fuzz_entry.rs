@@ -350,7 +350,14 @@ pub fn kustomize_tree(data: &[u8]) {
         .zip(chunks)
         .map(|(p, b)| (*p, b))
         .collect();
-    let tree = MemTree::new(&files);
+    let _ = render_kustomize_app(&files);
+}
+
+/// Renders `app/` of an in-memory tree as an Argo CD Kustomize source.
+fn render_kustomize_app(
+    files: &[(&str, &[u8])],
+) -> Result<crate::render::Rendered, crate::render::RenderError> {
+    let tree = MemTree::new(files);
     let cache = crate::render::ParseCache::default();
     let options = crate::render::RenderOptions::default();
     let cx = crate::render::RenderContext::new(&tree, &cache, &options);
@@ -361,7 +368,7 @@ pub fn kustomize_tree(data: &[u8]) {
         namespace: "fuzz".to_string(),
         ..crate::render::SourceSpec::default()
     };
-    let _ = crate::render::render(&cx, &spec, &Scopes::default());
+    crate::render::render(&cx, &spec, &Scopes::default())
 }
 
 /// Kustomize patches and replacements on one resource file: the input,
@@ -390,18 +397,7 @@ pub fn kustomize_patches(data: &[u8]) {
         ("app/p.yaml", patch),
         ("app/repl.yaml", replacements),
     ];
-    let tree = MemTree::new(&files);
-    let cache = crate::render::ParseCache::default();
-    let options = crate::render::RenderOptions::default();
-    let cx = crate::render::RenderContext::new(&tree, &cache, &options);
-    let spec = crate::render::SourceSpec {
-        path: "app".to_string(),
-        kustomize: Some(serde_json::json!({})),
-        app_name: "fuzz".to_string(),
-        namespace: "fuzz".to_string(),
-        ..crate::render::SourceSpec::default()
-    };
-    if let Ok(r) = crate::render::render(&cx, &spec, &Scopes::default()) {
+    if let Ok(r) = render_kustomize_app(&files) {
         for m in &r.manifests {
             let limit = crate::render::kustomize::MAX_RESOURCE_NODES;
             assert!(

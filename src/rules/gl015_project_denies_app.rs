@@ -464,7 +464,7 @@ fn denials<'a>(
 /// holds the lint renders unchanged apps before the rules run (their kinds
 /// may be refused by a narrowed project).
 #[must_use]
-pub fn may_report(base: &Inventory, head: &Inventory) -> bool {
+fn may_report(base: &Inventory, head: &Inventory) -> bool {
     let specs = |inv: &Inventory| -> BTreeMap<String, Value> {
         projects(inv)
             .into_iter()
@@ -477,6 +477,10 @@ pub fn may_report(base: &Inventory, head: &Inventory) -> bool {
 impl Rule for ProjectDeniesApp {
     fn meta(&self) -> &'static RuleMeta {
         &META
+    }
+
+    fn needs_unchanged_apps(&self, base: &Inventory, head: &Inventory, _config: &Config) -> bool {
+        may_report(base, head)
     }
 
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {

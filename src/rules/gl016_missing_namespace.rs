@@ -151,7 +151,7 @@ fn missing<'a>(
 /// does not, rendering them can add no finding (an unchanged app adds the
 /// same users and creators to both revisions).
 #[must_use]
-pub fn may_report(base: &Inventory, head: &Inventory, config: &Config) -> bool {
+fn may_report(base: &Inventory, head: &Inventory, config: &Config) -> bool {
     let before = missing(base, config);
     let now_created = creators(head);
     missing(head, config)
@@ -165,6 +165,10 @@ pub fn may_report(base: &Inventory, head: &Inventory, config: &Config) -> bool {
 impl Rule for MissingNamespace {
     fn meta(&self) -> &'static RuleMeta {
         &META
+    }
+
+    fn needs_unchanged_apps(&self, base: &Inventory, head: &Inventory, config: &Config) -> bool {
+        may_report(base, head, config)
     }
 
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {

@@ -18,12 +18,10 @@ mod gl012_appset_unsafe_policy;
 mod gl013_mass_prune;
 mod gl014_unused_acknowledgement;
 mod gl015_project_denies_app;
-pub use gl015_project_denies_app::may_report as project_denies_app_may_report;
 mod gl016_missing_namespace;
 mod gl017_recreate;
 mod gl018_appset_generation_error;
 mod gl019_appset_manages_itself;
-pub use gl016_missing_namespace::may_report as missing_namespace_may_report;
 
 pub mod analysis;
 
@@ -174,6 +172,20 @@ pub trait Rule: Sync {
     fn meta(&self) -> &'static RuleMeta;
     /// Appends findings.
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>);
+
+    /// Whether, in this diff, the rule must see the resources of apps left
+    /// unrendered as unchanged (they may be what it reports on or what
+    /// clears a finding). Most rules look only at what changed.
+    fn needs_unchanged_apps(&self, _base: &Inventory, _head: &Inventory, _config: &Config) -> bool {
+        false
+    }
+}
+
+/// Whether an enabled rule needs the apps left unrendered as unchanged.
+#[must_use]
+pub fn need_unchanged_apps(base: &Inventory, head: &Inventory, config: &Config) -> bool {
+    ALL.iter()
+        .any(|r| config.rule_enabled(r.meta()) && r.needs_unchanged_apps(base, head, config))
 }
 
 /// Every rule, in code order.
