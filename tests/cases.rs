@@ -90,14 +90,16 @@ fn golden_cases() {
     }
     if !skipped.is_empty() {
         // Said once, visibly (written past the test harness's capture):
-        // these cases did not run and did not pass. In CI they must run.
+        // these cases did not run and did not pass. Where the oracles are
+        // required (`.ci/run` sets GITOPS_LINT_REQUIRE_ORACLES) they must run;
+        // its fresh-clone step runs without helm on purpose.
         let line = format!(
             "NOT RUN: {} golden Helm case(s), no `helm` on PATH (install helm v3.17.1, see .ci/run): {}",
             skipped.len(),
             skipped.join(", ")
         );
         let _ = writeln!(std::io::stderr(), "{line}");
-        if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
+        if std::env::var_os("GITOPS_LINT_REQUIRE_ORACLES").is_some() {
             failures.push(line);
         }
     }
