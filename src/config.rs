@@ -24,6 +24,12 @@ pub struct Config {
     /// Directories linted as apps of their own (`apps:`), beside the
     /// Applications found unless one renders from them.
     pub apps: Vec<String>,
+    /// `roots`: the files whose Applications and ApplicationSets are applied
+    /// outside Argo CD (by hand, by bootstrap tooling). When set, an
+    /// Application file outside them that no app renders is not deployed.
+    pub roots: PathGlobs,
+    /// `instances`: roots grouped by the Argo CD instance that runs them.
+    pub instances: Vec<InstanceConfig>,
     /// Target Argo CD version (`major.minor`).
     pub argocd_version: (u32, u32),
     /// Rules switched on (codes, names or categories); empty means all.
@@ -31,7 +37,7 @@ pub struct Config {
     /// Rules switched off (codes, names or categories); beats `select`.
     pub ignore: Vec<String>,
     /// Findings located in files matching these globs are dropped.
-    pub ignore_paths: PathIgnores,
+    pub ignore_paths: PathGlobs,
     /// Severity overrides by code or name.
     pub severity: BTreeMap<String, Severity>,
     /// GL013: share of an app's resources (0–1) above which a prune is "mass".
@@ -111,10 +117,12 @@ impl Default for Config {
             repo_urls: Vec::new(),
             branches: Vec::new(),
             apps: Vec::new(),
+            roots: PathGlobs::default(),
+            instances: Vec::new(),
             argocd_version: (3, 5),
             select: Vec::new(),
             ignore: Vec::new(),
-            ignore_paths: PathIgnores::default(),
+            ignore_paths: PathGlobs::default(),
             severity: BTreeMap::new(),
             mass_prune_ratio: 0.5,
             mass_prune_count: 20,
@@ -157,6 +165,8 @@ const TOP_KEYS: &[&str] = &[
     "repoUrls",
     "branches",
     "apps",
+    "roots",
+    "instances",
     "argocdVersion",
     "massPrune",
     "applicationSet",
@@ -170,6 +180,7 @@ const TOP_KEYS: &[&str] = &[
     "generatedObjects",
 ];
 const ACKNOWLEDGE_KEYS: &[&str] = &["trailers"];
+const INSTANCE_KEYS: &[&str] = &["name", "roots"];
 const CLUSTER_KEYS: &[&str] = &["name", "server", "labels", "annotations", "project"];
 const RULES_KEYS: &[&str] = &["select", "ignore", "severity"];
 const MASS_PRUNE_KEYS: &[&str] = &["ratio", "count"];
@@ -270,6 +281,28 @@ impl Checker<'_> {
         }
     }
 
+    /// A list of path globs, each checked (a bad one is a problem, not dropped).
+    fn globs(&mut self, path: &[&str], v: Option<&Value>) -> PathGlobs {
+        let globs = self.strings(path, v);
+        let name = path.join(".");
+        let mut builder = globset::GlobSetBuilder::new();
+        for g in &globs {
+            match globset::GlobBuilder::new(g).literal_separator(true).build() {
+                Ok(glob) => {
+                    builder.add(glob);
+                }
+                Err(e) => self.at(path, format!("{name}: `{g}` is not a glob: {}", e.kind())),
+            }
+        }
+        builder.build().map_or_else(
+            |_| PathGlobs::default(),
+            |set| PathGlobs {
+                patterns: globs,
+                set,
+            },
+        )
+    }
+
     fn boolean(&mut self, path: &[&str], v: Option<&Value>) -> Option<bool> {
         match v? {
             Value::Bool(b) => Some(*b),
@@ -314,14 +347,14 @@ fn selector_hint(s: &str) -> String {
         .unwrap_or_else(|| " (run `gitops-lint rules` for the list)".to_string())
 }
 
-/// Path globs whose findings are dropped.
+/// Repository-relative path globs (`*` stops at `/`, `**` crosses it).
 #[derive(Clone, Default)]
-pub struct PathIgnores {
+pub struct PathGlobs {
     patterns: Vec<String>,
     set: globset::GlobSet,
 }
 
-impl PathIgnores {
+impl PathGlobs {
     /// Whether a repository-relative path matches one of the globs.
     #[must_use]
     pub fn matches(&self, path: &str) -> bool {
@@ -335,15 +368,15 @@ impl PathIgnores {
     }
 }
 
-impl PartialEq for PathIgnores {
+impl PartialEq for PathGlobs {
     fn eq(&self, other: &Self) -> bool {
         self.patterns == other.patterns
     }
 }
 
-impl std::fmt::Debug for PathIgnores {
+impl std::fmt::Debug for PathGlobs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("PathIgnores").field(&self.patterns).finish()
+        f.debug_tuple("PathGlobs").field(&self.patterns).finish()
     }
 }
 
@@ -429,24 +462,38 @@ impl Config {
         cfg.branches = c.strings(&["branches"], get("branches"));
         cfg.apps = c.strings(&["apps"], get("apps"));
         cfg.namespaces = c.strings(&["namespaces"], get("namespaces"));
-        let globs = c.strings(&["ignorePaths"], get("ignorePaths"));
-        let mut builder = globset::GlobSetBuilder::new();
-        for g in &globs {
-            match globset::GlobBuilder::new(g).literal_separator(true).build() {
-                Ok(glob) => {
-                    builder.add(glob);
+        cfg.ignore_paths = c.globs(&["ignorePaths"], get("ignorePaths"));
+        cfg.roots = c.globs(&["roots"], get("roots"));
+        match get("instances") {
+            None => {}
+            Some(Value::Array(items)) => {
+                for item in items {
+                    c.keys(&["instances"], item, INSTANCE_KEYS);
+                    let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
+                    let roots = c.globs(&["instances", "roots"], item.get("roots"));
+                    if name.is_empty() || roots.patterns().is_empty() {
+                        c.at(
+                            &["instances"],
+                            "every entry of instances needs a `name` and a list of `roots` globs"
+                                .to_string(),
+                        );
+                    } else if cfg.instances.iter().any(|i| i.name == name) {
+                        c.at(
+                            &["instances"],
+                            format!("instances: `{name}` is named twice"),
+                        );
+                    } else {
+                        cfg.instances.push(InstanceConfig {
+                            name: name.to_string(),
+                            roots,
+                        });
+                    }
                 }
-                Err(e) => c.at(
-                    &["ignorePaths"],
-                    format!("ignorePaths: `{g}` is not a glob: {}", e.kind()),
-                ),
             }
-        }
-        if let Ok(set) = builder.build() {
-            cfg.ignore_paths = PathIgnores {
-                patterns: globs,
-                set,
-            };
+            Some(_) => c.at(
+                &["instances"],
+                "instances must be a list of `{name, roots}`".to_string(),
+            ),
         }
         if let Some(v) = get("argocdVersion") {
             let text = match v {
@@ -892,6 +939,17 @@ mod tests {
             ]
         );
     }
+}
+
+/// An Argo CD instance of `instances:`: the roots it applies. Apps under
+/// roots of different instances never share a name, as they live in
+/// different Argo CD namespaces or clusters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceConfig {
+    /// The name shown beside its apps (`app@name`).
+    pub name: String,
+    /// Globs of its root files.
+    pub roots: PathGlobs,
 }
 
 /// A cluster declared in configuration for ApplicationSet `clusters` generators.

@@ -1,6 +1,7 @@
 //! Wiring the stages for one request: resolve revisions, read configuration
 //! from the base, build both inventories, plan, run rules, assemble the report.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -295,6 +296,41 @@ struct Session<'a> {
     cache: ParseCache,
     identity: RepoIdentity,
     render: RenderOptions,
+    /// Root files built as Argo CD instances of their own (their trees
+    /// collide with another root's at either revision).
+    split: BTreeSet<String>,
+}
+
+/// How many times the inventories are built again with more colliding
+/// roots split off: each build splits every collision it sees, so a second
+/// build settles all but roots that only collide once split.
+const MAX_SPLIT_BUILDS: usize = 3;
+
+/// Roots of `invs` that collide and are not split yet.
+fn new_collisions(split: &BTreeSet<String>, invs: &[&Inventory]) -> BTreeSet<String> {
+    invs.iter()
+        .flat_map(|i| &i.colliding_roots)
+        .filter(|f| !split.contains(*f))
+        .cloned()
+        .collect()
+}
+
+/// Says which roots are analysed as instances of their own: those of the
+/// split files that are roots at either revision (a file split off before
+/// the tree that renders it was analysed is a part of that tree).
+fn split_note(split: &BTreeSet<String>, invs: &[&Inventory]) -> Option<String> {
+    let split: BTreeSet<&String> = invs
+        .iter()
+        .flat_map(|i| &i.roots)
+        .filter(|f| split.contains(*f))
+        .collect();
+    (!split.is_empty()).then(|| {
+        format!(
+            "{} root file(s) render Applications or ApplicationSets of the same name differently, so each is analysed as its own Argo CD instance (its apps shown as `name@file`): {}; if one Argo CD applies them, group them with `instances:` in {CONFIG_FILE}",
+            split.len(),
+            split.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+        )
+    })
 }
 
 /// The render settings with any tool that lives inside the repository's
@@ -391,6 +427,7 @@ impl Session<'_> {
             tree_at: &tree_at,
             reuse,
             defer,
+            split: &self.split,
         };
         f(&input)
     }
@@ -708,6 +745,7 @@ fn diff_trees(
         cache: ParseCache::default(),
         identity,
         render: tools_outside(repo, &opts.render),
+        split: BTreeSet::new(),
     };
     // Apps whose inputs are identical at both revisions are rendered at
     // neither, unless every resource is wanted (`--all`).
@@ -719,27 +757,41 @@ fn diff_trees(
             footprints: crate::render::FootprintMemo::default(),
         })
     };
-    opts.progress.step("rendering the base revision");
-    let mut base_inv = session.inventory(Arc::clone(&base.1), &config, None, deferral(&head.1))?;
-    opts.progress.step("rendering the head revision");
-    let mut head_inv = session.inventory(
-        Arc::clone(&head.1),
-        &config,
-        Some(&base_inv),
-        deferral(&base.1),
-    )?;
-    // A diff compares like with like: a base without any Application (a
-    // repository's first commit through the hook, or Argo CD introduced by
-    // this change) is not linted as an implicit app beside head's real ones,
-    // which would list an app that never existed.
-    if base_inv.implicit_fallback && head_inv.apps.values().any(|a| !a.implicit) {
-        base_inv = session.inventory(
-            Arc::clone(&base.1),
+    let mut builds = 0;
+    let (mut base_inv, mut head_inv) = loop {
+        builds += 1;
+        opts.progress.step("rendering the base revision");
+        let mut base_inv =
+            session.inventory(Arc::clone(&base.1), &config, None, deferral(&head.1))?;
+        opts.progress.step("rendering the head revision");
+        let head_inv = session.inventory(
+            Arc::clone(&head.1),
             &config,
-            Some(&head_inv),
-            deferral(&head.1),
+            Some(&base_inv),
+            deferral(&base.1),
         )?;
-    }
+        // A diff compares like with like: a base without any Application (a
+        // repository's first commit through the hook, or Argo CD introduced by
+        // this change) is not linted as an implicit app beside head's real ones,
+        // which would list an app that never existed.
+        if base_inv.implicit_fallback && head_inv.apps.values().any(|a| !a.implicit) {
+            base_inv = session.inventory(
+                Arc::clone(&base.1),
+                &config,
+                Some(&head_inv),
+                deferral(&head.1),
+            )?;
+        }
+        // Both revisions key apps by the same instances: a root split off at
+        // one revision only would make its whole tree look deleted.
+        let more = new_collisions(&session.split, &[&base_inv, &head_inv]);
+        if more.is_empty() || builds > MAX_SPLIT_BUILDS {
+            break (base_inv, head_inv);
+        }
+        session.split.extend(more);
+    };
+    let note = split_note(&session.split, &[&base_inv, &head_inv]);
+    head_inv.notes.extend(note);
     let unchanged = session.settle((&base.1, &mut base_inv), (&head.1, &mut head_inv), &config);
     opts.progress.step("planning prunes and running rules");
     let plan = plan::plan(&base_inv, &head_inv, &config);
@@ -931,14 +983,26 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
     let repo = open_repo(opts)?;
     let (label, tree) = tree_of(&repo, rev)?;
     let config = load_config(opts.config.as_deref(), tree.as_ref())?;
-    let session = Session {
+    let mut session = Session {
         repo: &repo,
         cache: ParseCache::default(),
         identity: RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref()),
         render: tools_outside(&repo, &opts.render),
+        split: BTreeSet::new(),
     };
     opts.progress.step("rendering");
-    let inv = session.inventory(Arc::clone(&tree), &config, None, None)?;
+    let mut inv = session.inventory(Arc::clone(&tree), &config, None, None)?;
+    for _ in 0..MAX_SPLIT_BUILDS {
+        let more = new_collisions(&session.split, &[&inv]);
+        if more.is_empty() {
+            break;
+        }
+        session.split.extend(more);
+        inv = session.inventory(Arc::clone(&tree), &config, None, None)?;
+    }
+    let note = split_note(&session.split, &[&inv]);
+    inv.notes.extend(note);
+    inv.notes.extend(roots_note(&inv, &config));
     record_stats(opts, |s| {
         *s = RunStats {
             blob_reads: repo.blob_reads(),
@@ -961,6 +1025,34 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
     let mut report = Report::new("check", None, (&label, &inv), None, findings);
     attach_files(&mut report, None, tree.as_ref());
     Ok(report)
+}
+
+/// What `check` treats as roots, so a user sees which files it assumes are
+/// applied outside Argo CD (`roots:` in the configuration says it instead).
+fn roots_note(inv: &Inventory, config: &Config) -> Option<String> {
+    const SHOWN: usize = 10;
+    if inv.roots.is_empty() || inv.implicit_fallback {
+        return None;
+    }
+    let mut shown: Vec<String> = inv
+        .roots
+        .iter()
+        .take(SHOWN)
+        .map(|f| format!("`{f}`"))
+        .collect();
+    if inv.roots.len() > SHOWN {
+        shown.push(format!("and {} more", inv.roots.len() - SHOWN));
+    }
+    let how = if config.roots.patterns().is_empty() {
+        format!("no app renders them; `roots:` in {CONFIG_FILE} can name them")
+    } else {
+        format!("`roots:` in {CONFIG_FILE}")
+    };
+    Some(format!(
+        "{} root file(s), applied outside Argo CD ({how}): {}",
+        inv.roots.len(),
+        shown.join(", ")
+    ))
 }
 
 /// `gitops-lint render`: the manifests Argo CD would render at `path`, as a YAML stream.

@@ -414,6 +414,11 @@ fn scope_decides(m: &Manifest, h: &App, scopes: &[&Scopes; 2]) -> bool {
         })
 }
 
+/// The app that gains each resource at head, by Argo CD instance: a
+/// resource only moves between apps of one instance (another instance
+/// applies to other clusters, where the object is another one).
+type HeadOwners<'a> = BTreeMap<(Option<&'a str>, &'a ResourceId), &'a str>;
+
 /// Compares two inventories.
 #[must_use]
 pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
@@ -427,7 +432,7 @@ pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
     // (Argo CD's SharedResourceWarning), and which app tracks the live
     // object is not in git. Only apps whose render changed can gain one, so
     // apps left unrendered as unchanged need not be rendered to know this.
-    let mut head_owner: BTreeMap<&ResourceId, &str> = BTreeMap::new();
+    let mut head_owner: HeadOwners<'_> = BTreeMap::new();
     for app in head.apps.values() {
         let before: Option<BTreeSet<&ResourceId>> = match base.apps.get(&app.key) {
             Some(_) if head.reused.contains(&app.key) => continue,
@@ -438,7 +443,9 @@ pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
         };
         for m in &app.resources {
             if before.as_ref().is_none_or(|ids| !ids.contains(&m.id)) {
-                head_owner.entry(&m.id).or_insert(app.key.as_str());
+                head_owner
+                    .entry((app.instance.as_deref(), &m.id))
+                    .or_insert(app.key.as_str());
             }
         }
     }
@@ -537,7 +544,7 @@ fn diff_app(
     b: &App,
     h: &App,
     reused: bool,
-    head_owner: &BTreeMap<&ResourceId, &str>,
+    head_owner: &HeadOwners<'_>,
     scopes: &[&Scopes; 2],
     config: &Config,
 ) {
@@ -631,9 +638,9 @@ fn prune_reason(
     m: &Manifest,
     b: &App,
     h: &App,
-    head_owner: &BTreeMap<&ResourceId, &str>,
+    head_owner: &HeadOwners<'_>,
 ) -> (PruneReason, Option<String>) {
-    if let Some(owner) = head_owner.get(&m.id) {
+    if let Some(owner) = head_owner.get(&(h.instance.as_deref(), &m.id)) {
         if *owner != h.key {
             return (PruneReason::MovedToApp, Some((*owner).to_string()));
         }
@@ -775,7 +782,7 @@ fn delete_app(
     base: &Inventory,
     head: &Inventory,
     b: &App,
-    head_owner: &BTreeMap<&ResourceId, &str>,
+    head_owner: &HeadOwners<'_>,
     config: &Config,
 ) {
     // If the file declaring it no longer parses, we cannot tell.
@@ -1091,6 +1098,7 @@ mod tests {
         }
         App {
             key: format!("argocd/{}", spec.name),
+            instance: None,
             origin: Origin {
                 file: Some(format!("apps/{}.yaml", spec.name)),
                 line: Some(1),

@@ -216,3 +216,39 @@ fn acknowledged_findings_are_shown_but_do_not_count() {
         Some(errors - acked_errors)
     );
 }
+
+/// Two roots (one Argo CD per cluster) render Applications of the same
+/// names; a child deleted under the prod root is annotated on files of the
+/// prod topology that the change touches, never on the dev one's.
+#[test]
+fn annotations_of_one_topology_never_land_on_another() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "testdata/cases/GL002-app-cascade-delete/two-roots-of-one-name-child-deleted-under-second",
+    );
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let repo = tmp.path().join("repo");
+    common::commit_case(&repo, &case, "drop prod payments");
+    let output = Command::cargo_bin("gitops-lint")
+        .expect("binary")
+        .current_dir(&repo)
+        .env_remove("GITHUB_ACTIONS")
+        .args(["diff", "main..change", "--format=github"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(1), "a deletion fails the check");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let files: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("::error") || l.starts_with("::warning"))
+        .filter_map(|l| l.split("file=").nth(1))
+        .filter_map(|rest| rest.split([',', ':']).next())
+        .collect();
+    assert!(!files.is_empty(), "annotations carry files:\n{text}");
+    for f in &files {
+        assert!(f.starts_with("envs/prod/"), "annotation on `{f}`:\n{text}");
+    }
+    assert!(
+        text.contains("payments@envs/prod/root.yaml"),
+        "the app is named with its instance:\n{text}"
+    );
+}

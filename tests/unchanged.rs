@@ -449,6 +449,7 @@ fn check_revision(
         tree_at: &no_tree,
         reuse: None,
         defer: None,
+        split: &std::collections::BTreeSet::new(),
     };
     let inv = argocd::build(&input);
     let memo = FootprintMemo::default();

@@ -7,6 +7,7 @@
 pub mod application;
 pub mod appset;
 pub mod glob;
+pub mod instances;
 pub mod tracking;
 pub mod unchanged;
 
@@ -59,7 +60,7 @@ impl AppStatus {
 }
 
 /// What manages an Application object (and so can delete it).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Manager {
     /// Another app renders this Application (app-of-apps).
     App(String),
@@ -70,8 +71,12 @@ pub enum Manager {
 /// One Application (or implicit app) at one revision.
 #[derive(Debug, Clone)]
 pub struct App {
-    /// Unique key: `namespace/name` of the Application object.
+    /// Unique key: `namespace/name` of the Application object, followed by
+    /// `@instance` outside the default Argo CD instance ([`instances`]).
     pub key: String,
+    /// The Argo CD instance whose root tree holds the app (`None`: the
+    /// default one).
+    pub instance: Option<String>,
     /// The parsed spec.
     pub spec: AppSpec,
     /// The Application object (implicit apps have a synthesised one).
@@ -96,11 +101,12 @@ impl App {
     /// The name shown to users: `name`, or `namespace/name` outside `argocd`.
     #[must_use]
     pub fn display_name(&self) -> String {
-        if self.spec.namespace == "argocd" {
+        let name = if self.spec.namespace == "argocd" {
             self.spec.name.clone()
         } else {
             format!("{}/{}", self.spec.namespace, self.spec.name)
-        }
+        };
+        instances::qualify(name, self.instance.as_deref())
     }
 
     /// The first local source path, for display.
@@ -179,10 +185,17 @@ pub struct Inventory {
     pub broken_file_ids: BTreeMap<String, ObjectId>,
     /// Notes for the user about assumptions made.
     pub notes: Vec<String>,
-    /// Applications (`namespace/name`) declared in more than one file: the
-    /// first declaration is used. Reported as one note, listed in full on
+    /// Applications (`namespace/name`) declared in more than one root file:
+    /// the first declaration is used. Reported as one note, listed in full on
     /// request (a repository can hold thousands).
     pub declared_twice: Vec<String>,
+    /// Root files (Applications and ApplicationSets no app renders), in walk
+    /// order: what something outside Argo CD applies.
+    pub roots: Vec<String>,
+    /// Root files of the default instance whose trees render an Application
+    /// or ApplicationSet name differently from another root's: built again
+    /// as instances of their own ([`instances`]).
+    pub colliding_roots: BTreeSet<String>,
     /// No Application was found, so the repository (or each `apps:`
     /// directory) is linted as an implicit app.
     pub implicit_fallback: bool,
@@ -290,6 +303,10 @@ pub struct InventoryInput<'a> {
     /// there are left unrendered (status [`AppStatus::Unchanged`]) until
     /// [`unchanged::settle`] compares both inventories.
     pub defer: Option<unchanged::Deferral>,
+    /// Root files that are Argo CD instances of their own, because their
+    /// trees collide with another root's ([`Inventory::colliding_roots`] of
+    /// either revision of a diff).
+    pub split: &'a BTreeSet<String>,
 }
 
 /// How [`render_app`] dealt with an app.
@@ -539,8 +556,8 @@ fn walk(tree: &dyn Tree, dir: &str, out: &mut Vec<String>, mut prev: Option<Prev
     }
 }
 
-fn app_key(spec: &AppSpec) -> String {
-    format!("{}/{}", spec.namespace, spec.name)
+fn app_key(spec: &AppSpec, instance: Option<&str>) -> String {
+    instances::qualify(format!("{}/{}", spec.namespace, spec.name), instance)
 }
 
 /// Builds the inventory of one revision.
@@ -602,9 +619,11 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         index_cache: Some(&index_cache),
     };
 
-    // Round 0: every Application and ApplicationSet declared in a file.
-    let mut pending: Vec<App> = Vec::new();
+    // Round 0: every Application and ApplicationSet declared in a root
+    // file, grouped by the Argo CD instance that applies it.
+    let mut groups: BTreeMap<Option<String>, Vec<App>> = BTreeMap::new();
     let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut duplicates: Vec<(String, Option<String>, Arc<Value>)> = Vec::new();
     let declared: Vec<(Declared, Option<AppSpec>)> = declared
         .into_par_iter()
         .map(|d| {
@@ -612,20 +631,46 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             (d, spec)
         })
         .collect();
+    let split = input.split;
     for (d, spec) in declared {
         let Some(spec) = spec else {
             continue;
         };
-        let key = app_key(&spec);
-        if !seen.insert(key.clone()) {
-            inv.declared_twice.push(key);
+        let file = d.origin.file.as_deref();
+        if !instances::may_be_root(input.config, file) {
             continue;
         }
-        pending.push(new_app(key, spec, Arc::new(d.value), d.origin, None));
+        let instance = instances::instance_of(input.config, split, file);
+        let key = app_key(&spec, instance.as_deref());
+        if !seen.insert(key.clone()) {
+            duplicates.push((key, d.origin.file, Arc::new(d.value)));
+            continue;
+        }
+        let app = new_app(
+            key,
+            spec,
+            Arc::new(d.value),
+            d.origin,
+            None,
+            instance.clone(),
+        );
+        groups.entry(instance).or_default().push(app);
     }
     for d in declared_sets {
-        let entry = expand_set(&actx, Arc::new(d.value), d.origin, None);
-        pending.extend(generated_apps(&entry, input.reuse));
+        let file = d.origin.file.as_deref();
+        if !instances::may_be_root(input.config, file) {
+            continue;
+        }
+        let instance = instances::instance_of(input.config, split, file);
+        let entry = expand_set(
+            &actx,
+            Arc::new(d.value),
+            d.origin,
+            None,
+            instance.as_deref(),
+        );
+        let generated = generated_apps(&entry, input.reuse, instance.as_deref());
+        groups.entry(instance).or_default().extend(generated);
         inv.appsets.insert(entry.key.clone(), entry);
     }
 
@@ -635,7 +680,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     let other_has_apps = input
         .reuse
         .is_some_and(|r| r.apps.values().any(|a| !a.implicit));
-    if pending.is_empty()
+    if groups.values().all(Vec::is_empty)
         && inv.appsets.is_empty()
         && inv.broken_files.is_empty()
         && !other_has_apps
@@ -645,8 +690,9 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         } else {
             input.config.apps.clone()
         };
+        let default = groups.entry(None).or_default();
         for dir in &dirs {
-            pending.push(implicit_app(dir, input.tree.as_ref()));
+            default.push(implicit_app(dir, input.tree.as_ref()));
         }
         inv.implicit_fallback = true;
         inv.notes.push(format!(
@@ -659,8 +705,9 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         // Applications found, unless an Application of this repository
         // already renders them or below them.
         let within = |a: &str, b: &str| b.is_empty() || a == b || a.starts_with(&format!("{b}/"));
+        let mut implicit = Vec::new();
         for dir in &input.config.apps {
-            let covering = pending.iter().find(|a| {
+            let covering = groups.values().flatten().find(|a| {
                 a.spec.sources.iter().any(|s| {
                     input.repo.is_this_repo(&s.repo_url)
                         && s.path
@@ -675,152 +722,29 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
                 )),
                 None => {
                     let app = implicit_app(dir, input.tree.as_ref());
-                    if !pending.iter().any(|a| a.key == app.key) {
-                        pending.push(app);
+                    if !groups.values().flatten().any(|a| a.key == app.key) {
+                        implicit.push(app);
                     }
                 }
             }
         }
+        groups.entry(None).or_default().extend(implicit);
     }
 
     let oob = out_of_bounds_symlink(input.tree.as_ref());
-    let mut rounds = 0;
     let mut done: BTreeMap<String, App> = BTreeMap::new();
-    while !pending.is_empty() && rounds < 16 {
-        rounds += 1;
-        if done.len() + pending.len() > MAX_DECLARED {
-            return over_limit(inv, format!("more than {MAX_DECLARED} Applications are declared or generated by app-of-apps, more than gitops-lint reads"));
+    let mut clashes: Vec<instances::Clash> = Vec::new();
+    for (instance, pending) in groups {
+        let rounds = Rounds {
+            input,
+            actx: &actx,
+            oob: oob.as_ref(),
+            instance: instance.as_deref(),
+        };
+        match rounds.run(&mut inv, pending, &mut clashes) {
+            Ok(tree) => done.extend(tree),
+            Err(why) => return over_limit(inv, why),
         }
-        let rendered: Vec<(App, Outcome)> = pending
-            .into_par_iter()
-            .map(|app| {
-                // Past the run's render budget nothing more is rendered;
-                // the whole revision is then reported as over the limit.
-                if input.cache.over_budget() {
-                    return (app, Outcome::Rendered);
-                }
-                render_app(input, &inv, oob.as_ref(), app)
-            })
-            .collect();
-        if input.cache.over_budget() {
-            return over_limit(inv, render::over_budget_message());
-        }
-        pending = Vec::new();
-        for (app, outcome) in rendered {
-            match outcome {
-                Outcome::Reused => {
-                    inv.reused.insert(app.key.clone());
-                }
-                Outcome::Rendered => {
-                    inv.renders += 1;
-                    inv.reused.remove(&app.key);
-                }
-                Outcome::Deferred => {
-                    inv.reused.remove(&app.key);
-                }
-            }
-            done.insert(app.key.clone(), app);
-        }
-        // Children: Applications rendered by another app are managed by it,
-        // and Argo CD applies the rendered form.
-        let mut children: Vec<App> = Vec::new();
-        let mut sets: Vec<AppSetEntry> = Vec::new();
-        let mut child_keys: BTreeSet<String> = BTreeSet::new();
-        // Parsing and comparing each rendered Application is most of this
-        // loop on a large app-of-apps: done in parallel, in order.
-        // One app-of-apps may render thousands: split by resource, not by parent.
-        let rendered: Vec<(&App, &Manifest)> = done
-            .values()
-            .flat_map(|p| p.resources.iter().map(move |m| (p, m)))
-            .collect();
-        let parsed_children: Vec<Option<(String, AppSpec, bool)>> = rendered
-            .par_iter()
-            .map(|(_, m)| {
-                if !is_application(&m.value) || is_application_set(&m.value) {
-                    return None;
-                }
-                let spec = AppSpec::parse(&m.value)?;
-                let key = app_key(&spec);
-                let same = done
-                    .get(&key)
-                    .is_some_and(|e| e.object.as_ref() == m.value.as_ref() && e.manager.is_some());
-                Some((key, spec, same))
-            })
-            .collect();
-        for (&(parent, m), child) in rendered.iter().zip(parsed_children) {
-            {
-                if is_application_set(&m.value) {
-                    let key = set_key(&m.value);
-                    let fresh = inv
-                        .appsets
-                        .get(&key)
-                        .is_none_or(|e| e.object != m.value || e.manager.is_none());
-                    if fresh && !sets.iter().any(|s| s.key == key) {
-                        sets.push(expand_set(
-                            &actx,
-                            Arc::clone(&m.value),
-                            m.origin.clone(),
-                            Some(Manager::App(parent.key.clone())),
-                        ));
-                    }
-                    continue;
-                }
-                let Some((key, spec, same)) = child else {
-                    continue;
-                };
-                if key == parent.key {
-                    continue; // an app that manages its own Application object
-                }
-                if same || !child_keys.insert(key.clone()) {
-                    continue;
-                }
-                let origin = m.origin.clone();
-                children.push(new_app(
-                    key,
-                    spec,
-                    Arc::clone(&m.value),
-                    origin,
-                    Some(Manager::App(parent.key.clone())),
-                ));
-            }
-        }
-        for child in children {
-            match done.get_mut(&child.key) {
-                // Same object as declared: just record the manager.
-                Some(e) if e.object == child.object => e.manager = child.manager,
-                _ => pending.push(child),
-            }
-        }
-        for entry in sets {
-            // Apps generated by an earlier expansion of the same set are
-            // replaced; one generated again identically (the usual case: a set
-            // declared in a file and also rendered by an app-of-apps) keeps its
-            // render instead of being rendered a second time.
-            let owner = Some(Manager::AppSet(entry.key.clone()));
-            let generated = generated_apps(&entry, input.reuse);
-            let mut kept: BTreeSet<String> = BTreeSet::new();
-            for g in &generated {
-                if let Some(d) = done.get_mut(&g.key) {
-                    if d.manager == owner && d.object == g.object {
-                        d.origin = g.origin.clone();
-                        kept.insert(g.key.clone());
-                    }
-                }
-            }
-            done.retain(|k, a| a.manager != owner || kept.contains(k));
-            pending.retain(|a| a.manager != owner);
-            pending.extend(generated.into_iter().filter(|g| !kept.contains(&g.key)));
-            inv.appsets.insert(entry.key.clone(), entry);
-        }
-    }
-    // Apps still waiting after the last round were never rendered: say so
-    // rather than leave them out, which would read as a deletion.
-    for mut app in pending {
-        app.status = AppStatus::Unrendered(RenderError::unsupported(format!(
-            "app-of-apps did not settle after {rounds} rounds: `{}` is nested deeper than that, or two apps render it differently",
-            app.spec.name
-        )));
-        done.insert(app.key.clone(), app);
     }
     // A raw declaration read as an input of another app's render is a part of
     // that app (e.g. a base patched by an overlay), not an app of its own,
@@ -864,11 +788,283 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         inv.appsets.remove(&k);
         done.retain(|_, a| a.manager != Some(Manager::AppSet(k.clone())));
     }
+    // A second declaration of one name in a root file is a root of its own:
+    // when its object differs from the tree that holds the name, the two
+    // trees collide. One read by another app's render is a part of it.
+    for (key, file, object) in duplicates {
+        let Some(file) = file.filter(|f| !inputs_of_others.contains_key(f)) else {
+            continue;
+        };
+        inv.declared_twice.push(key.clone());
+        let kept = match done.get(&key) {
+            Some(first) if *first.object == *object => continue,
+            Some(_) => instances::root_file(&done, &inv.appsets, &key),
+            // The first declaration was a part of another app: this one is
+            // then the only root of that name, and must be analysed.
+            None => Some(file.clone()),
+        };
+        if let Some(kept) = kept {
+            clashes.push(instances::Clash {
+                key,
+                kept,
+                other: file,
+            });
+        }
+    }
+    clashes.sort();
+    clashes.dedup();
+    instances::settle_clashes(
+        input.config,
+        &clashes,
+        &mut inv.colliding_roots,
+        &mut inv.notes,
+    );
+    let mut roots: BTreeSet<String> = BTreeSet::new();
+    inv.roots = done
+        .values()
+        .filter(|a| a.manager.is_none() && !a.implicit)
+        .filter_map(|a| a.origin.file.clone())
+        .chain(
+            inv.appsets
+                .values()
+                .filter(|s| s.manager.is_none())
+                .filter_map(|s| s.origin.file.clone()),
+        )
+        .filter(|f| roots.insert(f.clone()))
+        .collect();
+    inv.roots.sort_by(|a, b| a.split('/').cmp(b.split('/')));
     inv.apps = done;
     inv
 }
 
-fn set_key(obj: &Value) -> String {
+/// The app-of-apps rounds of one Argo CD instance: render what is pending,
+/// take the Applications and ApplicationSets those renders hold as the next
+/// round's apps, until nothing new appears.
+struct Rounds<'a> {
+    input: &'a InventoryInput<'a>,
+    actx: &'a appset::AppSetContext<'a>,
+    oob: Option<&'a RenderError>,
+    instance: Option<&'a str>,
+}
+
+impl Rounds<'_> {
+    /// The apps of the instance's trees, by key; clashes between two trees
+    /// rendering one name differently go to `clashes` (the first object is
+    /// kept, so the rounds settle).
+    ///
+    /// # Errors
+    /// A limit was exceeded: why, for [`over_limit`].
+    fn run(
+        &self,
+        inv: &mut Inventory,
+        mut pending: Vec<App>,
+        clashes: &mut Vec<instances::Clash>,
+    ) -> Result<BTreeMap<String, App>, String> {
+        let input = self.input;
+        let instance = self.instance;
+        let oob = self.oob;
+        let mut rounds = 0;
+        let mut done: BTreeMap<String, App> = BTreeMap::new();
+        while !pending.is_empty() && rounds < 16 {
+            rounds += 1;
+            if done.len() + pending.len() > MAX_DECLARED {
+                return Err(format!("more than {MAX_DECLARED} Applications are declared or generated by app-of-apps, more than gitops-lint reads"));
+            }
+            let rendered: Vec<(App, Outcome)> = pending
+                .into_par_iter()
+                .map(|app| {
+                    // Past the run's render budget nothing more is rendered;
+                    // the whole revision is then reported as over the limit.
+                    if input.cache.over_budget() {
+                        return (app, Outcome::Rendered);
+                    }
+                    render_app(input, inv, oob, app)
+                })
+                .collect();
+            if input.cache.over_budget() {
+                return Err(render::over_budget_message());
+            }
+            pending = Vec::new();
+            for (app, outcome) in rendered {
+                match outcome {
+                    Outcome::Reused => {
+                        inv.reused.insert(app.key.clone());
+                    }
+                    Outcome::Rendered => {
+                        inv.renders += 1;
+                        inv.reused.remove(&app.key);
+                    }
+                    Outcome::Deferred => {
+                        inv.reused.remove(&app.key);
+                    }
+                }
+                done.insert(app.key.clone(), app);
+            }
+            // Children: Applications rendered by another app are managed by it,
+            // and Argo CD applies the rendered form.
+            let mut children: Vec<App> = Vec::new();
+            let mut sets: Vec<AppSetEntry> = Vec::new();
+            // This round's children by key, with the parent that rendered it.
+            let mut child_parents: BTreeMap<String, (String, Arc<Value>)> = BTreeMap::new();
+            // Parsing and comparing each rendered Application is most of this
+            // loop on a large app-of-apps: done in parallel, in order.
+            // One app-of-apps may render thousands: split by resource, not by parent.
+            let rendered: Vec<(&App, &Manifest)> = done
+                .values()
+                .flat_map(|p| p.resources.iter().map(move |m| (p, m)))
+                .collect();
+            let parsed_children: Vec<Option<(String, AppSpec, bool)>> = rendered
+                .par_iter()
+                .map(|(_, m)| {
+                    if !is_application(&m.value) || is_application_set(&m.value) {
+                        return None;
+                    }
+                    let spec = AppSpec::parse(&m.value)?;
+                    let key = app_key(&spec, instance);
+                    let same = done.get(&key).is_some_and(|e| {
+                        e.object.as_ref() == m.value.as_ref() && e.manager.is_some()
+                    });
+                    Some((key, spec, same))
+                })
+                .collect();
+            for (&(parent, m), child) in rendered.iter().zip(parsed_children) {
+                if is_application_set(&m.value) {
+                    let key = set_key(&m.value, instance);
+                    let fresh = inv
+                        .appsets
+                        .get(&key)
+                        .is_none_or(|e| e.object != m.value || e.manager.is_none());
+                    if fresh && !sets.iter().any(|s| s.key == key) {
+                        sets.push(expand_set(
+                            self.actx,
+                            Arc::clone(&m.value),
+                            m.origin.clone(),
+                            Some(Manager::App(parent.key.clone())),
+                            instance,
+                        ));
+                    }
+                    continue;
+                }
+                let Some((key, spec, same)) = child else {
+                    continue;
+                };
+                if key == parent.key || same {
+                    continue; // an app that manages its own Application object
+                }
+                if let Some((first, object)) = child_parents.get(&key) {
+                    if **object != *m.value && *first != parent.key {
+                        clashes.extend(self.clash(&done, inv, &key, first, &parent.key));
+                    }
+                    continue;
+                }
+                child_parents.insert(key.clone(), (parent.key.clone(), Arc::clone(&m.value)));
+                children.push(new_app(
+                    key,
+                    spec,
+                    Arc::clone(&m.value),
+                    m.origin.clone(),
+                    Some(Manager::App(parent.key.clone())),
+                    instance.map(str::to_string),
+                ));
+            }
+            for child in children {
+                let Some(Manager::App(parent)) = child.manager.clone() else {
+                    continue;
+                };
+                let Some(e) = done.get(&child.key) else {
+                    pending.push(child);
+                    continue;
+                };
+                if e.object == child.object {
+                    // Same object as declared: just record the manager.
+                    if let Some(e) = done.get_mut(&child.key) {
+                        e.manager = child.manager;
+                    }
+                    continue;
+                }
+                match &e.manager {
+                    // Another parent renders it differently: the trees
+                    // collide, and the first keeps it (re-rendering each in
+                    // turn would never settle).
+                    Some(Manager::App(first)) if *first != parent => {
+                        clashes.extend(self.clash(&done, inv, &child.key, first, &parent));
+                        continue;
+                    }
+                    // Declared in a root file that this parent does not
+                    // read: a root of its own, colliding with the parent's
+                    // tree, whose object is analysed meanwhile.
+                    None => {
+                        let read = |f: &str| {
+                            done.get(&parent).is_none_or(|p| p.inputs.contains_key(f))
+                                || done.values().any(|a| a.inputs.contains_key(f))
+                        };
+                        let unread = e.origin.file.as_deref().filter(|f| !read(f));
+                        if let (Some(other), Some(kept)) =
+                            (unread, instances::root_file(&done, &inv.appsets, &parent))
+                        {
+                            clashes.push(instances::Clash {
+                                key: child.key.clone(),
+                                kept,
+                                other: other.to_string(),
+                            });
+                        }
+                    }
+                    Some(_) => {}
+                }
+                pending.push(child);
+            }
+            for entry in sets {
+                // Apps generated by an earlier expansion of the same set are
+                // replaced; one generated again identically (the usual case: a set
+                // declared in a file and also rendered by an app-of-apps) keeps its
+                // render instead of being rendered a second time.
+                let owner = Some(Manager::AppSet(entry.key.clone()));
+                let generated = generated_apps(&entry, input.reuse, instance);
+                let mut kept: BTreeSet<String> = BTreeSet::new();
+                for g in &generated {
+                    if let Some(d) = done.get_mut(&g.key) {
+                        if d.manager == owner && d.object == g.object {
+                            d.origin = g.origin.clone();
+                            kept.insert(g.key.clone());
+                        }
+                    }
+                }
+                done.retain(|k, a| a.manager != owner || kept.contains(k));
+                pending.retain(|a| a.manager != owner);
+                pending.extend(generated.into_iter().filter(|g| !kept.contains(&g.key)));
+                inv.appsets.insert(entry.key.clone(), entry);
+            }
+        }
+        // Apps still waiting after the last round were never rendered: say so
+        // rather than leave them out, which would read as a deletion.
+        for mut app in pending {
+            app.status = AppStatus::Unrendered(RenderError::unsupported(format!(
+                "app-of-apps did not settle after {rounds} rounds: `{}` is nested deeper than that, or two apps render it differently",
+                app.spec.name
+            )));
+            done.insert(app.key.clone(), app);
+        }
+        Ok(done)
+    }
+
+    /// The clash of two parents rendering `key` differently, by their roots.
+    fn clash(
+        &self,
+        done: &BTreeMap<String, App>,
+        inv: &Inventory,
+        key: &str,
+        first: &str,
+        second: &str,
+    ) -> Option<instances::Clash> {
+        Some(instances::Clash {
+            key: key.to_string(),
+            kept: instances::root_file(done, &inv.appsets, first)?,
+            other: instances::root_file(done, &inv.appsets, second)?,
+        })
+    }
+}
+
+fn set_key(obj: &Value, instance: Option<&str>) -> String {
     let name = obj
         .pointer("/metadata/name")
         .and_then(Value::as_str)
@@ -877,7 +1073,7 @@ fn set_key(obj: &Value) -> String {
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or("argocd");
-    format!("{ns}/{name}")
+    instances::qualify(format!("{ns}/{name}"), instance)
 }
 
 /// Expands one ApplicationSet (its namespace defaults to `argocd`, where
@@ -887,8 +1083,9 @@ fn expand_set(
     object: Arc<Value>,
     origin: Origin,
     manager: Option<Manager>,
+    instance: Option<&str>,
 ) -> AppSetEntry {
-    let key = set_key(&object);
+    let key = set_key(&object, instance);
     let mut obj = object.as_ref().clone();
     if obj.pointer("/metadata/namespace").is_none() {
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -911,7 +1108,11 @@ fn expand_set(
 /// and those it does not delete (its policy, or an expansion error that stops
 /// the controller) stay with their base objects and keep syncing from this
 /// revision, so their prunes are still computed.
-fn generated_apps(entry: &AppSetEntry, live: Option<&Inventory>) -> Vec<App> {
+fn generated_apps(
+    entry: &AppSetEntry,
+    live: Option<&Inventory>,
+    instance: Option<&str>,
+) -> Vec<App> {
     let base = live
         .and_then(|r| r.appsets.get(&entry.key))
         .and_then(|b| b.expansion.as_ref().ok());
@@ -949,13 +1150,14 @@ fn generated_apps(entry: &AppSetEntry, live: Option<&Inventory>) -> Vec<App> {
         .into_iter()
         .filter_map(|o| {
             let spec = AppSpec::parse(o)?;
-            let key = app_key(&spec);
+            let key = app_key(&spec, instance);
             Some(new_app(
                 key,
                 spec,
                 Arc::new(o.clone()),
                 entry.origin.clone(),
                 Some(Manager::AppSet(entry.key.clone())),
+                instance.map(str::to_string),
             ))
         })
         .collect()
@@ -989,9 +1191,11 @@ fn new_app(
     object: Arc<Value>,
     origin: Origin,
     manager: Option<Manager>,
+    instance: Option<String>,
 ) -> App {
     App {
         key,
+        instance,
         spec,
         object,
         origin,
@@ -1043,6 +1247,7 @@ fn implicit_app(dir: &str, tree: &dyn Tree) -> App {
         spec,
         Arc::new(object),
         Origin::default(),
+        None,
         None,
     );
     app.implicit = true;

@@ -14,7 +14,7 @@
 use super::gl001_stateful_prune::what_is_lost;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::application::RESOURCES_FINALIZERS;
-use crate::argocd::{is_application, App, Inventory, Manager, PruneMode};
+use crate::argocd::{instances, is_application, App, Inventory, Manager, PruneMode};
 use crate::finding::{Finding, Severity, Side};
 use crate::plan::{Prune, PruneReason};
 
@@ -53,10 +53,12 @@ fn new_owner(p: &Prune, head: &Inventory) -> Option<String> {
         .and_then(serde_json::Value::as_str)
         .filter(|n| !n.is_empty())
         .unwrap_or("argocd");
-    let child = head
-        .apps
-        .values()
-        .find(|a| a.spec.name == p.id.name && a.spec.namespace == ns)?;
+    // Within the pruning app's Argo CD instance: another instance's
+    // Application of that name is another object.
+    let instance = instances::instance_of_key(&p.app);
+    let child = head.apps.values().find(|a| {
+        a.spec.name == p.id.name && a.spec.namespace == ns && a.instance.as_deref() == instance
+    })?;
     match &child.manager {
         Some(Manager::AppSet(set)) => Some(format!("ApplicationSet `{}`", short(set))),
         Some(Manager::App(parent)) if *parent != p.app => Some(format!("app `{}`", short(parent))),

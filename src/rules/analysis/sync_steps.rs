@@ -201,6 +201,7 @@ mod tests {
         let spec = AppSpec::parse(&obj).expect("an Application");
         App {
             key: "argocd/a".into(),
+            instance: None,
             spec,
             object: Arc::new(obj),
             origin: Origin::default(),

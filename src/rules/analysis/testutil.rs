@@ -32,6 +32,7 @@ pub fn app(obj: Value, resources: Vec<Value>) -> App {
     let spec = AppSpec::parse(&obj).expect("an Application");
     App {
         key: format!("argocd/{}", spec.name),
+        instance: None,
         spec,
         object: Arc::new(obj),
         origin: Origin::default(),
