@@ -71,7 +71,8 @@ pub fn may_be_root(config: &Config, file: Option<&str>) -> bool {
 }
 
 /// The root file of the tree `key` belongs to: its managers followed up to
-/// an app or ApplicationSet nothing manages.
+/// an app or ApplicationSet nothing manages (for an implicit app of `apps:`,
+/// its directory).
 #[must_use]
 pub fn root_file(
     apps: &BTreeMap<String, App>,
@@ -87,7 +88,12 @@ pub fn root_file(
         let (next, file) = match &manager {
             Manager::App(k) => {
                 let a = apps.get(k)?;
-                (a.manager.clone(), a.origin.file.clone())
+                // An implicit app (`apps:`) is rooted at its directory.
+                let file = match &a.origin.file {
+                    Some(f) => Some(f.clone()),
+                    None => a.implicit.then(|| a.source_path()),
+                };
+                (a.manager.clone(), file)
             }
             Manager::AppSet(k) => {
                 let s = appsets.get(k)?;

@@ -189,8 +189,9 @@ pub struct Inventory {
     /// the first declaration is used. Reported as one note, listed in full on
     /// request (a repository can hold thousands).
     pub declared_twice: Vec<String>,
-    /// Root files (Applications and ApplicationSets no app renders), in walk
-    /// order: what something outside Argo CD applies.
+    /// Root files (Applications and ApplicationSets no app renders) and the
+    /// directories of implicit apps, in walk order: what something outside
+    /// Argo CD applies.
     pub roots: Vec<String>,
     /// Root files of the default instance whose trees render an Application
     /// or ApplicationSet name differently from another root's: built again
@@ -690,9 +691,9 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         } else {
             input.config.apps.clone()
         };
-        let default = groups.entry(None).or_default();
         for dir in &dirs {
-            default.push(implicit_app(dir, input.tree.as_ref()));
+            let app = implicit_root(input, dir);
+            groups.entry(app.instance.clone()).or_default().push(app);
         }
         inv.implicit_fallback = true;
         inv.notes.push(format!(
@@ -721,14 +722,16 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
                     a.key
                 )),
                 None => {
-                    let app = implicit_app(dir, input.tree.as_ref());
+                    let app = implicit_root(input, dir);
                     if !groups.values().flatten().any(|a| a.key == app.key) {
                         implicit.push(app);
                     }
                 }
             }
         }
-        groups.entry(None).or_default().extend(implicit);
+        for app in implicit {
+            groups.entry(app.instance.clone()).or_default().push(app);
+        }
     }
 
     let oob = out_of_bounds_symlink(input.tree.as_ref());
@@ -823,8 +826,11 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     let mut roots: BTreeSet<String> = BTreeSet::new();
     inv.roots = done
         .values()
-        .filter(|a| a.manager.is_none() && !a.implicit)
-        .filter_map(|a| a.origin.file.clone())
+        .filter(|a| a.manager.is_none())
+        .filter_map(|a| match &a.origin.file {
+            Some(f) => Some(f.clone()),
+            None => a.implicit.then(|| a.source_path()),
+        })
         .chain(
             inv.appsets
                 .values()
@@ -1254,6 +1260,16 @@ fn new_app(
         source_types: Vec::new(),
         implicit: false,
     }
+}
+
+/// The implicit app of `dir`, a root of its own: in the instance that
+/// `instances:` or a collision gives the directory.
+fn implicit_root(input: &InventoryInput<'_>, dir: &str) -> App {
+    let mut app = implicit_app(dir, input.tree.as_ref());
+    let instance = instances::instance_of(input.config, input.split, Some(dir));
+    app.key = instances::qualify(app.key, instance.as_deref());
+    app.instance = instance;
+    app
 }
 
 fn implicit_app(dir: &str, tree: &dyn Tree) -> App {
