@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::finding::Severity;
+use crate::finding::{Category, RuleMeta, Severity};
 
 /// The file name looked for at the repository root.
 pub const CONFIG_FILE: &str = ".gitops-lint.yaml";
@@ -53,7 +53,7 @@ pub struct Config {
     pub clusters: Vec<ClusterConfig>,
     /// `trackingMethod`: Argo CD's `application.resourceTrackingMethod`,
     /// when `argocd-cm` is not in the repository.
-    pub tracking_method: Option<crate::argocd::tracking::TrackingMethod>,
+    pub tracking_method: Option<crate::manifest::TrackingMethod>,
     /// `kustomizeBuildOptions`: Argo CD's `kustomize.buildOptions`, when
     /// `argocd-cm` is not in the repository (`--enable-helm` decides
     /// whether `helmCharts` render).
@@ -316,32 +316,16 @@ impl Checker<'_> {
     }
 }
 
-/// Whether `selector` (a code, a name or a category) names this rule.
-fn selects(selector: &str, meta: &crate::rules::RuleMeta) -> bool {
-    meta.code.eq_ignore_ascii_case(selector)
-        || meta.name == selector
-        || serde_json::to_value(meta.category)
-            .ok()
-            .and_then(|v| v.as_str().map(|c| c == selector))
-            .unwrap_or(false)
-        || selector == "all"
+/// Whether `selector` (a code, a name, a category or `all`) names this rule.
+fn selects(selector: &str, meta: &RuleMeta) -> bool {
+    meta.is_named(selector) || meta.category.as_str() == selector || selector == "all"
 }
 
-fn known_selector(s: &str) -> bool {
-    crate::rules::ALL.iter().any(|r| selects(s, r.meta()))
-}
-
-fn selector_hint(s: &str) -> String {
-    let mut names: Vec<&str> = Vec::new();
-    for r in crate::rules::ALL {
-        names.push(r.meta().code);
-        names.push(r.meta().name);
-    }
-    for c in [
-        "input", "prune", "deletion", "hooks", "ordering", "change", "all",
-    ] {
-        names.push(c);
-    }
+/// " (did you mean ...)" for a selector no rule of `catalog` answers to.
+fn selector_hint(s: &str, catalog: &[&RuleMeta]) -> String {
+    let mut names: Vec<&str> = catalog.iter().flat_map(|m| [m.code, m.name]).collect();
+    names.extend(Category::ALL.iter().map(|c| c.as_str()));
+    names.push("all");
     did_you_mean(s, &names)
         .map(|m| format!(" (did you mean `{m}`?)"))
         .unwrap_or_else(|| " (run `gitops-lint rules` for the list)".to_string())
@@ -381,12 +365,13 @@ impl std::fmt::Debug for PathGlobs {
 }
 
 impl Config {
-    /// Parses configuration text.
+    /// Parses configuration text; `catalog` holds the rules its selectors
+    /// may name (`rules::catalog()`).
     ///
     /// # Errors
     /// Invalid YAML, unknown keys, bad values: every problem at once, each
     /// with its line where it can be found.
-    pub fn parse(file: &str, text: &str) -> Result<Config, ConfigError> {
+    pub fn parse(file: &str, text: &str, catalog: &[&RuleMeta]) -> Result<Config, ConfigError> {
         let err = |p: String| ConfigError {
             file: file.to_string(),
             problems: vec![p],
@@ -435,7 +420,7 @@ impl Config {
             }
         }
         if let Some(v) = get("trackingMethod") {
-            use crate::argocd::tracking::TrackingMethod;
+            use crate::manifest::TrackingMethod;
             match v.as_str().and_then(TrackingMethod::parse) {
                 Some(m) => cfg.tracking_method = Some(m),
                 None => c.at(
@@ -525,10 +510,13 @@ impl Config {
             for key in ["select", "ignore"] {
                 let list = c.strings(&["rules", key], rules.get(key));
                 for r in &list {
-                    if !known_selector(r) {
+                    if !catalog.iter().any(|m| selects(r, m)) {
                         c.at(
                             &["rules", key],
-                            format!("rules.{key}: unknown rule `{r}`{}", selector_hint(r)),
+                            format!(
+                                "rules.{key}: unknown rule `{r}`{}",
+                                selector_hint(r, catalog)
+                            ),
                         );
                     }
                 }
@@ -543,10 +531,13 @@ impl Config {
                 Some(Value::Object(m)) => {
                     for (k, v) in m {
                         let path = ["rules", "severity", k.as_str()];
-                        if crate::rules::find(k).is_none() {
+                        if !catalog.iter().any(|m| m.is_named(k)) {
                             c.at(
                                 &path,
-                                format!("rules.severity: unknown rule `{k}`{}", selector_hint(k)),
+                                format!(
+                                    "rules.severity: unknown rule `{k}`{}",
+                                    selector_hint(k, catalog)
+                                ),
                             );
                         }
                         match v.as_str().and_then(Severity::parse) {
@@ -731,7 +722,7 @@ impl Config {
     /// Whether a rule runs: selected (all by default) and not ignored.
     /// Selectors are codes, names, categories or `all`; `ignore` beats `select`.
     #[must_use]
-    pub fn rule_enabled(&self, meta: &crate::rules::RuleMeta) -> bool {
+    pub fn rule_enabled(&self, meta: &RuleMeta) -> bool {
         let selected = self.select.is_empty() || self.select.iter().any(|s| selects(s, meta));
         selected && !self.ignore.iter().any(|s| selects(s, meta))
     }
@@ -748,36 +739,8 @@ impl Config {
     /// whole API families can be named (`*.upbound.io/*` for Crossplane
     /// managed resources, whose deletion deletes the cloud resource).
     pub fn is_extra_stateful(&self, group: &str, kind: &str) -> bool {
-        kind_matches(&self.stateful_kinds, group, kind)
+        crate::manifest::kind_matches(&self.stateful_kinds, group, kind)
     }
-}
-
-/// Whether one of `patterns` (`Kind` or `group/Kind`, `*` wildcards) names (group, kind).
-pub(crate) fn kind_matches(patterns: &[String], group: &str, kind: &str) -> bool {
-    patterns.iter().any(|s| match s.rsplit_once('/') {
-        Some((g, k)) => wildcard(g, group) && wildcard(k, kind),
-        None => wildcard(s, kind),
-    })
-}
-
-/// Matches `text` against `pattern`, where `*` stands for any run of characters.
-fn wildcard(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == text;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
-        return false;
-    }
-    let mut rest = &text[first.len()..text.len() - last.len()];
-    for mid in &parts[1..parts.len() - 1] {
-        match rest.find(mid) {
-            Some(i) => rest = &rest[i + mid.len()..],
-            None => return false,
-        }
-    }
-    true
 }
 
 fn parse_version(v: &str) -> Option<(u32, u32)> {
@@ -792,8 +755,12 @@ fn parse_version(v: &str) -> Option<(u32, u32)> {
 mod tests {
     use super::*;
 
+    fn parse(file: &str, text: &str) -> Result<Config, ConfigError> {
+        Config::parse(file, text, &crate::rules::catalog())
+    }
+
     fn problems(text: &str) -> Vec<String> {
-        Config::parse(".gitops-lint.yaml", text)
+        parse(".gitops-lint.yaml", text)
             .expect_err("invalid")
             .problems
     }
@@ -823,7 +790,7 @@ mod tests {
             vec!["line 1: argocdVersion `3.1` is a number, and YAML reads `3.10` the same way: quote it, as in `argocdVersion: \"3.1\"` or `\"3.10\"`"]
         );
         let ok = |text: &str| {
-            Config::parse(".gitops-lint.yaml", text)
+            parse(".gitops-lint.yaml", text)
                 .expect("valid")
                 .argocd_version
         };
@@ -833,7 +800,7 @@ mod tests {
 
     #[test]
     fn kustomize_build_options_are_a_string_like_argocd_cm() {
-        let c = Config::parse(
+        let c = parse(
             ".gitops-lint.yaml",
             "kustomizeBuildOptions: \"--enable-helm \"\n",
         )
@@ -862,7 +829,7 @@ mod tests {
     #[test]
     fn trailers_are_on_unless_switched_off() {
         assert!(Config::default().acknowledge_trailers);
-        let c = Config::parse("c", "acknowledge: {trailers: false}\n").expect("valid");
+        let c = parse("c", "acknowledge: {trailers: false}\n").expect("valid");
         assert!(!c.acknowledge_trailers);
         assert_eq!(
             problems("acknowledge: {trailer: false}\n"),
@@ -876,7 +843,7 @@ mod tests {
 
     #[test]
     fn error_message_lists_problems_one_per_line() {
-        let e = Config::parse("c.yaml", "a: 1\nb: 2\n").expect_err("invalid");
+        let e = parse("c.yaml", "a: 1\nb: 2\n").expect_err("invalid");
         assert_eq!(
             e.to_string(),
             "invalid c.yaml:\n  line 1: unknown key `a`\n  line 2: unknown key `b`"
@@ -885,7 +852,7 @@ mod tests {
 
     #[test]
     fn a_full_configuration_is_read() {
-        let c = Config::parse(
+        let c = parse(
             "c",
             "rules:\n  select: [prune, GL002]\n  ignore: [GL014]\n  severity: {stateful-prune: warning}\nignorePaths: ['docs/**', 'vendor/*.yaml']\nstatefulKinds: [postgresql.cnpg.io/Cluster, kafka.strimzi.io/Kafka, Bucket]\nrepoUrls: [git@github.com:org/gitops.git]\nbranches: [production]\napps: [clusters/prod]\nargocdVersion: '2.14'\nmassPrune: {ratio: 0.3, count: 10}\napplicationSet: {policy: create-update, policyOverride: false, newGitFileGlobbing: true}\ndefaultStorageClassWaitForFirstConsumer: true\n",
         )
@@ -894,7 +861,7 @@ mod tests {
         assert!(c.is_extra_stateful("kafka.strimzi.io", "Kafka"));
         assert!(c.is_extra_stateful("anything.io", "Bucket"));
         assert!(!c.is_extra_stateful("other.io", "Kafka"));
-        let x = Config::parse(
+        let x = parse(
             "c",
             "statefulKinds: ['*.upbound.io/*', 'pkg.crossplane.io/Prov*']\n",
         )
@@ -920,9 +887,9 @@ mod tests {
 
     #[test]
     fn empty_and_comment_only_files_are_the_defaults() {
-        assert_eq!(Config::parse("c", "").expect("valid"), Config::default());
+        assert_eq!(parse("c", "").expect("valid"), Config::default());
         assert_eq!(
-            Config::parse("c", "# nothing yet\n").expect("valid"),
+            parse("c", "# nothing yet\n").expect("valid"),
             Config::default()
         );
     }

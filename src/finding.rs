@@ -5,7 +5,6 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::manifest::ResourceId;
-use crate::rules::RuleMeta;
 
 /// How serious a finding is. Ordered: `Info < Warning < Error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -268,5 +267,114 @@ impl Finding {
             self.resource.as_ref(),
             self.message.as_str(),
         )
+    }
+}
+
+/// What a rule is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Category {
+    /// The input could not be analysed.
+    Input,
+    /// Resources a sync prunes.
+    Prune,
+    /// Applications deleted.
+    Deletion,
+    /// Sync hooks.
+    Hooks,
+    /// Phases and waves.
+    Ordering,
+    /// Changes the API server refuses.
+    Change,
+}
+
+impl Category {
+    /// Every category, in the order rules are listed.
+    pub const ALL: [Category; 6] = [
+        Category::Input,
+        Category::Prune,
+        Category::Deletion,
+        Category::Hooks,
+        Category::Ordering,
+        Category::Change,
+    ];
+
+    /// The lowercase name used in JSON and SARIF.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Input => "input",
+            Category::Prune => "prune",
+            Category::Deletion => "deletion",
+            Category::Hooks => "hooks",
+            Category::Ordering => "ordering",
+            Category::Change => "change",
+        }
+    }
+}
+
+/// When a rule can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Needs two revisions (`diff`).
+    Diff,
+    /// Looks at one revision (`check`, and changed resources in `diff`).
+    Single,
+}
+
+impl Mode {
+    /// `diff` or `single`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Diff => "diff",
+            Mode::Single => "single",
+        }
+    }
+}
+
+/// Static facts about one rule.
+#[derive(Debug)]
+pub struct RuleMeta {
+    /// `GL` + three digits.
+    pub code: &'static str,
+    /// kebab-case name of the hazard.
+    pub name: &'static str,
+    /// Category.
+    pub category: Category,
+    /// Severity when nothing else decides.
+    pub default_severity: Severity,
+    /// Diff-only or single-revision.
+    pub mode: Mode,
+    /// The Markdown doc (`rules/<CODE>-<name>.md`), embedded at build time.
+    pub doc: &'static str,
+}
+
+impl RuleMeta {
+    /// Whether `code_or_name` is this rule's code (any case) or name.
+    #[must_use]
+    pub fn is_named(&self, code_or_name: &str) -> bool {
+        self.code.eq_ignore_ascii_case(code_or_name) || self.name == code_or_name
+    }
+
+    /// The first paragraph of the doc's "What it does" section.
+    #[must_use]
+    pub fn summary(&self) -> String {
+        let mut lines = self
+            .doc
+            .lines()
+            .skip_while(|l| !l.starts_with("## What it does"))
+            .skip(1);
+        let mut out = Vec::new();
+        for l in lines.by_ref() {
+            if l.trim().is_empty() {
+                if out.is_empty() {
+                    continue;
+                }
+                break;
+            }
+            out.push(l.trim());
+        }
+        out.join(" ")
     }
 }

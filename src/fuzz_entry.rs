@@ -114,7 +114,7 @@ pub fn resource_model(data: &[u8]) {
 /// The Go template engine of ApplicationSets on an arbitrary template, with
 /// parameters shaped like those a git or list generator yields.
 pub fn appset_template(data: &[u8]) {
-    use crate::argocd::appset::gotemplate::{data_from_params, render, MissingKey};
+    use crate::gotemplate::{data_from_params, render, MissingKey};
     let Ok(src) = std::str::from_utf8(data) else {
         return;
     };
@@ -138,7 +138,7 @@ pub fn appset_template(data: &[u8]) {
 /// string argument. Whatever the sizes, execution stays within one
 /// execution's budget and ends with an output or an error.
 pub fn template_sizes(data: &[u8]) {
-    use crate::argocd::appset::gotemplate::{data_from_params, parse, Budget, MissingKey};
+    use crate::gotemplate::{data_from_params, parse, Budget, MissingKey};
     const CALLS: &[&str] = &[
         "repeat {n} {s}",
         "indent {n} {s}",

@@ -8,22 +8,55 @@
 //!                                                  deletes)  markdown)
 //! ```
 //!
-//! Data flows one way; each stage is one module and nothing reaches back up.
+//! Data flows one way; each stage is one module and nothing reaches back up
+//! (`tests/architecture.rs` checks it). Below the stages are libraries that
+//! know nothing of Argo CD: `yaml` (loader and emitter), `gotemplate` (Go
+//! `text/template` and Sprig), `glob` (Argo CD's and Go's glob dialects).
 
-pub mod acknowledge;
-pub mod argocd;
-pub mod cli;
-pub mod config;
-pub mod demo;
+// Libraries: they know nothing of Argo CD's pipeline.
+pub mod glob;
+pub mod gotemplate;
+pub mod limits;
+pub mod yaml;
+
+// The pipeline, in the order data flows.
+
+// Stage 1: revisions as trees.
+pub mod source;
+
+// Resource identity and sync options, shared by every stage below.
+pub mod manifest;
+
+// Findings and rule facts, shared by every stage below.
 pub mod finding;
+
+// `.gitops-lint.yaml`.
+pub mod config;
+
+// Stage 2: manifests.
+pub mod render;
+
+// Stage 3: the inventory.
+pub mod argocd;
+
+// Stage 4: what a sync deletes.
+pub mod plan;
+
+// Stage 5: findings.
+pub mod rules;
+
+// Acknowledged and ignored findings, after the rules.
+pub mod acknowledge;
+
+// Stage 6: reports.
+pub mod report;
+
+// The driver, and the command line above it.
+pub mod lint;
+
+pub mod cli;
+
+pub mod demo;
+
 #[doc(hidden)]
 pub mod fuzz_entry;
-pub mod lint;
-pub mod manifest;
-pub mod plan;
-pub mod render;
-pub mod report;
-pub mod rules;
-pub mod source;
-pub mod yaml;
-pub mod yaml_emit;

@@ -184,12 +184,16 @@ pub fn load_config(explicit: Option<&Path>, tree: &dyn Tree) -> Result<Config, L
     if let Some(p) = explicit {
         let text = std::fs::read_to_string(p)
             .map_err(|e| LintError::Other(format!("cannot read config {}: {e}", p.display())))?;
-        return Ok(Config::parse(&p.display().to_string(), &text)?);
+        return Ok(Config::parse(
+            &p.display().to_string(),
+            &text,
+            &rules::catalog(),
+        )?);
     }
     match source::read(tree, CONFIG_FILE) {
         Ok(bytes) => {
             let text = String::from_utf8_lossy(&bytes);
-            Ok(Config::parse(CONFIG_FILE, &text)?)
+            Ok(Config::parse(CONFIG_FILE, &text, &rules::catalog())?)
         }
         Err(source::SourceError::NotFound(_)) => Ok(Config::default()),
         Err(e) => Err(LintError::Other(format!("cannot read {CONFIG_FILE}: {e}"))),
@@ -260,7 +264,7 @@ fn load_base_config(
         .read_raw(&rel)
         .map_err(|e| LintError::Other(format!("--config {rel}: {e}")))?;
     let text = String::from_utf8_lossy(&bytes);
-    Ok((Config::parse(&rel, &text)?, rel))
+    Ok((Config::parse(&rel, &text, &rules::catalog())?, rel))
 }
 
 /// `p` as a path inside the repository, without following any symlink on
@@ -1086,7 +1090,7 @@ pub fn render(
     let mut out = String::new();
     for m in &rendered.manifests {
         out.push_str("---\n");
-        out.push_str(&crate::yaml_emit::to_yaml(&m.value));
+        out.push_str(&crate::yaml::emit::to_yaml(&m.value));
     }
     Ok(out)
 }
@@ -1138,8 +1142,12 @@ mod tests {
     /// or an app that cannot be judged.
     #[test]
     fn ignored_paths_drop_only_what_a_change_does_not_do() {
-        let config =
-            Config::parse(".gitops-lint.yaml", "ignorePaths: ['vendor/**']\n").expect("valid");
+        let config = Config::parse(
+            ".gitops-lint.yaml",
+            "ignorePaths: ['vendor/**']\n",
+            &rules::catalog(),
+        )
+        .expect("valid");
         let at = |code: &str, file: &str| {
             let rule = rules::find(code).expect("rule").meta();
             Finding::new(rule, "m").at(crate::finding::Side::Head, Some(file), Some(1))

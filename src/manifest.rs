@@ -573,9 +573,7 @@ impl Scopes {
                 Scope::Namespaced
             };
         }
-        if crate::config::kind_matches(&self.configured, group, kind)
-            || builtin_cluster_scoped(group, kind)
-        {
+        if kind_matches(&self.configured, group, kind) || builtin_cluster_scoped(group, kind) {
             return Scope::Cluster;
         }
         if BUILTIN_GROUPS.contains(&group) || NAMESPACED_GROUPS.contains(&group) {
@@ -670,6 +668,71 @@ pub fn manifest_from_value(
         value: Arc::new(value),
         origin,
     })
+}
+
+/// Whether one of `patterns` (`Kind` or `group/Kind`, `*` wildcards) names (group, kind).
+pub fn kind_matches(patterns: &[String], group: &str, kind: &str) -> bool {
+    patterns.iter().any(|s| match s.rsplit_once('/') {
+        Some((g, k)) => wildcard(g, group) && wildcard(k, kind),
+        None => wildcard(s, kind),
+    })
+}
+
+/// Matches `text` against `pattern`, where `*` stands for any run of characters.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for mid in &parts[1..parts.len() - 1] {
+        match rest.find(mid) {
+            Some(i) => rest = &rest[i + mid.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// `application.resourceTrackingMethod` (AC `v1alpha1.TrackingMethod`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrackingMethod {
+    /// `annotation`: `argocd.argoproj.io/tracking-id` names app and object.
+    Annotation,
+    /// `label`: the instance label holds the app name.
+    Label,
+    /// `annotation+label`: ownership is read from the annotation; the label is informative.
+    AnnotationAndLabel,
+}
+
+impl TrackingMethod {
+    /// Parses the `argocd-cm` / configuration value.
+    #[must_use]
+    pub fn parse(s: &str) -> Option<TrackingMethod> {
+        match s {
+            "annotation" => Some(TrackingMethod::Annotation),
+            "label" => Some(TrackingMethod::Label),
+            "annotation+label" => Some(TrackingMethod::AnnotationAndLabel),
+            _ => None,
+        }
+    }
+
+    /// The value as written in `argocd-cm`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrackingMethod::Annotation => "annotation",
+            TrackingMethod::Label => "label",
+            TrackingMethod::AnnotationAndLabel => "annotation+label",
+        }
+    }
+
+    /// The names accepted, for error messages.
+    pub const NAMES: &'static [&'static str] = &["annotation", "label", "annotation+label"];
 }
 
 #[cfg(test)]

@@ -117,8 +117,6 @@ pub struct ClusterMove {
 pub struct Unknown {
     /// App key.
     pub app: String,
-    /// Why (which side failed and how).
-    pub side_failed: crate::finding::Side,
     /// The render error, or a description.
     pub error: crate::render::RenderError,
 }
@@ -557,7 +555,6 @@ fn diff_app(
         (AppStatus::Unrendered(e), _) => {
             plan.unknown.push(Unknown {
                 app: b.key.clone(),
-                side_failed: crate::finding::Side::Base,
                 error: e.clone(),
             });
             return;
@@ -565,7 +562,6 @@ fn diff_app(
         (_, AppStatus::Unrendered(e)) => {
             plan.unknown.push(Unknown {
                 app: h.key.clone(),
-                side_failed: crate::finding::Side::Head,
                 error: e.clone(),
             });
             return;
@@ -582,7 +578,6 @@ fn diff_app(
             }
             plan.unknown.push(Unknown {
                 app: h.key.clone(),
-                side_failed: crate::finding::Side::Head,
                 error,
             });
             return;
@@ -790,7 +785,6 @@ fn delete_app(
         if let Some(err) = head.broken_files.get(f) {
             plan.unknown.push(Unknown {
                 app: b.key.clone(),
-                side_failed: crate::finding::Side::Head,
                 error: err.clone(),
             });
             return;
@@ -803,7 +797,6 @@ fn delete_app(
             if let Some(e) = unrendered_owner(base, b) {
                 plan.unknown.push(Unknown {
                     app: b.key.clone(),
-                    side_failed: crate::finding::Side::Base,
                     error: e.clone(),
                 });
                 return;
@@ -820,7 +813,6 @@ fn delete_app(
                 Some(AppStatus::Unrendered(e)) => {
                     plan.unknown.push(Unknown {
                         app: b.key.clone(),
-                        side_failed: crate::finding::Side::Head,
                         error: e.clone(),
                     });
                     return;
@@ -869,7 +861,6 @@ fn delete_app(
             SetVerdict::Unknown(why) => {
                 plan.unknown.push(Unknown {
                     app: b.key.clone(),
-                    side_failed: crate::finding::Side::Head,
                     error: crate::render::RenderError::unsupported(why),
                 });
                 return;

@@ -975,7 +975,7 @@ fn a_matrix_generator_that_multiplies_without_bound_is_an_error() {
 /// the format (`%!(NOVERB)`), so a template cannot ask for a 888 MB pad.
 #[test]
 fn a_printf_width_in_the_hundreds_of_millions_is_not_allocated() {
-    use gitops_lint::argocd::appset::gotemplate::{data_from_params, render, MissingKey};
+    use gitops_lint::gotemplate::{data_from_params, render, MissingKey};
     let dot = data_from_params(&serde_json::Map::new());
     let out = render(
         r#"{{ printf "a%0888888888dz" 1 }}"#,
@@ -1621,9 +1621,7 @@ spec:
 /// render as Go does.
 #[test]
 fn template_functions_and_chains_are_bounded_by_one_value_budget() {
-    use gitops_lint::argocd::appset::gotemplate::{
-        data_from_params, parse, render, Budget, MissingKey,
-    };
+    use gitops_lint::gotemplate::{data_from_params, parse, render, Budget, MissingKey};
     let dot = data_from_params(&serde_json::Map::new());
     let hostile = [
         // The attacked shape: one call with a size argument.

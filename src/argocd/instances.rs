@@ -171,6 +171,7 @@ mod tests {
         let config = Config::parse(
             ".gitops-lint.yaml",
             "instances:\n  - name: prod\n    roots: ['envs/prod/**']\n",
+            &crate::rules::catalog(),
         )
         .expect("valid configuration");
         let split: BTreeSet<String> = ["envs/prod/root.yaml", "envs/dev/root.yaml"]

@@ -6,7 +6,6 @@
 
 pub mod application;
 pub mod appset;
-pub mod glob;
 pub mod instances;
 pub mod tracking;
 pub mod unchanged;

@@ -18,43 +18,7 @@ use crate::config::Config;
 use crate::manifest::{Manifest, ANN_TRACKING_ID, LABEL_INSTANCE};
 
 use super::AppSpec;
-
-/// `application.resourceTrackingMethod` (AC `v1alpha1.TrackingMethod`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TrackingMethod {
-    /// `annotation`: `argocd.argoproj.io/tracking-id` names app and object.
-    Annotation,
-    /// `label`: the instance label holds the app name.
-    Label,
-    /// `annotation+label`: ownership is read from the annotation; the label is informative.
-    AnnotationAndLabel,
-}
-
-impl TrackingMethod {
-    /// Parses the `argocd-cm` / configuration value.
-    #[must_use]
-    pub fn parse(s: &str) -> Option<TrackingMethod> {
-        match s {
-            "annotation" => Some(TrackingMethod::Annotation),
-            "label" => Some(TrackingMethod::Label),
-            "annotation+label" => Some(TrackingMethod::AnnotationAndLabel),
-            _ => None,
-        }
-    }
-
-    /// The value as written in `argocd-cm`.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TrackingMethod::Annotation => "annotation",
-            TrackingMethod::Label => "label",
-            TrackingMethod::AnnotationAndLabel => "annotation+label",
-        }
-    }
-
-    /// The names accepted, for error messages.
-    pub const NAMES: &'static [&'static str] = &["annotation", "label", "annotation+label"];
-}
+use crate::manifest::TrackingMethod;
 
 /// What an `argocd-cm` ConfigMap in the repository says about tracking and
 /// Kustomize builds.

@@ -2,7 +2,7 @@
 //! (AC `reposerver/repository/repository.go` `findManifests`): `.yaml`,
 //! `.yml` and `.json` files, top level only unless `recurse: true`,
 //! `include`/`exclude` globs matched against the path relative to the app
-//! path in Argo CD's `util/glob` dialect (see [`crate::argocd::glob`]:
+//! path in Argo CD's `util/glob` dialect (see [`crate::glob`]:
 //! `*` crosses `/`, `**/x` needs a `/` before `x`; exclude wins), `*List`
 //! objects expanded, empty documents skipped, and files containing
 //! `+argocd:skip-file-rendering` skipped.
@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::{expand_lists, RenderContext, RenderError, RenderedObject, SourceSpec};
-use crate::argocd::glob::{Glob, GlobError};
+use crate::glob::{Glob, GlobError};
 use crate::manifest::Origin;
 use crate::source::{path, EntryKind};
 

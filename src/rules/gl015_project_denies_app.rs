@@ -20,8 +20,8 @@ use serde_json::Value;
 
 use super::gl016_missing_namespace::BUILTIN_GROUPS;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
-use crate::argocd::appset::glob::go_path_match;
-use crate::argocd::glob::{Glob, GlobError};
+use crate::glob::go::go_path_match;
+use crate::glob::{Glob, GlobError};
 
 /// AC `util/glob` `Match`: a pattern gobwas refuses matches nothing;
 /// `None` when it is past gitops-lint's own size limits (undecided).

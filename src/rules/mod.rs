@@ -27,102 +27,10 @@ pub mod analysis;
 
 use crate::argocd::Inventory;
 use crate::config::Config;
-use crate::finding::{Finding, Severity};
+use crate::finding::Finding;
+pub use crate::finding::{Category, Mode, RuleMeta};
 use crate::manifest::ResourceId;
 use crate::plan::Plan;
-
-/// What a rule is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Category {
-    /// The input could not be analysed.
-    Input,
-    /// Resources a sync prunes.
-    Prune,
-    /// Applications deleted.
-    Deletion,
-    /// Sync hooks.
-    Hooks,
-    /// Phases and waves.
-    Ordering,
-    /// Changes the API server refuses.
-    Change,
-}
-
-impl Category {
-    /// The lowercase name used in JSON and SARIF.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Category::Input => "input",
-            Category::Prune => "prune",
-            Category::Deletion => "deletion",
-            Category::Hooks => "hooks",
-            Category::Ordering => "ordering",
-            Category::Change => "change",
-        }
-    }
-}
-
-/// When a rule can run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Needs two revisions (`diff`).
-    Diff,
-    /// Looks at one revision (`check`, and changed resources in `diff`).
-    Single,
-}
-
-impl Mode {
-    /// `diff` or `single`.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Diff => "diff",
-            Mode::Single => "single",
-        }
-    }
-}
-
-/// Static facts about one rule.
-#[derive(Debug)]
-pub struct RuleMeta {
-    /// `GL` + three digits.
-    pub code: &'static str,
-    /// kebab-case name of the hazard.
-    pub name: &'static str,
-    /// Category.
-    pub category: Category,
-    /// Severity when nothing else decides.
-    pub default_severity: Severity,
-    /// Diff-only or single-revision.
-    pub mode: Mode,
-    /// The Markdown doc (`rules/<CODE>-<name>.md`), embedded at build time.
-    pub doc: &'static str,
-}
-
-impl RuleMeta {
-    /// The first paragraph of the doc's "What it does" section.
-    #[must_use]
-    pub fn summary(&self) -> String {
-        let mut lines = self
-            .doc
-            .lines()
-            .skip_while(|l| !l.starts_with("## What it does"))
-            .skip(1);
-        let mut out = Vec::new();
-        for l in lines.by_ref() {
-            if l.trim().is_empty() {
-                if out.is_empty() {
-                    continue;
-                }
-                break;
-            }
-            out.push(l.trim());
-        }
-        out.join(" ")
-    }
-}
 
 /// What rules read.
 pub struct RuleContext<'a> {
@@ -223,7 +131,13 @@ pub fn unused_acknowledgement_meta() -> &'static RuleMeta {
 pub fn find(code_or_name: &str) -> Option<&'static dyn Rule> {
     ALL.iter()
         .copied()
-        .find(|r| r.meta().code.eq_ignore_ascii_case(code_or_name) || r.meta().name == code_or_name)
+        .find(|r| r.meta().is_named(code_or_name))
+}
+
+/// Every rule's facts, in code order: what a configuration may name.
+#[must_use]
+pub fn catalog() -> Vec<&'static RuleMeta> {
+    ALL.iter().map(|r| r.meta()).collect()
 }
 
 /// Runs every enabled rule that fits the mode, applies configured severities,

@@ -10,11 +10,8 @@
 //!
 //! Knows nothing of rendering the generated Applications or of diffing.
 
-mod data;
 pub mod fasttemplate;
 mod generators;
-pub mod glob;
-pub mod gotemplate;
 mod policy;
 mod render;
 mod selector;
@@ -202,11 +199,7 @@ impl Expansion {
 #[error("{0}")]
 pub struct AppSetError(pub String);
 
-/// Ends every message about a limit of gitops-lint's own (a budget of
-/// template work, a cap on parameter sets): Argo CD has no such limit and
-/// would expand the ApplicationSet, so hitting one makes the expansion
-/// unknown, never "the controller stops and deletes nothing".
-pub const BEYOND_LIMITS: &str = "(beyond what gitops-lint evaluates)";
+pub use crate::limits::BEYOND_LIMITS;
 
 impl AppSetError {
     /// Whether this is one of gitops-lint's limits rather than an error

@@ -11,8 +11,8 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
-use super::gotemplate::{self, Budget, MissingKey, Template, V};
 use super::{fasttemplate, AppSetError, RESOURCES_FINALIZER};
+use crate::gotemplate::{self, Budget, MissingKey, Template, V};
 
 /// One generator's parameter set.
 pub type Params = Map<String, Value>;
@@ -227,7 +227,7 @@ impl Renderer {
             let text = self
                 .replace(patch, &data)
                 .map_err(|e| format!("error replacing values in templatePatch: {e}"))?;
-            let patch_value = super::data::parse_first_doc(&text)
+            let patch_value = crate::yaml::parse_first_doc(&text)
                 .map_err(|e| format!("error while converting templatePatch to json: {e}"))?;
             match patch_value {
                 Value::Object(_) => {

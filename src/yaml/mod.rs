@@ -44,6 +44,7 @@
 //! not call stack; saphyr-parser itself is iterative too and stops flow
 //! nesting deeper than 255 on its own.
 
+pub mod emit;
 mod locate;
 mod resolve;
 
@@ -870,6 +871,28 @@ fn apply_merge(
         }
     }
     Ok(map)
+}
+
+/// Decodes YAML or JSON text the way Argo CD's `sigs.k8s.io/yaml.Unmarshal`
+/// does: only the first document of a stream is read, and an empty stream
+/// is `null`.
+///
+/// # Errors
+/// A syntax error, as one line.
+pub fn parse_first_doc(text: &str) -> Result<Value, String> {
+    let trimmed = text.trim_start();
+    if trimmed.is_empty() {
+        return Ok(Value::Null);
+    }
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        // Argo CD converts only text starting with `{` as JSON directly; JSON
+        // is YAML, so either path gives the same value for valid input.
+        if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
+            return Ok(v);
+        }
+    }
+    let docs = load_all(text).map_err(|e| e.to_string())?;
+    Ok(docs.into_iter().next().map_or(Value::Null, |d| d.value))
 }
 
 #[cfg(test)]

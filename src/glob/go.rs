@@ -1,4 +1,4 @@
-//! The glob dialects of Argo CD. The git generator depends on three:
+//! The ApplicationSet git generator's glob dialects. It depends on three:
 //!
 //! - Go's `path.Match` for `directories[].path` (`*` and `?` stop at `/`);
 //! - git pathspecs for `files[].path` with the controller's default globbing
@@ -8,7 +8,7 @@
 //!   (`*` stops at `/`, `**` spans directories, `{a,b}` alternation).
 //!
 //! None of them is Argo CD's `util/glob` (gobwas), which is
-//! [`crate::argocd::glob`].
+//! [`crate::glob`].
 
 /// Go `path.Match(pattern, name)`. A malformed pattern (`ErrBadPattern`: an
 /// unterminated class or a trailing backslash) is `None`; Argo CD logs it
@@ -74,7 +74,7 @@ impl Doublestar {
         let mut work = 0;
         if !expand_braces(pattern, &mut alternatives, &mut work) {
             return Err(format!(
-                "the pattern `{pattern}` expands to more than {MAX_BRACE_ALTERNATIVES} brace alternatives {}", super::BEYOND_LIMITS
+                "the pattern `{pattern}` expands to more than {MAX_BRACE_ALTERNATIVES} brace alternatives {}", crate::limits::BEYOND_LIMITS
             ));
         }
         Ok(Doublestar {

@@ -18,7 +18,7 @@ pub mod yaml_out;
 
 use std::collections::BTreeMap;
 
-use super::BEYOND_LIMITS;
+use crate::limits::BEYOND_LIMITS;
 
 pub(crate) use funcs::{path_base, path_dir, sanitize_name};
 use parse::{Arg, Cmd, List, Node, Pipe};

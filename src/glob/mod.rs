@@ -1,8 +1,9 @@
+//! The glob dialects Argo CD matches paths and names with. This module is
 //! Argo CD's `util/glob` (AC `util/glob/glob.go` `Match`), which compiles
 //! patterns with gobwas/glob v0.2.3. Every place gitops-lint models that
 //! Argo CD matches with `util/glob` uses [`Glob`]; the ApplicationSet git
-//! generator's dialects (`path.Match`, git pathspecs, `doublestar`) are other
-//! libraries and live in `appset::glob`.
+//! generator's dialects (`path.Match`, git pathspecs, `doublestar`) are
+//! other libraries, in [`go`].
 //!
 //! The dialect, read from gobwas's lexer and parser (`syntax/lexer`,
 //! `syntax/ast`) and its matchers (`match/`):
@@ -23,6 +24,8 @@
 //!
 //! A pattern that does not compile matches nothing: `Match` logs a warning
 //! and returns false.
+
+pub mod go;
 
 /// A compiled `util/glob` pattern.
 #[derive(Debug, Clone)]

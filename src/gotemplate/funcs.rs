@@ -11,7 +11,7 @@ use sha2::Digest as _;
 use super::printf::sprintf;
 use super::value::V;
 use super::yaml_out;
-use super::BEYOND_LIMITS;
+use crate::limits::BEYOND_LIMITS;
 
 type R = Result<V, String>;
 
@@ -1405,7 +1405,7 @@ pub(super) fn call(name: &str, args: Vec<V>, room: usize) -> R {
         "fromYaml" | "fromYamlArray" => {
             arity(a, 1)?;
             let text = s(&a[0])?;
-            let v = super::super::data::parse_first_doc(text)
+            let v = crate::yaml::parse_first_doc(text)
                 .map_err(|e| format!("error unmarshaling YAML: {e}"))?;
             let v = V::from_json(&v);
             match (name, v) {
