@@ -111,3 +111,31 @@ fn golden_cases() {
         failures.join("\n\n")
     );
 }
+
+/// Every rule has its case folder `testdata/cases/<CODE>-<name>/` with at
+/// least one case that fires and one `ok-` case that proves it does not
+/// over-fire.
+#[test]
+fn every_rule_has_a_firing_and_an_ok_case() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cases");
+    for rule in gitops_lint::rules::ALL {
+        let m = rule.meta();
+        let dir = root.join(format!("{}-{}", m.code, m.name));
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names.iter().any(|n| n.starts_with("ok-")),
+            "{} has no ok- case",
+            m.code
+        );
+        assert!(
+            names.iter().any(|n| !n.starts_with("ok-")),
+            "{} has no firing case",
+            m.code
+        );
+    }
+}
