@@ -1036,10 +1036,16 @@ pub fn render_app(rev: &Revision, name: &str, opts: &Options) -> Result<String, 
             )))
         }
         AppStatus::External(why) => {
+            // A git source of another URL may be this repository under
+            // another name; a Helm repository chart never is.
+            let hint = if app.spec.sources.iter().any(|s| s.chart.is_none()) {
+                format!("; if its repoURL names this repository, list it under `repoUrls:` in {CONFIG_FILE}")
+            } else {
+                String::new()
+            };
             return Err(LintError::Other(format!(
-                "app `{shown}` does not render from this repository: its sources are {why}; \
-                 if its repoURL names this repository, list it under `repoUrls:` in {CONFIG_FILE}"
-            )))
+                "app `{shown}` does not render from this repository: its sources are {why}{hint}"
+            )));
         }
         AppStatus::Unchanged => {
             return Err(LintError::Other(format!("app `{shown}` was not rendered")))

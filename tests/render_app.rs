@@ -287,6 +287,32 @@ fn an_unknown_app_name_lists_the_close_ones() {
     );
 }
 
+/// An app whose chart comes from a Helm repository is not rendered
+/// offline: exit 2, saying where its sources are.
+#[test]
+fn an_app_from_a_helm_repository_says_it_is_not_in_this_repository() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut files = files();
+    files.push((
+        "apps/remote.yaml".into(),
+        b"apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: ingress, namespace: argocd}
+spec:
+  source: {repoURL: https://charts.example.com, chart: ingress-nginx, targetRevision: 4.11.0}
+  destination: {server: https://kubernetes.default.svc, namespace: ingress}
+"
+        .to_vec(),
+    ));
+    write_commit(dir.path(), "main", None, &files, "apps").expect("commit");
+    let out = render(dir.path(), &["--app", "ingress", "--rev", "main"], false);
+    assert_eq!(out.code, Some(2));
+    assert_eq!(
+        out.stderr,
+        ["gitops-lint: error: app `ingress` does not render from this repository: its sources are Helm chart `ingress-nginx` from `https://charts.example.com`"]
+    );
+}
+
 /// `render PATH` is unchanged, and a PATH with `--app` is refused.
 #[test]
 fn render_takes_a_path_or_an_app_not_both() {
