@@ -19,8 +19,17 @@ Layouts:
              "shared base" is a common.yaml file with identical content in
              every app directory (one blob, many paths).
 
+  helm       one local chart, charts/service (Deployment, Service, PVC,
+             HPA, ConfigMap), and a value file per app in envs/<app>/;
+             each Application renders the chart with its release name and
+             value file. The "shared" head changes a chart template; the
+             others change value files.
+
 With --appset the per-app Application files are replaced by one
 ApplicationSet with a git directory generator over the overlays.
+With --values-ref (helm layout) each Application has two sources: the
+chart, and a `ref: values` source its value file is read from
+(`$values/envs/<app>/values.yaml`).
 
 The repository is written with `git fast-import`, so 2,000 apps take a
 second or two. It has an `origin` remote naming the repoURL the
@@ -275,6 +284,158 @@ spec:
 """
 
 
+CHART_YAML = """apiVersion: v2
+name: service
+version: 1.0.0
+"""
+
+CHART_VALUES = """image:
+  repository: registry.example.com/service
+  tag: "1.0.0"
+replicas: 2
+storage: 10Gi
+logLevel: info
+"""
+
+
+def chart_templates(variant):
+    """The chart's templates; the "shared" head adds a label to every object."""
+    extra = "\n    tier: backend" if variant == "shared" else ""
+    labels = f"""  labels:
+    app.kubernetes.io/name: {{{{ .Release.Name }}}}
+    app.kubernetes.io/managed-by: {{{{ .Release.Service }}}}{extra}
+"""
+    return {
+        "deployment.yaml": f"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{{{ .Release.Name }}}}
+{labels}spec:
+  replicas: {{{{ .Values.replicas }}}}
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: {{{{ .Release.Name }}}}
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: {{{{ .Release.Name }}}}
+    spec:
+      containers:
+        - name: app
+          image: "{{{{ .Values.image.repository }}}}:{{{{ .Values.image.tag }}}}"
+          envFrom:
+            - configMapRef:
+                name: {{{{ .Release.Name }}}}-config
+          volumeMounts:
+            - name: data
+              mountPath: /var/lib/app
+      volumes:
+        - name: data
+          persistentVolumeClaim:
+            claimName: {{{{ .Release.Name }}}}-data
+""",
+        "service.yaml": f"""apiVersion: v1
+kind: Service
+metadata:
+  name: {{{{ .Release.Name }}}}
+{labels}spec:
+  selector:
+    app.kubernetes.io/name: {{{{ .Release.Name }}}}
+  ports:
+    - name: http
+      port: 80
+      targetPort: 8080
+""",
+        "pvc.yaml": f"""apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: {{{{ .Release.Name }}}}-data
+{labels}  annotations:
+    argocd.argoproj.io/sync-options: Prune=false
+spec:
+  accessModes: ["ReadWriteOnce"]
+  resources:
+    requests:
+      storage: {{{{ .Values.storage }}}}
+""",
+        "hpa.yaml": f"""apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: {{{{ .Release.Name }}}}
+{labels}spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: {{{{ .Release.Name }}}}
+  minReplicas: {{{{ .Values.replicas }}}}
+  maxReplicas: 10
+""",
+        "configmap.yaml": f"""apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{{{ .Release.Name }}}}-config
+{labels}data:
+  LOG_LEVEL: {{{{ .Values.logLevel | quote }}}}
+  SERVICE_NAME: {{{{ .Release.Name | quote }}}}
+""",
+    }
+
+
+def helm_application(name, values_ref):
+    if values_ref:
+        sources = f"""  sources:
+    - repoURL: {REPO_URL}
+      targetRevision: main
+      path: charts/service
+      helm:
+        releaseName: {name}
+        valueFiles:
+          - $values/envs/{name}/values.yaml
+    - repoURL: {REPO_URL}
+      targetRevision: main
+      ref: values
+"""
+    else:
+        sources = f"""  source:
+    repoURL: {REPO_URL}
+    targetRevision: main
+    path: charts/service
+    helm:
+      releaseName: {name}
+      valueFiles:
+        - ../../envs/{name}/values.yaml
+"""
+    return f"""apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: {name}
+  namespace: argocd
+spec:
+  project: default
+{sources}  destination:
+    server: https://kubernetes.default.svc
+    namespace: {name}
+  syncPolicy:
+    automated:
+      prune: true
+"""
+
+
+def helm_files(n, variant, values_ref):
+    out = {"bootstrap/root.yaml": ROOT_APP, "charts/service/Chart.yaml": CHART_YAML,
+           "charts/service/values.yaml": CHART_VALUES}
+    for f, text in chart_templates(variant).items():
+        out[f"charts/service/templates/{f}"] = text
+    for i in range(n):
+        name = app_name(i)
+        bump = changed(variant, i, n)
+        out[f"envs/{name}/values.yaml"] = (
+            f"image:\n  tag: \"{'1.4.1' if bump else '1.4.0'}\"\nreplicas: {4 if bump else 3}\n"
+        )
+        out[f"argocd/apps/{name}.yaml"] = helm_application(name, values_ref)
+    return out
+
+
 def changed(variant, i, n):
     if variant == "one":
         return i == n // 2
@@ -283,8 +444,10 @@ def changed(variant, i, n):
     return False
 
 
-def files_for(layout, n, variant, use_appset):
+def files_for(layout, n, variant, use_appset, values_ref=False):
     """Path → bytes of the whole tree for one scenario."""
+    if layout == "helm":
+        return helm_files(n, variant, values_ref)
     out = {}
     netpol, limits = shared_files(variant)
     if use_appset:
@@ -371,7 +534,7 @@ labels:
     return out
 
 
-def fast_import_stream(layout, n, use_appset):
+def fast_import_stream(layout, n, use_appset, values_ref=False):
     """A fast-import stream: `main` (base) and one branch per head scenario."""
     marks = {}
     chunks = []
@@ -388,7 +551,7 @@ def fast_import_stream(layout, n, use_appset):
         return m
 
     when = 1_700_000_000
-    base_files = files_for(layout, n, "base", use_appset)
+    base_files = files_for(layout, n, "base", use_appset, values_ref)
     base_marks = {p: blob(d) for p, d in base_files.items()}
     commit_mark = next_mark[0]
     next_mark[0] += 1
@@ -403,7 +566,7 @@ def fast_import_stream(layout, n, use_appset):
         chunks.append(b"M 100644 :%d %s\n" % (m, p.encode()))
     chunks.append(b"\n")
     for variant in ("one", "tenpct", "shared"):
-        files = files_for(layout, n, variant, use_appset)
+        files = files_for(layout, n, variant, use_appset, values_ref)
         diffs = {p: d for p, d in files.items() if base_files.get(p) != d}
         mark_of = {p: blob(d) for p, d in diffs.items()}
         msg = variant.encode()
@@ -422,16 +585,22 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", help="directory to create (must not exist)")
     ap.add_argument("--apps", type=int, default=100)
-    ap.add_argument("--layout", choices=["kustomize", "plain"], default="kustomize")
+    ap.add_argument("--layout", choices=["kustomize", "plain", "helm"], default="kustomize")
     ap.add_argument("--appset", action="store_true", help="one ApplicationSet instead of N Application files")
+    ap.add_argument("--values-ref", action="store_true",
+                    help="helm layout: value files read through a multi-source `ref: values` source")
     args = ap.parse_args()
+    if args.appset and args.layout == "helm":
+        sys.exit("--appset is for the kustomize and plain layouts")
+    if args.values_ref and args.layout != "helm":
+        sys.exit("--values-ref is for the helm layout")
     if os.path.exists(args.out):
         sys.exit(f"{args.out} already exists")
     os.makedirs(args.out)
     git = ["git", "-C", args.out]
     subprocess.run(git + ["init", "-q", "-b", "main"], check=True)
     subprocess.run(git + ["remote", "add", "origin", REPO_URL], check=True)
-    stream = fast_import_stream(args.layout, args.apps, args.appset)
+    stream = fast_import_stream(args.layout, args.apps, args.appset, args.values_ref)
     subprocess.run(git + ["fast-import", "--quiet"], input=stream, check=True)
     subprocess.run(git + ["checkout", "-q", "-f", "main"], check=True)
     # A real clone has packed objects; the benchmark should read those.

@@ -115,15 +115,27 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
-    /// Print the manifests Argo CD would render for PATH, as a YAML stream.
+    /// Print the manifests Argo CD would render for PATH, or for the Application NAME (`--app`), as a YAML stream.
+    #[command(
+        after_help = "With --app, every source of the Application is rendered with all its options \
+(Kustomize, Helm with its values and parameters, plain directories, multi-source `$ref` value \
+files), as `argocd app manifests` would show them, in the renderer's order; an object two \
+sources render appears once, as the last one renders it. NAME is the name reports show \
+(`name`, or `namespace/name` outside argocd). An app that cannot be rendered prints the \
+render error and exits 2."
+    )]
     Render {
         /// Directory of the source (relative to the current directory).
-        path: String,
-        /// Revision to read (default: the working directory).
+        #[arg(required_unless_present = "app", conflicts_with = "app")]
+        path: Option<String>,
+        /// Render the Application NAME of the repository instead of a directory.
+        #[arg(long, value_name = "NAME")]
+        app: Option<String>,
+        /// Revision to read (default: the working directory; `INDEX` for staged content).
         #[arg(long)]
         rev: Option<String>,
-        /// Destination namespace for namespaced resources without one.
-        #[arg(long, default_value = "")]
+        /// Destination namespace for namespaced resources without one (PATH only: an app has its own).
+        #[arg(long, default_value = "", conflicts_with = "app")]
         namespace: String,
         #[command(flatten)]
         common: Common,
@@ -454,6 +466,19 @@ fn usage_error(e: &clap::Error) {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("error: invalid arguments");
     let first = first.strip_prefix("error: ").unwrap_or(first);
+    // clap lists missing arguments on the lines after a colon.
+    let missing: Vec<&str> = if first.ends_with(':') {
+        lines
+            .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more"))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let first = if missing.is_empty() {
+        first.to_string()
+    } else {
+        format!("{first} {}", missing.join(", "))
+    };
     let values = text
         .lines()
         .map(str::trim)
@@ -531,16 +556,23 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
         Command::PreCommit { common } => finish(lint::diff_staged(&options(&common)), &common),
         Command::Render {
             path,
+            app,
             rev,
             namespace,
             common,
         } => {
-            match lint::render(
-                &Revision::parse(rev.as_deref()),
-                &path,
-                &namespace,
-                &options(&common),
-            ) {
+            let rev = Revision::parse(rev.as_deref());
+            let opts = options(&common);
+            let result = match (&app, &path) {
+                (Some(name), _) => lint::render_app(&rev, name, &opts),
+                (None, Some(path)) => lint::render(&rev, path, &namespace, &opts),
+                // clap requires one of them.
+                (None, None) => Err(LintError::Other(
+                    "render needs a PATH or --app NAME".to_string(),
+                )),
+            };
+            spinner.clear();
+            match result {
                 Ok(text) => write_out(text.as_bytes()),
                 Err(e) => fatal(&e),
             }

@@ -405,6 +405,27 @@ impl Session<'_> {
         ))
     }
 
+    /// The inventory of one revision (`check`, `render --app`) that `build`
+    /// makes, built again with colliding roots split off until none is left
+    /// (bounded); a note says which roots were split.
+    fn single_inventory(
+        &mut self,
+        build: impl Fn(&Self) -> Result<Inventory, LintError>,
+    ) -> Result<Inventory, LintError> {
+        let mut inv = build(self)?;
+        for _ in 0..MAX_SPLIT_BUILDS {
+            let more = new_collisions(&self.split, &[&inv]);
+            if more.is_empty() {
+                break;
+            }
+            self.split.extend(more);
+            inv = build(self)?;
+        }
+        let note = split_note(&self.split, &[&inv]);
+        inv.notes.extend(note);
+        Ok(inv)
+    }
+
     /// Calls `f` with what building an inventory of `tree` needs.
     fn with_input<R>(
         &self,
@@ -995,17 +1016,8 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
         split: BTreeSet::new(),
     };
     opts.progress.step("rendering");
-    let mut inv = session.inventory(Arc::clone(&tree), &config, None, None)?;
-    for _ in 0..MAX_SPLIT_BUILDS {
-        let more = new_collisions(&session.split, &[&inv]);
-        if more.is_empty() {
-            break;
-        }
-        session.split.extend(more);
-        inv = session.inventory(Arc::clone(&tree), &config, None, None)?;
-    }
-    let note = split_note(&session.split, &[&inv]);
-    inv.notes.extend(note);
+    let mut inv =
+        session.single_inventory(|s| s.inventory(Arc::clone(&tree), &config, None, None))?;
     inv.notes.extend(roots_note(&inv, &config));
     record_stats(opts, |s| {
         *s = RunStats {
@@ -1087,12 +1099,118 @@ pub fn render(
     };
     let rendered = crate::render::render(&cx, &spec, &crate::manifest::Scopes::default())
         .map_err(|e| LintError::Other(format!("cannot render: {}", e.message)))?;
-    let mut out = String::new();
-    for m in &rendered.manifests {
-        out.push_str("---\n");
-        out.push_str(&crate::yaml::emit::to_yaml(&m.value));
+    Ok(yaml_stream(
+        rendered.manifests.iter().map(|m| m.value.as_ref()),
+    ))
+}
+
+/// `gitops-lint render --app NAME`: the manifests Argo CD would render for
+/// one Application of the inventory at `rev`, as a YAML stream in render
+/// order (every source, merged as the app is analysed: an object rendered
+/// twice appears once, as the last source renders it). `name` is the name
+/// the reports show (`name`, or `namespace/name` outside `argocd`), the
+/// bare name when it is unique, or `namespace/name`.
+///
+/// # Errors
+/// Unusable requests, an unknown or ambiguous name (with the close names),
+/// an app that fails to render (the render error) or whose sources are not
+/// in this repository.
+pub fn render_app(rev: &Revision, name: &str, opts: &Options) -> Result<String, LintError> {
+    let repo = open_repo(opts)?;
+    let (_, tree) = tree_of(&repo, rev)?;
+    let config = load_config(opts.config.as_deref(), tree.as_ref())?;
+    let mut session = Session {
+        repo: &repo,
+        cache: ParseCache::default(),
+        identity: RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref()),
+        render: tools_outside(&repo, &opts.render),
+        split: BTreeSet::new(),
+    };
+    opts.progress.step("rendering");
+    let inv = session.single_inventory(|s| {
+        Ok(s.with_input(Arc::clone(&tree), &config, None, None, argocd::build))
+    })?;
+    if let Some(why) = &inv.over_limit {
+        return Err(LintError::Other(format!(
+            "revision {}: {why}",
+            inv.revision
+        )));
     }
-    Ok(out)
+    let app = find_app(&inv, name)?;
+    let shown = app.display_name();
+    match &app.status {
+        AppStatus::Rendered => {}
+        AppStatus::Unrendered(e) => {
+            return Err(LintError::Other(format!(
+                "cannot render app `{shown}`: {}",
+                e.message
+            )))
+        }
+        AppStatus::External(why) => {
+            // A git source of another URL may be this repository under
+            // another name; a Helm repository chart never is.
+            let hint = if app.spec.sources.iter().any(|s| s.chart.is_none()) {
+                format!("; if its repoURL names this repository, list it under `repoUrls:` in {CONFIG_FILE}")
+            } else {
+                String::new()
+            };
+            return Err(LintError::Other(format!(
+                "app `{shown}` does not render from this repository: its sources are {why}{hint}"
+            )));
+        }
+        AppStatus::Unchanged => {
+            return Err(LintError::Other(format!("app `{shown}` was not rendered")))
+        }
+    }
+    Ok(yaml_stream(app.resources.iter().map(|m| m.value.as_ref())))
+}
+
+/// The app of `inv` that `name` designates: its display name, its
+/// `namespace/name` key, or its bare name when no other app has it.
+fn find_app<'i>(inv: &'i Inventory, name: &str) -> Result<&'i argocd::App, LintError> {
+    let apps: Vec<&argocd::App> = inv.apps.values().collect();
+    if let Some(app) = apps
+        .iter()
+        .find(|a| a.display_name() == name || a.key == name)
+    {
+        return Ok(app);
+    }
+    let by_name: Vec<&&argocd::App> = apps.iter().filter(|a| a.spec.name == name).collect();
+    match by_name.as_slice() {
+        [one] => return Ok(one),
+        [] => {}
+        many => {
+            let keys: Vec<String> = many.iter().map(|a| format!("`{}`", a.key)).collect();
+            return Err(LintError::Other(format!(
+                "app name `{name}` is ambiguous: {} have it; give one as `namespace/name`",
+                keys.join(", ")
+            )));
+        }
+    }
+    let known: Vec<String> = apps.iter().map(|a| a.display_name()).collect();
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    let close = crate::config::close_names(name, &known);
+    let hint = if close.is_empty() {
+        format!(
+            "{} app(s) at revision {}; `gitops-lint check` lists them",
+            known.len(),
+            inv.revision
+        )
+    } else {
+        let quoted: Vec<String> = close.iter().map(|k| format!("`{k}`")).collect();
+        format!("did you mean {}?", quoted.join(", "))
+    };
+    Err(LintError::Other(format!("no app named `{name}` ({hint})")))
+}
+
+/// Objects as one YAML stream, each document opened by `---`.
+fn yaml_stream<'v>(values: impl Iterator<Item = &'v serde_json::Value>) -> String {
+    let mut out = String::new();
+    for v in values {
+        out.push_str("---\n");
+        out.push_str(&crate::yaml::emit::to_yaml(v));
+    }
+    out
 }
 
 /// Turns a path given on the command line (relative to the current

@@ -57,7 +57,12 @@ pub fn render(
     };
     let opts = Options::parse(spec)?;
     check_dependencies(cx, spec)?;
-    check_schemas(cx, &spec.path)?;
+    // With `--skip-schema-validation` helm never reads a schema, so none
+    // can make it fetch or read anything (AC `util/helm/cmd.go` `template`
+    // passes the flag for `skipSchemaValidation`).
+    if !opts.skip_schema_validation {
+        check_schemas(cx, &spec.path)?;
+    }
     let value_files = resolve_value_files(cx, spec, &opts)?;
     let file_params = opts
         .file_parameters
@@ -219,9 +224,7 @@ pub(crate) fn inflate(cx: &RenderContext<'_>, c: &InflatedChart) -> Result<Strin
     };
     if let Some(r) = &c.release {
         if !valid_release_name(r) {
-            return Err(RenderError::content(format!(
-                "`{r}` is not a valid Helm release name (lower-case letters, digits, `-` and `.`, at most 53 characters)"
-            )));
+            return Err(RenderError::content(invalid_release_name(r)));
         }
     }
     check_schemas(cx, &c.chart)?;
@@ -350,9 +353,7 @@ impl Options {
         // `releaseName`, else the app name (AC `helmTemplate`).
         let release = s(&h, "releaseName").unwrap_or_else(|| spec.app_name.clone());
         if !valid_release_name(&release) {
-            return Err(RenderError::content(format!(
-                "`{release}` is not a valid Helm release name (lower-case letters, digits, `-` and `.`, at most 53 characters)"
-            )));
+            return Err(RenderError::content(invalid_release_name(&release)));
         }
         // `helm.namespace`, else `kustomize.namespace`, else the destination
         // (AC `ApplicationSource.GetNamespaceOrDefault`).
@@ -849,6 +850,14 @@ fn harden(cmd: &mut Command, tmp: &Path) {
 /// A proxy nothing listens on (port 9, discard, is closed on runners).
 const CLOSED_PROXY: &str = "http://127.0.0.1:9";
 
+/// Helm's own message for a release name it refuses (`pkg/action`
+/// `errInvalidName`), so the failure reads as helm's would.
+fn invalid_release_name(name: &str) -> String {
+    format!(
+        "release name {name:?}: invalid release name, must match regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ and the length must not be longer than 53"
+    )
+}
+
 /// Helm's release-name rule (DNS-1123 subdomain, at most 53 characters).
 /// Checked before running helm so a name from the repository can never
 /// reach it as anything but a name.
@@ -1032,12 +1041,23 @@ fn materialize(cx: &RenderContext<'_>, dir: &str, root: &Path) -> Result<(), Ren
 fn parse_output(chart_path: &str, text: &str) -> Result<Vec<RenderedObject>, RenderError> {
     let mut out = Vec::new();
     for chunk in text.split("\n---") {
+        // The line break before `---` ends the document's last line: a
+        // block scalar there keeps its final newline.
+        let chunk = format!("{chunk}\n");
         let source = chunk
             .lines()
             .find_map(|l| l.strip_prefix("# Source: "))
             .map(|s| s.split_once('/').map_or(s, |(_, rest)| rest).to_string());
-        let docs = crate::yaml::load_all(chunk)
-            .map_err(|e| RenderError::content(format!("helm output is not valid YAML: {e}")))?;
+        // Argo CD reads helm's output with sigs.k8s.io/yaml (AC
+        // `reposerver/repository/repository.go` `helmTemplate` hands it to
+        // gitops-engine `pkg/utils/kube` `SplitYAML`): YAML 1.1 scalars
+        // (`no` is false), and a repeated key replaces the earlier one.
+        let docs = crate::yaml::load_all_as(
+            &chunk,
+            crate::yaml::Dialect::SigsYaml,
+            &crate::yaml::Limits::default(),
+        )
+        .map_err(|e| RenderError::content(format!("helm output is not valid YAML: {e}")))?;
         for d in docs {
             if d.value.is_null() {
                 continue;
