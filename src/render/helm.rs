@@ -1,8 +1,10 @@
 //! Helm charts inside the repository, rendered with `helm template` the way
 //! Argo CD's repo-server runs it, when a `helm` binary is available. Only
 //! `template` is ever run, offline, on a copy of the chart and its value
-//! files taken from the tree: never `dependency update`, never a
-//! post-renderer, never a chart from a Helm repository.
+//! files taken from the tree: never `dependency build` or `update` (the
+//! build Argo CD runs for `file://` dependencies is done natively, see
+//! [`dependencies`]), never a post-renderer, never a chart from a Helm
+//! repository.
 //!
 //! The command line follows argo-cd `reposerver/repository/repository.go`
 //! `helmTemplate` and `util/helm/cmd.go` `(*Cmd).template`:
@@ -23,6 +25,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
+
+mod dependencies;
 
 use super::{
     bounded, expand_lists, Footprint, RefTarget, RenderContext, RenderError, RenderErrorKind,
@@ -56,8 +60,11 @@ pub fn render(
         });
     };
     let opts = Options::parse(spec)?;
-    check_dependencies(cx, spec)?;
+    let build = dependencies::plan(cx, &spec.path)?;
     check_schemas(cx, &spec.path)?;
+    for dep in build.iter().flat_map(|b| &b.charts) {
+        check_schemas(cx, &dep.dir)?;
+    }
     let value_files = resolve_value_files(cx, spec, &opts)?;
     let file_params = opts
         .file_parameters
@@ -74,6 +81,14 @@ pub fn render(
     };
     materialize(cx, &spec.path, &work.repo())?;
     let chart_dir = work.repo().join(&spec.path);
+    let mut sources = Vec::new();
+    if let Some(build) = &build {
+        dependency_build(cx, build, &chart_dir)?;
+        for dep in &build.charts {
+            let shown = dep.alias.as_deref().unwrap_or(&dep.name);
+            sources.push((format!("charts/{shown}/"), dep.dir.clone()));
+        }
+    }
 
     let mut cmd = Command::new(helm);
     cmd.arg("template")
@@ -123,7 +138,37 @@ pub fn render(
     harden(&mut cmd, tmp.path());
     cmd.current_dir(&chart_dir);
     let text = run_template(&mut cmd, &spec.path, &work)?;
-    parse_output(&spec.path, &text)
+    parse_output(&spec.path, &sources, &text)
+}
+
+/// Applies what `helm dependency build` would do to the chart's copy at
+/// `chart_dir`: outdated archives deleted, each `file://` chart placed in
+/// `charts/` as the files its packaging keeps.
+fn dependency_build(
+    cx: &RenderContext<'_>,
+    build: &dependencies::Build,
+    chart_dir: &Path,
+) -> Result<(), RenderError> {
+    let charts = chart_dir.join("charts");
+    for name in &build.removed {
+        let p = charts.join(name);
+        std::fs::remove_file(&p)
+            .map_err(|e| RenderError::content(format!("cannot remove {}: {e}", p.display())))?;
+    }
+    for dep in &build.charts {
+        // A directory named like the archive the build writes: helm loads
+        // a subchart from either, and reads its name from `Chart.yaml`.
+        let dest = charts.join(format!("{}-{}", dep.name, dep.version));
+        if dest.exists() {
+            std::fs::remove_dir_all(&dest).map_err(|e| {
+                RenderError::content(format!("cannot replace {}: {e}", dest.display()))
+            })?;
+        }
+        for (rel, bytes) in dependencies::chart_files(cx, &dep.dir)? {
+            write(&dest.join(rel), &bytes)?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs a prepared `helm template` under the runner's bounds: its standard
@@ -863,76 +908,14 @@ fn valid_release_name(name: &str) -> bool {
     !name.is_empty() && name.len() <= 53 && name.split('.').all(label_ok)
 }
 
-/// The dependencies of `Chart.yaml` (or `requirements.yaml` for
-/// apiVersion v1 charts).
-fn dependencies(cx: &RenderContext<'_>, chart: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    for f in ["Chart.yaml", "requirements.yaml"] {
-        let file = path::join(chart, f).unwrap_or_default();
-        if cx.kind_of(&file).ok().flatten() != Some(EntryKind::File) {
-            continue;
-        }
-        if let Ok(docs) = cx.load_yaml(&file) {
-            if let Some(a) = docs
-                .first()
-                .and_then(|d| d.value.get("dependencies"))
-                .and_then(Value::as_array)
-            {
-                out.extend(a.iter().cloned());
-            }
-        }
-    }
-    out
-}
-
 /// The repository directories of `file://` dependencies of `chart`.
 fn local_dependencies(cx: &RenderContext<'_>, chart: &str) -> Vec<String> {
-    dependencies(cx, chart)
+    dependencies::declared(cx, chart)
         .iter()
         .filter_map(|d| d.get("repository").and_then(Value::as_str))
         .filter_map(|r| r.strip_prefix("file://"))
         .filter_map(|p| path::join(chart, p))
         .collect()
-}
-
-/// Argo CD runs `helm dependency build` only when `helm template` reports a
-/// dependency missing from `charts/` (AC `helmTemplate`,
-/// `IsMissingDependencyErr`), and that build needs the network for any
-/// dependency from a Helm repository. A dependency not vendored in
-/// `charts/` (directory or `.tgz`) is therefore reported, never rendered
-/// without it.
-fn check_dependencies(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<(), RenderError> {
-    let deps = dependencies(cx, &spec.path);
-    if deps.is_empty() {
-        return Ok(());
-    }
-    let charts_dir = path::join(&spec.path, "charts").unwrap_or_default();
-    let vendored: Vec<String> = if cx.kind_of(&charts_dir)? == Some(EntryKind::Dir) {
-        cx.list(&charts_dir)?.into_iter().map(|e| e.name).collect()
-    } else {
-        Vec::new()
-    };
-    for d in deps {
-        let name = d.get("name").and_then(Value::as_str).unwrap_or_default();
-        let repo = d
-            .get("repository")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if !vendored
-            .iter()
-            .any(|v| v == name || v.starts_with(&format!("{name}-")))
-        {
-            let what = if repo.is_empty() {
-                String::new()
-            } else {
-                format!(" from `{repo}`")
-            };
-            return Err(RenderError::unsupported(format!(
-                "chart dependency `{name}`{what} is not vendored in `{charts_dir}`: Argo CD would run `helm dependency build`, which gitops-lint does not"
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// Refuses a chart whose `values.schema.json` (its own or an unpacked
@@ -1028,8 +1011,13 @@ fn materialize(cx: &RenderContext<'_>, dir: &str, root: &Path) -> Result<(), Ren
 }
 
 /// Splits `helm template` output, mapping `# Source: chart/templates/x.yaml`
-/// back to the repository file.
-fn parse_output(chart_path: &str, text: &str) -> Result<Vec<RenderedObject>, RenderError> {
+/// back to the repository file; `sources` maps the `charts/<name>/` prefix
+/// of a subchart placed by the dependency build to its own directory.
+fn parse_output(
+    chart_path: &str,
+    sources: &[(String, String)],
+    text: &str,
+) -> Result<Vec<RenderedObject>, RenderError> {
     let mut out = Vec::new();
     for chunk in text.split("\n---") {
         let source = chunk
@@ -1045,7 +1033,15 @@ fn parse_output(chart_path: &str, text: &str) -> Result<Vec<RenderedObject>, Ren
             let mut items = Vec::new();
             expand_lists(d.value, &mut items);
             for value in items {
-                let file = source.as_ref().and_then(|s| path::join(chart_path, s));
+                let file = source.as_ref().and_then(|s| {
+                    match sources
+                        .iter()
+                        .find_map(|(p, dir)| Some((s.strip_prefix(p.as_str())?, dir)))
+                    {
+                        Some((rest, dir)) => path::join(dir, rest),
+                        None => path::join(chart_path, s),
+                    }
+                });
                 out.push(RenderedObject {
                     value,
                     origin: Origin {

@@ -10,6 +10,7 @@ pub mod directory;
 pub mod helm;
 pub mod kustomize;
 pub mod overrides;
+pub mod semver;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
