@@ -316,13 +316,17 @@ pub(crate) fn inflate(cx: &RenderContext<'_>, c: &InflatedChart) -> Result<Strin
     run_template(&mut cmd, &c.chart, &work)
 }
 
-/// What a render of the Helm source `spec` reads: the chart directory,
-/// `file://` dependencies, every value and parameter file (a glob reads
-/// below its fixed prefix).
+/// What a render of the Helm source `spec` reads in its tree: the chart
+/// directory, `file://` dependencies, every value and parameter file (a
+/// glob reads below its fixed prefix). A `$ref` file from another revision
+/// of this repository ([`RefTarget::Tree`]) is not in it: that revision is
+/// resolved by name in the repository, the same commit whichever revision
+/// of a diff renders the (identical) Application, so its files cannot
+/// differ between them.
 ///
 /// # Errors
-/// Anything that cannot be told without rendering (a value file from a
-/// source that is not this very tree, a bad path): the app is then rendered.
+/// Anything that cannot be told without rendering (a value file from
+/// another repository, a bad path): the app is then rendered.
 pub fn footprint(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Footprint, RenderError> {
     let opts = Options::parse(spec)?;
     let mut fp = Footprint {
@@ -337,8 +341,9 @@ pub fn footprint(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Footprint,
         let loc = locate(spec, f)?;
         match &loc.target {
             RefTarget::Same => {}
-            RefTarget::Tree(_) | RefTarget::External(_) => {
-                return Err(RenderError::unsupported("value file of another tree"))
+            RefTarget::Tree(_) => continue,
+            RefTarget::External(_) => {
+                return Err(RenderError::unsupported("value file of another repository"))
             }
         }
         if is_glob(&loc.path) {
