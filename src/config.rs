@@ -52,6 +52,10 @@ pub struct Config {
     /// `argocd-cm` is not in the repository (`--enable-helm` decides
     /// whether `helmCharts` render).
     pub kustomize_build_options: Option<String>,
+    /// `chartCache`: a directory of `helm pull`-ed chart archives, relative
+    /// to the repository's root (its working directory on disk), for
+    /// Applications installing charts from Helm repositories.
+    pub chart_cache: Option<String>,
     /// `clusterScopedKinds`: `Kind` or `group/Kind` patterns (`*` wildcards)
     /// of kinds that are cluster-scoped, for CRDs not in the repository.
     pub cluster_scoped_kinds: Vec<String>,
@@ -123,6 +127,7 @@ impl Default for Config {
             clusters: Vec::new(),
             tracking_method: None,
             kustomize_build_options: None,
+            chart_cache: None,
             cluster_scoped_kinds: Vec::new(),
             namespaces: Vec::new(),
             acknowledge_trailers: true,
@@ -164,6 +169,7 @@ const TOP_KEYS: &[&str] = &[
     "clusters",
     "trackingMethod",
     "kustomizeBuildOptions",
+    "chartCache",
     "clusterScopedKinds",
     "namespaces",
     "acknowledge",
@@ -422,6 +428,15 @@ impl Config {
                     &["kustomizeBuildOptions"],
                     "kustomizeBuildOptions must be a string, as in argocd-cm (`--enable-helm`)"
                         .to_string(),
+                ),
+            }
+        }
+        if let Some(v) = get("chartCache") {
+            match v.as_str().filter(|s| !s.trim().is_empty()) {
+                Some(s) => cfg.chart_cache = Some(s.trim().to_string()),
+                None => c.at(
+                    &["chartCache"],
+                    "chartCache must be a directory, relative to the repository's root".to_string(),
                 ),
             }
         }

@@ -3,8 +3,9 @@
 //! `template` is ever run, offline, on a copy of the chart and its value
 //! files taken from the tree: never `dependency build` or `update` (the
 //! build Argo CD runs for `file://` dependencies is done natively, see
-//! [`dependencies`]), never a post-renderer, never a chart from a Helm
-//! repository.
+//! [`dependencies`]), never a post-renderer, never a pull from a Helm
+//! repository (such charts come from a chart cache filled outside
+//! gitops-lint, see [`super::chart_cache`]).
 //!
 //! The command line follows argo-cd `reposerver/repository/repository.go`
 //! `helmTemplate` and `util/helm/cmd.go` `(*Cmd).template`:
@@ -339,6 +340,37 @@ pub fn footprint(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Footprint,
     let raw = opts.value_files.iter().chain(opts.file_parameters.values());
     for f in raw {
         let loc = locate(spec, f)?;
+        match &loc.target {
+            RefTarget::Same => {}
+            RefTarget::Tree(_) => continue,
+            RefTarget::External(_) => {
+                return Err(RenderError::unsupported("value file of another repository"))
+            }
+        }
+        if is_glob(&loc.path) {
+            fp.subtrees.push(glob_base(&loc.path));
+        } else {
+            fp.entries.push(loc.path);
+        }
+    }
+    Ok(fp)
+}
+
+/// What a source installing a chart from a Helm repository reads from the
+/// repository: its `$ref` value and parameter files of this revision (the
+/// chart and every other file it reads are in the chart's archive). A
+/// `$ref` pinned to another revision is left out, as in [`footprint`].
+///
+/// # Errors
+/// A value file from another repository, or a bad path.
+pub fn ref_footprint(spec: &SourceSpec) -> Result<Footprint, RenderError> {
+    let opts = Options::parse(spec)?;
+    let mut fp = Footprint::default();
+    for f in opts.value_files.iter().chain(opts.file_parameters.values()) {
+        let loc = locate(spec, f)?;
+        if loc.ref_name.is_none() {
+            continue;
+        }
         match &loc.target {
             RefTarget::Same => {}
             RefTarget::Tree(_) => continue,
