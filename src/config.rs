@@ -800,6 +800,20 @@ mod tests {
     }
 
     #[test]
+    fn chart_cache_is_a_directory_name() {
+        let c = Config::parse(".gitops-lint.yaml", "chartCache: .chart-cache\n").expect("valid");
+        assert_eq!(c.chart_cache.as_deref(), Some(".chart-cache"));
+        assert_eq!(
+            problems("chartCache: \"\"\n"),
+            vec!["line 1: chartCache must be a directory, relative to the repository's root"]
+        );
+        assert_eq!(
+            problems("chartCahce: x\n"),
+            vec!["line 1: unknown key `chartCahce` (did you mean `chartCache`?)"]
+        );
+    }
+
+    #[test]
     fn kustomize_build_options_are_a_string_like_argocd_cm() {
         let c = Config::parse(
             ".gitops-lint.yaml",
