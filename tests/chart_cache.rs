@@ -153,13 +153,7 @@ fn a_gzip_bomb_in_the_chart_cache_is_refused_within_the_bound() {
 
 #[test]
 fn a_cached_chart_renders_with_helm() {
-    if gitops_lint::cli::find_on_path("helm").is_none() {
-        // Said visibly; the golden cases require helm where the oracles are.
-        eprintln!("NOT RUN: a_cached_chart_renders_with_helm, no `helm` on PATH");
-        assert!(
-            std::env::var_os("GITOPS_LINT_REQUIRE_ORACLES").is_none(),
-            "helm is required here"
-        );
+    if !have_helm("a_cached_chart_renders_with_helm") {
         return;
     }
     let dir = repo("1.0.0", None);
@@ -185,5 +179,84 @@ fn a_cached_chart_renders_with_helm() {
         "rendered",
         "{}",
         String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// Whether helm is on PATH; says so visibly when it is not (and fails
+/// where the oracles are required).
+fn have_helm(test: &str) -> bool {
+    if gitops_lint::cli::find_on_path("helm").is_some() {
+        return true;
+    }
+    eprintln!("NOT RUN: {test}, no `helm` on PATH");
+    assert!(
+        std::env::var_os("GITOPS_LINT_REQUIRE_ORACLES").is_none(),
+        "helm is required here"
+    );
+    false
+}
+
+#[test]
+fn a_packed_subchart_schema_naming_the_machine_is_refused_before_helm_runs() {
+    if !have_helm("a_packed_subchart_schema_naming_the_machine_is_refused_before_helm_runs") {
+        return;
+    }
+    let evil = common::tgz(&[
+        (
+            "evil/Chart.yaml".to_string(),
+            b"apiVersion: v2\nname: evil\nversion: 0.1.0\n".to_vec(),
+        ),
+        (
+            "evil/values.schema.json".to_string(),
+            br#"{"properties": {"a": {"$ref": "file:///etc/hostname"}}}"#.to_vec(),
+        ),
+    ]);
+    let chart = |name: &str| {
+        vec![
+            (
+                format!("{name}/Chart.yaml"),
+                format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\ndependencies:\n  - name: evil\n    version: 0.1.0\n").into_bytes(),
+            ),
+            (format!("{name}/charts/evil-0.1.0.tgz"), evil.clone()),
+        ]
+    };
+    // Vendored in git, beside a chart source.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut files: Vec<(String, Vec<u8>)> = chart("charts/shop");
+    files.push((
+        "apps/shop.yaml".to_string(),
+        br#"apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: shop, namespace: argocd}
+spec:
+  project: default
+  source: {repoURL: "https://github.com/acme/gitops.git", targetRevision: main, path: charts/shop}
+  destination: {server: "https://kubernetes.default.svc", namespace: shop}
+"#
+        .to_vec(),
+    ));
+    write_commit(dir.path(), "main", None, &files, "init").expect("commit");
+    let (report, _) = check(dir.path(), &[]);
+    let msg = gl000(&report);
+    assert!(
+        msg.contains("`charts/shop/charts/evil-0.1.0.tgz: evil/values.schema.json` refers to `file:///etc/hostname`"),
+        "{msg}"
+    );
+    // Packed inside a cached chart.
+    let dir = repo("1.0.0", None);
+    let cache = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        cache.path().join("store-1.0.0.tgz"),
+        common::tgz(&chart("store")),
+    )
+    .expect("write");
+    let (report, _) = check(
+        dir.path(),
+        &["--chart-cache", &cache.path().display().to_string()],
+    );
+    let msg = gl000(&report);
+    assert!(
+        msg.contains("`store/charts/evil-0.1.0.tgz: evil/values.schema.json` refers to `file:///etc/hostname`"),
+        "{msg}"
     );
 }

@@ -142,7 +142,7 @@ impl ChartCache {
             Some(t) => t,
             None => {
                 let t = Arc::new(
-                    unpack(&bytes, &file)
+                    unpack_archive(&bytes, &file)
                         .map_err(|m| RenderError::content(format!("`{shown}`: {m}")))?,
                 );
                 self.unpacked
@@ -238,8 +238,9 @@ const LIMITS: Limits = Limits {
     entries: MAX_ENTRIES,
 };
 
-/// Unpacks a gzip-compressed tar archive into memory, within the bounds.
-fn unpack(bytes: &[u8], label: &str) -> Result<ChartTree, String> {
+/// Unpacks a gzip-compressed tar archive into memory, within the bounds
+/// of every chart archive; the error says why it cannot be.
+pub(crate) fn unpack_archive(bytes: &[u8], label: &str) -> Result<ChartTree, String> {
     unpack_within(bytes, label, LIMITS)
 }
 

@@ -34,7 +34,7 @@ use super::{
     RenderedObject, SourceSpec,
 };
 use crate::manifest::Origin;
-use crate::source::{path, EntryKind};
+use crate::source::{path, EntryKind, Tree as _};
 
 /// Most value files one glob may expand to.
 const MAX_GLOB_MATCHES: usize = 1_000;
@@ -955,11 +955,33 @@ fn local_dependencies(cx: &RenderContext<'_>, chart: &str) -> Vec<String> {
         .collect()
 }
 
-/// Refuses a chart whose `values.schema.json` (its own or an unpacked
-/// subchart's) names anything but a place inside itself: helm would fetch
-/// an `http(s)://` reference and read a `file://` or relative one from the
-/// machine's file system.
+/// Refuses a chart whose `values.schema.json` (its own or a subchart's,
+/// unpacked or packed in `charts/`) names anything but a place inside
+/// itself: helm would fetch an `http(s)://` reference and read a `file://`
+/// or relative one from the machine's file system.
 fn check_schemas(cx: &RenderContext<'_>, chart: &str) -> Result<(), RenderError> {
+    check_schemas_in(cx, chart, "", 0)
+}
+
+/// Most archives nested in one another that are looked into (a gzip file
+/// can contain itself).
+const MAX_ARCHIVE_NESTING: usize = 8;
+
+/// [`check_schemas`] for the chart at `chart` of `cx`'s tree, which is the
+/// archive `within` (empty: the repository) nested `depth` deep.
+fn check_schemas_in(
+    cx: &RenderContext<'_>,
+    chart: &str,
+    within: &str,
+    depth: usize,
+) -> Result<(), RenderError> {
+    let shown = |p: &str| {
+        if within.is_empty() {
+            p.to_string()
+        } else {
+            format!("{within}: {p}")
+        }
+    };
     let mut stack = vec![chart.to_string()];
     while let Some(dir) = stack.pop() {
         let schema = path::join(&dir, "values.schema.json").unwrap_or_default();
@@ -968,20 +990,58 @@ fn check_schemas(cx: &RenderContext<'_>, chart: &str) -> Result<(), RenderError>
             // helm reports a schema that is not JSON itself.
             if let Ok(v) = serde_json::from_slice::<Value>(&bytes) {
                 if let Some(r) = external_ref(&v) {
-                    return Err(RenderError::unsupported(format!(
-                        "`{schema}` refers to `{r}` outside itself, which helm would fetch or read from the machine: only `#…` references are analysed"
-                    ))
-                    .at(schema, None));
+                    let e = RenderError::unsupported(format!(
+                        "`{}` refers to `{r}` outside itself, which helm would fetch or read from the machine: only `#…` references are analysed",
+                        shown(&schema)
+                    ));
+                    return Err(if within.is_empty() {
+                        e.at(schema, None)
+                    } else {
+                        e
+                    });
                 }
             }
         }
         let sub = path::join(&dir, "charts").unwrap_or_default();
-        if cx.kind_of(&sub)? == Some(EntryKind::Dir) {
-            for e in cx.list(&sub)? {
-                if e.kind == EntryKind::Dir {
-                    stack.push(path::join(&sub, &e.name).unwrap_or_default());
+        if cx.kind_of(&sub)? != Some(EntryKind::Dir) {
+            continue;
+        }
+        for e in cx.list(&sub)? {
+            let full = path::join(&sub, &e.name).unwrap_or_default();
+            match e.kind {
+                EntryKind::Dir => stack.push(full),
+                EntryKind::File if e.name.ends_with(".tgz") => {
+                    check_packed_schemas(cx, &full, &shown(&full), depth)?;
                 }
+                _ => {}
             }
+        }
+    }
+    Ok(())
+}
+
+/// [`check_schemas`] for each chart of the packed subchart at `file`.
+fn check_packed_schemas(
+    cx: &RenderContext<'_>,
+    file: &str,
+    shown: &str,
+    depth: usize,
+) -> Result<(), RenderError> {
+    if depth >= MAX_ARCHIVE_NESTING {
+        return Err(RenderError::content(format!(
+            "`{shown}` nests chart archives more than {MAX_ARCHIVE_NESTING} deep"
+        )));
+    }
+    let bytes = cx.read(file)?;
+    let archive = super::chart_cache::unpack_archive(&bytes, shown)
+        .map_err(|m| RenderError::content(format!("`{shown}`: {m}")))?;
+    let inner = RenderContext::unrecorded(&archive, cx.cache, cx.options);
+    for e in archive
+        .list_raw("")
+        .map_err(|e| RenderError::from_source(&e))?
+    {
+        if e.kind == EntryKind::Dir {
+            check_schemas_in(&inner, &e.name, shown, depth + 1)?;
         }
     }
     Ok(())
