@@ -1334,7 +1334,7 @@ fn render_fresh(
 
 /// The key under which an app records the chart archive it rendered, by
 /// content: no path of a repository starts with a NUL byte.
-pub const CHART_CACHE_INPUT: &str = "\0chart-cache/";
+const CHART_CACHE_INPUT: &str = "\0chart-cache/";
 
 /// Renders a source installing `chart` from a Helm repository from the
 /// chart cache (see [`crate::render::chart_cache`]). Returns the render and

@@ -41,14 +41,17 @@ pub const MAX_FILE_BYTES: u64 = 5 << 20;
 pub const MAX_ENTRIES: usize = 10_000;
 
 /// The chart cache of a run: its directory, and each archive unpacked once
-/// per run, keyed by its content.
+/// per run (or refused once), keyed by its content.
 #[derive(Debug)]
 pub struct ChartCache {
     dir: PathBuf,
     /// The directory as the user named it, for messages.
     shown: String,
-    unpacked: Mutex<HashMap<[u8; 32], Arc<ChartTree>>>,
+    unpacked: Mutex<HashMap<[u8; 32], Unpacked>>,
 }
+
+/// An archive unpacked, or why it cannot be.
+type Unpacked = Result<Arc<ChartTree>, String>;
 
 /// One chart taken from the cache.
 pub struct CachedChart {
@@ -138,20 +141,18 @@ impl ChartCache {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(&digest)
             .cloned();
-        let tree = match known {
-            Some(t) => t,
+        let unpacked = match known {
+            Some(u) => u,
             None => {
-                let t = Arc::new(
-                    unpack_archive(&bytes, &file)
-                        .map_err(|m| RenderError::content(format!("`{shown}`: {m}")))?,
-                );
+                let u = unpack_archive(&bytes, &file).map(Arc::new);
                 self.unpacked
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(digest, Arc::clone(&t));
-                t
+                    .insert(digest, u.clone());
+                u
             }
         };
+        let tree = unpacked.map_err(|m| RenderError::content(format!("`{shown}`: {m}")))?;
         if tree.entry(name).ok().flatten().map(|e| e.kind) != Some(EntryKind::Dir) {
             return Err(RenderError::content(format!(
                 "`{shown}` holds no `{name}/` directory, where Argo CD looks for the chart"

@@ -20,6 +20,9 @@ use super::super::{RenderContext, RenderError, RenderErrorKind};
 use crate::argocd::appset::glob::go_path_match;
 use crate::source::{path, EntryKind};
 
+/// Why a `file://` dependency outside the repository is not followed.
+const NOTHING_OUTSIDE: &str = "gitops-lint reads nothing outside the repository";
+
 /// A `file://` dependency `helm dependency build` would package.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct LocalChart {
@@ -187,15 +190,11 @@ fn load_local(
     rel: &str,
     constraint: &str,
 ) -> Result<LocalChart, RenderError> {
-    let outside = |why: &str| {
-        RenderError {
+    let outside = |why: &str| RenderError {
         kind: RenderErrorKind::OutsideRepo,
-        message: format!(
-            "chart dependency `{name}` is `{repo}`, {why}: gitops-lint reads nothing outside the repository"
-        ),
+        message: format!("chart dependency `{name}` is `{repo}`, {why}: {NOTHING_OUTSIDE}"),
         file: None,
         line: None,
-    }
     };
     // `resolver.GetLocalPath`: an absolute path is the machine's.
     if rel.starts_with('/') {
