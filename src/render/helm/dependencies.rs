@@ -160,7 +160,15 @@ pub(super) fn plan(cx: &RenderContext<'_>, chart: &str) -> Result<Option<Build>,
             .map(|x| text(x, "alias"))
             .filter(|a| !a.is_empty())
             .map(str::to_string);
-        let local = load_local(cx, chart, name, repo, rel, text(d, "version"))?;
+        let local = load_local(
+            cx,
+            chart,
+            name,
+            repo,
+            rel,
+            text(d, "version"),
+            lock.as_deref(),
+        )?;
         build.charts.push(LocalChart { alias, ..local });
     }
     let keep: Vec<&str> = deps
@@ -181,7 +189,8 @@ pub(super) fn plan(cx: &RenderContext<'_>, chart: &str) -> Result<Option<Build>,
 }
 
 /// `tarFromLocalDir`: the `file://` chart `rel` of `chart`, if its version
-/// satisfies `constraint`.
+/// satisfies `constraint` (the exact version of the lock file `lock`, when
+/// there is one).
 fn load_local(
     cx: &RenderContext<'_>,
     chart: &str,
@@ -189,6 +198,7 @@ fn load_local(
     repo: &str,
     rel: &str,
     constraint: &str,
+    lock: Option<&str>,
 ) -> Result<LocalChart, RenderError> {
     let outside = |why: &str| RenderError {
         kind: RenderErrorKind::OutsideRepo,
@@ -226,8 +236,12 @@ fn load_local(
         )));
     };
     if !c.check(&version) {
+        let asks = match lock {
+            Some(l) => format!("`{l}` pins chart dependency `{name}` at {constraint}"),
+            None => format!("chart dependency `{name}` asks for version `{constraint}`"),
+        };
         return Err(RenderError::content(format!(
-            "chart dependency `{name}` asks for version `{constraint}` and `{repo}` holds {}: `helm dependency build` (which Argo CD runs) fails with \"can't get a valid version\"",
+            "{asks} and `{repo}` holds {}: `helm dependency build` (which Argo CD runs) fails with \"can't get a valid version\"",
             version.text()
         ))
         .at(chart_yaml, None));
