@@ -67,6 +67,11 @@ struct Common {
     /// Render Kustomize apps with this external binary (`kustomize` or `kubectl`) instead of natively.
     #[arg(long, global = true, value_name = "BIN")]
     kustomize_binary: Option<PathBuf>,
+    /// Render charts from Helm repositories from `<chart>-<version>.tgz` files
+    /// in DIR, made by `helm pull` (default: `chartCache` of the
+    /// configuration; without either, such apps are external).
+    #[arg(long, global = true, value_name = "DIR")]
+    chart_cache: Option<PathBuf>,
     /// Print less: no notes in human output, no progress on stderr.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     quiet: bool,
@@ -173,6 +178,12 @@ fn options(c: &Common, progress: &Spinner) -> Options {
         render: crate::render::RenderOptions {
             helm,
             external_kustomize: c.kustomize_binary.clone(),
+            chart_cache: c.chart_cache.as_ref().map(|d| {
+                std::sync::Arc::new(crate::render::chart_cache::ChartCache::new(
+                    d.clone(),
+                    &d.display().to_string(),
+                ))
+            }),
         },
         progress: progress.callback(),
         // For the benchmark (bench/): counts of the work done, on stderr.
@@ -263,6 +274,14 @@ fn render_ignored(c: &Common) -> Option<String> {
 /// renders would turn into a render-failed warning and the run would pass,
 /// when the user's request simply cannot be carried out.
 fn requested_tools(c: &Common) -> Result<(), String> {
+    if let Some(dir) = &c.chart_cache {
+        if !dir.is_dir() {
+            return Err(format!(
+                "--chart-cache {}: no such directory; create it and fill it with `helm pull`, or drop the option",
+                dir.display()
+            ));
+        }
+    }
     let Some(bin) = &c.kustomize_binary else {
         return Ok(());
     };

@@ -58,6 +58,10 @@ pub struct Config {
     /// `argocd-cm` is not in the repository (`--enable-helm` decides
     /// whether `helmCharts` render).
     pub kustomize_build_options: Option<String>,
+    /// `chartCache`: a directory of `helm pull`-ed chart archives, relative
+    /// to the repository's root (its working directory on disk), for
+    /// Applications installing charts from Helm repositories.
+    pub chart_cache: Option<String>,
     /// `clusterScopedKinds`: `Kind` or `group/Kind` patterns (`*` wildcards)
     /// of kinds that are cluster-scoped, for CRDs not in the repository.
     pub cluster_scoped_kinds: Vec<String>,
@@ -131,6 +135,7 @@ impl Default for Config {
             clusters: Vec::new(),
             tracking_method: None,
             kustomize_build_options: None,
+            chart_cache: None,
             cluster_scoped_kinds: Vec::new(),
             namespaces: Vec::new(),
             acknowledge_trailers: true,
@@ -174,6 +179,7 @@ const TOP_KEYS: &[&str] = &[
     "clusters",
     "trackingMethod",
     "kustomizeBuildOptions",
+    "chartCache",
     "clusterScopedKinds",
     "namespaces",
     "acknowledge",
@@ -461,6 +467,15 @@ impl Config {
                     &["kustomizeBuildOptions"],
                     "kustomizeBuildOptions must be a string, as in argocd-cm (`--enable-helm`)"
                         .to_string(),
+                ),
+            }
+        }
+        if let Some(v) = get("chartCache") {
+            match v.as_str().filter(|s| !s.trim().is_empty()) {
+                Some(s) => cfg.chart_cache = Some(s.trim().to_string()),
+                None => c.at(
+                    &["chartCache"],
+                    "chartCache must be a directory, relative to the repository's root".to_string(),
                 ),
             }
         }
@@ -817,6 +832,20 @@ mod tests {
         };
         assert_eq!(ok("argocdVersion: \"3.10\"\n"), (3, 10));
         assert_eq!(ok("argocdVersion: 2.14\n"), (2, 14));
+    }
+
+    #[test]
+    fn chart_cache_is_a_directory_name() {
+        let c = parse(".gitops-lint.yaml", "chartCache: .chart-cache\n").expect("valid");
+        assert_eq!(c.chart_cache.as_deref(), Some(".chart-cache"));
+        assert_eq!(
+            problems("chartCache: \"\"\n"),
+            vec!["line 1: chartCache must be a directory, relative to the repository's root"]
+        );
+        assert_eq!(
+            problems("chartCahce: x\n"),
+            vec!["line 1: unknown key `chartCahce` (did you mean `chartCache`?)"]
+        );
     }
 
     #[test]

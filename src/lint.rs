@@ -352,6 +352,32 @@ fn tools_outside(repo: &GitRepo, render: &RenderOptions) -> RenderOptions {
     out
 }
 
+/// `render` with the configuration's `chartCache` when the command line
+/// named none. A relative directory is taken from the repository's root:
+/// the configuration's paths are the repository's, and CI fills the cache
+/// from the checkout (`helm pull -d DIR`).
+fn with_chart_cache(repo: &GitRepo, mut render: RenderOptions, config: &Config) -> RenderOptions {
+    if render.chart_cache.is_some() {
+        return render;
+    }
+    let Some(dir) = &config.chart_cache else {
+        return render;
+    };
+    let path = Path::new(dir);
+    let full = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        match repo.workdir() {
+            Some(root) => root.join(path),
+            None => return render,
+        }
+    };
+    render.chart_cache = Some(Arc::new(crate::render::chart_cache::ChartCache::new(
+        full, dir,
+    )));
+    render
+}
+
 impl Session<'_> {
     fn inventory(
         &self,
@@ -769,7 +795,7 @@ fn diff_trees(
         repo,
         cache: ParseCache::default(),
         identity,
-        render: tools_outside(repo, &opts.render),
+        render: with_chart_cache(repo, tools_outside(repo, &opts.render), &config),
         split: BTreeSet::new(),
     };
     // Apps whose inputs are identical at both revisions are rendered at
@@ -1012,7 +1038,7 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
         repo: &repo,
         cache: ParseCache::default(),
         identity: RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref()),
-        render: tools_outside(&repo, &opts.render),
+        render: with_chart_cache(&repo, tools_outside(&repo, &opts.render), &config),
         split: BTreeSet::new(),
     };
     opts.progress.step("rendering");
@@ -1123,7 +1149,7 @@ pub fn render_app(rev: &Revision, name: &str, opts: &Options) -> Result<String, 
         repo: &repo,
         cache: ParseCache::default(),
         identity: RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref()),
-        render: tools_outside(&repo, &opts.render),
+        render: with_chart_cache(&repo, tools_outside(&repo, &opts.render), &config),
         split: BTreeSet::new(),
     };
     opts.progress.step("rendering");

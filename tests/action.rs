@@ -507,6 +507,30 @@ fn a_run_that_cannot_start_fails_with_status_two() {
     assert!(summary.is_empty());
 }
 
+#[test]
+fn the_chart_cache_input_reaches_the_command_line() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (case, message) = mixed_case();
+    let (mut r, _, _) = runner(tmp.path(), &case, &message);
+    r.inputs.insert(
+        "binary".into(),
+        env!("CARGO_BIN_EXE_gitops-lint").to_string(),
+    );
+    // A directory the runner does not have: the run cannot do what it is
+    // asked, so it stops (an existing one renders chart apps from it).
+    r.inputs.insert("chart-cache".into(), "charts/cache".into());
+    r.inputs.insert("step-summary".into(), "false".into());
+    let runs = run_action(&mut r, &[]);
+    let lint = step(&runs, "lint");
+    assert_eq!(lint.status, 2, "{}{}", lint.stdout, lint.stderr);
+    assert!(
+        lint.stderr
+            .contains("--chart-cache charts/cache: no such directory"),
+        "{}",
+        lint.stderr
+    );
+}
+
 /// The Rust target of the release asset this machine would download.
 fn host_target() -> String {
     let os = match std::env::consts::OS {

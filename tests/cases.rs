@@ -14,6 +14,9 @@
 //! `config` (written as `.gitops-lint.yaml` into both trees), and `tags`
 //! (lightweight tags created on the base commit, for `targetRevision` pins).
 //! A file named `x.symlink` becomes a symlink `x` whose target is its content.
+//! A directory `chart-cache/<chart>-<version>.tgz/` becomes that `helm
+//! pull`-style archive in `.chart-cache/` beside the commits (a case names it
+//! with `config: {chartCache: .chart-cache}`).
 
 mod common;
 

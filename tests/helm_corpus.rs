@@ -302,7 +302,7 @@ fn render_case(case: &Case, helm: &Path) -> Result<String, String> {
         repo: Some(tmp.path().to_path_buf()),
         render: RenderOptions {
             helm: Some(helm.to_path_buf()),
-            external_kustomize: None,
+            ..RenderOptions::default()
         },
         ..Options::default()
     };

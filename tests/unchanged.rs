@@ -189,19 +189,18 @@ struct Outcome {
 fn compare_case(case: &Case) -> Result<Outcome, String> {
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
     let c = case.commit(tmp.path())?;
-    // `--all` renders everything: both runs use the default options, which
-    // defer, and differ only in `render_unchanged`.
+    // Both runs use the case's own options (helm for a Helm case), which
+    // defer unless the case says `--all`, and differ only in
+    // `render_unchanged`.
     let stats = Arc::new(Mutex::new(RunStats::default()));
     let deferred_opts = lint::Options {
-        repo: Some(tmp.path().to_path_buf()),
         stats: Some(Arc::clone(&stats)),
-        ..lint::Options::default()
+        ..case.options(tmp.path())
     };
     let deferred = case.run(&c, &deferred_opts)?;
     let full_opts = lint::Options {
-        repo: Some(tmp.path().to_path_buf()),
         render_unchanged: true,
-        ..lint::Options::default()
+        ..case.options(tmp.path())
     };
     let full = case.run(&c, &full_opts)?;
     let deferred_apps = stats.lock().map_err(|e| e.to_string())?.unchanged;
@@ -236,11 +235,24 @@ fn deferring_unchanged_apps_changes_no_finding_or_prune() {
     assert!(diffs.len() >= 100, "only {} golden diff cases", diffs.len());
     let mut failures = Vec::new();
     let (mut cases_deferring, mut apps_deferred, mut failing_both) = (0, 0, 0);
+    let (mut helm_cases, mut helm_cases_deferring) = (0, 0);
+    let mut not_run = Vec::new();
+    let have_helm = golden::helm().is_some();
     for case in &diffs {
+        if case.needs_helm() && !have_helm {
+            not_run.push(case.name.as_str());
+            continue;
+        }
         match compare_case(case) {
             Ok(o) => {
                 if o.deferred_apps > 0 {
                     cases_deferring += 1;
+                }
+                if case.needs_helm() {
+                    helm_cases += 1;
+                    if o.deferred_apps > 0 {
+                        helm_cases_deferring += 1;
+                    }
                 }
                 apps_deferred += o.deferred_apps;
                 failing_both += o.failing_both;
@@ -249,9 +261,22 @@ fn deferring_unchanged_apps_changes_no_finding_or_prune() {
         }
     }
     println!(
-        "{} diff cases: {cases_deferring} left {apps_deferred} apps unrendered ({failing_both} failing at both revisions)",
+        "{} diff cases: {cases_deferring} left {apps_deferred} apps unrendered ({failing_both} failing at both revisions); {helm_cases} Helm cases compared, {helm_cases_deferring} deferring",
         diffs.len()
     );
+    if !not_run.is_empty() {
+        // As in tests/cases.rs: said visibly, and a failure where the
+        // oracles are required.
+        let line = format!(
+            "NOT RUN: {} golden Helm diff case(s), no `helm` on PATH: {}",
+            not_run.len(),
+            not_run.join(", ")
+        );
+        eprintln!("{line}");
+        if std::env::var_os("GITOPS_LINT_REQUIRE_ORACLES").is_some() {
+            failures.push(line);
+        }
+    }
     assert!(
         failures.is_empty(),
         "{} of {} golden diff cases answer differently when unchanged apps are not rendered:\n\n{}",
@@ -267,6 +292,11 @@ fn deferring_unchanged_apps_changes_no_finding_or_prune() {
     assert!(
         failing_both >= 2,
         "only {failing_both} deferred apps fail at both revisions"
+    );
+    // Helm apps are left unrendered too, and that is compared with helm.
+    assert!(
+        !have_helm || helm_cases_deferring >= 3,
+        "only {helm_cases_deferring} of {helm_cases} Helm cases deferred anything"
     );
 }
 
@@ -299,6 +329,8 @@ fn covered(key: &str, fp: &Footprint) -> bool {
 #[derive(Default)]
 struct Tally {
     checked: usize,
+    /// Helm sources (charts rendered with helm) among those checked.
+    helm_rendered: usize,
     no_footprint: usize,
     inputs: usize,
     violations: Vec<String>,
@@ -315,15 +347,21 @@ impl Tally {
         spec: &SourceSpec,
         scopes: &Scopes,
         memo: &FootprintMemo,
+        options: &RenderOptions,
     ) {
         let cache = ParseCache::default();
-        let options = RenderOptions::default();
-        let cx = RenderContext::new(tree, &cache, &options);
+        let cx = RenderContext::new(tree, &cache, options);
         let result = render::render(&cx, spec, scopes);
         let inputs: BTreeMap<String, ObjectId> = cx.inputs();
-        let cx2 = RenderContext::new(tree, &cache, &options);
+        if result
+            .as_ref()
+            .is_ok_and(|r| r.source_type == render::SourceType::Helm)
+        {
+            self.helm_rendered += 1;
+        }
+        let cx2 = RenderContext::new(tree, &cache, options);
         let fresh = render::footprint(&cx2, spec, &FootprintMemo::default());
-        let cx3 = RenderContext::new(tree, &cache, &options);
+        let cx3 = RenderContext::new(tree, &cache, options);
         let shared = render::footprint(&cx3, spec, memo);
         if shared != fresh {
             self.violations.push(format!(
@@ -391,6 +429,7 @@ fn footprints_hold_in(dir: &Path, min: usize) {
             &spec,
             &Scopes::default(),
             &FootprintMemo::default(),
+            &RenderOptions::default(),
         );
         if t.checked == before && !unsupported.contains(&case.name) {
             missing.push(case.name.as_str());
@@ -471,6 +510,7 @@ fn check_revision(
                 &spec,
                 &inv.scopes,
                 &memo,
+                &options,
             );
         }
     }
@@ -517,8 +557,8 @@ fn footprint_holds_every_input_of_a_golden_case_render() {
         }
     }
     println!(
-        "golden cases: {} sources checked ({} inputs), {} without footprint",
-        t.checked, t.inputs, t.no_footprint
+        "golden cases: {} sources checked ({} inputs, {} rendered with helm), {} without footprint",
+        t.checked, t.inputs, t.helm_rendered, t.no_footprint
     );
     assert!(errors.is_empty(), "{}", errors.join("\n"));
     assert!(
@@ -528,4 +568,10 @@ fn footprint_holds_every_input_of_a_golden_case_render() {
         t.violations.join("\n")
     );
     assert!(t.checked >= 200, "only {} sources checked", t.checked);
+    // With helm, charts render and what helm is given is checked too.
+    assert!(
+        golden::helm().is_none() || t.helm_rendered >= 15,
+        "only {} Helm sources rendered with helm",
+        t.helm_rendered
+    );
 }

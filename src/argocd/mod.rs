@@ -1511,6 +1511,30 @@ fn render_fresh(
     let mut externals = Vec::new();
     let mut local = 0;
     for src in &app.spec.sources {
+        if let (Some(chart), Some(charts)) = (&src.chart, &input.render_options.chart_cache) {
+            local += 1;
+            let result = render_cached_chart(
+                input,
+                scopes,
+                kustomize_build_options,
+                &app,
+                src,
+                chart,
+                charts,
+            );
+            match result {
+                Ok((r, inputs)) => {
+                    app.inputs.extend(inputs);
+                    app.source_types.push(r.source_type);
+                    resources.extend(r.manifests);
+                }
+                Err(e) => {
+                    app.status = AppStatus::Unrendered(e);
+                    return app;
+                }
+            }
+            continue;
+        }
         let Some(path) = src.path.clone() else {
             if src.ref_name.is_none() || src.chart.is_some() {
                 externals.push(
@@ -1574,6 +1598,49 @@ fn render_fresh(
     app.resources = out;
     app.status = AppStatus::Rendered;
     app
+}
+
+/// The key under which an app records the chart archive it rendered, by
+/// content: no path of a repository starts with a NUL byte.
+const CHART_CACHE_INPUT: &str = "\0chart-cache/";
+
+/// Renders a source installing `chart` from a Helm repository from the
+/// chart cache (see [`crate::render::chart_cache`]). Returns the render and
+/// its inputs: the archive under [`CHART_CACHE_INPUT`], keyed by content,
+/// and the `$ref` files read from the repository.
+fn render_cached_chart(
+    input: &InventoryInput<'_>,
+    scopes: &Scopes,
+    kustomize_build_options: &str,
+    app: &App,
+    src: &AppSource,
+    chart: &str,
+    charts: &render::chart_cache::ChartCache,
+) -> Result<(render::Rendered, BTreeMap<String, ObjectId>), RenderError> {
+    let cached = charts.chart(chart, &src.repo_url, &src.target_revision)?;
+    let cx = RenderContext::new(cached.tree.as_ref(), input.cache, input.render_options);
+    let mut spec = source_spec_in(input, app, src, &cached.path);
+    spec.kustomize_build_options = kustomize_build_options.to_string();
+    // `$ref` files of this revision are the repository's, not the archive's.
+    for r in &mut spec.refs {
+        if r.target == RefTarget::Same {
+            r.target = RefTarget::Tree(Arc::clone(&input.tree));
+        }
+    }
+    let mut rendered = render::render(&cx, &spec, scopes)?;
+    // The objects come from the archive, not from a file of the repository:
+    // findings about them point at the Application.
+    for m in &mut rendered.manifests {
+        m.origin = app.origin.clone();
+    }
+    let archive = cached.tree.as_ref();
+    let mut inputs = cx.inputs();
+    inputs.retain(|key, id| {
+        let p = key.strip_suffix('/').unwrap_or(key);
+        archive.entry(p).ok().flatten().map(|e| e.id) != Some(*id)
+    });
+    inputs.insert(format!("{CHART_CACHE_INPUT}{}", cached.file), cached.id);
+    Ok((rendered, inputs))
 }
 
 /// Records, for an app whose render failed, the id of every local source

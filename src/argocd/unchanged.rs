@@ -137,8 +137,9 @@ impl SubtreeMemo {
 }
 
 /// Whether `app` may be left unrendered at this revision: every source is a
-/// directory or kustomization of this very tree whose footprint is the same
-/// in the other revision, with no symlink in it or on the way to it.
+/// directory, kustomization or chart of this very tree whose footprint is
+/// the same in the other revision, with no symlink in it or on the way to
+/// it, or a chart from the chart cache ([`chart_defers`]).
 pub(super) fn defers(input: &InventoryInput<'_>, app: &App) -> bool {
     let Some(d) = input.defer.as_ref() else {
         return false;
@@ -159,6 +160,9 @@ pub(super) fn defers(input: &InventoryInput<'_>, app: &App) -> bool {
         return true;
     }
     app.spec.sources.iter().all(|src| {
+        if let Some(chart) = &src.chart {
+            return chart_defers(input, d, app, src, chart);
+        }
         let Some(path) = &src.path else {
             // A `ref:` source renders nothing: the files read from it are in
             // the footprint of the Helm source naming them.
@@ -176,28 +180,76 @@ pub(super) fn defers(input: &InventoryInput<'_>, app: &App) -> bool {
         else {
             return false;
         };
-        let here = tree.as_ref();
-        let there = d.other.as_ref();
-        let same_entry = |p: &str| {
-            let entry = |t: &dyn Tree| t.entry(p).ok().flatten().map(|e| (e.kind, e.id));
-            symlink_free(here, p) && symlink_free(there, p) && entry(here) == entry(there)
-        };
-        // A path inside a compared subtree is compared with it.
-        let inside = |p: &str| {
-            fp.subtrees
-                .iter()
-                .any(|r| source::path::strip_dir(p, r).is_some())
-        };
-        fp.subtrees.iter().all(|r| {
-            same_entry(r)
-                && match here.entry(r) {
-                    Ok(Some(e)) if e.kind == EntryKind::Dir => {
-                        d.subtrees.is_plain(here, input.cache, r, e.id)
-                    }
-                    _ => false,
-                }
-        }) && fp.entries.iter().all(|p| inside(p) || same_entry(p))
+        same_in_both(input, d, &fp)
     })
+}
+
+/// Whether everything `fp` names in this revision's tree is the same in
+/// the other one, with no symlink in or on the way to it.
+fn same_in_both(input: &InventoryInput<'_>, d: &Deferral, fp: &render::Footprint) -> bool {
+    let here = input.tree.as_ref();
+    let there = d.other.as_ref();
+    let same_entry = |p: &str| {
+        let entry = |t: &dyn Tree| t.entry(p).ok().flatten().map(|e| (e.kind, e.id));
+        symlink_free(here, p) && symlink_free(there, p) && entry(here) == entry(there)
+    };
+    // A path inside a compared subtree is compared with it.
+    let inside = |p: &str| {
+        fp.subtrees
+            .iter()
+            .any(|r| source::path::strip_dir(p, r).is_some())
+    };
+    fp.subtrees.iter().all(|r| {
+        same_entry(r)
+            && match here.entry(r) {
+                Ok(Some(e)) if e.kind == EntryKind::Dir => {
+                    d.subtrees.is_plain(here, input.cache, r, e.id)
+                }
+                _ => false,
+            }
+    }) && fp.entries.iter().all(|p| inside(p) || same_entry(p))
+}
+
+/// Whether a source installing `chart` from a Helm repository renders the
+/// same at both revisions of an identical Application: with a chart cache,
+/// the archive is the same file for both, so only its `$ref` files of this
+/// revision can differ (found after the archive's own
+/// `.argocd-source*.yaml` overrides). An archive that cannot be read fails
+/// both revisions alike; one whose files may matter to other apps (see the
+/// module doc) is rendered. Without a chart cache the source is external
+/// and the app is reported as such.
+fn chart_defers(
+    input: &InventoryInput<'_>,
+    d: &Deferral,
+    app: &App,
+    src: &super::AppSource,
+    chart: &str,
+) -> bool {
+    let Some(charts) = &input.render_options.chart_cache else {
+        return false;
+    };
+    let Ok(cached) = charts.chart(chart, &src.repo_url, &src.target_revision) else {
+        return true;
+    };
+    // What the chart renders may matter to other apps, as for a chart in git.
+    let archive = cached.tree.as_ref();
+    let plain = archive
+        .entry("")
+        .ok()
+        .flatten()
+        .is_some_and(|root| d.subtrees.is_plain(archive, input.cache, "", root.id));
+    if !plain {
+        return false;
+    }
+    let cx = RenderContext::unrecorded(cached.tree.as_ref(), input.cache, input.render_options);
+    let spec = source_spec_in(input, app, src, &cached.path);
+    let Ok(spec) = render::overrides::apply(&cx, &spec) else {
+        return true;
+    };
+    match render::helm::ref_footprint(spec.as_ref()) {
+        Ok(fp) => same_in_both(input, d, &fp),
+        Err(_) => false,
+    }
 }
 
 /// Whether no existing prefix of `path` (itself included) is a symlink or

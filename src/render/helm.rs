@@ -1,8 +1,11 @@
 //! Helm charts inside the repository, rendered with `helm template` the way
 //! Argo CD's repo-server runs it, when a `helm` binary is available. Only
 //! `template` is ever run, offline, on a copy of the chart and its value
-//! files taken from the tree: never `dependency update`, never a
-//! post-renderer, never a chart from a Helm repository.
+//! files taken from the tree: never `dependency build` or `update` (the
+//! build Argo CD runs for `file://` dependencies is done natively, see
+//! [`dependencies`]), never a post-renderer, never a pull from a Helm
+//! repository (such charts come from a chart cache filled outside
+//! gitops-lint, see [`super::chart_cache`]).
 //!
 //! The command line follows argo-cd `reposerver/repository/repository.go`
 //! `helmTemplate` and `util/helm/cmd.go` `(*Cmd).template`:
@@ -24,12 +27,14 @@ use std::process::Command;
 
 use serde_json::Value;
 
+mod dependencies;
+
 use super::{
     bounded, expand_lists, Footprint, RefTarget, RenderContext, RenderError, RenderErrorKind,
     RenderedObject, SourceSpec,
 };
 use crate::manifest::Origin;
-use crate::source::{path, EntryKind};
+use crate::source::{path, EntryKind, Tree as _};
 
 /// Most value files one glob may expand to.
 const MAX_GLOB_MATCHES: usize = 1_000;
@@ -56,12 +61,15 @@ pub fn render(
         });
     };
     let opts = Options::parse(spec)?;
-    check_dependencies(cx, spec)?;
+    let build = dependencies::plan(cx, &spec.path)?;
     // With `--skip-schema-validation` helm never reads a schema, so none
     // can make it fetch or read anything (AC `util/helm/cmd.go` `template`
     // passes the flag for `skipSchemaValidation`).
     if !opts.skip_schema_validation {
         check_schemas(cx, &spec.path)?;
+        for dep in build.iter().flat_map(|b| &b.charts) {
+            check_schemas(cx, &dep.dir)?;
+        }
     }
     let value_files = resolve_value_files(cx, spec, &opts)?;
     let file_params = opts
@@ -79,6 +87,14 @@ pub fn render(
     };
     materialize(cx, &spec.path, &work.repo())?;
     let chart_dir = work.repo().join(&spec.path);
+    let mut sources = Vec::new();
+    if let Some(build) = &build {
+        dependency_build(cx, build, &chart_dir)?;
+        for dep in &build.charts {
+            let shown = dep.alias.as_deref().unwrap_or(&dep.name);
+            sources.push((format!("charts/{shown}/"), dep.dir.clone()));
+        }
+    }
 
     let mut cmd = Command::new(helm);
     cmd.arg("template")
@@ -128,7 +144,37 @@ pub fn render(
     harden(&mut cmd, tmp.path());
     cmd.current_dir(&chart_dir);
     let text = run_template(&mut cmd, &spec.path, &work)?;
-    parse_output(&spec.path, &text)
+    parse_output(&spec.path, &sources, &text)
+}
+
+/// Applies what `helm dependency build` would do to the chart's copy at
+/// `chart_dir`: outdated archives deleted, each `file://` chart placed in
+/// `charts/` as the files its packaging keeps.
+fn dependency_build(
+    cx: &RenderContext<'_>,
+    build: &dependencies::Build,
+    chart_dir: &Path,
+) -> Result<(), RenderError> {
+    let charts = chart_dir.join("charts");
+    for name in &build.removed {
+        let p = charts.join(name);
+        std::fs::remove_file(&p)
+            .map_err(|e| RenderError::content(format!("cannot remove {}: {e}", p.display())))?;
+    }
+    for dep in &build.charts {
+        // A directory named like the archive the build writes: helm loads
+        // a subchart from either, and reads its name from `Chart.yaml`.
+        let dest = charts.join(format!("{}-{}", dep.name, dep.version));
+        if dest.exists() {
+            std::fs::remove_dir_all(&dest).map_err(|e| {
+                RenderError::content(format!("cannot replace {}: {e}", dest.display()))
+            })?;
+        }
+        for (rel, bytes) in dependencies::chart_files(cx, &dep.dir)? {
+            write(&dest.join(rel), &bytes)?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs a prepared `helm template` under the runner's bounds: its standard
@@ -274,13 +320,17 @@ pub(crate) fn inflate(cx: &RenderContext<'_>, c: &InflatedChart) -> Result<Strin
     run_template(&mut cmd, &c.chart, &work)
 }
 
-/// What a render of the Helm source `spec` reads: the chart directory,
-/// `file://` dependencies, every value and parameter file (a glob reads
-/// below its fixed prefix).
+/// What a render of the Helm source `spec` reads in its tree: the chart
+/// directory, `file://` dependencies, every value and parameter file (a
+/// glob reads below its fixed prefix). A `$ref` file from another revision
+/// of this repository ([`RefTarget::Tree`]) is not in it: that revision is
+/// resolved by name in the repository, the same commit whichever revision
+/// of a diff renders the (identical) Application, so its files cannot
+/// differ between them.
 ///
 /// # Errors
-/// Anything that cannot be told without rendering (a value file from a
-/// source that is not this very tree, a bad path): the app is then rendered.
+/// Anything that cannot be told without rendering (a value file from
+/// another repository, a bad path): the app is then rendered.
 pub fn footprint(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Footprint, RenderError> {
     let opts = Options::parse(spec)?;
     let mut fp = Footprint {
@@ -295,8 +345,40 @@ pub fn footprint(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Footprint,
         let loc = locate(spec, f)?;
         match &loc.target {
             RefTarget::Same => {}
-            RefTarget::Tree(_) | RefTarget::External(_) => {
-                return Err(RenderError::unsupported("value file of another tree"))
+            RefTarget::Tree(_) => continue,
+            RefTarget::External(_) => {
+                return Err(RenderError::unsupported("value file of another repository"))
+            }
+        }
+        if is_glob(&loc.path) {
+            fp.subtrees.push(glob_base(&loc.path));
+        } else {
+            fp.entries.push(loc.path);
+        }
+    }
+    Ok(fp)
+}
+
+/// What a source installing a chart from a Helm repository reads from the
+/// repository: its `$ref` value and parameter files of this revision (the
+/// chart and every other file it reads are in the chart's archive). A
+/// `$ref` pinned to another revision is left out, as in [`footprint`].
+///
+/// # Errors
+/// A value file from another repository, or a bad path.
+pub fn ref_footprint(spec: &SourceSpec) -> Result<Footprint, RenderError> {
+    let opts = Options::parse(spec)?;
+    let mut fp = Footprint::default();
+    for f in opts.value_files.iter().chain(opts.file_parameters.values()) {
+        let loc = locate(spec, f)?;
+        if loc.ref_name.is_none() {
+            continue;
+        }
+        match &loc.target {
+            RefTarget::Same => {}
+            RefTarget::Tree(_) => continue,
+            RefTarget::External(_) => {
+                return Err(RenderError::unsupported("value file of another repository"))
             }
         }
         if is_glob(&loc.path) {
@@ -872,31 +954,9 @@ fn valid_release_name(name: &str) -> bool {
     !name.is_empty() && name.len() <= 53 && name.split('.').all(label_ok)
 }
 
-/// The dependencies of `Chart.yaml` (or `requirements.yaml` for
-/// apiVersion v1 charts).
-fn dependencies(cx: &RenderContext<'_>, chart: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    for f in ["Chart.yaml", "requirements.yaml"] {
-        let file = path::join(chart, f).unwrap_or_default();
-        if cx.kind_of(&file).ok().flatten() != Some(EntryKind::File) {
-            continue;
-        }
-        if let Ok(docs) = cx.load_yaml(&file) {
-            if let Some(a) = docs
-                .first()
-                .and_then(|d| d.value.get("dependencies"))
-                .and_then(Value::as_array)
-            {
-                out.extend(a.iter().cloned());
-            }
-        }
-    }
-    out
-}
-
 /// The repository directories of `file://` dependencies of `chart`.
 fn local_dependencies(cx: &RenderContext<'_>, chart: &str) -> Vec<String> {
-    dependencies(cx, chart)
+    dependencies::declared(cx, chart)
         .iter()
         .filter_map(|d| d.get("repository").and_then(Value::as_str))
         .filter_map(|r| r.strip_prefix("file://"))
@@ -904,51 +964,33 @@ fn local_dependencies(cx: &RenderContext<'_>, chart: &str) -> Vec<String> {
         .collect()
 }
 
-/// Argo CD runs `helm dependency build` only when `helm template` reports a
-/// dependency missing from `charts/` (AC `helmTemplate`,
-/// `IsMissingDependencyErr`), and that build needs the network for any
-/// dependency from a Helm repository. A dependency not vendored in
-/// `charts/` (directory or `.tgz`) is therefore reported, never rendered
-/// without it.
-fn check_dependencies(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<(), RenderError> {
-    let deps = dependencies(cx, &spec.path);
-    if deps.is_empty() {
-        return Ok(());
-    }
-    let charts_dir = path::join(&spec.path, "charts").unwrap_or_default();
-    let vendored: Vec<String> = if cx.kind_of(&charts_dir)? == Some(EntryKind::Dir) {
-        cx.list(&charts_dir)?.into_iter().map(|e| e.name).collect()
-    } else {
-        Vec::new()
-    };
-    for d in deps {
-        let name = d.get("name").and_then(Value::as_str).unwrap_or_default();
-        let repo = d
-            .get("repository")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if !vendored
-            .iter()
-            .any(|v| v == name || v.starts_with(&format!("{name}-")))
-        {
-            let what = if repo.is_empty() {
-                String::new()
-            } else {
-                format!(" from `{repo}`")
-            };
-            return Err(RenderError::unsupported(format!(
-                "chart dependency `{name}`{what} is not vendored in `{charts_dir}`: Argo CD would run `helm dependency build`, which gitops-lint does not"
-            )));
-        }
-    }
-    Ok(())
+/// Refuses a chart whose `values.schema.json` (its own or a subchart's,
+/// unpacked or packed in `charts/`) names anything but a place inside
+/// itself: helm would fetch an `http(s)://` reference and read a `file://`
+/// or relative one from the machine's file system.
+fn check_schemas(cx: &RenderContext<'_>, chart: &str) -> Result<(), RenderError> {
+    check_schemas_in(cx, chart, "", 0)
 }
 
-/// Refuses a chart whose `values.schema.json` (its own or an unpacked
-/// subchart's) names anything but a place inside itself: helm would fetch
-/// an `http(s)://` reference and read a `file://` or relative one from the
-/// machine's file system.
-fn check_schemas(cx: &RenderContext<'_>, chart: &str) -> Result<(), RenderError> {
+/// Most archives nested in one another that are looked into (a gzip file
+/// can contain itself).
+const MAX_ARCHIVE_NESTING: usize = 8;
+
+/// [`check_schemas`] for the chart at `chart` of `cx`'s tree, which is the
+/// archive `within` (empty: the repository) nested `depth` deep.
+fn check_schemas_in(
+    cx: &RenderContext<'_>,
+    chart: &str,
+    within: &str,
+    depth: usize,
+) -> Result<(), RenderError> {
+    let shown = |p: &str| {
+        if within.is_empty() {
+            p.to_string()
+        } else {
+            format!("{within}: {p}")
+        }
+    };
     let mut stack = vec![chart.to_string()];
     while let Some(dir) = stack.pop() {
         let schema = path::join(&dir, "values.schema.json").unwrap_or_default();
@@ -957,20 +999,58 @@ fn check_schemas(cx: &RenderContext<'_>, chart: &str) -> Result<(), RenderError>
             // helm reports a schema that is not JSON itself.
             if let Ok(v) = serde_json::from_slice::<Value>(&bytes) {
                 if let Some(r) = external_ref(&v) {
-                    return Err(RenderError::unsupported(format!(
-                        "`{schema}` refers to `{r}` outside itself, which helm would fetch or read from the machine: only `#…` references are analysed"
-                    ))
-                    .at(schema, None));
+                    let e = RenderError::unsupported(format!(
+                        "`{}` refers to `{r}` outside itself, which helm would fetch or read from the machine: only `#…` references are analysed",
+                        shown(&schema)
+                    ));
+                    return Err(if within.is_empty() {
+                        e.at(schema, None)
+                    } else {
+                        e
+                    });
                 }
             }
         }
         let sub = path::join(&dir, "charts").unwrap_or_default();
-        if cx.kind_of(&sub)? == Some(EntryKind::Dir) {
-            for e in cx.list(&sub)? {
-                if e.kind == EntryKind::Dir {
-                    stack.push(path::join(&sub, &e.name).unwrap_or_default());
+        if cx.kind_of(&sub)? != Some(EntryKind::Dir) {
+            continue;
+        }
+        for e in cx.list(&sub)? {
+            let full = path::join(&sub, &e.name).unwrap_or_default();
+            match e.kind {
+                EntryKind::Dir => stack.push(full),
+                EntryKind::File if e.name.ends_with(".tgz") => {
+                    check_packed_schemas(cx, &full, &shown(&full), depth)?;
                 }
+                _ => {}
             }
+        }
+    }
+    Ok(())
+}
+
+/// [`check_schemas`] for each chart of the packed subchart at `file`.
+fn check_packed_schemas(
+    cx: &RenderContext<'_>,
+    file: &str,
+    shown: &str,
+    depth: usize,
+) -> Result<(), RenderError> {
+    if depth >= MAX_ARCHIVE_NESTING {
+        return Err(RenderError::content(format!(
+            "`{shown}` nests chart archives more than {MAX_ARCHIVE_NESTING} deep"
+        )));
+    }
+    let bytes = cx.read(file)?;
+    let archive = super::chart_cache::unpack_archive(&bytes, shown)
+        .map_err(|m| RenderError::content(format!("`{shown}`: {m}")))?;
+    let inner = RenderContext::unrecorded(&archive, cx.cache, cx.options);
+    for e in archive
+        .list_raw("")
+        .map_err(|e| RenderError::from_source(&e))?
+    {
+        if e.kind == EntryKind::Dir {
+            check_schemas_in(&inner, &e.name, shown, depth + 1)?;
         }
     }
     Ok(())
@@ -1037,8 +1117,13 @@ fn materialize(cx: &RenderContext<'_>, dir: &str, root: &Path) -> Result<(), Ren
 }
 
 /// Splits `helm template` output, mapping `# Source: chart/templates/x.yaml`
-/// back to the repository file.
-fn parse_output(chart_path: &str, text: &str) -> Result<Vec<RenderedObject>, RenderError> {
+/// back to the repository file; `sources` maps the `charts/<name>/` prefix
+/// of a subchart placed by the dependency build to its own directory.
+fn parse_output(
+    chart_path: &str,
+    sources: &[(String, String)],
+    text: &str,
+) -> Result<Vec<RenderedObject>, RenderError> {
     let mut out = Vec::new();
     for chunk in text.split("\n---") {
         // The line break before `---` ends the document's last line: a
@@ -1065,7 +1150,15 @@ fn parse_output(chart_path: &str, text: &str) -> Result<Vec<RenderedObject>, Ren
             let mut items = Vec::new();
             expand_lists(d.value, &mut items);
             for value in items {
-                let file = source.as_ref().and_then(|s| path::join(chart_path, s));
+                let file = source.as_ref().and_then(|s| {
+                    match sources
+                        .iter()
+                        .find_map(|(p, dir)| Some((s.strip_prefix(p.as_str())?, dir)))
+                    {
+                        Some((rest, dir)) => path::join(dir, rest),
+                        None => path::join(chart_path, s),
+                    }
+                });
                 out.push(RenderedObject {
                     value,
                     origin: Origin {

@@ -6,10 +6,12 @@
 //! Knows nothing of Applications, prunes or rules.
 
 pub mod bounded;
+pub mod chart_cache;
 pub mod directory;
 pub mod helm;
 pub mod kustomize;
 pub mod overrides;
+pub mod semver;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -230,6 +232,9 @@ pub struct RenderOptions {
     /// Render Kustomize with this external binary (`kustomize` or `kubectl`)
     /// instead of natively.
     pub external_kustomize: Option<std::path::PathBuf>,
+    /// Where charts from Helm repositories are read from, `helm pull`-ed
+    /// (`None`: such sources are external).
+    pub chart_cache: Option<Arc<chart_cache::ChartCache>>,
 }
 
 /// Everything one render may read, and the record of what it read.

@@ -66,7 +66,7 @@ fn finding(app: &App, e: &RenderError, side: Side, diff: bool) -> Finding {
         None => (app.origin.file.as_deref(), app.origin.line),
     };
     let help = match e.kind {
-        RenderErrorKind::ToolMissing => "install the missing tool where gitops-lint runs, or exclude this app in .gitops-lint.yaml",
+        RenderErrorKind::ToolMissing => "install the missing tool (or `helm pull` the missing chart into the chart cache) where gitops-lint runs, or exclude this app in .gitops-lint.yaml",
         RenderErrorKind::Unsupported => "this app cannot be analysed offline; review its changes by hand",
         RenderErrorKind::OutsideRepo => "keep every file an app reads inside the repository",
         RenderErrorKind::Content => "fix the error; until it renders, nothing about this app is checked",

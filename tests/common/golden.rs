@@ -8,6 +8,10 @@
 //! (lightweight tags created on the base commit, for `targetRevision` pins),
 //! and `helm: true` (the case renders charts with the `helm` of PATH).
 //! A file named `x.symlink` becomes a symlink `x` whose target is its content.
+//! Each directory `chart-cache/<chart>-<version>.tgz/` of a case becomes
+//! that archive (of the directory's files, as `helm pull` writes one) in
+//! `.chart-cache/` of the repository's working directory, outside its
+//! commits: the case's `config` names it with `chartCache: .chart-cache`.
 
 use std::path::{Path, PathBuf};
 
@@ -152,6 +156,7 @@ impl Case {
             base.push((".gitops-lint.yaml".into(), text.clone().into_bytes()));
             head.push((".gitops-lint.yaml".into(), text.into_bytes()));
         }
+        self.fill_chart_cache(repo)?;
         if self.command() == "check" {
             let h = write_commit(repo, "main", None, &head, "head").map_err(|e| e.to_string())?;
             return Ok(Committed {
@@ -164,6 +169,22 @@ impl Case {
         let h =
             write_commit(repo, "change", Some("main"), &head, "head").map_err(|e| e.to_string())?;
         Ok(Committed { base: b, head: h })
+    }
+
+    /// Writes the case's `chart-cache/` archives into `repo/.chart-cache/`.
+    fn fill_chart_cache(&self, repo: &Path) -> Result<(), String> {
+        let src = self.dir.join("chart-cache");
+        if !src.is_dir() {
+            return Ok(());
+        }
+        let dest = repo.join(".chart-cache");
+        std::fs::create_dir_all(&dest).map_err(|e| e.to_string())?;
+        for e in std::fs::read_dir(&src).map_err(|e| e.to_string())? {
+            let e = e.map_err(|e| e.to_string())?;
+            let bytes = super::tgz(&super::files_of(&e.path()));
+            std::fs::write(dest.join(e.file_name()), bytes).map_err(|e| e.to_string())?;
+        }
+        Ok(())
     }
 
     /// Creates the `tags` of `case.yaml` on the base commit.

@@ -27,6 +27,26 @@ pub fn files_of(root: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// A gzip-compressed tar archive of `files` (path, bytes), as `helm
+/// package` writes one: plain files, fixed times and modes, so the same
+/// files always make the same bytes.
+pub fn tgz(files: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    for (path, bytes) in files {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(bytes.len() as u64);
+        h.set_mode(0o644);
+        h.set_mtime(0);
+        h.set_entry_type(tar::EntryType::Regular);
+        tar.append_data(&mut h, path, bytes.as_slice())
+            .expect("archive entry");
+    }
+    tar.into_inner()
+        .and_then(flate2::write::GzEncoder::finish)
+        .expect("archive")
+}
+
 /// Commits `case/base` on `main` and `case/head` on `change` (with
 /// `message`) into a new repository at `repo`; returns both commit ids.
 pub fn commit_case(repo: &Path, case: &Path, message: &str) -> (String, String) {

@@ -1,0 +1,623 @@
+//! Charts from Helm repositories, read from a directory of `helm pull`-ed
+//! archives that something outside gitops-lint filled (`--chart-cache`,
+//! `chartCache:`): gitops-lint never reaches a repository itself.
+//!
+//! Argo CD pulls `<chart>` at the Application's `targetRevision` and
+//! untars it (argo-cd `util/helm/client.go` `nativeHelmChart.ExtractChart`
+//! → `util/io/files/tar.go` `Untgz`); the chart directory named after the
+//! chart (`normalizeChartName`) is then rendered like a chart from git
+//! (`reposerver/repository/repository.go` `runManifestGenAsync` →
+//! `helmTemplate`). A `targetRevision` that is not a version
+//! (`util/versions/version.go` `IsVersion`) is a constraint Argo CD
+//! resolves against the repository's index (`newHelmClientResolveRevision`
+//! → `versions.MaxVersion`), which is not read offline.
+//!
+//! An archive is hostile input like any file of the repository: its size,
+//! what it unpacks to, each file and the number of entries are bounded,
+//! and only plain files and directories inside it are taken.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use sha2::Digest as _;
+
+use super::semver::Version;
+use super::{RenderError, RenderErrorKind};
+use crate::source::{path, Entry, EntryKind, ObjectId, SourceError, Tree};
+
+/// Largest archive read (the size limit of any file gitops-lint reads).
+pub const MAX_ARCHIVE_BYTES: u64 = crate::source::MAX_BLOB_BYTES;
+
+/// Most bytes one archive may unpack to (helm's own bound on a chart,
+/// `loader.MaxDecompressedChartSize`).
+pub const MAX_UNPACKED_BYTES: u64 = 100 << 20;
+
+/// Largest file inside an archive (helm's `MaxDecompressedFileSize`).
+pub const MAX_FILE_BYTES: u64 = 5 << 20;
+
+/// Most entries one archive may hold.
+pub const MAX_ENTRIES: usize = 10_000;
+
+/// The chart cache of a run: its directory, and each archive unpacked once
+/// per run (or refused once), keyed by its content.
+#[derive(Debug)]
+pub struct ChartCache {
+    dir: PathBuf,
+    /// The directory as the user named it, for messages.
+    shown: String,
+    unpacked: Mutex<HashMap<[u8; 32], Unpacked>>,
+}
+
+/// An archive unpacked, or why it cannot be.
+type Unpacked = Result<Arc<ChartTree>, String>;
+
+/// One chart taken from the cache.
+pub struct CachedChart {
+    /// The unpacked archive.
+    pub tree: Arc<ChartTree>,
+    /// The chart's directory in it (the app path).
+    pub path: String,
+    /// The archive's file name in the cache.
+    pub file: String,
+    /// The archive's content id.
+    pub id: ObjectId,
+}
+
+impl ChartCache {
+    /// A cache reading archives from `dir`, named `shown` in messages (as
+    /// the command line or the configuration gives it).
+    #[must_use]
+    pub fn new(dir: PathBuf, shown: &str) -> ChartCache {
+        ChartCache {
+            dir,
+            shown: shown.trim_end_matches('/').to_string(),
+            unpacked: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The directory archives are read from.
+    #[must_use]
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The chart `chart` of `repo_url` at `target_revision`, from
+    /// `<dir>/<chart>-<version>.tgz`.
+    ///
+    /// # Errors
+    /// A revision that is a range, a name that is not a plain file name, a
+    /// missing archive (a [`RenderErrorKind::ToolMissing`] error naming the
+    /// file and the `helm pull` that makes it), or an archive that cannot
+    /// be read within the bounds.
+    pub fn chart(
+        &self,
+        chart: &str,
+        repo_url: &str,
+        target_revision: &str,
+    ) -> Result<CachedChart, RenderError> {
+        let name = chart_dir_name(chart);
+        if Version::parse(target_revision).is_none() {
+            return Err(RenderError::unsupported(format!(
+                "chart `{chart}` from `{repo_url}` has `targetRevision: {target_revision}`, which Argo CD resolves against the repository's index to its highest matching version: gitops-lint does not read the index, so only an exact version is analysed"
+            )));
+        }
+        let file = format!("{name}-{target_revision}.tgz");
+        if !plain_file_name(&file) {
+            return Err(RenderError::content(format!(
+                "chart `{chart}` at `{target_revision}` does not name a file that can be looked for in the chart cache"
+            )));
+        }
+        let full = self.dir.join(&file);
+        let shown = format!("{}/{file}", self.shown);
+        let meta = match std::fs::metadata(&full) {
+            Ok(m) if m.is_file() => m,
+            _ => {
+                return Err(RenderError {
+                    kind: RenderErrorKind::ToolMissing,
+                    message: format!(
+                        "chart `{chart}` {target_revision} from `{repo_url}` is not in the chart cache: expected `{shown}`, made by `{}`",
+                        pull_command(chart, repo_url, target_revision, &self.shown)
+                    ),
+                    file: None,
+                    line: None,
+                })
+            }
+        };
+        if meta.len() > MAX_ARCHIVE_BYTES {
+            return Err(RenderError::content(format!(
+                "`{shown}` is larger than {} MiB, more than gitops-lint reads",
+                MAX_ARCHIVE_BYTES >> 20
+            )));
+        }
+        let bytes = read_bounded(&full, &shown)?;
+        let digest: [u8; 32] = sha2::Sha256::digest(&bytes).into();
+        let mut id = [0u8; 20];
+        id.copy_from_slice(&digest[..20]);
+        let known = self
+            .unpacked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&digest)
+            .cloned();
+        let unpacked = match known {
+            Some(u) => u,
+            None => {
+                let u = unpack_archive(&bytes, &file).map(Arc::new);
+                self.unpacked
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(digest, u.clone());
+                u
+            }
+        };
+        let tree = unpacked.map_err(|m| RenderError::content(format!("`{shown}`: {m}")))?;
+        if tree.entry(name).ok().flatten().map(|e| e.kind) != Some(EntryKind::Dir) {
+            return Err(RenderError::content(format!(
+                "`{shown}` holds no `{name}/` directory, where Argo CD looks for the chart"
+            )));
+        }
+        Ok(CachedChart {
+            tree,
+            path: name.to_string(),
+            file,
+            id: ObjectId(id),
+        })
+    }
+}
+
+/// `normalizeChartName`: the last segment of the chart's name.
+fn chart_dir_name(chart: &str) -> &str {
+    match chart.rsplit('/').next() {
+        Some(n) if !n.is_empty() && n != "." && n != ".." => n,
+        _ => chart,
+    }
+}
+
+/// A name that is one file in the cache directory and nothing else.
+fn plain_file_name(name: &str) -> bool {
+    !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '+'))
+}
+
+/// The `helm pull` that writes the archive Argo CD would fetch into `dir`:
+/// an OCI registry (`oci://` or, as Argo CD writes it, no scheme) takes
+/// the chart in the reference, a Helm repository takes `--repo`.
+#[must_use]
+pub fn pull_command(chart: &str, repo_url: &str, version: &str, dir: &str) -> String {
+    let quote = |s: &str| shlex::try_quote(s).map_or_else(|_| s.to_string(), |q| q.into_owned());
+    if repo_url.starts_with("http://") || repo_url.starts_with("https://") {
+        format!(
+            "helm pull {} --repo {} --version {} -d {}",
+            quote(chart),
+            quote(repo_url),
+            quote(version),
+            quote(dir)
+        )
+    } else {
+        let registry = repo_url.trim_start_matches("oci://").trim_end_matches('/');
+        format!(
+            "helm pull {} --version {} -d {}",
+            quote(&format!("oci://{registry}/{chart}")),
+            quote(version),
+            quote(dir)
+        )
+    }
+}
+
+fn read_bounded(full: &Path, shown: &str) -> Result<Vec<u8>, RenderError> {
+    let cannot = |e: std::io::Error| RenderError::content(format!("cannot read `{shown}`: {e}"));
+    let f = std::fs::File::open(full).map_err(cannot)?;
+    let mut bytes = Vec::new();
+    f.take(MAX_ARCHIVE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_ARCHIVE_BYTES {
+        return Err(RenderError::content(format!(
+            "`{shown}` is larger than {} MiB, more than gitops-lint reads",
+            MAX_ARCHIVE_BYTES >> 20
+        )));
+    }
+    Ok(bytes)
+}
+
+/// What one archive may unpack to.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    unpacked: u64,
+    file: u64,
+    entries: usize,
+}
+
+/// The bounds of every archive.
+const LIMITS: Limits = Limits {
+    unpacked: MAX_UNPACKED_BYTES,
+    file: MAX_FILE_BYTES,
+    entries: MAX_ENTRIES,
+};
+
+/// Unpacks a gzip-compressed tar archive into memory, within the bounds
+/// of every chart archive; the error says why it cannot be.
+pub(crate) fn unpack_archive(bytes: &[u8], label: &str) -> Result<ChartTree, String> {
+    unpack_within(bytes, label, LIMITS)
+}
+
+fn unpack_within(bytes: &[u8], label: &str, limits: Limits) -> Result<ChartTree, String> {
+    // One byte past the bound tells "at the bound" from "past it"; the
+    // count tells a stream cut there from a broken one.
+    let count = std::rc::Rc::new(std::cell::Cell::new(0u64));
+    let gz = Counting {
+        inner: flate2::read::GzDecoder::new(bytes).take(limits.unpacked + 1),
+        count: std::rc::Rc::clone(&count),
+    };
+    let unpack_error = |e: std::io::Error| {
+        if count.get() > limits.unpacked {
+            too_large(limits)
+        } else {
+            e.to_string()
+        }
+    };
+    let mut archive = tar::Archive::new(gz);
+    let mut files: BTreeMap<String, Arc<[u8]>> = BTreeMap::new();
+    let mut total: u64 = 0;
+    let entries = archive
+        .entries()
+        .map_err(|e| format!("not a gzip-compressed tar archive: {e}"))?;
+    for (n, entry) in entries.enumerate() {
+        if n >= limits.entries {
+            return Err(format!("holds more than {} entries", limits.entries));
+        }
+        let entry = entry.map_err(unpack_error)?;
+        let raw = entry
+            .path()
+            .map_err(|e| format!("an entry's name cannot be read: {e}"))?
+            .to_string_lossy()
+            .into_owned();
+        let Some(name) = path::normalize(raw.trim_start_matches("./")).filter(|n| !n.is_empty())
+        else {
+            if raw.trim_start_matches("./").is_empty() {
+                continue;
+            }
+            return Err(format!("entry `{raw}` leads outside the archive"));
+        };
+        if raw.starts_with('/') {
+            return Err(format!("entry `{raw}` leads outside the archive"));
+        }
+        match entry.header().entry_type() {
+            tar::EntryType::Directory => continue,
+            tar::EntryType::Regular | tar::EntryType::Continuous => {}
+            // `helm package` writes plain files only.
+            other => {
+                return Err(format!(
+                    "entry `{raw}` is a {other:?} entry, which gitops-lint does not unpack"
+                ))
+            }
+        }
+        let size = entry.header().size().map_err(|e| e.to_string())?;
+        if size > limits.file {
+            return Err(format!(
+                "`{name}` is larger than {}, more than helm loads from a chart",
+                mib(limits.file)
+            ));
+        }
+        let mut data = Vec::new();
+        entry
+            .take(limits.file + 1)
+            .read_to_end(&mut data)
+            .map_err(unpack_error)?;
+        total += data.len() as u64;
+        if total > limits.unpacked {
+            return Err(too_large(limits));
+        }
+        files.insert(name, Arc::from(data));
+    }
+    Ok(ChartTree::new(label.to_string(), files))
+}
+
+fn mib(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+fn too_large(limits: Limits) -> String {
+    format!(
+        "unpacks to more than {}, more than helm loads from a chart",
+        mib(limits.unpacked)
+    )
+}
+
+/// A reader counting the bytes it hands out.
+struct Counting<R> {
+    inner: R,
+    count: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.set(self.count.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// An unpacked chart archive, read like a repository tree. Ids are
+/// derived from content, so the same archive gives the same ids in every
+/// run and at both revisions of a diff.
+#[derive(Debug)]
+pub struct ChartTree {
+    label: String,
+    files: BTreeMap<String, Arc<[u8]>>,
+    /// Each directory's entries, sorted by name.
+    dirs: BTreeMap<String, Vec<Entry>>,
+    /// Each directory's id.
+    dir_ids: BTreeMap<String, ObjectId>,
+}
+
+/// An id from the kind and content of an entry.
+fn content_id(parts: &[&[u8]]) -> ObjectId {
+    let mut h = sha2::Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    let digest = h.finalize();
+    let mut id = [0u8; 20];
+    id.copy_from_slice(&digest[..20]);
+    ObjectId(id)
+}
+
+fn depth(dir: &str) -> usize {
+    if dir.is_empty() {
+        0
+    } else {
+        dir.matches('/').count() + 1
+    }
+}
+
+impl ChartTree {
+    fn new(label: String, files: BTreeMap<String, Arc<[u8]>>) -> ChartTree {
+        let mut dirs: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
+        dirs.insert(String::new(), Vec::new());
+        for (p, bytes) in &files {
+            dirs.entry(path::parent(p).to_string())
+                .or_default()
+                .push(Entry {
+                    name: path::file_name(p).to_string(),
+                    kind: EntryKind::File,
+                    id: content_id(&[b"file", bytes]),
+                });
+            let mut dir = path::parent(p);
+            while !dir.is_empty() {
+                dirs.entry(dir.to_string()).or_default();
+                dir = path::parent(dir);
+            }
+        }
+        // Deepest first: a directory's id comes from its entries' ids.
+        let mut order: Vec<String> = dirs.keys().cloned().collect();
+        order.sort_by_key(|d| std::cmp::Reverse(depth(d)));
+        let mut dir_ids = BTreeMap::new();
+        let mut done: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
+        for d in order {
+            let mut entries = dirs.remove(&d).unwrap_or_default();
+            entries.sort_by(|a, b| a.name.cmp(&b.name));
+            let mut parts: Vec<&[u8]> = vec![b"dir"];
+            for e in &entries {
+                parts.push(e.name.as_bytes());
+                parts.push(&e.id.0);
+            }
+            let id = content_id(&parts);
+            if !d.is_empty() {
+                let entry = Entry {
+                    name: path::file_name(&d).to_string(),
+                    kind: EntryKind::Dir,
+                    id,
+                };
+                let parent = path::parent(&d).to_string();
+                // The parent is processed later (it is shallower).
+                dirs.entry(parent).or_default().push(entry);
+            }
+            dir_ids.insert(d.clone(), id);
+            done.insert(d, entries);
+        }
+        ChartTree {
+            label,
+            files,
+            dirs: done,
+            dir_ids,
+        }
+    }
+}
+
+impl Tree for ChartTree {
+    fn describe(&self) -> String {
+        self.label.clone()
+    }
+
+    fn entry(&self, p: &str) -> Result<Option<Entry>, SourceError> {
+        if p.is_empty() {
+            return Ok(self.dir_ids.get("").map(|id| Entry {
+                name: String::new(),
+                kind: EntryKind::Dir,
+                id: *id,
+            }));
+        }
+        Ok(self
+            .dirs
+            .get(path::parent(p))
+            .and_then(|l| l.iter().find(|e| e.name == path::file_name(p)))
+            .cloned())
+    }
+
+    fn list_raw(&self, dir: &str) -> Result<Vec<Entry>, SourceError> {
+        self.dirs
+            .get(dir)
+            .cloned()
+            .ok_or_else(|| SourceError::NotFound(dir.to_string()))
+    }
+
+    fn read_raw(&self, p: &str) -> Result<Arc<[u8]>, SourceError> {
+        self.files
+            .get(p)
+            .cloned()
+            .ok_or_else(|| SourceError::NotFound(p.to_string()))
+    }
+
+    fn may_have_symlinks(&self) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An archive of `entries` (path, bytes, type).
+    fn archive(entries: &[(&str, &[u8], tar::EntryType)]) -> Vec<u8> {
+        let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let mut b = tar::Builder::new(gz);
+        for (p, bytes, kind) in entries {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(bytes.len() as u64);
+            h.set_mode(0o644);
+            h.set_entry_type(*kind);
+            if *kind == tar::EntryType::Symlink {
+                h.set_size(0);
+                let _ = h.set_link_name("../../etc/passwd");
+                let _ = b.append_data(&mut h, p, std::io::empty());
+                continue;
+            }
+            // `append_data` refuses `..`: write the name into the header.
+            let name = h.as_old_mut();
+            name.name[..p.len()].copy_from_slice(p.as_bytes());
+            h.set_cksum();
+            let _ = b.append(&h, *bytes);
+        }
+        b.into_inner()
+            .and_then(flate2::write::GzEncoder::finish)
+            .unwrap_or_default()
+    }
+
+    const SMALL: Limits = Limits {
+        unpacked: 64 << 10,
+        file: 16 << 10,
+        entries: 20,
+    };
+
+    fn file(p: &str, b: &[u8]) -> (String, Vec<u8>) {
+        (p.to_string(), b.to_vec())
+    }
+
+    #[test]
+    fn a_chart_archive_reads_as_a_tree_with_content_ids() {
+        let reg = tar::EntryType::Regular;
+        let a = archive(&[
+            ("store/Chart.yaml", b"name: store\n", reg),
+            ("store/templates/cm.yaml", b"kind: ConfigMap\n", reg),
+        ]);
+        let t = unpack_within(&a, "store-1.0.0.tgz", SMALL).unwrap_or_else(|e| panic!("{e}"));
+        let names = |d: &str| -> Vec<String> {
+            t.list_raw(d)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|e| e.name)
+                .collect()
+        };
+        assert_eq!(names(""), ["store"]);
+        assert_eq!(names("store"), ["Chart.yaml", "templates"]);
+        assert_eq!(
+            t.read_raw("store/templates/cm.yaml").ok().as_deref(),
+            Some(&b"kind: ConfigMap\n"[..])
+        );
+        // The same content gives the same ids, another content others.
+        let again = unpack_within(&a, "other-name.tgz", SMALL).unwrap_or_else(|e| panic!("{e}"));
+        let id = |t: &ChartTree, p: &str| t.entry(p).ok().flatten().map(|e| e.id);
+        assert_eq!(id(&t, "store"), id(&again, "store"));
+        assert_eq!(id(&t, ""), id(&again, ""));
+        let b = archive(&[
+            ("store/Chart.yaml", b"name: store\n", reg),
+            ("store/templates/cm.yaml", b"kind: Secret\n", reg),
+        ]);
+        let other = unpack_within(&b, "x", SMALL).unwrap_or_else(|e| panic!("{e}"));
+        assert_ne!(id(&t, "store"), id(&other, "store"));
+        assert_eq!(id(&t, "store/Chart.yaml"), id(&other, "store/Chart.yaml"));
+    }
+
+    #[test]
+    fn hostile_archives_are_refused_within_bounds() {
+        let reg = tar::EntryType::Regular;
+        let zeros = vec![0u8; 12 << 10];
+        // A bomb: small compressed, past the unpacked bound.
+        let many: Vec<(String, Vec<u8>)> =
+            (0..8).map(|i| file(&format!("c/f{i}"), &zeros)).collect();
+        let refs: Vec<(&str, &[u8], tar::EntryType)> = many
+            .iter()
+            .map(|(p, b)| (p.as_str(), b.as_slice(), reg))
+            .collect();
+        let bomb = archive(&refs);
+        assert!(bomb.len() < 4 << 10, "compressed to {} bytes", bomb.len());
+        let e = unpack_within(&bomb, "x", SMALL).err().unwrap_or_default();
+        assert!(e.contains("unpacks to more than 65536 bytes"), "{e}");
+        // One file past the per-file bound.
+        let big = vec![b'a'; 17 << 10];
+        let e = unpack_within(&archive(&[("c/big", &big, reg)]), "x", SMALL)
+            .err()
+            .unwrap_or_default();
+        assert!(e.contains("`c/big` is larger than"), "{e}");
+        // Too many entries.
+        let names: Vec<String> = (0..21).map(|i| format!("c/{i}")).collect();
+        let refs: Vec<(&str, &[u8], tar::EntryType)> =
+            names.iter().map(|n| (n.as_str(), &b""[..], reg)).collect();
+        let e = unpack_within(&archive(&refs), "x", SMALL)
+            .err()
+            .unwrap_or_default();
+        assert!(e.contains("more than 20 entries"), "{e}");
+        // Leaving the archive.
+        let e = unpack_within(&archive(&[("c/../../x", b"x", reg)]), "x", SMALL)
+            .err()
+            .unwrap_or_default();
+        assert!(e.contains("leads outside the archive"), "{e}");
+        // A symlink is not unpacked.
+        let e = unpack_within(
+            &archive(&[("c/link", b"", tar::EntryType::Symlink)]),
+            "x",
+            SMALL,
+        )
+        .err()
+        .unwrap_or_default();
+        assert!(e.contains("Symlink"), "{e}");
+        // Not an archive at all.
+        assert!(unpack_within(b"not gzip", "x", SMALL).is_err());
+    }
+
+    #[test]
+    fn only_exact_versions_and_plain_names_are_looked_up() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let cache = ChartCache::new(dir.path().to_path_buf(), "cache");
+        let kind = |chart: &str, rev: &str| {
+            cache
+                .chart(chart, "https://c.example", rev)
+                .err()
+                .map(|e| e.kind)
+        };
+        assert_eq!(kind("store", "1.*"), Some(RenderErrorKind::Unsupported));
+        assert_eq!(kind("store", ">=1.0"), Some(RenderErrorKind::Unsupported));
+        assert_eq!(kind("store", "1.0.0"), Some(RenderErrorKind::ToolMissing));
+        // `normalizeChartName`: the last segment names the file.
+        let e = cache
+            .chart("../../etc/store", "oci://r.example/charts", "1.0.0")
+            .err();
+        assert!(
+            e.is_some_and(|e| e.message.contains("`cache/store-1.0.0.tgz`")
+                && e.message.contains(
+                    "helm pull oci://r.example/charts/../../etc/store --version 1.0.0 -d cache"
+                ))
+        );
+        assert_eq!(kind("..", "1.0.0"), Some(RenderErrorKind::Content));
+    }
+}

@@ -1,0 +1,443 @@
+//! Chart dependencies as Argo CD gets them, offline.
+//!
+//! Argo CD runs `helm template` and, only when helm reports a dependency
+//! missing from `charts/`, `helm dependency build` before templating again
+//! (argo-cd `reposerver/repository/repository.go` `helmTemplate` →
+//! `runHelmBuild`, matched by `util/helm/helm.go` `IsMissingDependencyErr`).
+//! That build (helm `pkg/downloader/manager.go` `Manager.Build`, then
+//! `downloadAll`) takes every dependency of `Chart.lock` (else of
+//! `Chart.yaml`) again: a `file://` one is loaded from its directory with
+//! its `.helmignore` applied, checked against the version constraint and
+//! packaged into `charts/` (`tarFromLocalDir`); one from a Helm or OCI
+//! repository is downloaded, which gitops-lint never does; one without a
+//! repository must already be in `charts/`. The build is not recursive: a
+//! `file://` dependency is packaged with what its own `charts/` holds.
+
+use serde_json::Value;
+
+use super::super::semver::{Constraint, Version};
+use super::super::{RenderContext, RenderError, RenderErrorKind};
+use crate::glob::go::go_path_match;
+use crate::source::{path, EntryKind};
+
+/// Why a `file://` dependency outside the repository is not followed.
+const NOTHING_OUTSIDE: &str = "gitops-lint reads nothing outside the repository";
+
+/// A `file://` dependency `helm dependency build` would package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct LocalChart {
+    /// The chart's name (`Chart.yaml` `name`).
+    pub name: String,
+    /// `alias`, if the parent names the dependency so.
+    pub alias: Option<String>,
+    /// Its version, as packaged (`<name>-<version>.tgz`).
+    pub version: String,
+    /// Its directory in the repository.
+    pub dir: String,
+}
+
+/// What Argo CD's `helm dependency build` would change in `charts/`.
+#[derive(Debug, Default)]
+pub(super) struct Build {
+    /// Charts to place in `charts/`.
+    pub charts: Vec<LocalChart>,
+    /// Archives directly in `charts/` the build deletes as outdated
+    /// (`safeMoveDeps`: every archive it did not write, except those of
+    /// dependencies without a repository).
+    pub removed: Vec<String>,
+}
+
+/// The dependencies of `Chart.yaml` (or `requirements.yaml` for
+/// apiVersion v1 charts).
+pub(super) fn declared(cx: &RenderContext<'_>, chart: &str) -> Vec<Value> {
+    list_in(cx, chart, &["Chart.yaml", "requirements.yaml"])
+}
+
+fn list_in(cx: &RenderContext<'_>, chart: &str, files: &[&str]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for f in files {
+        let file = path::join(chart, f).unwrap_or_default();
+        if cx.kind_of(&file).ok().flatten() != Some(EntryKind::File) {
+            continue;
+        }
+        if let Ok(docs) = cx.load_yaml(&file) {
+            if let Some(a) = docs
+                .first()
+                .and_then(|d| d.value.get("dependencies"))
+                .and_then(Value::as_array)
+            {
+                out.extend(a.iter().cloned());
+            }
+        }
+    }
+    out
+}
+
+fn text<'v>(v: &'v Value, key: &str) -> &'v str {
+    v.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// What `helm dependency build` would do for `chart`, or `None` when every
+/// dependency is in `charts/` already (helm template then runs as is).
+///
+/// # Errors
+/// A build that needs the network (a dependency from a Helm or OCI
+/// repository, `@name` included), that fails (a dependency without a
+/// repository missing from `charts/`, a `file://` chart whose version does
+/// not satisfy the constraint), or a `file://` path leading outside the
+/// repository.
+pub(super) fn plan(cx: &RenderContext<'_>, chart: &str) -> Result<Option<Build>, RenderError> {
+    let deps = declared(cx, chart);
+    if deps.is_empty() {
+        return Ok(None);
+    }
+    let charts_dir = path::join(chart, "charts").unwrap_or_default();
+    let vendored: Vec<(String, EntryKind)> = if cx.kind_of(&charts_dir)? == Some(EntryKind::Dir) {
+        cx.list(&charts_dir)?
+            .into_iter()
+            .map(|e| (e.name, e.kind))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let is_vendored = |name: &str| {
+        vendored
+            .iter()
+            .any(|(v, _)| v == name || v.starts_with(&format!("{name}-")))
+    };
+    let Some(missing) = deps
+        .iter()
+        .map(|d| text(d, "name"))
+        .find(|n| !is_vendored(n))
+    else {
+        return Ok(None);
+    };
+    // The build fetches every dependency with a repository again: one
+    // that is missing is named first, as the likelier cause.
+    let remote = |d: &&Value| {
+        let repo = text(d, "repository");
+        !repo.is_empty() && !repo.starts_with("file://")
+    };
+    let fetched = deps
+        .iter()
+        .filter(remote)
+        .find(|d| !is_vendored(text(d, "name")))
+        .or_else(|| deps.iter().find(remote));
+    if let Some(d) = fetched {
+        let (name, repo) = (text(d, "name"), text(d, "repository"));
+        let what = if is_vendored(name) {
+            format!("chart dependency `{missing}` is not vendored in `{charts_dir}`, and the build that adds it fetches `{name}` from `{repo}` again")
+        } else {
+            format!("chart dependency `{name}` from `{repo}` is not vendored in `{charts_dir}`")
+        };
+        return Err(RenderError::unsupported(format!(
+            "{what}: Argo CD would run `helm dependency build`, which needs the network; gitops-lint never fetches"
+        )));
+    }
+    let lock = ["Chart.lock", "requirements.lock"]
+        .iter()
+        .map(|f| path::join(chart, f).unwrap_or_default())
+        .find(|f| cx.kind_of(f).ok().flatten() == Some(EntryKind::File));
+    // With a lock file the build takes its exact versions.
+    let wanted = match &lock {
+        Some(l) => list_in(cx, "", &[l.as_str()]),
+        None => deps.clone(),
+    };
+    let mut build = Build::default();
+    for d in &wanted {
+        let (name, repo) = (text(d, "name"), text(d, "repository"));
+        let Some(rel) = repo.strip_prefix("file://") else {
+            if repo.is_empty() && !is_vendored(name) {
+                return Err(RenderError::content(format!(
+                    "chart dependency `{name}` has no repository and is not in `{charts_dir}`, so `helm dependency build` (which Argo CD runs) fails"
+                )));
+            }
+            continue;
+        };
+        let alias = deps
+            .iter()
+            .find(|x| text(x, "name") == name && text(x, "repository") == repo)
+            .map(|x| text(x, "alias"))
+            .filter(|a| !a.is_empty())
+            .map(str::to_string);
+        let local = load_local(
+            cx,
+            chart,
+            name,
+            repo,
+            rel,
+            text(d, "version"),
+            lock.as_deref(),
+        )?;
+        build.charts.push(LocalChart { alias, ..local });
+    }
+    let keep: Vec<&str> = deps
+        .iter()
+        .filter(|d| text(d, "repository").is_empty())
+        .map(|d| text(d, "name"))
+        .collect();
+    build.removed = vendored
+        .into_iter()
+        .filter(|(n, k)| {
+            *k != EntryKind::Dir
+                && n.ends_with(".tgz")
+                && !keep.iter().any(|name| n.starts_with(&format!("{name}-")))
+        })
+        .map(|(n, _)| n)
+        .collect();
+    Ok(Some(build))
+}
+
+/// `tarFromLocalDir`: the `file://` chart `rel` of `chart`, if its version
+/// satisfies `constraint` (the exact version of the lock file `lock`, when
+/// there is one).
+fn load_local(
+    cx: &RenderContext<'_>,
+    chart: &str,
+    name: &str,
+    repo: &str,
+    rel: &str,
+    constraint: &str,
+    lock: Option<&str>,
+) -> Result<LocalChart, RenderError> {
+    let outside = |why: &str| RenderError {
+        kind: RenderErrorKind::OutsideRepo,
+        message: format!("chart dependency `{name}` is `{repo}`, {why}: {NOTHING_OUTSIDE}"),
+        file: None,
+        line: None,
+    };
+    // `resolver.GetLocalPath`: an absolute path is the machine's.
+    if rel.starts_with('/') {
+        return Err(outside("an absolute path on the machine"));
+    }
+    let dir =
+        path::join(chart, rel).ok_or_else(|| outside("which leads outside the repository"))?;
+    let chart_yaml = path::join(&dir, "Chart.yaml").unwrap_or_default();
+    if cx.kind_of(&dir)? != Some(EntryKind::Dir)
+        || cx.kind_of(&chart_yaml)? != Some(EntryKind::File)
+    {
+        return Err(RenderError::content(format!(
+            "chart dependency `{name}` is `{repo}`, and `{}` holds no chart, so `helm dependency build` (which Argo CD runs) fails",
+            super::super::display_path(&dir)
+        )));
+    }
+    let docs = cx.load_yaml(&chart_yaml)?;
+    let meta = docs.first().map(|d| d.value.clone()).unwrap_or_default();
+    let version_text = text(&meta, "version");
+    let Some(version) = Version::parse(version_text) else {
+        return Err(RenderError::content(format!(
+            "`{chart_yaml}`: version `{version_text}` is not a semantic version, so `helm dependency build` (which Argo CD runs) fails"
+        ))
+        .at(chart_yaml, None));
+    };
+    let Some(c) = Constraint::parse(constraint) else {
+        return Err(RenderError::content(format!(
+            "chart dependency `{name}` has an invalid version constraint `{constraint}`, so `helm dependency build` (which Argo CD runs) fails"
+        )));
+    };
+    if !c.check(&version) {
+        let asks = match lock {
+            Some(l) => format!("`{l}` pins chart dependency `{name}` at {constraint}"),
+            None => format!("chart dependency `{name}` asks for version `{constraint}`"),
+        };
+        return Err(RenderError::content(format!(
+            "{asks} and `{repo}` holds {}: `helm dependency build` (which Argo CD runs) fails with \"can't get a valid version\"",
+            version.text()
+        ))
+        .at(chart_yaml, None));
+    }
+    let own_name = text(&meta, "name");
+    if own_name != name {
+        // helm template matches dependencies by the chart's own name.
+        return Err(RenderError::content(format!(
+            "chart dependency `{name}` is `{repo}`, whose chart is named `{own_name}`: helm still finds `{name}` missing after `helm dependency build`"
+        ))
+        .at(chart_yaml, None));
+    }
+    Ok(LocalChart {
+        name: name.to_string(),
+        alias: None,
+        version: version_text.to_string(),
+        dir,
+    })
+}
+
+/// A file of a chart: its path relative to the chart, and its bytes.
+pub(super) type ChartFile = (String, std::sync::Arc<[u8]>);
+
+/// The files of the chart at `dir` that `loader.LoadDir` keeps (its
+/// `.helmignore` and helm's default rule applied), as paths relative to
+/// `dir`, read through `cx`.
+///
+/// # Errors
+/// Unreadable entries, or a `.helmignore` helm refuses.
+pub(super) fn chart_files(
+    cx: &RenderContext<'_>,
+    dir: &str,
+) -> Result<Vec<ChartFile>, RenderError> {
+    let ignore_file = path::join(dir, ".helmignore").unwrap_or_default();
+    let mut rules = if cx.kind_of(&ignore_file)? == Some(EntryKind::File) {
+        let bytes = cx.read(&ignore_file)?;
+        Ignore::parse(&String::from_utf8_lossy(&bytes)).map_err(|e| {
+            RenderError::content(format!("`{ignore_file}`: {e}")).at(ignore_file, None)
+        })?
+    } else {
+        Ignore::default()
+    };
+    rules.add("templates/.?*")?;
+    let mut out = Vec::new();
+    let mut stack = vec![String::new()];
+    while let Some(rel) = stack.pop() {
+        let full = if rel.is_empty() {
+            dir.to_string()
+        } else {
+            path::join(dir, &rel).unwrap_or_default()
+        };
+        for e in cx.list(&full)? {
+            let child_rel = if rel.is_empty() {
+                e.name.clone()
+            } else {
+                format!("{rel}/{}", e.name)
+            };
+            let child = path::join(&full, &e.name).unwrap_or_default();
+            let kind = match e.kind {
+                EntryKind::Symlink => cx.kind_of(&child)?.unwrap_or(EntryKind::File),
+                k => k,
+            };
+            match kind {
+                EntryKind::Dir if !rules.ignores(&child_rel, true) => stack.push(child_rel),
+                EntryKind::File if !rules.ignores(&child_rel, false) => {
+                    out.push((child_rel, cx.read(&child)?));
+                }
+                _ => {}
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// One `.helmignore` rule.
+#[derive(Debug, Clone)]
+struct Rule {
+    pattern: String,
+    negate: bool,
+    dir_only: bool,
+    /// Matched against the whole relative path (it holds `/`), else
+    /// against the base name.
+    whole_path: bool,
+}
+
+/// `.helmignore` rules as helm `pkg/ignore/rules.go` applies them.
+#[derive(Debug, Clone, Default)]
+struct Ignore {
+    rules: Vec<Rule>,
+}
+
+impl Ignore {
+    /// `ignore.Parse`: one rule a line; blank lines and `#` comments skipped.
+    fn parse(text: &str) -> Result<Ignore, String> {
+        let mut r = Ignore::default();
+        for line in text.trim_start_matches('\u{feff}').lines() {
+            r.add_rule(line)?;
+        }
+        Ok(r)
+    }
+
+    /// `parseRule`.
+    fn add(&mut self, line: &str) -> Result<(), RenderError> {
+        self.add_rule(line).map_err(RenderError::content)
+    }
+
+    fn add_rule(&mut self, line: &str) -> Result<(), String> {
+        let rule = line.trim();
+        if rule.is_empty() || rule.starts_with('#') {
+            return Ok(());
+        }
+        if rule.contains("**") {
+            return Err(format!(
+                "rule `{rule}`: double-star (**) syntax is not supported"
+            ));
+        }
+        if go_path_match(rule, "abc").is_none() {
+            return Err(format!("rule `{rule}`: syntax error in pattern"));
+        }
+        let (negate, rule) = match rule.strip_prefix('!') {
+            Some(r) => (true, r),
+            None => (false, rule),
+        };
+        let (dir_only, rule) = match rule.strip_suffix('/') {
+            Some(r) => (true, r),
+            None => (false, rule),
+        };
+        let (whole_path, pattern) = match rule.strip_prefix('/') {
+            Some(r) => (true, r),
+            None => (rule.contains('/'), rule),
+        };
+        self.rules.push(Rule {
+            pattern: pattern.to_string(),
+            negate,
+            dir_only,
+            whole_path,
+        });
+        Ok(())
+    }
+
+    /// `Rules.Ignore`, including its reading of a negated rule: a path a
+    /// `!rule` does not match is ignored.
+    fn ignores(&self, rel: &str, is_dir: bool) -> bool {
+        for r in &self.rules {
+            let name = if r.whole_path {
+                rel
+            } else {
+                rel.rsplit('/').next().unwrap_or(rel)
+            };
+            let matched = go_path_match(&r.pattern, name) == Some(true);
+            if r.negate {
+                if (r.dir_only && !is_dir) || !matched {
+                    return true;
+                }
+                continue;
+            }
+            if r.dir_only && !is_dir {
+                continue;
+            }
+            if matched {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ignore(text: &str) -> Ignore {
+        let mut r = Ignore::parse(text).unwrap_or_default();
+        let _ = r.add("templates/.?*");
+        r
+    }
+
+    #[test]
+    fn helmignore_reads_as_helm_does() {
+        let r = ignore("# comment\n*.md\nci/\n/secrets.yaml\n");
+        assert!(r.ignores("README.md", false));
+        assert!(r.ignores("docs/guide.md", false), "base name match");
+        assert!(r.ignores("ci", true));
+        assert!(!r.ignores("ci", false), "ci/ names directories only");
+        assert!(r.ignores("secrets.yaml", false));
+        assert!(
+            r.ignores("templates/.hidden.yaml", false),
+            "helm's default rule"
+        );
+        assert!(!r.ignores("templates/cm.yaml", false));
+        // A negated rule ignores every path it does not match.
+        let n = ignore("!keep.yaml\n");
+        assert!(n.ignores("values.yaml", false));
+        assert!(!n.ignores("keep.yaml", false));
+        assert!(Ignore::parse("templates/**\n").is_err());
+        assert!(Ignore::parse("[\n").is_err());
+    }
+}
