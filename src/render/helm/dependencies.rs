@@ -100,10 +100,27 @@ pub(super) fn plan(cx: &RenderContext<'_>, chart: &str) -> Result<Option<Build>,
     } else {
         Vec::new()
     };
+    // helm loads every chart under `charts/` and matches dependencies by
+    // the name in each one's `Chart.yaml` (`action.CheckDependencies`), not
+    // by where it lies: a directory counts by its `Chart.yaml` name, an
+    // archive by its file name (`<name>-<version>.tgz`, as `helm package`
+    // and `helm dependency build` write it).
+    let chart_name = |dir: &str| -> Option<String> {
+        let file = path::join(&charts_dir, &format!("{dir}/Chart.yaml"))?;
+        let docs = cx.load_yaml(&file).ok()?;
+        Some(docs.first()?.value.get("name")?.as_str()?.to_string())
+    };
+    let names: Vec<(String, EntryKind)> = vendored
+        .iter()
+        .map(|(v, k)| match k {
+            EntryKind::Dir => (chart_name(v).unwrap_or_else(|| v.clone()), *k),
+            _ => (v.clone(), *k),
+        })
+        .collect();
     let is_vendored = |name: &str| {
-        vendored
+        names
             .iter()
-            .any(|(v, _)| v == name || v.starts_with(&format!("{name}-")))
+            .any(|(v, k)| v == name || (*k != EntryKind::Dir && v.starts_with(&format!("{name}-"))))
     };
     let Some(missing) = deps
         .iter()
