@@ -378,7 +378,17 @@ fn with_chart_cache(repo: &GitRepo, mut render: RenderOptions, config: &Config) 
     render
 }
 
-impl Session<'_> {
+impl<'a> Session<'a> {
+    /// A session over `repo` for one revision (`check`, `render --app`).
+    fn new(repo: &'a GitRepo, config: &Config, opts: &Options) -> Session<'a> {
+        Session {
+            repo,
+            cache: ParseCache::default(),
+            identity: RepoIdentity::new(&repo.remote_urls(), config, repo.head_branch().as_deref()),
+            render: with_chart_cache(repo, tools_outside(repo, &opts.render), config),
+            split: BTreeSet::new(),
+        }
+    }
     fn inventory(
         &self,
         tree: Arc<dyn Tree>,
@@ -1034,13 +1044,7 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
     let repo = open_repo(opts)?;
     let (label, tree) = tree_of(&repo, rev)?;
     let config = load_config(opts.config.as_deref(), tree.as_ref())?;
-    let mut session = Session {
-        repo: &repo,
-        cache: ParseCache::default(),
-        identity: RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref()),
-        render: with_chart_cache(&repo, tools_outside(&repo, &opts.render), &config),
-        split: BTreeSet::new(),
-    };
+    let mut session = Session::new(&repo, &config, opts);
     opts.progress.step("rendering");
     let mut inv =
         session.single_inventory(|s| s.inventory(Arc::clone(&tree), &config, None, None))?;
@@ -1145,13 +1149,7 @@ pub fn render_app(rev: &Revision, name: &str, opts: &Options) -> Result<String, 
     let repo = open_repo(opts)?;
     let (_, tree) = tree_of(&repo, rev)?;
     let config = load_config(opts.config.as_deref(), tree.as_ref())?;
-    let mut session = Session {
-        repo: &repo,
-        cache: ParseCache::default(),
-        identity: RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref()),
-        render: with_chart_cache(&repo, tools_outside(&repo, &opts.render), &config),
-        split: BTreeSet::new(),
-    };
+    let mut session = Session::new(&repo, &config, opts);
     opts.progress.step("rendering");
     let inv = session.single_inventory(|s| {
         Ok(s.with_input(Arc::clone(&tree), &config, None, None, argocd::build))

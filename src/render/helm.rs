@@ -340,38 +340,26 @@ pub fn footprint(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Footprint,
     for dep in local_dependencies(cx, &spec.path) {
         fp.subtrees.push(dep);
     }
-    let raw = opts.value_files.iter().chain(opts.file_parameters.values());
-    for f in raw {
-        let loc = locate(spec, f)?;
-        match &loc.target {
-            RefTarget::Same => {}
-            RefTarget::Tree(_) => continue,
-            RefTarget::External(_) => {
-                return Err(RenderError::unsupported("value file of another repository"))
-            }
-        }
-        if is_glob(&loc.path) {
-            fp.subtrees.push(glob_base(&loc.path));
-        } else {
-            fp.entries.push(loc.path);
-        }
-    }
+    add_value_files(&mut fp, spec, &opts, false)?;
     Ok(fp)
 }
 
-/// What a source installing a chart from a Helm repository reads from the
-/// repository: its `$ref` value and parameter files of this revision (the
-/// chart and every other file it reads are in the chart's archive). A
-/// `$ref` pinned to another revision is left out, as in [`footprint`].
+/// Adds the value and parameter files of `opts` that this revision's tree
+/// holds (only `$ref` ones with `only_refs`) to `fp`: a glob reads below its
+/// fixed prefix; a `$ref` pinned to another revision is the same commit at
+/// both revisions of a diff, so it is left out.
 ///
 /// # Errors
 /// A value file from another repository, or a bad path.
-pub fn ref_footprint(spec: &SourceSpec) -> Result<Footprint, RenderError> {
-    let opts = Options::parse(spec)?;
-    let mut fp = Footprint::default();
+fn add_value_files(
+    fp: &mut Footprint,
+    spec: &SourceSpec,
+    opts: &Options,
+    only_refs: bool,
+) -> Result<(), RenderError> {
     for f in opts.value_files.iter().chain(opts.file_parameters.values()) {
         let loc = locate(spec, f)?;
-        if loc.ref_name.is_none() {
+        if only_refs && loc.ref_name.is_none() {
             continue;
         }
         match &loc.target {
@@ -387,6 +375,20 @@ pub fn ref_footprint(spec: &SourceSpec) -> Result<Footprint, RenderError> {
             fp.entries.push(loc.path);
         }
     }
+    Ok(())
+}
+
+/// What a source installing a chart from a Helm repository reads from the
+/// repository: its `$ref` value and parameter files of this revision (the
+/// chart and every other file it reads are in the chart's archive). A
+/// `$ref` pinned to another revision is left out, as in [`footprint`].
+///
+/// # Errors
+/// A value file from another repository, or a bad path.
+pub fn ref_footprint(spec: &SourceSpec) -> Result<Footprint, RenderError> {
+    let opts = Options::parse(spec)?;
+    let mut fp = Footprint::default();
+    add_value_files(&mut fp, spec, &opts, true)?;
     Ok(fp)
 }
 
