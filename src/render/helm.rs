@@ -49,17 +49,6 @@ pub fn render(
     cx: &RenderContext<'_>,
     spec: &SourceSpec,
 ) -> Result<Vec<RenderedObject>, RenderError> {
-    let Some(helm) = cx.options.helm.clone() else {
-        return Err(RenderError {
-            kind: RenderErrorKind::ToolMissing,
-            message: format!(
-                "`{}` is a Helm chart and no `helm` binary is on PATH: install helm (v3.17.1, the one Argo CD 3.0 ships) to analyse it",
-                super::display_path(&spec.path)
-            ),
-            file: None,
-            line: None,
-        });
-    };
     let opts = Options::parse(spec)?;
     let build = dependencies::plan(cx, &spec.path)?;
     // With `--skip-schema-validation` helm never reads a schema, so none
@@ -96,6 +85,28 @@ pub fn render(
         }
     }
 
+    let placed_params = file_params
+        .iter()
+        .map(|(name, loc)| Ok((name, work.place(cx, spec, loc)?)))
+        .collect::<Result<Vec<_>, RenderError>>()?;
+    let placed_values = value_files
+        .iter()
+        .map(|loc| work.place(cx, spec, loc))
+        .collect::<Result<Vec<_>, RenderError>>()?;
+    // Everything the render reads (chart, dependencies, value and parameter
+    // files) is read above, even without helm: a diff then knows whether
+    // the change touched an app it cannot render, and says so.
+    let Some(helm) = cx.options.helm.clone() else {
+        return Err(RenderError {
+            kind: RenderErrorKind::ToolMissing,
+            message: format!(
+                "`{}` is a Helm chart and no `helm` binary is on PATH: install helm (v3.17.1, the one Argo CD 3.0 ships) to analyse it",
+                super::display_path(&spec.path)
+            ),
+            file: None,
+            line: None,
+        });
+    };
     let mut cmd = Command::new(helm);
     cmd.arg("template")
         .arg(".")
@@ -114,15 +125,13 @@ pub fn render(
             ));
         }
     }
-    for (name, loc) in &file_params {
-        let dest = work.place(cx, spec, loc)?;
+    for (name, dest) in &placed_params {
         let mut arg = OsString::from(format!("--set-file={name}="));
         arg.push(clean_set_parameter(&dest.to_string_lossy()));
         cmd.arg(arg);
     }
-    for loc in &value_files {
-        let dest = work.place(cx, spec, loc)?;
-        cmd.arg(values_flag(&dest));
+    for dest in &placed_values {
+        cmd.arg(values_flag(dest));
     }
     if let Some(extra) = &opts.extra_values {
         let dest = tmp.path().join("extra-values.yaml");
