@@ -1529,6 +1529,8 @@ fn render_fresh(
                     resources.extend(r.manifests);
                 }
                 Err(e) => {
+                    let src = src.clone();
+                    record_ref_files(&mut app, input, &src);
                     app.status = AppStatus::Unrendered(e);
                     return app;
                 }
@@ -1641,6 +1643,28 @@ fn render_cached_chart(
     });
     inputs.insert(format!("{CHART_CACHE_INPUT}{}", cached.file), cached.id);
     Ok((rendered, inputs))
+}
+
+/// Records, for a chart-cache source that failed (its archive not cached,
+/// a template error), the `$ref` files of this revision it names: a change
+/// to them must count as a change to the app's inputs, as for a chart in
+/// the repository (GL000 tells a failure the change touches by these).
+fn record_ref_files(app: &mut App, input: &InventoryInput<'_>, src: &AppSource) {
+    let spec = source_spec_in(input, app, src, "");
+    let Ok(fp) = render::helm::ref_footprint(&spec) else {
+        return;
+    };
+    let tree = input.tree.as_ref();
+    for p in fp.entries {
+        if let Ok(Some(e)) = tree.entry(&p) {
+            app.inputs.insert(p, e.id);
+        }
+    }
+    for d in fp.subtrees {
+        if let Ok(Some(e)) = tree.entry(&d) {
+            app.inputs.insert(format!("{d}/"), e.id);
+        }
+    }
 }
 
 /// Records, for an app whose render failed, the id of every local source

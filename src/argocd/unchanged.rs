@@ -215,8 +215,8 @@ fn same_in_both(input: &InventoryInput<'_>, d: &Deferral, fp: &render::Footprint
 /// the archive is the same file for both, so only its `$ref` files of this
 /// revision can differ (found after the archive's own
 /// `.argocd-source*.yaml` overrides). An archive that cannot be read fails
-/// both revisions alike; one whose files may matter to other apps (see the
-/// module doc) is rendered. Without a chart cache the source is external
+/// both revisions alike when the `$ref` files it names are the same; one
+/// whose files may matter to other apps (see the module doc) is rendered. Without a chart cache the source is external
 /// and the app is reported as such.
 fn chart_defers(
     input: &InventoryInput<'_>,
@@ -229,7 +229,11 @@ fn chart_defers(
         return false;
     };
     let Ok(cached) = charts.chart(chart, &src.repo_url, &src.target_revision) else {
-        return true;
+        // The same failure at both revisions, unless a `$ref` file it names
+        // changed: then the change touches an app it cannot judge, and the
+        // app is rendered to say so.
+        let spec = source_spec_in(input, app, src, "");
+        return render::helm::ref_footprint(&spec).is_ok_and(|fp| same_in_both(input, d, &fp));
     };
     // What the chart renders may matter to other apps, as for a chart in git.
     let archive = cached.tree.as_ref();
