@@ -74,6 +74,10 @@ pub fn run(cmd: &mut Command, timeout: Duration, max_output: u64) -> Result<Outp
     let stdout = child.stdout.take().map(|s| drain(s, max_output + 1, false));
     let stderr = child.stderr.take().map(|s| drain(s, MAX_STDERR, true));
     let start = Instant::now();
+    // Polled with a growing pause: a run of a few tens of milliseconds
+    // (most `helm template` runs) is seen ending within a millisecond or
+    // two, a long one costs a wake-up every 20 ms.
+    let mut pause = Duration::from_millis(1);
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
@@ -87,7 +91,8 @@ pub fn run(cmd: &mut Command, timeout: Duration, max_output: u64) -> Result<Outp
             kill(&mut child);
             return Err(RunError::Timeout(timeout));
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
     };
     let stdout = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
     let stderr = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
