@@ -29,14 +29,6 @@ pub const ANN_ALLOW_PRUNE: &str = "gitops-lint.io/allow-prune";
 /// carrying it: rule codes (or names) separated by commas, then a reason.
 pub const ANN_IGNORE: &str = "gitops-lint.io/ignore";
 
-/// The rules [`ANN_IGNORE`] may name: those judging one object as it will
-/// be. Deletions are acknowledged only as above (`allow-prune` at base, or a
-/// trailer), so an object added or edited by a change cannot excuse its own
-/// deletion elsewhere.
-const IGNORABLE: &[&str] = &[
-    "GL004", "GL005", "GL006", "GL007", "GL008", "GL009", "GL010",
-];
-
 /// The commit trailer key (matched case-insensitively, as git does).
 pub const TRAILER: &str = "Gitops-Lint-Allow";
 
@@ -337,7 +329,7 @@ pub fn apply_ignores(findings: &mut Vec<Finding>, cx: &RuleContext<'_>) {
             for (word, code) in &ignore.rules {
                 let problem = match code {
                     None => Some(format!("names `{word}`, which is not a rule")),
-                    Some(c) if !IGNORABLE.contains(c) => Some(format!(
+                    Some(c) if !rules::find(c).is_some_and(|r| r.meta().suppression.on_object) => Some(format!(
                         "names {c}, which cannot be ignored on the object: a deletion is acknowledged with `{ANN_ALLOW_PRUNE}` in the base revision or a `{TRAILER}` trailer"
                     )),
                     Some(_) => None,

@@ -348,6 +348,70 @@ pub struct RuleMeta {
     pub mode: Mode,
     /// The Markdown doc (`rules/<CODE>-<name>.md`), embedded at build time.
     pub doc: &'static str,
+    /// What may set a finding aside: see [`Suppression`].
+    pub suppression: Suppression,
+}
+
+/// What may set a rule's findings aside, besides the configuration that
+/// switches the rule off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Suppression {
+    /// `gitops-lint.io/ignore` on an object may switch the rule off for it:
+    /// rules judging one object as it will be. A deletion is never excused
+    /// this way (the annotation would be added by the change that deletes).
+    pub on_object: bool,
+    /// `ignorePaths` drops findings located in matching files. Never what a
+    /// change does (prunes, cascades...) or what says it cannot be judged:
+    /// moving an app's inputs under an ignored path would hide them.
+    pub by_path: bool,
+    /// In a diff, a finding a `check` of the base revision also reports
+    /// (same fingerprint) is pre-existing and dropped. Rules that judge
+    /// their own findings against the base (GL000, GL018: a failure the
+    /// change touches stays reported) and rules about a difference between
+    /// the revisions (new by construction) do not use it.
+    pub by_fingerprint: bool,
+}
+
+impl Suppression {
+    /// A difference between the revisions: nothing sets it aside.
+    pub const CHANGE: Suppression = Suppression {
+        on_object: false,
+        by_path: false,
+        by_fingerprint: false,
+    };
+    /// A difference between the revisions about one object, which the
+    /// object may excuse (GL010: an immutable field the author knows about).
+    pub const CHANGED_OBJECT: Suppression = Suppression {
+        on_object: true,
+        by_path: false,
+        by_fingerprint: false,
+    };
+    /// One object as it will be.
+    pub const OBJECT: Suppression = Suppression {
+        on_object: true,
+        by_path: true,
+        by_fingerprint: true,
+    };
+    /// The repository as it will be, beyond one object.
+    pub const REPOSITORY: Suppression = Suppression {
+        on_object: false,
+        by_path: true,
+        by_fingerprint: true,
+    };
+    /// What deletes through a loop once merged: never hidden by a path,
+    /// pre-existing when the base has it too.
+    pub const LOOP: Suppression = Suppression {
+        on_object: false,
+        by_path: false,
+        by_fingerprint: true,
+    };
+    /// A revision that cannot be judged: only the rule itself, comparing
+    /// with the base, says whether the change is concerned.
+    pub const UNJUDGED: Suppression = Suppression {
+        on_object: false,
+        by_path: false,
+        by_fingerprint: false,
+    };
 }
 
 impl RuleMeta {

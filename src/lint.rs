@@ -934,11 +934,8 @@ fn diff_trees(
 /// through a loop (GL019): a pull request could otherwise hide its own
 /// deletion by moving an app's inputs under an ignored path.
 fn drop_ignored_paths(findings: &mut Vec<Finding>, config: &Config) {
-    let never_dropped = |f: &Finding| {
-        f.rule.mode == rules::Mode::Diff || matches!(f.rule.code, "GL000" | "GL018" | "GL019")
-    };
     findings.retain(|f| {
-        never_dropped(f)
+        !f.rule.suppression.by_path
             || f.location
                 .as_ref()
                 .is_none_or(|l| !config.ignore_paths.matches(&l.file))

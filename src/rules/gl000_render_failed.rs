@@ -2,6 +2,7 @@
 
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::{App, AppStatus, Inventory};
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 use crate::render::{RenderError, RenderErrorKind};
 
@@ -15,6 +16,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     mode: Mode::Single,
     doc: include_str!("../../rules/GL000-render-failed.md"),
+    suppression: Suppression::UNJUDGED,
 };
 
 /// A missing tool or an unsupported feature is not the repository's fault:

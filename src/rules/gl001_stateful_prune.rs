@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::PruneMode;
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 use crate::plan::{Prune, PruneReason};
 
@@ -17,6 +18,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     mode: Mode::Diff,
     doc: include_str!("../../rules/GL001-stateful-prune.md"),
+    suppression: Suppression::CHANGE,
 };
 
 /// What deleting this resource destroys, or `None` when it is not stateful.

@@ -3,6 +3,7 @@
 
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::{Manager, PruneMode};
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 use crate::plan::PruneReason;
 
@@ -16,6 +17,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     mode: Mode::Diff,
     doc: include_str!("../../rules/GL002-app-cascade-delete.md"),
+    suppression: Suppression::CHANGE,
 };
 
 /// Core-group kinds whose deletion loses data or everything inside them.

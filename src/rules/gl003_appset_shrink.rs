@@ -5,6 +5,7 @@
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::appset::{AppSetPolicy, Expansion, PolicySource};
 use crate::argocd::AppSetEntry;
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 
 /// See `rules/GL003-appset-shrink.md`.
@@ -17,6 +18,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     mode: Mode::Diff,
     doc: include_str!("../../rules/GL003-appset-shrink.md"),
+    suppression: Suppression::CHANGE,
 };
 
 fn short(key: &str) -> &str {

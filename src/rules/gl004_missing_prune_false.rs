@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::analysis::{at_resource, scoped_resources};
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::PruneMode;
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity};
 use crate::manifest::Manifest;
 use crate::plan::{app_prunes, cascade_protection, prune_protection};
@@ -20,6 +21,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     mode: Mode::Single,
     doc: include_str!("../../rules/GL004-missing-prune-false.md"),
+    suppression: Suppression::OBJECT,
 };
 
 /// What deleting `m` loses, when it is stateful.

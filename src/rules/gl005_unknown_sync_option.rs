@@ -4,6 +4,7 @@
 use super::analysis::{app_in_scope, at_resource, rendered_apps, scoped_resources};
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::config::edit_distance;
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 use crate::manifest::{
     parse_go_atoi, HookType, Manifest, ANN_HELM_HOOK, ANN_HELM_HOOK_DELETE_POLICY,
@@ -20,6 +21,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     mode: Mode::Single,
     doc: include_str!("../../rules/GL005-unknown-sync-option.md"),
+    suppression: Suppression::OBJECT,
 };
 
 /// Sync options and the values Argo CD acts on (gitops-engine

@@ -6,6 +6,7 @@ use super::analysis::podspec::{self, RefKind};
 use super::analysis::{at_resource, rendered_apps};
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::App;
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity};
 use crate::manifest::{HookType, Manifest, ResourceId};
 
@@ -19,6 +20,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     mode: Mode::Single,
     doc: include_str!("../../rules/GL006-presync-not-idempotent.md"),
+    suppression: Suppression::OBJECT,
 };
 
 /// Whether the hook or a ConfigMap its pods read was touched by the change.

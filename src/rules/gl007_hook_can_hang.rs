@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::analysis::podspec::{self, RefKind};
 use super::analysis::{at_field, scoped_resources};
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity};
 use crate::manifest::{HookType, Manifest, ANN_HELM_HOOK_DELETE_POLICY, ANN_HOOK_DELETE_POLICY};
 
@@ -19,6 +20,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     mode: Mode::Single,
     doc: include_str!("../../rules/GL007-hook-can-hang.md"),
+    suppression: Suppression::OBJECT,
 };
 
 /// Hooks that run something and so can fail or hang.

@@ -11,6 +11,7 @@ use super::analysis::{at_field, at_resource, rendered_apps};
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::{App, Inventory};
 use crate::config::Config;
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity};
 use crate::manifest::{HookType, Manifest, ANN_SYNC_WAVE};
 
@@ -24,6 +25,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     mode: Mode::Single,
     doc: include_str!("../../rules/GL008-wave-dependency-inversion.md"),
+    suppression: Suppression::OBJECT,
 };
 
 /// One "needs" relation: `from` cannot finish until `to` exists and runs.

@@ -3,6 +3,7 @@
 
 use super::analysis::{at_field, scoped_resources};
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity};
 use crate::manifest::ANN_SYNC_OPTIONS;
 
@@ -16,6 +17,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     mode: Mode::Single,
     doc: include_str!("../../rules/GL009-replace-on-stateful.md"),
+    suppression: Suppression::OBJECT,
 };
 
 impl Rule for ReplaceOnStateful {

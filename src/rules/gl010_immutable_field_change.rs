@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::analysis::at_field;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity};
 use crate::manifest::Manifest;
 
@@ -23,6 +24,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     mode: Mode::Diff,
     doc: include_str!("../../rules/GL010-immutable-field-change.md"),
+    suppression: Suppression::CHANGED_OBJECT,
 };
 
 /// One refused change: the field, its old and its new value as shown.

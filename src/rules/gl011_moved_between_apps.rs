@@ -15,6 +15,7 @@ use super::gl001_stateful_prune::what_is_lost;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::application::RESOURCES_FINALIZERS;
 use crate::argocd::{instances, is_application, App, Inventory, Manager, PruneMode};
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 use crate::plan::{Prune, PruneReason};
 
@@ -28,6 +29,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     mode: Mode::Diff,
     doc: include_str!("../../rules/GL011-moved-between-apps.md"),
+    suppression: Suppression::CHANGE,
 };
 
 const RECIPE: &str = "in a change merged and synced first, add `argocd.argoproj.io/sync-options: Prune=false` to it (or, for a child Application, remove the resources finalizer) in its old place; then move it";

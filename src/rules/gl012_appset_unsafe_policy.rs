@@ -8,6 +8,7 @@ use super::analysis::appset_resource;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::appset::{self, AppSetSettings, PolicySource, RESOURCES_FINALIZER};
 use crate::argocd::AppSetEntry;
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 
 /// See `rules/GL012-appset-unsafe-policy.md`.
@@ -20,6 +21,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     mode: Mode::Single,
     doc: include_str!("../../rules/GL012-appset-unsafe-policy.md"),
+    suppression: Suppression::REPOSITORY,
 };
 
 /// Whether the Applications this ApplicationSet generates carry a resources finalizer.

@@ -3,6 +3,7 @@
 
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::PruneMode;
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 use crate::plan::{app_prunes, PruneReason};
 
@@ -16,6 +17,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     mode: Mode::Diff,
     doc: include_str!("../../rules/GL013-mass-prune.md"),
+    suppression: Suppression::CHANGE,
 };
 
 impl Rule for MassPrune {

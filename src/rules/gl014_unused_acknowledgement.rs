@@ -3,6 +3,7 @@
 //! rule that reports nothing on its object.
 
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity};
 
 /// See `rules/GL014-unused-acknowledgement.md`.
@@ -15,6 +16,7 @@ pub(super) static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     mode: Mode::Single,
     doc: include_str!("../../rules/GL014-unused-acknowledgement.md"),
+    suppression: Suppression::REPOSITORY,
 };
 
 impl Rule for UnusedAcknowledgement {

@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use super::gl016_missing_namespace::BUILTIN_GROUPS;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::finding::Suppression;
 use crate::glob::go::go_path_match;
 use crate::glob::{Glob, GlobError};
 
@@ -47,6 +48,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     mode: Mode::Single,
     doc: include_str!("../../rules/GL015-project-denies-app.md"),
+    suppression: Suppression::REPOSITORY,
 };
 
 /// The namespace the Argo CD control plane runs in when an AppProject does

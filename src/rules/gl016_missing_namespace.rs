@@ -7,6 +7,7 @@ use super::analysis::{at_field, at_resource};
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::{App, AppStatus, Inventory};
 use crate::config::Config;
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity};
 use crate::manifest::Manifest;
 
@@ -20,6 +21,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     mode: Mode::Single,
     doc: include_str!("../../rules/GL016-missing-namespace.md"),
+    suppression: Suppression::REPOSITORY,
 };
 
 /// Namespaces every cluster has (the API server creates them) or that Argo

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use super::gl001_stateful_prune::what_is_lost;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::PruneMode;
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 use crate::manifest::ResourceId;
 use crate::plan::{Prune, Recreate};
@@ -32,6 +33,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     mode: Mode::Diff,
     doc: include_str!("../../rules/GL017-recreate.md"),
+    suppression: Suppression::CHANGE,
 };
 
 /// What deleting and creating again costs for the stateless kinds this rule

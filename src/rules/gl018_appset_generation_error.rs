@@ -4,6 +4,7 @@
 use super::analysis::appset_resource;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::AppSetEntry;
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 
 /// See `rules/GL018-appset-generation-error.md`.
@@ -16,6 +17,7 @@ pub(super) static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     mode: Mode::Single,
     doc: include_str!("../../rules/GL018-appset-generation-error.md"),
+    suppression: Suppression::UNJUDGED,
 };
 
 /// What the controller says about one ApplicationSet at one revision: the

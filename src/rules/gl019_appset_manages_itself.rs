@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use super::analysis::appset_resource;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::{Inventory, Manager};
+use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 
 /// See `rules/GL019-appset-manages-itself.md`.
@@ -19,6 +20,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     mode: Mode::Single,
     doc: include_str!("../../rules/GL019-appset-manages-itself.md"),
+    suppression: Suppression::LOOP,
 };
 
 /// The apps on the way from ApplicationSet `set` up its chain of managers

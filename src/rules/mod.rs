@@ -179,11 +179,10 @@ pub fn run(cx: &RuleContext<'_>) -> Vec<Finding> {
 ///   SARIF fingerprint) a `check` of the base revision also reports is
 ///   pre-existing, and is dropped: `check` and `--all` show it.
 pub fn drop_pre_existing(findings: &mut Vec<Finding>, base: &Inventory, config: &Config) {
-    // GL000 and GL018 judge their own findings by what failed at base: a
-    // failure the change touches stays reported, which a fingerprint
-    // (the same app or ApplicationSet failing) cannot tell.
-    let judged_by_fingerprint =
-        |f: &Finding| f.rule.mode == Mode::Single && !matches!(f.rule.code, "GL000" | "GL018");
+    // Diff rules are new by construction; GL000 and GL018 judge their own
+    // findings by what failed at base (a failure the change touches stays
+    // reported, which a fingerprint cannot tell): `Suppression`.
+    let judged_by_fingerprint = |f: &Finding| f.rule.suppression.by_fingerprint;
     if !findings.iter().any(judged_by_fingerprint) {
         return;
     }
