@@ -45,8 +45,8 @@ pub mod plan;
 // Stage 5: findings.
 pub mod rules;
 
-// Acknowledged and ignored findings, after the rules.
-pub mod acknowledge;
+// Findings set aside after the rules: acknowledgements, ignores, paths.
+pub mod suppress;
 
 // Stage 6: reports.
 pub mod report;

@@ -1,20 +1,21 @@
-//! Wiring the stages for one request: resolve revisions, read configuration
-//! from the base, build both inventories, plan, run rules, assemble the report.
+//! The driver: wiring the stages for one request. Resolve revisions, read
+//! configuration from the base, build both inventories, plan, run rules,
+//! set findings aside (`suppress`), assemble the report (`report`, which
+//! also anchors findings on files of the change).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::acknowledge;
 use crate::argocd::unchanged::{self, Deferral, SubtreeMemo};
 use crate::argocd::{self, AppStatus, Inventory, InventoryInput, RepoIdentity};
 use crate::config::{Config, ConfigError, CONFIG_FILE};
-use crate::finding::{Finding, Location, Side};
 use crate::plan;
 use crate::render::{ParseCache, RenderOptions};
 use crate::report::Report;
 use crate::rules::{self, RuleContext};
 use crate::source::{self, GitRepo, RepoError, Tree};
+use crate::suppress;
 
 /// Why a request could not be carried out (exit status 2).
 #[derive(Debug, thiserror::Error)]
@@ -538,51 +539,6 @@ impl<'a> Session<'a> {
     }
 }
 
-/// Reads the files findings point at, for snippets.
-fn attach_files(report: &mut Report, base: Option<&dyn Tree>, head: &dyn Tree) {
-    let wanted: Vec<(Side, String)> = report
-        .findings
-        .iter()
-        .filter_map(|f| f.location.as_ref().map(|l| (l.side, l.file.clone())))
-        .collect();
-    for (side, file) in wanted {
-        let tree = match side {
-            Side::Base => base,
-            Side::Head => Some(head),
-        };
-        if let Some(Ok(bytes)) = tree.map(|t| source::read(t, &file)) {
-            if let Ok(text) = std::str::from_utf8(&bytes) {
-                report.files.insert((side, file), Arc::from(text));
-            }
-        }
-    }
-    // Findings about one field point at its line, now that the file is read.
-    // Each lookup re-parses its file, so past a budget findings keep their
-    // document's line.
-    const FIELD_LOOKUP_BUDGET: usize = 200;
-    let mut budget = FIELD_LOOKUP_BUDGET;
-    for f in &mut report.findings {
-        let (Some(field), Some(loc)) = (&f.field, f.location.as_mut()) else {
-            continue;
-        };
-        let Some(text) = report.files.get(&(loc.side, loc.file.clone())) else {
-            continue;
-        };
-        if budget == 0 {
-            break;
-        }
-        budget -= 1;
-        let path: Vec<crate::yaml::PathSeg<'_>> = field
-            .path
-            .iter()
-            .map(|k| crate::yaml::PathSeg::Key(k))
-            .collect();
-        if let Some(line) = crate::yaml::line_of(text, field.doc_index, &path) {
-            loc.line = Some(line);
-        }
-    }
-}
-
 /// `gitops-lint diff`: what merging `range` would make Argo CD delete and wedge.
 ///
 /// # Errors
@@ -746,7 +702,7 @@ pub fn diff_staged(opts: &Options) -> Result<Report, LintError> {
             let t = repo.commit_tree(&c)?;
             (c, t)
         }
-        None => ("EMPTY".to_string(), Arc::new(EmptyTree)),
+        None => ("EMPTY".to_string(), Arc::new(source::EmptyTree)),
     };
     // Staged changes have no commit message yet, so no trailers.
     diff_trees(
@@ -757,32 +713,6 @@ pub fn diff_staged(opts: &Options) -> Result<Report, LintError> {
         &[],
         opts,
     )
-}
-
-/// An empty tree: the base of a repository's first commit.
-struct EmptyTree;
-
-impl Tree for EmptyTree {
-    fn describe(&self) -> String {
-        "EMPTY".into()
-    }
-    fn entry(&self, path: &str) -> Result<Option<source::Entry>, source::SourceError> {
-        Ok(path.is_empty().then(|| source::Entry {
-            name: String::new(),
-            kind: source::EntryKind::Dir,
-            id: source::ObjectId([0; 20]),
-        }))
-    }
-    fn list_raw(&self, dir: &str) -> Result<Vec<source::Entry>, source::SourceError> {
-        if dir.is_empty() {
-            Ok(Vec::new())
-        } else {
-            Err(source::SourceError::NotFound(dir.to_string()))
-        }
-    }
-    fn read_raw(&self, path: &str) -> Result<Arc<[u8]>, source::SourceError> {
-        Err(source::SourceError::NotFound(path.to_string()))
-    }
 }
 
 fn diff_trees(
@@ -890,15 +820,15 @@ fn diff_trees(
     if !opts.all {
         rules::drop_pre_existing(&mut findings, &base_inv, &config);
     }
-    acknowledge::apply_ignores(&mut findings, &cx);
-    let ack_notes = acknowledge::apply(
+    suppress::apply_ignores(&mut findings, &cx);
+    let ack_notes = suppress::apply(
         &mut findings,
         &plan,
         &base_inv,
-        &acknowledge::trailers(messages),
+        &suppress::trailers(messages),
         &config,
     );
-    drop_ignored_paths(&mut findings, &config);
+    suppress::drop_ignored_paths(&mut findings, &config);
     let mut report = Report::new(
         "diff",
         Some((base.0, &base_inv)),
@@ -912,11 +842,13 @@ fn diff_trees(
         ));
     }
     report.notes.extend(ack_notes);
-    attach_files(&mut report, Some(base.1.as_ref()), head.1.as_ref());
+    crate::report::anchor::attach_files(&mut report, Some(base.1.as_ref()), head.1.as_ref());
     report.anchors = report
         .findings
         .iter()
-        .map(|f| anchor(f, base.1.as_ref(), head.1.as_ref(), &base_inv, &head_inv))
+        .map(|f| {
+            crate::report::anchor::anchor(f, base.1.as_ref(), head.1.as_ref(), &base_inv, &head_inv)
+        })
         .collect();
     // Freeing the inventories and parses of a large fleet is a noticeable
     // share of a run (7% at 2,000 apps, perf): let it overlap with writing
@@ -925,112 +857,6 @@ fn diff_trees(
     let trees = (base.1, head.1, subtrees);
     std::thread::spawn(move || drop((base_inv, head_inv, plan, parses, trees)));
     Ok(report)
-}
-
-/// Drops findings located in files that `ignorePaths` matches.
-/// `ignorePaths` drops findings located in matching files, except what a
-/// change does (diff rules: prunes, cascades, shrinks, moves, immutable
-/// changes) and what makes it impossible to judge (GL000, GL018) or deletes
-/// through a loop (GL019): a pull request could otherwise hide its own
-/// deletion by moving an app's inputs under an ignored path.
-fn drop_ignored_paths(findings: &mut Vec<Finding>, config: &Config) {
-    findings.retain(|f| {
-        !f.rule.suppression.by_path
-            || f.location
-                .as_ref()
-                .is_none_or(|l| !config.ignore_paths.matches(&l.file))
-    });
-}
-
-fn blob_id(tree: &dyn Tree, path: &str) -> Option<source::ObjectId> {
-    match tree.entry(path) {
-        Ok(Some(e)) if e.kind != source::EntryKind::Dir => Some(e.id),
-        _ => None,
-    }
-}
-
-/// Where in the head revision a pull-request tool should show a finding, so
-/// it lands on a file of the change: the file itself when it still exists
-/// (its line only when the file is unchanged), else the nearest changed
-/// kustomization above it (the file that stopped including it), else the
-/// Application's own file, else what manages a deleted Application.
-fn anchor(
-    f: &Finding,
-    base: &dyn Tree,
-    head: &dyn Tree,
-    base_inv: &Inventory,
-    head_inv: &Inventory,
-) -> Option<Location> {
-    let at = |file: &str, line: Option<u32>| {
-        Some(Location {
-            side: Side::Head,
-            file: file.to_string(),
-            line,
-        })
-    };
-    if let Some(loc) = &f.location {
-        let head_id = blob_id(head, &loc.file);
-        match loc.side {
-            Side::Head if head_id.is_some() => return Some(loc.clone()),
-            Side::Base if head_id.is_some() => {
-                let same = head_id == blob_id(base, &loc.file);
-                return at(&loc.file, loc.line.filter(|_| same));
-            }
-            _ => {}
-        }
-        if loc.side == Side::Base {
-            let mut dir = source::path::parent(&loc.file);
-            loop {
-                for name in ["kustomization.yaml", "kustomization.yml", "Kustomization"] {
-                    let k = if dir.is_empty() {
-                        name.to_string()
-                    } else {
-                        format!("{dir}/{name}")
-                    };
-                    let h = blob_id(head, &k);
-                    if h.is_some() && h != blob_id(base, &k) {
-                        return at(&k, None);
-                    }
-                }
-                if dir.is_empty() {
-                    break;
-                }
-                dir = source::path::parent(dir);
-            }
-        }
-    }
-    let app_name = f.app.as_deref()?;
-    let in_head = |key: &str| {
-        head_inv
-            .apps
-            .get(key)
-            .and_then(|a| a.origin.file.as_deref().map(|f| (f, a.origin.line)))
-            .or_else(|| {
-                head_inv
-                    .appsets
-                    .get(key)
-                    .and_then(|s| s.origin.file.as_deref().map(|f| (f, s.origin.line)))
-            })
-            .filter(|(f, _)| blob_id(head, f).is_some())
-    };
-    if let Some(app) = head_inv
-        .apps
-        .values()
-        .find(|a| a.display_name() == app_name)
-    {
-        if let Some((file, line)) = in_head(&app.key) {
-            return at(file, line);
-        }
-    }
-    // A deleted Application: point at what deletes it.
-    let app = base_inv
-        .apps
-        .values()
-        .find(|a| a.display_name() == app_name)?;
-    let manager = match app.manager.as_ref()? {
-        crate::argocd::Manager::App(k) | crate::argocd::Manager::AppSet(k) => k,
-    };
-    in_head(manager).and_then(|(file, line)| at(file, line))
 }
 
 /// `gitops-lint check`: single-revision rules over one tree.
@@ -1063,10 +889,10 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
         only_changed: false,
     };
     let mut findings = rules::run(&cx);
-    acknowledge::apply_ignores(&mut findings, &cx);
-    drop_ignored_paths(&mut findings, &config);
+    suppress::apply_ignores(&mut findings, &cx);
+    suppress::drop_ignored_paths(&mut findings, &config);
     let mut report = Report::new("check", None, (&label, &inv), None, findings);
-    attach_files(&mut report, None, tree.as_ref());
+    crate::report::anchor::attach_files(&mut report, None, tree.as_ref());
     Ok(report)
 }
 
@@ -1269,6 +1095,8 @@ fn normalize_abs(p: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::finding::{Finding, Location, Side};
+    use crate::report::anchor::anchor;
     use crate::source::write_commit;
 
     fn files(list: &[(&str, &str)]) -> Vec<(String, Vec<u8>)> {
@@ -1297,7 +1125,7 @@ mod tests {
             at("GL001", "vendor/pvc.yaml"),
             at("GL000", "vendor/kustomization.yaml"),
         ];
-        drop_ignored_paths(&mut findings, &config);
+        suppress::drop_ignored_paths(&mut findings, &config);
         let kept: Vec<(&str, &str)> = findings
             .iter()
             .map(|f| {

@@ -2,6 +2,7 @@
 //!
 //! Knows nothing of how findings were made.
 
+pub mod anchor;
 pub mod github;
 pub mod human;
 pub mod json;

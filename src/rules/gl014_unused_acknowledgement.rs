@@ -25,6 +25,6 @@ impl Rule for UnusedAcknowledgement {
     }
 
     /// Its findings need every other rule's findings first, so they are made
-    /// by `crate::acknowledge::apply` after all rules ran.
+    /// by `crate::suppress::apply` after all rules ran.
     fn check(&self, _cx: &RuleContext<'_>, _out: &mut Vec<Finding>) {}
 }

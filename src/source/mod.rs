@@ -234,3 +234,29 @@ pub fn kind_of(tree: &dyn Tree, path: &str) -> Result<Option<EntryKind>, SourceE
         Err(e) => Err(e),
     }
 }
+
+/// An empty tree: the base of a repository's first commit.
+pub struct EmptyTree;
+
+impl Tree for EmptyTree {
+    fn describe(&self) -> String {
+        "EMPTY".into()
+    }
+    fn entry(&self, path: &str) -> Result<Option<Entry>, SourceError> {
+        Ok(path.is_empty().then(|| Entry {
+            name: String::new(),
+            kind: EntryKind::Dir,
+            id: ObjectId([0; 20]),
+        }))
+    }
+    fn list_raw(&self, dir: &str) -> Result<Vec<Entry>, SourceError> {
+        if dir.is_empty() {
+            Ok(Vec::new())
+        } else {
+            Err(SourceError::NotFound(dir.to_string()))
+        }
+    }
+    fn read_raw(&self, path: &str) -> Result<Arc<[u8]>, SourceError> {
+        Err(SourceError::NotFound(path.to_string()))
+    }
+}

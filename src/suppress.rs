@@ -1,3 +1,9 @@
+//! Setting findings aside after the rules ran: what each rule allows is its
+//! [`crate::finding::Suppression`].
+//!
+//! `ignorePaths` drops findings located in matching files
+//! ([`drop_ignored_paths`]).
+//!
 //! Acknowledging an intended deletion without disabling the rule that
 //! reports it: a `gitops-lint.io/allow-prune: "reason"` annotation on the
 //! object in the base revision, or a `Gitops-Lint-Allow: Kind/namespace/name`
@@ -411,6 +417,21 @@ fn trailer_note(findings: &[Finding]) -> Option<String> {
         "{} deletion(s) acknowledged only by `{TRAILER}` commit trailers of this change, written by its author: {list}",
         by_trailer.len()
     ))
+}
+
+/// Drops findings located in files that `ignorePaths` matches.
+/// `ignorePaths` drops findings located in matching files, except what a
+/// change does (diff rules: prunes, cascades, shrinks, moves, immutable
+/// changes) and what makes it impossible to judge (GL000, GL018) or deletes
+/// through a loop (GL019): a pull request could otherwise hide its own
+/// deletion by moving an app's inputs under an ignored path.
+pub fn drop_ignored_paths(findings: &mut Vec<Finding>, config: &Config) {
+    findings.retain(|f| {
+        !f.rule.suppression.by_path
+            || f.location
+                .as_ref()
+                .is_none_or(|l| !config.ignore_paths.matches(&l.file))
+    });
 }
 
 #[cfg(test)]
