@@ -1,0 +1,380 @@
+//! Rendering one app at one revision: from the tree, reused from the other
+//! revision's inventory, or left unrendered as unchanged.
+
+use super::*;
+/// Which tree a source renders from, or why it is external.
+pub(super) fn source_tree(
+    input: &InventoryInput<'_>,
+    src: &AppSource,
+    implicit: bool,
+) -> Result<Arc<dyn Tree>, String> {
+    if implicit {
+        return Ok(Arc::clone(&input.tree));
+    }
+    if let Some(chart) = &src.chart {
+        return Err(format!("Helm chart `{chart}` from `{}`", src.repo_url));
+    }
+    if src.repo_url.is_empty() {
+        return Err("a source with no repoURL".to_string());
+    }
+    if !input.repo.is_this_repo(&src.repo_url) {
+        return Err(format!("repository `{}`", src.repo_url));
+    }
+    if input.repo.branches.contains(&src.target_revision) {
+        return Ok(Arc::clone(&input.tree));
+    }
+    (input.tree_at)(&src.target_revision).ok_or_else(|| {
+        format!(
+            "revision `{}`, which is not in this repository",
+            src.target_revision
+        )
+    })
+}
+
+/// A symlink anywhere in `tree` that leads outside the repository. Argo CD
+/// checks the whole checkout before rendering any source of it (AC
+/// `CheckOutOfBoundsSymlinks`, absolute targets included), so one such link
+/// fails every app of the repository, not only the app whose directory
+/// holds it. A loop is not out of bounds: it fails only an app that reads it.
+pub(super) fn out_of_bounds_symlink(tree: &dyn Tree) -> Option<RenderError> {
+    if !tree.may_have_symlinks() {
+        return None;
+    }
+    let mut stack = vec![String::new()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = tree.list_raw(&dir) else {
+            continue;
+        };
+        for e in entries {
+            let full = if dir.is_empty() {
+                e.name.clone()
+            } else {
+                format!("{dir}/{}", e.name)
+            };
+            match e.kind {
+                EntryKind::Dir => stack.push(full),
+                EntryKind::Symlink => {
+                    if let Err(err @ source::SourceError::OutsideRepo(_)) =
+                        source::resolve(tree, &full)
+                    {
+                        let mut e = RenderError::from_source(&err).at(full.clone(), None);
+                        e.message = format!(
+                            "the repository contains a symlink that leads outside it, `{full}`, and Argo CD refuses to render any app from such a repository"
+                        );
+                        return Some(e);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+pub(super) fn render_app(
+    input: &InventoryInput<'_>,
+    inv: &Inventory,
+    oob: Option<&RenderError>,
+    mut app: App,
+) -> (App, Outcome) {
+    let scopes = &inv.scopes;
+    // A render that depends on every symlink of the tree is never reused,
+    // nor one made under other CRD scopes (they decide resource identity)
+    // or other Kustomize build options.
+    let reuse = input.reuse.filter(|r| {
+        oob.is_none()
+            && r.scopes.crds == scopes.crds
+            && r.kustomize_build_options == inv.kustomize_build_options
+    });
+    if let Some(prev) = reuse.and_then(|r| r.apps.get(&app.key)) {
+        if reusable(input.tree.as_ref(), &app, prev) {
+            app.status = prev.status.clone();
+            app.resources = prev.resources.clone();
+            app.inputs = prev.inputs.clone();
+            app.source_types = prev.source_types.clone();
+            return (app, Outcome::Reused);
+        }
+    }
+    if oob.is_none() && unchanged::defers(input, &app) {
+        app.status = AppStatus::Unchanged;
+        return (app, Outcome::Deferred);
+    }
+    (
+        render_fresh(input, scopes, &inv.kustomize_build_options, oob, app),
+        Outcome::Rendered,
+    )
+}
+
+/// What the renderer needs of one source of `app` (the source's `path`).
+#[must_use]
+pub fn source_spec(app: &App, src: &AppSource, path: &str) -> SourceSpec {
+    SourceSpec {
+        path: path.to_string(),
+        directory: src.raw.get("directory").cloned(),
+        kustomize: src.raw.get("kustomize").cloned(),
+        helm: src.raw.get("helm").cloned(),
+        plugin: src.raw.get("plugin").cloned(),
+        app_name: app.spec.name.clone(),
+        namespace: app.spec.dest_namespace.clone(),
+        refs: Vec::new(),
+        env: build_env(app, src),
+        kustomize_build_options: String::new(),
+    }
+}
+
+/// [`source_spec`] with the Application's `ref:` sources, resolved in this
+/// repository like any other source (another repository stays external).
+#[must_use]
+pub fn source_spec_in(
+    input: &InventoryInput<'_>,
+    app: &App,
+    src: &AppSource,
+    path: &str,
+) -> SourceSpec {
+    let mut spec = source_spec(app, src, path);
+    spec.refs = app
+        .spec
+        .sources
+        .iter()
+        .filter_map(|r| {
+            let name = r.ref_name.clone()?;
+            let target = match source_tree(input, r, false) {
+                Ok(t) if Arc::ptr_eq(&t, &input.tree) => RefTarget::Same,
+                Ok(t) => RefTarget::Tree(t),
+                Err(why) => RefTarget::External(why),
+            };
+            Some(RefSource { name, target })
+        })
+        .collect();
+    spec
+}
+
+/// Argo CD's build environment of a source (AC
+/// `reposerver/repository/repository.go` `newEnv`). The revision
+/// variables are left out: they name a commit, which differs at every
+/// revision of a diff.
+pub(super) fn build_env(app: &App, src: &AppSource) -> Vec<(String, String)> {
+    [
+        ("ARGOCD_APP_NAME", app.spec.name.as_str()),
+        ("ARGOCD_APP_NAMESPACE", app.spec.dest_namespace.as_str()),
+        ("ARGOCD_APP_PROJECT_NAME", app.spec.project.as_str()),
+        ("ARGOCD_APP_SOURCE_REPO_URL", src.repo_url.as_str()),
+        ("ARGOCD_APP_SOURCE_PATH", src.path.as_deref().unwrap_or("")),
+        (
+            "ARGOCD_APP_SOURCE_TARGET_REVISION",
+            src.target_revision.as_str(),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// Renders every source of `app` from the tree.
+pub(super) fn render_fresh(
+    input: &InventoryInput<'_>,
+    scopes: &Scopes,
+    kustomize_build_options: &str,
+    oob: Option<&RenderError>,
+    mut app: App,
+) -> App {
+    let mut resources: Vec<Manifest> = Vec::new();
+    let mut externals = Vec::new();
+    let mut local = 0;
+    for src in &app.spec.sources {
+        if let (Some(chart), Some(charts)) = (&src.chart, &input.render_options.chart_cache) {
+            local += 1;
+            let result = render_cached_chart(
+                input,
+                scopes,
+                kustomize_build_options,
+                &app,
+                src,
+                chart,
+                charts,
+            );
+            match result {
+                Ok((r, inputs)) => {
+                    app.inputs.extend(inputs);
+                    app.source_types.push(r.source_type);
+                    resources.extend(r.manifests);
+                }
+                Err(e) => {
+                    let src = src.clone();
+                    record_ref_files(&mut app, input, &src);
+                    app.status = AppStatus::Unrendered(e);
+                    return app;
+                }
+            }
+            continue;
+        }
+        let Some(path) = src.path.clone() else {
+            if src.ref_name.is_none() || src.chart.is_some() {
+                externals.push(
+                    source_tree(input, src, app.implicit)
+                        .err()
+                        .unwrap_or_else(|| "a source with no path".into()),
+                );
+            }
+            continue;
+        };
+        let tree = match source_tree(input, src, app.implicit) {
+            Ok(t) => t,
+            Err(why) => {
+                externals.push(why);
+                continue;
+            }
+        };
+        local += 1;
+        let oob_here = if Arc::ptr_eq(&tree, &input.tree) {
+            oob.cloned()
+        } else {
+            out_of_bounds_symlink(tree.as_ref())
+        };
+        if let Some(e) = oob_here {
+            record_source_dirs(&mut app, tree.as_ref());
+            app.status = AppStatus::Unrendered(e);
+            return app;
+        }
+        let cx = RenderContext::new(tree.as_ref(), input.cache, input.render_options);
+        let mut spec = source_spec_in(input, &app, src, &path);
+        spec.kustomize_build_options = kustomize_build_options.to_string();
+        let result = render::render(&cx, &spec, scopes);
+        app.inputs.extend(cx.inputs());
+        match result {
+            Ok(r) => {
+                app.source_types.push(r.source_type);
+                resources.extend(r.manifests);
+            }
+            Err(e) => {
+                record_source_dirs(&mut app, tree.as_ref());
+                app.status = AppStatus::Unrendered(e);
+                return app;
+            }
+        }
+    }
+    if local == 0 {
+        app.status = AppStatus::External(externals.join(", "));
+        return app;
+    }
+    // The last occurrence of a key wins (Argo CD's RepeatedResourceWarning).
+    let mut index: BTreeMap<crate::manifest::ResourceId, usize> = BTreeMap::new();
+    let mut out: Vec<Manifest> = Vec::with_capacity(resources.len());
+    for m in resources {
+        if let Some(&i) = index.get(&m.id) {
+            out[i] = m;
+        } else {
+            index.insert(m.id.clone(), out.len());
+            out.push(m);
+        }
+    }
+    app.resources = out;
+    app.status = AppStatus::Rendered;
+    app
+}
+
+/// The key under which an app records the chart archive it rendered, by
+/// content: no path of a repository starts with a NUL byte.
+pub(super) const CHART_CACHE_INPUT: &str = "\0chart-cache/";
+
+/// Renders a source installing `chart` from a Helm repository from the
+/// chart cache (see [`crate::render::chart_cache`]). Returns the render and
+/// its inputs: the archive under [`CHART_CACHE_INPUT`], keyed by content,
+/// and the `$ref` files read from the repository.
+pub(super) fn render_cached_chart(
+    input: &InventoryInput<'_>,
+    scopes: &Scopes,
+    kustomize_build_options: &str,
+    app: &App,
+    src: &AppSource,
+    chart: &str,
+    charts: &render::chart_cache::ChartCache,
+) -> Result<(render::Rendered, BTreeMap<String, ObjectId>), RenderError> {
+    let cached = charts.chart(chart, &src.repo_url, &src.target_revision)?;
+    let cx = RenderContext::new(cached.tree.as_ref(), input.cache, input.render_options);
+    let mut spec = source_spec_in(input, app, src, &cached.path);
+    spec.kustomize_build_options = kustomize_build_options.to_string();
+    // `$ref` files of this revision are the repository's, not the archive's.
+    for r in &mut spec.refs {
+        if r.target == RefTarget::Same {
+            r.target = RefTarget::Tree(Arc::clone(&input.tree));
+        }
+    }
+    let mut rendered = render::render(&cx, &spec, scopes)?;
+    // The objects come from the archive, not from a file of the repository:
+    // findings about them point at the Application.
+    for m in &mut rendered.manifests {
+        m.origin = app.origin.clone();
+    }
+    let archive = cached.tree.as_ref();
+    let mut inputs = cx.inputs();
+    inputs.retain(|key, id| {
+        let p = key.strip_suffix('/').unwrap_or(key);
+        archive.entry(p).ok().flatten().map(|e| e.id) != Some(*id)
+    });
+    inputs.insert(format!("{CHART_CACHE_INPUT}{}", cached.file), cached.id);
+    Ok((rendered, inputs))
+}
+
+/// Records, for a chart-cache source that failed (its archive not cached,
+/// a template error), the `$ref` files of this revision it names: a change
+/// to them must count as a change to the app's inputs, as for a chart in
+/// the repository (GL000 tells a failure the change touches by these).
+pub(super) fn record_ref_files(app: &mut App, input: &InventoryInput<'_>, src: &AppSource) {
+    let spec = source_spec_in(input, app, src, "");
+    let Ok(fp) = render::helm::ref_footprint(&spec) else {
+        return;
+    };
+    let tree = input.tree.as_ref();
+    for p in fp.entries {
+        if let Ok(Some(e)) = tree.entry(&p) {
+            app.inputs.insert(p, e.id);
+        }
+    }
+    for d in fp.subtrees {
+        if let Ok(Some(e)) = tree.entry(&d) {
+            app.inputs.insert(format!("{d}/"), e.id);
+        }
+    }
+}
+
+/// Records, for an app whose render failed, the id of every local source
+/// directory besides what the render read before failing: a failure stops
+/// reading early, and a change below the app's own directory must count as
+/// a change to its inputs (GL000 tells a failure the change touches from one
+/// it does not by these inputs). The repository root is left out: every
+/// change is below it.
+pub(super) fn record_source_dirs(app: &mut App, tree: &dyn Tree) {
+    for src in &app.spec.sources {
+        let Some(path) = src.path.as_deref().and_then(source::path::normalize) else {
+            continue;
+        };
+        if path.is_empty() {
+            continue;
+        }
+        if let Ok(Some(e)) = tree.entry(&path) {
+            app.inputs.insert(format!("{path}/"), e.id);
+        }
+    }
+}
+
+/// An app renders identically when its Application object is the same and
+/// every input it read has the same id in this tree. Inputs are recorded
+/// with the id of what a symlink leads to, so a path whose own entry
+/// (or a parent) differs is compared again after resolving it.
+pub(super) fn reusable(tree: &dyn Tree, app: &App, prev: &App) -> bool {
+    if app.object != prev.object
+        || prev.inputs.is_empty()
+        || !matches!(prev.status, AppStatus::Rendered)
+    {
+        return false;
+    }
+    prev.inputs.iter().all(|(path, id)| {
+        let p = path.strip_suffix('/').unwrap_or(path);
+        let same = |e: Option<source::Entry>| e.is_some_and(|e| e.id == *id);
+        same(tree.entry(p).ok().flatten())
+            || source::resolve(tree, p)
+                .ok()
+                .is_some_and(|real| real != p && same(tree.entry(&real).ok().flatten()))
+    })
+}

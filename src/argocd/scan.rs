@@ -1,0 +1,248 @@
+//! Finding what a revision declares: every manifest file that may hold an
+//! Application, ApplicationSet, AppProject, CRD, cluster Secret or Argo CD
+//! setting, parsed once and shared with rendering.
+
+use super::*;
+/// A raw declaration found by scanning files.
+pub(super) struct Declared {
+    pub(super) value: Value,
+    pub(super) origin: Origin,
+}
+
+/// Scans every manifest file for Applications, ApplicationSets, CRDs and
+/// cluster Secrets (the third list holds the last two). Files that cannot
+/// hold any are skipped by a byte test (such an object names `argoproj.io`
+/// and its kind or `secret-type` label, or is a CRD), so only those are
+/// parsed; parses are shared with rendering and across revisions by
+/// blob id, and only the documents kept here are copied out of the cache.
+pub(super) fn scan(
+    input: &InventoryInput<'_>,
+    inv: &mut Inventory,
+) -> (Vec<Declared>, Vec<Declared>, Vec<Value>) {
+    let mut files = Vec::new();
+    // At head, a directory identical at base holds the same candidates:
+    // they are taken from base's scan instead of reading every file again.
+    let mut known = Vec::new();
+    let prev = input
+        .defer
+        .as_ref()
+        .zip(input.reuse)
+        .map(|(d, r)| PrevScan {
+            tree: d.other.as_ref(),
+            candidates: &r.scan_candidates,
+            out: &mut known,
+        });
+    walk(input.tree.as_ref(), "", &mut files, prev);
+    let argo = memchr::memmem::Finder::new(b"argoproj.io");
+    let crd = memchr::memmem::Finder::new(b"CustomResourceDefinition");
+    let argocd_cm = memchr::memmem::Finder::new(b"argocd-cm");
+    // Most files naming `argoproj.io` only carry sync annotations; an
+    // Application or ApplicationSet also spells out its kind, and a cluster
+    // Secret its `secret-type` label, unless YAML escapes hide the letters.
+    let declares = [
+        "Application",
+        "AppProject",
+        "ArgoCD",
+        "secret-type",
+        "\\x",
+        "\\u",
+        "\\U",
+    ]
+    .map(|m| memchr::memmem::Finder::new(m.as_bytes()).into_owned());
+    // In walk order (a directory's entries by name, depth first): the first
+    // of two declarations of one Application is the one used.
+    let known: BTreeSet<String> = known.into_iter().collect();
+    files.extend(known.iter().cloned());
+    files.sort_by(|a, b| a.split('/').cmp(b.split('/')));
+    let parsed: Vec<(String, ObjectId, render::ParsedStream)> = files
+        .par_iter()
+        .filter_map(|f| {
+            // `walk` lists regular files only, so no symlink needs resolving.
+            let id = input.tree.entry(f).ok().flatten()?.id;
+            let bytes = input.tree.read_raw(f).ok()?;
+            let argo_object =
+                argo.find(&bytes).is_some() && declares.iter().any(|m| m.find(&bytes).is_some());
+            if !known.contains(f)
+                && !argo_object
+                && crd.find(&bytes).is_none()
+                && argocd_cm.find(&bytes).is_none()
+            {
+                return None;
+            }
+            // Read as Argo CD and kubectl read manifests (sigs.k8s.io/yaml),
+            // as the directory renderer does: an Application file rendered
+            // by an app-of-apps is then parsed once, not once per dialect.
+            Some((
+                f.clone(),
+                id,
+                input.cache.get_or_parse_as(id, &bytes, Dialect::SigsYaml),
+            ))
+        })
+        .collect();
+    inv.scan_candidates = parsed.iter().map(|(f, _, _)| f.clone()).collect();
+    // Copying the kept documents out of the shared parses is done in
+    // parallel; they are then taken in walk order.
+    let wanted = |v: &Value| {
+        is_application(v)
+            || is_application_set(v)
+            || is_app_project(v)
+            || v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+            || appset::clusters_from_secret(v).is_some()
+            || tracking::LearnedTracking::from_object(v, None).is_some()
+    };
+    let kept: Vec<Result<Vec<(Value, Origin)>, RenderError>> = parsed
+        .par_iter()
+        .map(|(file, _, docs)| {
+            let docs = docs
+                .as_ref()
+                .as_ref()
+                .map_err(|e| RenderError::from_yaml(file, e))?;
+            let mut out = Vec::new();
+            for d in docs {
+                let mut items = Vec::new();
+                // Anything with `items` may be a list (see `expand_lists`).
+                if d.value.get("items").is_some() {
+                    render::expand_lists(d.value.clone(), &mut items);
+                    items.retain(|v| wanted(v));
+                } else if wanted(&d.value) {
+                    items.push(d.value.clone());
+                }
+                let origin = Origin {
+                    file: Some(file.clone()),
+                    line: Some(d.line),
+                    doc_index: Some(d.index),
+                };
+                out.extend(items.into_iter().map(|v| (v, origin.clone())));
+            }
+            Ok(out)
+        })
+        .collect();
+    let mut apps = Vec::new();
+    let mut appsets = Vec::new();
+    let mut others = Vec::new();
+    for ((file, id, _), items) in parsed.iter().zip(kept) {
+        let items = match items {
+            Ok(items) => items,
+            Err(e) => {
+                inv.broken_files.insert(file.clone(), e);
+                inv.broken_file_ids.insert(file.clone(), *id);
+                continue;
+            }
+        };
+        if apps.len() + appsets.len() + others.len() + items.len() > MAX_DECLARED {
+            inv.over_limit = Some(format!(
+                "more than {MAX_DECLARED} Applications, ApplicationSets and CRDs are declared, more than gitops-lint reads"
+            ));
+            return (Vec::new(), Vec::new(), Vec::new());
+        }
+        for (v, origin) in items {
+            if is_application(&v) {
+                apps.push(Declared { value: v, origin });
+            } else if is_application_set(&v) {
+                appsets.push(Declared { value: v, origin });
+            } else if is_app_project(&v) {
+                let name = v
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                inv.projects.entry(name).or_default().push(DeclaredProject {
+                    object: Arc::new(v),
+                    origin,
+                });
+            } else if v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition") {
+                inv.scopes.learn_crd(&v);
+                others.push(v);
+            } else if let Some(t) =
+                tracking::LearnedTracking::from_object(&v, origin.file.as_deref())
+            {
+                // The first one in walk order, as for Applications.
+                inv.tracking.get_or_insert(t);
+            } else {
+                others.push(v);
+            }
+        }
+    }
+    (apps, appsets, others)
+}
+
+/// The other revision's scan, for [`walk`] to skip directories identical there.
+pub(super) struct PrevScan<'a> {
+    tree: &'a dyn Tree,
+    candidates: &'a BTreeSet<String>,
+    out: &'a mut Vec<String>,
+}
+
+/// Lists the manifest files below `dir`. With `prev`, a directory whose id
+/// is the same in the other revision is not entered: the files of it that
+/// the other revision's scan kept go to `prev.out` instead.
+pub(super) fn walk(
+    tree: &dyn Tree,
+    dir: &str,
+    out: &mut Vec<String>,
+    mut prev: Option<PrevScan<'_>>,
+) {
+    let Ok(entries) = tree.list_raw(dir) else {
+        return;
+    };
+    // A Helm chart's files are templates and values, not manifests: the
+    // Applications a chart declares are found in its render. Only its plain
+    // `crds/` are read, for the scopes they declare.
+    if entries
+        .iter()
+        .any(|e| e.kind == EntryKind::File && e.name == "Chart.yaml")
+    {
+        if entries
+            .iter()
+            .any(|e| e.kind == EntryKind::Dir && e.name == "crds")
+        {
+            let crds = if dir.is_empty() {
+                "crds".to_string()
+            } else {
+                format!("{dir}/crds")
+            };
+            walk(tree, &crds, out, prev);
+        }
+        return;
+    }
+    for e in entries {
+        let full = if dir.is_empty() {
+            e.name.clone()
+        } else {
+            format!("{dir}/{}", e.name)
+        };
+        match e.kind {
+            EntryKind::Dir if e.name != ".git" => {
+                if let Some(p) = prev.as_mut() {
+                    if p.tree
+                        .entry(&full)
+                        .ok()
+                        .flatten()
+                        .is_some_and(|o| o.id == e.id)
+                    {
+                        let below = format!("{full}/");
+                        p.out.extend(
+                            p.candidates
+                                .range(below.clone()..)
+                                .take_while(|f| f.starts_with(&below))
+                                .cloned(),
+                        );
+                        continue;
+                    }
+                }
+                walk(
+                    tree,
+                    &full,
+                    out,
+                    prev.as_mut().map(|p| PrevScan {
+                        tree: p.tree,
+                        candidates: p.candidates,
+                        out: &mut *p.out,
+                    }),
+                );
+            }
+            EntryKind::File if is_manifest_file(&e.name) => out.push(full),
+            _ => {}
+        }
+    }
+}
