@@ -2,10 +2,10 @@
 //! app-of-apps, expand `ApplicationSet` generators, decide which apps render
 //! from this repository, and render them.
 //!
-//! Knows nothing of diffing two revisions. The phases: [`scan`] finds what
+//! Knows nothing of diffing two revisions. The phases: `scan` finds what
 //! the files declare, [`build`] groups the roots by Argo CD instance
-//! ([`instances`]), [`rounds`] follows app-of-apps and ApplicationSets in
-//! each, and [`rendering`] renders one app (or reuses or defers its render,
+//! ([`instances`]), `rounds` follows app-of-apps and ApplicationSets in
+//! each, and `rendering` renders one app (or reuses or defers its render,
 //! [`unchanged`]).
 
 pub mod application;

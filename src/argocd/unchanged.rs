@@ -95,7 +95,7 @@ pub struct Deferral {
 }
 
 /// Per tree id: whether the subtree is free of symlinks, submodules and
-/// files that [`may_matter_elsewhere`].
+/// files that `may_matter_elsewhere`.
 #[derive(Default)]
 pub struct SubtreeMemo {
     plain: Mutex<HashMap<ObjectId, bool, foldhash::fast::RandomState>>,

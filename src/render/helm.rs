@@ -3,7 +3,7 @@
 //! `template` is ever run, offline, on a copy of the chart and its value
 //! files taken from the tree: never `dependency build` or `update` (the
 //! build Argo CD runs for `file://` dependencies is done natively, see
-//! [`dependencies`]), never a post-renderer, never a pull from a Helm
+//! `dependencies`), never a post-renderer, never a pull from a Helm
 //! repository (such charts come from a chart cache filled outside
 //! gitops-lint, see [`super::chart_cache`]).
 //!

@@ -137,7 +137,7 @@ pub trait Tree: Send + Sync {
     /// # Errors
     /// A missing path or one that is not a directory.
     fn list_raw(&self, dir: &str) -> Result<Vec<Entry>, SourceError>;
-    /// The bytes of the file at `path` (which must not be a symlink; see [`Tree::read`]).
+    /// The bytes of the file at `path` (which must not be a symlink; see [`read`]).
     ///
     /// # Errors
     /// A missing path or one that is not a regular file.

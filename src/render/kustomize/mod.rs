@@ -119,7 +119,7 @@ pub fn render(
     build::build(cx, spec)
 }
 
-/// What a build of `spec` reads (see [`load::footprint`]), Argo CD's
+/// What a build of `spec` reads (see `load::footprint`), Argo CD's
 /// `kustomize.components` included.
 ///
 /// # Errors
