@@ -670,6 +670,20 @@ pub fn manifest_from_value(
     })
 }
 
+/// The strings of a JSON array (other items skipped), or none when `v` is
+/// absent or not an array: how Argo CD's and Kubernetes' string lists read.
+#[must_use]
+pub fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Whether one of `patterns` (`Kind` or `group/Kind`, `*` wildcards) names (group, kind).
 pub fn kind_matches(patterns: &[String], group: &str, kind: &str) -> bool {
     patterns.iter().any(|s| match s.rsplit_once('/') {

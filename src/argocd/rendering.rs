@@ -46,11 +46,7 @@ pub(super) fn out_of_bounds_symlink(tree: &dyn Tree) -> Option<RenderError> {
             continue;
         };
         for e in entries {
-            let full = if dir.is_empty() {
-                e.name.clone()
-            } else {
-                format!("{dir}/{}", e.name)
-            };
+            let full = crate::source::path::child(&dir, &e.name);
             match e.kind {
                 EntryKind::Dir => stack.push(full),
                 EntryKind::Symlink => {

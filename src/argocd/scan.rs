@@ -206,11 +206,7 @@ pub(super) fn walk(
         return;
     }
     for e in entries {
-        let full = if dir.is_empty() {
-            e.name.clone()
-        } else {
-            format!("{dir}/{}", e.name)
-        };
+        let full = crate::source::path::child(dir, &e.name);
         match e.kind {
             EntryKind::Dir if e.name != ".git" => {
                 if let Some(p) = prev.as_mut() {

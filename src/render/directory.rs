@@ -112,11 +112,7 @@ fn collect(
     files: &mut Vec<String>,
 ) -> Result<(), RenderError> {
     for e in cx.list(dir)? {
-        let full = if dir.is_empty() {
-            e.name.clone()
-        } else {
-            format!("{dir}/{}", e.name)
-        };
+        let full = crate::source::path::child(dir, &e.name);
         // Directories are walked only with `recurse`; a symlink to a
         // directory is never followed (filepath.Walk does not follow them).
         if e.kind == EntryKind::Dir {

@@ -432,17 +432,8 @@ impl Options {
                 .map(str::to_string)
         };
         let b = |key: &str| h.get(key).and_then(Value::as_bool).unwrap_or(false);
-        let strings = |v: &Value, key: &str| -> Vec<String> {
-            v.get(key)
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
+        let strings =
+            |v: &Value, key: &str| -> Vec<String> { crate::manifest::strings(v.get(key)) };
         // `releaseName`, else the app name (AC `helmTemplate`).
         let release = s(&h, "releaseName").unwrap_or_else(|| spec.app_name.clone());
         if !valid_release_name(&release) {
@@ -1105,11 +1096,7 @@ fn materialize(cx: &RenderContext<'_>, dir: &str, root: &Path) -> Result<(), Ren
     std::fs::create_dir_all(root.join(dir))
         .map_err(|e| RenderError::content(format!("cannot write {}: {e}", root.display())))?;
     for e in cx.list(dir)? {
-        let full = if dir.is_empty() {
-            e.name.clone()
-        } else {
-            format!("{dir}/{}", e.name)
-        };
+        let full = crate::source::path::child(dir, &e.name);
         let kind = if e.kind == EntryKind::Symlink {
             cx.kind_of(&full)?.unwrap_or(EntryKind::File)
         } else {

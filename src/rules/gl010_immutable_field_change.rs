@@ -399,16 +399,7 @@ fn service(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
     // head keeps the allocated one (patchAllocatedValues), so only values
     // both sides spell out can clash.
     let ips = |v: &Value| -> Vec<String> {
-        let list: Vec<String> = v
-            .pointer("/spec/clusterIPs")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let list: Vec<String> = crate::manifest::strings(v.pointer("/spec/clusterIPs"));
         if !list.is_empty() {
             return list;
         }

@@ -39,6 +39,16 @@ pub fn normalize(p: &str) -> Option<String> {
     join("", p)
 }
 
+/// `name` inside the repository-relative directory `dir` (`""` is the root).
+#[must_use]
+pub fn child(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
 /// The directory part of `p` (`""` for a top-level entry).
 #[must_use]
 pub fn parent(p: &str) -> &str {

@@ -672,16 +672,9 @@ impl<'a> Evaluator<'a> {
                 "merge generator: found less than two generators, Merge requires two or more",
             );
         }
-        let keys: BTreeSet<String> = body
-            .get("mergeKeys")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let keys: BTreeSet<String> = crate::manifest::strings(body.get("mergeKeys"))
+            .into_iter()
+            .collect();
         if keys.is_empty() {
             return err(
                 "merge generator: no merge keys were specified, Merge requires at least one",
@@ -756,11 +749,7 @@ fn walk_tree(tree: &dyn crate::source::Tree) -> Res<TreeIndex> {
             ));
         }
         for e in entries.iter().rev() {
-            let path = if dir.is_empty() {
-                e.name.clone()
-            } else {
-                format!("{dir}/{}", e.name)
-            };
+            let path = crate::source::path::child(&dir, &e.name);
             let h = hidden || e.name.starts_with('.');
             match e.kind {
                 EntryKind::Dir => stack.push((path, h)),

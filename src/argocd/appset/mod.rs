@@ -262,16 +262,7 @@ fn expand_within_limits(
         .get("goTemplate")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let options: Vec<String> = spec
-        .get("goTemplateOptions")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    let options: Vec<String> = crate::manifest::strings(spec.get("goTemplateOptions"));
     let renderer = render::Renderer::new(go_template, &options)?;
     let template = spec
         .get("template")

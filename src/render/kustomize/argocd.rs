@@ -213,15 +213,7 @@ pub fn helm_flags(spec: &SourceSpec) -> super::helm_charts::HelmFlags {
             })
             .flatten(),
         api_versions: if enabled {
-            field("apiVersions")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default()
+            crate::manifest::strings(field("apiVersions"))
         } else {
             Vec::new()
         },

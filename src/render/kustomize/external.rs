@@ -17,11 +17,7 @@ use crate::yaml;
 
 fn copy_dir(cx: &RenderContext<'_>, dir: &str, dest: &Path) -> KResult<()> {
     for e in cx.list(dir)? {
-        let rel = if dir.is_empty() {
-            e.name.clone()
-        } else {
-            format!("{dir}/{}", e.name)
-        };
+        let rel = crate::source::path::child(dir, &e.name);
         match cx.kind_of(&rel)? {
             Some(EntryKind::Dir) => copy_dir(cx, &rel, dest)?,
             Some(EntryKind::File) => {
