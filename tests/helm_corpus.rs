@@ -28,23 +28,8 @@ use gitops_lint::lint::{self, Options, Revision};
 use gitops_lint::render::{expand_lists, RenderOptions};
 use gitops_lint::source::write_commit;
 use gitops_lint::yaml::{self, Dialect, Limits};
-use kustomize_common::{compare, crate_root};
+use kustomize_common::{compare, crate_root, pinned_helm, PINNED_HELM};
 use serde_json::{json, Map, Value};
-
-/// The helm the corpus was recorded with (and Argo CD 3.0 ships).
-const PINNED_HELM: &str = "v3.17.1";
-
-/// The pinned helm on PATH, if any.
-fn pinned_helm() -> Option<PathBuf> {
-    let helm = gitops_lint::cli::find_on_path("helm")?;
-    let out = std::process::Command::new(&helm)
-        .args(["version", "--short"])
-        .output()
-        .ok()?;
-    String::from_utf8_lossy(&out.stdout)
-        .starts_with(PINNED_HELM)
-        .then_some(helm)
-}
 
 /// The subset kept in the repository.
 fn vendored_corpus() -> PathBuf {

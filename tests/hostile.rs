@@ -340,15 +340,12 @@ fn make_executable(p: &Path) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
-/// `helm` (where used) only ever runs `template`, with every flag before
-/// `--`, on a copy of a chart from the repository in a temporary
-/// directory; a release name that tries to be a flag never reaches it.
-#[test]
-fn helm_runs_only_template_on_a_copy_outside_the_repository() {
-    let tools = tempfile::tempdir().expect("temp dir");
-    let log = tools.path().join("argv.log");
-    let marker = tools.path().join("executed");
-    let helm = tools.path().join("helm");
+/// A fake `helm` in `dir` that logs its working directory and each argument
+/// (a run ends with `--END--`) and prints one ConfigMap; with the log's
+/// path, and the path a post-renderer would create if it ever ran.
+fn argv_logging_helm(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let log = dir.join("argv.log");
+    let helm = dir.join("helm");
     std::fs::write(
         &helm,
         format!(
@@ -360,6 +357,16 @@ fn helm_runs_only_template_on_a_copy_outside_the_repository() {
     )
     .expect("write helm");
     make_executable(&helm);
+    (helm, log, dir.join("executed"))
+}
+
+/// `helm` (where used) only ever runs `template`, with every flag before
+/// `--`, on a copy of a chart from the repository in a temporary
+/// directory; a release name that tries to be a flag never reaches it.
+#[test]
+fn helm_runs_only_template_on_a_copy_outside_the_repository() {
+    let tools = tempfile::tempdir().expect("temp dir");
+    let (_, log, marker) = argv_logging_helm(tools.path());
     let injected = "    helm:\n      releaseName: --post-renderer=./post-render.sh\n";
     let params = "    helm:\n      parameters:\n        - name: --post-renderer\n          value: ./post-render.sh\n";
     let mut files = vec![
@@ -442,20 +449,7 @@ fn helm_runs_only_template_on_a_copy_outside_the_repository() {
 #[test]
 fn helm_charts_run_only_template_on_a_copy_outside_the_repository() {
     let tools = tempfile::tempdir().expect("temp dir");
-    let log = tools.path().join("argv.log");
-    let marker = tools.path().join("executed");
-    let helm = tools.path().join("helm");
-    std::fs::write(
-        &helm,
-        format!(
-            "#!/bin/sh\npwd >> '{}'\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '{}'; done\necho '--END--' >> '{}'\nprintf -- '---\\n# Source: web/templates/cm.yaml\\napiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: from-helm\\n'\n",
-            log.display(),
-            log.display(),
-            log.display()
-        ),
-    )
-    .expect("write helm");
-    make_executable(&helm);
+    let (_, log, marker) = argv_logging_helm(tools.path());
     let chart = |dir: &str| {
         vec![
             file(&format!("{dir}/charts/web/Chart.yaml"), CHART),

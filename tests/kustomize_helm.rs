@@ -17,19 +17,7 @@ mod kustomize_common;
 
 use std::io::Write as _;
 
-use kustomize_common::{compare, crate_root, kubectl_kustomize_with, parse_stream};
-
-/// The pinned helm, when on PATH.
-fn pinned_helm() -> Option<std::path::PathBuf> {
-    let helm = gitops_lint::cli::find_on_path("helm")?;
-    let out = std::process::Command::new(&helm)
-        .args(["version", "--short"])
-        .output()
-        .ok()?;
-    String::from_utf8_lossy(&out.stdout)
-        .starts_with("v3.17.1")
-        .then_some(helm)
-}
+use kustomize_common::{compare, crate_root, kubectl_kustomize_with, parse_stream, pinned_helm};
 
 /// The Application's `spec.source.kustomize` of the last case, and the
 /// flags Argo CD adds for it (`parseKustomizeBuildOptions`).

@@ -210,6 +210,22 @@ pub fn live_kubectl() -> Option<&'static Path> {
     found.as_deref()
 }
 
+/// The helm version the oracle must be: the one Argo CD 3.0 ships and
+/// `scripts/install-oracles.sh` installs.
+pub const PINNED_HELM: &str = "v3.17.1";
+
+/// `helm` on PATH when it is the pinned version; `None` otherwise.
+pub fn pinned_helm() -> Option<PathBuf> {
+    let helm = gitops_lint::cli::find_on_path("helm")?;
+    let out = std::process::Command::new(&helm)
+        .args(["version", "--short"])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .starts_with(PINNED_HELM)
+        .then_some(helm)
+}
+
 /// A digest of everything `kubectl kustomize dir` reads: every file under
 /// `dir` (path and content, symlinks as their target), in path order.
 fn input_digest(dir: &Path) -> String {
