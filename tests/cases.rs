@@ -116,29 +116,142 @@ fn golden_cases() {
 }
 
 /// Every rule has its case folder `testdata/cases/<CODE>-<name>/` with at
-/// least one case that fires and one `ok-` case that proves it does not
-/// over-fire.
+/// least one case whose expected findings include the rule and one `ok-`
+/// case whose expected findings do not: a case named to fire that stopped
+/// firing (or an `ok-` case that started to) is caught here, not only by
+/// the golden comparison.
 #[test]
 fn every_rule_has_a_firing_and_an_ok_case() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cases");
     for rule in gitops_lint::rules::ALL {
         let m = rule.meta();
         let dir = root.join(format!("{}-{}", m.code, m.name));
-        let names: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-            .filter_map(|e| e.ok())
-            .filter(|e| e.path().is_dir())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
+        let mut cases: Vec<(String, bool)> = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.expect("directory entry").path();
+            if !path.is_dir() {
+                continue;
+            }
+            let name = path
+                .file_name()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned();
+            let fires = expected_codes(&path.join("expected.json")).contains(&m.code.to_string());
+            cases.push((name, fires));
+        }
+        for (name, fires) in &cases {
+            if name.starts_with("ok-") {
+                assert!(
+                    !fires,
+                    "{}/{name} is an ok- case but expects {}",
+                    dir.display(),
+                    m.code
+                );
+            } else {
+                assert!(
+                    fires,
+                    "{}/{name} is a firing case but does not expect {}",
+                    dir.display(),
+                    m.code
+                );
+            }
+        }
         assert!(
-            names.iter().any(|n| n.starts_with("ok-")),
+            cases.iter().any(|(n, _)| n.starts_with("ok-")),
             "{} has no ok- case",
             m.code
         );
         assert!(
-            names.iter().any(|n| !n.starts_with("ok-")),
+            cases.iter().any(|(n, _)| !n.starts_with("ok-")),
             "{} has no firing case",
             m.code
         );
     }
+}
+
+/// The rule codes of the findings an `expected.json` holds.
+fn expected_codes(path: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let v: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    v["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["code"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Codes and names identify rules in selectors, annotations and reports:
+/// no two rules may share either.
+#[test]
+fn rule_codes_and_names_are_unique() {
+    let mut codes = std::collections::BTreeSet::new();
+    let mut names = std::collections::BTreeSet::new();
+    for rule in gitops_lint::rules::ALL {
+        let m = rule.meta();
+        assert!(codes.insert(m.code), "two rules have code {}", m.code);
+        assert!(names.insert(m.name), "two rules are named {}", m.name);
+    }
+}
+
+/// Type names a message may start with: they keep their spelling
+/// (`ApplicationSet \`guestbook\` no longer generates …`).
+const TYPE_NAMES: &[&str] = &[
+    "Application",
+    "ApplicationSet",
+    "AppProject",
+    "PreSync",
+    "Sync",
+    "PostSync",
+    "SyncFail",
+    "PreDelete",
+    "PostDelete",
+];
+
+/// The message convention (CONTRIBUTING.md, "A new rule"): one line that
+/// starts with a lower-case word, a name in backticks or a type name; names
+/// at least one object in backticks, with every backtick closed; and ends
+/// without a full stop (reports add their own punctuation).
+#[test]
+fn golden_messages_follow_one_convention() {
+    let mut bad = Vec::new();
+    let mut seen = 0;
+    for case in cases() {
+        let path = case.dir.join("expected.json");
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let v: Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for f in v["findings"].as_array().into_iter().flatten() {
+            let msg = f["message"].as_str().unwrap_or_default();
+            seen += 1;
+            let first = msg.split(' ').next().unwrap_or_default();
+            let starts_well = first.starts_with('`')
+                || first.chars().next().is_some_and(char::is_lowercase)
+                || TYPE_NAMES.contains(&first);
+            let problem = if !starts_well {
+                Some("starts with neither a lower-case word, a name in backticks nor a type name")
+            } else if msg.contains('\n') {
+                Some("spans lines")
+            } else if msg.matches('`').count() % 2 != 0 || !msg.contains('`') {
+                Some("names no object in backticks, or leaves one open")
+            } else if msg.ends_with('.') {
+                Some("ends with a full stop")
+            } else {
+                None
+            };
+            if let Some(p) = problem {
+                bad.push(format!("{}: {p}: {msg}", path.display()));
+            }
+        }
+    }
+    assert!(seen > 100, "only {seen} golden messages found");
+    assert!(
+        bad.is_empty(),
+        "{} golden message(s) break the convention:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }
