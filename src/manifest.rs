@@ -170,6 +170,7 @@ pub fn sync_wave(obj: &Value) -> i64 {
 /// Go's `strconv.Atoi`: optional sign, decimal digits, nothing else (no spaces).
 ///
 /// `None` for anything `strconv.Atoi` rejects.
+#[must_use]
 pub fn parse_go_atoi(s: &str) -> Option<i64> {
     let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -685,6 +686,7 @@ pub fn strings(v: Option<&Value>) -> Vec<String> {
 }
 
 /// Whether one of `patterns` (`Kind` or `group/Kind`, `*` wildcards) names (group, kind).
+#[must_use]
 pub fn kind_matches(patterns: &[String], group: &str, kind: &str) -> bool {
     patterns.iter().any(|s| match s.rsplit_once('/') {
         Some((g, k)) => wildcard(g, group) && wildcard(k, kind),

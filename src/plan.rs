@@ -264,6 +264,7 @@ pub fn app_prunes(m: &Manifest, app: &App, tracking: &Tracking) -> bool {
 
 /// Whether an object survives cascade deletion of its Application
 /// (AC `appcontroller.go` `shouldBeDeleted`).
+#[must_use]
 pub fn cascade_protection(m: &Manifest, app: &App, config: &Config) -> Option<String> {
     if m.sync_options().delete_disabled() {
         return Some("Delete=false".into());
@@ -280,6 +281,7 @@ pub fn cascade_protection(m: &Manifest, app: &App, config: &Config) -> Option<St
 /// Prune protection of an object (read from the base object by the plan),
 /// then the app level (3.4+). A `Prune=` option on the resource decides
 /// alone: it overrides the app-level value, whatever it says (GE `isPruningDisabled`).
+#[must_use]
 pub fn prune_protection(m: &Manifest, app: &App, config: &Config) -> Option<String> {
     let o = m.sync_options();
     match o.value("Prune") {

@@ -101,7 +101,7 @@ impl Glob {
         let mut stack = Vec::new();
         add(&self.prog, 0, &mut current, &mut stack);
         for c in text.chars() {
-            next.iter_mut().for_each(|b| *b = false);
+            next.fill(false);
             let mut any = false;
             for (pc, inst) in self.prog.iter().enumerate() {
                 if let (true, Inst::Char(class)) = (current[pc], inst) {

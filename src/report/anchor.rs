@@ -8,6 +8,11 @@ use crate::finding::{Finding, Location, Side};
 use crate::report::Report;
 use crate::source::{self, Tree};
 
+/// How many findings about one field are pointed at its line: each lookup
+/// re-parses its file, so past this budget findings keep their document's
+/// line.
+const FIELD_LOOKUP_BUDGET: usize = 200;
+
 /// Reads the files findings point at, for snippets.
 pub fn attach_files(report: &mut Report, base: Option<&dyn Tree>, head: &dyn Tree) {
     let wanted: Vec<(Side, String)> = report
@@ -27,9 +32,6 @@ pub fn attach_files(report: &mut Report, base: Option<&dyn Tree>, head: &dyn Tre
         }
     }
     // Findings about one field point at its line, now that the file is read.
-    // Each lookup re-parses its file, so past a budget findings keep their
-    // document's line.
-    const FIELD_LOOKUP_BUDGET: usize = 200;
     let mut budget = FIELD_LOOKUP_BUDGET;
     for f in &mut report.findings {
         let (Some(field), Some(loc)) = (&f.field, f.location.as_mut()) else {

@@ -461,7 +461,8 @@ mod tests {
         let results = &v["runs"][0]["results"];
         let rules = &v["runs"][0]["tool"]["driver"]["rules"];
         for res in results.as_array().into_iter().flatten() {
-            let idx = res["ruleIndex"].as_u64().unwrap_or(u64::MAX) as usize;
+            let idx =
+                usize::try_from(res["ruleIndex"].as_u64().unwrap_or(u64::MAX)).expect("an index");
             assert_eq!(rules[idx]["id"], res["ruleId"]);
         }
         // The finding acknowledged by an annotation is a suppressed result.

@@ -176,8 +176,7 @@ fn check_option(item: &str) -> Option<(String, Option<String>)> {
     let vals = OPTIONS
         .iter()
         .find(|(x, _)| *x == k)
-        .map(|(_, v)| *v)
-        .unwrap_or(&[]);
+        .map_or(&[][..], |(_, v)| *v);
     let v = value
         .and_then(|v| vals.iter().find(|x| x.eq_ignore_ascii_case(v)))
         .or(vals.first())

@@ -29,14 +29,14 @@ fn loop_through(inv: &Inventory, set: &str) -> Option<Vec<String>> {
     let mut path = Vec::new();
     let mut seen = BTreeSet::new();
     let mut manager = inv.appsets.get(set)?.manager.clone();
-    while let Some(m) = manager {
+    while let Some(m) = manager.take() {
         match m {
             Manager::AppSet(s) if s == set => return Some(path),
             Manager::AppSet(s) => {
                 if !seen.insert(format!("set:{s}")) {
                     return None;
                 }
-                manager = inv.appsets.get(&s)?.manager.clone();
+                manager.clone_from(&inv.appsets.get(&s)?.manager);
             }
             Manager::App(a) => {
                 if !seen.insert(format!("app:{a}")) {
@@ -44,7 +44,7 @@ fn loop_through(inv: &Inventory, set: &str) -> Option<Vec<String>> {
                 }
                 let app = inv.apps.get(&a)?;
                 path.push(app.display_name());
-                manager = app.manager.clone();
+                manager.clone_from(&app.manager);
             }
         }
     }

@@ -66,17 +66,23 @@ pub(crate) fn line_of(
         let (nodes, failure) = build(&text, doc_index);
         match failure {
             None => return walk(&nodes, path, mode),
-            Some(Some(e)) if patch_tab_after_colon(&mut text, &e, &mut patches) => {}
+            Some(Stop::ParseError(e)) if patch_tab_after_colon(&mut text, &e, &mut patches) => {}
             Some(_) if mode == Mode::FirstDuplicate => return walk(&nodes, path, mode),
             Some(_) => return None,
         }
     }
 }
 
-/// Builds the position tree of one document, with why it stopped early:
-/// `Some(Some(e))` for a parse error, `Some(None)` for a structure the
-/// loader rejects.
-fn build(text: &str, doc_index: usize) -> (Vec<Node>, Option<Option<ScanError>>) {
+/// Why building a position tree stopped early.
+enum Stop {
+    /// A parse error.
+    ParseError(ScanError),
+    /// A structure the loader rejects.
+    Rejected,
+}
+
+/// Builds the position tree of one document, with why it stopped early.
+fn build(text: &str, doc_index: usize) -> (Vec<Node>, Option<Stop>) {
     let mut nodes: Vec<Node> = Vec::new();
     // Open collections, by node index.
     let mut stack: Vec<usize> = Vec::new();
@@ -88,7 +94,7 @@ fn build(text: &str, doc_index: usize) -> (Vec<Node>, Option<Option<ScanError>>)
     while let Some(next) = parser.next_event() {
         let (event, span) = match next {
             Ok(ok) => ok,
-            Err(e) => return (nodes, Some(Some(e))),
+            Err(e) => return (nodes, Some(Stop::ParseError(e))),
         };
         if let Event::DocumentStart(_) = event {
             doc = Some(seen_docs);
@@ -140,14 +146,14 @@ fn build(text: &str, doc_index: usize) -> (Vec<Node>, Option<Option<ScanError>>)
                     continue;
                 }
                 let Some(&target) = anchors.get(&id) else {
-                    return (nodes, Some(None));
+                    return (nodes, Some(Stop::Rejected));
                 };
                 Node::Alias { line, target }
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                 if waiting_map.is_some() {
                     // A collection as a key: the loader rejects it.
-                    return (nodes, Some(None));
+                    return (nodes, Some(Stop::Rejected));
                 }
                 if anchor != 0 {
                     anchors.insert(anchor, nodes.len());

@@ -2,13 +2,13 @@
 //! with scalars resolved the way Kubernetes (go-yaml) resolves them.
 //!
 //! Knows nothing of Kubernetes resources. See the README for why this exists
-//! instead of serde_yaml (which resolves `0755` as a string where Kubernetes
+//! instead of `serde_yaml` (which resolves `0755` as a string where Kubernetes
 //! reads 493).
 //!
 //! Two dialects ([`Dialect`]), because Kubernetes tooling reads YAML with two
 //! different Go libraries. The default, [`Dialect::Kyaml`], follows go-yaml
 //! v3 as Kustomize uses it for resources; each point was checked against
-//! `kubectl kustomize` (tests/yaml_kubectl.rs):
+//! `kubectl kustomize` (`tests/yaml_kubectl.rs`):
 //! - plain scalars resolve as go-yaml resolves them: `0755` is 493, `1_000`
 //!   is 1000, `on`/`yes` stay strings, dates become RFC 3339 timestamps;
 //!   integral floats become integers as Go's JSON round trip makes them
@@ -494,7 +494,7 @@ impl Builder<'_> {
                 }
             }
             Event::SequenceStart(anchor, _) => {
-                self.open(FrameKind::Seq(Vec::new()), anchor, span)?
+                self.open(FrameKind::Seq(Vec::new()), anchor, span)?;
             }
             Event::MappingStart(anchor, _) => {
                 let map = MapFrame {

@@ -577,7 +577,7 @@ pub(crate) fn timestamp_rfc3339(s: &str) -> Option<String> {
         }
         // Go keeps nine digits and drops the rest.
         let frac = &s[start..cur.i.min(start + 9)];
-        nanos = frac.trim_end_matches('0').to_owned();
+        frac.trim_end_matches('0').clone_into(&mut nanos);
     }
     let zone = if zoned {
         match b.get(cur.i) {

@@ -558,7 +558,7 @@ data:
     let chars: Vec<char> = seed.chars().collect();
     for _ in 0..3000 {
         let mut text: Vec<char> = chars.clone();
-        for _ in 0..(1 + rng.next() % 6) {
+        for _ in 0..=(rng.next() % 6) {
             let at = usize::try_from(rng.next()).unwrap_or(0) % (text.len() + 1);
             match rng.next() % 3 {
                 0 if at < text.len() => {

@@ -15,7 +15,7 @@ use crate::manifest::Manifest;
 /// One piece of work that fails or repeats itself on a second run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsafe {
-    /// Where: `line 3 of key `init.sql` in ConfigMap `db-init``.
+    /// Where: ``line 3 of key `init.sql` in ConfigMap `db-init` ``.
     pub place: String,
     /// The statement or command, abbreviated.
     pub statement: String,

@@ -27,8 +27,7 @@ impl Command {
     pub fn program(&self) -> &str {
         self.argv
             .first()
-            .map(|p| p.rsplit('/').next().unwrap_or(p))
-            .unwrap_or("")
+            .map_or("", |p| p.rsplit('/').next().unwrap_or(p))
     }
 }
 
@@ -290,10 +289,9 @@ fn find_unquoted(text: &str, pat: &str) -> Option<usize> {
     for (i, c) in text.char_indices() {
         match quote {
             Some(q) if c == q => quote = None,
-            Some(_) => {}
             None if c == '\'' || c == '"' => quote = Some(c),
             None if text[i..].starts_with(pat) && !text[..i].ends_with('<') => return Some(i),
-            None => {}
+            _ => {}
         }
     }
     None

@@ -214,7 +214,7 @@ mod tests {
                         .expect("valid object")
                 })
                 .collect(),
-            inputs: Default::default(),
+            inputs: std::collections::BTreeMap::default(),
             source_types: Vec::new(),
             implicit: false,
         }

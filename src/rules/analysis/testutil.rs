@@ -50,7 +50,7 @@ pub fn app(obj: Value, resources: Vec<Value>) -> App {
                 manifest_from_value(v, origin, "ns", &Scopes::default()).expect("valid object")
             })
             .collect(),
-        inputs: Default::default(),
+        inputs: std::collections::BTreeMap::default(),
         source_types: Vec::new(),
         implicit: false,
     }
