@@ -13,7 +13,7 @@ use crate::rules;
 
 /// What a run ended with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitStatus {
+pub(crate) enum ExitStatus {
     /// No finding at or above `--fail-on`.
     Success,
     /// Findings at or above `--fail-on`.

@@ -21,7 +21,7 @@ pub enum Severity {
 impl Severity {
     /// Lower-case name.
     #[must_use]
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Severity::Info => "info",
             Severity::Warning => "warning",
@@ -31,7 +31,7 @@ impl Severity {
 
     /// Parses `error`, `warning` or `info`.
     #[must_use]
-    pub fn parse(s: &str) -> Option<Severity> {
+    pub(crate) fn parse(s: &str) -> Option<Severity> {
         match s {
             "error" => Some(Severity::Error),
             "warning" => Some(Severity::Warning),
@@ -50,7 +50,7 @@ impl fmt::Display for Severity {
 /// Which revision a location refers to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Side {
+pub(crate) enum Side {
     /// The base revision (what is in the cluster now).
     Base,
     /// The head revision (what the change proposes).
@@ -59,13 +59,13 @@ pub enum Side {
 
 /// A place in the repository.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub struct Location {
+pub(crate) struct Location {
     /// Which revision.
-    pub side: Side,
+    pub(crate) side: Side,
     /// Repository-relative file.
-    pub file: String,
+    pub(crate) file: String,
     /// 1-based line, when known.
-    pub line: Option<u32>,
+    pub(crate) line: Option<u32>,
 }
 
 /// One problem found by one rule.
@@ -78,23 +78,23 @@ pub struct Finding {
     /// Lower-case start, no trailing period, objects in backticks; says the consequence.
     pub message: String,
     /// The Application concerned.
-    pub app: Option<String>,
+    pub(crate) app: Option<String>,
     /// The resource concerned.
-    pub resource: Option<ResourceId>,
+    pub(crate) resource: Option<ResourceId>,
     /// Where to point.
-    pub location: Option<Location>,
+    pub(crate) location: Option<Location>,
     /// What to do about it (imperative).
-    pub help: Option<String>,
+    pub(crate) help: Option<String>,
     /// Acknowledged as intended (shown, but never fails the run).
-    pub acknowledged: Option<Acknowledgement>,
+    pub(crate) acknowledged: Option<Acknowledgement>,
     /// A field of the resource to point at instead of its document start.
-    pub field: Option<FieldRef>,
+    pub(crate) field: Option<FieldRef>,
 }
 
 /// Where an acknowledgement came from: who chose to accept the finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum AckSource {
+pub(crate) enum AckSource {
     /// `gitops-lint.io/allow-prune` on the object in the base revision:
     /// merged before the change, so reviewed like any other change.
     Annotation,
@@ -108,7 +108,7 @@ pub enum AckSource {
 impl AckSource {
     /// The name used in reports and JSON.
     #[must_use]
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             AckSource::Annotation => "annotation",
             AckSource::Trailer => "trailer",
@@ -119,17 +119,17 @@ impl AckSource {
 
 /// Why a finding does not fail the run although it is reported.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Acknowledgement {
+pub(crate) struct Acknowledgement {
     /// Who acknowledged it.
-    pub source: AckSource,
+    pub(crate) source: AckSource,
     /// What acknowledged it, as written (`gitops-lint.io/allow-prune: reason`).
-    pub text: String,
+    pub(crate) text: String,
 }
 
 impl Acknowledgement {
     /// An acknowledgement from `source` reading `text`.
     #[must_use]
-    pub fn new(source: AckSource, text: impl Into<String>) -> Acknowledgement {
+    pub(crate) fn new(source: AckSource, text: impl Into<String>) -> Acknowledgement {
         Acknowledgement {
             source,
             text: text.into(),
@@ -138,14 +138,14 @@ impl Acknowledgement {
 
     /// Chosen by the change's own author rather than merged before it.
     #[must_use]
-    pub fn by_author(&self) -> bool {
+    pub(crate) fn by_author(&self) -> bool {
         self.source == AckSource::Trailer
     }
 
     /// How reports mark the finding: a trailer says so, so a reviewer sees
     /// that the change acknowledged its own deletion.
     #[must_use]
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self.source {
             AckSource::Annotation => "acknowledged",
             AckSource::Trailer => "acknowledged by commit trailer",
@@ -163,17 +163,17 @@ impl fmt::Display for Acknowledgement {
 /// A mapping-key path inside one document of the finding's file; the report
 /// stage turns it into a line when it reads the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldRef {
+pub(crate) struct FieldRef {
     /// Index of the document in the file's stream.
-    pub doc_index: usize,
+    pub(crate) doc_index: usize,
     /// Mapping keys from the document root (`metadata`, `annotations`, …).
-    pub path: Vec<String>,
+    pub(crate) path: Vec<String>,
 }
 
 impl Finding {
     /// A finding with the rule's default severity.
     #[must_use]
-    pub fn new(rule: &'static RuleMeta, message: impl Into<String>) -> Finding {
+    pub(crate) fn new(rule: &'static RuleMeta, message: impl Into<String>) -> Finding {
         Finding {
             rule,
             severity: rule.default_severity,
@@ -189,28 +189,28 @@ impl Finding {
 
     /// Sets the severity.
     #[must_use]
-    pub fn severity(mut self, s: Severity) -> Finding {
+    pub(crate) fn severity(mut self, s: Severity) -> Finding {
         self.severity = s;
         self
     }
 
     /// Sets the app.
     #[must_use]
-    pub fn app(mut self, app: impl Into<String>) -> Finding {
+    pub(crate) fn app(mut self, app: impl Into<String>) -> Finding {
         self.app = Some(app.into());
         self
     }
 
     /// Sets the resource.
     #[must_use]
-    pub fn resource(mut self, id: ResourceId) -> Finding {
+    pub(crate) fn resource(mut self, id: ResourceId) -> Finding {
         self.resource = Some(id);
         self
     }
 
     /// Points at a file (and line) on one side.
     #[must_use]
-    pub fn at(mut self, side: Side, file: Option<&str>, line: Option<u32>) -> Finding {
+    pub(crate) fn at(mut self, side: Side, file: Option<&str>, line: Option<u32>) -> Finding {
         if let Some(f) = file {
             self.location = Some(Location {
                 side,
@@ -223,7 +223,7 @@ impl Finding {
 
     /// Points at a field of the document (when the document is known).
     #[must_use]
-    pub fn field(mut self, doc_index: Option<usize>, path: &[&str]) -> Finding {
+    pub(crate) fn field(mut self, doc_index: Option<usize>, path: &[&str]) -> Finding {
         self.field = doc_index.map(|doc_index| FieldRef {
             doc_index,
             path: path.iter().map(|k| (*k).to_string()).collect(),
@@ -233,7 +233,7 @@ impl Finding {
 
     /// Sets the help text.
     #[must_use]
-    pub fn help(mut self, help: impl Into<String>) -> Finding {
+    pub(crate) fn help(mut self, help: impl Into<String>) -> Finding {
         self.help = Some(help.into());
         self
     }
@@ -243,7 +243,7 @@ impl Finding {
     /// edits); with neither app nor resource, the file. The SARIF
     /// fingerprint is a hash of exactly this.
     #[must_use]
-    pub fn identity(&self) -> (&'static str, &str, Option<&ResourceId>, Option<&str>) {
+    pub(crate) fn identity(&self) -> (&'static str, &str, Option<&ResourceId>, Option<&str>) {
         let file = (self.app.is_none() && self.resource.is_none())
             .then(|| self.location.as_ref().map(|l| l.file.as_str()))
             .flatten();
@@ -257,7 +257,7 @@ impl Finding {
 
     /// Sort key giving deterministic output: file, line, code, app, resource, message.
     #[must_use]
-    pub fn sort_key(&self) -> impl Ord + '_ {
+    pub(crate) fn sort_key(&self) -> impl Ord + '_ {
         (
             self.location
                 .as_ref()
@@ -273,7 +273,7 @@ impl Finding {
 /// What a rule is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Category {
+pub(crate) enum Category {
     /// The input could not be analysed.
     Input,
     /// Resources a sync prunes.
@@ -290,7 +290,7 @@ pub enum Category {
 
 impl Category {
     /// Every category, in the order rules are listed.
-    pub const ALL: [Category; 6] = [
+    pub(crate) const ALL: [Category; 6] = [
         Category::Input,
         Category::Prune,
         Category::Deletion,
@@ -301,7 +301,7 @@ impl Category {
 
     /// The lowercase name used in JSON and SARIF.
     #[must_use]
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Category::Input => "input",
             Category::Prune => "prune",
@@ -315,7 +315,7 @@ impl Category {
 
 /// When a rule can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Needs two revisions (`diff`).
     Diff,
     /// Looks at one revision (`check`, and changed resources in `diff`).
@@ -325,7 +325,7 @@ pub enum Mode {
 impl Mode {
     /// `diff` or `single`.
     #[must_use]
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Mode::Diff => "diff",
             Mode::Single => "single",
@@ -341,73 +341,73 @@ pub struct RuleMeta {
     /// kebab-case name of the hazard.
     pub name: &'static str,
     /// Category.
-    pub category: Category,
+    pub(crate) category: Category,
     /// Severity when nothing else decides.
     pub default_severity: Severity,
     /// Diff-only or single-revision.
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     /// The Markdown doc (`rules/<CODE>-<name>.md`), embedded at build time.
     pub doc: &'static str,
     /// What may set a finding aside: see [`Suppression`].
-    pub suppression: Suppression,
+    pub(crate) suppression: Suppression,
 }
 
 /// What may set a rule's findings aside, besides the configuration that
 /// switches the rule off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Suppression {
+pub(crate) struct Suppression {
     /// `gitops-lint.io/ignore` on an object may switch the rule off for it:
     /// rules judging one object as it will be. A deletion is never excused
     /// this way (the annotation would be added by the change that deletes).
-    pub on_object: bool,
+    pub(crate) on_object: bool,
     /// `ignorePaths` drops findings located in matching files. Never what a
     /// change does (prunes, cascades...) or what says it cannot be judged:
     /// moving an app's inputs under an ignored path would hide them.
-    pub by_path: bool,
+    pub(crate) by_path: bool,
     /// In a diff, a finding a `check` of the base revision also reports
     /// (same fingerprint) is pre-existing and dropped. Rules that judge
     /// their own findings against the base (GL000, GL018: a failure the
     /// change touches stays reported) and rules about a difference between
     /// the revisions (new by construction) do not use it.
-    pub by_fingerprint: bool,
+    pub(crate) by_fingerprint: bool,
 }
 
 impl Suppression {
     /// A difference between the revisions: nothing sets it aside.
-    pub const CHANGE: Suppression = Suppression {
+    pub(crate) const CHANGE: Suppression = Suppression {
         on_object: false,
         by_path: false,
         by_fingerprint: false,
     };
     /// A difference between the revisions about one object, which the
     /// object may excuse (GL010: an immutable field the author knows about).
-    pub const CHANGED_OBJECT: Suppression = Suppression {
+    pub(crate) const CHANGED_OBJECT: Suppression = Suppression {
         on_object: true,
         by_path: false,
         by_fingerprint: false,
     };
     /// One object as it will be.
-    pub const OBJECT: Suppression = Suppression {
+    pub(crate) const OBJECT: Suppression = Suppression {
         on_object: true,
         by_path: true,
         by_fingerprint: true,
     };
     /// The repository as it will be, beyond one object.
-    pub const REPOSITORY: Suppression = Suppression {
+    pub(crate) const REPOSITORY: Suppression = Suppression {
         on_object: false,
         by_path: true,
         by_fingerprint: true,
     };
     /// What deletes through a loop once merged: never hidden by a path,
     /// pre-existing when the base has it too.
-    pub const LOOP: Suppression = Suppression {
+    pub(crate) const LOOP: Suppression = Suppression {
         on_object: false,
         by_path: false,
         by_fingerprint: true,
     };
     /// A revision that cannot be judged: only the rule itself, comparing
     /// with the base, says whether the change is concerned.
-    pub const UNJUDGED: Suppression = Suppression {
+    pub(crate) const UNJUDGED: Suppression = Suppression {
         on_object: false,
         by_path: false,
         by_fingerprint: false,
@@ -417,7 +417,7 @@ impl Suppression {
 impl RuleMeta {
     /// Whether `code_or_name` is this rule's code (any case) or name.
     #[must_use]
-    pub fn is_named(&self, code_or_name: &str) -> bool {
+    pub(crate) fn is_named(&self, code_or_name: &str) -> bool {
         self.code.eq_ignore_ascii_case(code_or_name) || self.name == code_or_name
     }
 

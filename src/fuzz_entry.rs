@@ -1,6 +1,8 @@
-//! Entry points shared by the `cargo fuzz` targets (in `fuzz/`) and the
-//! ordinary test that replays every saved crash (`tests/fuzz_regressions.rs`),
-//! so CI re-runs each regression through exactly the code the fuzzer drove.
+//! Entry points shared by the `cargo fuzz` targets (in `fuzz/`, which turn
+//! on the `fuzz` feature) and the unit test below that replays every saved
+//! crash (`testdata/fuzz-regressions/<target>/<file>`), so `cargo test`
+//! re-runs each regression through exactly the code the fuzzer drove,
+//! without nightly Rust or cargo-fuzz.
 //!
 //! Each entry takes arbitrary bytes and must return normally: a panic, an
 //! abort or a hang is the bug. Invariants that must hold on any input are
@@ -10,7 +12,7 @@ use serde_json::Value;
 
 use crate::manifest::{manifest_from_value, Origin, Scopes};
 use crate::render::expand_lists;
-use crate::source::{Entry, EntryKind, ObjectId, SourceError, Tree};
+use crate::source::MemTree;
 use crate::yaml::{self, Dialect, Limits, PathSeg};
 
 /// The message the loader gives when the third-party parser panicked; seeing
@@ -238,98 +240,6 @@ pub fn appset_expand(data: &[u8]) {
     }
 }
 
-/// A read-only tree held in memory, for entry points that need a repository.
-pub struct MemTree {
-    files: std::collections::BTreeMap<String, std::sync::Arc<[u8]>>,
-}
-
-impl MemTree {
-    /// A tree holding exactly `files` (path, bytes); directories are implied.
-    #[must_use]
-    pub fn new(files: &[(&str, &[u8])]) -> MemTree {
-        MemTree {
-            files: files
-                .iter()
-                .map(|(p, b)| ((*p).to_string(), std::sync::Arc::from(*b)))
-                .collect(),
-        }
-    }
-
-    fn id(bytes: &[u8]) -> ObjectId {
-        use sha2::Digest as _;
-        let digest = sha2::Sha256::digest(bytes);
-        let mut id = [0u8; 20];
-        id.copy_from_slice(&digest[..20]);
-        ObjectId(id)
-    }
-
-    fn is_dir(&self, dir: &str) -> bool {
-        dir.is_empty()
-            || self
-                .files
-                .keys()
-                .any(|p| p.strip_prefix(dir).is_some_and(|r| r.starts_with('/')))
-    }
-}
-
-impl Tree for MemTree {
-    fn describe(&self) -> String {
-        "MEMORY".to_string()
-    }
-
-    fn entry(&self, path: &str) -> Result<Option<Entry>, SourceError> {
-        let name = crate::source::path::file_name(path).to_string();
-        if let Some(b) = self.files.get(path) {
-            return Ok(Some(Entry {
-                name,
-                kind: EntryKind::File,
-                id: Self::id(b),
-            }));
-        }
-        Ok(self.is_dir(path).then(|| Entry {
-            name,
-            kind: EntryKind::Dir,
-            id: Self::id(path.as_bytes()),
-        }))
-    }
-
-    fn list_raw(&self, dir: &str) -> Result<Vec<Entry>, SourceError> {
-        if !self.is_dir(dir) {
-            return Err(SourceError::NotFound(dir.to_string()));
-        }
-        let mut names = std::collections::BTreeSet::new();
-        for p in self.files.keys() {
-            let rest = if dir.is_empty() {
-                Some(p.as_str())
-            } else {
-                p.strip_prefix(dir).and_then(|r| r.strip_prefix('/'))
-            };
-            if let Some(rest) = rest {
-                names.insert(rest.split('/').next().unwrap_or(rest).to_string());
-            }
-        }
-        let mut out = Vec::new();
-        for n in names {
-            let full = if dir.is_empty() {
-                n.clone()
-            } else {
-                format!("{dir}/{n}")
-            };
-            if let Some(e) = self.entry(&full)? {
-                out.push(e);
-            }
-        }
-        Ok(out)
-    }
-
-    fn read_raw(&self, path: &str) -> Result<std::sync::Arc<[u8]>, SourceError> {
-        self.files
-            .get(path)
-            .cloned()
-            .ok_or_else(|| SourceError::NotFound(path.to_string()))
-    }
-}
-
 /// Paths the `kustomize_tree` input is split into (on NUL bytes).
 const KUSTOMIZE_FILES: [&str; 6] = [
     "app/kustomization.yaml",
@@ -425,4 +335,61 @@ pub fn hook_analysers(data: &[u8]) {
     let _ = hook_work::migration_image(text);
     let _ = sql::split_statements(text);
     let _ = sql::non_idempotent(text);
+}
+
+/// Replays every input a fuzz target once crashed on.
+#[cfg(test)]
+mod regressions {
+    type Entry = fn(&[u8]);
+
+    /// Fuzz target name → its entry point; a directory with no entry here fails.
+    const TARGETS: &[(&str, Entry)] = &[
+        ("yaml_stream", super::yaml_stream),
+        ("resource_model", super::resource_model),
+        ("appset_template", super::appset_template),
+        ("appset_expand", super::appset_expand),
+        ("kustomize_tree", super::kustomize_tree),
+        ("hook_analysers", super::hook_analysers),
+        ("template_sizes", super::template_sizes),
+        ("kustomize_patches", super::kustomize_patches),
+    ];
+
+    #[test]
+    fn every_saved_fuzz_crash_stays_fixed() {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fuzz-regressions");
+        let mut replayed = 0;
+        let mut dirs: Vec<_> = std::fs::read_dir(&root)
+            .expect("testdata/fuzz-regressions exists")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.sort();
+        for dir in dirs {
+            let name = dir
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let entry = TARGETS
+                .iter()
+                .find(|(t, _)| *t == name)
+                .map(|(_, f)| *f)
+                .unwrap_or_else(|| panic!("no entry point for fuzz regressions in `{name}`"));
+            let mut files: Vec<_> = std::fs::read_dir(&dir)
+                .expect("readable")
+                .map(|e| e.expect("entry").path())
+                .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != ".gitkeep"))
+                .collect();
+            files.sort();
+            for file in files {
+                let data = std::fs::read(&file).expect("readable regression file");
+                // A panic here names the file through the test's output.
+                eprintln!("replaying {}", file.display());
+                entry(&data);
+                replayed += 1;
+            }
+        }
+        eprintln!("{replayed} fuzz regression(s) replayed");
+    }
 }

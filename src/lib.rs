@@ -58,5 +58,8 @@ pub mod cli;
 
 pub mod demo;
 
+// Entry points of the fuzz targets (`fuzz/`), and their saved crashes
+// replayed by `cargo test`.
+#[cfg(any(test, feature = "fuzz"))]
 #[doc(hidden)]
 pub mod fuzz_entry;

@@ -5,4 +5,4 @@
 /// template work, a cap on parameter sets, brace alternatives of a glob):
 /// Argo CD has no such limit and would go on, so hitting one makes the
 /// result unknown, never an error of Argo CD's.
-pub const BEYOND_LIMITS: &str = "(beyond what gitops-lint evaluates)";
+pub(crate) const BEYOND_LIMITS: &str = "(beyond what gitops-lint evaluates)";

@@ -45,7 +45,7 @@ pub enum Revision {
 impl Revision {
     /// Parses `WORKTREE`, `INDEX` or a revspec.
     #[must_use]
-    pub fn parse(s: Option<&str>) -> Revision {
+    pub(crate) fn parse(s: Option<&str>) -> Revision {
         match s {
             None | Some("WORKTREE") => Revision::Worktree,
             Some("INDEX") => Revision::Index,
@@ -84,7 +84,7 @@ pub struct RunStats {
     /// Blobs parsed as YAML.
     pub parses: usize,
     /// Bytes of YAML parsed.
-    pub parsed_bytes: usize,
+    pub(crate) parsed_bytes: usize,
     /// Apps rendered at the base revision (diff only).
     pub base_renders: usize,
     /// Apps rendered at head (the only revision in `check`).
@@ -140,12 +140,12 @@ impl std::fmt::Debug for Progress {
 impl Progress {
     /// A progress callback.
     #[must_use]
-    pub fn new(f: impl Fn(&str) + Send + Sync + 'static) -> Progress {
+    pub(crate) fn new(f: impl Fn(&str) + Send + Sync + 'static) -> Progress {
         Progress(Some(Arc::new(f)))
     }
 
     /// Reports the stage now starting.
-    pub fn step(&self, stage: &str) {
+    pub(crate) fn step(&self, stage: &str) {
         if let Some(f) = &self.0 {
             f(stage);
         }
@@ -156,7 +156,7 @@ impl Progress {
 ///
 /// # Errors
 /// Not a repository.
-pub fn open_repo(opts: &Options) -> Result<GitRepo, LintError> {
+pub(crate) fn open_repo(opts: &Options) -> Result<GitRepo, LintError> {
     let start = match &opts.repo {
         Some(p) => p.clone(),
         None => std::env::current_dir()
@@ -694,7 +694,7 @@ fn target_branch(repo: &GitRepo, spec: &str) -> Option<String> {
 ///
 /// # Errors
 /// Unusable requests.
-pub fn diff_staged(opts: &Options) -> Result<Report, LintError> {
+pub(crate) fn diff_staged(opts: &Options) -> Result<Report, LintError> {
     let repo = open_repo(opts)?;
     let head_tree = repo.index_tree()?;
     let (base_label, base_tree): (String, Arc<dyn Tree>) = match repo.head_commit() {
@@ -928,7 +928,7 @@ fn roots_note(inv: &Inventory, config: &Config) -> Option<String> {
 ///
 /// # Errors
 /// Unusable requests and render failures.
-pub fn render(
+pub(crate) fn render(
     rev: &Revision,
     path: &str,
     namespace: &str,

@@ -10,45 +10,37 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// `argocd.argoproj.io/sync-options`
-pub const ANN_SYNC_OPTIONS: &str = "argocd.argoproj.io/sync-options";
+pub(crate) const ANN_SYNC_OPTIONS: &str = "argocd.argoproj.io/sync-options";
 /// `argocd.argoproj.io/sync-wave`
-pub const ANN_SYNC_WAVE: &str = "argocd.argoproj.io/sync-wave";
+pub(crate) const ANN_SYNC_WAVE: &str = "argocd.argoproj.io/sync-wave";
 /// `argocd.argoproj.io/hook`
-pub const ANN_HOOK: &str = "argocd.argoproj.io/hook";
+pub(crate) const ANN_HOOK: &str = "argocd.argoproj.io/hook";
 /// `argocd.argoproj.io/hook-delete-policy`
-pub const ANN_HOOK_DELETE_POLICY: &str = "argocd.argoproj.io/hook-delete-policy";
+pub(crate) const ANN_HOOK_DELETE_POLICY: &str = "argocd.argoproj.io/hook-delete-policy";
 /// `helm.sh/hook`
-pub const ANN_HELM_HOOK: &str = "helm.sh/hook";
+pub(crate) const ANN_HELM_HOOK: &str = "helm.sh/hook";
 /// `helm.sh/hook-weight`
-pub const ANN_HELM_HOOK_WEIGHT: &str = "helm.sh/hook-weight";
+pub(crate) const ANN_HELM_HOOK_WEIGHT: &str = "helm.sh/hook-weight";
 /// `helm.sh/hook-delete-policy`
-pub const ANN_HELM_HOOK_DELETE_POLICY: &str = "helm.sh/hook-delete-policy";
+pub(crate) const ANN_HELM_HOOK_DELETE_POLICY: &str = "helm.sh/hook-delete-policy";
 /// `helm.sh/resource-policy`
-pub const ANN_HELM_RESOURCE_POLICY: &str = "helm.sh/resource-policy";
+pub(crate) const ANN_HELM_RESOURCE_POLICY: &str = "helm.sh/resource-policy";
 /// `argocd.argoproj.io/tracking-id`
-pub const ANN_TRACKING_ID: &str = "argocd.argoproj.io/tracking-id";
+pub(crate) const ANN_TRACKING_ID: &str = "argocd.argoproj.io/tracking-id";
 /// `app.kubernetes.io/instance` (label tracking)
-pub const LABEL_INSTANCE: &str = "app.kubernetes.io/instance";
+pub(crate) const LABEL_INSTANCE: &str = "app.kubernetes.io/instance";
 
 /// How Argo CD identifies a resource: the version is not part of it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub struct ResourceId {
+pub(crate) struct ResourceId {
     /// API group (`""` for the core group).
-    pub group: String,
+    pub(crate) group: String,
     /// Kind.
-    pub kind: String,
+    pub(crate) kind: String,
     /// Namespace (`""` for cluster-scoped resources).
-    pub namespace: String,
+    pub(crate) namespace: String,
     /// Name.
-    pub name: String,
-}
-
-impl ResourceId {
-    /// `Kind namespace/name`, or `Kind name` when cluster-scoped.
-    #[must_use]
-    pub fn display(&self) -> String {
-        self.to_string()
-    }
+    pub(crate) name: String,
 }
 
 impl fmt::Display for ResourceId {
@@ -63,7 +55,7 @@ impl fmt::Display for ResourceId {
 
 /// Splits `apiVersion` into (group, version).
 #[must_use]
-pub fn split_api_version(api_version: &str) -> (&str, &str) {
+pub(crate) fn split_api_version(api_version: &str) -> (&str, &str) {
     match api_version.rsplit_once('/') {
         Some((g, v)) => (g, v),
         None => ("", api_version),
@@ -72,64 +64,62 @@ pub fn split_api_version(api_version: &str) -> (&str, &str) {
 
 /// Where a rendered resource came from.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-pub struct Origin {
+pub(crate) struct Origin {
     /// Repository-relative file, when the resource was read from one
     /// (generated resources have none).
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
     /// 1-based line of the document start in `file`.
-    pub line: Option<u32>,
+    pub(crate) line: Option<u32>,
     /// Index of the document in `file` (for locating fields later).
-    pub doc_index: Option<usize>,
+    pub(crate) doc_index: Option<usize>,
 }
 
 /// One rendered resource.
 #[derive(Debug, Clone)]
-pub struct Manifest {
+pub(crate) struct Manifest {
     /// Identity after namespace defaulting.
-    pub id: ResourceId,
-    /// `apiVersion` as written.
-    pub api_version: String,
+    pub(crate) id: ResourceId,
     /// The whole object.
-    pub value: Arc<Value>,
+    pub(crate) value: Arc<Value>,
     /// Where it came from.
-    pub origin: Origin,
+    pub(crate) origin: Origin,
 }
 
 impl Manifest {
     /// A string annotation.
     #[must_use]
-    pub fn annotation(&self, key: &str) -> Option<&str> {
+    pub(crate) fn annotation(&self, key: &str) -> Option<&str> {
         annotation(&self.value, key)
     }
 
     /// A string label.
     #[must_use]
-    pub fn label(&self, key: &str) -> Option<&str> {
+    pub(crate) fn label(&self, key: &str) -> Option<&str> {
         self.value.pointer("/metadata/labels")?.get(key)?.as_str()
     }
 
     /// The parsed `argocd.argoproj.io/sync-options`.
     #[must_use]
-    pub fn sync_options(&self) -> SyncOptions {
+    pub(crate) fn sync_options(&self) -> SyncOptions {
         SyncOptions::parse(self.annotation(ANN_SYNC_OPTIONS).unwrap_or(""))
     }
 
     /// The hook types this resource declares (empty for a normal resource).
     #[must_use]
-    pub fn hook(&self) -> HookSpec {
+    pub(crate) fn hook(&self) -> HookSpec {
         HookSpec::of(&self.value)
     }
 
     /// The sync wave: `argocd.argoproj.io/sync-wave`, else the Helm hook
     /// weight, else 0 (values that are not integers are ignored, as `strconv.Atoi` fails).
     #[must_use]
-    pub fn sync_wave(&self) -> i64 {
+    pub(crate) fn sync_wave(&self) -> i64 {
         sync_wave(&self.value)
     }
 
     /// Whether the object has a `metadata.generateName` and no name.
     #[must_use]
-    pub fn uses_generate_name(&self) -> bool {
+    pub(crate) fn uses_generate_name(&self) -> bool {
         self.value
             .pointer("/metadata/name")
             .and_then(Value::as_str)
@@ -140,7 +130,7 @@ impl Manifest {
 
     /// Whether the object lists `ownerReferences` (never a prune candidate).
     #[must_use]
-    pub fn has_owner_references(&self) -> bool {
+    pub(crate) fn has_owner_references(&self) -> bool {
         self.value
             .pointer("/metadata/ownerReferences")
             .and_then(Value::as_array)
@@ -150,13 +140,13 @@ impl Manifest {
 
 /// A string annotation of a Kubernetes object value.
 #[must_use]
-pub fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
+pub(crate) fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
     obj.pointer("/metadata/annotations")?.get(key)?.as_str()
 }
 
 /// See [`Manifest::sync_wave`].
 #[must_use]
-pub fn sync_wave(obj: &Value) -> i64 {
+pub(crate) fn sync_wave(obj: &Value) -> i64 {
     for key in [ANN_SYNC_WAVE, ANN_HELM_HOOK_WEIGHT] {
         if let Some(v) = annotation(obj, key) {
             if let Some(n) = parse_go_atoi(v) {
@@ -171,7 +161,7 @@ pub fn sync_wave(obj: &Value) -> i64 {
 ///
 /// `None` for anything `strconv.Atoi` rejects.
 #[must_use]
-pub fn parse_go_atoi(s: &str) -> Option<i64> {
+pub(crate) fn parse_go_atoi(s: &str) -> Option<i64> {
     let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -183,15 +173,15 @@ pub fn parse_go_atoi(s: &str) -> Option<i64> {
 /// each item trimmed, empty items dropped; matched exactly and case-sensitively
 /// (GE `pkg/sync/resource/annotations.go`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SyncOptions {
+pub(crate) struct SyncOptions {
     /// The items, in order, duplicates removed.
-    pub items: Vec<String>,
+    pub(crate) items: Vec<String>,
 }
 
 impl SyncOptions {
     /// Parses an annotation value.
     #[must_use]
-    pub fn parse(v: &str) -> SyncOptions {
+    pub(crate) fn parse(v: &str) -> SyncOptions {
         let mut items: Vec<String> = Vec::new();
         for it in v.split(',') {
             let it = it.trim();
@@ -204,13 +194,13 @@ impl SyncOptions {
 
     /// Whether the exact `Key=Value` item is present.
     #[must_use]
-    pub fn has(&self, item: &str) -> bool {
+    pub(crate) fn has(&self, item: &str) -> bool {
         self.items.iter().any(|x| x == item)
     }
 
     /// The value after `Key=` (case-sensitive key).
     #[must_use]
-    pub fn value(&self, key: &str) -> Option<&str> {
+    pub(crate) fn value(&self, key: &str) -> Option<&str> {
         self.items
             .iter()
             .find_map(|x| x.strip_prefix(key)?.strip_prefix('='))
@@ -218,26 +208,20 @@ impl SyncOptions {
 
     /// `Prune=false`: the prune is skipped.
     #[must_use]
-    pub fn prune_disabled(&self) -> bool {
+    pub(crate) fn prune_disabled(&self) -> bool {
         self.value("Prune") == Some("false")
-    }
-
-    /// `Prune=confirm`: the prune waits for a person.
-    #[must_use]
-    pub fn prune_confirm(&self) -> bool {
-        self.value("Prune") == Some("confirm")
     }
 
     /// `Delete=false`: kept on cascade deletion of the Application.
     #[must_use]
-    pub fn delete_disabled(&self) -> bool {
+    pub(crate) fn delete_disabled(&self) -> bool {
         self.value("Delete") == Some("false")
     }
 }
 
 /// Argo CD hook phases (plus the controller-handled delete hooks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum HookType {
+pub(crate) enum HookType {
     /// Runs before the Sync phase.
     PreSync,
     /// Runs in the Sync phase.
@@ -257,7 +241,7 @@ pub enum HookType {
 impl HookType {
     /// Parses an Argo CD hook name (exact, case-sensitive).
     #[must_use]
-    pub fn parse(s: &str) -> Option<HookType> {
+    pub(crate) fn parse(s: &str) -> Option<HookType> {
         Some(match s {
             "PreSync" => HookType::PreSync,
             "Sync" => HookType::Sync,
@@ -272,7 +256,7 @@ impl HookType {
 
     /// The Argo CD equivalent of a Helm hook (GE `hook/helm/type.go`).
     #[must_use]
-    pub fn from_helm(s: &str) -> Option<HookType> {
+    pub(crate) fn from_helm(s: &str) -> Option<HookType> {
         Some(match s {
             "pre-install" | "pre-upgrade" => HookType::PreSync,
             "post-install" | "post-upgrade" => HookType::PostSync,
@@ -285,20 +269,20 @@ impl HookType {
 
 /// What the hook annotations of one object say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HookSpec {
+pub(crate) struct HookSpec {
     /// Whether any hook annotation is present (a hook with no valid type is
     /// still a hook: ignored entirely, never applied, never pruned).
-    pub is_hook: bool,
+    pub(crate) is_hook: bool,
     /// Valid hook types.
-    pub types: Vec<HookType>,
+    pub(crate) types: Vec<HookType>,
     /// Delete policies (Argo CD and Helm merged), as Argo CD names them.
-    pub delete_policies: Vec<String>,
+    pub(crate) delete_policies: Vec<String>,
 }
 
 impl HookSpec {
     /// Reads the hook annotations of `obj` (GE `pkg/sync/hook`).
     #[must_use]
-    pub fn of(obj: &Value) -> HookSpec {
+    pub(crate) fn of(obj: &Value) -> HookSpec {
         let argo = annotation(obj, ANN_HOOK);
         let helm = annotation(obj, ANN_HELM_HOOK);
         let mut spec = HookSpec {
@@ -349,7 +333,7 @@ impl HookSpec {
 
     /// `Skip` alone: never applied and never pruned.
     #[must_use]
-    pub fn is_skip(&self) -> bool {
+    pub(crate) fn is_skip(&self) -> bool {
         self.types == [HookType::Skip]
     }
 }
@@ -358,7 +342,7 @@ impl HookSpec {
 /// (Argo CD learns this from the API server; offline we need a table).
 /// Only kinds whose scope is certain are listed: a namespaced kind listed
 /// here would hide the prune a destination namespace change makes.
-pub const CLUSTER_SCOPED_KINDS: &[(&str, &str)] = &[
+pub(crate) const CLUSTER_SCOPED_KINDS: &[(&str, &str)] = &[
     ("", "Namespace"),
     ("", "Node"),
     ("", "PersistentVolume"),
@@ -515,7 +499,7 @@ const NAMESPACED_GROUPS: &[&str] = &[
 
 /// Whether a kind is cluster-scoped according to the built-in table.
 #[must_use]
-pub fn builtin_cluster_scoped(group: &str, kind: &str) -> bool {
+pub(crate) fn builtin_cluster_scoped(group: &str, kind: &str) -> bool {
     CLUSTER_SCOPED_KINDS
         .iter()
         .any(|(g, k)| *g == group && (*k == kind || *k == "*"))
@@ -532,7 +516,7 @@ pub fn builtin_cluster_scoped(group: &str, kind: &str) -> bool {
 
 /// What is known of a kind's scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// Cluster-scoped: no namespace, whatever the manifest or the app says.
     Cluster,
     /// Namespaced.
@@ -547,14 +531,14 @@ pub enum Scope {
 #[derive(Debug, Clone, Default)]
 pub struct Scopes {
     /// (group, kind) → cluster-scoped?, from CRD `spec.scope`.
-    pub crds: std::collections::HashMap<(String, String), bool>,
+    pub(crate) crds: std::collections::HashMap<(String, String), bool>,
     /// `clusterScopedKinds` patterns (`Kind` or `group/Kind`, `*` wildcards).
-    pub configured: Vec<String>,
+    pub(crate) configured: Vec<String>,
 }
 
 impl Scopes {
     /// Records the scope declared by a CRD object.
-    pub fn learn_crd(&mut self, crd: &Value) {
+    pub(crate) fn learn_crd(&mut self, crd: &Value) {
         let group = crd.pointer("/spec/group").and_then(Value::as_str);
         let kind = crd.pointer("/spec/names/kind").and_then(Value::as_str);
         let scope = crd.pointer("/spec/scope").and_then(Value::as_str);
@@ -566,7 +550,7 @@ impl Scopes {
 
     /// What is known of (group, kind)'s scope.
     #[must_use]
-    pub fn scope(&self, group: &str, kind: &str) -> Scope {
+    pub(crate) fn scope(&self, group: &str, kind: &str) -> Scope {
         if let Some(c) = self.crds.get(&(group.to_string(), kind.to_string())) {
             return if *c {
                 Scope::Cluster
@@ -587,14 +571,14 @@ impl Scopes {
     /// namespaced for their identity, as Argo CD's `IsNamespacedOrUnknown`
     /// does; what a prune of one means is decided by the plan.
     #[must_use]
-    pub fn is_cluster_scoped(&self, group: &str, kind: &str) -> bool {
+    pub(crate) fn is_cluster_scoped(&self, group: &str, kind: &str) -> bool {
         self.scope(group, kind) == Scope::Cluster
     }
 }
 
 /// Why a document is not a Kubernetes object.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ObjectError {
+pub(crate) enum ObjectError {
     /// Not a mapping.
     #[error("document is not a mapping")]
     NotAMapping,
@@ -609,7 +593,7 @@ pub enum ObjectError {
 ///
 /// # Errors
 /// A value that is not a mapping or lacks `apiVersion`/`kind`/a name.
-pub fn manifest_from_value(
+pub(crate) fn manifest_from_value(
     value: Value,
     origin: Origin,
     default_namespace: &str,
@@ -665,7 +649,6 @@ pub fn manifest_from_value(
             namespace,
             name,
         },
-        api_version,
         value: Arc::new(value),
         origin,
     })
@@ -674,7 +657,7 @@ pub fn manifest_from_value(
 /// The strings of a JSON array (other items skipped), or none when `v` is
 /// absent or not an array: how Argo CD's and Kubernetes' string lists read.
 #[must_use]
-pub fn strings(v: Option<&Value>) -> Vec<String> {
+pub(crate) fn strings(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array)
         .map(|a| {
             a.iter()
@@ -687,7 +670,7 @@ pub fn strings(v: Option<&Value>) -> Vec<String> {
 
 /// Whether one of `patterns` (`Kind` or `group/Kind`, `*` wildcards) names (group, kind).
 #[must_use]
-pub fn kind_matches(patterns: &[String], group: &str, kind: &str) -> bool {
+pub(crate) fn kind_matches(patterns: &[String], group: &str, kind: &str) -> bool {
     patterns.iter().any(|s| match s.rsplit_once('/') {
         Some((g, k)) => wildcard(g, group) && wildcard(k, kind),
         None => wildcard(s, kind),
@@ -716,7 +699,7 @@ fn wildcard(pattern: &str, text: &str) -> bool {
 
 /// `application.resourceTrackingMethod` (AC `v1alpha1.TrackingMethod`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TrackingMethod {
+pub(crate) enum TrackingMethod {
     /// `annotation`: `argocd.argoproj.io/tracking-id` names app and object.
     Annotation,
     /// `label`: the instance label holds the app name.
@@ -728,7 +711,7 @@ pub enum TrackingMethod {
 impl TrackingMethod {
     /// Parses the `argocd-cm` / configuration value.
     #[must_use]
-    pub fn parse(s: &str) -> Option<TrackingMethod> {
+    pub(crate) fn parse(s: &str) -> Option<TrackingMethod> {
         match s {
             "annotation" => Some(TrackingMethod::Annotation),
             "label" => Some(TrackingMethod::Label),
@@ -739,7 +722,7 @@ impl TrackingMethod {
 
     /// The value as written in `argocd-cm`.
     #[must_use]
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             TrackingMethod::Annotation => "annotation",
             TrackingMethod::Label => "label",
@@ -748,7 +731,7 @@ impl TrackingMethod {
     }
 
     /// The names accepted, for error messages.
-    pub const NAMES: &'static [&'static str] = &["annotation", "label", "annotation+label"];
+    pub(crate) const NAMES: &'static [&'static str] = &["annotation", "label", "annotation+label"];
 }
 
 #[cfg(test)]
@@ -801,7 +784,10 @@ mod tests {
         assert!(o.has("Replace=true"));
         assert!(!SyncOptions::parse("prune=false").prune_disabled());
         assert!(!SyncOptions::parse("Prune=False").prune_disabled());
-        assert!(SyncOptions::parse("Prune=confirm").prune_confirm());
+        assert_eq!(
+            SyncOptions::parse("Prune=confirm").value("Prune"),
+            Some("confirm")
+        );
         assert!(SyncOptions::parse("Delete=false").delete_disabled());
     }
 

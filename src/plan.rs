@@ -15,7 +15,7 @@ use crate::manifest::{Manifest, ResourceId, Scope, Scopes, ANN_HELM_RESOURCE_POL
 /// Why a resource would be deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum PruneReason {
+pub(crate) enum PruneReason {
     /// Its manifest is gone from the app's render.
     Removed,
     /// The same kind from the same file now has another name.
@@ -33,7 +33,7 @@ pub enum PruneReason {
 impl PruneReason {
     /// The kebab-case name.
     #[must_use]
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PruneReason::Removed => "removed",
             PruneReason::Renamed => "renamed",
@@ -47,30 +47,30 @@ impl PruneReason {
 
 /// One resource a sync (or an app deletion) would delete.
 #[derive(Debug, Clone)]
-pub struct Prune {
+pub(crate) struct Prune {
     /// The app that deletes it.
-    pub app: String,
+    pub(crate) app: String,
     /// The resource.
-    pub id: ResourceId,
+    pub(crate) id: ResourceId,
     /// Why.
-    pub reason: PruneReason,
+    pub(crate) reason: PruneReason,
     /// What protects it, if anything (`Prune=false`, `Prune=confirm`,
     /// `Delete=false`, `helm.sh/resource-policy: keep`), read from the base object.
-    pub protection: Option<String>,
+    pub(crate) protection: Option<String>,
     /// How the deletion happens: the app's prune mode, or for a cascade the
     /// prune mode of whatever deletes the Application.
-    pub mode: PruneMode,
+    pub(crate) mode: PruneMode,
     /// For `moved-to-app`: the app that renders it at head. For `renamed`: the new name.
-    pub detail: Option<String>,
+    pub(crate) detail: Option<String>,
     /// The object at base (what is in the cluster).
-    pub base: Manifest,
+    pub(crate) base: Manifest,
 }
 
 impl Prune {
     /// `Prune=confirm` (on the resource or the app): the sync waits until a
     /// person approves the deletion, so it still happens, but not unseen.
     #[must_use]
-    pub fn waits_for_confirmation(&self) -> bool {
+    pub(crate) fn waits_for_confirmation(&self) -> bool {
         self.protection
             .as_deref()
             .is_some_and(|p| p.starts_with("Prune=confirm"))
@@ -79,21 +79,21 @@ impl Prune {
 
 /// An Application that disappears at head.
 #[derive(Debug, Clone)]
-pub struct AppDeletion {
+pub(crate) struct AppDeletion {
     /// The app key.
-    pub app: String,
+    pub(crate) app: String,
     /// What deletes it; `None` when nothing manages it (nothing is deleted).
-    pub deleted_by: Option<Manager>,
+    pub(crate) deleted_by: Option<Manager>,
     /// Whether its resources are deleted with it (resources finalizer).
-    pub cascades: bool,
+    pub(crate) cascades: bool,
     /// Prune mode of whatever deletes it.
-    pub mode: PruneMode,
+    pub(crate) mode: PruneMode,
     /// Protection on the Application object itself (`Prune=false` in the parent).
-    pub protection: Option<String>,
+    pub(crate) protection: Option<String>,
     /// Whether its resources at base are known (it rendered at base).
-    pub resources_known: bool,
+    pub(crate) resources_known: bool,
     /// Why nothing deletes it, when that is not simply "nothing manages it".
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
 }
 
 /// An app whose destination cluster changes: Argo CD compares and prunes
@@ -101,77 +101,77 @@ pub struct AppDeletion {
 /// cluster stays there, unmanaged (AC `state.go` `CompareAppState` reads
 /// `GetManagedLiveObjs(destCluster, ...)` of the new destination only).
 #[derive(Debug, Clone)]
-pub struct ClusterMove {
+pub(crate) struct ClusterMove {
     /// The app key.
-    pub app: String,
+    pub(crate) app: String,
     /// The destination at base (`server` or `name`, as written).
-    pub from: String,
+    pub(crate) from: String,
     /// The destination at head.
-    pub to: String,
+    pub(crate) to: String,
     /// Resources it rendered at base, left running on the old cluster.
-    pub left: usize,
+    pub(crate) left: usize,
 }
 
 /// An app whose prunes cannot be computed.
 #[derive(Debug, Clone)]
-pub struct Unknown {
+pub(crate) struct Unknown {
     /// App key.
-    pub app: String,
+    pub(crate) app: String,
     /// The render error, or a description.
-    pub error: crate::render::RenderError,
+    pub(crate) error: crate::render::RenderError,
 }
 
 /// Per-app changes between base and head.
 #[derive(Debug, Clone, Default)]
-pub struct AppChanges {
+pub(crate) struct AppChanges {
     /// Resources new at head.
-    pub created: BTreeSet<ResourceId>,
+    pub(crate) created: BTreeSet<ResourceId>,
     /// Resources present at both with a different object.
-    pub changed: BTreeSet<ResourceId>,
+    pub(crate) changed: BTreeSet<ResourceId>,
 }
 
 /// The plan: what the change would make Argo CD delete.
 #[derive(Debug, Clone, Default)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Every prune, sorted by app then resource.
-    pub prunes: Vec<Prune>,
+    pub(crate) prunes: Vec<Prune>,
     /// Applications deleted at head.
-    pub deleted_apps: Vec<AppDeletion>,
+    pub(crate) deleted_apps: Vec<AppDeletion>,
     /// Apps whose prunes are unknown because a render failed.
-    pub unknown: Vec<Unknown>,
+    pub(crate) unknown: Vec<Unknown>,
     /// Created/changed resources per app present at head; an app with
     /// neither has no entry, so rules in `diff` mode can skip it.
-    pub changes: BTreeMap<String, AppChanges>,
+    pub(crate) changes: BTreeMap<String, AppChanges>,
     /// The resource tracking in effect (decides which objects an app owns).
-    pub tracking: Tracking,
+    pub(crate) tracking: Tracking,
     /// Apps whose automated sync refuses to run at head because it would
     /// prune every resource and `allowEmpty` is not set: their prunes wait
     /// for a person (mode `manual`).
-    pub auto_sync_refused: BTreeSet<String>,
+    pub(crate) auto_sync_refused: BTreeSet<String>,
     /// Apps whose destination moves to another cluster (nothing is pruned).
-    pub cluster_moves: Vec<ClusterMove>,
+    pub(crate) cluster_moves: Vec<ClusterMove>,
     /// Objects of a kind of unknown scope that the app still renders under
     /// the same name in another namespace: pruned if the kind is namespaced,
     /// the same object if it is cluster-scoped. Never in `prunes`.
-    pub scope_unknown: Vec<Prune>,
+    pub(crate) scope_unknown: Vec<Prune>,
 }
 
 /// A pruned object that the same app creates again at head under another
 /// name or in another namespace: a delete and a create, not an update.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recreate {
+pub(crate) struct Recreate {
     /// The app (key).
-    pub app: String,
+    pub(crate) app: String,
     /// The object deleted.
-    pub deleted: ResourceId,
+    pub(crate) deleted: ResourceId,
     /// The object created in its place.
-    pub created: ResourceId,
+    pub(crate) created: ResourceId,
 }
 
 impl Plan {
     /// Whether a Namespace is pruned (its deletion takes everything inside).
     #[must_use]
-    pub fn prunes_namespace(&self) -> bool {
+    pub(crate) fn prunes_namespace(&self) -> bool {
         self.prunes
             .iter()
             .any(|p| p.id.group.is_empty() && p.id.kind == "Namespace")
@@ -182,7 +182,7 @@ impl Plan {
     /// prune and the only creation of that kind. Anything less certain is
     /// left unpaired. Protected prunes delete nothing and are not paired.
     #[must_use]
-    pub fn recreates(&self) -> Vec<Recreate> {
+    pub(crate) fn recreates(&self) -> Vec<Recreate> {
         let mut by_app: BTreeMap<&str, Vec<&ResourceId>> = BTreeMap::new();
         for p in &self.prunes {
             let deletes = p.protection.is_none() || p.waits_for_confirmation();
@@ -250,7 +250,7 @@ impl Plan {
 /// hooks, `Skip` and objects with ownerReferences never are (GE
 /// `cluster.go` `GetManagedLiveObjs` skips owned objects).
 #[must_use]
-pub fn is_prunable(m: &Manifest) -> bool {
+pub(crate) fn is_prunable(m: &Manifest) -> bool {
     !(m.hook().is_hook || m.has_owner_references())
 }
 
@@ -258,14 +258,14 @@ pub fn is_prunable(m: &Manifest) -> bool {
 /// it is prunable and its live copy is tracked as the app's own (a CRD only
 /// when its own metadata names the app, see [`Tracking::owns`]).
 #[must_use]
-pub fn app_prunes(m: &Manifest, app: &App, tracking: &Tracking) -> bool {
+pub(crate) fn app_prunes(m: &Manifest, app: &App, tracking: &Tracking) -> bool {
     is_prunable(m) && tracking.owns(m, &app.spec)
 }
 
 /// Whether an object survives cascade deletion of its Application
 /// (AC `appcontroller.go` `shouldBeDeleted`).
 #[must_use]
-pub fn cascade_protection(m: &Manifest, app: &App, config: &Config) -> Option<String> {
+pub(crate) fn cascade_protection(m: &Manifest, app: &App, config: &Config) -> Option<String> {
     if m.sync_options().delete_disabled() {
         return Some("Delete=false".into());
     }
@@ -282,7 +282,7 @@ pub fn cascade_protection(m: &Manifest, app: &App, config: &Config) -> Option<St
 /// then the app level (3.4+). A `Prune=` option on the resource decides
 /// alone: it overrides the app-level value, whatever it says (GE `isPruningDisabled`).
 #[must_use]
-pub fn prune_protection(m: &Manifest, app: &App, config: &Config) -> Option<String> {
+pub(crate) fn prune_protection(m: &Manifest, app: &App, config: &Config) -> Option<String> {
     let o = m.sync_options();
     match o.value("Prune") {
         Some("false") => return Some("Prune=false".into()),
@@ -421,7 +421,7 @@ type HeadOwners<'a> = BTreeMap<(Option<&'a str>, &'a ResourceId), &'a str>;
 
 /// Compares two inventories.
 #[must_use]
-pub fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
+pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
     // Tracking is a setting of the running Argo CD: the base revision's.
     let mut plan = Plan {
         tracking: Tracking::resolve(config, base.tracking.as_ref()),

@@ -29,28 +29,28 @@ use crate::rules::{self, Category, RuleContext, RuleMeta};
 /// The annotation that acknowledges the deletion of the object carrying it.
 /// Read from the base revision, like every protection: it must be in the
 /// cluster's version of the object, not added by the change that deletes it.
-pub const ANN_ALLOW_PRUNE: &str = "gitops-lint.io/allow-prune";
+pub(crate) const ANN_ALLOW_PRUNE: &str = "gitops-lint.io/allow-prune";
 
 /// The annotation that ignores single-revision findings on the object
 /// carrying it: rule codes (or names) separated by commas, then a reason.
-pub const ANN_IGNORE: &str = "gitops-lint.io/ignore";
+pub(crate) const ANN_IGNORE: &str = "gitops-lint.io/ignore";
 
 /// The commit trailer key (matched case-insensitively, as git does).
-pub const TRAILER: &str = "Gitops-Lint-Allow";
+pub(crate) const TRAILER: &str = "Gitops-Lint-Allow";
 
 /// What an acknowledgement names: `Kind/namespace/name`, `Kind/name` for a
 /// cluster-scoped object, or `Application/name` for an app deletion. A group
 /// may follow the kind after a dot (`Cluster.postgresql.cnpg.io/db/main`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub(crate) struct Target {
     /// Kind.
-    pub kind: String,
+    pub(crate) kind: String,
     /// API group, when given.
-    pub group: Option<String>,
+    pub(crate) group: Option<String>,
     /// Namespace; `None` for the two-part form.
-    pub namespace: Option<String>,
+    pub(crate) namespace: Option<String>,
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
 }
 
 impl Target {
@@ -58,7 +58,7 @@ impl Target {
     ///
     /// # Errors
     /// Anything else, with what was expected.
-    pub fn parse(s: &str) -> Result<Target, String> {
+    pub(crate) fn parse(s: &str) -> Result<Target, String> {
         let parts: Vec<&str> = s.split('/').collect();
         let (kind, namespace, name) = match parts.as_slice() {
             [k, n] => (*k, None, *n),
@@ -102,7 +102,7 @@ impl Target {
 
     /// Whether this target names what `f` is about.
     #[must_use]
-    pub fn matches(&self, f: &Finding) -> bool {
+    pub(crate) fn matches(&self, f: &Finding) -> bool {
         match &f.resource {
             Some(id) => self.matches_resource(id),
             None => f.app.as_deref().is_some_and(|a| self.matches_app(a)),
@@ -112,19 +112,19 @@ impl Target {
 
 /// One `Gitops-Lint-Allow` trailer found in the range.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Trailer {
+pub(crate) struct Trailer {
     /// The value as written.
-    pub raw: String,
+    pub(crate) raw: String,
     /// What it names, or why it could not be parsed.
-    pub target: Result<Target, String>,
+    pub(crate) target: Result<Target, String>,
     /// Free text after the target, if any.
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
 }
 
 /// Every `Gitops-Lint-Allow:` line in commit messages. The value is a
 /// target, optionally followed by a reason: `Kind/ns/name moving to new-db`.
 #[must_use]
-pub fn trailers(messages: &[String]) -> Vec<Trailer> {
+pub(crate) fn trailers(messages: &[String]) -> Vec<Trailer> {
     let mut out = Vec::new();
     for m in messages {
         for line in m.lines() {
@@ -165,7 +165,7 @@ fn app_display(key: &str, base: &Inventory) -> String {
 /// notes every report shows: the deletions acknowledged only by the change's
 /// own trailers, or the trailers ignored because the base configuration
 /// switched them off.
-pub fn apply(
+pub(crate) fn apply(
     findings: &mut Vec<Finding>,
     plan: &Plan,
     base: &Inventory,
@@ -277,18 +277,18 @@ fn gl014(config: &Config) -> Option<(&'static RuleMeta, crate::finding::Severity
 
 /// One `gitops-lint.io/ignore` value: the rules it names and the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ignore {
+pub(crate) struct Ignore {
     /// Each rule as written, resolved to its code when it names one.
-    pub rules: Vec<(String, Option<&'static str>)>,
+    pub(crate) rules: Vec<(String, Option<&'static str>)>,
     /// The free text after the list.
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
 }
 
 impl Ignore {
     /// Parses `GL005,GL006 reason` (codes or names, commas with optional
     /// spaces after them, then the reason).
     #[must_use]
-    pub fn parse(value: &str) -> Ignore {
+    pub(crate) fn parse(value: &str) -> Ignore {
         let mut rules = Vec::new();
         let mut rest = value.trim();
         loop {
@@ -320,7 +320,7 @@ impl Ignore {
 /// object (as rendered at head, the revision the single-revision rules
 /// judge) names, and appends a GL014 finding for every named rule that
 /// reports nothing on an object the run examined, or that cannot be ignored.
-pub fn apply_ignores(findings: &mut Vec<Finding>, cx: &RuleContext<'_>) {
+pub(crate) fn apply_ignores(findings: &mut Vec<Finding>, cx: &RuleContext<'_>) {
     let mut unused: Vec<Finding> = Vec::new();
     let gl014 = gl014(cx.config);
     for app in cx.head.apps.values() {
@@ -425,7 +425,7 @@ fn trailer_note(findings: &[Finding]) -> Option<String> {
 /// changes) and what makes it impossible to judge (GL000, GL018) or deletes
 /// through a loop (GL019): a pull request could otherwise hide its own
 /// deletion by moving an app's inputs under an ignored path.
-pub fn drop_ignored_paths(findings: &mut Vec<Finding>, config: &Config) {
+pub(crate) fn drop_ignored_paths(findings: &mut Vec<Finding>, config: &Config) {
     findings.retain(|f| {
         !f.rule.suppression.by_path
             || f.location

@@ -922,7 +922,7 @@ fn a_stream_over_the_byte_limit_is_refused_before_parsing() {
 #[test]
 fn a_matrix_generator_that_multiplies_without_bound_is_an_error() {
     use gitops_lint::argocd::appset::{expand, AppSetContext, AppSetSettings};
-    use gitops_lint::fuzz_entry::MemTree;
+    use gitops_lint::source::MemTree;
     let list = |key: &str| {
         let elements: Vec<Value> = (0..400)
             .map(|i| serde_json::json!({ key: i.to_string() }))

@@ -5,7 +5,7 @@ use serde_json::Value;
 use crate::manifest::SyncOptions;
 
 /// The Argo CD resources finalizers (any one means cascade deletion).
-pub const RESOURCES_FINALIZERS: [&str; 3] = [
+pub(crate) const RESOURCES_FINALIZERS: [&str; 3] = [
     "resources-finalizer.argocd.argoproj.io",
     "resources-finalizer.argocd.argoproj.io/foreground",
     "resources-finalizer.argocd.argoproj.io/background",
@@ -14,7 +14,7 @@ pub const RESOURCES_FINALIZERS: [&str; 3] = [
 /// How an app prunes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum PruneMode {
+pub(crate) enum PruneMode {
     /// `syncPolicy.automated.prune: true`: prunes with nobody looking.
     Automated,
     /// Prunes only when a person syncs with prune.
@@ -33,40 +33,40 @@ pub struct AppSource {
     /// `path`, if any (normalised, repository-relative).
     pub path: Option<String>,
     /// `chart`, for Helm repository sources.
-    pub chart: Option<String>,
+    pub(crate) chart: Option<String>,
     /// `ref`, for sources used only for value files.
-    pub ref_name: Option<String>,
+    pub(crate) ref_name: Option<String>,
     /// The raw source object.
-    pub raw: Value,
+    pub(crate) raw: Value,
 }
 
 /// The parsed parts of an Application object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppSpec {
     /// `metadata.name`.
-    pub name: String,
+    pub(crate) name: String,
     /// `metadata.namespace` (default `argocd`).
-    pub namespace: String,
+    pub(crate) namespace: String,
     /// `spec.destination.namespace`.
-    pub dest_namespace: String,
+    pub(crate) dest_namespace: String,
     /// `spec.destination.server` or `.name`.
-    pub dest_cluster: String,
+    pub(crate) dest_cluster: String,
     /// Sources (`spec.sources` wins over `spec.source`).
     pub sources: Vec<AppSource>,
     /// Prune mode from `syncPolicy.automated`.
-    pub prune_mode: PruneMode,
+    pub(crate) prune_mode: PruneMode,
     /// App-level `syncPolicy.syncOptions`.
-    pub sync_options: SyncOptions,
+    pub(crate) sync_options: SyncOptions,
     /// The resources finalizer, if any (cascade on deletion).
-    pub cascade_finalizer: Option<String>,
+    pub(crate) cascade_finalizer: Option<String>,
     /// `spec.project`.
-    pub project: String,
+    pub(crate) project: String,
 }
 
 impl AppSpec {
     /// Reads an Application object. `None` when it is not one.
     #[must_use]
-    pub fn parse(obj: &Value) -> Option<AppSpec> {
+    pub(crate) fn parse(obj: &Value) -> Option<AppSpec> {
         if !is_application(obj) {
             return None;
         }
@@ -165,7 +165,7 @@ fn at<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
 
 /// Whether an object is an Argo CD `Application`.
 #[must_use]
-pub fn is_application(obj: &Value) -> bool {
+pub(crate) fn is_application(obj: &Value) -> bool {
     obj.get("kind").and_then(Value::as_str) == Some("Application")
         && obj
             .get("apiVersion")
@@ -175,7 +175,7 @@ pub fn is_application(obj: &Value) -> bool {
 
 /// Whether an object is an Argo CD `ApplicationSet`.
 #[must_use]
-pub fn is_application_set(obj: &Value) -> bool {
+pub(crate) fn is_application_set(obj: &Value) -> bool {
     obj.get("kind").and_then(Value::as_str) == Some("ApplicationSet")
         && obj
             .get("apiVersion")
@@ -187,7 +187,7 @@ pub fn is_application_set(obj: &Value) -> bool {
 /// no `.git`, no trailing `/`, lower-case (`git@github.com:Org/Repo.git` and
 /// `https://github.com/org/repo` are equal).
 #[must_use]
-pub fn normalize_repo_url(url: &str) -> String {
+pub(crate) fn normalize_repo_url(url: &str) -> String {
     let mut u = url.trim().to_string();
     for scheme in [
         "https://",

@@ -24,11 +24,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// The separator between `namespace/name` and the instance in a key. Not a
 /// character of Kubernetes names or namespaces (DNS labels and subdomains).
-pub const SEPARATOR: char = '@';
+pub(crate) const SEPARATOR: char = '@';
 
 /// The key of `namespace/name` in `instance` (`None`: the default instance).
 #[must_use]
-pub fn qualify(key: String, instance: Option<&str>) -> String {
+pub(crate) fn qualify(key: String, instance: Option<&str>) -> String {
     match instance {
         Some(i) => format!("{key}{SEPARATOR}{i}"),
         None => key,
@@ -37,13 +37,13 @@ pub fn qualify(key: String, instance: Option<&str>) -> String {
 
 /// `namespace/name` of a key, without its instance.
 #[must_use]
-pub fn unqualified(key: &str) -> &str {
+pub(crate) fn unqualified(key: &str) -> &str {
     key.split_once(SEPARATOR).map_or(key, |(k, _)| k)
 }
 
 /// The instance of a key (`None`: the default instance).
 #[must_use]
-pub fn instance_of_key(key: &str) -> Option<&str> {
+pub(crate) fn instance_of_key(key: &str) -> Option<&str> {
     key.split_once(SEPARATOR).map(|(_, i)| i)
 }
 
@@ -51,7 +51,7 @@ pub fn instance_of_key(key: &str) -> Option<&str> {
 /// `roots` match it, else the file itself when it was split off because
 /// its tree collides with another root's (`split`), else the default.
 #[must_use]
-pub fn instance_of(
+pub(crate) fn instance_of(
     config: &Config,
     split: &BTreeSet<String>,
     file: Option<&str>,
@@ -66,7 +66,7 @@ pub fn instance_of(
 /// Whether a declaration in `file` may be a root: with `roots:` configured,
 /// only files it matches are applied outside Argo CD.
 #[must_use]
-pub fn may_be_root(config: &Config, file: Option<&str>) -> bool {
+pub(crate) fn may_be_root(config: &Config, file: Option<&str>) -> bool {
     config.roots.patterns().is_empty() || file.is_some_and(|f| config.roots.matches(f))
 }
 
@@ -74,7 +74,7 @@ pub fn may_be_root(config: &Config, file: Option<&str>) -> bool {
 /// an app or ApplicationSet nothing manages (for an implicit app of `apps:`,
 /// its directory).
 #[must_use]
-pub fn root_file(
+pub(crate) fn root_file(
     apps: &BTreeMap<String, App>,
     appsets: &BTreeMap<String, AppSetEntry>,
     key: &str,
@@ -109,20 +109,20 @@ pub fn root_file(
 
 /// One Application name that two trees of one instance render differently.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Clash {
+pub(crate) struct Clash {
     /// The Application's key.
-    pub key: String,
+    pub(crate) key: String,
     /// The root file of the tree whose object is analysed.
-    pub kept: String,
+    pub(crate) kept: String,
     /// The root file of the tree whose object is not.
-    pub other: String,
+    pub(crate) other: String,
 }
 
 /// Splits clashes between different roots of the default instance (those
 /// roots become instances of their own, `colliding`) from the rest, which
 /// are said as notes: two roots that `instances:` puts in one instance, or
 /// one tree that renders a name twice, are what Argo CD itself sees.
-pub fn settle_clashes(
+pub(crate) fn settle_clashes(
     config: &Config,
     clashes: &[Clash],
     colliding: &mut BTreeSet<String>,

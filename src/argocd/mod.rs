@@ -8,14 +8,14 @@
 //! each, and `rendering` renders one app (or reuses or defers its render,
 //! [`unchanged`]).
 
-pub mod application;
+pub(crate) mod application;
 pub mod appset;
-pub mod instances;
+pub(crate) mod instances;
 mod rendering;
 mod rounds;
 mod scan;
-pub mod tracking;
-pub mod unchanged;
+pub(crate) mod tracking;
+pub(crate) mod unchanged;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -23,7 +23,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde_json::Value;
 
-pub use application::{
+pub(crate) use application::{
     is_application, is_application_set, normalize_repo_url, AppSource, AppSpec, PruneMode,
 };
 
@@ -43,7 +43,7 @@ use scan::*;
 
 /// Whether and how an app was rendered at this revision.
 #[derive(Debug, Clone)]
-pub enum AppStatus {
+pub(crate) enum AppStatus {
     /// Rendered from this repository.
     Rendered,
     /// Could not be rendered: its resources are unknown.
@@ -60,7 +60,7 @@ pub enum AppStatus {
 impl AppStatus {
     /// `rendered`, `unrendered` or `external`.
     #[must_use]
-    pub fn as_str(&self) -> &'static str {
+    pub(crate) fn as_str(&self) -> &'static str {
         match self {
             AppStatus::Rendered => "rendered",
             AppStatus::Unrendered(_) => "unrendered",
@@ -72,7 +72,7 @@ impl AppStatus {
 
 /// What manages an Application object (and so can delete it).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Manager {
+pub(crate) enum Manager {
     /// Another app renders this Application (app-of-apps).
     App(String),
     /// An ApplicationSet generates it.
@@ -87,31 +87,31 @@ pub struct App {
     pub key: String,
     /// The Argo CD instance whose root tree holds the app (`None`: the
     /// default one).
-    pub instance: Option<String>,
+    pub(crate) instance: Option<String>,
     /// The parsed spec.
     pub spec: AppSpec,
     /// The Application object (implicit apps have a synthesised one).
-    pub object: Arc<Value>,
+    pub(crate) object: Arc<Value>,
     /// Where the Application is declared (file of the raw manifest, if any).
-    pub origin: Origin,
+    pub(crate) origin: Origin,
     /// Who manages the Application object.
-    pub manager: Option<Manager>,
+    pub(crate) manager: Option<Manager>,
     /// Render status.
-    pub status: AppStatus,
+    pub(crate) status: AppStatus,
     /// The rendered resources (empty unless `Rendered`), duplicates removed (last wins).
-    pub resources: Vec<Manifest>,
+    pub(crate) resources: Vec<Manifest>,
     /// Every input the render read: path → object id (`dir/` for listings).
-    pub inputs: BTreeMap<String, ObjectId>,
+    pub(crate) inputs: BTreeMap<String, ObjectId>,
     /// How each source was rendered.
-    pub source_types: Vec<SourceType>,
+    pub(crate) source_types: Vec<SourceType>,
     /// Not a real Application: a directory linted because the repository has none.
-    pub implicit: bool,
+    pub(crate) implicit: bool,
 }
 
 impl App {
     /// The name shown to users: `name`, or `namespace/name` outside `argocd`.
     #[must_use]
-    pub fn display_name(&self) -> String {
+    pub(crate) fn display_name(&self) -> String {
         let name = if self.spec.namespace == "argocd" {
             self.spec.name.clone()
         } else {
@@ -122,7 +122,7 @@ impl App {
 
     /// The first local source path, for display.
     #[must_use]
-    pub fn source_path(&self) -> String {
+    pub(crate) fn source_path(&self) -> String {
         self.spec
             .sources
             .iter()
@@ -134,32 +134,32 @@ impl App {
 
 /// An `ApplicationSet` found at one revision.
 #[derive(Debug, Clone)]
-pub struct AppSetEntry {
+pub(crate) struct AppSetEntry {
     /// `namespace/name`.
-    pub key: String,
+    pub(crate) key: String,
     /// The object.
-    pub object: Arc<Value>,
+    pub(crate) object: Arc<Value>,
     /// Where it is declared.
-    pub origin: Origin,
+    pub(crate) origin: Origin,
     /// Who manages it.
-    pub manager: Option<Manager>,
+    pub(crate) manager: Option<Manager>,
     /// What it generates at this revision (an error stops the controller:
     /// nothing is created or deleted).
-    pub expansion: Result<appset::Expansion, appset::AppSetError>,
+    pub(crate) expansion: Result<appset::Expansion, appset::AppSetError>,
 }
 
 /// An `AppProject` found by the file scan.
 #[derive(Debug, Clone, PartialEq)]
-pub struct DeclaredProject {
+pub(crate) struct DeclaredProject {
     /// The object.
-    pub object: Arc<Value>,
+    pub(crate) object: Arc<Value>,
     /// Where it is declared.
-    pub origin: Origin,
+    pub(crate) origin: Origin,
 }
 
 /// Whether an object is an Argo CD `AppProject`.
 #[must_use]
-pub fn is_app_project(obj: &Value) -> bool {
+pub(crate) fn is_app_project(obj: &Value) -> bool {
     obj.get("kind").and_then(Value::as_str) == Some("AppProject")
         && obj
             .get("apiVersion")
@@ -171,18 +171,18 @@ pub fn is_app_project(obj: &Value) -> bool {
 #[derive(Debug, Clone, Default)]
 pub struct Inventory {
     /// Short description of the revision.
-    pub revision: String,
+    pub(crate) revision: String,
     /// Apps by key.
     pub apps: BTreeMap<String, App>,
     /// ApplicationSets by key.
-    pub appsets: BTreeMap<String, AppSetEntry>,
+    pub(crate) appsets: BTreeMap<String, AppSetEntry>,
     /// Cluster scope knowledge (built-in table plus CRDs in the repository).
     pub scopes: Scopes,
     /// Tracking settings of an `argocd-cm` ConfigMap in the repository.
-    pub tracking: Option<tracking::LearnedTracking>,
+    pub(crate) tracking: Option<tracking::LearnedTracking>,
     /// AppProjects declared in any file of the revision, by name, in walk
     /// order; rendered ones are in their apps' resources.
-    pub projects: BTreeMap<String, Vec<DeclaredProject>>,
+    pub(crate) projects: BTreeMap<String, Vec<DeclaredProject>>,
     /// Argo CD's `kustomize.buildOptions` in effect at this revision
     /// (`kustomizeBuildOptions` in the configuration, else `argocd-cm` in
     /// the repository): renders depend on it, so a render is reused or
@@ -190,50 +190,50 @@ pub struct Inventory {
     pub kustomize_build_options: String,
     /// Files that mention Argo CD but could not be parsed: the apps they
     /// declare are unknown at this revision.
-    pub broken_files: BTreeMap<String, RenderError>,
+    pub(crate) broken_files: BTreeMap<String, RenderError>,
     /// The blob id of each of `broken_files`: a file broken at both
     /// revisions of a diff is the change's concern only if its content differs.
-    pub broken_file_ids: BTreeMap<String, ObjectId>,
+    pub(crate) broken_file_ids: BTreeMap<String, ObjectId>,
     /// Notes for the user about assumptions made.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     /// Applications (`namespace/name`) declared in more than one root file:
     /// the first declaration is used. Reported as one note, listed in full on
     /// request (a repository can hold thousands).
-    pub declared_twice: Vec<String>,
+    pub(crate) declared_twice: Vec<String>,
     /// Root files (Applications and ApplicationSets no app renders) and the
     /// directories of implicit apps, in walk order: what something outside
     /// Argo CD applies.
-    pub roots: Vec<String>,
+    pub(crate) roots: Vec<String>,
     /// Root files of the default instance whose trees render an Application
     /// or ApplicationSet name differently from another root's: built again
     /// as instances of their own ([`instances`]).
-    pub colliding_roots: BTreeSet<String>,
+    pub(crate) colliding_roots: BTreeSet<String>,
     /// No Application was found, so the repository (or each `apps:`
     /// directory) is linted as an implicit app.
-    pub implicit_fallback: bool,
+    pub(crate) implicit_fallback: bool,
     /// Apps rendered at this revision (each source rendered from the tree).
-    pub renders: usize,
+    pub(crate) renders: usize,
     /// Apps whose render was taken from the other revision's inventory
     /// because the Application and every input it read are unchanged: their
     /// resources are identical there, so a plan need not compare them.
-    pub reused: BTreeSet<String>,
+    pub(crate) reused: BTreeSet<String>,
     /// Files the scan parsed (they may declare Applications, ApplicationSets,
     /// CRDs or cluster Secrets), for the other revision's scan to reuse.
-    pub scan_candidates: BTreeSet<String>,
+    pub(crate) scan_candidates: BTreeSet<String>,
     /// Set when the revision exceeds a limit ([`MAX_DECLARED`],
     /// [`render::MAX_RENDERED_OBJECTS`]): the inventory is then empty and must not be
     /// compared, since every app in it is unknown.
-    pub over_limit: Option<String>,
+    pub(crate) over_limit: Option<String>,
 }
 
 /// Most Applications, ApplicationSets and CRDs one revision may declare or
 /// generate (app-of-apps children included).
-pub const MAX_DECLARED: usize = 100_000;
+pub(crate) const MAX_DECLARED: usize = 100_000;
 
 /// How to recognise this repository and its revisions.
 pub struct RepoIdentity {
     /// Normalised URLs naming this repository (remotes plus configured aliases).
-    pub urls: BTreeSet<String>,
+    pub(crate) urls: BTreeSet<String>,
     /// `targetRevision` values that mean "this revision".
     pub branches: BTreeSet<String>,
 }
@@ -274,7 +274,7 @@ impl RepoIdentity {
 /// Applications that only use Helm repositories are left alone: nothing in
 /// any git repository is involved.
 #[must_use]
-pub fn only_foreign_repos(inv: &Inventory, identity: &RepoIdentity) -> Option<Vec<String>> {
+pub(crate) fn only_foreign_repos(inv: &Inventory, identity: &RepoIdentity) -> Option<Vec<String>> {
     let mut apps = inv.apps.values().filter(|a| !a.implicit).peekable();
     apps.peek()?;
     let mut urls = BTreeSet::new();

@@ -23,15 +23,15 @@ use crate::manifest::TrackingMethod;
 /// What an `argocd-cm` ConfigMap in the repository says about tracking and
 /// Kustomize builds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LearnedTracking {
+pub(crate) struct LearnedTracking {
     /// `application.resourceTrackingMethod`, as written.
-    pub method: Option<String>,
+    pub(crate) method: Option<String>,
     /// `application.instanceLabelKey`.
-    pub label_key: Option<String>,
+    pub(crate) label_key: Option<String>,
     /// `kustomize.buildOptions` (AC `settings.go` `kustomizeBuildOptionsKey`).
-    pub kustomize_build_options: Option<String>,
+    pub(crate) kustomize_build_options: Option<String>,
     /// Where it was found.
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
 }
 
 impl LearnedTracking {
@@ -39,7 +39,7 @@ impl LearnedTracking {
     /// `ArgoCD` resource of the Argo CD operator (OpenShift GitOps), which
     /// writes `argocd-cm` from it.
     #[must_use]
-    pub fn from_object(v: &Value, file: Option<&str>) -> Option<LearnedTracking> {
+    pub(crate) fn from_object(v: &Value, file: Option<&str>) -> Option<LearnedTracking> {
         if let Some(t) = Self::from_operator(v, file) {
             return Some(t);
         }
@@ -108,13 +108,13 @@ impl LearnedTracking {
 
 /// The tracking settings in effect.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tracking {
+pub(crate) struct Tracking {
     /// The method.
-    pub method: TrackingMethod,
+    pub(crate) method: TrackingMethod,
     /// The instance label key (`application.instanceLabelKey`).
-    pub label_key: String,
+    pub(crate) label_key: String,
     /// Where the method was learned, for messages.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 impl Default for Tracking {
@@ -134,7 +134,7 @@ impl Tracking {
     /// `trackingMethod:` in the configuration wins, then `argocd-cm` in the
     /// repository, then the default of the configured Argo CD version.
     #[must_use]
-    pub fn resolve(config: &Config, learned: Option<&LearnedTracking>) -> Tracking {
+    pub(crate) fn resolve(config: &Config, learned: Option<&LearnedTracking>) -> Tracking {
         let label_key = learned
             .and_then(|l| l.label_key.clone())
             .unwrap_or_else(|| LABEL_INSTANCE.to_string());
@@ -180,7 +180,7 @@ impl Tracking {
     /// `Application.InstanceName`): `<namespace>_<name>` for an app outside
     /// the controller's namespace.
     #[must_use]
-    pub fn instance_name(app: &AppSpec) -> String {
+    pub(crate) fn instance_name(app: &AppSpec) -> String {
         if app.namespace.is_empty() || app.namespace == CONTROLLER_NAMESPACE {
             app.name.clone()
         } else {
@@ -192,7 +192,7 @@ impl Tracking {
     /// `GetAppName`): the instance label under `label`, the tracking-id
     /// annotation's app otherwise (a malformed annotation names none).
     #[must_use]
-    pub fn app_named_by<'a>(&self, m: &'a Manifest) -> Option<&'a str> {
+    pub(crate) fn app_named_by<'a>(&self, m: &'a Manifest) -> Option<&'a str> {
         match self.method {
             TrackingMethod::Label => m.label(&self.label_key),
             TrackingMethod::Annotation | TrackingMethod::AnnotationAndLabel => {
@@ -204,7 +204,7 @@ impl Tracking {
     /// Whether the live copy of `m`, applied by `app`, is tracked as `app`'s
     /// own, so that `app` prunes it once it is no longer rendered.
     #[must_use]
-    pub fn owns(&self, m: &Manifest, app: &AppSpec) -> bool {
+    pub(crate) fn owns(&self, m: &Manifest, app: &AppSpec) -> bool {
         if !kept_as_written(m) {
             return true;
         }

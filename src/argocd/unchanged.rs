@@ -87,17 +87,17 @@ fn mentions(v: &serde_json::Value) -> bool {
 /// checks shared by both revisions (tree ids are content ids).
 pub struct Deferral {
     /// The tree of the other revision of the diff.
-    pub other: Arc<dyn Tree>,
+    pub(crate) other: Arc<dyn Tree>,
     /// Shared memo.
-    pub subtrees: Arc<SubtreeMemo>,
+    pub(crate) subtrees: Arc<SubtreeMemo>,
     /// Footprints of this revision's kustomization directories.
-    pub footprints: render::FootprintMemo,
+    pub(crate) footprints: render::FootprintMemo,
 }
 
 /// Per tree id: whether the subtree is free of symlinks, submodules and
 /// files that `may_matter_elsewhere`.
 #[derive(Default)]
-pub struct SubtreeMemo {
+pub(crate) struct SubtreeMemo {
     plain: Mutex<HashMap<ObjectId, bool, foldhash::fast::RandomState>>,
 }
 
@@ -289,7 +289,7 @@ fn symlink_free(tree: &dyn Tree, path: &str) -> bool {
 /// differs, or the other revision rendered it), and every deferred app when the two
 /// revisions know different CRD scopes (resource identity depends on
 /// them). Returns the keys left unrendered at both revisions.
-pub fn settle(
+pub(crate) fn settle(
     base: &mut Inventory,
     head: &mut Inventory,
     base_input: &InventoryInput<'_>,
@@ -328,7 +328,7 @@ pub fn settle(
 }
 
 /// Renders the apps `keys` of `inv` (their deferral is withdrawn).
-pub fn render_now(inv: &mut Inventory, input: &InventoryInput<'_>, keys: &[String]) {
+pub(crate) fn render_now(inv: &mut Inventory, input: &InventoryInput<'_>, keys: &[String]) {
     let apps: Vec<App> = keys.iter().filter_map(|k| inv.apps.remove(k)).collect();
     let scopes = &inv.scopes;
     let options = inv.kustomize_build_options.as_str();

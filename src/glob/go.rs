@@ -14,7 +14,7 @@
 /// unterminated class or a trailing backslash) is `None`; Argo CD logs it
 /// and treats the entry as not matching.
 #[must_use]
-pub fn go_path_match(pattern: &str, name: &str) -> Option<bool> {
+pub(crate) fn go_path_match(pattern: &str, name: &str) -> Option<bool> {
     let p: Vec<char> = pattern.chars().collect();
     let n: Vec<char> = name.chars().collect();
     // Validate the whole pattern up front, as Go does.
@@ -38,7 +38,7 @@ pub fn go_path_match(pattern: &str, name: &str) -> Option<bool> {
 /// `:(glob)` magic): the literal prefix may name a directory, and wildcards
 /// match across `/`.
 #[must_use]
-pub fn git_pathspec_match(pattern: &str, path: &str) -> bool {
+pub(crate) fn git_pathspec_match(pattern: &str, path: &str) -> bool {
     let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
     if pattern.is_empty() || pattern == "." {
         return true;
@@ -58,7 +58,7 @@ pub fn git_pathspec_match(pattern: &str, path: &str) -> bool {
 
 /// A pattern for `doublestar.Match` (as used by `FilepathGlob` under the
 /// new globbing), its braces expanded once for every path it is matched to.
-pub struct Doublestar {
+pub(crate) struct Doublestar {
     alternatives: Vec<Vec<char>>,
 }
 
@@ -69,7 +69,7 @@ impl Doublestar {
     /// Braces that expand to more than [`MAX_BRACE_ALTERNATIVES`]
     /// alternatives: the pattern is refused rather than matched against
     /// some of them, which would silently select fewer files.
-    pub fn new(pattern: &str) -> Result<Doublestar, String> {
+    pub(crate) fn new(pattern: &str) -> Result<Doublestar, String> {
         let mut alternatives = Vec::new();
         let mut work = 0;
         if !expand_braces(pattern, &mut alternatives, &mut work) {
@@ -87,7 +87,7 @@ impl Doublestar {
 
     /// Whether `path` matches.
     #[must_use]
-    pub fn matches(&self, path: &str) -> bool {
+    pub(crate) fn matches(&self, path: &str) -> bool {
         let n: Vec<char> = path.chars().collect();
         self.alternatives
             .iter()
@@ -95,14 +95,8 @@ impl Doublestar {
     }
 }
 
-/// `doublestar.Match`; a pattern past [`MAX_BRACE_ALTERNATIVES`] matches nothing.
-#[must_use]
-pub fn doublestar_match(pattern: &str, path: &str) -> bool {
-    Doublestar::new(pattern).is_ok_and(|d| d.matches(path))
-}
-
 /// Most alternatives one pattern's braces may expand to.
-pub const MAX_BRACE_ALTERNATIVES: usize = 256;
+pub(crate) const MAX_BRACE_ALTERNATIVES: usize = 256;
 
 /// Bytes of intermediate patterns brace expansion may build (a pattern of
 /// thousands of one-alternative groups would otherwise be copied once per
@@ -111,7 +105,7 @@ const MAX_BRACE_WORK: usize = 16 << 20;
 
 /// The directory part of a pattern before its first wildcard, used to limit tree walks.
 #[must_use]
-pub fn literal_dir_prefix(pattern: &str) -> &str {
+pub(crate) fn literal_dir_prefix(pattern: &str) -> &str {
     let cut = pattern
         .find(['*', '?', '[', '\\', '{'])
         .unwrap_or(pattern.len());
@@ -362,6 +356,11 @@ mod tests {
             "clusters/eu/config.json",
             "clusters/eu/config.json"
         ));
+    }
+
+    /// `doublestar.Match`; a pattern past [`MAX_BRACE_ALTERNATIVES`] matches nothing.
+    fn doublestar_match(pattern: &str, path: &str) -> bool {
+        Doublestar::new(pattern).is_ok_and(|d| d.matches(path))
     }
 
     #[test]

@@ -534,7 +534,7 @@ fn path_ext(p: &str) -> String {
 /// Argo CD's `SanitizeName` (`normalize`): lower-case, `[^-a-z0-9.]` → `-`,
 /// at most 253 bytes, trimmed of `-` and `.`.
 #[must_use]
-pub fn sanitize_name(name: &str) -> String {
+pub(crate) fn sanitize_name(name: &str) -> String {
     let lower = name.to_lowercase();
     let mut out: String = lower
         .chars()

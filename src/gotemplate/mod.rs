@@ -13,8 +13,8 @@
 mod funcs;
 mod parse;
 mod printf;
-pub mod value;
-pub mod yaml_out;
+pub(crate) mod value;
+pub(crate) mod yaml_out;
 
 use std::collections::BTreeMap;
 
@@ -22,7 +22,7 @@ use crate::limits::BEYOND_LIMITS;
 
 pub(crate) use funcs::{path_base, path_dir, sanitize_name};
 use parse::{Arg, Cmd, List, Node, Pipe};
-pub use value::V;
+pub(crate) use value::V;
 
 /// How a missing map key evaluates (`goTemplateOptions: ["missingkey=..."]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -41,7 +41,7 @@ impl MissingKey {
     ///
     /// # Errors
     /// An option Go's `Template.Option` would reject (it panics there).
-    pub fn from_options(options: &[String]) -> Result<MissingKey, String> {
+    pub(crate) fn from_options(options: &[String]) -> Result<MissingKey, String> {
         let mut mk = MissingKey::Invalid;
         for o in options {
             mk = match o.as_str() {
@@ -124,7 +124,7 @@ impl Template {
     /// # Errors
     /// An execution error as Go would report it (missing key with
     /// `missingkey=error`, wrong argument types, unsupported functions...).
-    pub fn execute(&self, data: &V, missing: MissingKey) -> Result<String, String> {
+    pub(crate) fn execute(&self, data: &V, missing: MissingKey) -> Result<String, String> {
         self.execute_within(data, missing, &mut Budget::PER_EXECUTION.clone())
     }
 

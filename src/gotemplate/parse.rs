@@ -6,11 +6,11 @@
 //! template.
 
 /// A parsed template body.
-pub type List = Vec<Node>;
+pub(crate) type List = Vec<Node>;
 
 /// One node of a template body.
 #[derive(Debug, Clone)]
-pub enum Node {
+pub(crate) enum Node {
     /// Literal text.
     Text(String),
     /// `{{pipeline}}`: evaluate and print (or just assign when it declares).
@@ -29,27 +29,27 @@ pub enum Node {
 
 /// A pipeline, with its optional variable declaration or assignment.
 #[derive(Debug, Clone)]
-pub struct Pipe {
+pub(crate) struct Pipe {
     /// Declared or assigned variables (`$x` / `$i, $v`), with `$`.
-    pub vars: Vec<String>,
+    pub(crate) vars: Vec<String>,
     /// `=` rather than `:=`.
-    pub assign: bool,
+    pub(crate) assign: bool,
     /// Commands separated by `|`.
-    pub cmds: Vec<Cmd>,
+    pub(crate) cmds: Vec<Cmd>,
     /// Source text, for error messages.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// One command: a function call or a single operand.
 #[derive(Debug, Clone)]
-pub struct Cmd {
+pub(crate) struct Cmd {
     /// The operands; the first may name a function.
-    pub args: Vec<Arg>,
+    pub(crate) args: Vec<Arg>,
 }
 
 /// An operand.
 #[derive(Debug, Clone)]
-pub enum Arg {
+pub(crate) enum Arg {
     /// `.`
     Dot,
     /// `.a.b`
@@ -94,7 +94,7 @@ enum Tok {
 ///
 /// # Errors
 /// A syntax error, with a short description.
-pub fn parse(src: &str) -> Result<List, String> {
+pub(crate) fn parse(src: &str) -> Result<List, String> {
     let items = split_actions(src)?;
     let mut p = Parser {
         items,

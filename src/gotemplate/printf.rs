@@ -21,7 +21,7 @@ struct Spec {
 ///
 /// # Errors
 /// A verb this implementation does not support.
-pub fn sprintf(format: &str, args: &[V]) -> Result<String, String> {
+pub(crate) fn sprintf(format: &str, args: &[V]) -> Result<String, String> {
     let mut out = String::new();
     let chars: Vec<char> = format.chars().collect();
     let mut i = 0;

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// The fixed part of [`V::cost`]: what one node takes beside its text.
-pub const NODE_COST: usize = 32;
+pub(crate) const NODE_COST: usize = 32;
 
 /// A template value.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +35,7 @@ pub enum V {
 impl V {
     /// Converts decoded JSON the way Go's `encoding/json` would (numbers become `float64`).
     #[must_use]
-    pub fn from_json(v: &serde_json::Value) -> V {
+    pub(crate) fn from_json(v: &serde_json::Value) -> V {
         match v {
             serde_json::Value::Null => V::Nil,
             serde_json::Value::Bool(b) => V::Bool(*b),
@@ -52,7 +52,7 @@ impl V {
 
     /// Converts to JSON (as `json.Marshal` would see it; `Missing` becomes `null`).
     #[must_use]
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         match self {
             V::Missing | V::Nil => serde_json::Value::Null,
             V::Bool(b) => serde_json::Value::Bool(*b),
@@ -77,7 +77,7 @@ impl V {
 
     /// Go's `template.IsTrue`.
     #[must_use]
-    pub fn truth(&self) -> bool {
+    pub(crate) fn truth(&self) -> bool {
         match self {
             V::Missing | V::Nil => false,
             V::Bool(b) => *b,
@@ -91,7 +91,7 @@ impl V {
 
     /// Go's type name, as `%T` prints it.
     #[must_use]
-    pub fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         match self {
             V::Missing | V::Nil => "<nil>",
             V::Bool(_) => "bool",
@@ -105,7 +105,7 @@ impl V {
 
     /// Go's `reflect.Kind` name, as Sprig's `kindOf` prints it.
     #[must_use]
-    pub fn kind_name(&self) -> &'static str {
+    pub(crate) fn kind_name(&self) -> &'static str {
         match self {
             V::Missing | V::Nil => "invalid",
             V::Bool(_) => "bool",
@@ -122,7 +122,7 @@ impl V {
     /// holds and the time spent copying it. `None` when it nests deeper than
     /// `max_depth` (deeper values would overflow the recursive printers).
     #[must_use]
-    pub fn cost(&self, max_depth: usize) -> Option<usize> {
+    pub(crate) fn cost(&self, max_depth: usize) -> Option<usize> {
         let nested = max_depth.checked_sub(1);
         match self {
             V::Str(s) => Some(NODE_COST.saturating_add(s.len())),
@@ -145,7 +145,7 @@ impl V {
     /// indented or not: every byte of text may be escaped as `\u00XX`, and
     /// every line may be indented two spaces per level.
     #[must_use]
-    pub fn printed_bound(&self) -> usize {
+    pub(crate) fn printed_bound(&self) -> usize {
         fn text(s: &str, depth: usize) -> usize {
             let lines = s.bytes().filter(|b| *b == b'\n').count();
             s.len()
@@ -171,7 +171,7 @@ impl V {
 
     /// `fmt.Sprint(v)`, i.e. `%v`.
     #[must_use]
-    pub fn go_string(&self) -> String {
+    pub(crate) fn go_string(&self) -> String {
         let mut s = String::new();
         write_v(&mut s, self, true);
         s
@@ -218,7 +218,7 @@ fn write_v(out: &mut String, v: &V, top: bool) {
 /// is below -4 or at least 6 (Go uses precision 6 for that decision when the
 /// precision is "shortest"), so `1e6` prints `1e+06`.
 #[must_use]
-pub fn format_float_g(f: f64) -> String {
+pub(crate) fn format_float_g(f: f64) -> String {
     if f.is_nan() {
         return "NaN".into();
     }

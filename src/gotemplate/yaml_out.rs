@@ -14,7 +14,7 @@ use super::value::V;
 
 /// Serialises `v` as YAML, ending in a newline.
 #[must_use]
-pub fn to_yaml(v: &V) -> String {
+pub(crate) fn to_yaml(v: &V) -> String {
     let mut out = String::new();
     match v {
         V::Map(m) if !m.is_empty() => write_map(&mut out, m, 0, false),

@@ -10,34 +10,34 @@ use std::time::{Duration, Instant};
 /// How long one external render may take. Argo CD's repo-server gives up on
 /// a manifest generation after 60 seconds by default
 /// (`--repo-server-timeout-seconds`).
-pub const TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Most bytes of standard output kept from one external render.
-pub const MAX_OUTPUT: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_OUTPUT: u64 = 64 * 1024 * 1024;
 
 /// Most address space one external render may use. helm (a Go program)
 /// reserves about 600 MiB of address space when it starts, and the largest
 /// charts render in well under 1 GiB; a chart building strings without end
 /// fails with an out-of-memory error instead of taking the machine's memory.
-pub const MAX_ADDRESS_SPACE: u64 = 2 * 1024 * 1024 * 1024;
+pub(crate) const MAX_ADDRESS_SPACE: u64 = 2 * 1024 * 1024 * 1024;
 
 /// Most bytes of standard error kept (only its first line is shown).
 const MAX_STDERR: u64 = 64 * 1024;
 
 /// What a bounded run produced.
 #[derive(Debug)]
-pub struct Output {
+pub(crate) struct Output {
     /// Exit status.
-    pub status: ExitStatus,
+    pub(crate) status: ExitStatus,
     /// Standard output (at most [`MAX_OUTPUT`] bytes).
-    pub stdout: Vec<u8>,
+    pub(crate) stdout: Vec<u8>,
     /// The start of standard error.
-    pub stderr: Vec<u8>,
+    pub(crate) stderr: Vec<u8>,
 }
 
 /// Why a bounded run did not produce output.
 #[derive(Debug, thiserror::Error)]
-pub enum RunError {
+pub(crate) enum RunError {
     /// The program could not be started.
     #[error("cannot run it: {0}")]
     Spawn(std::io::Error),
@@ -60,7 +60,11 @@ pub enum RunError {
 ///
 /// # Errors
 /// See [`RunError`].
-pub fn run(cmd: &mut Command, timeout: Duration, max_output: u64) -> Result<Output, RunError> {
+pub(crate) fn run(
+    cmd: &mut Command,
+    timeout: Duration,
+    max_output: u64,
+) -> Result<Output, RunError> {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -28,17 +28,17 @@ use super::{RenderError, RenderErrorKind};
 use crate::source::{path, Entry, EntryKind, ObjectId, SourceError, Tree};
 
 /// Largest archive read (the size limit of any file gitops-lint reads).
-pub const MAX_ARCHIVE_BYTES: u64 = crate::source::MAX_BLOB_BYTES;
+pub(crate) const MAX_ARCHIVE_BYTES: u64 = crate::source::MAX_BLOB_BYTES;
 
 /// Most bytes one archive may unpack to (helm's own bound on a chart,
 /// `loader.MaxDecompressedChartSize`).
-pub const MAX_UNPACKED_BYTES: u64 = 100 << 20;
+pub(crate) const MAX_UNPACKED_BYTES: u64 = 100 << 20;
 
 /// Largest file inside an archive (helm's `MaxDecompressedFileSize`).
-pub const MAX_FILE_BYTES: u64 = 5 << 20;
+pub(crate) const MAX_FILE_BYTES: u64 = 5 << 20;
 
 /// Most entries one archive may hold.
-pub const MAX_ENTRIES: usize = 10_000;
+pub(crate) const MAX_ENTRIES: usize = 10_000;
 
 /// The chart cache of a run: its directory, and each archive unpacked once
 /// per run (or refused once), keyed by its content.
@@ -54,33 +54,27 @@ pub struct ChartCache {
 type Unpacked = Result<Arc<ChartTree>, String>;
 
 /// One chart taken from the cache.
-pub struct CachedChart {
+pub(crate) struct CachedChart {
     /// The unpacked archive.
-    pub tree: Arc<ChartTree>,
+    pub(crate) tree: Arc<ChartTree>,
     /// The chart's directory in it (the app path).
-    pub path: String,
+    pub(crate) path: String,
     /// The archive's file name in the cache.
-    pub file: String,
+    pub(crate) file: String,
     /// The archive's content id.
-    pub id: ObjectId,
+    pub(crate) id: ObjectId,
 }
 
 impl ChartCache {
     /// A cache reading archives from `dir`, named `shown` in messages (as
     /// the command line or the configuration gives it).
     #[must_use]
-    pub fn new(dir: PathBuf, shown: &str) -> ChartCache {
+    pub(crate) fn new(dir: PathBuf, shown: &str) -> ChartCache {
         ChartCache {
             dir,
             shown: shown.trim_end_matches('/').to_string(),
             unpacked: Mutex::new(HashMap::new()),
         }
-    }
-
-    /// The directory archives are read from.
-    #[must_use]
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 
     /// The chart `chart` of `repo_url` at `target_revision`, from
@@ -91,7 +85,7 @@ impl ChartCache {
     /// missing archive (a [`RenderErrorKind::ToolMissing`] error naming the
     /// file and the `helm pull` that makes it), or an archive that cannot
     /// be read within the bounds.
-    pub fn chart(
+    pub(crate) fn chart(
         &self,
         chart: &str,
         repo_url: &str,
@@ -187,7 +181,7 @@ fn plain_file_name(name: &str) -> bool {
 /// an OCI registry (`oci://` or, as Argo CD writes it, no scheme) takes
 /// the chart in the reference, a Helm repository takes `--repo`.
 #[must_use]
-pub fn pull_command(chart: &str, repo_url: &str, version: &str, dir: &str) -> String {
+pub(crate) fn pull_command(chart: &str, repo_url: &str, version: &str, dir: &str) -> String {
     let quote = |s: &str| shlex::try_quote(s).map_or_else(|_| s.to_string(), |q| q.into_owned());
     if repo_url.starts_with("http://") || repo_url.starts_with("https://") {
         format!(
@@ -350,7 +344,7 @@ impl<R: Read> Read for Counting<R> {
 /// derived from content, so the same archive gives the same ids in every
 /// run and at both revisions of a diff.
 #[derive(Debug)]
-pub struct ChartTree {
+pub(crate) struct ChartTree {
     label: String,
     files: BTreeMap<String, Arc<[u8]>>,
     /// Each directory's entries, sorted by name.

@@ -75,7 +75,7 @@ fn options(spec: &SourceSpec) -> Result<DirectoryOptions, RenderError> {
 /// Whether a file name has an extension Argo CD reads as manifests
 /// (case-sensitive, as AC `manifestFile` is: `x.YAML` is not read).
 #[must_use]
-pub fn is_manifest_file(name: &str) -> bool {
+pub(crate) fn is_manifest_file(name: &str) -> bool {
     name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json")
 }
 
@@ -83,7 +83,7 @@ pub fn is_manifest_file(name: &str) -> bool {
 ///
 /// # Errors
 /// Invalid YAML, non-object documents, Jsonnet (not evaluated), escaping symlinks.
-pub fn render(
+pub(crate) fn render(
     cx: &RenderContext<'_>,
     spec: &SourceSpec,
 ) -> Result<Vec<RenderedObject>, RenderError> {

@@ -45,7 +45,7 @@ const MAX_GLOB_MATCHES: usize = 1_000;
 /// No `helm` binary (a [`RenderErrorKind::ToolMissing`] error), missing
 /// chart dependencies, an external schema reference, value files that
 /// cannot be read offline, or a failing template.
-pub fn render(
+pub(crate) fn render(
     cx: &RenderContext<'_>,
     spec: &SourceSpec,
 ) -> Result<Vec<RenderedObject>, RenderError> {
@@ -231,26 +231,26 @@ fn run_template(
 #[derive(Debug, Default)]
 pub(crate) struct InflatedChart {
     /// Repository path of the chart directory.
-    pub chart: String,
+    pub(crate) chart: String,
     /// `releaseName` (`None`: `--generate-name`, as Kustomize passes it).
-    pub release: Option<String>,
+    pub(crate) release: Option<String>,
     /// `namespace`.
-    pub namespace: String,
+    pub(crate) namespace: String,
     /// The values file Kustomize writes to its temporary directory (the
     /// `valuesFile` copied, or merged with `valuesInline`).
-    pub values: Vec<u8>,
+    pub(crate) values: Vec<u8>,
     /// `additionalValuesFiles`, as repository paths.
-    pub additional_values: Vec<String>,
+    pub(crate) additional_values: Vec<String>,
     /// `apiVersions`.
-    pub api_versions: Vec<String>,
+    pub(crate) api_versions: Vec<String>,
     /// `kubeVersion`.
-    pub kube_version: Option<String>,
+    pub(crate) kube_version: Option<String>,
     /// `includeCRDs`.
-    pub include_crds: bool,
+    pub(crate) include_crds: bool,
     /// `skipTests`.
-    pub skip_tests: bool,
+    pub(crate) skip_tests: bool,
     /// `skipHooks`.
-    pub skip_hooks: bool,
+    pub(crate) skip_hooks: bool,
 }
 
 /// Runs `helm template` for a Kustomize `helmCharts` entry with Kustomize
@@ -340,7 +340,10 @@ pub(crate) fn inflate(cx: &RenderContext<'_>, c: &InflatedChart) -> Result<Strin
 /// # Errors
 /// Anything that cannot be told without rendering (a value file from
 /// another repository, a bad path): the app is then rendered.
-pub fn footprint(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<Footprint, RenderError> {
+pub(crate) fn footprint(
+    cx: &RenderContext<'_>,
+    spec: &SourceSpec,
+) -> Result<Footprint, RenderError> {
     let opts = Options::parse(spec)?;
     let mut fp = Footprint {
         subtrees: vec![spec.path.clone()],
@@ -394,7 +397,7 @@ fn add_value_files(
 ///
 /// # Errors
 /// A value file from another repository, or a bad path.
-pub fn ref_footprint(spec: &SourceSpec) -> Result<Footprint, RenderError> {
+pub(crate) fn ref_footprint(spec: &SourceSpec) -> Result<Footprint, RenderError> {
     let opts = Options::parse(spec)?;
     let mut fp = Footprint::default();
     add_value_files(&mut fp, spec, &opts, true)?;
@@ -551,7 +554,7 @@ fn clean_set_parameter(v: &str) -> String {
 /// `pkg/apis/application/v1alpha1` `Env.Envsubst`): `$NAME` and `${NAME}`
 /// are replaced, unknown names by "", and `$$` is `$`.
 #[must_use]
-pub fn envsubst(s: &str, env: &[(String, String)]) -> String {
+pub(crate) fn envsubst(s: &str, env: &[(String, String)]) -> String {
     let lookup = |name: &str| -> String {
         if name == "$" {
             return "$".into();

@@ -5,13 +5,13 @@
 //!
 //! Knows nothing of Applications, prunes or rules.
 
-pub mod bounded;
-pub mod chart_cache;
-pub mod directory;
-pub mod helm;
+pub(crate) mod bounded;
+pub(crate) mod chart_cache;
+pub(crate) mod directory;
+pub(crate) mod helm;
 pub mod kustomize;
-pub mod overrides;
-pub mod semver;
+pub(crate) mod overrides;
+pub(crate) mod semver;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,24 +27,24 @@ use crate::yaml::{self, Dialect, Doc, YamlError};
 /// name the same file thousands of times (git stores it once), each holding
 /// a `List` that aliases one object thousands of times; without a bound
 /// that multiplies into tens of gigabytes.
-pub const MAX_RESOURCES_PER_SOURCE: usize = 100_000;
+pub(crate) const MAX_RESOURCES_PER_SOURCE: usize = 100_000;
 
 /// Most objects rendered in one run, every app at both revisions together
 /// (renders reused from the other revision are not counted). Apps that
 /// render the same directory are rendered once each, so a few Applications
 /// can multiply one large directory; past this bound the run stops with an
 /// error rather than exhaust memory or time.
-pub const MAX_RENDERED_OBJECTS: usize = 500_000;
+pub(crate) const MAX_RENDERED_OBJECTS: usize = 500_000;
 
 /// Why a run stopped at [`MAX_RENDERED_OBJECTS`].
 #[must_use]
-pub fn over_budget_message() -> String {
+pub(crate) fn over_budget_message() -> String {
     format!("its apps render more than {MAX_RENDERED_OBJECTS} objects in this run, more than gitops-lint reads")
 }
 
 /// The error for a source that renders more than [`MAX_RESOURCES_PER_SOURCE`].
 #[must_use]
-pub fn too_many_resources(path: &str) -> RenderError {
+pub(crate) fn too_many_resources(path: &str) -> RenderError {
     RenderError::content(format!(
         "`{}` renders more than {MAX_RESOURCES_PER_SOURCE} resources, more than gitops-lint reads from one source",
         display_path(path)
@@ -75,15 +75,15 @@ pub struct RenderError {
     /// One line, lower-case start, no trailing period.
     pub message: String,
     /// The file at fault, when known.
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
     /// 1-based line in `file`, when known.
-    pub line: Option<u32>,
+    pub(crate) line: Option<u32>,
 }
 
 impl RenderError {
     /// A content error.
     #[must_use]
-    pub fn content(message: impl Into<String>) -> RenderError {
+    pub(crate) fn content(message: impl Into<String>) -> RenderError {
         RenderError {
             kind: RenderErrorKind::Content,
             message: message.into(),
@@ -94,7 +94,7 @@ impl RenderError {
 
     /// An unsupported-feature error.
     #[must_use]
-    pub fn unsupported(message: impl Into<String>) -> RenderError {
+    pub(crate) fn unsupported(message: impl Into<String>) -> RenderError {
         RenderError {
             kind: RenderErrorKind::Unsupported,
             message: message.into(),
@@ -105,7 +105,7 @@ impl RenderError {
 
     /// Attaches a file (and optionally a line).
     #[must_use]
-    pub fn at(mut self, file: impl Into<String>, line: Option<u32>) -> RenderError {
+    pub(crate) fn at(mut self, file: impl Into<String>, line: Option<u32>) -> RenderError {
         self.file = Some(file.into());
         self.line = line;
         self
@@ -113,7 +113,7 @@ impl RenderError {
 
     /// From a source error.
     #[must_use]
-    pub fn from_source(e: &SourceError) -> RenderError {
+    pub(crate) fn from_source(e: &SourceError) -> RenderError {
         let kind = match e {
             SourceError::OutsideRepo(_) | SourceError::SymlinkLoop(_) => {
                 RenderErrorKind::OutsideRepo
@@ -131,7 +131,7 @@ impl RenderError {
 
     /// From a YAML error in `file`.
     #[must_use]
-    pub fn from_yaml(file: &str, e: &YamlError) -> RenderError {
+    pub(crate) fn from_yaml(file: &str, e: &YamlError) -> RenderError {
         RenderError {
             kind: RenderErrorKind::Content,
             message: format!("`{file}`: invalid YAML: {e}"),
@@ -155,7 +155,7 @@ pub struct ParseCache {
 }
 
 /// One parsed file, shared.
-pub type ParsedStream = Arc<Result<Vec<Doc>, YamlError>>;
+pub(crate) type ParsedStream = Arc<Result<Vec<Doc>, YamlError>>;
 
 /// A cache entry: filled by the first thread that asks for it.
 type ParseSlot = Arc<OnceLock<ParsedStream>>;
@@ -165,7 +165,7 @@ impl ParseCache {
     ///
     /// # Errors
     /// Once the run has rendered more than [`MAX_RENDERED_OBJECTS`].
-    pub fn charge(&self, n: usize) -> Result<(), RenderError> {
+    pub(crate) fn charge(&self, n: usize) -> Result<(), RenderError> {
         let total = self
             .rendered
             .fetch_add(n, Ordering::Relaxed)
@@ -178,18 +178,17 @@ impl ParseCache {
 
     /// Whether the run has rendered more than [`MAX_RENDERED_OBJECTS`].
     #[must_use]
-    pub fn over_budget(&self) -> bool {
+    pub(crate) fn over_budget(&self) -> bool {
         self.rendered.load(Ordering::Relaxed) > MAX_RENDERED_OBJECTS
     }
 
-    /// Parses `bytes` (whose id is `id`) the way Kustomize reads resources,
-    /// or returns the earlier parse.
-    pub fn get_or_parse(&self, id: ObjectId, bytes: &[u8]) -> ParsedStream {
-        self.get_or_parse_as(id, bytes, Dialect::Kyaml)
-    }
-
     /// Parses `bytes` in a given dialect, or returns the earlier parse.
-    pub fn get_or_parse_as(&self, id: ObjectId, bytes: &[u8], dialect: Dialect) -> ParsedStream {
+    pub(crate) fn get_or_parse_as(
+        &self,
+        id: ObjectId,
+        bytes: &[u8],
+        dialect: Dialect,
+    ) -> ParsedStream {
         let cell = Arc::clone(
             self.map
                 .lock()
@@ -213,13 +212,13 @@ impl ParseCache {
 
     /// How many blobs were parsed (cache misses) so far.
     #[must_use]
-    pub fn parses(&self) -> usize {
+    pub(crate) fn parses(&self) -> usize {
         self.parses.load(Ordering::Relaxed)
     }
 
     /// How many bytes of YAML were parsed so far.
     #[must_use]
-    pub fn parsed_bytes(&self) -> usize {
+    pub(crate) fn parsed_bytes(&self) -> usize {
         self.bytes.load(Ordering::Relaxed)
     }
 }
@@ -240,11 +239,11 @@ pub struct RenderOptions {
 /// Everything one render may read, and the record of what it read.
 pub struct RenderContext<'a> {
     /// The tree being rendered.
-    pub tree: &'a dyn Tree,
+    pub(crate) tree: &'a dyn Tree,
     /// Shared parse cache.
-    pub cache: &'a ParseCache,
+    pub(crate) cache: &'a ParseCache,
     /// Settings.
-    pub options: &'a RenderOptions,
+    pub(crate) options: &'a RenderOptions,
     inputs: Mutex<BTreeMap<String, ObjectId>>,
     recording: bool,
     /// Nodes Kustomize patches and replacements have been charged in this
@@ -273,7 +272,7 @@ impl<'a> RenderContext<'a> {
     /// A context that keeps no record of what it reads (for work whose
     /// inputs are accounted for otherwise, e.g. [`footprint`]).
     #[must_use]
-    pub fn unrecorded(
+    pub(crate) fn unrecorded(
         tree: &'a dyn Tree,
         cache: &'a ParseCache,
         options: &'a RenderOptions,
@@ -308,7 +307,7 @@ impl<'a> RenderContext<'a> {
     /// inputs of another source (a multi-source `ref`); pass it to
     /// [`RenderContext::absorb`] afterwards so its reads are recorded here.
     #[must_use]
-    pub fn on_tree<'b>(&self, tree: &'b dyn Tree) -> RenderContext<'b>
+    pub(crate) fn on_tree<'b>(&self, tree: &'b dyn Tree) -> RenderContext<'b>
     where
         'a: 'b,
     {
@@ -323,7 +322,7 @@ impl<'a> RenderContext<'a> {
     }
 
     /// Records everything `other` read as read by this context.
-    pub fn absorb(&self, other: &RenderContext<'_>) {
+    pub(crate) fn absorb(&self, other: &RenderContext<'_>) {
         if !self.recording {
             return;
         }
@@ -347,7 +346,7 @@ impl<'a> RenderContext<'a> {
     ///
     /// # Errors
     /// Missing files, escaping symlinks.
-    pub fn read(&self, path: &str) -> Result<Arc<[u8]>, RenderError> {
+    pub(crate) fn read(&self, path: &str) -> Result<Arc<[u8]>, RenderError> {
         let real = source::resolve(self.tree, path)
             .map_err(|e| RenderError::from_source(&e).at(path, None))?;
         let entry = self
@@ -370,7 +369,7 @@ impl<'a> RenderContext<'a> {
     ///
     /// # Errors
     /// Missing directories, escaping symlinks.
-    pub fn list(&self, dir: &str) -> Result<Vec<Entry>, RenderError> {
+    pub(crate) fn list(&self, dir: &str) -> Result<Vec<Entry>, RenderError> {
         let real = source::resolve(self.tree, dir)
             .map_err(|e| RenderError::from_source(&e).at(dir, None))?;
         if let Ok(Some(e)) = self.tree.entry(&real) {
@@ -386,7 +385,7 @@ impl<'a> RenderContext<'a> {
     ///
     /// # Errors
     /// Escaping symlinks.
-    pub fn kind_of(&self, path: &str) -> Result<Option<EntryKind>, RenderError> {
+    pub(crate) fn kind_of(&self, path: &str) -> Result<Option<EntryKind>, RenderError> {
         self.record_parent(path);
         source::kind_of(self.tree, path).map_err(|e| RenderError::from_source(&e).at(path, None))
     }
@@ -396,7 +395,7 @@ impl<'a> RenderContext<'a> {
     ///
     /// # Errors
     /// Unreadable or invalid files.
-    pub fn load_yaml(&self, path: &str) -> Result<Vec<Doc>, RenderError> {
+    pub(crate) fn load_yaml(&self, path: &str) -> Result<Vec<Doc>, RenderError> {
         self.load_yaml_as(path, Dialect::Kyaml)
     }
 
@@ -406,25 +405,21 @@ impl<'a> RenderContext<'a> {
     ///
     /// # Errors
     /// Unreadable or invalid files.
-    pub fn load_yaml_as(&self, path: &str, dialect: Dialect) -> Result<Vec<Doc>, RenderError> {
+    pub(crate) fn load_yaml_as(
+        &self,
+        path: &str,
+        dialect: Dialect,
+    ) -> Result<Vec<Doc>, RenderError> {
         Ok(self.load_yaml_shared_as(path, dialect)?.to_vec())
     }
 
-    /// Like [`RenderContext::load_yaml`], but shares the cached documents
+    /// Like [`RenderContext::load_yaml_as`], but shares the cached documents
     /// instead of copying them: for readers that only look (a
     /// kustomization, a values file), nothing is copied.
     ///
     /// # Errors
     /// Unreadable or invalid files.
-    pub fn load_yaml_shared(&self, path: &str) -> Result<SharedDocs, RenderError> {
-        self.load_yaml_shared_as(path, Dialect::Kyaml)
-    }
-
-    /// Like [`RenderContext::load_yaml_as`], but shares the cached documents.
-    ///
-    /// # Errors
-    /// Unreadable or invalid files.
-    pub fn load_yaml_shared_as(
+    pub(crate) fn load_yaml_shared_as(
         &self,
         path: &str,
         dialect: Dialect,
@@ -453,7 +448,7 @@ impl<'a> RenderContext<'a> {
 
 /// The documents of one parsed file, shared with the parse cache.
 #[derive(Clone)]
-pub struct SharedDocs(ParsedStream);
+pub(crate) struct SharedDocs(ParsedStream);
 
 impl std::ops::Deref for SharedDocs {
     type Target = [Doc];
@@ -470,7 +465,7 @@ pub struct RenderedObject {
     /// The object.
     pub value: Value,
     /// Where it came from (generated objects have no file).
-    pub origin: Origin,
+    pub(crate) origin: Origin,
 }
 
 /// How Argo CD will render a source.
@@ -521,14 +516,14 @@ pub struct SourceSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RefSource {
     /// The `ref` name, without `$`.
-    pub name: String,
+    pub(crate) name: String,
     /// Its repository tree, or why it cannot be read offline.
-    pub target: RefTarget,
+    pub(crate) target: RefTarget,
 }
 
 /// Where a `ref:` source's files come from.
 #[derive(Clone)]
-pub enum RefTarget {
+pub(crate) enum RefTarget {
     /// The tree being rendered (same repository, same revision).
     Same,
     /// Another revision of this repository.
@@ -559,7 +554,7 @@ impl PartialEq for RefTarget {
 }
 
 /// Kustomization file names Argo CD recognises (AC `util/kustomize`).
-pub const KUSTOMIZATION_NAMES: [&str; 3] =
+pub(crate) const KUSTOMIZATION_NAMES: [&str; 3] =
     ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 /// Detects the source type as Argo CD does (AC `GetAppSourceType`): explicit
@@ -568,7 +563,7 @@ pub const KUSTOMIZATION_NAMES: [&str; 3] =
 ///
 /// # Errors
 /// A path that does not exist or is not a directory.
-pub fn detect(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<SourceType, RenderError> {
+pub(crate) fn detect(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<SourceType, RenderError> {
     let explicit = [
         (spec.plugin.is_some(), SourceType::Plugin),
         (spec.helm.is_some(), SourceType::Helm),
@@ -613,7 +608,7 @@ pub fn detect(cx: &RenderContext<'_>, spec: &SourceSpec) -> Result<SourceType, R
 
 /// `"."` for the repository root, else the path.
 #[must_use]
-pub fn display_path(p: &str) -> &str {
+pub(crate) fn display_path(p: &str) -> &str {
     if p.is_empty() {
         "."
     } else {
@@ -627,7 +622,7 @@ pub struct Rendered {
     /// How it was rendered.
     pub source_type: SourceType,
     /// The resources, in render order.
-    pub manifests: Vec<Manifest>,
+    pub(crate) manifests: Vec<Manifest>,
 }
 
 /// Renders one source into manifests, namespaces defaulted to the
@@ -819,14 +814,14 @@ mod cache_tests {
         let text = b"namePrefix: on\n";
         std::thread::scope(|s| {
             for _ in 0..8 {
-                s.spawn(|| cache.get_or_parse(id, text));
+                s.spawn(|| cache.get_or_parse_as(id, text, Dialect::Kyaml));
             }
         });
         assert_eq!(cache.parses(), 1);
         // sigs.k8s.io/yaml reads `on` as true, go-yaml v3 as a string: a
         // kustomization needs its own parse, cached separately.
         let sigs = cache.get_or_parse_as(id, text, Dialect::SigsYaml);
-        let kyaml = cache.get_or_parse(id, text);
+        let kyaml = cache.get_or_parse_as(id, text, Dialect::Kyaml);
         assert_eq!(cache.parses(), 2);
         let first = |p: &ParsedStream| p.as_ref().as_ref().map(|d| d[0].value.clone()).ok();
         assert_eq!(first(&sigs), Some(serde_json::json!({"namePrefix": true})));

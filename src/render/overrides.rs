@@ -15,11 +15,11 @@ use crate::source::{path, EntryKind};
 use crate::yaml::Dialect;
 
 /// `.argocd-source.yaml`: applies to every app rendering the path.
-pub const REPO_SOURCE_FILE: &str = ".argocd-source.yaml";
+pub(crate) const REPO_SOURCE_FILE: &str = ".argocd-source.yaml";
 
 /// The override files Argo CD reads for `spec`, in merge order.
 #[must_use]
-pub fn files(spec: &SourceSpec) -> Vec<String> {
+pub(crate) fn files(spec: &SourceSpec) -> Vec<String> {
     let mut names = vec![REPO_SOURCE_FILE.to_string()];
     if !spec.app_name.is_empty() {
         names.push(format!(".argocd-source-{}.yaml", spec.app_name));
@@ -38,7 +38,7 @@ const TOOL_FIELDS: [&str; 4] = ["helm", "kustomize", "directory", "plugin"];
 ///
 /// # Errors
 /// An override file that is not valid YAML or not a mapping.
-pub fn apply<'s>(
+pub(crate) fn apply<'s>(
     cx: &RenderContext<'_>,
     spec: &'s SourceSpec,
 ) -> Result<Cow<'s, SourceSpec>, RenderError> {

@@ -13,7 +13,7 @@ use regex::Regex;
 /// A version as `semver.NewVersion` accepts it: `v` prefix allowed, minor
 /// and patch optional, build metadata ignored when comparing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Version {
+pub(crate) struct Version {
     major: u64,
     minor: u64,
     patch: u64,
@@ -43,7 +43,7 @@ fn unreachable_regex() -> Regex {
 impl Version {
     /// `semver.NewVersion`.
     #[must_use]
-    pub fn parse(s: &str) -> Option<Version> {
+    pub(crate) fn parse(s: &str) -> Option<Version> {
         let m = version_re().captures(s)?;
         let num = |i: usize| -> Option<u64> {
             match m.get(i) {
@@ -69,7 +69,7 @@ impl Version {
 
     /// `major.minor.patch[-pre]`.
     #[must_use]
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut s = format!("{}.{}.{}", self.major, self.minor, self.patch);
         if !self.pre.is_empty() {
             s.push('-');
@@ -130,7 +130,7 @@ struct Term {
 /// A constraint as `semver.NewConstraint` reads it: `||` of groups of terms
 /// joined by spaces or commas; `a - b` ranges; `x`, `X`, `*` wildcards.
 #[derive(Debug, Clone)]
-pub struct Constraint {
+pub(crate) struct Constraint {
     any_of: Vec<Vec<Term>>,
 }
 
@@ -160,7 +160,7 @@ fn is_x(s: &str) -> bool {
 impl Constraint {
     /// `semver.NewConstraint`; `None` is its "improper constraint" error.
     #[must_use]
-    pub fn parse(text: &str) -> Option<Constraint> {
+    pub(crate) fn parse(text: &str) -> Option<Constraint> {
         let (single, range, find, valid) = regexes();
         // rewriteRange: `a - b` is `>= a, <= b`.
         let mut rewritten = text.to_string();
@@ -213,7 +213,7 @@ impl Constraint {
 
     /// `Constraints.Check`.
     #[must_use]
-    pub fn check(&self, v: &Version) -> bool {
+    pub(crate) fn check(&self, v: &Version) -> bool {
         self.any_of.iter().any(|all| all.iter().all(|t| t.check(v)))
     }
 }

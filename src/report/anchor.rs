@@ -14,7 +14,7 @@ use crate::source::{self, Tree};
 const FIELD_LOOKUP_BUDGET: usize = 200;
 
 /// Reads the files findings point at, for snippets.
-pub fn attach_files(report: &mut Report, base: Option<&dyn Tree>, head: &dyn Tree) {
+pub(crate) fn attach_files(report: &mut Report, base: Option<&dyn Tree>, head: &dyn Tree) {
     let wanted: Vec<(Side, String)> = report
         .findings
         .iter()
@@ -67,7 +67,7 @@ fn blob_id(tree: &dyn Tree, path: &str) -> Option<source::ObjectId> {
 /// (its line only when the file is unchanged), else the nearest changed
 /// kustomization above it (the file that stopped including it), else the
 /// Application's own file, else what manages a deleted Application.
-pub fn anchor(
+pub(crate) fn anchor(
     f: &Finding,
     base: &dyn Tree,
     head: &dyn Tree,

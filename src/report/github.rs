@@ -12,7 +12,7 @@ use crate::finding::{Acknowledgement, Severity};
 /// Escapes a command's message (`%`, `\r`, `\n`), as the runner decodes it,
 /// with `##[` and `::` broken so the data cannot read as another command.
 #[must_use]
-pub fn escape_data(s: &str) -> String {
+pub(crate) fn escape_data(s: &str) -> String {
     super::without_runner_commands(s)
         .replace('%', "%25")
         .replace('\r', "%0D")
@@ -22,7 +22,7 @@ pub fn escape_data(s: &str) -> String {
 /// Escapes a property value: the message escapes plus `:` and `,`, which
 /// would otherwise end the property.
 #[must_use]
-pub fn escape_property(s: &str) -> String {
+pub(crate) fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
@@ -45,7 +45,7 @@ fn command(sev: Severity, ack: Option<&Acknowledgement>) -> &'static str {
 ///
 /// # Errors
 /// Write failures.
-pub fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     for n in &r.notes {
         writeln!(
             out,

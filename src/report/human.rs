@@ -114,7 +114,7 @@ fn mode_text(m: PruneMode) -> &'static str {
 ///
 /// # Errors
 /// Write failures.
-pub fn emit(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn emit(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()> {
     // Rendered whole, then written with workflow-command markers broken:
     // human output is what a CI log shows.
     let mut text = Vec::new();

@@ -10,7 +10,7 @@ use crate::argocd::PruneMode;
 use crate::manifest::ResourceId;
 
 /// The contract version.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 #[derive(Serialize)]
 struct Out<'a> {
@@ -138,7 +138,7 @@ pub fn to_value(r: &Report) -> serde_json::Value {
 ///
 /// # Errors
 /// Write failures.
-pub fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(&to_value(r)).map_err(std::io::Error::other)?;
     writeln!(out, "{text}")
 }

@@ -13,7 +13,7 @@ use crate::finding::{Finding, Severity};
 
 /// The largest body we write, in bytes (GitHub counts characters; bytes are
 /// never fewer, so this stays under its 65,536-character limit with room).
-pub const MAX_BYTES: usize = 65_000;
+pub(crate) const MAX_BYTES: usize = 65_000;
 
 fn short(rev: &str) -> &str {
     if rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -233,7 +233,7 @@ fn finding_block(r: &Report, i: usize, f: &Finding) -> String {
 
 /// Renders the body, capped at `max` bytes.
 #[must_use]
-pub fn render(r: &Report, max: usize) -> String {
+pub(crate) fn render(r: &Report, max: usize) -> String {
     let mut sections: Vec<String> = Vec::new();
     let mut tables = 0usize;
     if r.base.is_some() && !r.prunes.is_empty() {
@@ -299,7 +299,7 @@ pub fn render(r: &Report, max: usize) -> String {
 ///
 /// # Errors
 /// Write failures.
-pub fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     out.write_all(render(r, MAX_BYTES).as_bytes())
 }
 

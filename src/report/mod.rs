@@ -2,12 +2,12 @@
 //!
 //! Knows nothing of how findings were made.
 
-pub mod anchor;
-pub mod github;
-pub mod human;
+pub(crate) mod anchor;
+pub(crate) mod github;
+pub(crate) mod human;
 pub mod json;
-pub mod markdown;
-pub mod sarif;
+pub(crate) mod markdown;
+pub(crate) mod sarif;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -37,7 +37,7 @@ pub enum Format {
 impl Format {
     /// The name used on the command line.
     #[must_use]
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Format::Human => "human",
             Format::Json => "json",
@@ -48,7 +48,7 @@ impl Format {
     }
 
     /// Every format.
-    pub const ALL: [Format; 5] = [
+    pub(crate) const ALL: [Format; 5] = [
         Format::Human,
         Format::Json,
         Format::Sarif,
@@ -59,11 +59,11 @@ impl Format {
 
 /// One requested output: a format, written to a file or (without one) to stdout.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FormatSpec {
+pub(crate) struct FormatSpec {
     /// The format.
-    pub format: Format,
+    pub(crate) format: Format,
     /// Where to write it; `None` is standard output.
-    pub path: Option<PathBuf>,
+    pub(crate) path: Option<PathBuf>,
 }
 
 impl std::str::FromStr for FormatSpec {
@@ -100,62 +100,62 @@ pub struct AppRow {
     /// Display name.
     pub name: String,
     /// Namespace of the Application object.
-    pub namespace: String,
+    pub(crate) namespace: String,
     /// Source path (or chart).
-    pub source: String,
+    pub(crate) source: String,
     /// `rendered`, `unrendered`, `external`, or in a diff `unchanged` (not
     /// rendered at either revision: everything it reads is identical).
     pub status: &'static str,
     /// Prune mode.
-    pub prune_mode: PruneMode,
+    pub(crate) prune_mode: PruneMode,
 }
 
 /// One prune as reported.
 #[derive(Debug, Clone)]
-pub struct PruneRow {
+pub(crate) struct PruneRow {
     /// App display name.
-    pub app: String,
+    pub(crate) app: String,
     /// The resource.
-    pub resource: ResourceId,
+    pub(crate) resource: ResourceId,
     /// Reason (kebab-case).
-    pub reason: &'static str,
+    pub(crate) reason: &'static str,
     /// What protects it, if anything.
-    pub protection: Option<String>,
+    pub(crate) protection: Option<String>,
     /// How the deletion happens.
-    pub mode: PruneMode,
+    pub(crate) mode: PruneMode,
     /// Reason detail (new name, new owner...).
-    pub detail: Option<String>,
+    pub(crate) detail: Option<String>,
     /// The object the same sync creates in its place (a rename or a move
     /// to another namespace: a delete and a create).
-    pub recreated_as: Option<ResourceId>,
+    pub(crate) recreated_as: Option<ResourceId>,
 }
 
 /// Everything an emitter needs.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
     /// Command that produced it: `diff` or `check`.
-    pub command: String,
+    pub(crate) command: String,
     /// Base commit (diff only).
-    pub base: Option<String>,
+    pub(crate) base: Option<String>,
     /// Head commit, `INDEX` or `WORKTREE`.
-    pub head: String,
+    pub(crate) head: String,
     /// Apps at head (and apps deleted at head).
     pub apps: Vec<AppRow>,
     /// Prunes.
-    pub prunes: Vec<PruneRow>,
+    pub(crate) prunes: Vec<PruneRow>,
     /// Findings, sorted.
     pub findings: Vec<Finding>,
     /// Assumptions worth telling the user.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     /// What a note summarises, one line each, for `--verbose` (on stderr).
-    pub details: Vec<String>,
+    pub(crate) details: Vec<String>,
     /// File texts for snippets, by side and path.
-    pub files: BTreeMap<(Side, String), Arc<str>>,
+    pub(crate) files: BTreeMap<(Side, String), Arc<str>>,
     /// For each finding (same order), a place in the head revision to attach
     /// it to where pull-request tools show it: the file itself when it still
     /// exists, else the file that stopped including it, else the Application.
     /// Empty when not computed (emitters then use the finding's own location).
-    pub anchors: Vec<Option<Location>>,
+    pub(crate) anchors: Vec<Option<Location>>,
 }
 
 fn short_name(key: &str) -> String {
@@ -165,7 +165,7 @@ fn short_name(key: &str) -> String {
 impl Report {
     /// Builds the report rows from inventories and the plan.
     #[must_use]
-    pub fn new(
+    pub(crate) fn new(
         command: &str,
         base: Option<(&str, &Inventory)>,
         head: (&str, &Inventory),
@@ -294,7 +294,7 @@ impl Report {
     /// Where pull-request tools should show finding `i`: its anchor when one
     /// was computed, else its own location when that is in the head revision.
     #[must_use]
-    pub fn anchor(&self, i: usize) -> Option<&Location> {
+    pub(crate) fn anchor(&self, i: usize) -> Option<&Location> {
         if let Some(a) = self.anchors.get(i) {
             return a.as_ref();
         }
@@ -307,7 +307,7 @@ impl Report {
 
     /// Number of acknowledged findings.
     #[must_use]
-    pub fn acknowledged(&self) -> usize {
+    pub(crate) fn acknowledged(&self) -> usize {
         self.findings
             .iter()
             .filter(|f| f.acknowledged.is_some())
@@ -316,7 +316,7 @@ impl Report {
 
     /// Counts by severity (acknowledged findings excluded).
     #[must_use]
-    pub fn counts(&self) -> (usize, usize, usize) {
+    pub(crate) fn counts(&self) -> (usize, usize, usize) {
         let n = |s: Severity| {
             self.findings
                 .iter()
@@ -340,7 +340,7 @@ impl Report {
 ///
 /// # Errors
 /// Write failures.
-pub fn emit(
+pub(crate) fn emit(
     format: Format,
     report: &Report,
     color: bool,
@@ -360,7 +360,7 @@ pub fn emit(
 /// new line that a CI runner reads as a workflow command. `keep_lines`
 /// keeps line feeds and tabs (file texts for snippets).
 #[must_use]
-pub fn printable(s: &str, keep_lines: bool) -> String {
+pub(crate) fn printable(s: &str, keep_lines: bool) -> String {
     s.chars()
         .map(|c| {
             if c.is_control() && !(keep_lines && (c == '\n' || c == '\t')) {
@@ -378,7 +378,7 @@ pub fn printable(s: &str, keep_lines: bool) -> String {
 /// that would start with `::` (a workflow command to a CI runner reading
 /// the log) has its first colon escaped.
 #[must_use]
-pub fn printable_lines(s: &str) -> String {
+pub(crate) fn printable_lines(s: &str) -> String {
     let text = printable(s, true);
     let mut out = String::with_capacity(text.len());
     for (i, line) in text.split('\n').enumerate() {
@@ -405,7 +405,7 @@ pub fn printable_lines(s: &str) -> String {
 /// their last character as an escape (`#\u{23}[`, `:\u{3a}`), as
 /// [`printable`] writes control characters.
 #[must_use]
-pub fn without_runner_commands(s: &str) -> String {
+pub(crate) fn without_runner_commands(s: &str) -> String {
     if !s.contains("##[") && !s.contains("::") {
         return s.to_string();
     }
@@ -425,7 +425,7 @@ fn printable_id(id: &ResourceId) -> ResourceId {
 /// used by the emitters whose output a terminal or a CI runner interprets.
 /// JSON and SARIF escape control characters themselves.
 #[must_use]
-pub fn printable_report(r: &Report) -> Report {
+pub(crate) fn printable_report(r: &Report) -> Report {
     let p = |s: &str| printable(s, false);
     let mut out = r.clone();
     for a in &mut out.apps {

@@ -14,7 +14,7 @@ use crate::rules::{self, RuleMeta};
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 /// The key under `partialFingerprints`; bump the suffix if the recipe changes.
-pub const FINGERPRINT_KEY: &str = "gitopsLint/v1";
+pub(crate) const FINGERPRINT_KEY: &str = "gitopsLint/v1";
 
 #[derive(Serialize)]
 struct Log<'a> {
@@ -218,7 +218,7 @@ fn descriptor(m: &'static RuleMeta) -> Descriptor<'static> {
 /// never lines (which move with unrelated edits). Findings with neither app
 /// nor resource fall back to their file.
 #[must_use]
-pub fn fingerprint(f: &Finding) -> String {
+pub(crate) fn fingerprint(f: &Finding) -> String {
     let mut h = Sha256::new();
     h.update(f.rule.code.as_bytes());
     h.update([0]);
@@ -383,7 +383,7 @@ fn result(r: &Report, i: usize, f: &Finding) -> SarifResult {
 
 /// Builds the SARIF log as a JSON value.
 #[must_use]
-pub fn to_value(r: &Report) -> serde_json::Value {
+pub(crate) fn to_value(r: &Report) -> serde_json::Value {
     let log = Log {
         schema: SCHEMA,
         version: "2.1.0",
@@ -427,7 +427,7 @@ pub fn to_value(r: &Report) -> serde_json::Value {
 ///
 /// # Errors
 /// Write failures.
-pub fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(&to_value(r)).map_err(std::io::Error::other)?;
     writeln!(out, "{text}")
 }

@@ -7,7 +7,7 @@ use crate::finding::{Finding, Severity, Side};
 use crate::render::{RenderError, RenderErrorKind};
 
 /// See `rules/GL000-render-failed.md`.
-pub struct RenderFailed;
+pub(crate) struct RenderFailed;
 
 static META: RuleMeta = RuleMeta {
     code: "GL000",

@@ -9,7 +9,7 @@ use crate::finding::{Finding, Severity, Side};
 use crate::plan::{Prune, PruneReason};
 
 /// See `rules/GL001-stateful-prune.md`.
-pub struct StatefulPrune;
+pub(crate) struct StatefulPrune;
 
 static META: RuleMeta = RuleMeta {
     code: "GL001",

@@ -8,7 +8,7 @@ use crate::finding::{Finding, Severity, Side};
 use crate::plan::PruneReason;
 
 /// See `rules/GL002-app-cascade-delete.md`.
-pub struct AppCascadeDelete;
+pub(crate) struct AppCascadeDelete;
 
 static META: RuleMeta = RuleMeta {
     code: "GL002",

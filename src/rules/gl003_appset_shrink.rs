@@ -9,7 +9,7 @@ use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 
 /// See `rules/GL003-appset-shrink.md`.
-pub struct AppSetShrink;
+pub(crate) struct AppSetShrink;
 
 static META: RuleMeta = RuleMeta {
     code: "GL003",

@@ -12,7 +12,7 @@ use crate::manifest::Manifest;
 use crate::plan::{app_prunes, cascade_protection, prune_protection};
 
 /// See `rules/GL004-missing-prune-false.md`.
-pub struct MissingPruneFalse;
+pub(crate) struct MissingPruneFalse;
 
 static META: RuleMeta = RuleMeta {
     code: "GL004",

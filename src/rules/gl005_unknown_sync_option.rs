@@ -12,7 +12,7 @@ use crate::manifest::{
 };
 
 /// See `rules/GL005-unknown-sync-option.md`.
-pub struct UnknownSyncOption;
+pub(crate) struct UnknownSyncOption;
 
 static META: RuleMeta = RuleMeta {
     code: "GL005",

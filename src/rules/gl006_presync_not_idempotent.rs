@@ -11,7 +11,7 @@ use crate::finding::{Finding, Severity};
 use crate::manifest::{HookType, Manifest, ResourceId};
 
 /// See `rules/GL006-presync-not-idempotent.md`.
-pub struct PresyncNotIdempotent;
+pub(crate) struct PresyncNotIdempotent;
 
 static META: RuleMeta = RuleMeta {
     code: "GL006",

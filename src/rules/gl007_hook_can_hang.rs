@@ -11,7 +11,7 @@ use crate::finding::{Finding, Severity};
 use crate::manifest::{HookType, Manifest, ANN_HELM_HOOK_DELETE_POLICY, ANN_HOOK_DELETE_POLICY};
 
 /// See `rules/GL007-hook-can-hang.md`.
-pub struct HookCanHang;
+pub(crate) struct HookCanHang;
 
 static META: RuleMeta = RuleMeta {
     code: "GL007",

@@ -16,7 +16,7 @@ use crate::finding::{Finding, Severity};
 use crate::manifest::{HookType, Manifest, ANN_SYNC_WAVE};
 
 /// See `rules/GL008-wave-dependency-inversion.md`.
-pub struct WaveDependencyInversion;
+pub(crate) struct WaveDependencyInversion;
 
 static META: RuleMeta = RuleMeta {
     code: "GL008",

@@ -8,7 +8,7 @@ use crate::finding::{Finding, Severity};
 use crate::manifest::ANN_SYNC_OPTIONS;
 
 /// See `rules/GL009-replace-on-stateful.md`.
-pub struct ReplaceOnStateful;
+pub(crate) struct ReplaceOnStateful;
 
 static META: RuleMeta = RuleMeta {
     code: "GL009",

@@ -15,7 +15,7 @@ use crate::finding::{Finding, Severity};
 use crate::manifest::Manifest;
 
 /// See `rules/GL010-immutable-field-change.md`.
-pub struct ImmutableFieldChange;
+pub(crate) struct ImmutableFieldChange;
 
 static META: RuleMeta = RuleMeta {
     code: "GL010",

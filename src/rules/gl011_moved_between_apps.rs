@@ -20,7 +20,7 @@ use crate::finding::{Finding, Severity, Side};
 use crate::plan::{Prune, PruneReason};
 
 /// See `rules/GL011-moved-between-apps.md`.
-pub struct MovedBetweenApps;
+pub(crate) struct MovedBetweenApps;
 
 static META: RuleMeta = RuleMeta {
     code: "GL011",

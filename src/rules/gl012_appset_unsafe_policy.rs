@@ -12,7 +12,7 @@ use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 
 /// See `rules/GL012-appset-unsafe-policy.md`.
-pub struct AppSetUnsafePolicy;
+pub(crate) struct AppSetUnsafePolicy;
 
 static META: RuleMeta = RuleMeta {
     code: "GL012",

@@ -8,7 +8,7 @@ use crate::finding::{Finding, Severity, Side};
 use crate::plan::{app_prunes, PruneReason};
 
 /// See `rules/GL013-mass-prune.md`.
-pub struct MassPrune;
+pub(crate) struct MassPrune;
 
 static META: RuleMeta = RuleMeta {
     code: "GL013",

@@ -7,7 +7,7 @@ use crate::finding::Suppression;
 use crate::finding::{Finding, Severity};
 
 /// See `rules/GL014-unused-acknowledgement.md`.
-pub struct UnusedAcknowledgement;
+pub(crate) struct UnusedAcknowledgement;
 
 pub(super) static META: RuleMeta = RuleMeta {
     code: "GL014",

@@ -39,7 +39,7 @@ use crate::finding::{Finding, Severity, Side};
 use crate::manifest::{builtin_cluster_scoped, Origin};
 
 /// See `rules/GL015-project-denies-app.md`.
-pub struct ProjectDeniesApp;
+pub(crate) struct ProjectDeniesApp;
 
 static META: RuleMeta = RuleMeta {
     code: "GL015",

@@ -12,7 +12,7 @@ use crate::finding::{Finding, Severity};
 use crate::manifest::Manifest;
 
 /// See `rules/GL016-missing-namespace.md`.
-pub struct MissingNamespace;
+pub(crate) struct MissingNamespace;
 
 static META: RuleMeta = RuleMeta {
     code: "GL016",
@@ -26,7 +26,7 @@ static META: RuleMeta = RuleMeta {
 
 /// Namespaces every cluster has (the API server creates them) or that Argo
 /// CD runs in.
-pub const BUILTIN_NAMESPACES: &[&str] = &[
+pub(crate) const BUILTIN_NAMESPACES: &[&str] = &[
     "default",
     "kube-system",
     "kube-public",

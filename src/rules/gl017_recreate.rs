@@ -24,7 +24,7 @@ use crate::manifest::ResourceId;
 use crate::plan::{Prune, Recreate};
 
 /// See `rules/GL017-recreate.md`.
-pub struct Recreates;
+pub(crate) struct Recreates;
 
 static META: RuleMeta = RuleMeta {
     code: "GL017",

@@ -8,7 +8,7 @@ use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 
 /// See `rules/GL018-appset-generation-error.md`.
-pub struct AppSetGenerationError;
+pub(crate) struct AppSetGenerationError;
 
 pub(super) static META: RuleMeta = RuleMeta {
     code: "GL018",

@@ -11,7 +11,7 @@ use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 
 /// See `rules/GL019-appset-manages-itself.md`.
-pub struct AppSetManagesItself;
+pub(crate) struct AppSetManagesItself;
 
 static META: RuleMeta = RuleMeta {
     code: "GL019",

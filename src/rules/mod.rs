@@ -23,35 +23,35 @@ mod gl017_recreate;
 mod gl018_appset_generation_error;
 mod gl019_appset_manages_itself;
 
-pub mod analysis;
+pub(crate) mod analysis;
 
 use crate::argocd::Inventory;
 use crate::config::Config;
 use crate::finding::Finding;
-pub use crate::finding::{Category, Mode, RuleMeta};
+pub(crate) use crate::finding::{Category, Mode, RuleMeta};
 use crate::manifest::ResourceId;
 use crate::plan::Plan;
 
 /// What rules read.
 pub struct RuleContext<'a> {
     /// The plan (diff only).
-    pub plan: Option<&'a Plan>,
+    pub(crate) plan: Option<&'a Plan>,
     /// The base inventory (diff only).
-    pub base: Option<&'a Inventory>,
+    pub(crate) base: Option<&'a Inventory>,
     /// The head inventory (the one revision in `check`).
-    pub head: &'a Inventory,
+    pub(crate) head: &'a Inventory,
     /// Configuration (from the base revision in `diff`).
-    pub config: &'a Config,
+    pub(crate) config: &'a Config,
     /// In `diff` without `--all`: single-revision rules only report on
     /// resources the change created or modified.
-    pub only_changed: bool,
+    pub(crate) only_changed: bool,
 }
 
 impl RuleContext<'_> {
     /// The resource tracking in effect: the plan's, else resolved from the
     /// configuration and the revision checked.
     #[must_use]
-    pub fn tracking(&self) -> crate::argocd::tracking::Tracking {
+    pub(crate) fn tracking(&self) -> crate::argocd::tracking::Tracking {
         match self.plan {
             Some(p) => p.tracking.clone(),
             None => crate::argocd::tracking::Tracking::resolve(
@@ -63,7 +63,7 @@ impl RuleContext<'_> {
 
     /// Whether a single-revision rule should report on this head resource.
     #[must_use]
-    pub fn in_scope(&self, app_key: &str, id: &ResourceId) -> bool {
+    pub(crate) fn in_scope(&self, app_key: &str, id: &ResourceId) -> bool {
         if !self.only_changed {
             return true;
         }
@@ -91,7 +91,7 @@ pub trait Rule: Sync {
 
 /// Whether an enabled rule needs the apps left unrendered as unchanged.
 #[must_use]
-pub fn need_unchanged_apps(base: &Inventory, head: &Inventory, config: &Config) -> bool {
+pub(crate) fn need_unchanged_apps(base: &Inventory, head: &Inventory, config: &Config) -> bool {
     ALL.iter()
         .any(|r| config.rule_enabled(r.meta()) && r.needs_unchanged_apps(base, head, config))
 }
@@ -122,13 +122,13 @@ pub static ALL: &[&dyn Rule] = &[
 
 /// GL014's facts, for the acknowledgement pass that produces its findings.
 #[must_use]
-pub fn unused_acknowledgement_meta() -> &'static RuleMeta {
+pub(crate) fn unused_acknowledgement_meta() -> &'static RuleMeta {
     &gl014_unused_acknowledgement::META
 }
 
 /// Finds a rule by code (`GL001`) or name (`stateful-prune`).
 #[must_use]
-pub fn find(code_or_name: &str) -> Option<&'static dyn Rule> {
+pub(crate) fn find(code_or_name: &str) -> Option<&'static dyn Rule> {
     ALL.iter()
         .copied()
         .find(|r| r.meta().is_named(code_or_name))
@@ -136,14 +136,14 @@ pub fn find(code_or_name: &str) -> Option<&'static dyn Rule> {
 
 /// Every rule's facts, in code order: what a configuration may name.
 #[must_use]
-pub fn catalog() -> Vec<&'static RuleMeta> {
+pub(crate) fn catalog() -> Vec<&'static RuleMeta> {
     ALL.iter().map(|r| r.meta()).collect()
 }
 
 /// Runs every enabled rule that fits the mode, applies configured severities,
 /// and sorts the findings.
 #[must_use]
-pub fn run(cx: &RuleContext<'_>) -> Vec<Finding> {
+pub(crate) fn run(cx: &RuleContext<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     for rule in ALL {
         let meta = rule.meta();
@@ -178,7 +178,7 @@ pub fn run(cx: &RuleContext<'_>) -> Vec<Finding> {
 /// - Every other single-revision finding whose [`Finding::identity`] (the
 ///   SARIF fingerprint) a `check` of the base revision also reports is
 ///   pre-existing, and is dropped: `check` and `--all` show it.
-pub fn drop_pre_existing(findings: &mut Vec<Finding>, base: &Inventory, config: &Config) {
+pub(crate) fn drop_pre_existing(findings: &mut Vec<Finding>, base: &Inventory, config: &Config) {
     // Diff rules are new by construction; GL000 and GL018 judge their own
     // findings by what failed at base (a failure the change touches stays
     // reported, which a fingerprint cannot tell): `Suppression`.

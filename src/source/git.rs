@@ -29,11 +29,11 @@ fn io(e: &git2::Error) -> SourceError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RevisionRange {
     /// The base commit (full hex id).
-    pub base: String,
+    pub(crate) base: String,
     /// The head commit (full hex id).
-    pub head: String,
+    pub(crate) head: String,
     /// How the user named the range, for messages.
-    pub spec: String,
+    pub(crate) spec: String,
 }
 
 /// Why a repository or revision cannot be used. Each message says what to do.
@@ -116,7 +116,7 @@ impl GitRepo {
     ///
     /// # Errors
     /// [`RepoError::NotARepo`] when there is none.
-    pub fn discover(start: &Path) -> Result<GitRepo, RepoError> {
+    pub(crate) fn discover(start: &Path) -> Result<GitRepo, RepoError> {
         let repo = Repository::discover(start)
             .map_err(|_| RepoError::NotARepo(start.display().to_string()))?;
         Ok(Self::from_repo(repo))
@@ -160,20 +160,20 @@ impl GitRepo {
 
     /// The working directory, if the repository is not bare.
     #[must_use]
-    pub fn workdir(&self) -> Option<&Path> {
+    pub(crate) fn workdir(&self) -> Option<&Path> {
         self.workdir.as_deref()
     }
 
     /// How many blobs this run read from the object database (every later
     /// read of the same id, at any revision, is served from memory).
     #[must_use]
-    pub fn blob_reads(&self) -> usize {
+    pub(crate) fn blob_reads(&self) -> usize {
         self.blobs.reads.load(Ordering::Relaxed)
     }
 
     /// Whether this is a shallow clone.
     #[must_use]
-    pub fn is_shallow(&self) -> bool {
+    pub(crate) fn is_shallow(&self) -> bool {
         self.shallow
     }
 
@@ -198,7 +198,7 @@ impl GitRepo {
 
     /// Whether `rev` resolves to a commit.
     #[must_use]
-    pub fn has_revision(&self, rev: &str) -> bool {
+    pub(crate) fn has_revision(&self, rev: &str) -> bool {
         self.resolve_commit(rev).is_ok()
     }
 
@@ -217,7 +217,7 @@ impl GitRepo {
 
     /// The short name of the branch HEAD is on, if any.
     #[must_use]
-    pub fn head_branch(&self) -> Option<String> {
+    pub(crate) fn head_branch(&self) -> Option<String> {
         let repo = self.lock();
         let head = repo.head().ok()?;
         if head.is_branch() {
@@ -231,7 +231,7 @@ impl GitRepo {
     ///
     /// # Errors
     /// No common ancestor (with shallow-clone advice when relevant).
-    pub fn merge_base(&self, a: &str, b: &str, spec: &str) -> Result<String, RepoError> {
+    pub(crate) fn merge_base(&self, a: &str, b: &str, spec: &str) -> Result<String, RepoError> {
         let repo = self.lock();
         let a = Oid::from_str(a).map_err(|e| RepoError::Git(e.message().to_string()))?;
         let b = Oid::from_str(b).map_err(|e| RepoError::Git(e.message().to_string()))?;
@@ -249,7 +249,7 @@ impl GitRepo {
     ///
     /// # Errors
     /// Unknown revisions, missing history, no default base.
-    pub fn resolve_range(&self, spec: Option<&str>) -> Result<RevisionRange, RepoError> {
+    pub(crate) fn resolve_range(&self, spec: Option<&str>) -> Result<RevisionRange, RepoError> {
         let Some(spec) = spec else {
             let head = self.head_commit().ok_or(RepoError::UnbornHead)?;
             let base_ref = [
@@ -323,7 +323,7 @@ impl GitRepo {
     ///
     /// # Errors
     /// Git failures.
-    pub fn commit_messages(&self, base: &str, head: &str) -> Result<Vec<String>, RepoError> {
+    pub(crate) fn commit_messages(&self, base: &str, head: &str) -> Result<Vec<String>, RepoError> {
         let repo = self.lock();
         let g = |e: git2::Error| RepoError::Git(e.message().to_string());
         let mut walk = repo.revwalk().map_err(g)?;
@@ -420,7 +420,7 @@ impl GitRepo {
     ///
     /// # Errors
     /// An unreadable index.
-    pub fn index_tree(&self) -> Result<Arc<dyn Tree>, RepoError> {
+    pub(crate) fn index_tree(&self) -> Result<Arc<dyn Tree>, RepoError> {
         let repo = self.lock();
         let g = |e: git2::Error| RepoError::Git(e.message().to_string());
         let index = repo.index().map_err(g)?;
@@ -459,7 +459,7 @@ impl GitRepo {
     /// ignored ones not), sorted. Empty for a
     /// bare repository.
     #[must_use]
-    pub fn uncommitted_paths(&self) -> Vec<String> {
+    pub(crate) fn uncommitted_paths(&self) -> Vec<String> {
         if self.workdir.is_none() {
             return Vec::new();
         }
@@ -485,7 +485,7 @@ impl GitRepo {
     ///
     /// # Errors
     /// A bare repository.
-    pub fn worktree(&self) -> Result<Arc<dyn Tree>, RepoError> {
+    pub(crate) fn worktree(&self) -> Result<Arc<dyn Tree>, RepoError> {
         let dir = self.workdir.clone().ok_or_else(|| {
             RepoError::Git("the repository is bare: it has no working directory".into())
         })?;

@@ -6,33 +6,35 @@
 
 mod dir;
 mod git;
-pub mod path;
+mod mem;
+pub(crate) mod path;
 
 use std::fmt;
 use std::sync::Arc;
 
 pub use dir::DirTree;
 pub use git::{add_remote, write_commit, GitRepo, RepoError, RevisionRange};
+pub use mem::MemTree;
 
 /// Deepest directory nesting read, in path segments. Deeper directories
 /// cannot be listed ([`SourceError::TooDeep`]): every walker of a tree stays
 /// shallow, and no real repository nests this deep (git cannot check out a
 /// path longer than the file system allows).
-pub const MAX_DEPTH: usize = 256;
+pub(crate) const MAX_DEPTH: usize = 256;
 
 /// Most entries (files, directories, links) indexed for one revision. A
 /// tree whose entries point at the same subtree again and again (a "git
 /// bomb") would otherwise expand to billions of paths from a few objects.
-pub const MAX_ENTRIES: usize = 1_000_000;
+pub(crate) const MAX_ENTRIES: usize = 1_000_000;
 
 /// Most bytes of names and directory paths indexed for one revision; long
 /// names repeated by a git bomb are bounded by this rather than by
 /// [`MAX_ENTRIES`] alone.
-pub const MAX_INDEX_BYTES: usize = 256 * 1024 * 1024;
+pub(crate) const MAX_INDEX_BYTES: usize = 256 * 1024 * 1024;
 
 /// The number of segments of a repository-relative path (`""` has none).
 #[must_use]
-pub fn depth(path: &str) -> usize {
+pub(crate) fn depth(path: &str) -> usize {
     path.split('/').filter(|s| !s.is_empty()).count()
 }
 
@@ -59,7 +61,7 @@ impl fmt::Debug for ObjectId {
 
 /// What a directory entry is, as recorded in the tree (symlinks are not resolved).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryKind {
+pub(crate) enum EntryKind {
     /// A regular file.
     File,
     /// A directory.
@@ -76,9 +78,9 @@ pub struct Entry {
     /// File name within its directory.
     pub name: String,
     /// What the entry is.
-    pub kind: EntryKind,
+    pub(crate) kind: EntryKind,
     /// Content identity (for a directory: its tree id).
-    pub id: ObjectId,
+    pub(crate) id: ObjectId,
 }
 
 /// Why something could not be read from a tree.
@@ -115,12 +117,12 @@ pub enum SourceError {
 
 /// The largest file read from a tree: a blob's size is read from its object
 /// header first, so a larger one is never inflated.
-pub const MAX_BLOB_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_BLOB_BYTES: u64 = 64 << 20;
 
 /// Blobs up to this size stay in the run's blob cache (both revisions share
 /// them); larger ones are handed out and not kept, so a few large files
 /// cannot pin hundreds of megabytes for the whole run.
-pub const MAX_CACHED_BLOB_BYTES: usize = 1 << 20;
+pub(crate) const MAX_CACHED_BLOB_BYTES: usize = 1 << 20;
 
 /// A read-only tree of files.
 pub trait Tree: Send + Sync {
@@ -154,7 +156,7 @@ pub trait Tree: Send + Sync {
 ///
 /// # Errors
 /// Escaping links, loops, and missing components.
-pub fn resolve(tree: &dyn Tree, path: &str) -> Result<String, SourceError> {
+pub(crate) fn resolve(tree: &dyn Tree, path: &str) -> Result<String, SourceError> {
     // With no symlink in the tree, an existing path resolves to its normal
     // form (a missing one takes the walk below, which names what is missing).
     if !tree.may_have_symlinks() {
@@ -227,7 +229,7 @@ pub fn list(tree: &dyn Tree, dir: &str) -> Result<Vec<Entry>, SourceError> {
 ///
 /// # Errors
 /// See [`resolve`].
-pub fn kind_of(tree: &dyn Tree, path: &str) -> Result<Option<EntryKind>, SourceError> {
+pub(crate) fn kind_of(tree: &dyn Tree, path: &str) -> Result<Option<EntryKind>, SourceError> {
     match resolve(tree, path) {
         Ok(real) => Ok(tree.entry(&real)?.map(|e| e.kind)),
         Err(SourceError::NotFound(_)) => Ok(None),
@@ -236,7 +238,7 @@ pub fn kind_of(tree: &dyn Tree, path: &str) -> Result<Option<EntryKind>, SourceE
 }
 
 /// An empty tree: the base of a repository's first commit.
-pub struct EmptyTree;
+pub(crate) struct EmptyTree;
 
 impl Tree for EmptyTree {
     fn describe(&self) -> String {

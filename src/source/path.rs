@@ -2,7 +2,7 @@
 
 /// The non-empty segments of `p`.
 #[must_use]
-pub fn split(p: &str) -> Vec<String> {
+pub(crate) fn split(p: &str) -> Vec<String> {
     p.split('/')
         .filter(|s| !s.is_empty())
         .map(str::to_string)
@@ -13,7 +13,7 @@ pub fn split(p: &str) -> Vec<String> {
 /// Returns `None` when the result would leave the repository root, or when
 /// `rel` is absolute.
 #[must_use]
-pub fn join(base: &str, rel: &str) -> Option<String> {
+pub(crate) fn join(base: &str, rel: &str) -> Option<String> {
     if rel.starts_with('/') {
         return None;
     }
@@ -35,13 +35,13 @@ pub fn join(base: &str, rel: &str) -> Option<String> {
 
 /// Normalises a path (removing `.`, empty segments and resolvable `..`).
 #[must_use]
-pub fn normalize(p: &str) -> Option<String> {
+pub(crate) fn normalize(p: &str) -> Option<String> {
     join("", p)
 }
 
 /// `name` inside the repository-relative directory `dir` (`""` is the root).
 #[must_use]
-pub fn child(dir: &str, name: &str) -> String {
+pub(crate) fn child(dir: &str, name: &str) -> String {
     if dir.is_empty() {
         name.to_string()
     } else {
@@ -51,7 +51,7 @@ pub fn child(dir: &str, name: &str) -> String {
 
 /// The directory part of `p` (`""` for a top-level entry).
 #[must_use]
-pub fn parent(p: &str) -> &str {
+pub(crate) fn parent(p: &str) -> &str {
     match p.rfind('/') {
         Some(i) => &p[..i],
         None => "",
@@ -60,7 +60,7 @@ pub fn parent(p: &str) -> &str {
 
 /// The last segment of `p`.
 #[must_use]
-pub fn file_name(p: &str) -> &str {
+pub(crate) fn file_name(p: &str) -> &str {
     match p.rfind('/') {
         Some(i) => &p[i + 1..],
         None => p,
@@ -69,7 +69,7 @@ pub fn file_name(p: &str) -> &str {
 
 /// `p` relative to directory `base`, if `p` is inside it.
 #[must_use]
-pub fn strip_dir<'a>(p: &'a str, base: &str) -> Option<&'a str> {
+pub(crate) fn strip_dir<'a>(p: &'a str, base: &str) -> Option<&'a str> {
     if base.is_empty() {
         return Some(p);
     }

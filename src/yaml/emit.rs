@@ -4,7 +4,7 @@ use serde_json::Value;
 
 /// Block-style YAML for a value, ending in a newline.
 #[must_use]
-pub fn to_yaml(v: &Value) -> String {
+pub(crate) fn to_yaml(v: &Value) -> String {
     let mut out = String::new();
     write_value(v, 0, &mut out, false);
     if !out.ends_with('\n') {

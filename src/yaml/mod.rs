@@ -44,7 +44,7 @@
 //! not call stack; saphyr-parser itself is iterative too and stops flow
 //! nesting deeper than 255 on its own.
 
-pub mod emit;
+pub(crate) mod emit;
 mod locate;
 mod resolve;
 
@@ -90,9 +90,9 @@ pub struct Doc {
     /// The document's value (`Value::Null` for an empty document).
     pub value: Value,
     /// Position of the document in its stream, counting from 0 (empty documents included).
-    pub index: usize,
+    pub(crate) index: usize,
     /// 1-based line where the document's content starts.
-    pub line: u32,
+    pub(crate) line: u32,
 }
 
 /// Why a stream could not be loaded.
@@ -109,7 +109,7 @@ pub struct YamlError {
 
 /// One step of a path into a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PathSeg<'a> {
+pub(crate) enum PathSeg<'a> {
     /// A mapping key.
     Key(&'a str),
     /// A sequence index.
@@ -170,7 +170,7 @@ pub fn load_all_as(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<
 /// For a key the line is the key's; through an alias the path follows the
 /// anchored node; a key brought in by `<<` is found where it is written.
 #[must_use]
-pub fn line_of(text: &str, doc_index: usize, path: &[PathSeg<'_>]) -> Option<u32> {
+pub(crate) fn line_of(text: &str, doc_index: usize, path: &[PathSeg<'_>]) -> Option<u32> {
     std::panic::catch_unwind(|| locate::line_of(text, doc_index, path, locate::Mode::Found))
         .ok()
         .flatten()
@@ -879,7 +879,7 @@ fn apply_merge(
 ///
 /// # Errors
 /// A syntax error, as one line.
-pub fn parse_first_doc(text: &str) -> Result<Value, String> {
+pub(crate) fn parse_first_doc(text: &str) -> Result<Value, String> {
     let trimmed = text.trim_start();
     if trimmed.is_empty() {
         return Ok(Value::Null);

@@ -35,16 +35,16 @@ const IN_CLUSTER_SERVER: &str = "https://kubernetes.default.svc";
 
 /// One parameter set and where it came from.
 #[derive(Debug, Clone)]
-pub struct ParamSet {
+pub(crate) struct ParamSet {
     /// The parameters.
-    pub params: Params,
+    pub(crate) params: Params,
     /// Human description of the source ("git directory `apps/web`").
-    pub provenance: String,
+    pub(crate) provenance: String,
 }
 
 /// What a generator yields.
 #[derive(Debug, Clone)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Parameter sets (possibly none).
     Sets(Vec<ParamSet>),
     /// Cannot be evaluated offline; the reason.
@@ -53,7 +53,7 @@ pub enum Outcome {
 
 /// All directories and files of the tree, walked once per expansion (or
 /// once per revision with a [`TreeIndexCache`](super::TreeIndexCache)).
-pub struct TreeIndex {
+pub(crate) struct TreeIndex {
     /// Directories, hidden ones (and their subtrees) left out, as the repo-server lists them.
     dirs: Vec<String>,
     /// Every file and symlink, as `git ls-files` lists them.
@@ -76,7 +76,7 @@ const MAX_PARAM_SETS: usize = 100_000;
 const MAX_GENERATED: usize = 1_000_000;
 
 /// Evaluates generators for one ApplicationSet.
-pub struct Evaluator<'a> {
+pub(crate) struct Evaluator<'a> {
     cx: &'a AppSetContext<'a>,
     r: &'a Renderer,
     index: RefCell<Option<Arc<TreeIndex>>>,
@@ -92,7 +92,7 @@ fn err<T>(msg: impl Into<String>) -> Res<T> {
 
 impl<'a> Evaluator<'a> {
     /// An evaluator over `cx` rendering with `r`.
-    pub fn new(cx: &'a AppSetContext<'a>, r: &'a Renderer) -> Evaluator<'a> {
+    pub(crate) fn new(cx: &'a AppSetContext<'a>, r: &'a Renderer) -> Evaluator<'a> {
         Evaluator {
             cx,
             r,
@@ -106,7 +106,7 @@ impl<'a> Evaluator<'a> {
     ///
     /// # Errors
     /// A generator error (the controller would stop).
-    pub fn top_level(&self, g: &Value) -> Res<Vec<(String, Outcome, Option<Value>)>> {
+    pub(crate) fn top_level(&self, g: &Value) -> Res<Vec<(String, Outcome, Option<Value>)>> {
         let Value::Object(obj) = g else {
             return err("a generator must be an object");
         };
@@ -807,7 +807,7 @@ fn combine_string_maps(a: &Params, b: &Params) -> Res<Params> {
 
 /// `flatten.Flatten(params, "", DotStyle)` with values printed by `%v`: the
 /// view selectors and fasttemplate git files see.
-pub fn flatten_params(params: &Params) -> BTreeMap<String, String> {
+pub(crate) fn flatten_params(params: &Params) -> BTreeMap<String, String> {
     fn walk(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
         let key = |k: &str| {
             if prefix.is_empty() {

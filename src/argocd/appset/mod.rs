@@ -21,10 +21,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use base64::Engine as _;
 use serde_json::Value;
 
-pub use policy::{AppSetPolicy, PolicySource};
+pub(crate) use policy::{AppSetPolicy, PolicySource};
 
 /// The finalizer that makes deleting an Application cascade to its resources.
-pub const RESOURCES_FINALIZER: &str = "resources-finalizer.argocd.argoproj.io";
+pub(crate) const RESOURCES_FINALIZER: &str = "resources-finalizer.argocd.argoproj.io";
 
 /// Controller settings that change expansion (they are flags of the
 /// ApplicationSet controller, so they come from configuration).
@@ -32,11 +32,11 @@ pub const RESOURCES_FINALIZER: &str = "resources-finalizer.argocd.argoproj.io";
 pub struct AppSetSettings {
     /// `--enable-new-git-file-globbing`: strict `doublestar` globbing for git
     /// `files` instead of the default greedy `git ls-files` pathspecs.
-    pub new_git_file_globbing: bool,
+    pub(crate) new_git_file_globbing: bool,
     /// `--policy` / `ARGOCD_APPLICATIONSET_CONTROLLER_POLICY` (`None`: unset).
-    pub controller_policy: Option<String>,
+    pub(crate) controller_policy: Option<String>,
     /// `--enable-policy-override` (`None`: its default, true when no policy is set).
-    pub policy_override: Option<bool>,
+    pub(crate) policy_override: Option<bool>,
 }
 
 /// What expansion may read, for one revision.
@@ -66,24 +66,24 @@ pub struct TreeIndexCache(std::sync::Mutex<Option<std::sync::Arc<generators::Tre
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Cluster {
     /// `data.name`.
-    pub name: String,
+    pub(crate) name: String,
     /// `data.server`.
-    pub server: String,
+    pub(crate) server: String,
     /// The Secret's labels.
-    pub labels: BTreeMap<String, String>,
+    pub(crate) labels: BTreeMap<String, String>,
     /// The Secret's annotations.
-    pub annotations: BTreeMap<String, String>,
+    pub(crate) annotations: BTreeMap<String, String>,
     /// `data.project`, if set.
-    pub project: Option<String>,
+    pub(crate) project: Option<String>,
 }
 
 /// The label that marks a Secret as an Argo CD cluster.
-pub const SECRET_TYPE_LABEL: &str = "argocd.argoproj.io/secret-type";
+pub(crate) const SECRET_TYPE_LABEL: &str = "argocd.argoproj.io/secret-type";
 
 /// Reads a cluster Secret (label `argocd.argoproj.io/secret-type: cluster`),
 /// decoding `data` (base64) and `stringData`. `None` for anything else.
 #[must_use]
-pub fn clusters_from_secret(secret: &Value) -> Option<Cluster> {
+pub(crate) fn clusters_from_secret(secret: &Value) -> Option<Cluster> {
     if secret.get("kind").and_then(Value::as_str) != Some("Secret") {
         return None;
     }
@@ -131,16 +131,16 @@ pub fn clusters_from_secret(secret: &Value) -> Option<Cluster> {
 pub struct GeneratedApp {
     /// A complete `argoproj.io/v1alpha1` `Application`, with
     /// `metadata.ownerReferences` naming the ApplicationSet as its controller.
-    pub application: Value,
+    pub(crate) application: Value,
     /// Which element, directory, file or cluster produced it, for messages
     /// (for example "git directory `apps/payments`").
-    pub provenance: String,
+    pub(crate) provenance: String,
 }
 
 impl GeneratedApp {
     /// `metadata.name`.
     #[must_use]
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         self.application
             .pointer("/metadata/name")
             .and_then(Value::as_str)
@@ -150,7 +150,7 @@ impl GeneratedApp {
     /// Deleting this Application cascades to its resources (it carries a
     /// resources finalizer, foreground or background).
     #[must_use]
-    pub fn cascades(&self) -> bool {
+    pub(crate) fn cascades(&self) -> bool {
         self.application
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)
@@ -173,22 +173,22 @@ pub struct Expansion {
     /// empty the app set is incomplete: deletions are unknown.
     pub unresolved: Vec<String>,
     /// The effective policy.
-    pub policy: AppSetPolicy,
+    pub(crate) policy: AppSetPolicy,
     /// Things the controller would refuse or warn about (duplicate names,
     /// nameless apps); they do not stop the expansion.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 impl Expansion {
     /// Every generator was evaluated, so `apps` is exactly what the controller generates.
     #[must_use]
-    pub fn is_complete(&self) -> bool {
+    pub(crate) fn is_complete(&self) -> bool {
         self.unresolved.is_empty()
     }
 
     /// The generated names.
     #[must_use]
-    pub fn names(&self) -> BTreeSet<&str> {
+    pub(crate) fn names(&self) -> BTreeSet<&str> {
         self.apps.iter().map(GeneratedApp::name).collect()
     }
 }
@@ -199,13 +199,13 @@ impl Expansion {
 #[error("{0}")]
 pub struct AppSetError(pub String);
 
-pub use crate::limits::BEYOND_LIMITS;
+pub(crate) use crate::limits::BEYOND_LIMITS;
 
 impl AppSetError {
     /// Whether this is one of gitops-lint's limits rather than an error
     /// Argo CD's controller would meet.
     #[must_use]
-    pub fn is_beyond_limits(&self) -> bool {
+    pub(crate) fn is_beyond_limits(&self) -> bool {
         self.0.contains(BEYOND_LIMITS)
     }
 }
@@ -214,7 +214,10 @@ impl AppSetError {
 ///
 /// # Errors
 /// See [`AppSetError`]: an invalid `applicationsSync` or controller policy.
-pub fn policy(appset: &Value, settings: &AppSetSettings) -> Result<AppSetPolicy, AppSetError> {
+pub(crate) fn policy(
+    appset: &Value,
+    settings: &AppSetSettings,
+) -> Result<AppSetPolicy, AppSetError> {
     policy::effective(appset, settings)
 }
 

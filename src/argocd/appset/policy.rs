@@ -9,26 +9,26 @@ use super::{AppSetError, AppSetSettings};
 
 /// What the ApplicationSet controller may do to the Applications it generated.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AppSetPolicy {
+pub(crate) struct AppSetPolicy {
     /// The effective policy name: `sync`, `create-only`, `create-update` or `create-delete`.
-    pub applications_sync: String,
+    pub(crate) applications_sync: String,
     /// Whether the effective policy came from the controller flag (an
     /// AppSet-level value was ignored or absent) or from the ApplicationSet.
-    pub decided_by: PolicySource,
+    pub(crate) decided_by: PolicySource,
     /// Existing Applications are updated when the template output changes.
-    pub allows_update: bool,
+    pub(crate) allows_update: bool,
     /// Applications no longer generated are deleted.
-    pub allows_delete: bool,
+    pub(crate) allows_delete: bool,
     /// `spec.syncPolicy.preserveResourcesOnDeletion: true`: generated apps get
     /// no resources finalizer, so deleting one orphans its resources.
-    pub preserve_resources_on_deletion: bool,
+    pub(crate) preserve_resources_on_deletion: bool,
     /// `spec.syncPolicy.applicationsSync` as written, when the controller ignores it.
-    pub ignored_appset_value: Option<String>,
+    pub(crate) ignored_appset_value: Option<String>,
 }
 
 /// Where the effective policy came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PolicySource {
+pub(crate) enum PolicySource {
     /// Neither the controller nor the ApplicationSet sets one: `sync`.
     Default,
     /// The controller's `--policy` (the AppSet value is absent or not allowed to override it).
@@ -44,7 +44,10 @@ const POLICIES: &[&str] = &["create-only", "create-update", "create-delete", "sy
 /// # Errors
 /// An `applicationsSync` value outside the CRD's enum (the API server rejects
 /// the object), or a controller policy the controller refuses to start with.
-pub fn effective(appset: &Value, settings: &AppSetSettings) -> Result<AppSetPolicy, AppSetError> {
+pub(crate) fn effective(
+    appset: &Value,
+    settings: &AppSetSettings,
+) -> Result<AppSetPolicy, AppSetError> {
     let controller = settings.controller_policy.clone().unwrap_or_default();
     if !controller.is_empty() && !POLICIES.contains(&controller.as_str()) {
         return Err(AppSetError(format!(

@@ -15,10 +15,10 @@ use super::{fasttemplate, AppSetError, RESOURCES_FINALIZER};
 use crate::gotemplate::{self, Budget, MissingKey, Template, V};
 
 /// One generator's parameter set.
-pub type Params = Map<String, Value>;
+pub(crate) type Params = Map<String, Value>;
 
 /// Renders strings with the ApplicationSet's template engine.
-pub struct Renderer {
+pub(crate) struct Renderer {
     go: bool,
     missing: MissingKey,
     cache: RefCell<HashMap<String, Rc<Result<Template, String>>>>,
@@ -31,13 +31,13 @@ pub struct Renderer {
 /// Work one ApplicationSet's expansion may do: template steps, and bytes of
 /// values and rendered text. Ten times what 100,000 parameter sets rendering
 /// a typical Application need.
-pub const EXPANSION_BUDGET: Budget = Budget {
+pub(crate) const EXPANSION_BUDGET: Budget = Budget {
     steps: 50_000_000,
     bytes: 512 << 20,
 };
 
 /// Parameters prepared once for many strings.
-pub enum Data<'a> {
+pub(crate) enum Data<'a> {
     /// fasttemplate: the flat map.
     Fast(&'a Params),
     /// goTemplate: the template data.
@@ -58,7 +58,7 @@ impl Renderer {
     ///
     /// # Errors
     /// An unrecognised option (Go's `Template.Option` panics on it).
-    pub fn new(go: bool, options: &[String]) -> Result<Renderer, AppSetError> {
+    pub(crate) fn new(go: bool, options: &[String]) -> Result<Renderer, AppSetError> {
         let missing = if go {
             MissingKey::from_options(options).map_err(AppSetError)?
         } else {
@@ -73,12 +73,12 @@ impl Renderer {
     }
 
     /// Whether this is `goTemplate: true`.
-    pub fn is_go(&self) -> bool {
+    pub(crate) fn is_go(&self) -> bool {
         self.go
     }
 
     /// Prepares `params` for rendering.
-    pub fn data<'a>(&self, params: &'a Params) -> Data<'a> {
+    pub(crate) fn data<'a>(&self, params: &'a Params) -> Data<'a> {
         if self.go {
             Data::Go(gotemplate::data_from_params(params))
         } else {
@@ -101,7 +101,7 @@ impl Renderer {
     ///
     /// # Errors
     /// A template that does not parse or execute.
-    pub fn replace(&self, src: &str, data: &Data<'_>) -> Result<String, String> {
+    pub(crate) fn replace(&self, src: &str, data: &Data<'_>) -> Result<String, String> {
         self.replace_with(src, data, self.missing)
     }
 
@@ -147,7 +147,7 @@ impl Renderer {
     ///
     /// # Errors
     /// The first template error.
-    pub fn render_value(&self, v: &Value, data: &Data<'_>) -> Result<Value, String> {
+    pub(crate) fn render_value(&self, v: &Value, data: &Data<'_>) -> Result<Value, String> {
         Ok(match v {
             Value::String(s) => Value::String(self.replace(s, data)?),
             Value::Array(a) => Value::Array(
@@ -174,7 +174,7 @@ impl Renderer {
     ///
     /// # Errors
     /// Template errors, and a `templatePatch` that does not render or parse.
-    pub fn application(
+    pub(crate) fn application(
         &self,
         template: &Value,
         params: &Params,
@@ -265,7 +265,11 @@ impl Renderer {
     ///
     /// # Errors
     /// A template error outside `values`.
-    pub fn interpolate_generator(&self, gen: &Value, params: &Params) -> Result<Value, String> {
+    pub(crate) fn interpolate_generator(
+        &self,
+        gen: &Value,
+        params: &Params,
+    ) -> Result<Value, String> {
         let data = self.data(params);
         let Value::Object(obj) = gen else {
             return Ok(gen.clone());
@@ -329,7 +333,11 @@ impl Renderer {
     ///
     /// # Errors
     /// A template error in a value.
-    pub fn append_values(&self, values: Option<&Value>, params: &mut Params) -> Result<(), String> {
+    pub(crate) fn append_values(
+        &self,
+        values: Option<&Value>,
+        params: &mut Params,
+    ) -> Result<(), String> {
         let Some(Value::Object(values)) = values else {
             return Ok(());
         };
@@ -364,7 +372,7 @@ impl Renderer {
 
 /// `mergo.Merge(generatorTemplate, appsetTemplate)`: fields the generator
 /// template leaves empty are taken from the ApplicationSet's template.
-pub fn merge_template(gen: Option<&Value>, base: &Value) -> Value {
+pub(crate) fn merge_template(gen: Option<&Value>, base: &Value) -> Value {
     match gen {
         None => base.clone(),
         Some(g) => {

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 /// A parsed `matchLabels` + `matchExpressions` selector.
 #[derive(Debug, Clone, Default)]
-pub struct Selector {
+pub(crate) struct Selector {
     reqs: Vec<(String, Op, Vec<String>)>,
 }
 
@@ -26,7 +26,7 @@ impl Selector {
     ///
     /// # Errors
     /// An unknown operator, or values given to (or missing from) an operator.
-    pub fn parse(v: &Value) -> Result<Selector, String> {
+    pub(crate) fn parse(v: &Value) -> Result<Selector, String> {
         let mut reqs = Vec::new();
         if let Some(m) = v.get("matchLabels").and_then(Value::as_object) {
             for (k, val) in m {
@@ -79,12 +79,12 @@ impl Selector {
     }
 
     /// Whether the selector has no requirements.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.reqs.is_empty()
     }
 
     /// Whether `labels` satisfy every requirement.
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub(crate) fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
         self.reqs.iter().all(|(k, op, vals)| match op {
             Op::In => labels.get(k).is_some_and(|v| vals.contains(v)),
             Op::NotIn => labels.get(k).is_none_or(|v| !vals.contains(v)),

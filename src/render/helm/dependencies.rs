@@ -27,24 +27,24 @@ const NOTHING_OUTSIDE: &str = "gitops-lint reads nothing outside the repository"
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct LocalChart {
     /// The chart's name (`Chart.yaml` `name`).
-    pub name: String,
+    pub(crate) name: String,
     /// `alias`, if the parent names the dependency so.
-    pub alias: Option<String>,
+    pub(crate) alias: Option<String>,
     /// Its version, as packaged (`<name>-<version>.tgz`).
-    pub version: String,
+    pub(crate) version: String,
     /// Its directory in the repository.
-    pub dir: String,
+    pub(crate) dir: String,
 }
 
 /// What Argo CD's `helm dependency build` would change in `charts/`.
 #[derive(Debug, Default)]
 pub(super) struct Build {
     /// Charts to place in `charts/`.
-    pub charts: Vec<LocalChart>,
+    pub(crate) charts: Vec<LocalChart>,
     /// Archives directly in `charts/` the build deletes as outdated
     /// (`safeMoveDeps`: every archive it did not write, except those of
     /// dependencies without a repository).
-    pub removed: Vec<String>,
+    pub(crate) removed: Vec<String>,
 }
 
 /// The dependencies of `Chart.yaml` (or `requirements.yaml` for

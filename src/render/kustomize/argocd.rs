@@ -94,7 +94,7 @@ fn add_map(
 ///
 /// # Errors
 /// Labels or annotations that already exist without the force flag.
-pub fn apply(k: &mut Kustomization, spec: &SourceSpec) -> KResult<()> {
+pub(crate) fn apply(k: &mut Kustomization, spec: &SourceSpec) -> KResult<()> {
     let Some(opts) = spec.kustomize.as_ref().and_then(Value::as_object) else {
         return Ok(());
     };
@@ -190,7 +190,7 @@ pub fn apply(k: &mut Kustomization, spec: &SourceSpec) -> KResult<()> {
 /// `kustomize.*`). Argo CD's default for both is the destination
 /// cluster's, which is not known offline: helm's own default stands then.
 #[must_use]
-pub fn helm_flags(spec: &SourceSpec) -> super::helm_charts::HelmFlags {
+pub(crate) fn helm_flags(spec: &SourceSpec) -> super::helm_charts::HelmFlags {
     let enabled = spec.kustomize_build_options.contains("--enable-helm");
     let field = |key: &str| -> Option<&Value> {
         [spec.helm.as_ref(), spec.kustomize.as_ref()]

@@ -18,13 +18,13 @@ use crate::yaml;
 
 /// What a kustomization accumulates: resources, transformer config and vars.
 #[derive(Debug, Default)]
-pub struct Acc {
+pub(crate) struct Acc {
     /// Resources in accumulation order.
-    pub res: Vec<Res>,
+    pub(crate) res: Vec<Res>,
     /// Field-spec tables (built-ins plus `configurations:`).
-    pub config: TransformerConfig,
+    pub(crate) config: TransformerConfig,
     /// `vars` with the file declaring them.
-    pub vars: Vec<(Value, String)>,
+    pub(crate) vars: Vec<(Value, String)>,
 }
 
 impl Acc {
@@ -32,7 +32,7 @@ impl Acc {
     ///
     /// # Errors
     /// Id conflicts.
-    pub fn append(&mut self, r: Res) -> KResult<()> {
+    pub(crate) fn append(&mut self, r: Res) -> KResult<()> {
         let id = r.cur_id();
         if self.res.iter().any(|o| o.cur_id().same(&id)) {
             return Err(content(format!(
@@ -50,7 +50,7 @@ impl Acc {
     ///
     /// # Errors
     /// Id conflicts.
-    pub fn append_all(&mut self, rs: Vec<Res>) -> KResult<()> {
+    pub(crate) fn append_all(&mut self, rs: Vec<Res>) -> KResult<()> {
         let mut by_name: std::collections::HashMap<String, Vec<ResId>> =
             std::collections::HashMap::new();
         for o in &self.res {
@@ -127,7 +127,7 @@ impl Acc {
 ///
 /// # Errors
 /// Any build failure.
-pub fn build(cx: &RenderContext<'_>, spec: &SourceSpec) -> KResult<Vec<RenderedObject>> {
+pub(crate) fn build(cx: &RenderContext<'_>, spec: &SourceSpec) -> KResult<Vec<RenderedObject>> {
     let mut root = load::load(cx, &spec.path)?;
     argocd::apply(&mut root, spec)?;
     let mut origin_annotations = false;
@@ -218,21 +218,21 @@ fn real_dir(cx: &RenderContext<'_>, dir: &str) -> KResult<String> {
 }
 
 /// Walks the kustomization tree.
-pub struct Builder<'a, 'c> {
+pub(crate) struct Builder<'a, 'c> {
     /// The render context.
-    pub cx: &'a RenderContext<'c>,
+    pub(crate) cx: &'a RenderContext<'c>,
     /// Kustomization roots on the current path, for cycle detection.
-    pub roots: Vec<String>,
+    pub(crate) roots: Vec<String>,
     /// Resources appended so far across every layer of this build: overlays
     /// that include the same base twice at every level multiply the work
     /// without multiplying the output much, so it is bounded separately.
-    pub work: usize,
+    pub(crate) work: usize,
     /// What Argo CD's build options say about `helmCharts`.
-    pub helm: helm_charts::HelmFlags,
+    pub(crate) helm: helm_charts::HelmFlags,
 }
 
 /// Most resource appends one build may do across all its layers.
-pub const MAX_BUILD_WORK: usize = 50_000;
+pub(crate) const MAX_BUILD_WORK: usize = 50_000;
 
 impl Builder<'_, '_> {
     /// Counts `n` appended resources against [`MAX_BUILD_WORK`].
@@ -250,7 +250,7 @@ impl Builder<'_, '_> {
     ///
     /// # Errors
     /// Any failure in this kustomization or below.
-    pub fn accumulate(&mut self, k: &Kustomization, acc: &mut Acc) -> KResult<()> {
+    pub(crate) fn accumulate(&mut self, k: &Kustomization, acc: &mut Acc) -> KResult<()> {
         for entry in k.list("resources").to_vec() {
             let s = entry.as_str().unwrap_or("");
             self.accumulate_entry(k, s, acc, false)?;
@@ -677,7 +677,7 @@ fn unsupported_plugin(k: &Kustomization, field: &str, v: &Value) -> RenderError 
 
 /// Finds the resources matching any id (current or previous) of `id`.
 #[must_use]
-pub fn matching_any_id(res: &[Res], id: &ResId) -> Vec<usize> {
+pub(crate) fn matching_any_id(res: &[Res], id: &ResId) -> Vec<usize> {
     res.iter()
         .enumerate()
         .filter(|(_, r)| r.all_ids().iter().any(|i| i.same(id)))

@@ -40,7 +40,7 @@ fn copy_dir(cx: &RenderContext<'_>, dir: &str, dest: &Path) -> KResult<()> {
 ///
 /// # Errors
 /// Copy failures, a failing binary, unparseable output.
-pub fn render(
+pub(crate) fn render(
     cx: &RenderContext<'_>,
     spec: &SourceSpec,
     bin: &Path,

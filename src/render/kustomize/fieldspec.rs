@@ -12,13 +12,13 @@ use super::{content, KResult};
 
 /// One field spec.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct FieldSpec {
+pub(crate) struct FieldSpec {
     /// Which objects it applies to (empty parts match anything).
-    pub gvk: Gvk,
+    pub(crate) gvk: Gvk,
     /// `/`-separated path; `x[]` marks a list; `\/` escapes a slash.
-    pub path: String,
+    pub(crate) path: String,
     /// Whether missing fields are created.
-    pub create: bool,
+    pub(crate) create: bool,
 }
 
 impl FieldSpec {
@@ -36,13 +36,13 @@ impl FieldSpec {
 
     /// Kustomize's `isMatchGVK` against an object.
     #[must_use]
-    pub fn matches(&self, obj: &Value) -> bool {
+    pub(crate) fn matches(&self, obj: &Value) -> bool {
         Gvk::of(obj).selected_by(&self.gvk)
     }
 
     /// Parses a list of field specs (a `fieldSpecs:` value).
     #[must_use]
-    pub fn list(v: &Value) -> Vec<FieldSpec> {
+    pub(crate) fn list(v: &Value) -> Vec<FieldSpec> {
         v.as_array()
             .map(|a| a.iter().map(FieldSpec::parse).collect())
             .unwrap_or_default()
@@ -65,11 +65,11 @@ impl FieldSpec {
 
 /// A name-reference entry: the referenced kind and the fields referring to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NameBackRef {
+pub(crate) struct NameBackRef {
     /// The referenced gvk.
-    pub gvk: Gvk,
+    pub(crate) gvk: Gvk,
     /// Where referrers hold the name.
-    pub referrers: Vec<FieldSpec>,
+    pub(crate) referrers: Vec<FieldSpec>,
 }
 
 /// Every field-spec table of a build.
@@ -78,29 +78,29 @@ pub struct NameBackRef {
 /// spec and no two `nameReference` entries share a gvk, so merging it into
 /// empty tables is a plain copy.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Tables {
+pub(crate) struct Tables {
     /// `namePrefix` specs.
-    pub name_prefix: Vec<FieldSpec>,
+    pub(crate) name_prefix: Vec<FieldSpec>,
     /// `nameSuffix` specs.
-    pub name_suffix: Vec<FieldSpec>,
+    pub(crate) name_suffix: Vec<FieldSpec>,
     /// `namespace` specs.
-    pub namespace: Vec<FieldSpec>,
+    pub(crate) namespace: Vec<FieldSpec>,
     /// `commonLabels` specs.
-    pub common_labels: Vec<FieldSpec>,
+    pub(crate) common_labels: Vec<FieldSpec>,
     /// `templateLabels` specs.
-    pub template_labels: Vec<FieldSpec>,
+    pub(crate) template_labels: Vec<FieldSpec>,
     /// `commonAnnotations` specs.
-    pub common_annotations: Vec<FieldSpec>,
+    pub(crate) common_annotations: Vec<FieldSpec>,
     /// `labels` specs (added to every `labels:` entry).
-    pub labels: Vec<FieldSpec>,
+    pub(crate) labels: Vec<FieldSpec>,
     /// `varReference` specs.
-    pub var_reference: Vec<FieldSpec>,
+    pub(crate) var_reference: Vec<FieldSpec>,
     /// `nameReference` entries.
-    pub name_reference: Vec<NameBackRef>,
+    pub(crate) name_reference: Vec<NameBackRef>,
     /// `images` specs.
-    pub images: Vec<FieldSpec>,
+    pub(crate) images: Vec<FieldSpec>,
     /// `replicas` specs.
-    pub replicas: Vec<FieldSpec>,
+    pub(crate) replicas: Vec<FieldSpec>,
 }
 
 const POD_KINDS: &[(&str, &str, &str)] = &[
@@ -680,7 +680,7 @@ fn name_reference() -> Vec<NameBackRef> {
 /// built-ins are already in makes those merges free, without changing what
 /// any merge produces.
 #[derive(Debug, Clone, Default)]
-pub struct TransformerConfig {
+pub(crate) struct TransformerConfig {
     tables: Arc<Tables>,
     /// Whether `tables` holds every built-in spec.
     has_builtin: bool,
@@ -697,7 +697,7 @@ impl Deref for TransformerConfig {
 impl TransformerConfig {
     /// Kustomize's built-in tables.
     #[must_use]
-    pub fn builtin() -> &'static TransformerConfig {
+    pub(crate) fn builtin() -> &'static TransformerConfig {
         // Built once: every kustomization layer merges it.
         static BUILTIN: OnceLock<TransformerConfig> = OnceLock::new();
         BUILTIN.get_or_init(|| TransformerConfig {
@@ -708,7 +708,7 @@ impl TransformerConfig {
 
     /// Merges another config in: appends each spec not already present,
     /// keeping first occurrences and their order.
-    pub fn merge(&mut self, o: &TransformerConfig) {
+    pub(crate) fn merge(&mut self, o: &TransformerConfig) {
         let builtin = TransformerConfig::builtin();
         // Each shortcut gives exactly what the full merge would: nothing new
         // to add, or (both sides normalized) a copy of `o`.
@@ -730,7 +730,7 @@ impl TransformerConfig {
     ///
     /// # Errors
     /// Unknown sections.
-    pub fn parse(v: &Value, file: &str) -> KResult<TransformerConfig> {
+    pub(crate) fn parse(v: &Value, file: &str) -> KResult<TransformerConfig> {
         Ok(TransformerConfig {
             tables: Arc::new(Tables::parse(v, file)?.normalized()),
             has_builtin: false,
@@ -875,7 +875,7 @@ impl Tables {
 
 /// Splits a field-spec path on `/`, honouring `\/` escapes.
 #[must_use]
-pub fn split_path(path: &str) -> Vec<String> {
+pub(crate) fn split_path(path: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut chars = path.chars().peekable();
@@ -896,7 +896,7 @@ pub fn split_path(path: &str) -> Vec<String> {
 
 /// What to create at the end of a path when a field spec allows creation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CreateKind {
+pub(crate) enum CreateKind {
     /// Never create.
     None,
     /// Create a map.
@@ -911,7 +911,7 @@ pub enum CreateKind {
 ///
 /// # Errors
 /// A path running into a scalar, or an error from `f`.
-pub fn apply(
+pub(crate) fn apply(
     obj: &mut Value,
     fs: &FieldSpec,
     create: CreateKind,

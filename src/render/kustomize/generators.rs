@@ -110,7 +110,7 @@ fn pairs(cx: &RenderContext<'_>, k: &Kustomization, g: &Value) -> KResult<Vec<(S
 ///
 /// # Errors
 /// Unreadable sources, invalid or repeated keys.
-pub fn generate(
+pub(crate) fn generate(
     cx: &RenderContext<'_>,
     k: &Kustomization,
     g: &Value,
@@ -270,7 +270,7 @@ fn wrap_base64(s: &str) -> String {
 ///
 /// # Errors
 /// `create` on an existing id, `merge`/`replace` without one, ambiguity.
-pub fn absorb(acc: &mut Acc, mut r: Res) -> KResult<()> {
+pub(crate) fn absorb(acc: &mut Acc, mut r: Res) -> KResult<()> {
     let id = r.cur_id();
     let matches = matching_any_id(&acc.res, &id);
     match matches.as_slice() {
@@ -341,7 +341,7 @@ pub fn absorb(acc: &mut Acc, mut r: Res) -> KResult<()> {
 
 /// Kustomize's name hash of a resource (see `api/hasher`).
 #[must_use]
-pub fn hash(v: &Value) -> String {
+pub(crate) fn hash(v: &Value) -> String {
     let field = |f: &str| match v.get(f) {
         None => Value::String(String::new()),
         Some(x) if !x.is_object() && !x.is_array() => Value::String(super::smp::scalar_text(x)),
@@ -390,7 +390,7 @@ pub fn hash(v: &Value) -> String {
 ///
 /// # Errors
 /// None today; kept fallible like the other pipeline steps.
-pub fn add_hashes(res: &mut [Res]) -> KResult<()> {
+pub(crate) fn add_hashes(res: &mut [Res]) -> KResult<()> {
     for r in res.iter_mut().filter(|r| r.needs_hash) {
         let h = hash(&r.v);
         r.store_prev_id();

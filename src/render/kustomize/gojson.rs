@@ -6,7 +6,7 @@ use serde_json::Value;
 
 /// Go `json.Marshal` of a value.
 #[must_use]
-pub fn marshal(v: &Value) -> String {
+pub(crate) fn marshal(v: &Value) -> String {
     let mut out = String::new();
     write(v, &mut out);
     out

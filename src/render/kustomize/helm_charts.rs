@@ -36,17 +36,17 @@ const DEFAULT_CHART_HOME: &str = "charts";
 /// `--helm-api-versions` from the Application (AC `util/kustomize`
 /// `parseKustomizeBuildOptions`, only when helm is enabled).
 #[derive(Debug, Clone, Default)]
-pub struct HelmFlags {
+pub(crate) struct HelmFlags {
     /// `--enable-helm` is among the build options.
-    pub enabled: bool,
+    pub(crate) enabled: bool,
     /// `--helm-kube-version`.
-    pub kube_version: Option<String>,
+    pub(crate) kube_version: Option<String>,
     /// `--helm-api-versions`.
-    pub api_versions: Vec<String>,
+    pub(crate) api_versions: Vec<String>,
 }
 
 /// One configured chart, ready to inflate.
-pub struct Configured {
+pub(crate) struct Configured {
     name: String,
     repo: String,
     /// Repository path of `<absChartHome>/<name>`.
@@ -64,7 +64,7 @@ pub struct Configured {
 /// # Errors
 /// An absolute chart home (it names the machine's file system) or one
 /// leading outside the repository.
-pub fn chart_home(k: &Kustomization) -> KResult<String> {
+pub(crate) fn chart_home(k: &Kustomization) -> KResult<String> {
     let home =
         k.k.get("helmGlobals")
             .and_then(|g| g.get("chartHome"))
@@ -87,7 +87,7 @@ pub fn chart_home(k: &Kustomization) -> KResult<String> {
 
 /// Whether `k` has charts to inflate.
 #[must_use]
-pub fn has_charts(k: &Kustomization) -> bool {
+pub(crate) fn has_charts(k: &Kustomization) -> bool {
     !k.list("helmCharts").is_empty()
 }
 
@@ -96,7 +96,7 @@ pub fn has_charts(k: &Kustomization) -> bool {
 ///
 /// # Errors
 /// `--enable-helm` missing, or a chart entry Kustomize refuses.
-pub fn configure(
+pub(crate) fn configure(
     cx: &RenderContext<'_>,
     k: &Kustomization,
     flags: &mut HelmFlags,
@@ -251,7 +251,7 @@ fn configure_one(
 /// # Errors
 /// See the module documentation; helm's own failures are content errors
 /// with its message.
-pub fn generate(
+pub(crate) fn generate(
     cx: &RenderContext<'_>,
     k: &Kustomization,
     configured: Vec<Configured>,

@@ -54,31 +54,31 @@ const KNOWN_FIELDS: &[&str] = &[
 
 /// A loaded kustomization.
 #[derive(Debug, Clone)]
-pub struct Kustomization {
+pub(crate) struct Kustomization {
     /// Repository path of its directory.
-    pub dir: String,
+    pub(crate) dir: String,
     /// Repository path of the file.
-    pub file: String,
+    pub(crate) file: String,
     /// Its fields, after Kustomize's fix-ups (`bases` appended to `resources`, …).
-    pub k: Map<String, Value>,
+    pub(crate) k: Map<String, Value>,
 }
 
 impl Kustomization {
     /// `kind: Component`.
     #[must_use]
-    pub fn is_component(&self) -> bool {
+    pub(crate) fn is_component(&self) -> bool {
         self.k.get("kind").and_then(Value::as_str) == Some("Component")
     }
 
     /// A string field (`""` when absent).
     #[must_use]
-    pub fn str(&self, f: &str) -> &str {
+    pub(crate) fn str(&self, f: &str) -> &str {
         self.k.get(f).and_then(Value::as_str).unwrap_or("")
     }
 
     /// A list field (empty when absent).
     #[must_use]
-    pub fn list(&self, f: &str) -> &[Value] {
+    pub(crate) fn list(&self, f: &str) -> &[Value] {
         self.k
             .get(f)
             .and_then(Value::as_array)
@@ -89,13 +89,13 @@ impl Kustomization {
     ///
     /// # Errors
     /// Non-string values (Kustomize refuses `version: 1`).
-    pub fn string_map(&self, f: &str) -> KResult<Vec<(String, String)>> {
+    pub(crate) fn string_map(&self, f: &str) -> KResult<Vec<(String, String)>> {
         string_map(self.k.get(f), f, &self.file)
     }
 
     /// An error about this kustomization.
     #[must_use]
-    pub fn err(&self, msg: impl std::fmt::Display) -> RenderError {
+    pub(crate) fn err(&self, msg: impl std::fmt::Display) -> RenderError {
         content(format!("`{}`: {msg}", self.file)).at(self.file.clone(), None)
     }
 
@@ -103,7 +103,7 @@ impl Kustomization {
     ///
     /// # Errors
     /// Missing files, files outside the kustomization root, files outside the repository.
-    pub fn read(
+    pub(crate) fn read(
         &self,
         cx: &RenderContext<'_>,
         rel: &str,
@@ -117,7 +117,7 @@ impl Kustomization {
     ///
     /// # Errors
     /// See [`Kustomization::read`].
-    pub fn restricted(&self, cx: &RenderContext<'_>, rel: &str) -> KResult<String> {
+    pub(crate) fn restricted(&self, cx: &RenderContext<'_>, rel: &str) -> KResult<String> {
         let p = join(&self.dir, rel, &self.file)?;
         let real = source::resolve(cx.tree, &p)
             .map_err(|e| RenderError::from_source(&e).at(self.file.clone(), None))?;
@@ -136,7 +136,7 @@ impl Kustomization {
 ///
 /// # Errors
 /// Non-string values.
-pub fn string_map(v: Option<&Value>, f: &str, file: &str) -> KResult<Vec<(String, String)>> {
+pub(crate) fn string_map(v: Option<&Value>, f: &str, file: &str) -> KResult<Vec<(String, String)>> {
     let mut out = Vec::new();
     let Some(v) = v else { return Ok(out) };
     if v.is_null() {
@@ -163,7 +163,7 @@ pub fn string_map(v: Option<&Value>, f: &str, file: &str) -> KResult<Vec<(String
 /// A map of scalars as strings (how builtin plugin configurations read
 /// `labels`/`annotations`: numbers and booleans become their text).
 #[must_use]
-pub fn lenient_string_map(v: Option<&Value>) -> Vec<(String, String)> {
+pub(crate) fn lenient_string_map(v: Option<&Value>) -> Vec<(String, String)> {
     v.and_then(Value::as_object)
         .map(|m| {
             m.iter()
@@ -178,7 +178,7 @@ pub fn lenient_string_map(v: Option<&Value>) -> Vec<(String, String)> {
 ///
 /// # Errors
 /// Absolute or escaping paths.
-pub fn join(dir: &str, rel: &str, file: &str) -> KResult<String> {
+pub(crate) fn join(dir: &str, rel: &str, file: &str) -> KResult<String> {
     if rel.starts_with('/') {
         return Err(
             content(format!("`{file}`: absolute path `{rel}` is not allowed")).at(file, None),
@@ -194,7 +194,7 @@ pub fn join(dir: &str, rel: &str, file: &str) -> KResult<String> {
 
 /// Whether a resource entry names something remote.
 #[must_use]
-pub fn is_remote(s: &str) -> bool {
+pub(crate) fn is_remote(s: &str) -> bool {
     s.contains("://")
         || s.starts_with("git@")
         || s.starts_with("github.com/")
@@ -208,7 +208,7 @@ pub fn is_remote(s: &str) -> bool {
 ///
 /// # Errors
 /// Several kustomization files, or none.
-pub fn find_file(cx: &RenderContext<'_>, dir: &str) -> KResult<String> {
+pub(crate) fn find_file(cx: &RenderContext<'_>, dir: &str) -> KResult<String> {
     let mut found = Vec::new();
     for name in KUSTOMIZATION_NAMES {
         let p = if dir.is_empty() {
@@ -239,7 +239,7 @@ pub fn find_file(cx: &RenderContext<'_>, dir: &str) -> KResult<String> {
 ///
 /// # Errors
 /// Missing or invalid files, unknown fields, unsupported features.
-pub fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
+pub(crate) fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> {
     let file = find_file(cx, dir)?;
     // Kustomize reads kustomization files with sigs.k8s.io/yaml (YAML 1.1).
     let bytes = cx.read(&file)?;
@@ -458,7 +458,7 @@ fn fix_helm_chart_args(k: &mut Map<String, Value>, file: &str) -> KResult<()> {
 ///
 /// # Errors
 /// Remote entries and kustomizations that fail to load.
-pub fn footprint(
+pub(crate) fn footprint(
     cx: &RenderContext<'_>,
     k: &Kustomization,
     memo: &FootprintMemo,
@@ -533,7 +533,7 @@ fn collect(
 ///
 /// # Errors
 /// Documents that are not maps.
-pub fn resources_from_docs(
+pub(crate) fn resources_from_docs(
     docs: &[yaml::Doc],
     file: Option<&str>,
     text: Option<&str>,
@@ -568,7 +568,7 @@ pub fn resources_from_docs(
 
 /// Whether a value holds a null anywhere.
 #[must_use]
-pub fn has_null(v: &Value) -> bool {
+pub(crate) fn has_null(v: &Value) -> bool {
     match v {
         Value::Null => true,
         Value::Object(m) => m.values().any(has_null),

@@ -124,7 +124,7 @@ pub fn render(
 ///
 /// # Errors
 /// A kustomization that does not load.
-pub fn footprint(
+pub(crate) fn footprint(
     cx: &RenderContext<'_>,
     spec: &SourceSpec,
     memo: &super::FootprintMemo,

@@ -212,7 +212,7 @@ impl Ctx<'_> {
 ///
 /// # Errors
 /// Ambiguous references and malformed referrer fields.
-pub fn fix(res: &mut [Res], config: &TransformerConfig) -> KResult<()> {
+pub(crate) fn fix(res: &mut [Res], config: &TransformerConfig) -> KResult<()> {
     let mut by_prev_name: HashMap<String, Vec<usize>> = HashMap::new();
     for (i, r) in res.iter().enumerate() {
         for p in &r.prev {

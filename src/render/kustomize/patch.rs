@@ -250,7 +250,7 @@ fn apply_smp_by_id(
 ///
 /// # Errors
 /// Missing or ambiguous patch sources, unparseable patches, missing targets.
-pub fn patch_entry(
+pub(crate) fn patch_entry(
     cx: &RenderContext<'_>,
     k: &Kustomization,
     entry: &Value,
@@ -353,7 +353,7 @@ pub fn patch_entry(
 ///
 /// # Errors
 /// Unreadable patches and patches without a unique target.
-pub fn patches_strategic_merge(
+pub(crate) fn patches_strategic_merge(
     cx: &RenderContext<'_>,
     k: &Kustomization,
     acc: &mut Acc,
@@ -394,7 +394,11 @@ pub fn patches_strategic_merge(
 ///
 /// # Errors
 /// Unreadable or empty patches, invalid operations.
-pub fn patches_json6902(cx: &RenderContext<'_>, k: &Kustomization, acc: &mut Acc) -> KResult<()> {
+pub(crate) fn patches_json6902(
+    cx: &RenderContext<'_>,
+    k: &Kustomization,
+    acc: &mut Acc,
+) -> KResult<()> {
     for e in k.list("patchesJson6902").to_vec() {
         let target = e.get("target").cloned().unwrap_or(Value::Null);
         if target

@@ -14,7 +14,7 @@ use crate::render::RenderContext;
 
 /// Kustomize's `SmarterPathSplitter(path, ".")`.
 #[must_use]
-pub fn split_path(path: &str) -> Vec<String> {
+pub(crate) fn split_path(path: &str) -> Vec<String> {
     // kyaml `PathSplitter`: a leading `.` is ignored and `\.` escapes a dot.
     let mut raw: Vec<&str> = path.split('.').collect();
     if raw.len() > 1 && raw[0].is_empty() {
@@ -61,7 +61,7 @@ pub fn split_path(path: &str) -> Vec<String> {
 
 /// kyaml `Lookup` (PathGetter) without creation.
 #[must_use]
-pub fn lookup<'a>(v: &'a Value, parts: &[String]) -> Option<&'a Value> {
+pub(crate) fn lookup<'a>(v: &'a Value, parts: &[String]) -> Option<&'a Value> {
     let mut cur = v;
     for p in parts {
         cur = match cur {
@@ -358,7 +358,7 @@ fn set_value(
 /// resource grown past the per-resource limit stops the build: a
 /// replacement copying a resource's `spec` into itself, forty times over,
 /// would otherwise double it forty times.
-pub fn apply(cx: &RenderContext<'_>, list: &[Value], res: &mut [Res]) -> KResult<()> {
+pub(crate) fn apply(cx: &RenderContext<'_>, list: &[Value], res: &mut [Res]) -> KResult<()> {
     for r in list {
         let (Some(src), Some(targets)) =
             (r.get("source"), r.get("targets").and_then(Value::as_array))
@@ -537,7 +537,7 @@ pub fn apply(cx: &RenderContext<'_>, list: &[Value], res: &mut [Res]) -> KResult
 ///
 /// # Errors
 /// See [`apply`]; unreadable replacement files.
-pub fn run(
+pub(crate) fn run(
     cx: &RenderContext<'_>,
     k: &Kustomization,
     list: &[Value],
@@ -571,7 +571,7 @@ pub fn run(
 ///
 /// # Errors
 /// See [`run`].
-pub fn run_field(cx: &RenderContext<'_>, k: &Kustomization, acc: &mut Acc) -> KResult<()> {
+pub(crate) fn run_field(cx: &RenderContext<'_>, k: &Kustomization, acc: &mut Acc) -> KResult<()> {
     let list = k.list("replacements").to_vec();
     if list.is_empty() {
         return Ok(());

@@ -8,13 +8,13 @@ use crate::manifest::Origin;
 
 /// Group, version and kind of an object.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
-pub struct Gvk {
+pub(crate) struct Gvk {
     /// API group (`""` for core).
-    pub group: String,
+    pub(crate) group: String,
     /// API version.
-    pub version: String,
+    pub(crate) version: String,
     /// Kind.
-    pub kind: String,
+    pub(crate) kind: String,
 }
 
 /// Kinds that the built-in v1.21.2 schema knows as cluster-scoped, by apiVersion.
@@ -75,7 +75,7 @@ const CLUSTER_SCOPED: &[(&str, &str)] = &[
 impl Gvk {
     /// Splits an apiVersion (`apps/v1`, `v1`) and pairs it with `kind`.
     #[must_use]
-    pub fn new(api_version: &str, kind: &str) -> Gvk {
+    pub(crate) fn new(api_version: &str, kind: &str) -> Gvk {
         let (group, version) = match api_version.split_once('/') {
             Some((g, v)) => (g.to_string(), v.to_string()),
             None => (String::new(), api_version.to_string()),
@@ -89,13 +89,13 @@ impl Gvk {
 
     /// The gvk of an object.
     #[must_use]
-    pub fn of(v: &Value) -> Gvk {
+    pub(crate) fn of(v: &Value) -> Gvk {
         Gvk::new(str_at(v, &["apiVersion"]), str_at(v, &["kind"]))
     }
 
     /// `group/version`, or `version` for the core group.
     #[must_use]
-    pub fn api_version(&self) -> String {
+    pub(crate) fn api_version(&self) -> String {
         if self.group.is_empty() {
             self.version.clone()
         } else {
@@ -105,7 +105,7 @@ impl Gvk {
 
     /// Kustomize's `IsSelected`: empty selector fields match anything.
     #[must_use]
-    pub fn selected_by(&self, sel: &Gvk) -> bool {
+    pub(crate) fn selected_by(&self, sel: &Gvk) -> bool {
         (sel.group.is_empty() || sel.group == self.group)
             && (sel.version.is_empty() || sel.version == self.version)
             && (sel.kind.is_empty() || sel.kind == self.kind)
@@ -114,7 +114,7 @@ impl Gvk {
     /// Whether the built-in schema knows this kind as cluster-scoped.
     /// Unknown kinds count as namespaced, as in Kustomize.
     #[must_use]
-    pub fn is_cluster_scoped(&self) -> bool {
+    pub(crate) fn is_cluster_scoped(&self) -> bool {
         let av = self.api_version();
         CLUSTER_SCOPED
             .iter()
@@ -123,7 +123,7 @@ impl Gvk {
 
     /// The `~G_~V_~K` form used to break sort ties.
     #[must_use]
-    pub fn sort_string(&self) -> String {
+    pub(crate) fn sort_string(&self) -> String {
         format!(
             "{}_{}_{}",
             or(&self.group, "~G"),
@@ -134,7 +134,7 @@ impl Gvk {
 
     /// Kustomize's `Gvk.String` (`kind.version.group` with placeholders).
     #[must_use]
-    pub fn id_string(&self) -> String {
+    pub(crate) fn id_string(&self) -> String {
         format!(
             "{}.{}.{}",
             or(&self.kind, "[noKind]"),
@@ -146,20 +146,20 @@ impl Gvk {
 
 /// The identity of a resource: gvk, name and namespace.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResId {
+pub(crate) struct ResId {
     /// Group/version/kind.
-    pub gvk: Gvk,
+    pub(crate) gvk: Gvk,
     /// `metadata.name`.
-    pub name: String,
+    pub(crate) name: String,
     /// `metadata.namespace` (may be empty).
-    pub namespace: String,
+    pub(crate) namespace: String,
 }
 
 impl ResId {
     /// The namespace Kustomize compares: a marker for cluster-scoped kinds,
     /// `default` for an empty namespace.
     #[must_use]
-    pub fn effective_ns(&self) -> String {
+    pub(crate) fn effective_ns(&self) -> String {
         if self.gvk.is_cluster_scoped() {
             "_non_namespaceable_".to_string()
         } else if self.namespace.is_empty() {
@@ -171,13 +171,13 @@ impl ResId {
 
     /// Kustomize's `ResId.Equals`.
     #[must_use]
-    pub fn same(&self, o: &ResId) -> bool {
+    pub(crate) fn same(&self, o: &ResId) -> bool {
         self.gvk == o.gvk && self.name == o.name && self.effective_ns() == o.effective_ns()
     }
 
     /// Human form for messages.
     #[must_use]
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         let ns = if self.namespace.is_empty() {
             String::new()
         } else {
@@ -190,18 +190,18 @@ impl ResId {
 /// A previous identity of a resource (kind, name, namespace), recorded when
 /// a transformer renames or moves it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PrevId {
+pub(crate) struct PrevId {
     /// Kind at the time.
-    pub kind: String,
+    pub(crate) kind: String,
     /// Name at the time.
-    pub name: String,
+    pub(crate) name: String,
     /// Effective namespace at the time.
-    pub namespace: String,
+    pub(crate) namespace: String,
 }
 
 /// Generator behaviour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Behavior {
+pub(crate) enum Behavior {
     /// Not generated, or `create`.
     #[default]
     Create,
@@ -213,35 +213,35 @@ pub enum Behavior {
 
 /// One resource of a build with its bookkeeping.
 #[derive(Debug, Clone)]
-pub struct Res {
+pub(crate) struct Res {
     /// The object.
-    pub v: Value,
+    pub(crate) v: Value,
     /// Where it came from.
-    pub origin: Origin,
+    pub(crate) origin: Origin,
     /// Previous ids, oldest first.
-    pub prev: Vec<PrevId>,
+    pub(crate) prev: Vec<PrevId>,
     /// Name prefixes applied, innermost first.
-    pub prefixes: Vec<String>,
+    pub(crate) prefixes: Vec<String>,
     /// Name suffixes applied, innermost first.
-    pub suffixes: Vec<String>,
+    pub(crate) suffixes: Vec<String>,
     /// Whether the content hash is appended to the name at the end.
-    pub needs_hash: bool,
+    pub(crate) needs_hash: bool,
     /// Generator behaviour.
-    pub behavior: Behavior,
+    pub(crate) behavior: Behavior,
     /// For generated objects: the kustomization file and generator kind
     /// (what an origin annotation names).
-    pub generated_by: Option<(String, &'static str)>,
+    pub(crate) generated_by: Option<(String, &'static str)>,
     /// Names of the vars bound to this resource.
-    pub ref_vars: Vec<String>,
+    pub(crate) ref_vars: Vec<String>,
     /// Keys its source document wrote as an explicit `null` (kept by a
     /// strategic merge, unlike empty values).
-    pub explicit_nulls: Vec<String>,
+    pub(crate) explicit_nulls: Vec<String>,
 }
 
 impl Res {
     /// A resource read from a file.
     #[must_use]
-    pub fn new(v: Value, origin: Origin) -> Res {
+    pub(crate) fn new(v: Value, origin: Origin) -> Res {
         Res {
             v,
             origin,
@@ -258,31 +258,31 @@ impl Res {
 
     /// `metadata.name`.
     #[must_use]
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         str_at(&self.v, &["metadata", "name"])
     }
 
     /// `metadata.namespace`.
     #[must_use]
-    pub fn namespace(&self) -> &str {
+    pub(crate) fn namespace(&self) -> &str {
         str_at(&self.v, &["metadata", "namespace"])
     }
 
     /// `kind`.
     #[must_use]
-    pub fn kind(&self) -> &str {
+    pub(crate) fn kind(&self) -> &str {
         str_at(&self.v, &["kind"])
     }
 
     /// The current gvk.
     #[must_use]
-    pub fn gvk(&self) -> Gvk {
+    pub(crate) fn gvk(&self) -> Gvk {
         Gvk::of(&self.v)
     }
 
     /// The current id.
     #[must_use]
-    pub fn cur_id(&self) -> ResId {
+    pub(crate) fn cur_id(&self) -> ResId {
         ResId {
             gvk: self.gvk(),
             name: self.name().to_string(),
@@ -292,7 +292,7 @@ impl Res {
 
     /// Previous ids as full ids (current group/version, recorded kind).
     #[must_use]
-    pub fn prev_ids(&self) -> Vec<ResId> {
+    pub(crate) fn prev_ids(&self) -> Vec<ResId> {
         let g = self.gvk();
         self.prev
             .iter()
@@ -310,7 +310,7 @@ impl Res {
 
     /// The original id: the oldest previous id, or the current one.
     #[must_use]
-    pub fn org_id(&self) -> ResId {
+    pub(crate) fn org_id(&self) -> ResId {
         self.prev_ids()
             .into_iter()
             .next()
@@ -319,14 +319,14 @@ impl Res {
 
     /// Current id followed by every previous id.
     #[must_use]
-    pub fn all_ids(&self) -> Vec<ResId> {
+    pub(crate) fn all_ids(&self) -> Vec<ResId> {
         let mut v = vec![self.cur_id()];
         v.extend(self.prev_ids());
         v
     }
 
     /// Records the current id as a previous one.
-    pub fn store_prev_id(&mut self) {
+    pub(crate) fn store_prev_id(&mut self) {
         let id = self.cur_id();
         self.prev.push(PrevId {
             kind: id.gvk.kind.clone(),
@@ -336,7 +336,7 @@ impl Res {
     }
 
     /// Sets `metadata.name`.
-    pub fn set_name(&mut self, name: &str) {
+    pub(crate) fn set_name(&mut self, name: &str) {
         set_at(
             &mut self.v,
             &["metadata", "name"],
@@ -345,7 +345,7 @@ impl Res {
     }
 
     /// Sets `metadata.namespace` (removing it when empty).
-    pub fn set_namespace(&mut self, ns: &str) {
+    pub(crate) fn set_namespace(&mut self, ns: &str) {
         if ns.is_empty() {
             if let Some(m) = self.v.get_mut("metadata").and_then(Value::as_object_mut) {
                 m.remove("namespace");
@@ -361,7 +361,7 @@ impl Res {
 
     /// `metadata.labels` or `metadata.annotations` as a string map.
     #[must_use]
-    pub fn meta_map(&self, field: &str) -> Map<String, Value> {
+    pub(crate) fn meta_map(&self, field: &str) -> Map<String, Value> {
         self.v
             .get("metadata")
             .and_then(|m| m.get(field))
@@ -373,7 +373,7 @@ impl Res {
 
 /// The string at `path`, or `""`.
 #[must_use]
-pub fn str_at<'a>(v: &'a Value, path: &[&str]) -> &'a str {
+pub(crate) fn str_at<'a>(v: &'a Value, path: &[&str]) -> &'a str {
     let mut cur = v;
     for p in path {
         match cur.get(*p) {
@@ -385,7 +385,7 @@ pub fn str_at<'a>(v: &'a Value, path: &[&str]) -> &'a str {
 }
 
 /// Sets `path` to `val`, creating maps on the way (and replacing non-maps).
-pub fn set_at(v: &mut Value, path: &[&str], val: Value) {
+pub(crate) fn set_at(v: &mut Value, path: &[&str], val: Value) {
     let mut cur = v;
     for (i, p) in path.iter().enumerate() {
         if !cur.is_object() {
@@ -404,7 +404,7 @@ pub fn set_at(v: &mut Value, path: &[&str], val: Value) {
 
 /// Kustomize's `SameEndingSubSlice`: one list is a suffix of the other.
 #[must_use]
-pub fn same_ending(a: &[String], b: &[String]) -> bool {
+pub(crate) fn same_ending(a: &[String], b: &[String]) -> bool {
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     if short.is_empty() {
         return long.is_empty();
@@ -414,7 +414,7 @@ pub fn same_ending(a: &[String], b: &[String]) -> bool {
 
 /// Kustomize's `PrefixesSuffixesEquals`.
 #[must_use]
-pub fn prefix_suffix_equals(a: &Res, b: &Res, allow_empty: bool) -> bool {
+pub(crate) fn prefix_suffix_equals(a: &Res, b: &Res, allow_empty: bool) -> bool {
     if allow_empty {
         let pe = a.prefixes.is_empty() || b.prefixes.is_empty();
         let se = a.suffixes.is_empty() || b.suffixes.is_empty();
@@ -428,7 +428,7 @@ pub fn prefix_suffix_equals(a: &Res, b: &Res, allow_empty: bool) -> bool {
 /// The end of a Kustomize build rewrites every resource's annotations
 /// (`SetOrigin(nil)` → `SetAnnotations`): values become strings and an empty
 /// or null map disappears.
-pub fn remove_build_annotations(r: &mut Res) {
+pub(crate) fn remove_build_annotations(r: &mut Res) {
     let anns =
         r.v.get("metadata")
             .and_then(|m| m.get("annotations"))

@@ -9,7 +9,7 @@ use super::resource::Res;
 use super::{content, KResult};
 
 /// A compiled `target`/`select` block.
-pub struct Selector {
+pub(crate) struct Selector {
     group: Option<regex::Regex>,
     version: Option<regex::Regex>,
     kind: Option<regex::Regex>,
@@ -34,7 +34,7 @@ impl Selector {
     ///
     /// # Errors
     /// Invalid regexes or selector expressions.
-    pub fn new(v: &Value) -> KResult<Selector> {
+    pub(crate) fn new(v: &Value) -> KResult<Selector> {
         let sel = |f: &str| -> KResult<Option<Vec<Req>>> {
             match v.get(f).and_then(Value::as_str) {
                 Some(s) if !s.is_empty() => parse_selector(s).map(Some),
@@ -54,7 +54,7 @@ impl Selector {
 
     /// Whether `r` is selected.
     #[must_use]
-    pub fn matches(&self, r: &Res) -> bool {
+    pub(crate) fn matches(&self, r: &Res) -> bool {
         let cur = r.cur_id();
         let org = r.org_id();
         let m = |re: &Option<regex::Regex>, s: &str| re.as_ref().is_none_or(|re| re.is_match(s));
@@ -83,7 +83,7 @@ impl Selector {
 
     /// Indices of the selected resources.
     #[must_use]
-    pub fn select(&self, res: &[Res]) -> Vec<usize> {
+    pub(crate) fn select(&self, res: &[Res]) -> Vec<usize> {
         res.iter()
             .enumerate()
             .filter(|(_, r)| self.matches(r))

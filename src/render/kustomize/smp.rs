@@ -11,7 +11,7 @@ use super::{content, KResult};
 
 /// A node type of the built-in schema that has associative lists below it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ty {
+pub(crate) enum Ty {
     /// Any known kind: only `metadata` matters.
     Meta,
     /// Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, ReplicationController.
@@ -148,7 +148,7 @@ fn field_info(ty: Ty, key: &str) -> Option<FieldInfo> {
 
 /// The schema type of a resource, if its kind is known.
 #[must_use]
-pub fn schema_for(obj: &Value) -> Option<Ty> {
+pub(crate) fn schema_for(obj: &Value) -> Option<Ty> {
     let av = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     let k = obj.get("kind").and_then(Value::as_str).unwrap_or("");
     root_type(av, k)
@@ -158,7 +158,7 @@ pub fn schema_for(obj: &Value) -> Option<Ty> {
 ///
 /// # Errors
 /// Unknown `$patch` values and type clashes between patch and target.
-pub fn merge(dest: Value, patch: Value, keep: &[String]) -> KResult<Option<Value>> {
+pub(crate) fn merge(dest: Value, patch: Value, keep: &[String]) -> KResult<Option<Value>> {
     let ty = schema_for(&dest).or_else(|| schema_for(&patch));
     walk(Some(dest), Some(patch), ty, None, "", keep)
 }
@@ -351,7 +351,7 @@ fn walk_map(
 
 /// The raw text of a scalar, as kyaml compares it.
 #[must_use]
-pub fn scalar_text(v: &Value) -> String {
+pub(crate) fn scalar_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Number(n) => n.to_string(),

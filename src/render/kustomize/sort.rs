@@ -79,7 +79,7 @@ fn gvk_less(a: &Gvk, b: &Gvk, orders: &HashMap<String, i64>) -> Ordering {
 ///
 /// # Errors
 /// Invalid `sortOptions`.
-pub fn sort(res: &mut [Res], opts: Option<&Value>, file: &str) -> KResult<()> {
+pub(crate) fn sort(res: &mut [Res], opts: Option<&Value>, file: &str) -> KResult<()> {
     let strs = |v: Option<&Value>| -> Vec<String> {
         v.and_then(Value::as_array)
             .map(|a| {
@@ -137,7 +137,7 @@ pub fn sort(res: &mut [Res], opts: Option<&Value>, file: &str) -> KResult<()> {
 
 /// The rendered objects, in order.
 #[must_use]
-pub fn finish(res: Vec<Res>) -> Vec<RenderedObject> {
+pub(crate) fn finish(res: Vec<Res>) -> Vec<RenderedObject> {
     res.into_iter()
         .map(|r| RenderedObject {
             value: r.v,

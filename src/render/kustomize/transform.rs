@@ -13,7 +13,7 @@ use super::{content, KResult};
 
 /// Which RoleBinding subjects the namespace transformer rewrites.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Subjects {
+pub(crate) enum Subjects {
     /// Only subjects named `default` (the default).
     DefaultOnly,
     /// Every ServiceAccount subject.
@@ -30,7 +30,7 @@ fn set_scalar(node: &mut Value, s: &str) {
 ///
 /// # Errors
 /// Field-spec errors and id conflicts after the change.
-pub fn namespace(
+pub(crate) fn namespace(
     res: &mut [Res],
     ns: &str,
     specs: &[FieldSpec],
@@ -112,7 +112,7 @@ pub fn namespace(
 /// The namespace filter with no field specs (metadata.namespace of
 /// namespaced kinds and `default` binding subjects), as the
 /// ValueAddTransformer applies it.
-pub fn namespace_only_meta(r: &mut Res, ns: &str) {
+pub(crate) fn namespace_only_meta(r: &mut Res, ns: &str) {
     let gvk = r.gvk();
     if !gvk.is_cluster_scoped() {
         if let Some(m) = r.v.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -141,7 +141,7 @@ const PREFIX_SKIP: &[(&str, &str)] = &[
 ///
 /// # Errors
 /// Field-spec errors.
-pub fn prefix_suffix(
+pub(crate) fn prefix_suffix(
     res: &mut [Res],
     prefix: &str,
     suffix: &str,
@@ -216,7 +216,11 @@ fn set_entries(res: &mut [Res], pairs: &[(String, String)], specs: &[FieldSpec])
 ///
 /// # Errors
 /// Field-spec errors.
-pub fn labels(res: &mut [Res], pairs: &[(String, String)], specs: &[FieldSpec]) -> KResult<()> {
+pub(crate) fn labels(
+    res: &mut [Res],
+    pairs: &[(String, String)],
+    specs: &[FieldSpec],
+) -> KResult<()> {
     if pairs.is_empty() {
         return Ok(());
     }
@@ -227,7 +231,7 @@ pub fn labels(res: &mut [Res], pairs: &[(String, String)], specs: &[FieldSpec]) 
 ///
 /// # Errors
 /// Field-spec errors.
-pub fn annotations(
+pub(crate) fn annotations(
     res: &mut [Res],
     pairs: &[(String, String)],
     specs: &[FieldSpec],
@@ -250,7 +254,7 @@ fn merge_specs(a: &mut Vec<FieldSpec>, b: &[FieldSpec]) {
 ///
 /// # Errors
 /// Non-string values, field-spec errors.
-pub fn labels_field(k: &Kustomization, acc: &mut Acc) -> KResult<()> {
+pub(crate) fn labels_field(k: &Kustomization, acc: &mut Acc) -> KResult<()> {
     for entry in k.list("labels").to_vec() {
         let pairs = super::load::string_map(entry.get("pairs"), "labels.pairs", &k.file)?;
         let mut fss = entry.get("fields").map(FieldSpec::list).unwrap_or_default();
@@ -279,7 +283,7 @@ pub fn labels_field(k: &Kustomization, acc: &mut Acc) -> KResult<()> {
 
 /// Kustomize's `image.Split`: name, tag and digest of an image reference.
 #[must_use]
-pub fn split_image(image: &str) -> (String, String, String) {
+pub(crate) fn split_image(image: &str) -> (String, String, String) {
     let (search, off) = match image.find('/') {
         Some(i) if i > 0 => (&image[i..], i),
         _ => (image, 0),
@@ -395,7 +399,7 @@ fn legacy_images(v: &mut Value, rule: &ImageRule) -> KResult<()> {
 ///
 /// # Errors
 /// An invalid image name pattern, non-string image fields.
-pub fn image(res: &mut [Res], img: &Value, specs: &[FieldSpec]) -> KResult<()> {
+pub(crate) fn image(res: &mut [Res], img: &Value, specs: &[FieldSpec]) -> KResult<()> {
     let s = |f: &str| img.get(f).map(scalar_text).unwrap_or_default();
     let name = s("name");
     let pattern = format!("^{name}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$");
@@ -429,7 +433,7 @@ pub fn image(res: &mut [Res], img: &Value, specs: &[FieldSpec]) -> KResult<()> {
 ///
 /// # Errors
 /// No resource of a replica-bearing kind with that name.
-pub fn replicas(res: &mut [Res], rep: &Value, specs: &[FieldSpec]) -> KResult<()> {
+pub(crate) fn replicas(res: &mut [Res], rep: &Value, specs: &[FieldSpec]) -> KResult<()> {
     let name = rep
         .get("name")
         .and_then(Value::as_str)

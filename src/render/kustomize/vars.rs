@@ -98,7 +98,7 @@ fn get_ci<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
 
 /// A var's name.
 #[must_use]
-pub fn var_name(v: &Value) -> String {
+pub(crate) fn var_name(v: &Value) -> String {
     get_ci(v, "name")
         .and_then(Value::as_str)
         .unwrap_or("")
@@ -107,7 +107,7 @@ pub fn var_name(v: &Value) -> String {
 
 /// The id a var's `objref` names (apiVersion split into group/version).
 #[must_use]
-pub fn objref_id(v: &Value) -> super::resource::ResId {
+pub(crate) fn objref_id(v: &Value) -> super::resource::ResId {
     let o = get_ci(v, "objref").cloned().unwrap_or(Value::Null);
     let s = |f: &str| {
         get_ci(&o, f)
@@ -137,7 +137,7 @@ pub fn objref_id(v: &Value) -> super::resource::ResId {
 ///
 /// # Errors
 /// Vars whose object or field cannot be found, or is ambiguous.
-pub fn resolve(acc: &mut Acc) -> KResult<()> {
+pub(crate) fn resolve(acc: &mut Acc) -> KResult<()> {
     let mut map = HashMap::new();
     for (v, file) in &acc.vars {
         let name = var_name(v);

@@ -111,7 +111,12 @@ fn at_path<'a>(v: &'a Value, dotted: &str) -> Option<&'a str> {
 /// its own namespace, by the built-in table or the configured
 /// `generatedObjects`.
 #[must_use]
-pub fn creates(m: &Manifest, configured: &[GeneratedObject], kind: &str, name: &str) -> bool {
+pub(crate) fn creates(
+    m: &Manifest,
+    configured: &[GeneratedObject],
+    kind: &str,
+    name: &str,
+) -> bool {
     let names = |name_from: &[&str], suffixes: &[&str]| -> Vec<String> {
         let Some(base) = name_from.iter().find_map(|p| at_path(&m.value, p)) else {
             return Vec::new();

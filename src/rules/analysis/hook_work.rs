@@ -14,28 +14,28 @@ use crate::manifest::Manifest;
 
 /// One piece of work that fails or repeats itself on a second run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unsafe {
+pub(crate) struct Unsafe {
     /// Where: ``line 3 of key `init.sql` in ConfigMap `db-init` ``.
-    pub place: String,
+    pub(crate) place: String,
     /// The statement or command, abbreviated.
-    pub statement: String,
+    pub(crate) statement: String,
     /// Why a second run fails or duplicates.
-    pub why: String,
+    pub(crate) why: String,
 }
 
 /// The result of reading a hook's containers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HookWork {
+pub(crate) struct HookWork {
     /// A versioned migration tool found in a command or image (the hook is
     /// then idempotent by construction).
-    pub migration_tool: Option<String>,
+    pub(crate) migration_tool: Option<String>,
     /// Work that is not safe to run twice.
-    pub problems: Vec<Unsafe>,
+    pub(crate) problems: Vec<Unsafe>,
 }
 
 /// Reads the containers of `hook`, resolving ConfigMaps among `resources`.
 #[must_use]
-pub fn analyze(hook: &Manifest, resources: &[Manifest]) -> HookWork {
+pub(crate) fn analyze(hook: &Manifest, resources: &[Manifest]) -> HookWork {
     let mut w = Walker {
         hook,
         resources,
@@ -396,7 +396,7 @@ fn strip_runner(argv: &[String]) -> &[String] {
 
 /// The versioned migration tool `argv` runs, if any.
 #[must_use]
-pub fn migration_tool(argv: &[String]) -> Option<&'static str> {
+pub(crate) fn migration_tool(argv: &[String]) -> Option<&'static str> {
     let a = strip_runner(argv);
     let prog = a.first()?.rsplit('/').next()?;
     let rest = &a[1..];
@@ -446,7 +446,7 @@ pub fn migration_tool(argv: &[String]) -> Option<&'static str> {
 
 /// The migration tool an image packages (its entrypoint runs it).
 #[must_use]
-pub fn migration_image(image: &str) -> Option<&'static str> {
+pub(crate) fn migration_image(image: &str) -> Option<&'static str> {
     let no_tag = image.split('@').next().unwrap_or(image);
     let path = match no_tag.rsplit_once(':') {
         Some((p, t)) if !t.contains('/') => p,

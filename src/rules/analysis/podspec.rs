@@ -8,7 +8,7 @@ use crate::manifest::Manifest;
 
 /// The kind of object a pod spec depends on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum RefKind {
+pub(crate) enum RefKind {
     /// A ConfigMap (volume, env or envFrom).
     ConfigMap,
     /// A Secret (volume, env or envFrom).
@@ -24,7 +24,7 @@ pub enum RefKind {
 impl RefKind {
     /// The Kubernetes kind.
     #[must_use]
-    pub fn kind(self) -> &'static str {
+    pub(crate) fn kind(self) -> &'static str {
         match self {
             RefKind::ConfigMap => "ConfigMap",
             RefKind::Secret => "Secret",
@@ -36,7 +36,7 @@ impl RefKind {
 
     /// The API group of the kind.
     #[must_use]
-    pub fn group(self) -> &'static str {
+    pub(crate) fn group(self) -> &'static str {
         match self {
             RefKind::PriorityClass => "scheduling.k8s.io",
             _ => "",
@@ -45,28 +45,28 @@ impl RefKind {
 
     /// Whether objects of the kind live in the pod's namespace.
     #[must_use]
-    pub fn namespaced(self) -> bool {
+    pub(crate) fn namespaced(self) -> bool {
         self != RefKind::PriorityClass
     }
 }
 
 /// One object a pod spec names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PodRef {
+pub(crate) struct PodRef {
     /// The kind.
-    pub kind: RefKind,
+    pub(crate) kind: RefKind,
     /// The object name.
-    pub name: String,
+    pub(crate) name: String,
     /// `optional: true`: the pod starts without it.
-    pub optional: bool,
+    pub(crate) optional: bool,
     /// Where it is named (`volume config`, `env DB_URL`, `serviceAccountName`).
-    pub via: String,
+    pub(crate) via: String,
 }
 
 /// The pod spec of a workload: `spec` of a Pod, `spec.template.spec` of
 /// controllers and Jobs, `spec.jobTemplate.spec.template.spec` of a CronJob.
 #[must_use]
-pub fn pod_spec(m: &Manifest) -> Option<&Value> {
+pub(crate) fn pod_spec(m: &Manifest) -> Option<&Value> {
     let v = m.value.as_ref();
     match (m.id.group.as_str(), m.id.kind.as_str()) {
         ("", "Pod") => v.get("spec"),
@@ -81,7 +81,7 @@ pub fn pod_spec(m: &Manifest) -> Option<&Value> {
 
 /// The labels of the pods a workload creates.
 #[must_use]
-pub fn pod_labels(m: &Manifest) -> Option<&serde_json::Map<String, Value>> {
+pub(crate) fn pod_labels(m: &Manifest) -> Option<&serde_json::Map<String, Value>> {
     let v = m.value.as_ref();
     let p = if m.id.kind == "Pod" {
         "/metadata/labels"
@@ -95,7 +95,7 @@ pub fn pod_labels(m: &Manifest) -> Option<&serde_json::Map<String, Value>> {
 }
 
 /// Every container of a pod spec, init containers first.
-pub fn containers(spec: &Value) -> impl Iterator<Item = &Value> {
+pub(crate) fn containers(spec: &Value) -> impl Iterator<Item = &Value> {
     ["initContainers", "containers"]
         .into_iter()
         .filter_map(|k| spec.get(k)?.as_array())
@@ -104,7 +104,7 @@ pub fn containers(spec: &Value) -> impl Iterator<Item = &Value> {
 
 /// `command` followed by `args`, as strings.
 #[must_use]
-pub fn argv(container: &Value) -> Vec<String> {
+pub(crate) fn argv(container: &Value) -> Vec<String> {
     ["command", "args"]
         .into_iter()
         .filter_map(|k| container.get(k)?.as_array())
@@ -127,7 +127,7 @@ fn optional(v: &Value) -> bool {
 /// Every object the pod spec names. The `default` ServiceAccount is left
 /// out: Kubernetes creates it in every namespace.
 #[must_use]
-pub fn references(spec: &Value) -> Vec<PodRef> {
+pub(crate) fn references(spec: &Value) -> Vec<PodRef> {
     let mut out = Vec::new();
     let mut push = |kind, name: &str, optional, via: String| {
         out.push(PodRef {
@@ -237,17 +237,21 @@ pub fn references(spec: &Value) -> Vec<PodRef> {
 
 /// Where a file a container sees comes from: a ConfigMap name and key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MountedFile {
+pub(crate) struct MountedFile {
     /// The ConfigMap.
-    pub config_map: String,
+    pub(crate) config_map: String,
     /// The key inside it.
-    pub key: String,
+    pub(crate) key: String,
 }
 
 /// The ConfigMap key mounted at `path` in `container`, if a ConfigMap
 /// volume (plain or projected) provides it.
 #[must_use]
-pub fn mounted_config_map_file(spec: &Value, container: &Value, path: &str) -> Option<MountedFile> {
+pub(crate) fn mounted_config_map_file(
+    spec: &Value,
+    container: &Value,
+    path: &str,
+) -> Option<MountedFile> {
     let mounts = container.get("volumeMounts")?.as_array()?;
     for mount in mounts {
         let Some(mount_path) = s(mount, "mountPath") else {
@@ -315,7 +319,7 @@ pub fn mounted_config_map_file(spec: &Value, container: &Value, path: &str) -> O
 
 /// The ConfigMaps mounted as volumes into `container` (name, mount path).
 #[must_use]
-pub fn mounted_config_maps(spec: &Value, container: &Value) -> Vec<(String, String)> {
+pub(crate) fn mounted_config_maps(spec: &Value, container: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let Some(volumes) = spec.get("volumes").and_then(Value::as_array) else {
         return out;
@@ -357,7 +361,7 @@ pub fn mounted_config_maps(spec: &Value, container: &Value) -> Vec<(String, Stri
 /// The literal value of env var `name` in `container`, or the ConfigMap key
 /// it is read from.
 #[must_use]
-pub fn env_source(container: &Value, name: &str) -> Option<EnvSource> {
+pub(crate) fn env_source(container: &Value, name: &str) -> Option<EnvSource> {
     let e = container
         .get("env")?
         .as_array()?
@@ -375,7 +379,7 @@ pub fn env_source(container: &Value, name: &str) -> Option<EnvSource> {
 
 /// Where an env var's value comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EnvSource {
+pub(crate) enum EnvSource {
     /// `value:` in the manifest.
     Literal(String),
     /// `valueFrom.configMapKeyRef`.
@@ -385,7 +389,7 @@ pub enum EnvSource {
 /// Whether a ConfigMap or Secret name ends in a Kustomize content hash
 /// (`-` and ten characters of hex with `0 1 3 a e` mapped to `g h k m t`).
 #[must_use]
-pub fn has_kustomize_hash_suffix(name: &str) -> bool {
+pub(crate) fn has_kustomize_hash_suffix(name: &str) -> bool {
     let Some((_, suffix)) = name.rsplit_once('-') else {
         return false;
     };

@@ -5,26 +5,26 @@
 
 /// One simple command of a script.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Command {
+pub(crate) struct Command {
     /// Words, with leading assignments and wrappers (`exec`, `env`, `if`…) removed.
-    pub argv: Vec<String>,
+    pub(crate) argv: Vec<String>,
     /// 1-based line in the script where the command starts.
-    pub line: u32,
+    pub(crate) line: u32,
     /// The body of a here-document fed to it, if any.
-    pub heredoc: Option<String>,
+    pub(crate) heredoc: Option<String>,
     /// A file redirected to its standard input (`< file`).
-    pub stdin_file: Option<String>,
+    pub(crate) stdin_file: Option<String>,
     /// Its failure is tolerated (`cmd || true`), or it runs only when a check
     /// failed (`check || cmd`, inside `if … then … fi`).
-    pub tolerated: bool,
+    pub(crate) tolerated: bool,
     /// The command as written (one line, trimmed).
-    pub text: String,
+    pub(crate) text: String,
 }
 
 impl Command {
     /// The basename of the program.
     #[must_use]
-    pub fn program(&self) -> &str {
+    pub(crate) fn program(&self) -> &str {
         self.argv
             .first()
             .map_or("", |p| p.rsplit('/').next().unwrap_or(p))
@@ -54,7 +54,7 @@ impl Raw {
 
 /// Splits a script into simple commands.
 #[must_use]
-pub fn parse_script(script: &str) -> Vec<Command> {
+pub(crate) fn parse_script(script: &str) -> Vec<Command> {
     let raws = split_raw(script);
     let mut out: Vec<Command> = Vec::new();
     let mut after_or = false;
@@ -300,7 +300,7 @@ fn find_unquoted(text: &str, pat: &str) -> Option<usize> {
 /// The script of `sh -c SCRIPT` (any common shell, combined flags like `-ec`),
 /// or `None` when `argv` is not a shell running an inline script.
 #[must_use]
-pub fn inline_script(argv: &[String]) -> Option<&str> {
+pub(crate) fn inline_script(argv: &[String]) -> Option<&str> {
     let prog = argv.first()?.rsplit('/').next()?;
     if !matches!(prog, "sh" | "bash" | "ash" | "dash" | "zsh" | "ksh") {
         return None;
@@ -323,7 +323,7 @@ pub fn inline_script(argv: &[String]) -> Option<&str> {
 
 /// The script file of `sh FILE` / `bash FILE`, or `None`.
 #[must_use]
-pub fn script_file(argv: &[String]) -> Option<&str> {
+pub(crate) fn script_file(argv: &[String]) -> Option<&str> {
     let prog = argv.first()?.rsplit('/').next()?;
     if matches!(prog, "sh" | "bash" | "ash" | "dash" | "zsh" | "ksh") {
         return argv

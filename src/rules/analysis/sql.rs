@@ -9,28 +9,28 @@ use sqlparser::parser::Parser;
 
 /// One statement that is not safe to run twice.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SqlProblem {
+pub(crate) struct SqlProblem {
     /// 1-based line in the script where the statement starts.
-    pub line: u32,
+    pub(crate) line: u32,
     /// The statement's first words (`CREATE TABLE orders`).
-    pub statement: String,
+    pub(crate) statement: String,
     /// Why a second run fails or duplicates (`without IF NOT EXISTS`).
-    pub why: String,
+    pub(crate) why: String,
 }
 
 /// A statement and where it starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SqlStatement {
+pub(crate) struct SqlStatement {
     /// 1-based line.
-    pub line: u32,
+    pub(crate) line: u32,
     /// The text, comments removed.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// Splits SQL into statements at `;` outside quotes, dollar quotes and
 /// comments. psql meta-commands (`\c db`) are dropped.
 #[must_use]
-pub fn split_statements(sql: &str) -> Vec<SqlStatement> {
+pub(crate) fn split_statements(sql: &str) -> Vec<SqlStatement> {
     let b: Vec<char> = sql.chars().collect();
     let mut out = Vec::new();
     let mut cur = String::new();
@@ -152,7 +152,7 @@ pub fn split_statements(sql: &str) -> Vec<SqlStatement> {
 
 /// The statements of `sql` that fail or duplicate rows when run a second time.
 #[must_use]
-pub fn non_idempotent(sql: &str) -> Vec<SqlProblem> {
+pub(crate) fn non_idempotent(sql: &str) -> Vec<SqlProblem> {
     let mut out = Vec::new();
     for st in split_statements(sql) {
         let words = head_words(&st.text, 4);

@@ -14,7 +14,7 @@ use crate::manifest::{HookType, Manifest};
 
 /// A sync phase, in execution order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// PreSync hooks.
     PreSync,
     /// Normal resources and Sync hooks.
@@ -26,7 +26,7 @@ pub enum Phase {
 impl Phase {
     /// The Argo CD name.
     #[must_use]
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Phase::PreSync => "PreSync",
             Phase::Sync => "Sync",
@@ -37,11 +37,11 @@ impl Phase {
 
 /// A (phase, wave) position; tasks run step by step in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Step {
+pub(crate) struct Step {
     /// The phase.
-    pub phase: Phase,
+    pub(crate) phase: Phase,
     /// The sync wave.
-    pub wave: i64,
+    pub(crate) wave: i64,
 }
 
 impl fmt::Display for Step {
@@ -55,22 +55,22 @@ impl fmt::Display for Step {
 
 /// One task of a sync: a resource applied at a step.
 #[derive(Debug, Clone, Copy)]
-pub struct Task<'a> {
+pub(crate) struct Task<'a> {
     /// The resource.
-    pub manifest: &'a Manifest,
+    pub(crate) manifest: &'a Manifest,
     /// Its step.
-    pub step: Step,
+    pub(crate) step: Step,
     /// Whether it is a hook (always awaited).
-    pub hook: bool,
+    pub(crate) hook: bool,
 }
 
 /// The ordered tasks of one app's sync.
 #[derive(Debug, Clone)]
-pub struct SyncSteps<'a> {
+pub(crate) struct SyncSteps<'a> {
     /// Every task (a hook with several phases appears once per phase).
-    pub tasks: Vec<Task<'a>>,
+    pub(crate) tasks: Vec<Task<'a>>,
     /// The distinct steps, ascending.
-    pub steps: BTreeSet<Step>,
+    pub(crate) steps: BTreeSet<Step>,
 }
 
 impl<'a> SyncSteps<'a> {
@@ -78,7 +78,7 @@ impl<'a> SyncSteps<'a> {
     /// typeless hooks are never applied; `SyncFail`, `PreDelete` and
     /// `PostDelete` hooks are not part of a successful sync.
     #[must_use]
-    pub fn of(app: &'a App) -> SyncSteps<'a> {
+    pub(crate) fn of(app: &'a App) -> SyncSteps<'a> {
         let mut tasks = Vec::new();
         for m in &app.resources {
             let hook = m.hook();
@@ -114,13 +114,13 @@ impl<'a> SyncSteps<'a> {
 
     /// Whether the operation spans more than one step (so steps are gated).
     #[must_use]
-    pub fn multi_step(&self) -> bool {
+    pub(crate) fn multi_step(&self) -> bool {
         self.steps.len() > 1
     }
 
     /// The last step.
     #[must_use]
-    pub fn last(&self) -> Option<Step> {
+    pub(crate) fn last(&self) -> Option<Step> {
         self.steps.iter().next_back().copied()
     }
 
@@ -128,12 +128,15 @@ impl<'a> SyncSteps<'a> {
     /// hooks always; other tasks only in a multi-step operation and not in
     /// its last step.
     #[must_use]
-    pub fn awaited(&self, task: &Task<'_>) -> bool {
+    pub(crate) fn awaited(&self, task: &Task<'_>) -> bool {
         task.hook || (self.multi_step() && Some(task.step) != self.last())
     }
 
     /// The tasks of one resource (several for a multi-phase hook).
-    pub fn tasks_of<'s>(&'s self, m: &'s Manifest) -> impl Iterator<Item = &'s Task<'a>> + 's {
+    pub(crate) fn tasks_of<'s>(
+        &'s self,
+        m: &'s Manifest,
+    ) -> impl Iterator<Item = &'s Task<'a>> + 's {
         self.tasks
             .iter()
             .filter(move |t| std::ptr::eq(t.manifest, m))
@@ -141,7 +144,7 @@ impl<'a> SyncSteps<'a> {
 
     /// The earliest step at which `m` is applied.
     #[must_use]
-    pub fn first_step(&self, m: &Manifest) -> Option<Step> {
+    pub(crate) fn first_step(&self, m: &Manifest) -> Option<Step> {
         self.tasks_of(m).map(|t| t.step).min()
     }
 }
@@ -149,7 +152,7 @@ impl<'a> SyncSteps<'a> {
 /// What a built-in health check waits for, for kinds whose health can stay
 /// Progressing because of another object (gitops-engine `pkg/health`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HealthWait {
+pub(crate) enum HealthWait {
     /// Pods of a workload becoming ready (Deployment, StatefulSet, DaemonSet,
     /// ReplicaSet, Rollout, Pod) or completing (Job).
     Pods,
@@ -166,7 +169,7 @@ pub enum HealthWait {
 /// The health an object waits for, or `None` when it has no health check
 /// that another object can hold back (ConfigMaps, RBAC, CronJobs, most CRs…).
 #[must_use]
-pub fn health_wait(m: &Manifest) -> Option<HealthWait> {
+pub(crate) fn health_wait(m: &Manifest) -> Option<HealthWait> {
     let v: &Value = m.value.as_ref();
     match (m.id.group.as_str(), m.id.kind.as_str()) {
         ("apps", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet")

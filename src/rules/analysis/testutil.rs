@@ -11,7 +11,7 @@ use crate::manifest::{manifest_from_value, Origin, Scopes};
 use crate::rules::{Rule, RuleContext};
 
 /// An Application named `name` with extra `spec` fields merged in.
-pub fn application(name: &str, extra_spec: Value, finalizer: bool) -> Value {
+pub(crate) fn application(name: &str, extra_spec: Value, finalizer: bool) -> Value {
     let mut spec = json!({"destination": {"namespace": "ns", "server": "https://kubernetes.default.svc"},
         "source": {"repoURL": "https://example.com/repo.git", "path": name}});
     if let (Some(s), Some(e)) = (spec.as_object_mut(), extra_spec.as_object()) {
@@ -28,7 +28,7 @@ pub fn application(name: &str, extra_spec: Value, finalizer: bool) -> Value {
 }
 
 /// A rendered app with these resources (namespace defaults to `ns`).
-pub fn app(obj: Value, resources: Vec<Value>) -> App {
+pub(crate) fn app(obj: Value, resources: Vec<Value>) -> App {
     let spec = AppSpec::parse(&obj).expect("an Application");
     App {
         key: format!("argocd/{}", spec.name),
@@ -57,7 +57,7 @@ pub fn app(obj: Value, resources: Vec<Value>) -> App {
 }
 
 /// An inventory of these apps.
-pub fn inventory(apps: Vec<App>) -> Inventory {
+pub(crate) fn inventory(apps: Vec<App>) -> Inventory {
     let mut inv = Inventory::default();
     for a in apps {
         inv.apps.insert(a.key.clone(), a);
@@ -66,7 +66,7 @@ pub fn inventory(apps: Vec<App>) -> Inventory {
 }
 
 /// Runs one single-revision rule over `inv` as `check` does.
-pub fn check(rule: &dyn Rule, inv: &Inventory, config: &Config) -> Vec<Finding> {
+pub(crate) fn check(rule: &dyn Rule, inv: &Inventory, config: &Config) -> Vec<Finding> {
     let cx = RuleContext {
         plan: None,
         base: None,
@@ -80,6 +80,6 @@ pub fn check(rule: &dyn Rule, inv: &Inventory, config: &Config) -> Vec<Finding> 
 }
 
 /// The messages of findings.
-pub fn messages(f: &[Finding]) -> Vec<String> {
+pub(crate) fn messages(f: &[Finding]) -> Vec<String> {
     f.iter().map(|f| f.message.clone()).collect()
 }
