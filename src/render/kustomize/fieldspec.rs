@@ -5,7 +5,7 @@
 use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::resource::Gvk;
 use super::{content, KResult};
@@ -870,124 +870,6 @@ impl Tables {
             }
         }
         Ok(c)
-    }
-}
-
-/// Splits a field-spec path on `/`, honouring `\/` escapes.
-#[must_use]
-pub fn split_path(path: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut chars = path.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' && chars.peek() == Some(&'/') {
-            cur.push('/');
-            chars.next();
-        } else if c == '/' {
-            out.push(std::mem::take(&mut cur));
-        } else {
-            cur.push(c);
-        }
-    }
-    out.push(cur);
-    out.retain(|s| !s.is_empty());
-    out
-}
-
-/// What to create at the end of a path when a field spec allows creation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CreateKind {
-    /// Never create.
-    None,
-    /// Create a map.
-    Map,
-    /// Create a scalar (empty string) for the setter to fill.
-    Scalar,
-}
-
-/// Applies `f` to every node `fs.path` reaches in `obj` (Kustomize's
-/// `fieldspec.Filter`): lists on the way are entered element by element;
-/// missing fields end the walk unless creation is allowed.
-///
-/// # Errors
-/// A path running into a scalar, or an error from `f`.
-pub fn apply(
-    obj: &mut Value,
-    fs: &FieldSpec,
-    create: CreateKind,
-    f: &mut dyn FnMut(&mut Value) -> KResult<()>,
-) -> KResult<()> {
-    if !fs.matches(obj) {
-        return Ok(());
-    }
-    let path = split_path(&fs.path);
-    let create = if fs.create { create } else { CreateKind::None };
-    walk(obj, &path, create, f).map_err(|mut e| {
-        e.message = format!("considering field `{}`: {}", fs.path, e.message);
-        e
-    })
-}
-
-fn walk(
-    node: &mut Value,
-    path: &[String],
-    create: CreateKind,
-    f: &mut dyn FnMut(&mut Value) -> KResult<()>,
-) -> KResult<()> {
-    let Some((head, rest)) = path.split_first() else {
-        return f(node);
-    };
-    match node {
-        Value::Null => Ok(()),
-        Value::Array(items) => {
-            for it in items.iter_mut() {
-                walk(it, path, create, f)?;
-            }
-            Ok(())
-        }
-        Value::Object(m) => {
-            let (name, is_seq) = match head.strip_suffix("[]") {
-                Some(n) => (n, true),
-                None => (head.as_str(), false),
-            };
-            if name.is_empty() {
-                return Err(content("cannot set or create an empty field name"));
-            }
-            let make = if is_seq || create == CreateKind::None {
-                None
-            } else if rest.is_empty() {
-                Some(match create {
-                    CreateKind::Map => Value::Object(Map::new()),
-                    _ => Value::String(String::new()),
-                })
-            } else {
-                Some(Value::Object(Map::new()))
-            };
-            if !m.contains_key(name) {
-                match &make {
-                    Some(v) => {
-                        m.insert(name.to_string(), v.clone());
-                    }
-                    None => return Ok(()),
-                }
-            }
-            let Some(child) = m.get_mut(name) else {
-                return Ok(());
-            };
-            if child.is_null() {
-                match make {
-                    Some(v) => *child = v,
-                    None => {
-                        if rest.is_empty() {
-                            return f(child);
-                        }
-                        return Ok(());
-                    }
-                }
-            }
-            walk(child, rest, create, f)
-        }
-        _ => Err(content("expected sequence or mapping node")),
     }
 }
 
