@@ -139,7 +139,7 @@ impl Builder<'_, '_> {
             let s = entry.as_str().unwrap_or("");
             self.accumulate_entry(k, s, acc, false)?;
         }
-        acc.config.merge(TransformerConfig::builtin());
+        acc.config.merge(TransformerConfig::builtin()?);
         for c in k.list("configurations").to_vec() {
             let rel = c.as_str().unwrap_or("");
             let (p, _) = k.read(self.cx, rel)?;
