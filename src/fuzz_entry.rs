@@ -22,7 +22,7 @@ const PARSER_PANIC: &str = "internal error in the yaml parser";
 /// The YAML loader: both dialects, default limits, then `line_of` on a path
 /// taken from the first document. Also checks that what `gitops-lint render`
 /// writes back out reads as the same value.
-pub fn yaml_stream(data: &[u8]) {
+pub(crate) fn yaml_stream(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
@@ -77,7 +77,7 @@ fn first_path(mut v: &Value) -> Vec<PathSeg<'_>> {
 /// The resource model over loaded documents: list expansion, identity with
 /// namespace defaulting, and every typed view of the Argo CD annotations
 /// that decide pruning, hooks and ordering.
-pub fn resource_model(data: &[u8]) {
+pub(crate) fn resource_model(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
@@ -115,7 +115,7 @@ pub fn resource_model(data: &[u8]) {
 
 /// The Go template engine of ApplicationSets on an arbitrary template, with
 /// parameters shaped like those a git or list generator yields.
-pub fn appset_template(data: &[u8]) {
+pub(crate) fn appset_template(data: &[u8]) {
     use crate::gotemplate::{data_from_params, render, MissingKey};
     let Ok(src) = std::str::from_utf8(data) else {
         return;
@@ -139,7 +139,7 @@ pub fn appset_template(data: &[u8]) {
 /// built from the input: a function, a size, a repetition count and a
 /// string argument. Whatever the sizes, execution stays within one
 /// execution's budget and ends with an output or an error.
-pub fn template_sizes(data: &[u8]) {
+pub(crate) fn template_sizes(data: &[u8]) {
     use crate::gotemplate::{data_from_params, parse, Budget, MissingKey};
     const CALLS: &[&str] = &[
         "repeat {n} {s}",
@@ -198,7 +198,7 @@ pub fn template_sizes(data: &[u8]) {
 
 /// ApplicationSet expansion: every document of the input is expanded as an
 /// ApplicationSet against a small in-memory repository and one cluster.
-pub fn appset_expand(data: &[u8]) {
+pub(crate) fn appset_expand(data: &[u8]) {
     use crate::argocd::appset::{self, AppSetContext, AppSetSettings, Cluster};
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -253,7 +253,7 @@ const KUSTOMIZE_FILES: [&str; 6] = [
 /// The native Kustomize renderer on an in-memory tree: the input, split on
 /// NUL bytes, fills a kustomization in `app/`, a base, a patch, a resource
 /// and a component, and `app/` is rendered as an Argo CD Kustomize source.
-pub fn kustomize_tree(data: &[u8]) {
+pub(crate) fn kustomize_tree(data: &[u8]) {
     let chunks: Vec<&[u8]> = data.split(|b| *b == 0).collect();
     let files: Vec<(&str, &[u8])> = KUSTOMIZE_FILES
         .iter()
@@ -287,7 +287,7 @@ fn render_kustomize_app(
 /// or `patchesJson6902` as the first byte says) and a replacements list
 /// (`repl.yaml`). Whatever they do, the build ends with objects or an error,
 /// and no object is larger than the per-resource node limit.
-pub fn kustomize_patches(data: &[u8]) {
+pub(crate) fn kustomize_patches(data: &[u8]) {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
@@ -320,7 +320,7 @@ pub fn kustomize_patches(data: &[u8]) {
 
 /// The hook analysers behind GL006/GL007: the input as a shell script (and
 /// as the `sh -c` argument of a container), and as SQL.
-pub fn hook_analysers(data: &[u8]) {
+pub(crate) fn hook_analysers(data: &[u8]) {
     use crate::rules::analysis::{hook_work, shell, sql};
     let Ok(text) = std::str::from_utf8(data) else {
         return;

@@ -2,7 +2,8 @@
 //! path in the library's code (comments and test modules aside) is an
 //! arrow from one top-level module to another; the arrows must not form a
 //! cycle, and the libraries (`glob`, `gotemplate`, `limits`, `yaml`) use
-//! nothing but each other.
+//! nothing but each other. Inside `src/render/kustomize/` the files import
+//! one another one way too.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -125,6 +126,113 @@ fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
     graph
         .keys()
         .find_map(|m| visit(m, graph, &mut Vec::new(), &mut done))
+}
+
+/// The files of `src/render/kustomize/` (but `mod.rs`) → the sibling files
+/// their code names through `super::` or `crate::render::kustomize::`.
+/// `mod.rs` is left out: it declares every file, holds what all of them
+/// share (the result type, the node budget) and the two entry points.
+fn kustomize_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/render/kustomize");
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("readable source directory") {
+        let path = entry.expect("directory entry").path();
+        if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("mod.rs") {
+            files.push(path);
+        }
+    }
+    let names: BTreeSet<String> = files
+        .iter()
+        .map(|f| {
+            f.file_stem()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let mut graph = BTreeMap::new();
+    for f in &files {
+        let me = f
+            .file_stem()
+            .expect("a name")
+            .to_string_lossy()
+            .into_owned();
+        let code = code_of(&std::fs::read_to_string(f).expect("readable source"));
+        let mut uses = sibling_uses(&code, &names);
+        uses.remove(&me);
+        graph.insert(me, uses);
+    }
+    graph
+}
+
+/// The names among `siblings` that `code` reaches through `super::` or
+/// `crate::render::kustomize::`, braced groups (`super::{a, b::C}`) included.
+fn sibling_uses(code: &str, siblings: &BTreeSet<String>) -> BTreeSet<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = BTreeSet::new();
+    for prefix in ["super::", "crate::render::kustomize::"] {
+        for (i, _) in code.match_indices(prefix) {
+            let rest = &code[i + prefix.len()..];
+            let mut firsts = Vec::new();
+            if let Some(group) = rest.strip_prefix('{') {
+                // The first segment of each top-level item of the group.
+                let mut depth = 0;
+                let mut start = true;
+                for (j, c) in group.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => break,
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => start = true,
+                        _ if start && !c.is_whitespace() => {
+                            firsts.push(ident(&group[j..]));
+                            start = false;
+                        }
+                        _ => {}
+                    }
+                }
+            } else {
+                firsts.push(ident(rest));
+            }
+            out.extend(firsts.into_iter().filter(|n| siblings.contains(n)));
+        }
+    }
+    out
+}
+
+#[test]
+fn kustomize_files_import_one_way() {
+    let graph = kustomize_graph();
+    assert!(
+        graph.len() > 10 && graph.get("build").is_some_and(|u| u.contains("load")),
+        "the Kustomize sources were read: {graph:?}"
+    );
+    if let Some(c) = cycle(&graph) {
+        panic!(
+            "the files of src/render/kustomize/ import each other in a cycle: {}",
+            c.join(" -> ")
+        );
+    }
+}
+
+#[test]
+fn sibling_uses_reads_paths_and_groups() {
+    let siblings: BTreeSet<String> = ["a", "b", "c", "d", "e"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let code = "use super::a::X;\nuse super::{b, c::{self, Y}, content, KResult};\nfn f() { super::d::g(); crate::render::kustomize::e::h(); super::nodes(); }";
+    let want: BTreeSet<String> = ["a", "b", "c", "d", "e"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(sibling_uses(code, &siblings), want);
+    assert!(sibling_uses("use super::{content, KResult};", &siblings).is_empty());
 }
 
 #[test]

@@ -5,123 +5,17 @@
 
 use serde_json::Value;
 
+use super::accumulator::Acc;
+use super::fieldpath;
 use super::fieldspec::TransformerConfig;
 use super::load::{self, Kustomization};
-use super::resource::{Res, ResId};
+use super::resource::Res;
 use super::{
-    argocd, content, generators, helm_charts, nameref, patch, replacements, sort, transform, vars,
-    KResult,
+    argocd, generators, helm_charts, nameref, patch, replacements, sort, transform, vars, KResult,
 };
 use crate::render::{RenderContext, RenderError, RenderedObject, SourceSpec};
 use crate::source::{self, path, EntryKind};
 use crate::yaml;
-
-/// What a kustomization accumulates: resources, transformer config and vars.
-#[derive(Debug, Default)]
-pub(crate) struct Acc {
-    /// Resources in accumulation order.
-    pub(crate) res: Vec<Res>,
-    /// Field-spec tables (built-ins plus `configurations:`).
-    pub(crate) config: TransformerConfig,
-    /// `vars` with the file declaring them.
-    pub(crate) vars: Vec<(Value, String)>,
-}
-
-impl Acc {
-    /// Appends a resource, refusing a second resource with the same id.
-    ///
-    /// # Errors
-    /// Id conflicts.
-    pub(crate) fn append(&mut self, r: Res) -> KResult<()> {
-        let id = r.cur_id();
-        if self.res.iter().any(|o| o.cur_id().same(&id)) {
-            return Err(content(format!(
-                "may not add resource with an already registered id: {}",
-                id.display()
-            )));
-        }
-        self.res.push(r);
-        Ok(())
-    }
-
-    /// Appends many resources, refusing id conflicts as [`Acc::append`]
-    /// does, with one index of the ids by name instead of a scan of every
-    /// resource per append: a file of thousands of resources stays linear.
-    ///
-    /// # Errors
-    /// Id conflicts.
-    pub(crate) fn append_all(&mut self, rs: Vec<Res>) -> KResult<()> {
-        let mut by_name: std::collections::HashMap<String, Vec<ResId>> =
-            std::collections::HashMap::new();
-        for o in &self.res {
-            let id = o.cur_id();
-            by_name.entry(id.name.clone()).or_default().push(id);
-        }
-        for r in rs {
-            let id = r.cur_id();
-            let same_name = by_name.entry(id.name.clone()).or_default();
-            if same_name.iter().any(|o| o.same(&id)) {
-                return Err(content(format!(
-                    "may not add resource with an already registered id: {}",
-                    id.display()
-                )));
-            }
-            same_name.push(id);
-            self.res.push(r);
-        }
-        Ok(())
-    }
-
-    /// Kustomize's `MergeVars`: each new var is bound to the one resource
-    /// its `objref` names (by any id) at the layer declaring it.
-    fn bind_vars(&mut self, vars: &[(Value, String)]) -> KResult<()> {
-        for (v, file) in vars {
-            let name = vars::var_name(v);
-            let target = vars::objref_id(v);
-            let exact = !target.namespace.is_empty() || target.gvk.is_cluster_scoped();
-            let hits: Vec<usize> = self
-                .res
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| {
-                    r.all_ids().iter().any(|id| {
-                        if exact {
-                            id.same(&target)
-                        } else {
-                            id.name == target.name && id.gvk == target.gvk
-                        }
-                    })
-                })
-                .map(|(i, _)| i)
-                .collect();
-            if hits.len() > 1 {
-                return Err(content(format!(
-                    "`{file}`: found {} resId matches for var `{name}` (unable to disambiguate)",
-                    hits.len()
-                ))
-                .at(file.clone(), None));
-            }
-            if let Some(i) = hits.first() {
-                self.res[*i].ref_vars.push(name);
-            }
-        }
-        Ok(())
-    }
-
-    fn merge_vars(&mut self, vars: Vec<(Value, String)>) -> KResult<()> {
-        for (v, file) in vars {
-            let name = vars::var_name(&v);
-            let name = name.as_str();
-            if self.vars.iter().any(|(o, _)| vars::var_name(o) == name) {
-                return Err(
-                    content(format!("`{file}`: var `{name}` already encountered")).at(file, None),
-                );
-            }
-            self.vars.push((v, file));
-        }
-        Ok(())
-    }
-}
 
 /// Builds the kustomization of `spec` and returns kubectl's output.
 ///
@@ -172,25 +66,15 @@ pub(crate) fn build(cx: &RenderContext<'_>, spec: &SourceSpec) -> KResult<Vec<Re
     Ok(sort::finish(acc.res))
 }
 
-/// `to` relative to directory `from` (both repository paths).
-pub(super) fn relative(from: &str, to: &str) -> String {
-    let a = path::split(from);
-    let b = path::split(to);
-    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let mut parts: Vec<String> = vec!["..".to_string(); a.len() - common];
-    parts.extend(b[common..].iter().cloned());
-    parts.join("/")
-}
-
 /// `buildMetadata: [originAnnotations]`: where each object came from,
 /// relative to the root kustomization.
 fn add_origin_annotation(r: &mut Res, root: &str) {
     let text = match (&r.generated_by, &r.origin.file) {
         (Some((kfile, kind)), _) => format!(
             "configuredIn: {}\nconfiguredBy:\n  apiVersion: builtin\n  kind: {kind}\n",
-            relative(root, kfile)
+            load::relative(root, kfile)
         ),
-        (None, Some(file)) => format!("path: {}\n", relative(root, file)),
+        (None, Some(file)) => format!("path: {}\n", load::relative(root, file)),
         (None, None) => return,
     };
     let Some(obj) = r.v.as_object_mut() else {
@@ -255,7 +139,7 @@ impl Builder<'_, '_> {
             let s = entry.as_str().unwrap_or("");
             self.accumulate_entry(k, s, acc, false)?;
         }
-        acc.config.merge(TransformerConfig::builtin());
+        acc.config.merge(TransformerConfig::builtin()?);
         for c in k.list("configurations").to_vec() {
             let rel = c.as_str().unwrap_or("");
             let (p, _) = k.read(self.cx, rel)?;
@@ -615,36 +499,12 @@ impl Builder<'_, '_> {
                     transform::namespace_only_meta(&mut acc.res[i], &value);
                     continue;
                 }
-                let fields = super::fieldspec::split_path(fp);
-                let bad = || {
-                    k.err(format!(
-                        "ValueAddTransformer: `{fp}` does not lead to a scalar"
-                    ))
-                };
-                let mut ptr = String::new();
-                for (n, f) in fields.iter().enumerate() {
-                    let last = n + 1 == fields.len();
-                    let m = acc.res[i]
-                        .v
-                        .pointer_mut(&ptr)
-                        .and_then(Value::as_object_mut)
-                        .ok_or_else(bad)?;
-                    m.entry(f.clone()).or_insert_with(|| {
-                        if last {
-                            Value::String(String::new())
-                        } else {
-                            Value::Object(serde_json::Map::new())
-                        }
-                    });
-                    ptr.push('/');
-                    ptr.push_str(&f.replace('~', "~0").replace('/', "~1"));
-                }
-                let cur = acc.res[i].v.pointer_mut(&ptr).ok_or_else(bad)?;
-                if cur.is_object() || cur.is_array() {
+                let fields = fieldpath::split_spec_path(fp);
+                let Some(cur) = fieldpath::scalar_at(&mut acc.res[i].v, &fields) else {
                     return Err(k.err(format!(
                         "ValueAddTransformer: `{fp}` does not lead to a scalar"
                     )));
-                }
+                };
                 let new = if pos > 0 {
                     let old = super::smp::scalar_text(cur);
                     if old.is_empty() {
@@ -673,14 +533,4 @@ fn unsupported_plugin(k: &Kustomization, field: &str, v: &Value) -> RenderError 
         k.file
     ))
     .at(k.file.clone(), None)
-}
-
-/// Finds the resources matching any id (current or previous) of `id`.
-#[must_use]
-pub(crate) fn matching_any_id(res: &[Res], id: &ResId) -> Vec<usize> {
-    res.iter()
-        .enumerate()
-        .filter(|(_, r)| r.all_ids().iter().any(|i| i.same(id)))
-        .map(|(i, _)| i)
-        .collect()
 }

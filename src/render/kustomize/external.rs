@@ -9,7 +9,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use super::load;
-use super::{argocd, content, KResult};
+use super::{argocd, content, footprint, KResult};
 use crate::manifest::Origin;
 use crate::render::{RenderContext, RenderError, RenderErrorKind, RenderedObject, SourceSpec};
 use crate::source::EntryKind;
@@ -50,7 +50,8 @@ pub(crate) fn render(
     // `kustomize.components` names directories too.
     let mut edited = root.clone();
     argocd::apply(&mut edited, spec)?;
-    let dirs = load::footprint(cx, &edited, &crate::render::FootprintMemo::default())?.subtrees;
+    let dirs =
+        footprint::footprint(cx, &edited, &crate::render::FootprintMemo::default())?.subtrees;
     // The external binary would run helm itself, outside the hardened runner.
     if super::argocd::helm_flags(spec).enabled {
         for d in &dirs {

@@ -5,7 +5,7 @@
 use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::resource::Gvk;
 use super::{content, KResult};
@@ -22,18 +22,6 @@ pub(crate) struct FieldSpec {
 }
 
 impl FieldSpec {
-    fn new(group: &str, version: &str, kind: &str, path: &str, create: bool) -> FieldSpec {
-        FieldSpec {
-            gvk: Gvk {
-                group: group.into(),
-                version: version.into(),
-                kind: kind.into(),
-            },
-            path: path.into(),
-            create,
-        }
-    }
-
     /// Kustomize's `isMatchGVK` against an object.
     #[must_use]
     pub(crate) fn matches(&self, obj: &Value) -> bool {
@@ -103,574 +91,38 @@ pub(crate) struct Tables {
     pub(crate) replicas: Vec<FieldSpec>,
 }
 
-const POD_KINDS: &[(&str, &str, &str)] = &[
-    // (version, kind, pod spec prefix)
-    ("v1", "Pod", "spec"),
-    ("", "PodTemplate", "template/spec"),
-    ("", "Deployment", "spec/template/spec"),
-    ("", "ReplicaSet", "spec/template/spec"),
-    ("", "DaemonSet", "spec/template/spec"),
-    ("", "StatefulSet", "spec/template/spec"),
-    ("", "Job", "spec/template/spec"),
-    ("", "CronJob", "spec/jobTemplate/spec/template/spec"),
-];
+/// Kustomize's built-in field specs as `GetDefaultFieldSpecs` joins them
+/// (`api/internal/konfig/builtinpluginconsts/defaultconfig.go`): the YAML of
+/// that package's constants, copied into `builtinpluginconsts/` (where its
+/// NOTICE says from which commit), `metadataLabelsFieldSpecs` appended to
+/// the `commonLabels` and `templateLabels` tables as upstream appends it.
+const BUILTIN_FIELD_SPECS: &str = concat!(
+    include_str!("builtinpluginconsts/nameprefix.yaml"),
+    "\n",
+    include_str!("builtinpluginconsts/namesuffix.yaml"),
+    "\n",
+    include_str!("builtinpluginconsts/commonlabels.yaml"),
+    include_str!("builtinpluginconsts/metadatalabels.yaml"),
+    "\n",
+    include_str!("builtinpluginconsts/templatelabels.yaml"),
+    include_str!("builtinpluginconsts/metadatalabels.yaml"),
+    "\n",
+    include_str!("builtinpluginconsts/commonannotations.yaml"),
+    "\n",
+    include_str!("builtinpluginconsts/namespace.yaml"),
+    "\n",
+    include_str!("builtinpluginconsts/varreference.yaml"),
+    "\n",
+    include_str!("builtinpluginconsts/namereference.yaml"),
+    "\n",
+    include_str!("builtinpluginconsts/images.yaml"),
+    "\n",
+    include_str!("builtinpluginconsts/replicas.yaml"),
+);
 
-fn metadata_labels() -> Vec<FieldSpec> {
-    let f = FieldSpec::new;
-    vec![
-        f("", "", "", "metadata/labels", true),
-        f(
-            "",
-            "v1",
-            "ReplicationController",
-            "spec/template/metadata/labels",
-            true,
-        ),
-        f("", "", "Deployment", "spec/template/metadata/labels", true),
-        f("", "", "ReplicaSet", "spec/template/metadata/labels", true),
-        f("", "", "DaemonSet", "spec/template/metadata/labels", true),
-        f(
-            "apps",
-            "",
-            "StatefulSet",
-            "spec/template/metadata/labels",
-            true,
-        ),
-        f(
-            "apps",
-            "",
-            "StatefulSet",
-            "spec/volumeClaimTemplates[]/metadata/labels",
-            true,
-        ),
-        f("batch", "", "Job", "spec/template/metadata/labels", true),
-        f(
-            "batch",
-            "",
-            "CronJob",
-            "spec/jobTemplate/metadata/labels",
-            true,
-        ),
-        f(
-            "batch",
-            "",
-            "CronJob",
-            "spec/jobTemplate/spec/template/metadata/labels",
-            true,
-        ),
-    ]
-}
-
-fn common_labels() -> Vec<FieldSpec> {
-    let f = FieldSpec::new;
-    let mut v = vec![
-        f("", "v1", "Service", "spec/selector", true),
-        f("", "v1", "ReplicationController", "spec/selector", true),
-        f("", "", "Deployment", "spec/selector/matchLabels", true),
-    ];
-    let affinity = |kind: &str| {
-        let base = "spec/template/spec/affinity";
-        vec![
-            f("apps", "", kind, &format!("{base}/podAffinity/preferredDuringSchedulingIgnoredDuringExecution/podAffinityTerm/labelSelector/matchLabels"), false),
-            f("apps", "", kind, &format!("{base}/podAffinity/requiredDuringSchedulingIgnoredDuringExecution/labelSelector/matchLabels"), false),
-            f("apps", "", kind, &format!("{base}/podAntiAffinity/preferredDuringSchedulingIgnoredDuringExecution/podAffinityTerm/labelSelector/matchLabels"), false),
-            f("apps", "", kind, &format!("{base}/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution/labelSelector/matchLabels"), false),
-            f("apps", "", kind, "spec/template/spec/topologySpreadConstraints/labelSelector/matchLabels", false),
-        ]
-    };
-    v.extend(affinity("Deployment"));
-    v.push(f("", "", "ReplicaSet", "spec/selector/matchLabels", true));
-    v.push(f("", "", "DaemonSet", "spec/selector/matchLabels", true));
-    v.push(f(
-        "apps",
-        "",
-        "StatefulSet",
-        "spec/selector/matchLabels",
-        true,
-    ));
-    v.extend(affinity("StatefulSet"));
-    v.extend([
-        f("batch", "", "Job", "spec/selector/matchLabels", false),
-        f(
-            "batch",
-            "",
-            "CronJob",
-            "spec/jobTemplate/spec/selector/matchLabels",
-            false,
-        ),
-        f(
-            "policy",
-            "",
-            "PodDisruptionBudget",
-            "spec/selector/matchLabels",
-            false,
-        ),
-        f(
-            "networking.k8s.io",
-            "",
-            "NetworkPolicy",
-            "spec/podSelector/matchLabels",
-            false,
-        ),
-        f(
-            "networking.k8s.io",
-            "",
-            "NetworkPolicy",
-            "spec/ingress/from/podSelector/matchLabels",
-            false,
-        ),
-        f(
-            "networking.k8s.io",
-            "",
-            "NetworkPolicy",
-            "spec/egress/to/podSelector/matchLabels",
-            false,
-        ),
-    ]);
-    v.extend(metadata_labels());
-    v
-}
-
-fn common_annotations() -> Vec<FieldSpec> {
-    let f = FieldSpec::new;
-    vec![
-        f("", "", "", "metadata/annotations", true),
-        f(
-            "",
-            "v1",
-            "ReplicationController",
-            "spec/template/metadata/annotations",
-            true,
-        ),
-        f(
-            "",
-            "",
-            "Deployment",
-            "spec/template/metadata/annotations",
-            true,
-        ),
-        f(
-            "",
-            "",
-            "ReplicaSet",
-            "spec/template/metadata/annotations",
-            true,
-        ),
-        f(
-            "",
-            "",
-            "DaemonSet",
-            "spec/template/metadata/annotations",
-            true,
-        ),
-        f(
-            "",
-            "",
-            "StatefulSet",
-            "spec/template/metadata/annotations",
-            true,
-        ),
-        f(
-            "batch",
-            "",
-            "Job",
-            "spec/template/metadata/annotations",
-            true,
-        ),
-        f(
-            "batch",
-            "",
-            "CronJob",
-            "spec/jobTemplate/metadata/annotations",
-            true,
-        ),
-        f(
-            "batch",
-            "",
-            "CronJob",
-            "spec/jobTemplate/spec/template/metadata/annotations",
-            true,
-        ),
-    ]
-}
-
-fn var_reference() -> Vec<FieldSpec> {
-    let f = FieldSpec::new;
-    let mut v = Vec::new();
-    let pod = |kind: &str, p: &str, v: &mut Vec<FieldSpec>, nfs: &str| {
-        for c in ["containers", "initContainers"] {
-            for leaf in ["args", "command", "env/value", "volumeMounts/mountPath"] {
-                v.push(f("", "", kind, &format!("{p}/{c}/{leaf}"), false));
-            }
-        }
-        v.push(f("", "", kind, nfs, false));
-    };
-    pod(
-        "CronJob",
-        "spec/jobTemplate/spec/template/spec",
-        &mut v,
-        "spec/jobTemplate/spec/template/volumes/nfs/server",
-    );
-    pod(
-        "DaemonSet",
-        "spec/template/spec",
-        &mut v,
-        "spec/template/spec/volumes/nfs/server",
-    );
-    pod(
-        "Deployment",
-        "spec/template/spec",
-        &mut v,
-        "spec/template/spec/volumes/nfs/server",
-    );
-    v.push(f(
-        "",
-        "",
-        "Deployment",
-        "spec/template/metadata/annotations",
-        false,
-    ));
-    v.push(f("", "", "Ingress", "spec/rules/host", false));
-    v.push(f("", "", "Ingress", "spec/tls/hosts", false));
-    v.push(f("", "", "Ingress", "spec/tls/secretName", false));
-    pod(
-        "Job",
-        "spec/template/spec",
-        &mut v,
-        "spec/template/spec/volumes/nfs/server",
-    );
-    pod("Pod", "spec", &mut v, "spec/volumes/nfs/server");
-    pod(
-        "ReplicaSet",
-        "spec/template/spec",
-        &mut v,
-        "spec/template/spec/volumes/nfs/server",
-    );
-    v.push(f("", "", "Service", "spec/ports/port", false));
-    v.push(f("", "", "Service", "spec/ports/targetPort", false));
-    pod(
-        "StatefulSet",
-        "spec/template/spec",
-        &mut v,
-        "spec/volumeClaimTemplates/spec/nfs/server",
-    );
-    v.push(f("", "", "PersistentVolume", "spec/nfs/server", false));
-    v.push(f("", "", "", "metadata/labels", false));
-    v.push(f("", "", "", "metadata/annotations", false));
-    v
-}
-
-fn name_reference() -> Vec<NameBackRef> {
-    let f = FieldSpec::new;
-    let g = |group: &str, version: &str, kind: &str| Gvk {
-        group: group.into(),
-        version: version.into(),
-        kind: kind.into(),
-    };
-    let mut out = Vec::new();
-    let hpa = |kind: &str| NameBackRef {
-        gvk: g("", "", kind),
-        referrers: vec![f(
-            "",
-            "",
-            "HorizontalPodAutoscaler",
-            "spec/scaleTargetRef/name",
-            false,
-        )],
-    };
-    for k in [
-        "Deployment",
-        "ReplicationController",
-        "ReplicaSet",
-        "StatefulSet",
-    ] {
-        out.push(hpa(k));
-    }
-    // ConfigMap
-    let mut cm = Vec::new();
-    for (ver, kind, p) in POD_KINDS {
-        for leaf in [
-            "volumes/configMap/name",
-            "containers/env/valueFrom/configMapKeyRef/name",
-            "initContainers/env/valueFrom/configMapKeyRef/name",
-            "containers/envFrom/configMapRef/name",
-            "initContainers/envFrom/configMapRef/name",
-            "volumes/projected/sources/configMap/name",
-        ] {
-            cm.push(f("", ver, kind, &format!("{p}/{leaf}"), false));
-        }
-    }
-    cm.push(f("", "", "Node", "spec/configSource/configMap", false));
-    cm.push(f("", "", "Role", "rules/resourceNames", false));
-    cm.push(f("", "", "ClusterRole", "rules/resourceNames", false));
-    cm.push(f(
-        "",
-        "",
-        "Ingress",
-        "metadata/annotations/nginx.ingress.kubernetes.io\\/fastcgi-params-configmap",
-        false,
-    ));
-    out.push(NameBackRef {
-        gvk: g("", "v1", "ConfigMap"),
-        referrers: cm,
-    });
-    // Secret
-    let mut sec = Vec::new();
-    for (ver, kind, p) in POD_KINDS {
-        for leaf in [
-            "volumes/secret/secretName",
-            "containers/env/valueFrom/secretKeyRef/name",
-            "initContainers/env/valueFrom/secretKeyRef/name",
-            "containers/envFrom/secretRef/name",
-            "initContainers/envFrom/secretRef/name",
-            "imagePullSecrets/name",
-            "volumes/projected/sources/secret/name",
-        ] {
-            sec.push(f("", ver, kind, &format!("{p}/{leaf}"), false));
-        }
-    }
-    sec.extend([
-        f("", "", "Ingress", "spec/tls/secretName", false),
-        f(
-            "",
-            "",
-            "Ingress",
-            "metadata/annotations/ingress.kubernetes.io\\/auth-secret",
-            false,
-        ),
-        f(
-            "",
-            "",
-            "Ingress",
-            "metadata/annotations/nginx.ingress.kubernetes.io\\/auth-secret",
-            false,
-        ),
-        f(
-            "",
-            "",
-            "Ingress",
-            "metadata/annotations/nginx.ingress.kubernetes.io\\/auth-tls-secret",
-            false,
-        ),
-        f("", "", "ServiceAccount", "imagePullSecrets/name", false),
-        f("", "", "StorageClass", "parameters/secretName", false),
-        f("", "", "StorageClass", "parameters/adminSecretName", false),
-        f("", "", "StorageClass", "parameters/userSecretName", false),
-        f("", "", "StorageClass", "parameters/secretRef", false),
-        f("", "", "Role", "rules/resourceNames", false),
-        f("", "", "ClusterRole", "rules/resourceNames", false),
-        f(
-            "serving.knative.dev",
-            "v1",
-            "Service",
-            "spec/template/spec/containers/env/valueFrom/secretKeyRef/name",
-            false,
-        ),
-        f(
-            "",
-            "",
-            "PersistentVolume",
-            "spec/azureFile/secretName",
-            false,
-        ),
-    ]);
-    out.push(NameBackRef {
-        gvk: g("", "v1", "Secret"),
-        referrers: sec,
-    });
-    out.push(NameBackRef {
-        gvk: g("", "v1", "Service"),
-        referrers: vec![
-            f("apps", "", "StatefulSet", "spec/serviceName", false),
-            f(
-                "",
-                "",
-                "Ingress",
-                "spec/rules/http/paths/backend/serviceName",
-                false,
-            ),
-            f("", "", "Ingress", "spec/backend/serviceName", false),
-            f(
-                "",
-                "",
-                "Ingress",
-                "spec/rules/http/paths/backend/service/name",
-                false,
-            ),
-            f("", "", "Ingress", "spec/defaultBackend/service/name", false),
-            f(
-                "apiregistration.k8s.io",
-                "",
-                "APIService",
-                "spec/service/name",
-                false,
-            ),
-            f(
-                "admissionregistration.k8s.io",
-                "",
-                "ValidatingWebhookConfiguration",
-                "webhooks/clientConfig/service",
-                false,
-            ),
-            f(
-                "admissionregistration.k8s.io",
-                "",
-                "MutatingWebhookConfiguration",
-                "webhooks/clientConfig/service",
-                false,
-            ),
-        ],
-    });
-    out.push(NameBackRef {
-        gvk: g("rbac.authorization.k8s.io", "", "Role"),
-        referrers: vec![f(
-            "rbac.authorization.k8s.io",
-            "",
-            "RoleBinding",
-            "roleRef/name",
-            false,
-        )],
-    });
-    out.push(NameBackRef {
-        gvk: g("rbac.authorization.k8s.io", "", "ClusterRole"),
-        referrers: vec![
-            f(
-                "rbac.authorization.k8s.io",
-                "",
-                "RoleBinding",
-                "roleRef/name",
-                false,
-            ),
-            f(
-                "rbac.authorization.k8s.io",
-                "",
-                "ClusterRoleBinding",
-                "roleRef/name",
-                false,
-            ),
-        ],
-    });
-    let workloads = |leaf: &str, pod_path: &str| {
-        vec![
-            f("", "", "Pod", pod_path, false),
-            f(
-                "",
-                "",
-                "StatefulSet",
-                &format!("spec/template/spec/{leaf}"),
-                false,
-            ),
-            f(
-                "",
-                "",
-                "Deployment",
-                &format!("spec/template/spec/{leaf}"),
-                false,
-            ),
-            f(
-                "",
-                "",
-                "ReplicationController",
-                &format!("spec/template/spec/{leaf}"),
-                false,
-            ),
-            f(
-                "",
-                "",
-                "CronJob",
-                &format!("spec/jobTemplate/spec/template/spec/{leaf}"),
-                false,
-            ),
-            f("", "", "Job", &format!("spec/template/spec/{leaf}"), false),
-            f(
-                "",
-                "",
-                "DaemonSet",
-                &format!("spec/template/spec/{leaf}"),
-                false,
-            ),
-        ]
-    };
-    let mut sa = vec![
-        f(
-            "rbac.authorization.k8s.io",
-            "",
-            "RoleBinding",
-            "subjects",
-            false,
-        ),
-        f(
-            "rbac.authorization.k8s.io",
-            "",
-            "ClusterRoleBinding",
-            "subjects",
-            false,
-        ),
-    ];
-    sa.extend(workloads("serviceAccountName", "spec/serviceAccountName"));
-    out.push(NameBackRef {
-        gvk: g("", "v1", "ServiceAccount"),
-        referrers: sa,
-    });
-    out.push(NameBackRef {
-        gvk: g("", "v1", "PersistentVolumeClaim"),
-        referrers: workloads(
-            "volumes/persistentVolumeClaim/claimName",
-            "spec/volumes/persistentVolumeClaim/claimName",
-        ),
-    });
-    out.push(NameBackRef {
-        gvk: g("", "v1", "PersistentVolume"),
-        referrers: vec![
-            f("", "", "PersistentVolumeClaim", "spec/volumeName", false),
-            f("", "", "ClusterRole", "rules/resourceNames", false),
-        ],
-    });
-    out.push(NameBackRef {
-        gvk: g("storage.k8s.io", "v1", "StorageClass"),
-        referrers: vec![
-            f("", "", "PersistentVolume", "spec/storageClassName", false),
-            f(
-                "",
-                "",
-                "PersistentVolumeClaim",
-                "spec/storageClassName",
-                false,
-            ),
-            f(
-                "",
-                "",
-                "StatefulSet",
-                "spec/volumeClaimTemplates/spec/storageClassName",
-                false,
-            ),
-        ],
-    });
-    out.push(NameBackRef {
-        gvk: g("scheduling.k8s.io", "v1", "PriorityClass"),
-        referrers: workloads("priorityClassName", "spec/priorityClassName"),
-    });
-    // The group below is what Kustomize's table says; it never matches.
-    out.push(NameBackRef {
-        gvk: g("networking.k8s.io/v1", "v1", "IngressClass"),
-        referrers: vec![f("", "", "Ingress", "spec/ingressClassName", false)],
-    });
-    out.push(NameBackRef {
-        gvk: g(
-            "admissionregistration.k8s.io",
-            "",
-            "ValidatingAdmissionPolicy",
-        ),
-        referrers: vec![f(
-            "admissionregistration.k8s.io",
-            "",
-            "ValidatingAdmissionPolicyBinding",
-            "spec/policyName",
-            false,
-        )],
-    });
-    out
-}
+/// The built-in tables, parsed at first use (Kustomize's
+/// `MakeDefaultConfig` parses them once too).
+static BUILTIN: OnceLock<KResult<TransformerConfig>> = OnceLock::new();
 
 /// The field-spec tables of a build, shared copy-on-write.
 ///
@@ -696,25 +148,33 @@ impl Deref for TransformerConfig {
 
 impl TransformerConfig {
     /// Kustomize's built-in tables.
-    #[must_use]
-    pub(crate) fn builtin() -> &'static TransformerConfig {
+    ///
+    /// # Errors
+    /// Built-in tables that do not parse (a defect of this program, which
+    /// its tests rule out).
+    pub(crate) fn builtin() -> KResult<&'static TransformerConfig> {
         // Built once: every kustomization layer merges it.
-        static BUILTIN: OnceLock<TransformerConfig> = OnceLock::new();
-        BUILTIN.get_or_init(|| TransformerConfig {
-            tables: Arc::new(Tables::make_builtin().normalized()),
-            has_builtin: true,
-        })
+        BUILTIN
+            .get_or_init(|| {
+                Ok(TransformerConfig {
+                    tables: Arc::new(Tables::builtin_as_written()?.normalized()),
+                    has_builtin: true,
+                })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// Merges another config in: appends each spec not already present,
     /// keeping first occurrences and their order.
     pub(crate) fn merge(&mut self, o: &TransformerConfig) {
-        let builtin = TransformerConfig::builtin();
+        // Before the built-in tables are built, no `o` can be them.
+        let builtin = BUILTIN.get().and_then(|b| b.as_ref().ok());
         // Each shortcut gives exactly what the full merge would: nothing new
         // to add, or (both sides normalized) a copy of `o`.
         if o.tables.is_empty()
             || Arc::ptr_eq(&self.tables, &o.tables)
-            || (self.has_builtin && Arc::ptr_eq(&o.tables, &builtin.tables))
+            || (self.has_builtin && builtin.is_some_and(|b| Arc::ptr_eq(&o.tables, &b.tables)))
         {
             return;
         }
@@ -739,50 +199,31 @@ impl TransformerConfig {
 }
 
 impl Tables {
-    fn make_builtin() -> Tables {
-        let f = FieldSpec::new;
-        let mut images = Vec::new();
-        for p in ["spec", "spec/template/spec"] {
-            images.push(f("", "", "", &format!("{p}/containers[]/image"), true));
-            images.push(f("", "", "", &format!("{p}/initContainers[]/image"), true));
+    /// Kustomize's built-in tables as written ([`BUILTIN_FIELD_SPECS`]),
+    /// parsed as a `configurations:` file is.
+    fn builtin_as_written() -> KResult<Tables> {
+        const FILE: &str = "builtinpluginconsts";
+        let docs = crate::yaml::load_all(BUILTIN_FIELD_SPECS).map_err(|e| {
+            content(format!(
+                "Kustomize's built-in field specs do not parse: {}",
+                e.message
+            ))
+        })?;
+        let [d] = docs.as_slice() else {
+            return Err(content(
+                "Kustomize's built-in field specs are not one YAML document",
+            ));
+        };
+        let mut t = Tables::parse(&d.value, FILE)?;
+        // Upstream lists Ingress `spec/tls/secretName` twice among the
+        // referrers of Secret. These tables have always held it once: a
+        // merge keeps a repeat inside a `nameReference` kind it adds, and a
+        // referrer listed twice is applied twice.
+        for nb in &mut t.name_reference {
+            let mut seen = std::collections::HashSet::new();
+            nb.referrers.retain(|f| seen.insert(f.clone()));
         }
-        Tables {
-            name_prefix: vec![f("", "", "", "metadata/name", false)],
-            name_suffix: vec![f("", "", "", "metadata/name", false)],
-            namespace: vec![
-                f("", "", "Namespace", "metadata/name", true),
-                f(
-                    "apiregistration.k8s.io",
-                    "",
-                    "APIService",
-                    "spec/service/namespace",
-                    true,
-                ),
-                f(
-                    "apiextensions.k8s.io",
-                    "",
-                    "CustomResourceDefinition",
-                    "spec/conversion/webhook/clientConfig/service/namespace",
-                    false,
-                ),
-            ],
-            common_labels: common_labels(),
-            template_labels: metadata_labels(),
-            common_annotations: common_annotations(),
-            labels: Vec::new(),
-            var_reference: var_reference(),
-            name_reference: name_reference(),
-            images,
-            replicas: [
-                "Deployment",
-                "ReplicationController",
-                "ReplicaSet",
-                "StatefulSet",
-            ]
-            .iter()
-            .map(|k| f("", "", k, "spec/replicas", true))
-            .collect(),
-        }
+        Ok(t)
     }
 
     /// Whether every table is empty.
@@ -873,124 +314,6 @@ impl Tables {
     }
 }
 
-/// Splits a field-spec path on `/`, honouring `\/` escapes.
-#[must_use]
-pub(crate) fn split_path(path: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut chars = path.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' && chars.peek() == Some(&'/') {
-            cur.push('/');
-            chars.next();
-        } else if c == '/' {
-            out.push(std::mem::take(&mut cur));
-        } else {
-            cur.push(c);
-        }
-    }
-    out.push(cur);
-    out.retain(|s| !s.is_empty());
-    out
-}
-
-/// What to create at the end of a path when a field spec allows creation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CreateKind {
-    /// Never create.
-    None,
-    /// Create a map.
-    Map,
-    /// Create a scalar (empty string) for the setter to fill.
-    Scalar,
-}
-
-/// Applies `f` to every node `fs.path` reaches in `obj` (Kustomize's
-/// `fieldspec.Filter`): lists on the way are entered element by element;
-/// missing fields end the walk unless creation is allowed.
-///
-/// # Errors
-/// A path running into a scalar, or an error from `f`.
-pub(crate) fn apply(
-    obj: &mut Value,
-    fs: &FieldSpec,
-    create: CreateKind,
-    f: &mut dyn FnMut(&mut Value) -> KResult<()>,
-) -> KResult<()> {
-    if !fs.matches(obj) {
-        return Ok(());
-    }
-    let path = split_path(&fs.path);
-    let create = if fs.create { create } else { CreateKind::None };
-    walk(obj, &path, create, f).map_err(|mut e| {
-        e.message = format!("considering field `{}`: {}", fs.path, e.message);
-        e
-    })
-}
-
-fn walk(
-    node: &mut Value,
-    path: &[String],
-    create: CreateKind,
-    f: &mut dyn FnMut(&mut Value) -> KResult<()>,
-) -> KResult<()> {
-    let Some((head, rest)) = path.split_first() else {
-        return f(node);
-    };
-    match node {
-        Value::Null => Ok(()),
-        Value::Array(items) => {
-            for it in items.iter_mut() {
-                walk(it, path, create, f)?;
-            }
-            Ok(())
-        }
-        Value::Object(m) => {
-            let (name, is_seq) = match head.strip_suffix("[]") {
-                Some(n) => (n, true),
-                None => (head.as_str(), false),
-            };
-            if name.is_empty() {
-                return Err(content("cannot set or create an empty field name"));
-            }
-            let make = if is_seq || create == CreateKind::None {
-                None
-            } else if rest.is_empty() {
-                Some(match create {
-                    CreateKind::Map => Value::Object(Map::new()),
-                    _ => Value::String(String::new()),
-                })
-            } else {
-                Some(Value::Object(Map::new()))
-            };
-            if !m.contains_key(name) {
-                match &make {
-                    Some(v) => {
-                        m.insert(name.to_string(), v.clone());
-                    }
-                    None => return Ok(()),
-                }
-            }
-            let Some(child) = m.get_mut(name) else {
-                return Ok(());
-            };
-            if child.is_null() {
-                match make {
-                    Some(v) => *child = v,
-                    None => {
-                        if rest.is_empty() {
-                            return f(child);
-                        }
-                        return Ok(());
-                    }
-                }
-            }
-            walk(child, rest, create, f)
-        }
-        _ => Err(content("expected sequence or mapping node")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1010,7 +333,7 @@ mod tests {
         let mut t = Tables::default();
         for s in steps {
             let o = match s {
-                Step::Builtin => Tables::make_builtin(),
+                Step::Builtin => Tables::builtin_as_written().expect("built-in tables"),
                 Step::File(v) => Tables::parse(v, "cfg.yaml").expect("parse"),
                 Step::Sub(inner) => full(inner),
             };
@@ -1023,7 +346,7 @@ mod tests {
         let mut c = TransformerConfig::default();
         for s in steps {
             match s {
-                Step::Builtin => c.merge(TransformerConfig::builtin()),
+                Step::Builtin => c.merge(TransformerConfig::builtin().expect("built-in tables")),
                 Step::File(v) => c.merge(&TransformerConfig::parse(v, "cfg.yaml").expect("parse")),
                 Step::Sub(inner) => c.merge(&fast(inner)),
             }
@@ -1107,7 +430,7 @@ mod tests {
 
     #[test]
     fn merging_builtins_again_copies_nothing() {
-        let builtin = TransformerConfig::builtin();
+        let builtin = TransformerConfig::builtin().expect("built-in tables");
         let mut base = TransformerConfig::default();
         base.merge(builtin);
         let mut overlay = TransformerConfig::default();
@@ -1120,5 +443,54 @@ mod tests {
         overlay.merge(builtin);
         overlay.merge(&base);
         assert!(Arc::ptr_eq(&overlay.tables, &custom));
+    }
+
+    #[test]
+    fn builtin_tables_are_the_upstream_yaml_whole() {
+        let b = TransformerConfig::builtin().expect("built-in tables");
+        let sizes = [
+            ("namePrefix", b.name_prefix.len(), 1),
+            ("nameSuffix", b.name_suffix.len(), 1),
+            ("commonLabels", b.common_labels.len(), 32),
+            ("templateLabels", b.template_labels.len(), 10),
+            ("commonAnnotations", b.common_annotations.len(), 9),
+            ("namespace", b.namespace.len(), 3),
+            ("varReference", b.var_reference.len(), 72),
+            ("nameReference", b.name_reference.len(), 16),
+            ("images", b.images.len(), 4),
+            ("replicas", b.replicas.len(), 4),
+            ("labels", b.labels.len(), 0),
+        ];
+        for (table, got, want) in sizes {
+            assert_eq!(got, want, "{table}");
+        }
+        // Both metadata-label fragments were appended, the last spec of
+        // the fragment included.
+        for t in [&b.common_labels, &b.template_labels] {
+            assert_eq!(
+                t.last().map(|f| f.path.as_str()),
+                Some("spec/jobTemplate/spec/template/metadata/labels")
+            );
+        }
+        let referrers = |kind: &str| {
+            b.name_reference
+                .iter()
+                .find(|n| n.gvk.kind == kind)
+                .map(|n| n.referrers.clone())
+                .unwrap_or_default()
+        };
+        // Upstream lists Ingress `spec/tls/secretName` twice for Secret.
+        let secret = referrers("Secret");
+        assert_eq!(secret.len(), 69);
+        let tls = secret
+            .iter()
+            .filter(|f| f.path == "spec/tls/secretName")
+            .count();
+        assert_eq!(tls, 1);
+        assert_eq!(referrers("ConfigMap").len(), 52);
+        // An escaped slash stays escaped for the path splitter.
+        assert!(secret.iter().any(
+            |f| f.path == r"metadata/annotations/nginx.ingress.kubernetes.io\/auth-tls-secret"
+        ));
     }
 }

@@ -6,7 +6,7 @@ use base64::Engine as _;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::build::{matching_any_id, Acc};
+use super::accumulator::{matching_any_id, Acc};
 use super::load::{string_map, Kustomization};
 use super::resource::{Behavior, Res};
 use super::{content, gojson, KResult};

@@ -178,7 +178,7 @@ fn configure_one(
     let chart_dir = load::join(&abs_home, &name, &k.file)?;
     let mut values_file = s("valuesFile")?;
     if values_file.is_empty() {
-        values_file = super::build::relative(
+        values_file = load::relative(
             &k.dir,
             &path::join(&chart_dir, "values.yaml").unwrap_or_default(),
         );

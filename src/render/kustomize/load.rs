@@ -8,9 +8,7 @@ use serde_json::{Map, Value};
 use super::resource::Res;
 use super::{content, KResult};
 use crate::manifest::Origin;
-use crate::render::{
-    Footprint, FootprintMemo, RenderContext, RenderError, RenderErrorKind, KUSTOMIZATION_NAMES,
-};
+use crate::render::{RenderContext, RenderError, RenderErrorKind, KUSTOMIZATION_NAMES};
 use crate::source::{self, path, EntryKind};
 use crate::yaml;
 
@@ -190,6 +188,17 @@ pub(crate) fn join(dir: &str, rel: &str, file: &str) -> KResult<String> {
         file: Some(file.to_string()),
         line: None,
     })
+}
+
+/// `to` relative to directory `from` (both repository paths).
+#[must_use]
+pub(crate) fn relative(from: &str, to: &str) -> String {
+    let a = path::split(from);
+    let b = path::split(to);
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); a.len() - common];
+    parts.extend(b[common..].iter().cloned());
+    parts.join("/")
 }
 
 /// Whether a resource entry names something remote.
@@ -444,89 +453,6 @@ fn fix_helm_chart_args(k: &mut Map<String, Value>, file: &str) -> KResult<()> {
         _ => return Err(content(format!("`{file}`: `helmCharts` must be a list")).at(file, None)),
     }
     Ok(())
-}
-
-/// What a build of `k` reads (`memo` holds what each kustomization
-/// directory of this tree reaches): the kustomization directories it reaches,
-/// itself first (every entry of `resources`, `components`, `generators` and
-/// `transformers` that is a directory, followed recursively), and the other
-/// paths those entries name, whose kind decides what the build does. Under
-/// Kustomize's load restrictor every file a kustomization reads lies inside
-/// its own directory, so nothing outside these is read. A directory without
-/// a kustomization file counts as reached (the build fails on it, and
-/// adding one changes the build).
-///
-/// # Errors
-/// Remote entries and kustomizations that fail to load.
-pub(crate) fn footprint(
-    cx: &RenderContext<'_>,
-    k: &Kustomization,
-    memo: &FootprintMemo,
-) -> KResult<Footprint> {
-    let mut stack = vec![k.dir.clone()];
-    collect(cx, k, memo, &mut stack)
-}
-
-fn collect(
-    cx: &RenderContext<'_>,
-    k: &Kustomization,
-    memo: &FootprintMemo,
-    stack: &mut Vec<String>,
-) -> KResult<Footprint> {
-    let mut fp = Footprint::default();
-    fp.subtrees.push(k.dir.clone());
-    // helm reads the charts from the chart home, which may lie outside
-    // the kustomization (only values files are under the load restrictor).
-    if super::helm_charts::has_charts(k) {
-        let home = super::helm_charts::chart_home(k)?;
-        if cx.kind_of(&home)? == Some(EntryKind::Dir) {
-            fp.subtrees.push(home);
-        } else {
-            fp.entries.push(home);
-        }
-    }
-    for f in ["resources", "components", "generators", "transformers"] {
-        for e in k.list(f) {
-            let Some(s) = e.as_str() else { continue };
-            if is_remote(s) {
-                return Err(RenderError::unsupported(format!(
-                    "`{}`: remote resource `{s}` cannot be fetched (no network access)",
-                    k.file
-                )));
-            }
-            // Inline plugin configurations and paths leaving the repository
-            // name no directory.
-            let Some(p) = path::join(&k.dir, s) else {
-                continue;
-            };
-            if cx.kind_of(&p)? != Some(EntryKind::Dir) {
-                fp.entries.push(p);
-            } else if find_file(cx, &p).is_err() {
-                fp.subtrees.push(p);
-            } else if let Some(known) = memo.get(&p) {
-                fp.extend(&known);
-            } else {
-                // A cycle fails the build; the footprint need not go round it.
-                if stack.contains(&p) {
-                    return Err(k.err(format!(
-                        "cycle detected: `{s}` contains a kustomization already being built"
-                    )));
-                }
-                let child = load(cx, &p)?;
-                stack.push(p.clone());
-                let sub = collect(cx, &child, memo, stack);
-                stack.pop();
-                let sub = sub?;
-                fp.extend(&sub);
-                memo.put(p, sub);
-            }
-        }
-    }
-    fp.subtrees.sort();
-    fp.subtrees.dedup();
-    fp.entries.sort();
-    fp.entries.dedup();
-    Ok(fp)
 }
 
 /// Parses resource documents (expanding `*List` objects with `items`).

@@ -10,10 +10,13 @@
 //! plugins) is an
 //! `Unsupported` error naming the feature, never a partial render.
 
+mod accumulator;
 mod argocd;
 mod build;
 mod external;
+mod fieldpath;
 mod fieldspec;
+mod footprint;
 mod generators;
 mod gojson;
 pub(crate) mod helm_charts;
@@ -119,7 +122,7 @@ pub fn render(
     build::build(cx, spec)
 }
 
-/// What a build of `spec` reads (see `load::footprint`), Argo CD's
+/// What a build of `spec` reads (see `footprint::footprint`), Argo CD's
 /// `kustomize.components` included.
 ///
 /// # Errors
@@ -131,5 +134,5 @@ pub(crate) fn footprint(
 ) -> KResult<super::Footprint> {
     let mut root = load::load(cx, &spec.path)?;
     argocd::apply(&mut root, spec)?;
-    load::footprint(cx, &root, memo)
+    footprint::footprint(cx, &root, memo)
 }

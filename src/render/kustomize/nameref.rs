@@ -7,7 +7,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::fieldspec::{self, CreateKind, FieldSpec, TransformerConfig};
+use super::fieldpath::{self, CreateKind};
+use super::fieldspec::{FieldSpec, TransformerConfig};
 use super::resource::{prefix_suffix_equals, Gvk, Res};
 use super::{content, KResult};
 
@@ -256,7 +257,7 @@ pub(crate) fn fix(res: &mut [Res], config: &TransformerConfig) -> KResult<()> {
                     path: spec.path.clone(),
                     create: false,
                 };
-                fieldspec::apply(&mut v, &fs, CreateKind::None, &mut |n: &mut Value| {
+                fieldpath::apply(&mut v, &fs, CreateKind::None, &mut |n: &mut Value| {
                     ctx.set(n)
                 })
                 .map_err(|mut e| {

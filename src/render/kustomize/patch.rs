@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::build::Acc;
+use super::accumulator::Acc;
 use super::load::Kustomization;
 use super::resource::{Res, ResId};
 use super::selector::Selector;

@@ -3,89 +3,15 @@
 //! paths with `[key=value]` element selectors and `*`, delimiter options and
 //! field creation.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::build::Acc;
+use super::accumulator::Acc;
+use super::fieldpath::{lookup, match_nodes, split_dot_path, MatchCreate};
 use super::load::Kustomization;
 use super::resource::{Gvk, Res, ResId};
 use super::smp::scalar_text;
 use super::{content, KResult};
 use crate::render::RenderContext;
-
-/// Kustomize's `SmarterPathSplitter(path, ".")`.
-#[must_use]
-pub(crate) fn split_path(path: &str) -> Vec<String> {
-    // kyaml `PathSplitter`: a leading `.` is ignored and `\.` escapes a dot.
-    let mut raw: Vec<&str> = path.split('.').collect();
-    if raw.len() > 1 && raw[0].is_empty() {
-        raw.remove(0);
-    }
-    let mut joined: Vec<String> = Vec::new();
-    for p in raw {
-        match joined.last_mut() {
-            Some(last) if last.ends_with('\\') => {
-                last.pop();
-                last.push('.');
-                last.push_str(p);
-            }
-            _ => joined.push(p.to_string()),
-        }
-    }
-    let split: Vec<&str> = joined.iter().map(String::as_str).collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < split.len() {
-        let e = split[i];
-        if e.starts_with('[') && !e.ends_with(']') {
-            let mut parts = vec![e];
-            while i < split.len() - 1 {
-                i += 1;
-                parts.push(split[i]);
-                if split[i].ends_with(']') {
-                    break;
-                }
-            }
-            let joined = parts.join(".");
-            if joined.contains('=') {
-                out.push(joined);
-            } else {
-                out.push(joined.trim_matches(|c| c == '[' || c == ']').to_string());
-            }
-        } else {
-            out.push(e.to_string());
-        }
-        i += 1;
-    }
-    out
-}
-
-/// kyaml `Lookup` (PathGetter) without creation.
-#[must_use]
-pub(crate) fn lookup<'a>(v: &'a Value, parts: &[String]) -> Option<&'a Value> {
-    let mut cur = v;
-    for p in parts {
-        cur = match cur {
-            Value::Object(m) => m.get(p)?,
-            Value::Array(a) => {
-                if let Some(inner) = p.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
-                    let (k, val) = inner.split_once('=')?;
-                    if k.is_empty() {
-                        a.iter().find(|e| !e.is_object() && scalar_text(e) == val)?
-                    } else {
-                        a.iter()
-                            .find(|e| e.get(k).is_some_and(|x| scalar_text(x) == val))?
-                    }
-                } else if let Ok(i) = p.parse::<usize>() {
-                    a.get(i)?
-                } else {
-                    return None;
-                }
-            }
-            _ => return None,
-        };
-    }
-    Some(cur)
-}
 
 fn id_selector(v: &Value) -> ResId {
     let s = |f: &str| v.get(f).map(scalar_text).unwrap_or_default();
@@ -143,159 +69,6 @@ fn implicit(text: &str) -> Value {
         }
     }
     Value::String(text.to_string())
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Create {
-    No,
-    Scalar,
-    Map,
-    Seq,
-}
-
-fn new_node(next: Option<&String>, create: Create) -> Value {
-    match next {
-        Some(n) if (n.starts_with('[') && n.ends_with(']')) || n.parse::<usize>().is_ok() => {
-            Value::Array(Vec::new())
-        }
-        Some(_) => Value::Object(Map::new()),
-        None => match create {
-            Create::Map => Value::Object(Map::new()),
-            Create::Seq => Value::Array(Vec::new()),
-            _ => Value::Null,
-        },
-    }
-}
-
-fn esc(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
-}
-
-/// kyaml `PathMatcher`: JSON pointers of every node `parts` reaches,
-/// creating missing ones when asked. Created leaves are recorded.
-fn matches(
-    node: &mut Value,
-    parts: &[String],
-    create: Create,
-    ptr: &str,
-    out: &mut Vec<String>,
-    created: &mut Vec<String>,
-) -> KResult<()> {
-    let Some((head, rest)) = parts.split_first() else {
-        out.push(ptr.to_string());
-        return Ok(());
-    };
-    if let Ok(idx) = head.parse::<usize>() {
-        let Value::Array(a) = node else {
-            return Err(content(format!("expected a list at `{head}`")));
-        };
-        if a.len() == idx && create != Create::No {
-            a.push(new_node(rest.first(), create));
-            if rest.is_empty() {
-                created.push(format!("{ptr}/{idx}"));
-            }
-        }
-        if a.len() < idx + 1 {
-            return Err(content(format!(
-                "index {idx} specified but only {} elements found",
-                a.len()
-            )));
-        }
-        return matches(
-            &mut a[idx],
-            rest,
-            create,
-            &format!("{ptr}/{idx}"),
-            out,
-            created,
-        );
-    }
-    if head.starts_with('[') && head.ends_with(']') {
-        let inner = &head[1..head.len() - 1];
-        let Some((field, pat)) = inner.split_once('=') else {
-            return Err(content(
-                "list path element must contain fieldName=fieldValue for element to match",
-            ));
-        };
-        let re = regex::Regex::new(pat)
-            .map_err(|e| content(format!("invalid list selector `{head}`: {e}")))?;
-        let Value::Array(a) = node else {
-            if node.is_null() {
-                return Ok(());
-            }
-            return Err(content(format!("expected a list at `{head}`")));
-        };
-        let before = out.len();
-        let mut hit = false;
-        for (i, e) in a.iter_mut().enumerate() {
-            let text = if field.is_empty() {
-                if e.is_object() || e.is_array() {
-                    continue;
-                }
-                scalar_text(e)
-            } else {
-                match e.get(field) {
-                    Some(x) if !x.is_null() => scalar_text(x),
-                    _ => continue,
-                }
-            };
-            if re.is_match(text.trim()) {
-                hit = true;
-                matches(e, rest, create, &format!("{ptr}/{i}"), out, created)?;
-            }
-        }
-        if (out.len() > before && hit) || create == Create::No {
-            return Ok(());
-        }
-        let elem = if field.is_empty() {
-            Value::String(pat.to_string())
-        } else {
-            let mut m = Map::new();
-            m.insert(field.to_string(), Value::String(pat.to_string()));
-            Value::Object(m)
-        };
-        a.push(elem);
-        let i = a.len() - 1;
-        return matches(&mut a[i], rest, create, &format!("{ptr}/{i}"), out, created);
-    }
-    if head == "*" {
-        let Value::Array(a) = node else {
-            return Err(content("wildcard `*` needs a list"));
-        };
-        for (i, e) in a.iter_mut().enumerate() {
-            matches(e, rest, create, &format!("{ptr}/{i}"), out, created)?;
-        }
-        return Ok(());
-    }
-    if node.is_null() && create != Create::No {
-        *node = Value::Object(Map::new());
-    }
-    let Value::Object(m) = node else {
-        if node.is_null() {
-            return Ok(());
-        }
-        return Err(content(format!("expected a map at `{head}`")));
-    };
-    if !m.contains_key(head.as_str()) {
-        if create == Create::No {
-            return Ok(());
-        }
-        m.insert(head.clone(), new_node(rest.first(), create));
-        if rest.is_empty() {
-            created.push(format!("{ptr}/{}", esc(head)));
-        }
-    }
-    let Some(child) = m.get_mut(head.as_str()) else {
-        return Ok(());
-    };
-    matches(
-        child,
-        rest,
-        create,
-        &format!("{ptr}/{}", esc(head)),
-        out,
-        created,
-    )
 }
 
 fn set_value(
@@ -391,7 +164,7 @@ pub(crate) fn apply(cx: &RenderContext<'_>, list: &[Value], res: &mut [Res]) -> 
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
             .unwrap_or("metadata.name");
-        let v = lookup(&res[si].v, &split_path(fp)).cloned();
+        let v = lookup(&res[si].v, &split_dot_path(fp)).cloned();
         let empty = match &v {
             None | Some(Value::Null) => true,
             Some(Value::String(s)) => s.is_empty(),
@@ -452,12 +225,12 @@ pub(crate) fn apply(cx: &RenderContext<'_>, list: &[Value], res: &mut [Res]) -> 
                 .unwrap_or(false)
             {
                 match &value {
-                    Value::Object(_) => Create::Map,
-                    Value::Array(_) => Create::Seq,
-                    _ => Create::Scalar,
+                    Value::Object(_) => MatchCreate::Map,
+                    Value::Array(_) => MatchCreate::Seq,
+                    _ => MatchCreate::Scalar,
                 }
             } else {
-                Create::No
+                MatchCreate::No
             };
             for x in res.iter_mut() {
                 if !label_anno_match(x, select)? {
@@ -491,9 +264,9 @@ pub(crate) fn apply(cx: &RenderContext<'_>, list: &[Value], res: &mut [Res]) -> 
                 for fp in &paths {
                     let mut ptrs = Vec::new();
                     let mut created = Vec::new();
-                    matches(
+                    match_nodes(
                         &mut x.v,
-                        &split_path(fp),
+                        &split_dot_path(fp),
                         create,
                         "",
                         &mut ptrs,
@@ -507,7 +280,7 @@ pub(crate) fn apply(cx: &RenderContext<'_>, list: &[Value], res: &mut [Res]) -> 
                         ))
                     })?;
                     if ptrs.is_empty() {
-                        let what = if create == Create::No {
+                        let what = if create == MatchCreate::No {
                             "find"
                         } else {
                             "find or create"

@@ -4,8 +4,9 @@
 
 use serde_json::{Map, Value};
 
-use super::build::Acc;
-use super::fieldspec::{self, CreateKind, FieldSpec};
+use super::accumulator::Acc;
+use super::fieldpath::{self, CreateKind};
+use super::fieldspec::FieldSpec;
 use super::load::Kustomization;
 use super::resource::{Gvk, Res};
 use super::smp::scalar_text;
@@ -68,7 +69,7 @@ pub(crate) fn namespace(
                 path: "metadata/namespace".into(),
                 create: true,
             };
-            fieldspec::apply(&mut r.v, &meta, CreateKind::Scalar, &mut { setter })?;
+            fieldpath::apply(&mut r.v, &meta, CreateKind::Scalar, &mut { setter })?;
         }
         if gvk.kind == "RoleBinding" || gvk.kind == "ClusterRoleBinding" {
             fs.retain(|f| {
@@ -94,7 +95,7 @@ pub(crate) fn namespace(
             }
         }
         for f in &fs {
-            fieldspec::apply(&mut r.v, f, CreateKind::Scalar, &mut { setter })?;
+            fieldpath::apply(&mut r.v, f, CreateKind::Scalar, &mut { setter })?;
         }
     }
     for i in 0..res.len() {
@@ -172,7 +173,7 @@ pub(crate) fn prefix_suffix(
                     r.store_prev_id();
                 }
             }
-            fieldspec::apply(&mut r.v, fs, CreateKind::None, &mut |node: &mut Value| {
+            fieldpath::apply(&mut r.v, fs, CreateKind::None, &mut |node: &mut Value| {
                 let cur = scalar_text(node);
                 set_scalar(node, &format!("{prefix}{cur}{suffix}"));
                 Ok(())
@@ -188,7 +189,7 @@ fn set_entries(res: &mut [Res], pairs: &[(String, String)], specs: &[FieldSpec])
     for r in res.iter_mut() {
         for (k, v) in &sorted {
             for fs in specs {
-                fieldspec::apply(
+                fieldpath::apply(
                     &mut r.v,
                     fs,
                     CreateKind::Map,
@@ -421,7 +422,7 @@ pub(crate) fn image(res: &mut [Res], img: &Value, specs: &[FieldSpec]) -> KResul
         }
         legacy_images(&mut r.v, &rule)?;
         for fs in specs {
-            fieldspec::apply(&mut r.v, fs, CreateKind::None, &mut |node: &mut Value| {
+            fieldpath::apply(&mut r.v, fs, CreateKind::None, &mut |node: &mut Value| {
                 rule.update(node)
             })?;
         }
@@ -457,7 +458,7 @@ pub(crate) fn replicas(res: &mut [Res], rep: &Value, specs: &[FieldSpec]) -> KRe
         }
         for i in hits {
             let c = count.clone();
-            fieldspec::apply(
+            fieldpath::apply(
                 &mut res[i].v,
                 fs,
                 CreateKind::Scalar,

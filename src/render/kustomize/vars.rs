@@ -5,10 +5,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::build::Acc;
-use super::fieldspec::{self, CreateKind};
-use super::replacements::{lookup, split_path};
-use super::resource::Gvk;
+use super::accumulator::{get_ci, var_name, Acc};
+use super::fieldpath::{self, lookup, split_var_path, CreateKind};
 use super::smp::scalar_text;
 use super::{content, KResult};
 
@@ -85,54 +83,6 @@ fn set(node: &mut Value, map: &HashMap<String, Value>) -> KResult<()> {
     Ok(())
 }
 
-/// A field by name, falling back to a case-insensitive match as Go's
-/// `encoding/json` does when Kustomize decodes its types.
-fn get_ci<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
-    let m = v.as_object()?;
-    m.get(key).or_else(|| {
-        m.iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, x)| x)
-    })
-}
-
-/// A var's name.
-#[must_use]
-pub(crate) fn var_name(v: &Value) -> String {
-    get_ci(v, "name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
-}
-
-/// The id a var's `objref` names (apiVersion split into group/version).
-#[must_use]
-pub(crate) fn objref_id(v: &Value) -> super::resource::ResId {
-    let o = get_ci(v, "objref").cloned().unwrap_or(Value::Null);
-    let s = |f: &str| {
-        get_ci(&o, f)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let mut gvk = Gvk {
-        group: s("group"),
-        version: s("version"),
-        kind: s("kind"),
-    };
-    let av = s("apiVersion");
-    if !av.is_empty() {
-        let g = Gvk::new(&av, "");
-        gvk.group = g.group;
-        gvk.version = g.version;
-    }
-    super::resource::ResId {
-        gvk,
-        name: s("name"),
-        namespace: s("namespace"),
-    }
-}
-
 /// Resolves the accumulated vars.
 ///
 /// # Errors
@@ -153,18 +103,7 @@ pub(crate) fn resolve(acc: &mut Acc) -> KResult<()> {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
             .unwrap_or("metadata.name");
-        let parts: Vec<String> = split_path(fp)
-            .into_iter()
-            .flat_map(|p| {
-                // `containers[0]` is `containers`, `0`.
-                match p.find('[') {
-                    Some(b) if b > 0 && p.ends_with(']') && !p.contains('=') => {
-                        vec![p[..b].to_string(), p[b + 1..p.len() - 1].to_string()]
-                    }
-                    _ => vec![p],
-                }
-            })
-            .collect();
+        let parts = split_var_path(fp);
         let Some(val) = lookup(&acc.res[*i].v, &parts) else {
             return Err(content(format!(
                 "`{file}`: field specified in var `{name}` not found in corresponding resource"
@@ -180,7 +119,7 @@ pub(crate) fn resolve(acc: &mut Acc) -> KResult<()> {
     let config = acc.config.clone();
     for r in &mut acc.res {
         for fs in &config.var_reference {
-            fieldspec::apply(&mut r.v, fs, CreateKind::None, &mut |n: &mut Value| {
+            fieldpath::apply(&mut r.v, fs, CreateKind::None, &mut |n: &mut Value| {
                 set(n, &map)
             })?;
         }
