@@ -11,6 +11,7 @@ use sha2::Digest as _;
 use super::printf::sprintf;
 use super::value::V;
 use super::yaml_out;
+use super::FuncSet;
 use crate::limits::BEYOND_LIMITS;
 
 type R = Result<V, String>;
@@ -86,11 +87,20 @@ const NOT_IMPLEMENTED: &[&str] = &[
     "urlJoin",
 ];
 
+/// Functions Helm offers that this engine does not evaluate (beyond
+/// [`NOT_IMPLEMENTED`]).
+const HELM_NOT_IMPLEMENTED: &[&str] = &["toToml", "fromToml", "toYamlPretty"];
+
+/// Argo CD's additions, which Helm does not have.
+const ARGO_ONLY: &[&str] = &["normalize", "slugify"];
+
 /// Checks a function name at parse time, as Go does.
-pub(super) fn check_name(name: &str) -> Result<(), String> {
-    if lookup(name).is_some() {
+pub(super) fn check_name(name: &str, set: FuncSet) -> Result<(), String> {
+    if lookup(name, set).is_some() {
         Ok(())
-    } else if NOT_IMPLEMENTED.contains(&name) {
+    } else if NOT_IMPLEMENTED.contains(&name)
+        || (set == FuncSet::Helm && HELM_NOT_IMPLEMENTED.contains(&name))
+    {
         Err(format!("template function `{name}` is not supported by gitops-lint, so this template cannot be evaluated offline"))
     } else {
         // Includes `env`, `expandenv` and `getHostByName`, which Argo CD removes.
@@ -254,7 +264,8 @@ fn none(args: &[V]) -> V {
     V::Nil
 }
 
-fn go_quote(s: &str) -> String {
+/// Go's `strconv.Quote` (`%q` of a string).
+pub(super) fn go_quote(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {
@@ -503,8 +514,8 @@ fn fits(len: usize, room: usize) -> Result<(), String> {
 /// Typed parameters reject a missing value ("invalid value; expected
 /// string"); untyped ones see it as nil, which `iface` applies to values
 /// a function stores or returns.
-pub(super) fn call(name: &str, args: Vec<V>, room: usize) -> R {
-    match lookup(name) {
+pub(super) fn call(name: &str, args: Vec<V>, room: usize, set: FuncSet) -> R {
+    match lookup(name, set) {
         Some(f) => f(name, &args, room),
         None => Err(format!("function {name:?} not defined")),
     }
@@ -516,9 +527,113 @@ fn f_lazy(name: &str, _: &[V], _: usize) -> R {
     Err(format!("{name} is evaluated by the executor"))
 }
 
-/// The implementation registered under `name`.
-fn lookup(name: &str) -> Option<Func> {
-    FUNCS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+/// The implementation registered under `name` in `set`.
+fn lookup(name: &str, set: FuncSet) -> Option<Func> {
+    let find = |table: &[(&str, Func)]| table.iter().find(|(n, _)| *n == name).map(|(_, f)| *f);
+    match set {
+        FuncSet::ApplicationSet => find(FUNCS),
+        FuncSet::Helm if ARGO_ONLY.contains(&name) => None,
+        FuncSet::Helm => find(HELM_FUNCS).or_else(|| find(FUNCS)),
+    }
+}
+
+/// Helm's own functions (`pkg/engine/funcs.go` `funcMap` `extra`,
+/// `engine.go` `initFunMap`), which take precedence over [`FUNCS`] in the
+/// Helm set. `include` and `tpl` run in the executor (`set.rs`).
+const HELM_FUNCS: &[(&str, Func)] = &[
+    ("include", f_lazy),
+    ("tpl", f_lazy),
+    ("required", f_required),
+    ("fail", f_helm_fail),
+    ("lookup", f_lookup),
+    ("getHostByName", f_get_host_by_name),
+    ("mustToYaml", f_to_yaml),
+    ("fromYaml", f_helm_from_yaml),
+    ("fromYamlArray", f_helm_from_yaml),
+    ("fromJson", f_helm_from_json),
+    ("fromJsonArray", f_helm_from_json),
+];
+
+/// Helm's `warnWrap`: the delimiters `cleanupExecError` finds a `fail` or
+/// `required` message between.
+fn warn_wrap(msg: &str) -> String {
+    format!("HELM_ERR_START{msg}HELM_ERR_END")
+}
+
+/// Helm's `required`: nil or the empty string fail with the message.
+fn f_required(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    let msg = s(&a[0])?;
+    match &a[1] {
+        V::Nil | V::Missing => Err(warn_wrap(msg)),
+        V::Str(x) if x.is_empty() => Err(warn_wrap(msg)),
+        v => Ok(v.clone()),
+    }
+}
+
+/// Helm's `fail`.
+fn f_helm_fail(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Err(warn_wrap(s(&a[0])?))
+}
+
+/// `lookup` as `helm template` has it: no cluster, an empty map.
+fn f_lookup(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 4)?;
+    for v in a {
+        s(v)?;
+    }
+    Ok(V::Map(BTreeMap::new()))
+}
+
+/// `getHostByName` with Helm's DNS lookups off (`EnableDNS` false): "".
+fn f_get_host_by_name(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    s(&a[0])?;
+    Ok(V::Str(String::new()))
+}
+
+/// Helm's `fromYaml`/`fromYamlArray`: a decoding error is not a template
+/// error but the map `{"Error": msg}` (the list `[msg]`).
+fn f_helm_from_yaml(name: &str, a: &[V], room: usize) -> R {
+    match f_from_yaml(name, a, room) {
+        Ok(v) => Ok(v),
+        Err(e) if name == "fromYaml" => Ok(V::Map([("Error".to_string(), V::Str(e))].into())),
+        Err(e) => Ok(V::List(vec![V::Str(e)])),
+    }
+}
+
+/// Helm's `fromJson`/`fromJsonArray`: an object (a list), or `{"Error": msg}`
+/// (`[msg]`) when the text is not one.
+fn f_helm_from_json(name: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    let text = s(&a[0])?;
+    let want_list = name == "fromJsonArray";
+    let err = |e: String| {
+        if want_list {
+            V::List(vec![V::Str(e)])
+        } else {
+            V::Map([("Error".to_string(), V::Str(e))].into())
+        }
+    };
+    Ok(match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v) => match V::from_json(&v) {
+            V::Map(m) if !want_list => V::Map(m),
+            V::List(l) if want_list => V::List(l),
+            V::Nil if want_list => V::List(Vec::new()),
+            V::Nil => V::Map(BTreeMap::new()),
+            other => err(format!(
+                "json: cannot unmarshal {} into Go value of type {}",
+                other.kind_name(),
+                if want_list {
+                    "[]interface {}"
+                } else {
+                    "map[string]interface {}"
+                }
+            )),
+        },
+        Err(e) => err(e.to_string()),
+    })
 }
 
 /// A function the engine evaluates: called with the name it was called by
