@@ -13,6 +13,7 @@
 mod funcs;
 mod parse;
 mod printf;
+mod semver;
 pub mod value;
 pub mod yaml_out;
 

@@ -628,3 +628,43 @@ g: ""
         r#"template: c/templates/cm.yaml:1:12: executing "c/templates/cm.yaml" at <.Files.Nope>: Nope is not a method but has arguments"#
     );
 }
+
+#[test]
+fn helm_sprig_functions_beyond_the_application_set_render_as_helm() {
+    // helm template of this template printed exactly these lines.
+    let src = r#"a: "{{ semverCompare ">=1.21-0" "v1.31.0" }} {{ semverCompare ">=1.21" "v1.29.3-eks-1" }} {{ semverCompare ">=1.21-0" "v1.29.3-eks-1" }} {{ semverCompare "<1.19" "1.18.9" }} {{ semverCompare "^1.2.3" "1.9.0" }} {{ semverCompare "~1.2" "1.3.0" }} {{ semverCompare "1.2 - 1.4" "1.4.9" }} {{ semverCompare ">1.2.x" "1.3.0" }} {{ semverCompare "!=1.2.3" "1.2.3" }} {{ semverCompare "1.x || >=2.5" "2.6.0" }} {{ semverCompare ">= 1.19.0-0, < 1.22.0-0" "1.21.3" }} {{ semverCompare "=1.2" "1.2.7" }}"
+b: "{{ (semver "v1.31.2-rc.1+meta").Major }} {{ (semver "1.31").Minor }} {{ (semver "v1.31.2-rc.1+meta").Prerelease }} {{ semver "v1.31.2-rc.1+meta" }} {{ (semver "1.2.3").Original }}"
+c: "{{ addf 0.1 0.2 }} {{ mulf 1.1 3 }} {{ divf 1 3 }} {{ divf 10 4 }} {{ subf 1 0.9 }} {{ add1f 1.5 }} {{ mulf 1000000 1 }} {{ maxf 1 2.5 }} {{ minf 3 -1 }} {{ round 2.5 0 }} {{ round -2.5 0 }} {{ round 3.14159 2 }} {{ divf 2 3 }} {{ mulf "1.5" 2 }}"
+d: "{{ sha1sum "abc" }} {{ adler32sum "hello" }} {{ b32enc "hello" }} {{ b32dec "NBSWY3DP" }} {{ sha512sum "a" | trunc 16 }}"
+"#;
+    let set = helm_set(&[("t", src)]);
+    assert_eq!(
+        set.execute("t", &V::Nil).expect("renders"),
+        r#"a: "true false true true true false true true false true true true"
+b: "1 31 rc.1 1.31.2-rc.1+meta 1.2.3"
+c: "0.3 3.3 0.3333333333333333 2.5 0.1 2.5 1e+06 2.5 -1 3 -3 3.14 0.6666666666666667 3"
+d: "a9993e364706816aba3e25717850c26c9cd0d89d 103547413 NBSWY3DP hello 1f40fc92da241694"
+"#
+    );
+    // helm: `... at <semverCompare "bad constraint" "1.2.3">: error calling
+    // semverCompare: improper constraint: bad constraint`, and `Invalid
+    // Semantic Version` for a bad version.
+    let set = helm_set(&[("t", "{{ semverCompare \"bad constraint\" \"1.2.3\" }}")]);
+    assert!(set
+        .execute("t", &V::Nil)
+        .expect_err("bad constraint")
+        .ends_with("error calling semverCompare: improper constraint: bad constraint"));
+    let set = helm_set(&[("t", "{{ semverCompare \">1\" \"notaversion\" }}")]);
+    assert!(set
+        .execute("t", &V::Nil)
+        .expect_err("bad version")
+        .ends_with("error calling semverCompare: Invalid Semantic Version"));
+    // The ApplicationSet set is unchanged: these stay unsupported there.
+    assert!(super::parse("{{ semverCompare \">1\" \"1.2.3\" }}").is_err());
+    // Clock and randomness are refused, never rendered plausibly.
+    let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
+    for f in ["now", "randAlphaNum 5", "uuidv4", "genCA \"x\" 3"] {
+        let err = set.add("t", &format!("{{{{ {f} }}}}")).expect_err(f);
+        assert!(err.contains("not supported by gitops-lint"), "{err}");
+    }
+}
