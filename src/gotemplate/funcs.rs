@@ -568,7 +568,148 @@ const HELM_FUNCS: &[(&str, Func)] = &[
     ("adler32sum", f_adler32sum),
     ("b32enc", f_b32enc),
     ("b32dec", f_b32dec),
+    ("swapcase", f_swapcase),
+    ("mergeOverwrite", f_helm_merge_overwrite),
+    ("mustMergeOverwrite", f_helm_merge_overwrite),
+    ("seq", f_seq),
+    // Go's escapers, which Argo CD's set leaves unsupported here.
+    ("html", f_escape),
+    ("js", f_escape),
+    ("urlquery", f_escape),
 ];
+
+/// Sprig's `mergeOverwrite` as mergo's `WithOverride` does it
+/// (`merge.go` `deepMerge`, map case): maps merge recursively, and every
+/// other value of the source replaces the destination's, empty ones
+/// (`false`, `0`, `""`, nil) included (helm: `mergeOverwrite` of
+/// `{enabled: true}` and `{enabled: false}` is `{enabled: false}`).
+fn f_helm_merge_overwrite(_: &str, a: &[V], _: usize) -> R {
+    fn merge(dst: &mut BTreeMap<String, V>, src: &BTreeMap<String, V>) {
+        for (k, v) in src {
+            match (dst.get_mut(k), v) {
+                (Some(V::Map(d)), V::Map(s)) => merge(d, s),
+                (Some(existing), _) => *existing = v.clone(),
+                (None, _) => {
+                    dst.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    at_least(a, 1)?;
+    let mut dst = map_arg(&a[0])?.clone();
+    for src in &a[1..] {
+        merge(&mut dst, map_arg(src)?);
+    }
+    Ok(V::Map(dst))
+}
+
+/// Sprig's `seq`: `seq end`, `seq start end`, `seq start step end`, the
+/// numbers joined by spaces (`numeric.go` `seq`).
+fn f_seq(_: &str, a: &[V], room: usize) -> R {
+    let p: Vec<i64> = a.iter().map(int).collect::<Result<_, _>>()?;
+    let list = match p.as_slice() {
+        [end] => {
+            let inc = if *end < 1 { -1 } else { 1 };
+            range_list(1, end.saturating_add(inc), inc, room)?
+        }
+        [start, end] => {
+            let step = if end < start { -1 } else { 1 };
+            range_list(*start, end.saturating_add(step), step, room)?
+        }
+        [start, step, end] => {
+            let mut inc = 1;
+            if end < start {
+                inc = -1;
+                if *step > 0 {
+                    return Ok(V::Str(String::new()));
+                }
+            }
+            range_list(*start, end.saturating_add(inc), *step, room)?
+        }
+        _ => return Ok(V::Str(String::new())),
+    };
+    let V::List(l) = list else {
+        return Ok(V::Str(String::new()));
+    };
+    Ok(V::Str(
+        l.iter().map(V::go_string).collect::<Vec<_>>().join(" "),
+    ))
+}
+
+/// goutils' `SwapCase` as Sprig's `swapcase`: upper case becomes lower and
+/// lower becomes upper (goutils' title case after white space is upper case
+/// for every letter Rust knows no separate title case of).
+fn f_swapcase(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, |x| {
+        let mut out = String::with_capacity(x.len());
+        for c in x.chars() {
+            if c.is_uppercase() {
+                out.extend(c.to_lowercase());
+            } else if c.is_lowercase() {
+                out.extend(c.to_uppercase());
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    })
+}
+
+/// Go's `html`, `js` and `urlquery` builtins (text/template `funcs.go`
+/// `HTMLEscapeString`, `JSEscapeString`, `url.QueryEscape`), over their
+/// arguments as `evalArgs` joins them (`fmt.Sprint` unless one string).
+fn f_escape(name: &str, a: &[V], room: usize) -> R {
+    let text = match a {
+        [V::Str(x)] => x.clone(),
+        _ => match f_print("print", a, room)? {
+            V::Str(x) => x,
+            other => other.go_string(),
+        },
+    };
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match name {
+            "html" => match c {
+                '"' => out.push_str("&#34;"),
+                '\'' => out.push_str("&#39;"),
+                '&' => out.push_str("&amp;"),
+                '<' => out.push_str("&lt;"),
+                '>' => out.push_str("&gt;"),
+                '\0' => out.push('\u{FFFD}'),
+                c => out.push(c),
+            },
+            "js" => match c {
+                '\\' => out.push_str("\\\\"),
+                '\'' => out.push_str("\\'"),
+                '"' => out.push_str("\\\""),
+                '<' => out.push_str("\\u003C"),
+                '>' => out.push_str("\\u003E"),
+                '&' => out.push_str("\\u0026"),
+                '=' => out.push_str("\\u003D"),
+                c if (c as u32) < 0x20 => {
+                    let _ = write!(out, "\\u00{:02X}", c as u32);
+                }
+                c if c.is_control() => {
+                    let _ = write!(out, "\\u{:04X}", c as u32);
+                }
+                c => out.push(c),
+            },
+            _ => {
+                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~') {
+                    out.push(c);
+                } else if c == ' ' {
+                    out.push('+');
+                } else {
+                    let mut buf = [0u8; 4];
+                    for b in c.encode_utf8(&mut buf).bytes() {
+                        let _ = write!(out, "%{b:02X}");
+                    }
+                }
+            }
+        }
+    }
+    Ok(V::Str(out))
+}
 
 /// Sprig's `semverCompare constraint version`.
 fn f_semver_compare(_: &str, a: &[V], _: usize) -> R {

@@ -382,6 +382,10 @@ impl State {
         };
         let items: Vec<(V, V)> = match v {
             V::Missing => Vec::new(),
+            // Go's `evalPipeline` makes a nil interface the invalid value,
+            // which `walkRange` treats as empty; in a template set, as Helm
+            // executes them.
+            V::Nil if self.set.is_some() => Vec::new(),
             V::List(l) => l
                 .into_iter()
                 .enumerate()
