@@ -569,6 +569,8 @@ const HELM_FUNCS: &[(&str, Func)] = &[
     ("b32enc", f_b32enc),
     ("b32dec", f_b32dec),
     ("swapcase", f_swapcase),
+    ("toJson", f_helm_to_json),
+    ("mustToJson", f_helm_to_json),
     ("mergeOverwrite", f_helm_merge_overwrite),
     ("mustMergeOverwrite", f_helm_merge_overwrite),
     ("seq", f_seq),
@@ -601,6 +603,73 @@ fn f_helm_merge_overwrite(_: &str, a: &[V], _: usize) -> R {
         merge(&mut dst, map_arg(src)?);
     }
     Ok(V::Map(dst))
+}
+
+/// Helm's `toJson` (`json.Marshal`): sorted keys, HTML characters escaped,
+/// floats as Go's `encoding/json` writes them (`floatEncoder`: `%f`-style
+/// shortest digits, an exponent only below 1e-6 or from 1e21, `1e-7` not
+/// `1e-07`).
+fn f_helm_to_json(_: &str, a: &[V], room: usize) -> R {
+    fn float(out: &mut String, f: f64) {
+        if !f.is_finite() {
+            out.push_str("null");
+            return;
+        }
+        let abs = f.abs();
+        if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+            let t = format!("{f:e}");
+            let (m, e) = t.split_once('e').unwrap_or((&t, "0"));
+            let (sign, digits) = e.strip_prefix('-').map_or(("+", e), |d| ("-", d));
+            let _ = write!(out, "{m}e{sign}{digits}");
+        } else {
+            let _ = write!(out, "{f}");
+        }
+    }
+    fn walk(out: &mut String, v: &V) {
+        match v {
+            V::Float(f) => float(out, *f),
+            V::List(l) => {
+                out.push('[');
+                for (i, e) in l.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    walk(out, e);
+                }
+                out.push(']');
+            }
+            V::Map(m) => {
+                out.push('{');
+                for (i, (k, e)) in m.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&serde_json::Value::String(k.clone()).to_string());
+                    out.push(':');
+                    walk(out, e);
+                }
+                out.push('}');
+            }
+            V::Host(h) => walk(out, &h.0.value()),
+            other => out.push_str(&other.to_json().to_string()),
+        }
+    }
+    arity(a, 1)?;
+    fits(a[0].printed_bound(), room)?;
+    let mut raw = String::new();
+    walk(&mut raw, &a[0]);
+    let mut out = String::with_capacity(raw.len());
+    for c in raw.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    Ok(V::Str(out))
 }
 
 /// Sprig's `seq`: `seq end`, `seq start end`, `seq start step end`, the

@@ -766,3 +766,31 @@ fn sem_cases_render_as_helm() {
         }
     }
 }
+
+#[test]
+fn numbers_print_as_helm_prints_value_file_floats_and_set_integers() {
+    // Value files decode to float64 (sigs.k8s.io/yaml), `--set i=5` to
+    // int64. helm template --set i=5 of this template over
+    // `f1: 1000000, f2: 1.0e+21, f3: 0.000001, f4: 3.0, f5: 12345678.9,
+    // f6: 1.0e+100, f7: -0.5` printed exactly this: toYaml goes through
+    // JSON, where whole floats below 1e21 print without an exponent, and
+    // yaml.v2, which reprints the other floats with Go's %g.
+    let src = "a: {{ toYaml .Values | quote }}\nb: {{ toJson .Values | quote }}\nc: \"{{ .Values.f1 }} {{ .Values.f2 }} {{ .Values.f3 }} {{ .Values.f4 }} {{ .Values.f5 }} {{ .Values.f6 }} {{ .Values.i }} {{ .Values.f7 }}\"\n";
+    let V::Map(mut values) = yaml(
+        "f1: 1000000\nf2: 1.0e+21\nf3: 0.000001\nf4: 3.0\nf5: 12345678.9\nf6: 1.0e+100\nf7: -0.5\n",
+    ) else {
+        panic!("values")
+    };
+    values.insert("i".into(), V::Int(5));
+    let set = helm_set(&[("t", src)]);
+    let out = set
+        .execute("t", &map(&[("Values", V::Map(values))]))
+        .expect("renders");
+    assert_eq!(
+        out,
+        r#"a: "f1: 1000000\nf2: 1e+21\nf3: 1e-06\nf4: 3\nf5: 1.23456789e+07\nf6: 1e+100\nf7: -0.5\ni: 5"
+b: "{\"f1\":1000000,\"f2\":1e+21,\"f3\":0.000001,\"f4\":3,\"f5\":12345678.9,\"f6\":1e+100,\"f7\":-0.5,\"i\":5}"
+c: "1e+06 1e+21 1e-06 3 1.23456789e+07 1e+100 5 -0.5"
+"#
+    );
+}
