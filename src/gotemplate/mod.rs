@@ -1,7 +1,30 @@
-//! A Go `text/template` engine with the function set Argo CD's ApplicationSet
-//! controller registers: Go's builtins, Sprig minus `env`, `expandenv` and
-//! `getHostByName`, plus `normalize`, `slugify`, `toYaml`, `fromYaml` and
-//! `fromYamlArray` (AC `applicationset/utils/utils.go` `init`).
+//! A Go `text/template` engine with two function sets ([`FuncSet`]): the
+//! one Argo CD's ApplicationSet controller registers (Go's builtins, Sprig
+//! minus `env`, `expandenv` and `getHostByName`, plus `normalize`,
+//! `slugify`, `toYaml`, `fromYaml` and `fromYamlArray`; AC
+//! `applicationset/utils/utils.go` `init`), and Helm's.
+//!
+//! Two ways in: [`parse`] gives a [`Template`] for one ApplicationSet
+//! string (no `define`/`template`/`block`); [`TemplateSet`] holds the many
+//! named sources of a Helm chart, with `define`, `template`, `block`,
+//! `include`, `tpl` and Go's error text. Values come in as [`V`]; objects
+//! with methods (Helm's `.Files`, `.Capabilities`) as [`HostObject`]s:
+//!
+//! ```
+//! use gitops_lint::gotemplate::{FuncSet, MissingKey, TemplateSet, V};
+//!
+//! let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
+//! // In Helm's parse order (`sortTemplates`); a later `define` wins.
+//! set.add("web/templates/_helpers.tpl", r#"{{ define "web.name" }}{{ .Release.Name }}-web{{ end }}"#)?;
+//! set.add("web/templates/svc.yaml", "name: {{ include \"web.name\" . | trunc 63 }}\nv: {{ .Values.port }}")?;
+//! let release = V::Map([("Name".to_string(), V::Str("rel".into()))].into());
+//! let values = V::Map([("port".to_string(), V::Float(8080.0))].into());
+//! let dot = V::Map([("Release".to_string(), release), ("Values".to_string(), values)].into());
+//! let out = set.execute("web/templates/svc.yaml", &dot)?;
+//! // Helm then removes `<no value>` and splits the documents.
+//! assert_eq!(out.replace("<no value>", ""), "name: rel-web\nv: 8080");
+//! # Ok::<(), String>(())
+//! ```
 //!
 //! Semantics follow Go's `text/template/exec.go`: a missing map key is an
 //! invalid value that prints `<no value>` (or fails with
