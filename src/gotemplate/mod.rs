@@ -1,7 +1,30 @@
-//! A Go `text/template` engine with the function set Argo CD's ApplicationSet
-//! controller registers: Go's builtins, Sprig minus `env`, `expandenv` and
-//! `getHostByName`, plus `normalize`, `slugify`, `toYaml`, `fromYaml` and
-//! `fromYamlArray` (AC `applicationset/utils/utils.go` `init`).
+//! A Go `text/template` engine with two function sets ([`FuncSet`]): the
+//! one Argo CD's ApplicationSet controller registers (Go's builtins, Sprig
+//! minus `env`, `expandenv` and `getHostByName`, plus `normalize`,
+//! `slugify`, `toYaml`, `fromYaml` and `fromYamlArray`; AC
+//! `applicationset/utils/utils.go` `init`), and Helm's.
+//!
+//! Two ways in: [`parse`] gives a [`Template`] for one ApplicationSet
+//! string (no `define`/`template`/`block`); [`TemplateSet`] holds the many
+//! named sources of a Helm chart, with `define`, `template`, `block`,
+//! `include`, `tpl` and Go's error text. Values come in as [`V`]; objects
+//! with methods (Helm's `.Files`, `.Capabilities`) as [`HostObject`]s:
+//!
+//! ```
+//! use gitops_lint::gotemplate::{FuncSet, MissingKey, TemplateSet, V};
+//!
+//! let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
+//! // In Helm's parse order (`sortTemplates`); a later `define` wins.
+//! set.add("web/templates/_helpers.tpl", r#"{{ define "web.name" }}{{ .Release.Name }}-web{{ end }}"#)?;
+//! set.add("web/templates/svc.yaml", "name: {{ include \"web.name\" . | trunc 63 }}\nv: {{ .Values.port }}")?;
+//! let release = V::Map([("Name".to_string(), V::Str("rel".into()))].into());
+//! let values = V::Map([("port".to_string(), V::Float(8080.0))].into());
+//! let dot = V::Map([("Release".to_string(), release), ("Values".to_string(), values)].into());
+//! let out = set.execute("web/templates/svc.yaml", &dot)?;
+//! // Helm then removes `<no value>` and splits the documents.
+//! assert_eq!(out.replace("<no value>", ""), "name: rel-web\nv: 8080");
+//! # Ok::<(), String>(())
+//! ```
 //!
 //! Semantics follow Go's `text/template/exec.go`: a missing map key is an
 //! invalid value that prints `<no value>` (or fails with
@@ -13,16 +36,40 @@
 mod funcs;
 mod parse;
 mod printf;
-pub(crate) mod value;
-pub(crate) mod yaml_out;
+mod semver;
+pub mod value;
+pub mod yaml_out;
 
+mod set;
+
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::limits::BEYOND_LIMITS;
 
 pub(crate) use funcs::{path_base, path_dir, sanitize_name};
 use parse::{Arg, Cmd, List, Node, Pipe};
-pub(crate) use value::V;
+use set::SetCx;
+pub use set::TemplateSet;
+pub use value::{Host, HostObject, V};
+
+/// Which functions a template may call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FuncSet {
+    /// Argo CD's ApplicationSet controller (AC `applicationset/utils/utils.go`
+    /// `init`): Go's builtins, Sprig minus `env`, `expandenv` and
+    /// `getHostByName`, plus `normalize`, `slugify`, `toYaml`, `fromYaml`,
+    /// `fromYamlArray`.
+    #[default]
+    ApplicationSet,
+    /// Helm's engine (`pkg/engine/funcs.go` `funcMap`, `engine.go`
+    /// `initFunMap`): Go's builtins, Sprig's `TxtFuncMap` minus `env` and
+    /// `expandenv`, plus `toYaml`, `mustToYaml`, `fromYaml`, `fromYamlArray`,
+    /// `toJson`, `mustToJson`, `fromJson`, `fromJsonArray`, `include`, `tpl`,
+    /// `required`, `fail`, `lookup` (an empty map, as in `helm template`) and
+    /// `getHostByName` (an empty string, DNS lookups being off).
+    Helm,
+}
 
 /// How a missing map key evaluates (`goTemplateOptions: ["missingkey=..."]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -41,7 +88,7 @@ impl MissingKey {
     ///
     /// # Errors
     /// An option Go's `Template.Option` would reject (it panics there).
-    pub(crate) fn from_options(options: &[String]) -> Result<MissingKey, String> {
+    pub fn from_options(options: &[String]) -> Result<MissingKey, String> {
         let mut mk = MissingKey::Invalid;
         for o in options {
             mk = match o.as_str() {
@@ -67,18 +114,20 @@ pub struct Template {
 /// A syntax error or an action this engine does not support.
 pub fn parse(src: &str) -> Result<Template, String> {
     let root = parse::parse(src)?;
-    check_functions(&root)?;
+    check_functions(&root, FuncSet::ApplicationSet).map_err(|(_, e)| e)?;
     Ok(Template { root })
 }
 
-/// Go resolves function names at parse time, so an unknown one is a parse error.
-fn check_functions(list: &List) -> Result<(), String> {
-    fn pipe(p: &Pipe) -> Result<(), String> {
+/// Go resolves function names at parse time, so an unknown one is a parse
+/// error; the error comes with the byte offset of the command naming it.
+fn check_functions(list: &List, set: FuncSet) -> Result<(), (usize, String)> {
+    fn pipe(p: &Pipe, set: FuncSet) -> Result<(), (usize, String)> {
         for c in &p.cmds {
-            for a in &c.args {
+            for (i, a) in c.args.iter().enumerate() {
+                let at = c.pos.get(i).copied().unwrap_or(0);
                 match a {
-                    Arg::Ident(name) => funcs::check_name(name)?,
-                    Arg::Sub(inner, _) => pipe(inner)?,
+                    Arg::Ident(name) => funcs::check_name(name, set).map_err(|e| (at, e))?,
+                    Arg::Sub(inner, _) => pipe(inner, set)?,
                     _ => {}
                 }
             }
@@ -87,11 +136,16 @@ fn check_functions(list: &List) -> Result<(), String> {
     }
     for n in list {
         match n {
-            Node::Action(p) => pipe(p)?,
+            Node::Action(p) => pipe(p, set)?,
             Node::If(p, a, b) | Node::Range(p, a, b) | Node::With(p, a, b) => {
-                pipe(p)?;
-                check_functions(a)?;
-                check_functions(b)?;
+                pipe(p, set)?;
+                check_functions(a, set)?;
+                check_functions(b, set)?;
+            }
+            Node::Template(t) => {
+                if let Some(p) = &t.pipe {
+                    pipe(p, set)?;
+                }
             }
             Node::Text(_) | Node::Break | Node::Continue => {}
         }
@@ -124,7 +178,7 @@ impl Template {
     /// # Errors
     /// An execution error as Go would report it (missing key with
     /// `missingkey=error`, wrong argument types, unsupported functions...).
-    pub(crate) fn execute(&self, data: &V, missing: MissingKey) -> Result<String, String> {
+    pub fn execute(&self, data: &V, missing: MissingKey) -> Result<String, String> {
         self.execute_within(data, missing, &mut Budget::PER_EXECUTION.clone())
     }
 
@@ -149,13 +203,14 @@ impl Template {
             depth: 0,
             steps_left: steps,
             bytes_left: bytes,
+            set: None,
         };
         let r = st.walk(data, &self.root);
         budget.steps -= steps - st.steps_left;
         budget.bytes -= bytes - st.bytes_left;
         match r {
             Ok(()) | Err(Flow::Break | Flow::Continue) => Ok(st.out),
-            Err(Flow::Error(e)) => Err(e),
+            Err(Flow::Error(e) | Flow::Exec(e)) => Err(e),
         }
     }
 }
@@ -171,7 +226,10 @@ pub fn render(src: &str, data: &V, missing: MissingKey) -> Result<String, String
 enum Flow {
     Break,
     Continue,
+    /// An error not yet given its place in the template.
     Error(String),
+    /// An error in Go's `template: NAME:LINE:COL: executing ...` form.
+    Exec(String),
 }
 
 impl From<String> for Flow {
@@ -181,6 +239,8 @@ impl From<String> for Flow {
 }
 
 struct State {
+    /// The template set being executed, if any (not for ApplicationSets).
+    set: Option<SetCx>,
     out: String,
     vars: Vec<(String, V)>,
     missing: MissingKey,
@@ -308,12 +368,30 @@ impl State {
                 }
                 Node::Break => return Err(Flow::Break),
                 Node::Continue => return Err(Flow::Continue),
+                Node::Template(t) => {
+                    let mark = self.vars.len();
+                    let r = self.template_node(dot, t);
+                    self.vars.truncate(mark);
+                    r?;
+                }
             }
         }
         Ok(())
     }
 
     fn range(&mut self, dot: &V, p: &Pipe, body: &List, els: &List) -> Result<(), Flow> {
+        // Go reports a range error at the last node it evaluated: the last
+        // operand of the pipeline.
+        let (at, text) = p
+            .cmds
+            .last()
+            .and_then(|c| Some((*c.pos.last()?, c.texts.last()?.clone())))
+            .unwrap_or_default();
+        self.range_inner(dot, p, body, els)
+            .map_err(|f| self.locate(at, &text, f))
+    }
+
+    fn range_inner(&mut self, dot: &V, p: &Pipe, body: &List, els: &List) -> Result<(), Flow> {
         // The declared variables are bound per element, not to the whole value.
         let decl = Pipe {
             vars: Vec::new(),
@@ -321,15 +399,32 @@ impl State {
             cmds: p.cmds.clone(),
             text: p.text.clone(),
         };
-        let v = self.pipe(dot, &decl)?;
+        let v = match self.pipe(dot, &decl)? {
+            V::Host(h) => h.0.value(),
+            v => v,
+        };
         let items: Vec<(V, V)> = match v {
             V::Missing => Vec::new(),
+            // Go's `evalPipeline` makes a nil interface the invalid value,
+            // which `walkRange` treats as empty; in a template set, as Helm
+            // executes them.
+            V::Nil if self.set.is_some() => Vec::new(),
             V::List(l) => l
                 .into_iter()
                 .enumerate()
                 .map(|(i, e)| (V::Int(i64::try_from(i).unwrap_or(0)), e))
                 .collect(),
             V::Map(m) => m.into_iter().map(|(k, e)| (V::Str(k), e)).collect(),
+            // Helm 3.17 is built with Go 1.23, whose `range` takes no integer
+            // (text/template `walkRange`; integers came with Go 1.24).
+            V::Int(n)
+                if self
+                    .set
+                    .as_ref()
+                    .is_some_and(|c| c.funcs() == FuncSet::Helm) =>
+            {
+                return Err(format!("range can't iterate over {n}").into())
+            }
             // Go ranges over an int lazily; a bound keeps a hostile count finite.
             V::Int(n) if n > 1_000_000 => {
                 return Err(format!(
@@ -378,7 +473,13 @@ impl State {
 
     fn print(&mut self, v: &V, p: &Pipe) -> Result<(), Flow> {
         let _ = p;
-        let text = v.go_string();
+        // Go's `evalPipeline` turns a nil interface into the invalid value,
+        // printed `<no value>`; in a template set, as Helm executes them.
+        let text = if self.set.is_some() && *v == V::Nil {
+            "<no value>".to_string()
+        } else {
+            v.go_string()
+        };
         self.charge_bytes(text.len())?;
         self.out.push_str(&text);
         Ok(())
@@ -411,18 +512,29 @@ impl State {
     }
 
     fn cmd(&mut self, dot: &V, c: &Cmd, final_val: Option<V>) -> Result<V, Flow> {
+        let r = self.cmd_inner(dot, c, final_val);
+        r.map_err(|f| self.locate(c.pos.first().copied().unwrap_or(0), &c.text(), f))
+    }
+
+    fn cmd_inner(&mut self, dot: &V, c: &Cmd, final_val: Option<V>) -> Result<V, Flow> {
         let first = &c.args[0];
         if let Arg::Ident(name) = first {
-            return self.call(dot, name, &c.args[1..], final_val);
+            return self.call(dot, name, &c.args[1..], final_val, Some(c));
         }
         if c.args.len() > 1 || final_val.is_some() {
-            return Err(match first {
+            // Go places these errors at the field node, not the command.
+            let at = c.pos.first().copied().unwrap_or(0);
+            let text = c.texts.first().cloned().unwrap_or_default();
+            if let Some(r) = self.method_call(dot, c, final_val.clone()) {
+                return r.map_err(|f| self.locate(at, &text, f));
+            }
+            let e = Flow::Error(match first {
                 Arg::Field(f) | Arg::Var(_, f) if !f.is_empty() => {
                     format!("{} is not a method but has arguments", f[f.len() - 1])
                 }
                 _ => format!("can't give argument to non-function {}", arg_text(first)),
-            }
-            .into());
+            });
+            return Err(self.locate(at, &text, e));
         }
         self.arg(dot, first)
     }
@@ -439,7 +551,7 @@ impl State {
                 };
                 self.fields(v, f)?
             }
-            Arg::Ident(name) => return self.call(dot, name, &[], None),
+            Arg::Ident(name) => return self.call(dot, name, &[], None, None),
             Arg::Str(s) => V::Str(s.clone()),
             Arg::Int(i) => V::Int(*i),
             Arg::Float(f) => V::Float(*f),
@@ -462,11 +574,33 @@ impl State {
     }
 
     fn fields(&self, v: &V, names: &[String]) -> Result<V, Flow> {
+        let mut cur = Cow::Borrowed(v);
+        for name in names {
+            cur = match cur {
+                Cow::Borrowed(b) => self.field(b, name)?,
+                Cow::Owned(o) => Cow::Owned(self.field(&o, name)?.into_owned()),
+            };
+        }
+        Ok(cur.into_owned())
+    }
+
+    /// One step of a field chain: a map entry, or a host object's field.
+    fn field<'v>(&self, v: &'v V, name: &str) -> Result<Cow<'v, V>, Flow> {
         static MISSING: V = V::Missing;
         static NIL: V = V::Nil;
-        let mut v = v;
-        for name in names {
-            v = match v {
+        Ok(Cow::Borrowed({
+            match v {
+                V::Host(h) => {
+                    return match h.0.field(name) {
+                        Some(x) => Ok(Cow::Owned(x)),
+                        None if h.0.is_map() => Ok(Cow::Borrowed(&MISSING)),
+                        None => Err(format!(
+                            "can't evaluate field {name} in type {}",
+                            h.0.type_name()
+                        )
+                        .into()),
+                    }
+                }
                 V::Missing => {
                     if self.missing == MissingKey::Error {
                         return Err(format!("nil data; no entry for key {name:?}").into());
@@ -492,12 +626,73 @@ impl State {
                         format!("can't evaluate field {name} in type interface {{}}").into(),
                     )
                 }
-            };
-        }
-        Ok(v.clone())
+            }
+        }))
     }
 
-    fn call(&mut self, dot: &V, name: &str, args: &[Arg], final_val: Option<V>) -> Result<V, Flow> {
+    /// `.a.Method arg...` / `$x.Method arg...`: a method of a host object
+    /// called with arguments, the pipeline's value last (Go's `evalField`
+    /// with `args` and `final`).
+    fn method_call(&mut self, dot: &V, c: &Cmd, final_val: Option<V>) -> Option<Result<V, Flow>> {
+        let (base, path) = match &c.args[0] {
+            Arg::Field(f) if !f.is_empty() => (dot.clone(), f),
+            Arg::Var(name, f) if !f.is_empty() => {
+                let v = self.vars.iter().rev().find(|(n, _)| n == name)?.1.clone();
+                (v, f)
+            }
+            _ => return None,
+        };
+        let (method, recv_path) = path.split_last()?;
+        let recv = match self.fields(&base, recv_path) {
+            Ok(V::Host(h)) => h,
+            Ok(_) => return None,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut vals = Vec::with_capacity(c.args.len());
+        for (i, a) in c.args.iter().enumerate().skip(1) {
+            match self.arg_at(dot, a, Some(c), i) {
+                Ok(v) => vals.push(v),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        if let Some(f) = final_val {
+            vals.push(f);
+        }
+        Some(match recv.0.call(method, &vals) {
+            None if recv.0.is_map() => {
+                Err(format!("{method} is not a method but has arguments").into())
+            }
+            None => Err(format!(
+                "can't evaluate field {method} in type {}",
+                recv.0.type_name()
+            )
+            .into()),
+            Some(Err(e)) => Err(format!("error calling {method}: {e}").into()),
+            Some(Ok(v)) => self.charge(&v).map(|()| v),
+        })
+    }
+
+    /// Evaluates operand `i` of `c` (when known), placing its error there.
+    fn arg_at(&mut self, dot: &V, a: &Arg, c: Option<&Cmd>, i: usize) -> Result<V, Flow> {
+        let r = self.arg(dot, a);
+        match (r, c) {
+            (Err(f), Some(c)) => {
+                let at = c.pos.get(i).copied().unwrap_or(0);
+                let text = c.texts.get(i).cloned().unwrap_or_default();
+                Err(self.locate(at, &text, f))
+            }
+            (r, _) => r,
+        }
+    }
+
+    fn call(
+        &mut self,
+        dot: &V,
+        name: &str,
+        args: &[Arg],
+        final_val: Option<V>,
+        c: Option<&Cmd>,
+    ) -> Result<V, Flow> {
         // `and` and `or` evaluate their arguments lazily (Go 1.18+).
         if name == "and" || name == "or" {
             let total = args.len() + usize::from(final_val.is_some());
@@ -507,8 +702,8 @@ impl State {
                 );
             }
             let mut last = V::Missing;
-            for a in args {
-                last = self.arg(dot, a)?;
+            for (i, a) in args.iter().enumerate() {
+                last = self.arg_at(dot, a, c, i + 1)?;
                 if (name == "and") != last.truth() {
                     return Ok(last);
                 }
@@ -519,17 +714,28 @@ impl State {
             return Ok(last);
         }
         let mut vals = Vec::with_capacity(args.len() + 1);
-        for a in args {
+        for (i, a) in args.iter().enumerate() {
             if matches!(a, Arg::Nil) {
                 vals.push(V::Nil);
             } else {
-                vals.push(self.arg(dot, a)?);
+                vals.push(self.arg_at(dot, a, c, i + 1)?);
             }
         }
         if let Some(f) = final_val {
             vals.push(f);
         }
-        let out = funcs::call(name, vals, self.bytes_left)
+        if self.set.is_some() && matches!(name, "include" | "tpl") {
+            let out = self
+                .set_call(name, vals)
+                .map_err(|e| Flow::Error(format!("error calling {name}: {e}")))?;
+            self.charge(&out)?;
+            return Ok(out);
+        }
+        let funcs = self
+            .set
+            .as_ref()
+            .map_or(FuncSet::ApplicationSet, SetCx::funcs);
+        let out = funcs::call(name, vals, self.bytes_left, funcs)
             .map_err(|e| Flow::Error(format!("error calling {name}: {e}")))?;
         self.charge(&out)?;
         if funcs::mutates_first_arg(name) {
@@ -596,5 +802,7 @@ pub fn data_from_params(params: &serde_json::Map<String, serde_json::Value>) -> 
     )
 }
 
+#[cfg(test)]
+mod set_tests;
 #[cfg(test)]
 mod tests;
