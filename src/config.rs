@@ -62,6 +62,9 @@ pub struct Config {
     /// to the repository's root (its working directory on disk), for
     /// Applications installing charts from Helm repositories.
     pub chart_cache: Option<String>,
+    /// `helmRenderer`: how Helm charts are rendered when the command line
+    /// does not say (`binary` or `native`).
+    pub helm_renderer: Option<crate::render::HelmRenderer>,
     /// `clusterScopedKinds`: `Kind` or `group/Kind` patterns (`*` wildcards)
     /// of kinds that are cluster-scoped, for CRDs not in the repository.
     pub cluster_scoped_kinds: Vec<String>,
@@ -136,6 +139,7 @@ impl Default for Config {
             tracking_method: None,
             kustomize_build_options: None,
             chart_cache: None,
+            helm_renderer: None,
             cluster_scoped_kinds: Vec::new(),
             namespaces: Vec::new(),
             acknowledge_trailers: true,
@@ -180,6 +184,7 @@ const TOP_KEYS: &[&str] = &[
     "trackingMethod",
     "kustomizeBuildOptions",
     "chartCache",
+    "helmRenderer",
     "clusterScopedKinds",
     "namespaces",
     "acknowledge",
@@ -477,6 +482,25 @@ impl Config {
                     &["chartCache"],
                     "chartCache must be a directory, relative to the repository's root".to_string(),
                 ),
+            }
+        }
+        if let Some(v) = get("helmRenderer") {
+            use crate::render::HelmRenderer;
+            match v.as_str().and_then(HelmRenderer::parse) {
+                Some(r) => cfg.helm_renderer = Some(r),
+                None => {
+                    let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                    let hint = did_you_mean(&text, &HelmRenderer::NAMES)
+                        .map(|s| format!(" (did you mean `{s}`?)"))
+                        .unwrap_or_default();
+                    c.at(
+                        &["helmRenderer"],
+                        format!(
+                            "helmRenderer `{text}` is not one of {}{hint}",
+                            HelmRenderer::NAMES.join(", ")
+                        ),
+                    );
+                }
             }
         }
         cfg.repo_urls = c.strings(&["repoUrls"], get("repoUrls"));
@@ -832,6 +856,20 @@ mod tests {
         };
         assert_eq!(ok("argocdVersion: \"3.10\"\n"), (3, 10));
         assert_eq!(ok("argocdVersion: 2.14\n"), (2, 14));
+    }
+
+    #[test]
+    fn helm_renderer_is_binary_or_native() {
+        let c = parse(".gitops-lint.yaml", "helmRenderer: native\n").expect("valid");
+        assert_eq!(c.helm_renderer, Some(crate::render::HelmRenderer::Native));
+        assert_eq!(
+            problems("helmRenderer: nativ\n"),
+            vec!["line 1: helmRenderer `nativ` is not one of binary, native (did you mean `native`?)"]
+        );
+        assert_eq!(
+            problems("helmRendrer: native\n"),
+            vec!["line 1: unknown key `helmRendrer` (did you mean `helmRenderer`?)"]
+        );
     }
 
     #[test]
