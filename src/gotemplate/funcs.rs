@@ -11,183 +11,10 @@ use sha2::Digest as _;
 use super::printf::sprintf;
 use super::value::V;
 use super::yaml_out;
+use super::FuncSet;
 use crate::limits::BEYOND_LIMITS;
 
 type R = Result<V, String>;
-
-/// Functions this engine evaluates.
-const IMPLEMENTED: &[&str] = &[
-    // Go builtins
-    "and",
-    "or",
-    "not",
-    "len",
-    "index",
-    "print",
-    "printf",
-    "println",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    // Sprig strings
-    "abbrev",
-    "abbrevboth",
-    "trunc",
-    "trim",
-    "upper",
-    "lower",
-    "title",
-    "untitle",
-    "substr",
-    "repeat",
-    "trimall",
-    "trimAll",
-    "trimSuffix",
-    "trimPrefix",
-    "nospace",
-    "initials",
-    "contains",
-    "hasPrefix",
-    "hasSuffix",
-    "quote",
-    "squote",
-    "cat",
-    "indent",
-    "nindent",
-    "replace",
-    "plural",
-    "sha256sum",
-    "toString",
-    "atoi",
-    "int64",
-    "int",
-    "float64",
-    "split",
-    "splitList",
-    "splitn",
-    "toStrings",
-    "until",
-    "untilStep",
-    "add1",
-    "add",
-    "sub",
-    "div",
-    "mod",
-    "mul",
-    "biggest",
-    "max",
-    "min",
-    "floor",
-    "ceil",
-    "join",
-    "sortAlpha",
-    "hello",
-    // Sprig defaults, encoding, reflection, paths
-    "default",
-    "empty",
-    "coalesce",
-    "all",
-    "any",
-    "compact",
-    "mustCompact",
-    "fromJson",
-    "toJson",
-    "toPrettyJson",
-    "toRawJson",
-    "mustFromJson",
-    "mustToJson",
-    "mustToPrettyJson",
-    "mustToRawJson",
-    "ternary",
-    "deepCopy",
-    "mustDeepCopy",
-    "typeOf",
-    "typeIs",
-    "kindOf",
-    "kindIs",
-    "deepEqual",
-    "base",
-    "dir",
-    "clean",
-    "ext",
-    "isAbs",
-    "osBase",
-    "osClean",
-    "osDir",
-    "osExt",
-    "osIsAbs",
-    "b64enc",
-    "b64dec",
-    // Sprig data structures
-    "tuple",
-    "list",
-    "dict",
-    "get",
-    "set",
-    "unset",
-    "hasKey",
-    "pluck",
-    "keys",
-    "pick",
-    "omit",
-    "merge",
-    "mergeOverwrite",
-    "mustMerge",
-    "mustMergeOverwrite",
-    "values",
-    "append",
-    "push",
-    "mustAppend",
-    "mustPush",
-    "prepend",
-    "mustPrepend",
-    "first",
-    "mustFirst",
-    "rest",
-    "mustRest",
-    "last",
-    "mustLast",
-    "initial",
-    "mustInitial",
-    "reverse",
-    "mustReverse",
-    "uniq",
-    "mustUniq",
-    "without",
-    "mustWithout",
-    "has",
-    "mustHas",
-    "slice",
-    "mustSlice",
-    "concat",
-    "dig",
-    "chunk",
-    "mustChunk",
-    "fail",
-    // Sprig regex
-    "regexMatch",
-    "mustRegexMatch",
-    "regexFindAll",
-    "mustRegexFindAll",
-    "regexFind",
-    "mustRegexFind",
-    "regexReplaceAll",
-    "mustRegexReplaceAll",
-    "regexReplaceAllLiteral",
-    "mustRegexReplaceAllLiteral",
-    "regexSplit",
-    "mustRegexSplit",
-    "regexQuoteMeta",
-    // Argo CD extras
-    "normalize",
-    "slugify",
-    "toYaml",
-    "fromYaml",
-    "fromYamlArray",
-];
 
 /// Functions Argo CD offers that this engine does not evaluate.
 const NOT_IMPLEMENTED: &[&str] = &[
@@ -260,11 +87,20 @@ const NOT_IMPLEMENTED: &[&str] = &[
     "urlJoin",
 ];
 
+/// Functions Helm offers that this engine does not evaluate (beyond
+/// [`NOT_IMPLEMENTED`]).
+const HELM_NOT_IMPLEMENTED: &[&str] = &["toToml", "fromToml", "toYamlPretty"];
+
+/// Argo CD's additions, which Helm does not have.
+const ARGO_ONLY: &[&str] = &["normalize", "slugify"];
+
 /// Checks a function name at parse time, as Go does.
-pub(super) fn check_name(name: &str) -> Result<(), String> {
-    if IMPLEMENTED.contains(&name) {
+pub(super) fn check_name(name: &str, set: FuncSet) -> Result<(), String> {
+    if lookup(name, set).is_some() {
         Ok(())
-    } else if NOT_IMPLEMENTED.contains(&name) {
+    } else if NOT_IMPLEMENTED.contains(&name)
+        || (set == FuncSet::Helm && HELM_NOT_IMPLEMENTED.contains(&name))
+    {
         Err(format!("template function `{name}` is not supported by gitops-lint, so this template cannot be evaluated offline"))
     } else {
         // Includes `env`, `expandenv` and `getHostByName`, which Argo CD removes.
@@ -428,7 +264,8 @@ fn none(args: &[V]) -> V {
     V::Nil
 }
 
-fn go_quote(s: &str) -> String {
+/// Go's `strconv.Quote` (`%q` of a string).
+pub(super) fn go_quote(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {
@@ -673,753 +510,1221 @@ fn fits(len: usize, room: usize) -> Result<(), String> {
 /// function whose result can outgrow its arguments checks the result's size
 /// against it before building the result (results no larger than a small
 /// multiple of their arguments are charged by the caller afterwards).
-#[allow(clippy::too_many_lines)]
-pub(super) fn call(name: &str, args: Vec<V>, room: usize) -> R {
-    // Typed parameters reject a missing value ("invalid value; expected
-    // string"); untyped ones see it as nil, which `iface` applies to values
-    // a function stores or returns.
-    let a = args.as_slice();
-    match name {
-        "not" => {
-            arity(a, 1)?;
-            Ok(V::Bool(!a[0].truth()))
+///
+/// Typed parameters reject a missing value ("invalid value; expected
+/// string"); untyped ones see it as nil, which `iface` applies to values
+/// a function stores or returns.
+pub(super) fn call(name: &str, args: Vec<V>, room: usize, set: FuncSet) -> R {
+    match lookup(name, set) {
+        Some(f) => f(name, &args, room),
+        None => Err(format!("function {name:?} not defined")),
+    }
+}
+
+/// `and` and `or` evaluate their arguments lazily, so the executor runs them
+/// (`State::call`); reaching this would be a bug in the executor.
+fn f_lazy(name: &str, _: &[V], _: usize) -> R {
+    Err(format!("{name} is evaluated by the executor"))
+}
+
+/// The implementation registered under `name` in `set`.
+fn lookup(name: &str, set: FuncSet) -> Option<Func> {
+    let find = |table: &[(&str, Func)]| table.iter().find(|(n, _)| *n == name).map(|(_, f)| *f);
+    match set {
+        FuncSet::ApplicationSet => find(FUNCS),
+        FuncSet::Helm if ARGO_ONLY.contains(&name) => None,
+        FuncSet::Helm => find(HELM_FUNCS).or_else(|| find(FUNCS)),
+    }
+}
+
+/// Helm's own functions (`pkg/engine/funcs.go` `funcMap` `extra`,
+/// `engine.go` `initFunMap`), which take precedence over [`FUNCS`] in the
+/// Helm set. `include` and `tpl` run in the executor (`set.rs`).
+const HELM_FUNCS: &[(&str, Func)] = &[
+    ("include", f_lazy),
+    ("tpl", f_lazy),
+    ("required", f_required),
+    ("fail", f_helm_fail),
+    ("lookup", f_lookup),
+    ("getHostByName", f_get_host_by_name),
+    ("mustToYaml", f_to_yaml),
+    ("fromYaml", f_helm_from_yaml),
+    ("fromYamlArray", f_helm_from_yaml),
+    ("fromJson", f_helm_from_json),
+    ("fromJsonArray", f_helm_from_json),
+];
+
+/// Helm's `warnWrap`: the delimiters `cleanupExecError` finds a `fail` or
+/// `required` message between.
+fn warn_wrap(msg: &str) -> String {
+    format!("HELM_ERR_START{msg}HELM_ERR_END")
+}
+
+/// Helm's `required`: nil or the empty string fail with the message.
+fn f_required(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    let msg = s(&a[0])?;
+    match &a[1] {
+        V::Nil | V::Missing => Err(warn_wrap(msg)),
+        V::Str(x) if x.is_empty() => Err(warn_wrap(msg)),
+        v => Ok(v.clone()),
+    }
+}
+
+/// Helm's `fail`.
+fn f_helm_fail(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Err(warn_wrap(s(&a[0])?))
+}
+
+/// `lookup` as `helm template` has it: no cluster, an empty map.
+fn f_lookup(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 4)?;
+    for v in a {
+        s(v)?;
+    }
+    Ok(V::Map(BTreeMap::new()))
+}
+
+/// `getHostByName` with Helm's DNS lookups off (`EnableDNS` false): "".
+fn f_get_host_by_name(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    s(&a[0])?;
+    Ok(V::Str(String::new()))
+}
+
+/// Helm's `fromYaml`/`fromYamlArray`: a decoding error is not a template
+/// error but the map `{"Error": msg}` (the list `[msg]`).
+fn f_helm_from_yaml(name: &str, a: &[V], room: usize) -> R {
+    match f_from_yaml(name, a, room) {
+        Ok(v) => Ok(v),
+        Err(e) if name == "fromYaml" => Ok(V::Map([("Error".to_string(), V::Str(e))].into())),
+        Err(e) => Ok(V::List(vec![V::Str(e)])),
+    }
+}
+
+/// Helm's `fromJson`/`fromJsonArray`: an object (a list), or `{"Error": msg}`
+/// (`[msg]`) when the text is not one.
+fn f_helm_from_json(name: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    let text = s(&a[0])?;
+    let want_list = name == "fromJsonArray";
+    let err = |e: String| {
+        if want_list {
+            V::List(vec![V::Str(e)])
+        } else {
+            V::Map([("Error".to_string(), V::Str(e))].into())
         }
-        "len" => {
-            arity(a, 1)?;
-            let n = match &a[0] {
-                V::Str(s) => s.len(),
-                V::List(l) => l.len(),
-                V::Map(m) => m.len(),
-                V::Nil => return Err("len of nil pointer".into()),
-                other => return Err(format!("len of type {}", other.type_name())),
-            };
-            Ok(V::Int(i64::try_from(n).unwrap_or(i64::MAX)))
-        }
-        "index" => {
-            at_least(a, 1)?;
-            let mut item = a[0].clone();
-            for key in &a[1..] {
-                item = match (item, key) {
-                    (V::Map(mut m), V::Str(k)) => m.remove(k).unwrap_or(V::Nil),
-                    (V::Map(_), other) => {
-                        return Err(format!(
-                            "value has type {}; should be string",
-                            other.type_name()
-                        ))
-                    }
-                    (V::List(l), V::Int(i)) => usize::try_from(*i)
-                        .ok()
-                        .and_then(|i| l.get(i).cloned())
-                        .ok_or_else(|| format!("index out of range: {i}"))?,
-                    (V::Str(s), V::Int(i)) => usize::try_from(*i)
-                        .ok()
-                        .and_then(|i| s.as_bytes().get(i).copied())
-                        .map(|b| V::Int(i64::from(b)))
-                        .ok_or_else(|| format!("index out of range: {i}"))?,
-                    (V::List(_) | V::Str(_), other) => {
-                        return Err(format!(
-                            "cannot index slice/array with type {}",
-                            other.type_name()
-                        ))
-                    }
-                    (V::Nil | V::Missing, _) => return Err("index of untyped nil".into()),
-                    (other, _) => {
-                        return Err(format!("can't index item of type {}", other.type_name()))
-                    }
-                };
-            }
-            Ok(item)
-        }
-        "print" => {
-            // fmt.Sprint: a space between operands when neither is a string.
-            let mut out = String::new();
-            for (i, v) in a.iter().enumerate() {
-                if i > 0 && !matches!(v, V::Str(_)) && !matches!(a[i - 1], V::Str(_)) {
-                    out.push(' ');
-                }
-                out.push_str(&strval(v));
-            }
-            Ok(V::Str(out))
-        }
-        "println" => Ok(V::Str(
-            a.iter().map(strval).collect::<Vec<_>>().join(" ") + "\n",
-        )),
-        "printf" => {
-            at_least(a, 1)?;
-            Ok(V::Str(sprintf(s(&a[0])?, &a[1..])?))
-        }
-        "eq" => {
-            at_least(a, 2)?;
-            for b in &a[1..] {
-                if eq(&a[0], b)? {
-                    return Ok(V::Bool(true));
-                }
-            }
-            Ok(V::Bool(false))
-        }
-        "ne" => {
-            arity(a, 2)?;
-            Ok(V::Bool(!eq(&a[0], &a[1])?))
-        }
-        "lt" => {
-            arity(a, 2)?;
-            Ok(V::Bool(lt(&a[0], &a[1])?))
-        }
-        "le" => {
-            arity(a, 2)?;
-            Ok(V::Bool(lt(&a[0], &a[1])? || eq(&a[0], &a[1])?))
-        }
-        "gt" => {
-            arity(a, 2)?;
-            Ok(V::Bool(!(lt(&a[0], &a[1])? || eq(&a[0], &a[1])?)))
-        }
-        "ge" => {
-            arity(a, 2)?;
-            Ok(V::Bool(!lt(&a[0], &a[1])?))
-        }
-        "hello" => Ok(V::Str("Hello!".into())),
-        "abbrev" => {
-            arity(a, 2)?;
-            let w = usize::try_from(int(&a[0])?).unwrap_or(0);
-            let st = s(&a[1])?;
-            if w < 4 || st.len() <= w {
-                return Ok(V::Str(st.to_string()));
-            }
-            Ok(V::Str(format!("{}...", &st[..floor_boundary(st, w - 3)])))
-        }
-        "abbrevboth" => {
-            Err("template function `abbrevboth` is not supported by gitops-lint".into())
-        }
-        "trunc" => {
-            arity(a, 2)?;
-            let c = int(&a[0])?;
-            let st = s(&a[1])?;
-            let n = i64::try_from(st.len()).unwrap_or(i64::MAX);
-            let out = if c >= 0 && n > c {
-                &st[..floor_boundary(st, usize::try_from(c).unwrap_or(0))]
-            } else if c < 0 && n > -c {
-                &st[floor_boundary(st, usize::try_from(n + c).unwrap_or(0))..]
-            } else {
-                st
-            };
-            Ok(V::Str(out.to_string()))
-        }
-        "trim" => one_str(a, |x| {
-            x.trim_matches(|c: char| c.is_whitespace()).to_string()
-        }),
-        "upper" => one_str(a, str::to_uppercase),
-        "lower" => one_str(a, str::to_lowercase),
-        "title" => one_str(a, title),
-        "untitle" => one_str(a, |x| {
-            let mut out = String::new();
-            let mut prev_space = true;
-            for c in x.chars() {
-                if prev_space {
-                    out.extend(c.to_lowercase());
+    };
+    Ok(match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v) => match V::from_json(&v) {
+            V::Map(m) if !want_list => V::Map(m),
+            V::List(l) if want_list => V::List(l),
+            V::Nil if want_list => V::List(Vec::new()),
+            V::Nil => V::Map(BTreeMap::new()),
+            other => err(format!(
+                "json: cannot unmarshal {} into Go value of type {}",
+                other.kind_name(),
+                if want_list {
+                    "[]interface {}"
                 } else {
-                    out.push(c);
+                    "map[string]interface {}"
                 }
-                prev_space = c.is_whitespace();
-            }
-            out
-        }),
-        "initials" => one_str(a, |x| {
-            x.split_whitespace()
-                .filter_map(|w| w.chars().next())
-                .collect()
-        }),
-        "nospace" => one_str(a, |x| x.chars().filter(|c| !c.is_whitespace()).collect()),
-        "substr" => {
-            arity(a, 3)?;
-            let (start, end, st) = (int(&a[0])?, int(&a[1])?, s(&a[2])?);
-            let n = i64::try_from(st.len()).unwrap_or(i64::MAX);
-            let cut = |i: i64| floor_boundary(st, usize::try_from(i.clamp(0, n)).unwrap_or(0));
-            let out = if start < 0 {
-                &st[..cut(end)]
-            } else if end < 0 || end > n {
-                &st[cut(start)..]
-            } else if start > end {
-                return Err(format!("slice bounds out of range [{start}:{end}]"));
-            } else {
-                &st[cut(start)..cut(end)]
-            };
-            Ok(V::Str(out.to_string()))
-        }
-        "repeat" => {
-            arity(a, 2)?;
-            let n = int(&a[0])?;
-            let st = s(&a[1])?;
-            if n < 0 {
-                return Err("strings: negative Repeat count".into());
-            }
-            let n = usize::try_from(n).unwrap_or(0);
-            fits(st.len().saturating_mul(n), room)?;
-            Ok(V::Str(st.repeat(n)))
-        }
-        "trimall" | "trimAll" => {
-            two_str(a, |cut, x| x.trim_matches(|c| cut.contains(c)).to_string())
-        }
-        "trimSuffix" => two_str(a, |suf, x| x.strip_suffix(suf).unwrap_or(x).to_string()),
-        "trimPrefix" => two_str(a, |pre, x| x.strip_prefix(pre).unwrap_or(x).to_string()),
-        "contains" => two_bool(a, |sub, x| x.contains(sub)),
-        "hasPrefix" => two_bool(a, |p, x| x.starts_with(p)),
-        "hasSuffix" => two_bool(a, |p, x| x.ends_with(p)),
-        "quote" => Ok(V::Str(
-            a.iter()
-                .filter(|v| !matches!(v, V::Nil | V::Missing))
-                .map(|v| go_quote(&strval(v)))
-                .collect::<Vec<_>>()
-                .join(" "),
-        )),
-        "squote" => Ok(V::Str(
-            a.iter()
-                .filter(|v| !matches!(v, V::Nil | V::Missing))
-                .map(|v| format!("'{}'", strval(v)))
-                .collect::<Vec<_>>()
-                .join(" "),
-        )),
-        "cat" => Ok(V::Str(
-            a.iter()
-                .filter(|v| !matches!(v, V::Nil | V::Missing))
-                .map(strval)
-                .collect::<Vec<_>>()
-                .join(" "),
-        )),
-        "indent" | "nindent" => {
-            arity(a, 2)?;
-            let width = usize::try_from(int(&a[0])?).unwrap_or(0);
-            let text = s(&a[1])?;
-            let lines = text.bytes().filter(|b| *b == b'\n').count() + 1;
-            fits(
-                width.saturating_mul(lines).saturating_add(text.len() + 1),
-                room,
-            )?;
-            let pad = " ".repeat(width);
-            let body = format!("{pad}{}", s(&a[1])?.replace('\n', &format!("\n{pad}")));
-            Ok(V::Str(if name == "nindent" {
-                format!("\n{body}")
-            } else {
-                body
-            }))
-        }
-        "replace" => {
-            arity(a, 3)?;
-            let (old, new, src) = (s(&a[0])?, s(&a[1])?, s(&a[2])?);
-            let hits = if old.is_empty() {
-                src.chars().count() + 1
-            } else {
-                src.matches(old).count()
-            };
-            fits(
-                src.len()
-                    .saturating_add(hits.saturating_mul(new.len().saturating_sub(old.len()))),
-                room,
-            )?;
-            Ok(V::Str(go_replace_all(src, old, new)))
-        }
-        "plural" => {
-            arity(a, 3)?;
-            let (one, many, n) = (s(&a[0])?, s(&a[1])?, int(&a[2])?);
-            Ok(V::Str(if n == 1 { one } else { many }.to_string()))
-        }
-        "sha256sum" => one_str(a, |x| {
-            let d = sha2::Sha256::digest(x.as_bytes());
-            d.iter().fold(String::new(), |mut acc, b| {
-                let _ = write!(acc, "{b:02x}");
-                acc
-            })
-        }),
-        "toString" => {
-            arity(a, 1)?;
-            Ok(V::Str(strval(&a[0])))
-        }
-        "atoi" => {
-            arity(a, 1)?;
-            Ok(V::Int(s(&a[0])?.parse().unwrap_or(0)))
-        }
-        "int64" | "int" => {
-            arity(a, 1)?;
-            Ok(V::Int(to_i64(&a[0])))
-        }
-        "float64" => {
-            arity(a, 1)?;
-            Ok(V::Float(to_f64(&a[0])))
-        }
-        "split" | "splitn" => {
-            let (sep, orig, n) = if name == "split" {
-                arity(a, 2)?;
-                (s(&a[0])?, s(&a[1])?, -1)
-            } else {
-                arity(a, 3)?;
-                (s(&a[0])?, s(&a[2])?, int(&a[1])?)
-            };
-            fits(split_cost(orig, sep), room)?;
-            let parts = go_split(orig, sep, n);
-            Ok(V::Map(
-                parts
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, p)| (format!("_{i}"), V::Str(p)))
-                    .collect(),
-            ))
-        }
-        "splitList" => {
-            arity(a, 2)?;
-            fits(split_cost(s(&a[1])?, s(&a[0])?), room)?;
-            Ok(V::List(
-                go_split(s(&a[1])?, s(&a[0])?, -1)
-                    .into_iter()
-                    .map(V::Str)
-                    .collect(),
-            ))
-        }
-        "toStrings" => {
-            arity(a, 1)?;
-            Ok(V::List(strslice(&a[0]).into_iter().map(V::Str).collect()))
-        }
-        "until" => {
-            arity(a, 1)?;
-            let n = int(&a[0])?;
-            range_list(0, n, if n < 0 { -1 } else { 1 }, room)
-        }
-        "untilStep" => {
-            arity(a, 3)?;
-            range_list(int(&a[0])?, int(&a[1])?, int(&a[2])?, room)
-        }
-        "add1" => {
-            arity(a, 1)?;
-            Ok(V::Int(to_i64(&a[0]).wrapping_add(1)))
-        }
-        "add" => Ok(V::Int(a.iter().map(to_i64).fold(0i64, i64::wrapping_add))),
-        "sub" => {
-            arity(a, 2)?;
-            Ok(V::Int(to_i64(&a[0]).wrapping_sub(to_i64(&a[1]))))
-        }
-        "mul" => {
-            at_least(a, 1)?;
-            Ok(V::Int(a.iter().map(to_i64).fold(1i64, i64::wrapping_mul)))
-        }
-        "div" | "mod" => {
-            arity(a, 2)?;
-            let (x, y) = (to_i64(&a[0]), to_i64(&a[1]));
-            if y == 0 {
-                return Err("runtime error: integer divide by zero".into());
-            }
-            Ok(V::Int(if name == "div" {
-                x.wrapping_div(y)
-            } else {
-                x.wrapping_rem(y)
-            }))
-        }
-        "max" | "biggest" | "min" => {
-            at_least(a, 1)?;
-            let vals = a.iter().map(to_i64);
-            Ok(V::Int(if name == "min" {
-                vals.min().unwrap_or(0)
-            } else {
-                vals.max().unwrap_or(0)
-            }))
-        }
-        "floor" | "ceil" => {
-            arity(a, 1)?;
-            let f = to_f64(&a[0]);
-            Ok(V::Float(if name == "floor" { f.floor() } else { f.ceil() }))
-        }
-        "join" => {
-            arity(a, 2)?;
-            let sep = s(&a[0])?;
-            let parts = strslice(&a[1]);
-            let len = parts
-                .iter()
-                .fold(sep.len().saturating_mul(parts.len()), |n, p| {
-                    n.saturating_add(p.len())
-                });
-            fits(len, room)?;
-            Ok(V::Str(parts.join(sep)))
-        }
-        "sortAlpha" => {
-            arity(a, 1)?;
-            let mut l = strslice(&a[0]);
-            l.sort();
-            Ok(V::List(l.into_iter().map(V::Str).collect()))
-        }
-        "default" => {
-            at_least(a, 1)?;
-            if a.len() == 1 || is_empty(&a[1]) {
-                Ok(iface(&a[0]))
-            } else {
-                Ok(iface(&a[1]))
-            }
-        }
-        "empty" => {
-            arity(a, 1)?;
-            Ok(V::Bool(is_empty(&a[0])))
-        }
-        "coalesce" => Ok(a.iter().find(|v| !is_empty(v)).map_or(V::Nil, iface)),
-        "all" => Ok(V::Bool(a.iter().all(|v| !is_empty(v)))),
-        "any" => Ok(V::Bool(a.iter().any(|v| !is_empty(v)))),
-        "compact" | "mustCompact" => {
-            arity(a, 1)?;
-            Ok(V::List(
-                list_arg("compact", &a[0])?
-                    .iter()
-                    .filter(|v| !is_empty(v))
-                    .cloned()
-                    .collect(),
-            ))
-        }
-        "fromJson" | "mustFromJson" => {
-            arity(a, 1)?;
-            match serde_json::from_str::<serde_json::Value>(s(&a[0])?) {
-                Ok(v) => Ok(V::from_json(&v)),
-                Err(e) if name == "mustFromJson" => Err(e.to_string()),
-                Err(_) => Ok(V::Nil),
-            }
-        }
-        "toJson" | "mustToJson" | "toRawJson" | "mustToRawJson" => {
-            arity(a, 1)?;
-            let raw = name.contains("Raw");
-            fits(a[0].printed_bound(), room)?;
-            Ok(V::Str(go_json(&a[0], !raw, false)))
-        }
-        "toPrettyJson" | "mustToPrettyJson" => {
-            arity(a, 1)?;
-            fits(a[0].printed_bound(), room)?;
-            Ok(V::Str(go_json(&a[0], true, true)))
-        }
-        "ternary" => {
-            arity(a, 3)?;
-            Ok(if boolean(&a[2])? {
-                iface(&a[0])
-            } else {
-                iface(&a[1])
-            })
-        }
-        "deepCopy" | "mustDeepCopy" => {
-            arity(a, 1)?;
-            Ok(iface(&a[0]))
-        }
-        "typeOf" => {
-            arity(a, 1)?;
-            Ok(V::Str(a[0].type_name().to_string()))
-        }
-        "typeIs" => {
-            arity(a, 2)?;
-            Ok(V::Bool(s(&a[0])? == a[1].type_name()))
-        }
-        "kindOf" => {
-            arity(a, 1)?;
-            Ok(V::Str(a[0].kind_name().to_string()))
-        }
-        "kindIs" => {
-            arity(a, 2)?;
-            Ok(V::Bool(s(&a[0])? == a[1].kind_name()))
-        }
-        "deepEqual" => {
-            arity(a, 2)?;
-            Ok(V::Bool(a[0] == a[1]))
-        }
-        "base" | "osBase" => one_str(a, path_base),
-        "dir" | "osDir" => one_str(a, path_dir),
-        "clean" | "osClean" => one_str(a, path_clean),
-        "ext" | "osExt" => one_str(a, path_ext),
-        "isAbs" | "osIsAbs" => {
-            arity(a, 1)?;
-            Ok(V::Bool(s(&a[0])?.starts_with('/')))
-        }
-        "b64enc" => one_str(a, |x| {
-            base64::engine::general_purpose::STANDARD.encode(x.as_bytes())
-        }),
-        "b64dec" => one_str(a, |x| {
-            match base64::engine::general_purpose::STANDARD.decode(x.as_bytes()) {
-                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-                Err(e) => format!("illegal base64 data: {e}"),
-            }
-        }),
-        "tuple" | "list" => Ok(V::List(a.iter().map(iface).collect())),
-        "dict" => {
-            let mut m = BTreeMap::new();
-            for pair in a.chunks(2) {
-                let k = strval(&pair[0]);
-                m.insert(k, pair.get(1).map_or(V::Str(String::new()), iface));
-            }
-            Ok(V::Map(m))
-        }
-        "get" => {
-            arity(a, 2)?;
-            Ok(map_arg(&a[0])?
-                .get(s(&a[1])?)
-                .cloned()
-                .unwrap_or(V::Str(String::new())))
-        }
-        "set" => {
-            arity(a, 3)?;
-            let mut m = map_arg(&a[0])?.clone();
-            m.insert(s(&a[1])?.to_string(), iface(&a[2]));
-            Ok(V::Map(m))
-        }
-        "unset" => {
-            arity(a, 2)?;
-            let mut m = map_arg(&a[0])?.clone();
-            m.remove(s(&a[1])?);
-            Ok(V::Map(m))
-        }
-        "hasKey" => {
-            arity(a, 2)?;
-            Ok(V::Bool(map_arg(&a[0])?.contains_key(s(&a[1])?)))
-        }
-        "pluck" => {
-            at_least(a, 1)?;
-            let key = s(&a[0])?;
-            let mut out = Vec::new();
-            for d in &a[1..] {
-                if let Some(v) = map_arg(d)?.get(key) {
-                    out.push(v.clone());
-                }
-            }
-            Ok(V::List(out))
-        }
-        "keys" => {
-            let mut out = Vec::new();
-            for d in a {
-                out.extend(map_arg(d)?.keys().map(|k| V::Str(k.clone())));
-            }
-            Ok(V::List(out))
-        }
-        "values" => {
-            arity(a, 1)?;
-            Ok(V::List(map_arg(&a[0])?.values().cloned().collect()))
-        }
-        "pick" | "omit" => {
-            at_least(a, 1)?;
-            let m = map_arg(&a[0])?;
-            let keys: Vec<&str> = a[1..].iter().map(s).collect::<Result<_, _>>()?;
-            Ok(V::Map(
-                m.iter()
-                    .filter(|(k, _)| keys.contains(&k.as_str()) == (name == "pick"))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-            ))
-        }
-        "merge" | "mustMerge" | "mergeOverwrite" | "mustMergeOverwrite" => {
-            at_least(a, 1)?;
-            let mut dst = map_arg(&a[0])?.clone();
-            for src in &a[1..] {
-                deep_merge(&mut dst, map_arg(src)?, name.contains("Overwrite"));
-            }
-            Ok(V::Map(dst))
-        }
-        "append" | "push" | "mustAppend" | "mustPush" => {
-            arity(a, 2)?;
-            let mut l = list_arg("push", &a[0])?.to_vec();
-            l.push(iface(&a[1]));
-            Ok(V::List(l))
-        }
-        "prepend" | "mustPrepend" => {
-            arity(a, 2)?;
-            let mut l = vec![iface(&a[1])];
-            l.extend(list_arg("prepend", &a[0])?.iter().cloned());
-            Ok(V::List(l))
-        }
-        "first" | "mustFirst" => {
-            arity(a, 1)?;
-            if matches!(a[0], V::Nil | V::Missing) {
-                return Ok(none(a));
-            }
-            Ok(list_arg("find first", &a[0])?
-                .first()
-                .cloned()
-                .unwrap_or(V::Nil))
-        }
-        "last" | "mustLast" => {
-            arity(a, 1)?;
-            if matches!(a[0], V::Nil | V::Missing) {
-                return Ok(none(a));
-            }
-            Ok(list_arg("find last", &a[0])?
-                .last()
-                .cloned()
-                .unwrap_or(V::Nil))
-        }
-        "rest" | "mustRest" | "initial" | "mustInitial" => {
-            arity(a, 1)?;
-            if matches!(a[0], V::Nil | V::Missing) {
-                return Ok(none(a));
-            }
-            let l = list_arg("find rest", &a[0])?;
-            if l.is_empty() {
-                return Ok(V::Nil);
-            }
-            Ok(V::List(if name.contains("est") {
-                l[1..].to_vec()
-            } else {
-                l[..l.len() - 1].to_vec()
-            }))
-        }
-        "reverse" | "mustReverse" => {
-            arity(a, 1)?;
-            let mut l = list_arg("reverse", &a[0])?.to_vec();
-            l.reverse();
-            Ok(V::List(l))
-        }
-        "uniq" | "mustUniq" => {
-            arity(a, 1)?;
-            let mut out: Vec<V> = Vec::new();
-            for v in list_arg("uniq", &a[0])? {
-                if !out.contains(v) {
-                    out.push(v.clone());
-                }
-            }
-            Ok(V::List(out))
-        }
-        "without" | "mustWithout" => {
-            at_least(a, 1)?;
-            Ok(V::List(
-                list_arg("without", &a[0])?
-                    .iter()
-                    .filter(|v| !a[1..].contains(v))
-                    .cloned()
-                    .collect(),
-            ))
-        }
-        "has" | "mustHas" => {
-            arity(a, 2)?;
-            if matches!(a[1], V::Nil | V::Missing) {
-                return Ok(V::Bool(false));
-            }
-            Ok(V::Bool(
-                list_arg("find has", &a[1])?.contains(&iface(&a[0])),
-            ))
-        }
-        "slice" | "mustSlice" => {
-            at_least(a, 1)?;
-            let l = list_arg("slice", &a[0])?;
-            let n = l.len();
-            let idx = |i: usize| -> Result<usize, String> {
-                a.get(i).map_or(Ok(usize::MAX), |v| {
-                    usize::try_from(to_i64(v)).map_err(|e| e.to_string())
-                })
-            };
-            let start = if a.len() > 1 { idx(1)? } else { 0 };
-            let end = if a.len() > 2 { idx(2)? } else { n };
-            if start > end || end > n {
-                return Err(format!("slice bounds out of range [{start}:{end}]"));
-            }
-            Ok(V::List(l[start..end].to_vec()))
-        }
-        "concat" => {
-            let mut out = Vec::new();
-            for v in a {
-                out.extend(list_arg("concat", v)?.iter().cloned());
-            }
-            Ok(V::List(out))
-        }
-        "dig" => {
-            at_least(a, 3)?;
-            let dict = map_arg(&a[a.len() - 1])?;
-            let default = &a[a.len() - 2];
-            let keys: Vec<&str> = a[..a.len() - 2].iter().map(s).collect::<Result<_, _>>()?;
-            let mut cur = dict.clone();
-            for (i, k) in keys.iter().enumerate() {
-                match cur.get(*k) {
-                    Some(v) if i == keys.len() - 1 => return Ok(v.clone()),
-                    Some(V::Map(m)) => cur = m.clone(),
-                    _ => return Ok(default.clone()),
-                }
-            }
-            Ok(default.clone())
-        }
-        "chunk" | "mustChunk" => {
-            arity(a, 2)?;
-            let size = usize::try_from(int(&a[0])?).unwrap_or(0).max(1);
-            Ok(V::List(
-                list_arg("chunk", &a[1])?
-                    .chunks(size)
-                    .map(|c| V::List(c.to_vec()))
-                    .collect(),
-            ))
-        }
-        "fail" => {
-            arity(a, 1)?;
-            Err(s(&a[0])?.to_string())
-        }
-        "regexMatch" | "mustRegexMatch" => {
-            arity(a, 2)?;
-            Ok(V::Bool(regex(s(&a[0])?)?.is_match(s(&a[1])?)))
-        }
-        "regexFind" | "mustRegexFind" => {
-            arity(a, 2)?;
-            Ok(V::Str(
-                regex(s(&a[0])?)?
-                    .find(s(&a[1])?)
-                    .map(|m| m.as_str().to_string())
-                    .unwrap_or_default(),
-            ))
-        }
-        "regexFindAll" | "mustRegexFindAll" => {
-            arity(a, 3)?;
-            let re = regex(s(&a[0])?)?;
-            let n = int(&a[2])?;
-            let all = re
-                .find_iter(s(&a[1])?)
-                .map(|m| V::Str(m.as_str().to_string()));
-            Ok(V::List(if n < 0 {
-                all.collect()
-            } else {
-                all.take(usize::try_from(n).unwrap_or(0)).collect()
-            }))
-        }
-        "regexReplaceAll" | "mustRegexReplaceAll" => {
-            arity(a, 3)?;
-            let re = regex(s(&a[0])?)?;
-            regex_replace(&re, s(&a[1])?, s(&a[2])?, true, room)
-        }
-        "regexReplaceAllLiteral" | "mustRegexReplaceAllLiteral" => {
-            arity(a, 3)?;
-            let re = regex(s(&a[0])?)?;
-            regex_replace(&re, s(&a[1])?, s(&a[2])?, false, room)
-        }
-        "regexSplit" | "mustRegexSplit" => {
-            arity(a, 3)?;
-            let re = regex(s(&a[0])?)?;
-            let n = int(&a[2])?;
-            let parts: Vec<V> = if n < 0 {
-                re.split(s(&a[1])?).map(|p| V::Str(p.to_string())).collect()
-            } else {
-                re.splitn(s(&a[1])?, usize::try_from(n).unwrap_or(0))
-                    .map(|p| V::Str(p.to_string()))
-                    .collect()
-            };
-            Ok(V::List(parts))
-        }
-        "regexQuoteMeta" => one_str(a, regex::escape),
-        "normalize" => one_str(a, sanitize_name),
-        "slugify" => slugify(a),
-        "toYaml" => {
-            arity(a, 1)?;
-            fits(a[0].printed_bound(), room)?;
-            Ok(V::Str(
-                yaml_out::to_yaml(&a[0]).trim_end_matches('\n').to_string(),
-            ))
-        }
-        "fromYaml" | "fromYamlArray" => {
-            arity(a, 1)?;
-            let text = s(&a[0])?;
-            let v = crate::yaml::parse_first_doc(text)
-                .map_err(|e| format!("error unmarshaling YAML: {e}"))?;
-            let v = V::from_json(&v);
-            match (name, v) {
-                ("fromYaml", V::Map(m)) => Ok(V::Map(m)),
-                ("fromYaml", V::Nil) => Ok(V::Map(BTreeMap::new())),
-                ("fromYamlArray", V::List(l)) => Ok(V::List(l)),
-                ("fromYamlArray", V::Nil) => Ok(V::List(Vec::new())),
-                (_, other) => Err(format!(
-                    "error unmarshaling YAML: cannot unmarshal {} into the expected type",
+            )),
+        },
+        Err(e) => err(e.to_string()),
+    })
+}
+
+/// A function the engine evaluates: called with the name it was called by
+/// (one implementation may serve several names), the arguments, and the
+/// bytes left to the execution's value budget (see [`call`]).
+type Func = fn(&str, &[V], usize) -> R;
+
+/// Every function this engine evaluates, by name: the single source of
+/// [`check_name`] and [`call`]. `and` and `or` are evaluated lazily by the
+/// executor itself and appear here so that parsing accepts them.
+const FUNCS: &[(&str, Func)] = &[
+    // Go builtins (`and` and `or` short-circuit in the executor)
+    ("and", f_lazy),
+    ("or", f_lazy),
+    ("not", f_not),
+    ("len", f_len),
+    ("index", f_index),
+    ("print", f_print),
+    ("println", f_println),
+    ("printf", f_printf),
+    ("eq", f_eq),
+    ("ne", f_ne),
+    ("lt", f_lt),
+    ("le", f_le),
+    ("gt", f_gt),
+    ("ge", f_ge),
+    ("hello", f_hello),
+    ("abbrev", f_abbrev),
+    ("abbrevboth", f_abbrevboth),
+    ("trunc", f_trunc),
+    ("trim", f_trim),
+    ("upper", f_upper),
+    ("lower", f_lower),
+    ("title", f_title),
+    ("untitle", f_untitle),
+    ("initials", f_initials),
+    ("nospace", f_nospace),
+    ("substr", f_substr),
+    ("repeat", f_repeat),
+    ("trimall", f_trimall),
+    ("trimAll", f_trimall),
+    ("trimSuffix", f_trim_suffix),
+    ("trimPrefix", f_trim_prefix),
+    ("contains", f_contains),
+    ("hasPrefix", f_has_prefix),
+    ("hasSuffix", f_has_suffix),
+    ("quote", f_quote),
+    ("squote", f_squote),
+    ("cat", f_cat),
+    ("indent", f_indent),
+    ("nindent", f_indent),
+    ("replace", f_replace),
+    ("plural", f_plural),
+    ("sha256sum", f_sha256sum),
+    ("toString", f_to_string),
+    ("atoi", f_atoi),
+    ("int64", f_int64),
+    ("int", f_int64),
+    ("float64", f_float64),
+    ("split", f_split),
+    ("splitn", f_split),
+    ("splitList", f_split_list),
+    ("toStrings", f_to_strings),
+    ("until", f_until),
+    ("untilStep", f_until_step),
+    ("add1", f_add1),
+    ("add", f_add),
+    ("sub", f_sub),
+    ("mul", f_mul),
+    ("div", f_div),
+    ("mod", f_div),
+    ("max", f_max),
+    ("biggest", f_max),
+    ("min", f_max),
+    ("floor", f_floor),
+    ("ceil", f_floor),
+    ("join", f_join),
+    ("sortAlpha", f_sort_alpha),
+    ("default", f_default),
+    ("empty", f_empty),
+    ("coalesce", f_coalesce),
+    ("all", f_all),
+    ("any", f_any),
+    ("compact", f_compact),
+    ("mustCompact", f_compact),
+    ("fromJson", f_from_json),
+    ("mustFromJson", f_from_json),
+    ("toJson", f_to_json),
+    ("mustToJson", f_to_json),
+    ("toRawJson", f_to_json),
+    ("mustToRawJson", f_to_json),
+    ("toPrettyJson", f_to_pretty_json),
+    ("mustToPrettyJson", f_to_pretty_json),
+    ("ternary", f_ternary),
+    ("deepCopy", f_deep_copy),
+    ("mustDeepCopy", f_deep_copy),
+    ("typeOf", f_type_of),
+    ("typeIs", f_type_is),
+    ("kindOf", f_kind_of),
+    ("kindIs", f_kind_is),
+    ("deepEqual", f_deep_equal),
+    ("base", f_base),
+    ("osBase", f_base),
+    ("dir", f_dir),
+    ("osDir", f_dir),
+    ("clean", f_clean),
+    ("osClean", f_clean),
+    ("ext", f_ext),
+    ("osExt", f_ext),
+    ("isAbs", f_is_abs),
+    ("osIsAbs", f_is_abs),
+    ("b64enc", f_b64enc),
+    ("b64dec", f_b64dec),
+    ("tuple", f_tuple),
+    ("list", f_tuple),
+    ("dict", f_dict),
+    ("get", f_get),
+    ("set", f_set),
+    ("unset", f_unset),
+    ("hasKey", f_has_key),
+    ("pluck", f_pluck),
+    ("keys", f_keys),
+    ("values", f_values),
+    ("pick", f_pick),
+    ("omit", f_pick),
+    ("merge", f_merge),
+    ("mustMerge", f_merge),
+    ("mergeOverwrite", f_merge),
+    ("mustMergeOverwrite", f_merge),
+    ("append", f_append),
+    ("push", f_append),
+    ("mustAppend", f_append),
+    ("mustPush", f_append),
+    ("prepend", f_prepend),
+    ("mustPrepend", f_prepend),
+    ("first", f_first),
+    ("mustFirst", f_first),
+    ("last", f_last),
+    ("mustLast", f_last),
+    ("rest", f_rest),
+    ("mustRest", f_rest),
+    ("initial", f_rest),
+    ("mustInitial", f_rest),
+    ("reverse", f_reverse),
+    ("mustReverse", f_reverse),
+    ("uniq", f_uniq),
+    ("mustUniq", f_uniq),
+    ("without", f_without),
+    ("mustWithout", f_without),
+    ("has", f_has),
+    ("mustHas", f_has),
+    ("slice", f_slice),
+    ("mustSlice", f_slice),
+    ("concat", f_concat),
+    ("dig", f_dig),
+    ("chunk", f_chunk),
+    ("mustChunk", f_chunk),
+    ("fail", f_fail),
+    ("regexMatch", f_regex_match),
+    ("mustRegexMatch", f_regex_match),
+    ("regexFind", f_regex_find),
+    ("mustRegexFind", f_regex_find),
+    ("regexFindAll", f_regex_find_all),
+    ("mustRegexFindAll", f_regex_find_all),
+    ("regexReplaceAll", f_regex_replace_all),
+    ("mustRegexReplaceAll", f_regex_replace_all),
+    ("regexReplaceAllLiteral", f_regex_replace_all_literal),
+    ("mustRegexReplaceAllLiteral", f_regex_replace_all_literal),
+    ("regexSplit", f_regex_split),
+    ("mustRegexSplit", f_regex_split),
+    ("regexQuoteMeta", f_regex_quote_meta),
+    ("normalize", f_normalize),
+    ("slugify", f_slugify),
+    ("toYaml", f_to_yaml),
+    ("fromYaml", f_from_yaml),
+    ("fromYamlArray", f_from_yaml),
+];
+
+fn f_not(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Ok(V::Bool(!a[0].truth()))
+}
+
+fn f_len(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    let n = match &a[0] {
+        V::Str(s) => s.len(),
+        V::List(l) => l.len(),
+        V::Map(m) => m.len(),
+        V::Nil => return Err("len of nil pointer".into()),
+        other => return Err(format!("len of type {}", other.type_name())),
+    };
+    Ok(V::Int(i64::try_from(n).unwrap_or(i64::MAX)))
+}
+
+fn f_index(_: &str, a: &[V], _: usize) -> R {
+    at_least(a, 1)?;
+    let mut item = a[0].clone();
+    for key in &a[1..] {
+        item = match (item, key) {
+            (V::Map(mut m), V::Str(k)) => m.remove(k).unwrap_or(V::Nil),
+            (V::Map(_), other) => {
+                return Err(format!(
+                    "value has type {}; should be string",
                     other.type_name()
-                )),
+                ))
             }
+            (V::List(l), V::Int(i)) => usize::try_from(*i)
+                .ok()
+                .and_then(|i| l.get(i).cloned())
+                .ok_or_else(|| format!("index out of range: {i}"))?,
+            (V::Str(s), V::Int(i)) => usize::try_from(*i)
+                .ok()
+                .and_then(|i| s.as_bytes().get(i).copied())
+                .map(|b| V::Int(i64::from(b)))
+                .ok_or_else(|| format!("index out of range: {i}"))?,
+            (V::List(_) | V::Str(_), other) => {
+                return Err(format!(
+                    "cannot index slice/array with type {}",
+                    other.type_name()
+                ))
+            }
+            (V::Nil | V::Missing, _) => return Err("index of untyped nil".into()),
+            (other, _) => return Err(format!("can't index item of type {}", other.type_name())),
+        };
+    }
+    Ok(item)
+}
+
+fn f_print(_: &str, a: &[V], _: usize) -> R {
+    // fmt.Sprint: a space between operands when neither is a string.
+    let mut out = String::new();
+    for (i, v) in a.iter().enumerate() {
+        if i > 0 && !matches!(v, V::Str(_)) && !matches!(a[i - 1], V::Str(_)) {
+            out.push(' ');
         }
-        other => Err(format!("function {other:?} not defined")),
+        out.push_str(&strval(v));
+    }
+    Ok(V::Str(out))
+}
+
+fn f_println(_: &str, a: &[V], _: usize) -> R {
+    Ok(V::Str(
+        a.iter().map(strval).collect::<Vec<_>>().join(" ") + "\n",
+    ))
+}
+
+fn f_printf(_: &str, a: &[V], _: usize) -> R {
+    at_least(a, 1)?;
+    Ok(V::Str(sprintf(s(&a[0])?, &a[1..])?))
+}
+
+fn f_eq(_: &str, a: &[V], _: usize) -> R {
+    at_least(a, 2)?;
+    for b in &a[1..] {
+        if eq(&a[0], b)? {
+            return Ok(V::Bool(true));
+        }
+    }
+    Ok(V::Bool(false))
+}
+
+fn f_ne(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    Ok(V::Bool(!eq(&a[0], &a[1])?))
+}
+
+fn f_lt(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    Ok(V::Bool(lt(&a[0], &a[1])?))
+}
+
+fn f_le(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    Ok(V::Bool(lt(&a[0], &a[1])? || eq(&a[0], &a[1])?))
+}
+
+fn f_gt(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    Ok(V::Bool(!(lt(&a[0], &a[1])? || eq(&a[0], &a[1])?)))
+}
+
+fn f_ge(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    Ok(V::Bool(!lt(&a[0], &a[1])?))
+}
+
+fn f_hello(_: &str, _: &[V], _: usize) -> R {
+    Ok(V::Str("Hello!".into()))
+}
+
+fn f_abbrev(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    let w = usize::try_from(int(&a[0])?).unwrap_or(0);
+    let st = s(&a[1])?;
+    if w < 4 || st.len() <= w {
+        return Ok(V::Str(st.to_string()));
+    }
+    Ok(V::Str(format!("{}...", &st[..floor_boundary(st, w - 3)])))
+}
+
+fn f_abbrevboth(_: &str, _: &[V], _: usize) -> R {
+    Err("template function `abbrevboth` is not supported by gitops-lint".into())
+}
+
+fn f_trunc(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    let c = int(&a[0])?;
+    let st = s(&a[1])?;
+    let n = i64::try_from(st.len()).unwrap_or(i64::MAX);
+    let out = if c >= 0 && n > c {
+        &st[..floor_boundary(st, usize::try_from(c).unwrap_or(0))]
+    } else if c < 0 && n > -c {
+        &st[floor_boundary(st, usize::try_from(n + c).unwrap_or(0))..]
+    } else {
+        st
+    };
+    Ok(V::Str(out.to_string()))
+}
+
+fn f_trim(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, |x| {
+        x.trim_matches(|c: char| c.is_whitespace()).to_string()
+    })
+}
+
+fn f_upper(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, str::to_uppercase)
+}
+
+fn f_lower(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, str::to_lowercase)
+}
+
+fn f_title(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, title)
+}
+
+fn f_untitle(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, |x| {
+        let mut out = String::new();
+        let mut prev_space = true;
+        for c in x.chars() {
+            if prev_space {
+                out.extend(c.to_lowercase());
+            } else {
+                out.push(c);
+            }
+            prev_space = c.is_whitespace();
+        }
+        out
+    })
+}
+
+fn f_initials(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, |x| {
+        x.split_whitespace()
+            .filter_map(|w| w.chars().next())
+            .collect()
+    })
+}
+
+fn f_nospace(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, |x| x.chars().filter(|c| !c.is_whitespace()).collect())
+}
+
+fn f_substr(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 3)?;
+    let (start, end, st) = (int(&a[0])?, int(&a[1])?, s(&a[2])?);
+    let n = i64::try_from(st.len()).unwrap_or(i64::MAX);
+    let cut = |i: i64| floor_boundary(st, usize::try_from(i.clamp(0, n)).unwrap_or(0));
+    let out = if start < 0 {
+        &st[..cut(end)]
+    } else if end < 0 || end > n {
+        &st[cut(start)..]
+    } else if start > end {
+        return Err(format!("slice bounds out of range [{start}:{end}]"));
+    } else {
+        &st[cut(start)..cut(end)]
+    };
+    Ok(V::Str(out.to_string()))
+}
+
+fn f_repeat(_: &str, a: &[V], room: usize) -> R {
+    arity(a, 2)?;
+    let n = int(&a[0])?;
+    let st = s(&a[1])?;
+    if n < 0 {
+        return Err("strings: negative Repeat count".into());
+    }
+    let n = usize::try_from(n).unwrap_or(0);
+    fits(st.len().saturating_mul(n), room)?;
+    Ok(V::Str(st.repeat(n)))
+}
+
+fn f_trimall(_: &str, a: &[V], _: usize) -> R {
+    two_str(a, |cut, x| x.trim_matches(|c| cut.contains(c)).to_string())
+}
+
+fn f_trim_suffix(_: &str, a: &[V], _: usize) -> R {
+    two_str(a, |suf, x| x.strip_suffix(suf).unwrap_or(x).to_string())
+}
+
+fn f_trim_prefix(_: &str, a: &[V], _: usize) -> R {
+    two_str(a, |pre, x| x.strip_prefix(pre).unwrap_or(x).to_string())
+}
+
+fn f_contains(_: &str, a: &[V], _: usize) -> R {
+    two_bool(a, |sub, x| x.contains(sub))
+}
+
+fn f_has_prefix(_: &str, a: &[V], _: usize) -> R {
+    two_bool(a, |p, x| x.starts_with(p))
+}
+
+fn f_has_suffix(_: &str, a: &[V], _: usize) -> R {
+    two_bool(a, |p, x| x.ends_with(p))
+}
+
+fn f_quote(_: &str, a: &[V], _: usize) -> R {
+    Ok(V::Str(
+        a.iter()
+            .filter(|v| !matches!(v, V::Nil | V::Missing))
+            .map(|v| go_quote(&strval(v)))
+            .collect::<Vec<_>>()
+            .join(" "),
+    ))
+}
+
+fn f_squote(_: &str, a: &[V], _: usize) -> R {
+    Ok(V::Str(
+        a.iter()
+            .filter(|v| !matches!(v, V::Nil | V::Missing))
+            .map(|v| format!("'{}'", strval(v)))
+            .collect::<Vec<_>>()
+            .join(" "),
+    ))
+}
+
+fn f_cat(_: &str, a: &[V], _: usize) -> R {
+    Ok(V::Str(
+        a.iter()
+            .filter(|v| !matches!(v, V::Nil | V::Missing))
+            .map(strval)
+            .collect::<Vec<_>>()
+            .join(" "),
+    ))
+}
+
+fn f_indent(name: &str, a: &[V], room: usize) -> R {
+    arity(a, 2)?;
+    let width = usize::try_from(int(&a[0])?).unwrap_or(0);
+    let text = s(&a[1])?;
+    let lines = text.bytes().filter(|b| *b == b'\n').count() + 1;
+    fits(
+        width.saturating_mul(lines).saturating_add(text.len() + 1),
+        room,
+    )?;
+    let pad = " ".repeat(width);
+    let body = format!("{pad}{}", s(&a[1])?.replace('\n', &format!("\n{pad}")));
+    Ok(V::Str(if name == "nindent" {
+        format!("\n{body}")
+    } else {
+        body
+    }))
+}
+
+fn f_replace(_: &str, a: &[V], room: usize) -> R {
+    arity(a, 3)?;
+    let (old, new, src) = (s(&a[0])?, s(&a[1])?, s(&a[2])?);
+    let hits = if old.is_empty() {
+        src.chars().count() + 1
+    } else {
+        src.matches(old).count()
+    };
+    fits(
+        src.len()
+            .saturating_add(hits.saturating_mul(new.len().saturating_sub(old.len()))),
+        room,
+    )?;
+    Ok(V::Str(go_replace_all(src, old, new)))
+}
+
+fn f_plural(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 3)?;
+    let (one, many, n) = (s(&a[0])?, s(&a[1])?, int(&a[2])?);
+    Ok(V::Str(if n == 1 { one } else { many }.to_string()))
+}
+
+fn f_sha256sum(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, |x| {
+        let d = sha2::Sha256::digest(x.as_bytes());
+        d.iter().fold(String::new(), |mut acc, b| {
+            let _ = write!(acc, "{b:02x}");
+            acc
+        })
+    })
+}
+
+fn f_to_string(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Ok(V::Str(strval(&a[0])))
+}
+
+fn f_atoi(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Ok(V::Int(s(&a[0])?.parse().unwrap_or(0)))
+}
+
+fn f_int64(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Ok(V::Int(to_i64(&a[0])))
+}
+
+fn f_float64(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Ok(V::Float(to_f64(&a[0])))
+}
+
+fn f_split(name: &str, a: &[V], room: usize) -> R {
+    let (sep, orig, n) = if name == "split" {
+        arity(a, 2)?;
+        (s(&a[0])?, s(&a[1])?, -1)
+    } else {
+        arity(a, 3)?;
+        (s(&a[0])?, s(&a[2])?, int(&a[1])?)
+    };
+    fits(split_cost(orig, sep), room)?;
+    let parts = go_split(orig, sep, n);
+    Ok(V::Map(
+        parts
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| (format!("_{i}"), V::Str(p)))
+            .collect(),
+    ))
+}
+
+fn f_split_list(_: &str, a: &[V], room: usize) -> R {
+    arity(a, 2)?;
+    fits(split_cost(s(&a[1])?, s(&a[0])?), room)?;
+    Ok(V::List(
+        go_split(s(&a[1])?, s(&a[0])?, -1)
+            .into_iter()
+            .map(V::Str)
+            .collect(),
+    ))
+}
+
+fn f_to_strings(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Ok(V::List(strslice(&a[0]).into_iter().map(V::Str).collect()))
+}
+
+fn f_until(_: &str, a: &[V], room: usize) -> R {
+    arity(a, 1)?;
+    let n = int(&a[0])?;
+    range_list(0, n, if n < 0 { -1 } else { 1 }, room)
+}
+
+fn f_until_step(_: &str, a: &[V], room: usize) -> R {
+    arity(a, 3)?;
+    range_list(int(&a[0])?, int(&a[1])?, int(&a[2])?, room)
+}
+
+fn f_add1(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Ok(V::Int(to_i64(&a[0]).wrapping_add(1)))
+}
+
+fn f_add(_: &str, a: &[V], _: usize) -> R {
+    Ok(V::Int(a.iter().map(to_i64).fold(0i64, i64::wrapping_add)))
+}
+
+fn f_sub(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    Ok(V::Int(to_i64(&a[0]).wrapping_sub(to_i64(&a[1]))))
+}
+
+fn f_mul(_: &str, a: &[V], _: usize) -> R {
+    at_least(a, 1)?;
+    Ok(V::Int(a.iter().map(to_i64).fold(1i64, i64::wrapping_mul)))
+}
+
+fn f_div(name: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    let (x, y) = (to_i64(&a[0]), to_i64(&a[1]));
+    if y == 0 {
+        return Err("runtime error: integer divide by zero".into());
+    }
+    Ok(V::Int(if name == "div" {
+        x.wrapping_div(y)
+    } else {
+        x.wrapping_rem(y)
+    }))
+}
+
+fn f_max(name: &str, a: &[V], _: usize) -> R {
+    at_least(a, 1)?;
+    let vals = a.iter().map(to_i64);
+    Ok(V::Int(if name == "min" {
+        vals.min().unwrap_or(0)
+    } else {
+        vals.max().unwrap_or(0)
+    }))
+}
+
+fn f_floor(name: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    let f = to_f64(&a[0]);
+    Ok(V::Float(if name == "floor" { f.floor() } else { f.ceil() }))
+}
+
+fn f_join(_: &str, a: &[V], room: usize) -> R {
+    arity(a, 2)?;
+    let sep = s(&a[0])?;
+    let parts = strslice(&a[1]);
+    let len = parts
+        .iter()
+        .fold(sep.len().saturating_mul(parts.len()), |n, p| {
+            n.saturating_add(p.len())
+        });
+    fits(len, room)?;
+    Ok(V::Str(parts.join(sep)))
+}
+
+fn f_sort_alpha(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    let mut l = strslice(&a[0]);
+    l.sort();
+    Ok(V::List(l.into_iter().map(V::Str).collect()))
+}
+
+fn f_default(_: &str, a: &[V], _: usize) -> R {
+    at_least(a, 1)?;
+    if a.len() == 1 || is_empty(&a[1]) {
+        Ok(iface(&a[0]))
+    } else {
+        Ok(iface(&a[1]))
+    }
+}
+
+fn f_empty(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Ok(V::Bool(is_empty(&a[0])))
+}
+
+fn f_coalesce(_: &str, a: &[V], _: usize) -> R {
+    Ok(a.iter().find(|v| !is_empty(v)).map_or(V::Nil, iface))
+}
+
+fn f_all(_: &str, a: &[V], _: usize) -> R {
+    Ok(V::Bool(a.iter().all(|v| !is_empty(v))))
+}
+
+fn f_any(_: &str, a: &[V], _: usize) -> R {
+    Ok(V::Bool(a.iter().any(|v| !is_empty(v))))
+}
+
+fn f_compact(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Ok(V::List(
+        list_arg("compact", &a[0])?
+            .iter()
+            .filter(|v| !is_empty(v))
+            .cloned()
+            .collect(),
+    ))
+}
+
+fn f_from_json(name: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    match serde_json::from_str::<serde_json::Value>(s(&a[0])?) {
+        Ok(v) => Ok(V::from_json(&v)),
+        Err(e) if name == "mustFromJson" => Err(e.to_string()),
+        Err(_) => Ok(V::Nil),
+    }
+}
+
+fn f_to_json(name: &str, a: &[V], room: usize) -> R {
+    arity(a, 1)?;
+    let raw = name.contains("Raw");
+    fits(a[0].printed_bound(), room)?;
+    Ok(V::Str(go_json(&a[0], !raw, false)))
+}
+
+fn f_to_pretty_json(_: &str, a: &[V], room: usize) -> R {
+    arity(a, 1)?;
+    fits(a[0].printed_bound(), room)?;
+    Ok(V::Str(go_json(&a[0], true, true)))
+}
+
+fn f_ternary(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 3)?;
+    Ok(if boolean(&a[2])? {
+        iface(&a[0])
+    } else {
+        iface(&a[1])
+    })
+}
+
+fn f_deep_copy(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Ok(iface(&a[0]))
+}
+
+fn f_type_of(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Ok(V::Str(a[0].type_name().to_string()))
+}
+
+fn f_type_is(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    Ok(V::Bool(s(&a[0])? == a[1].type_name()))
+}
+
+fn f_kind_of(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Ok(V::Str(a[0].kind_name().to_string()))
+}
+
+fn f_kind_is(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    Ok(V::Bool(s(&a[0])? == a[1].kind_name()))
+}
+
+fn f_deep_equal(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    Ok(V::Bool(a[0] == a[1]))
+}
+
+fn f_base(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, path_base)
+}
+
+fn f_dir(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, path_dir)
+}
+
+fn f_clean(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, path_clean)
+}
+
+fn f_ext(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, path_ext)
+}
+
+fn f_is_abs(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Ok(V::Bool(s(&a[0])?.starts_with('/')))
+}
+
+fn f_b64enc(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, |x| {
+        base64::engine::general_purpose::STANDARD.encode(x.as_bytes())
+    })
+}
+
+fn f_b64dec(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, |x| {
+        match base64::engine::general_purpose::STANDARD.decode(x.as_bytes()) {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(e) => format!("illegal base64 data: {e}"),
+        }
+    })
+}
+
+fn f_tuple(_: &str, a: &[V], _: usize) -> R {
+    Ok(V::List(a.iter().map(iface).collect()))
+}
+
+fn f_dict(_: &str, a: &[V], _: usize) -> R {
+    let mut m = BTreeMap::new();
+    for pair in a.chunks(2) {
+        let k = strval(&pair[0]);
+        m.insert(k, pair.get(1).map_or(V::Str(String::new()), iface));
+    }
+    Ok(V::Map(m))
+}
+
+fn f_get(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    Ok(map_arg(&a[0])?
+        .get(s(&a[1])?)
+        .cloned()
+        .unwrap_or(V::Str(String::new())))
+}
+
+fn f_set(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 3)?;
+    let mut m = map_arg(&a[0])?.clone();
+    m.insert(s(&a[1])?.to_string(), iface(&a[2]));
+    Ok(V::Map(m))
+}
+
+fn f_unset(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    let mut m = map_arg(&a[0])?.clone();
+    m.remove(s(&a[1])?);
+    Ok(V::Map(m))
+}
+
+fn f_has_key(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    Ok(V::Bool(map_arg(&a[0])?.contains_key(s(&a[1])?)))
+}
+
+fn f_pluck(_: &str, a: &[V], _: usize) -> R {
+    at_least(a, 1)?;
+    let key = s(&a[0])?;
+    let mut out = Vec::new();
+    for d in &a[1..] {
+        if let Some(v) = map_arg(d)?.get(key) {
+            out.push(v.clone());
+        }
+    }
+    Ok(V::List(out))
+}
+
+fn f_keys(_: &str, a: &[V], _: usize) -> R {
+    let mut out = Vec::new();
+    for d in a {
+        out.extend(map_arg(d)?.keys().map(|k| V::Str(k.clone())));
+    }
+    Ok(V::List(out))
+}
+
+fn f_values(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Ok(V::List(map_arg(&a[0])?.values().cloned().collect()))
+}
+
+fn f_pick(name: &str, a: &[V], _: usize) -> R {
+    at_least(a, 1)?;
+    let m = map_arg(&a[0])?;
+    let keys: Vec<&str> = a[1..].iter().map(s).collect::<Result<_, _>>()?;
+    Ok(V::Map(
+        m.iter()
+            .filter(|(k, _)| keys.contains(&k.as_str()) == (name == "pick"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    ))
+}
+
+fn f_merge(name: &str, a: &[V], _: usize) -> R {
+    at_least(a, 1)?;
+    let mut dst = map_arg(&a[0])?.clone();
+    for src in &a[1..] {
+        deep_merge(&mut dst, map_arg(src)?, name.contains("Overwrite"));
+    }
+    Ok(V::Map(dst))
+}
+
+fn f_append(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    let mut l = list_arg("push", &a[0])?.to_vec();
+    l.push(iface(&a[1]));
+    Ok(V::List(l))
+}
+
+fn f_prepend(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    let mut l = vec![iface(&a[1])];
+    l.extend(list_arg("prepend", &a[0])?.iter().cloned());
+    Ok(V::List(l))
+}
+
+fn f_first(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    if matches!(a[0], V::Nil | V::Missing) {
+        return Ok(none(a));
+    }
+    Ok(list_arg("find first", &a[0])?
+        .first()
+        .cloned()
+        .unwrap_or(V::Nil))
+}
+
+fn f_last(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    if matches!(a[0], V::Nil | V::Missing) {
+        return Ok(none(a));
+    }
+    Ok(list_arg("find last", &a[0])?
+        .last()
+        .cloned()
+        .unwrap_or(V::Nil))
+}
+
+fn f_rest(name: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    if matches!(a[0], V::Nil | V::Missing) {
+        return Ok(none(a));
+    }
+    let l = list_arg("find rest", &a[0])?;
+    if l.is_empty() {
+        return Ok(V::Nil);
+    }
+    Ok(V::List(if name.contains("est") {
+        l[1..].to_vec()
+    } else {
+        l[..l.len() - 1].to_vec()
+    }))
+}
+
+fn f_reverse(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    let mut l = list_arg("reverse", &a[0])?.to_vec();
+    l.reverse();
+    Ok(V::List(l))
+}
+
+fn f_uniq(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    let mut out: Vec<V> = Vec::new();
+    for v in list_arg("uniq", &a[0])? {
+        if !out.contains(v) {
+            out.push(v.clone());
+        }
+    }
+    Ok(V::List(out))
+}
+
+fn f_without(_: &str, a: &[V], _: usize) -> R {
+    at_least(a, 1)?;
+    Ok(V::List(
+        list_arg("without", &a[0])?
+            .iter()
+            .filter(|v| !a[1..].contains(v))
+            .cloned()
+            .collect(),
+    ))
+}
+
+fn f_has(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    if matches!(a[1], V::Nil | V::Missing) {
+        return Ok(V::Bool(false));
+    }
+    Ok(V::Bool(
+        list_arg("find has", &a[1])?.contains(&iface(&a[0])),
+    ))
+}
+
+fn f_slice(_: &str, a: &[V], _: usize) -> R {
+    at_least(a, 1)?;
+    let l = list_arg("slice", &a[0])?;
+    let n = l.len();
+    let idx = |i: usize| -> Result<usize, String> {
+        a.get(i).map_or(Ok(usize::MAX), |v| {
+            usize::try_from(to_i64(v)).map_err(|e| e.to_string())
+        })
+    };
+    let start = if a.len() > 1 { idx(1)? } else { 0 };
+    let end = if a.len() > 2 { idx(2)? } else { n };
+    if start > end || end > n {
+        return Err(format!("slice bounds out of range [{start}:{end}]"));
+    }
+    Ok(V::List(l[start..end].to_vec()))
+}
+
+fn f_concat(_: &str, a: &[V], _: usize) -> R {
+    let mut out = Vec::new();
+    for v in a {
+        out.extend(list_arg("concat", v)?.iter().cloned());
+    }
+    Ok(V::List(out))
+}
+
+fn f_dig(_: &str, a: &[V], _: usize) -> R {
+    at_least(a, 3)?;
+    let dict = map_arg(&a[a.len() - 1])?;
+    let default = &a[a.len() - 2];
+    let keys: Vec<&str> = a[..a.len() - 2].iter().map(s).collect::<Result<_, _>>()?;
+    let mut cur = dict.clone();
+    for (i, k) in keys.iter().enumerate() {
+        match cur.get(*k) {
+            Some(v) if i == keys.len() - 1 => return Ok(v.clone()),
+            Some(V::Map(m)) => cur = m.clone(),
+            _ => return Ok(default.clone()),
+        }
+    }
+    Ok(default.clone())
+}
+
+fn f_chunk(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    let size = usize::try_from(int(&a[0])?).unwrap_or(0).max(1);
+    Ok(V::List(
+        list_arg("chunk", &a[1])?
+            .chunks(size)
+            .map(|c| V::List(c.to_vec()))
+            .collect(),
+    ))
+}
+
+fn f_fail(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    Err(s(&a[0])?.to_string())
+}
+
+fn f_regex_match(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    Ok(V::Bool(regex(s(&a[0])?)?.is_match(s(&a[1])?)))
+}
+
+fn f_regex_find(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    Ok(V::Str(
+        regex(s(&a[0])?)?
+            .find(s(&a[1])?)
+            .map(|m| m.as_str().to_string())
+            .unwrap_or_default(),
+    ))
+}
+
+fn f_regex_find_all(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 3)?;
+    let re = regex(s(&a[0])?)?;
+    let n = int(&a[2])?;
+    let all = re
+        .find_iter(s(&a[1])?)
+        .map(|m| V::Str(m.as_str().to_string()));
+    Ok(V::List(if n < 0 {
+        all.collect()
+    } else {
+        all.take(usize::try_from(n).unwrap_or(0)).collect()
+    }))
+}
+
+fn f_regex_replace_all(_: &str, a: &[V], room: usize) -> R {
+    arity(a, 3)?;
+    let re = regex(s(&a[0])?)?;
+    regex_replace(&re, s(&a[1])?, s(&a[2])?, true, room)
+}
+
+fn f_regex_replace_all_literal(_: &str, a: &[V], room: usize) -> R {
+    arity(a, 3)?;
+    let re = regex(s(&a[0])?)?;
+    regex_replace(&re, s(&a[1])?, s(&a[2])?, false, room)
+}
+
+fn f_regex_split(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 3)?;
+    let re = regex(s(&a[0])?)?;
+    let n = int(&a[2])?;
+    let parts: Vec<V> = if n < 0 {
+        re.split(s(&a[1])?).map(|p| V::Str(p.to_string())).collect()
+    } else {
+        re.splitn(s(&a[1])?, usize::try_from(n).unwrap_or(0))
+            .map(|p| V::Str(p.to_string()))
+            .collect()
+    };
+    Ok(V::List(parts))
+}
+
+fn f_regex_quote_meta(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, regex::escape)
+}
+
+fn f_normalize(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, sanitize_name)
+}
+
+fn f_slugify(_: &str, a: &[V], _: usize) -> R {
+    slugify(a)
+}
+
+fn f_to_yaml(_: &str, a: &[V], room: usize) -> R {
+    arity(a, 1)?;
+    fits(a[0].printed_bound(), room)?;
+    Ok(V::Str(
+        yaml_out::to_yaml(&a[0]).trim_end_matches('\n').to_string(),
+    ))
+}
+
+fn f_from_yaml(name: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    let text = s(&a[0])?;
+    let v =
+        crate::yaml::parse_first_doc(text).map_err(|e| format!("error unmarshaling YAML: {e}"))?;
+    let v = V::from_json(&v);
+    match (name, v) {
+        ("fromYaml", V::Map(m)) => Ok(V::Map(m)),
+        ("fromYaml", V::Nil) => Ok(V::Map(BTreeMap::new())),
+        ("fromYamlArray", V::List(l)) => Ok(V::List(l)),
+        ("fromYamlArray", V::Nil) => Ok(V::List(Vec::new())),
+        (_, other) => Err(format!(
+            "error unmarshaling YAML: cannot unmarshal {} into the expected type",
+            other.type_name()
+        )),
     }
 }
 

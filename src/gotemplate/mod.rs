@@ -16,13 +16,35 @@ mod printf;
 pub mod value;
 pub mod yaml_out;
 
+mod set;
+
 use std::collections::BTreeMap;
 
 use crate::limits::BEYOND_LIMITS;
 
 pub(crate) use funcs::{path_base, path_dir, sanitize_name};
 use parse::{Arg, Cmd, List, Node, Pipe};
+use set::SetCx;
+pub use set::TemplateSet;
 pub use value::V;
+
+/// Which functions a template may call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FuncSet {
+    /// Argo CD's ApplicationSet controller (AC `applicationset/utils/utils.go`
+    /// `init`): Go's builtins, Sprig minus `env`, `expandenv` and
+    /// `getHostByName`, plus `normalize`, `slugify`, `toYaml`, `fromYaml`,
+    /// `fromYamlArray`.
+    #[default]
+    ApplicationSet,
+    /// Helm's engine (`pkg/engine/funcs.go` `funcMap`, `engine.go`
+    /// `initFunMap`): Go's builtins, Sprig's `TxtFuncMap` minus `env` and
+    /// `expandenv`, plus `toYaml`, `mustToYaml`, `fromYaml`, `fromYamlArray`,
+    /// `toJson`, `mustToJson`, `fromJson`, `fromJsonArray`, `include`, `tpl`,
+    /// `required`, `fail`, `lookup` (an empty map, as in `helm template`) and
+    /// `getHostByName` (an empty string, DNS lookups being off).
+    Helm,
+}
 
 /// How a missing map key evaluates (`goTemplateOptions: ["missingkey=..."]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -67,18 +89,20 @@ pub struct Template {
 /// A syntax error or an action this engine does not support.
 pub fn parse(src: &str) -> Result<Template, String> {
     let root = parse::parse(src)?;
-    check_functions(&root)?;
+    check_functions(&root, FuncSet::ApplicationSet).map_err(|(_, e)| e)?;
     Ok(Template { root })
 }
 
-/// Go resolves function names at parse time, so an unknown one is a parse error.
-fn check_functions(list: &List) -> Result<(), String> {
-    fn pipe(p: &Pipe) -> Result<(), String> {
+/// Go resolves function names at parse time, so an unknown one is a parse
+/// error; the error comes with the byte offset of the command naming it.
+fn check_functions(list: &List, set: FuncSet) -> Result<(), (usize, String)> {
+    fn pipe(p: &Pipe, set: FuncSet) -> Result<(), (usize, String)> {
         for c in &p.cmds {
-            for a in &c.args {
+            for (i, a) in c.args.iter().enumerate() {
+                let at = c.pos.get(i).copied().unwrap_or(0);
                 match a {
-                    Arg::Ident(name) => funcs::check_name(name)?,
-                    Arg::Sub(inner, _) => pipe(inner)?,
+                    Arg::Ident(name) => funcs::check_name(name, set).map_err(|e| (at, e))?,
+                    Arg::Sub(inner, _) => pipe(inner, set)?,
                     _ => {}
                 }
             }
@@ -87,11 +111,16 @@ fn check_functions(list: &List) -> Result<(), String> {
     }
     for n in list {
         match n {
-            Node::Action(p) => pipe(p)?,
+            Node::Action(p) => pipe(p, set)?,
             Node::If(p, a, b) | Node::Range(p, a, b) | Node::With(p, a, b) => {
-                pipe(p)?;
-                check_functions(a)?;
-                check_functions(b)?;
+                pipe(p, set)?;
+                check_functions(a, set)?;
+                check_functions(b, set)?;
+            }
+            Node::Template(t) => {
+                if let Some(p) = &t.pipe {
+                    pipe(p, set)?;
+                }
             }
             Node::Text(_) | Node::Break | Node::Continue => {}
         }
@@ -149,13 +178,14 @@ impl Template {
             depth: 0,
             steps_left: steps,
             bytes_left: bytes,
+            set: None,
         };
         let r = st.walk(data, &self.root);
         budget.steps -= steps - st.steps_left;
         budget.bytes -= bytes - st.bytes_left;
         match r {
             Ok(()) | Err(Flow::Break | Flow::Continue) => Ok(st.out),
-            Err(Flow::Error(e)) => Err(e),
+            Err(Flow::Error(e) | Flow::Exec(e)) => Err(e),
         }
     }
 }
@@ -171,7 +201,10 @@ pub fn render(src: &str, data: &V, missing: MissingKey) -> Result<String, String
 enum Flow {
     Break,
     Continue,
+    /// An error not yet given its place in the template.
     Error(String),
+    /// An error in Go's `template: NAME:LINE:COL: executing ...` form.
+    Exec(String),
 }
 
 impl From<String> for Flow {
@@ -181,6 +214,8 @@ impl From<String> for Flow {
 }
 
 struct State {
+    /// The template set being executed, if any (not for ApplicationSets).
+    set: Option<SetCx>,
     out: String,
     vars: Vec<(String, V)>,
     missing: MissingKey,
@@ -308,12 +343,30 @@ impl State {
                 }
                 Node::Break => return Err(Flow::Break),
                 Node::Continue => return Err(Flow::Continue),
+                Node::Template(t) => {
+                    let mark = self.vars.len();
+                    let r = self.template_node(dot, t);
+                    self.vars.truncate(mark);
+                    r?;
+                }
             }
         }
         Ok(())
     }
 
     fn range(&mut self, dot: &V, p: &Pipe, body: &List, els: &List) -> Result<(), Flow> {
+        // Go reports a range error at the last node it evaluated: the last
+        // operand of the pipeline.
+        let (at, text) = p
+            .cmds
+            .last()
+            .and_then(|c| Some((*c.pos.last()?, c.texts.last()?.clone())))
+            .unwrap_or_default();
+        self.range_inner(dot, p, body, els)
+            .map_err(|f| self.locate(at, &text, f))
+    }
+
+    fn range_inner(&mut self, dot: &V, p: &Pipe, body: &List, els: &List) -> Result<(), Flow> {
         // The declared variables are bound per element, not to the whole value.
         let decl = Pipe {
             vars: Vec::new(),
@@ -330,6 +383,16 @@ impl State {
                 .map(|(i, e)| (V::Int(i64::try_from(i).unwrap_or(0)), e))
                 .collect(),
             V::Map(m) => m.into_iter().map(|(k, e)| (V::Str(k), e)).collect(),
+            // Helm 3.17 is built with Go 1.23, whose `range` takes no integer
+            // (text/template `walkRange`; integers came with Go 1.24).
+            V::Int(n)
+                if self
+                    .set
+                    .as_ref()
+                    .is_some_and(|c| c.funcs() == FuncSet::Helm) =>
+            {
+                return Err(format!("range can't iterate over {n}").into())
+            }
             // Go ranges over an int lazily; a bound keeps a hostile count finite.
             V::Int(n) if n > 1_000_000 => {
                 return Err(format!(
@@ -378,7 +441,13 @@ impl State {
 
     fn print(&mut self, v: &V, p: &Pipe) -> Result<(), Flow> {
         let _ = p;
-        let text = v.go_string();
+        // Go's `evalPipeline` turns a nil interface into the invalid value,
+        // printed `<no value>`; in a template set, as Helm executes them.
+        let text = if self.set.is_some() && *v == V::Nil {
+            "<no value>".to_string()
+        } else {
+            v.go_string()
+        };
         self.charge_bytes(text.len())?;
         self.out.push_str(&text);
         Ok(())
@@ -411,9 +480,14 @@ impl State {
     }
 
     fn cmd(&mut self, dot: &V, c: &Cmd, final_val: Option<V>) -> Result<V, Flow> {
+        let r = self.cmd_inner(dot, c, final_val);
+        r.map_err(|f| self.locate(c.pos.first().copied().unwrap_or(0), &c.text(), f))
+    }
+
+    fn cmd_inner(&mut self, dot: &V, c: &Cmd, final_val: Option<V>) -> Result<V, Flow> {
         let first = &c.args[0];
         if let Arg::Ident(name) = first {
-            return self.call(dot, name, &c.args[1..], final_val);
+            return self.call(dot, name, &c.args[1..], final_val, Some(c));
         }
         if c.args.len() > 1 || final_val.is_some() {
             return Err(match first {
@@ -439,7 +513,7 @@ impl State {
                 };
                 self.fields(v, f)?
             }
-            Arg::Ident(name) => return self.call(dot, name, &[], None),
+            Arg::Ident(name) => return self.call(dot, name, &[], None, None),
             Arg::Str(s) => V::Str(s.clone()),
             Arg::Int(i) => V::Int(*i),
             Arg::Float(f) => V::Float(*f),
@@ -497,7 +571,27 @@ impl State {
         Ok(v.clone())
     }
 
-    fn call(&mut self, dot: &V, name: &str, args: &[Arg], final_val: Option<V>) -> Result<V, Flow> {
+    /// Evaluates operand `i` of `c` (when known), placing its error there.
+    fn arg_at(&mut self, dot: &V, a: &Arg, c: Option<&Cmd>, i: usize) -> Result<V, Flow> {
+        let r = self.arg(dot, a);
+        match (r, c) {
+            (Err(f), Some(c)) => {
+                let at = c.pos.get(i).copied().unwrap_or(0);
+                let text = c.texts.get(i).cloned().unwrap_or_default();
+                Err(self.locate(at, &text, f))
+            }
+            (r, _) => r,
+        }
+    }
+
+    fn call(
+        &mut self,
+        dot: &V,
+        name: &str,
+        args: &[Arg],
+        final_val: Option<V>,
+        c: Option<&Cmd>,
+    ) -> Result<V, Flow> {
         // `and` and `or` evaluate their arguments lazily (Go 1.18+).
         if name == "and" || name == "or" {
             let total = args.len() + usize::from(final_val.is_some());
@@ -507,8 +601,8 @@ impl State {
                 );
             }
             let mut last = V::Missing;
-            for a in args {
-                last = self.arg(dot, a)?;
+            for (i, a) in args.iter().enumerate() {
+                last = self.arg_at(dot, a, c, i + 1)?;
                 if (name == "and") != last.truth() {
                     return Ok(last);
                 }
@@ -519,17 +613,28 @@ impl State {
             return Ok(last);
         }
         let mut vals = Vec::with_capacity(args.len() + 1);
-        for a in args {
+        for (i, a) in args.iter().enumerate() {
             if matches!(a, Arg::Nil) {
                 vals.push(V::Nil);
             } else {
-                vals.push(self.arg(dot, a)?);
+                vals.push(self.arg_at(dot, a, c, i + 1)?);
             }
         }
         if let Some(f) = final_val {
             vals.push(f);
         }
-        let out = funcs::call(name, vals, self.bytes_left)
+        if self.set.is_some() && matches!(name, "include" | "tpl") {
+            let out = self
+                .set_call(name, vals)
+                .map_err(|e| Flow::Error(format!("error calling {name}: {e}")))?;
+            self.charge(&out)?;
+            return Ok(out);
+        }
+        let funcs = self
+            .set
+            .as_ref()
+            .map_or(FuncSet::ApplicationSet, SetCx::funcs);
+        let out = funcs::call(name, vals, self.bytes_left, funcs)
             .map_err(|e| Flow::Error(format!("error calling {name}: {e}")))?;
         self.charge(&out)?;
         if funcs::mutates_first_arg(name) {
@@ -596,5 +701,7 @@ pub fn data_from_params(params: &serde_json::Map<String, serde_json::Value>) -> 
     )
 }
 
+#[cfg(test)]
+mod set_tests;
 #[cfg(test)]
 mod tests;

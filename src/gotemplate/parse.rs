@@ -1,9 +1,10 @@
 //! Lexer and parser for Go `text/template` syntax: text, actions with trim
 //! markers, comments, pipelines, variables, `if`/`else if`/`range`/`with`.
 //!
-//! `define`, `template` and `block` are rejected with a clear message: they
-//! are not used in ApplicationSet templates, where each string is its own
-//! template.
+//! `define`, `template` and `block` are parsed only for template sets
+//! ([`parse_set`]); an ApplicationSet string ([`parse`]) rejects them with a
+//! clear message. Every command keeps the byte offset and source text of its
+//! operands, for Go's `template: NAME:LINE:COL: executing ...` errors.
 
 /// A parsed template body.
 pub type List = Vec<Node>;
@@ -25,6 +26,21 @@ pub enum Node {
     Break,
     /// `{{continue}}`.
     Continue,
+    /// `{{template "name" pipeline}}` (also what a `block` leaves in place).
+    Template(TemplateCall),
+}
+
+/// A `{{template}}` action.
+#[derive(Debug, Clone)]
+pub struct TemplateCall {
+    /// The template's name.
+    pub name: String,
+    /// The data pipeline, if any (`nil` data otherwise).
+    pub pipe: Option<Pipe>,
+    /// Byte offset of the action in its source.
+    pub pos: usize,
+    /// Go's `TemplateNode.String()`.
+    pub text: String,
 }
 
 /// A pipeline, with its optional variable declaration or assignment.
@@ -45,6 +61,17 @@ pub struct Pipe {
 pub struct Cmd {
     /// The operands; the first may name a function.
     pub args: Vec<Arg>,
+    /// Byte offset in the source of each operand.
+    pub pos: Vec<usize>,
+    /// Source text of each operand (Go's `Node.String()`).
+    pub texts: Vec<String>,
+}
+
+impl Cmd {
+    /// Go's `CommandNode.String()`: the operands joined by spaces.
+    pub fn text(&self) -> String {
+        self.texts.join(" ")
+    }
 }
 
 /// An operand.
@@ -95,22 +122,57 @@ enum Tok {
 /// # Errors
 /// A syntax error, with a short description.
 pub fn parse(src: &str) -> Result<List, String> {
-    let items = split_actions(src)?;
+    parse_inner(src, false, None)
+        .map(|p| p.root)
+        .map_err(|(_, e)| e)
+}
+
+/// One source parsed for a template set: its top-level body and the
+/// templates it defines (`define` and `block`), in source order.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    /// The body outside any `define`.
+    pub root: List,
+    /// `(name, body)` of each definition.
+    pub defines: Vec<(String, List)>,
+}
+
+/// Parses a source of a template set, where `define`, `template` and
+/// `block` are allowed; `known` checks each function name as Go's parser
+/// does when it meets one.
+///
+/// # Errors
+/// A syntax error with the byte offset of the token (or action) it was
+/// found at.
+pub fn parse_set(src: &str, known: Known) -> Result<Parsed, (usize, String)> {
+    parse_inner(src, true, known)
+}
+
+fn parse_inner(src: &str, sets: bool, known: Known) -> Result<Parsed, (usize, String)> {
+    let items = split_actions(src).map_err(|e| (src.len(), e))?;
     let mut p = Parser {
         items,
         pos: 0,
         depth: 0,
+        sets,
+        defines: Vec::new(),
+        at: 0,
+        known,
     };
-    let (list, end) = p.list()?;
+    let (list, end) = p.list().map_err(|e| (p.at, e))?;
     match end {
-        None => Ok(list),
-        Some(e) => Err(format!("unexpected {{{{{e}}}}}")),
+        None => Ok(Parsed {
+            root: list,
+            defines: p.defines,
+        }),
+        Some(e) => Err((p.at, format!("unexpected {{{{{e}}}}}"))),
     }
 }
 
 enum Item {
     Text(String),
-    Action(String),
+    /// The text inside the delimiters and its byte offset in the source.
+    Action(String, usize),
 }
 
 /// Splits text and actions, applying trim markers and dropping comments.
@@ -168,7 +230,8 @@ fn split_actions(src: &str) -> Result<Vec<Item>, String> {
             inner_text = &inner_text[..inner_text.len() - 1];
             trim_next = true;
         }
-        items.push(Item::Action(inner_text.to_string()));
+        let offset = src.len() - body.len();
+        items.push(Item::Action(inner_text.to_string(), offset));
         rest = &body[close + 2..];
     }
     Ok(items)
@@ -225,9 +288,24 @@ fn find_close(body: &str, from: usize) -> Result<usize, String> {
     Err("unclosed action".into())
 }
 
-fn lex(src: &str) -> Result<Vec<Tok>, String> {
+/// A token and the byte range of its text.
+type Spanned = (Tok, usize, usize);
+
+fn lex(src: &str) -> Result<Vec<Spanned>, String> {
+    let mut out = Vec::new();
+    lex_partial(src, &mut out).map(|()| out)
+}
+
+/// Lexes into `out`, which keeps the tokens before an error.
+fn lex_partial(src: &str, out: &mut Vec<Spanned>) -> Result<(), String> {
     let chars: Vec<char> = src.chars().collect();
+    let byte_at: Vec<usize> = src
+        .char_indices()
+        .map(|(b, _)| b)
+        .chain(std::iter::once(src.len()))
+        .collect();
     let mut toks = Vec::new();
+    let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut i = 0;
     let ident_char = |c: char| c == '_' || c.is_alphanumeric();
     let read_fields = |i: &mut usize, chars: &[char]| -> Vec<String> {
@@ -247,6 +325,7 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
     };
     while i < chars.len() {
         let c = chars[i];
+        let start = i;
         match c {
             ' ' | '\t' | '\r' | '\n' => i += 1,
             '(' => {
@@ -370,8 +449,13 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
             }
             c => return Err(format!("unexpected {c:?} in action")),
         }
+        while spans.len() < toks.len() {
+            let span = (byte_at[start], byte_at[i.min(chars.len())]);
+            spans.push(span);
+            out.push((toks[spans.len() - 1].clone(), span.0, span.1));
+        }
     }
-    Ok(toks)
+    Ok(())
 }
 
 fn unescape(rest: &[char]) -> Result<(String, usize), String> {
@@ -436,17 +520,27 @@ fn number(text: &str) -> Result<Tok, String> {
     }
 }
 
-struct Parser {
+struct Parser<'k> {
     items: Vec<Item>,
     pos: usize,
     depth: usize,
+    /// `define`, `template` and `block` are allowed (a template set).
+    sets: bool,
+    defines: Vec<(String, List)>,
+    /// Byte offset of the action being parsed, for error locations.
+    at: usize,
+    /// Checks a function name as the parser meets it (template sets).
+    known: Known<'k>,
 }
+
+/// What tells the parser whether a function name is defined.
+pub type Known<'k> = Option<&'k dyn Fn(&str) -> Result<(), String>>;
 
 /// Deepest nesting of control actions or parentheses accepted (Go's parser
 /// has a similar bound); keeps hostile templates from exhausting the stack.
 const MAX_NESTING: usize = 100;
 
-impl Parser {
+impl Parser<'_> {
     /// Parses nodes until `{{end}}`, `{{else ...}}` or the end; returns the
     /// list and the terminating keyword line (`end`, `else`, `else if x`).
     fn list(&mut self) -> Result<(List, Option<String>), String> {
@@ -454,50 +548,98 @@ impl Parser {
         while self.pos < self.items.len() {
             let idx = self.pos;
             self.pos += 1;
-            let action = match &self.items[idx] {
+            let (action, base) = match &self.items[idx] {
                 Item::Text(t) => {
                     out.push(Node::Text(t.clone()));
                     continue;
                 }
-                Item::Action(a) => a.trim_matches(is_space).to_string(),
+                Item::Action(a, off) => {
+                    let lead = a.len() - a.trim_start_matches(is_space).len();
+                    (a.trim_matches(is_space).to_string(), off + lead)
+                }
             };
+            self.at = base;
             let (kw, rest) = split_keyword(&action);
+            let rest_base = base + action.len() - rest.len();
             match kw {
                 "end" | "else" => return Ok((out, Some(action))),
                 "if" | "range" | "with" => {
-                    let node = self.control(kw, rest)?;
+                    let node = self.control(kw, rest, rest_base)?;
                     out.push(node);
                 }
                 "break" => out.push(Node::Break),
                 "continue" => out.push(Node::Continue),
-                "define" | "template" | "block" => {
+                "define" | "template" | "block" if !self.sets => {
                     return Err(format!(
                         "`{kw}` actions are not supported in ApplicationSet templates"
                     ))
+                }
+                "template" => {
+                    let (name, pipe) = self.template_args(kw, rest, rest_base)?;
+                    out.push(Node::Template(TemplateCall {
+                        name,
+                        pipe,
+                        pos: base,
+                        text: format!("{{{{{action}}}}}"),
+                    }));
+                }
+                "define" | "block" => {
+                    // Go's parser takes `define` only at the top level
+                    // (text/template/parse `Tree.parse`).
+                    if kw == "define" && self.depth > 0 {
+                        return Err("unexpected <define> in command".into());
+                    }
+                    let (name, pipe) = self.template_args(kw, rest, rest_base)?;
+                    if kw == "define" && pipe.is_some() {
+                        return Err("unexpected pipeline in define clause".into());
+                    }
+                    self.depth += 1;
+                    let body = self.list();
+                    self.depth -= 1;
+                    let (body, end) = body?;
+                    match end.as_deref().map(split_keyword) {
+                        Some(("end", r)) if r.trim().is_empty() => {}
+                        Some(_) => {
+                            return Err(format!(
+                                "unexpected {{{{{}}}}} in {kw} clause",
+                                end.unwrap_or_default()
+                            ))
+                        }
+                        None => return Err(format!("unexpected EOF in {kw} clause")),
+                    }
+                    self.defines.push((name.clone(), body));
+                    if kw == "block" {
+                        out.push(Node::Template(TemplateCall {
+                            name,
+                            pipe,
+                            pos: base,
+                            text: format!("{{{{{action}}}}}"),
+                        }));
+                    }
                 }
                 _ => {
                     if action.is_empty() {
                         return Err("missing value for command".into());
                     }
-                    out.push(Node::Action(pipeline(&action)?));
+                    out.push(Node::Action(self.pipeline(&action, base)?));
                 }
             }
         }
         Ok((out, None))
     }
 
-    fn control(&mut self, kw: &str, rest: &str) -> Result<Node, String> {
+    fn control(&mut self, kw: &str, rest: &str, base: usize) -> Result<Node, String> {
         self.depth += 1;
         if self.depth > MAX_NESTING {
             return Err(format!("actions nested more than {MAX_NESTING} deep"));
         }
-        let r = self.control_inner(kw, rest);
+        let r = self.control_inner(kw, rest, base);
         self.depth -= 1;
         r
     }
 
-    fn control_inner(&mut self, kw: &str, rest: &str) -> Result<Node, String> {
-        let pipe = pipeline(rest)?;
+    fn control_inner(&mut self, kw: &str, rest: &str, base: usize) -> Result<Node, String> {
+        let pipe = self.pipeline(rest, base)?;
         if pipe.cmds.is_empty() {
             return Err(format!("missing value for {kw}"));
         }
@@ -509,6 +651,9 @@ impl Parser {
         } else {
             // `else`, `else if ...`, `else with ...`
             let (k2, r2) = split_keyword(erest);
+            // Offsets inside an `{{else if}}` are not kept: its errors are
+            // located at the `else` action.
+            let r2_base = self.at;
             if k2.is_empty() {
                 let (l, e2) = self.list()?;
                 match e2.as_deref().map(split_keyword) {
@@ -522,7 +667,7 @@ impl Parser {
                 }
             } else if (k2 == "if" && kw == "if") || (k2 == "with" && kw == "with") {
                 // `{{else if}}` chains share the outer `{{end}}`.
-                vec![self.control(k2, r2)?]
+                vec![self.control(k2, r2, r2_base)?]
             } else {
                 return Err(format!("unexpected `else {k2}` in {kw}"));
             }
@@ -548,18 +693,78 @@ fn split_keyword(action: &str) -> (&str, &str) {
     }
 }
 
-/// Parses one pipeline (the text inside an action).
-fn pipeline(src: &str) -> Result<Pipe, String> {
-    let toks = lex(src)?;
+impl Parser<'_> {
+    /// The name (a string literal) and optional pipeline of a `template`,
+    /// `define` or `block` action.
+    fn template_args(
+        &mut self,
+        kw: &str,
+        rest: &str,
+        base: usize,
+    ) -> Result<(String, Option<Pipe>), String> {
+        let spanned = lex(rest)?;
+        let Some((Tok::Str(name), _, end)) = spanned.first().cloned() else {
+            return Err(format!("unexpected {} in {kw} clause", rest.trim()));
+        };
+        let tail = &rest[end..];
+        if tail.trim().is_empty() {
+            return Ok((name, None));
+        }
+        let p = self.pipeline(tail, base + end)?;
+        Ok((name, Some(p)))
+    }
+
+    /// Parses one pipeline (the text inside an action); `base` is the byte
+    /// offset of `src` in the template's source.
+    fn pipeline(&mut self, src: &str, base: usize) -> Result<Pipe, String> {
+        let mut spanned = Vec::new();
+        let lexed = lex_partial(src, &mut spanned);
+        if let Some(known) = self.known {
+            for (t, a, _) in &spanned {
+                if let Tok::Ident(id) = t {
+                    if !matches!(id.as_str(), "true" | "false" | "nil") {
+                        if let Err(e) = known(id) {
+                            self.at = base + a;
+                            return Err(e);
+                        }
+                    }
+                }
+            }
+        }
+        if let Err(e) = lexed {
+            self.at = base + spanned.last().map_or(0, |t| t.2);
+            return Err(e);
+        }
+        pipeline(src, base, &spanned)
+    }
+}
+
+/// Parses one lexed pipeline.
+fn pipeline(src: &str, base: usize, spanned: &[Spanned]) -> Result<Pipe, String> {
+    let toks: Vec<Tok> = spanned.iter().map(|(t, _, _)| t.clone()).collect();
+    let spans: Vec<(usize, usize)> = spanned.iter().map(|(_, a, b)| (*a, *b)).collect();
     let mut pos = 0;
-    let p = parse_pipe(&toks, &mut pos, src, 0)?;
+    let cx = Cx {
+        src,
+        base,
+        spans: &spans,
+    };
+    let p = parse_pipe(&toks, &mut pos, &cx, 0)?;
     if pos != toks.len() {
         return Err(format!("unexpected {:?} in {src:?}", toks[pos]));
     }
     Ok(p)
 }
 
-fn parse_pipe(toks: &[Tok], pos: &mut usize, src: &str, depth: usize) -> Result<Pipe, String> {
+/// Where a pipeline's tokens come from.
+struct Cx<'a> {
+    src: &'a str,
+    base: usize,
+    spans: &'a [(usize, usize)],
+}
+
+fn parse_pipe(toks: &[Tok], pos: &mut usize, cx: &Cx, depth: usize) -> Result<Pipe, String> {
+    let src = cx.src;
     if depth > MAX_NESTING {
         return Err(format!("parentheses nested more than {MAX_NESTING} deep"));
     }
@@ -593,7 +798,22 @@ fn parse_pipe(toks: &[Tok], pos: &mut usize, src: &str, depth: usize) -> Result<
     }
     let mut cmds = Vec::new();
     let mut args = Vec::new();
+    let mut poss = Vec::new();
+    let mut texts = Vec::new();
     while let Some(t) = toks.get(*pos) {
+        let (start, end) = cx.spans.get(*pos).copied().unwrap_or((0, 0));
+        if !matches!(t, Tok::Pipe | Tok::RParen(_)) {
+            // Go places a field chain at its second segment (`.a.b` at
+            // `.b`) and a variable with fields at its first field
+            // (text/template/parse `Tree.operand`, `newChain`).
+            let at = match t {
+                Tok::Field(f) if f.len() > 1 => start + 1 + f[0].len(),
+                Tok::Var(n, f) if !f.is_empty() => start + n.len(),
+                _ => start,
+            };
+            poss.push(cx.base + at);
+            texts.push(src.get(start..end).unwrap_or_default().to_string());
+        }
         match t {
             Tok::Pipe => {
                 if args.is_empty() {
@@ -601,16 +821,22 @@ fn parse_pipe(toks: &[Tok], pos: &mut usize, src: &str, depth: usize) -> Result<
                 }
                 cmds.push(Cmd {
                     args: std::mem::take(&mut args),
+                    pos: std::mem::take(&mut poss),
+                    texts: std::mem::take(&mut texts),
                 });
                 *pos += 1;
             }
             Tok::RParen(_) if !top => break,
             Tok::LParen => {
                 *pos += 1;
-                let inner = parse_pipe(toks, pos, src, depth + 1)?;
+                let inner = parse_pipe(toks, pos, cx, depth + 1)?;
                 let Some(Tok::RParen(fields)) = toks.get(*pos) else {
                     return Err("unclosed left paren".into());
                 };
+                let close = cx.spans.get(*pos).map_or(end, |s| s.1);
+                if let Some(t) = texts.last_mut() {
+                    *t = src.get(start..close).unwrap_or_default().to_string();
+                }
                 *pos += 1;
                 args.push(Arg::Sub(Box::new(inner), fields.clone()));
             }
@@ -651,7 +877,11 @@ fn parse_pipe(toks: &[Tok], pos: &mut usize, src: &str, depth: usize) -> Result<
         }
     }
     if !args.is_empty() {
-        cmds.push(Cmd { args });
+        cmds.push(Cmd {
+            args,
+            pos: poss,
+            texts,
+        });
     } else if !cmds.is_empty() {
         return Err("missing command after `|`".into());
     }

@@ -1,0 +1,500 @@
+//! Template-set tests. Every expected string is helm v3.17.1's output: from
+//! the `sem-*` cases of the Helm corpus (`expected.yaml`,
+//! `expected-error.txt`, rendered by `helm template`), or from `helm
+//! template` of a small chart written for the test, as each test says.
+//! Helm's own post-processing (`<no value>` removed, `cleanupExecError`) is
+//! the renderer's; these tests see the engine's raw Go text.
+
+use std::collections::BTreeMap;
+
+use super::{FuncSet, MissingKey, TemplateSet, V};
+
+fn yaml(text: &str) -> V {
+    V::from_json(&crate::yaml::parse_first_doc(text).expect("yaml"))
+}
+
+fn map(pairs: &[(&str, V)]) -> V {
+    V::Map(
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), v.clone()))
+            .collect::<BTreeMap<_, _>>(),
+    )
+}
+
+fn s(x: &str) -> V {
+    V::Str(x.to_string())
+}
+
+/// Dot as Helm builds it for one template (`recAllTpls`, `render`).
+fn helm_dot(chart: &str, values: &str, template: &str) -> V {
+    let base = template.rsplit_once('/').map_or("", |(d, _)| d);
+    map(&[
+        ("Values", yaml(values)),
+        ("Chart", map(&[("Name", s(chart))])),
+        (
+            "Release",
+            map(&[("Name", s("rel")), ("Namespace", s("ns"))]),
+        ),
+        (
+            "Template",
+            map(&[("Name", s(template)), ("BasePath", s(base))]),
+        ),
+    ])
+}
+
+fn helm_set(sources: &[(&str, &str)]) -> TemplateSet {
+    let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
+    for (name, src) in sources {
+        set.add(name, src).expect("parses");
+    }
+    set
+}
+
+// sem-include: `chart/templates/_a.tpl`, `_b.tpl`, `cm.yaml` and the
+// subchart's `_defs.tpl`, `cm.yaml`.
+const INC_A: &str = r#"{{- define "shared.name" -}}from-parent-a{{- end -}}
+{{- define "twice" -}}defined-in-_a.tpl{{- end -}}
+{{- define "labels" -}}
+app: {{ .Chart.Name }}
+{{ include "labels.extra" . }}
+{{- end -}}
+{{- define "labels.extra" -}}
+tier: {{ .Values.who }}
+{{- end -}}
+{{- define "parent.only" -}}parent-only:{{ .Values.who }}{{- end -}}
+{{- define "dict.arg" -}}{{ .a }}+{{ .b }}{{- end -}}
+{{- define "with.ws" }}
+  padded
+{{ end -}}
+"#;
+const INC_B: &str = "{{- define \"twice\" -}}defined-in-_b.tpl{{- end -}}\n";
+const INC_CM: &str = r#"apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: parent-cm
+  labels:
+    {{- include "labels" . | nindent 4 }}
+data:
+  shared: {{ include "shared.name" . | quote }}
+  twice: {{ include "twice" . | quote }}
+  childOnly: {{ include "child.only" . | quote }}
+  dictArg: {{ include "dict.arg" (dict "a" 1 "b" "two") | quote }}
+  withWs: {{ include "with.ws" . | quote }}
+  templateAction: "{{ template "twice" . }}"
+  indented: |
+{{ include "labels" . | indent 4 }}
+  upperPipe: {{ include "labels.extra" . | upper | quote }}
+  {{- if .Values.missing }}
+  missing: {{ include "no.such.template" . }}
+  {{- end }}
+"#;
+const INC_CHILD_DEFS: &str = r#"{{- define "shared.name" -}}from-child-define{{- end -}}
+{{- define "child.only" -}}child-only:{{ .Values.who }}{{- end -}}
+"#;
+const INC_CHILD_CM: &str = r#"apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: child-cm
+data:
+  shared: {{ include "shared.name" . | quote }}
+  childOnly: {{ include "child.only" . | quote }}
+  parentDefine: {{ include "parent.only" . | quote }}
+"#;
+
+/// The sources in Helm's parse order (`sortTemplates`: deeper paths
+/// first, then names in reverse order), so `_a.tpl` is parsed after
+/// `_b.tpl` and the parent's definitions after the subchart's.
+fn include_set() -> TemplateSet {
+    helm_set(&[
+        ("sem-include/charts/child/templates/cm.yaml", INC_CHILD_CM),
+        (
+            "sem-include/charts/child/templates/_defs.tpl",
+            INC_CHILD_DEFS,
+        ),
+        ("sem-include/templates/cm.yaml", INC_CM),
+        ("sem-include/templates/_b.tpl", INC_B),
+        ("sem-include/templates/_a.tpl", INC_A),
+    ])
+}
+
+#[test]
+fn include_template_and_define_resolve_across_files_as_helm() {
+    let set = include_set();
+    let parent = "sem-include/templates/cm.yaml";
+    let out = set
+        .execute(
+            parent,
+            &helm_dot("sem-include", "who: parent\nmissing: false", parent),
+        )
+        .expect("renders");
+    // sem-include__default/expected.yaml (the parent document).
+    assert_eq!(
+        out,
+        r#"apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: parent-cm
+  labels:
+    app: sem-include
+    tier: parent
+data:
+  shared: "from-parent-a"
+  twice: "defined-in-_a.tpl"
+  childOnly: "child-only:parent"
+  dictArg: "1+two"
+  withWs: "\n  padded\n"
+  templateAction: "defined-in-_a.tpl"
+  indented: |
+    app: sem-include
+    tier: parent
+  upperPipe: "TIER: PARENT"
+"#
+    );
+    let child = "sem-include/charts/child/templates/cm.yaml";
+    let out = set
+        .execute(child, &helm_dot("child", "who: child", child))
+        .expect("renders");
+    assert_eq!(
+        out,
+        r#"apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: child-cm
+data:
+  shared: "from-parent-a"
+  childOnly: "child-only:child"
+  parentDefine: "parent-only:child"
+"#
+    );
+}
+
+#[test]
+fn a_missing_include_fails_with_go_location_and_the_set_name() {
+    let set = include_set();
+    let parent = "sem-include/templates/cm.yaml";
+    let err = set
+        .execute(
+            parent,
+            &helm_dot("sem-include", "who: parent\nmissing: true", parent),
+        )
+        .expect_err("fails");
+    // sem-include__missing-template-error/expected-error.txt, before Helm's
+    // `Error: ` prefix.
+    assert_eq!(
+        err,
+        r#"template: sem-include/templates/cm.yaml:18:14: executing "sem-include/templates/cm.yaml" at <include "no.such.template" .>: error calling include: template: no template "no.such.template" associated with template "gotpl""#
+    );
+    let err = set.execute("nope", &V::Nil).expect_err("no such template");
+    assert_eq!(
+        err,
+        r#"template: no template "nope" associated with template "gotpl""#
+    );
+}
+
+#[test]
+fn tpl_renders_strings_in_the_set_as_helm() {
+    // sem-tpl__default: chart/values.yaml and templates/configmap.yaml
+    // (the lines this engine covers), expected.yaml.
+    let values = r#"name: world
+greeting: "Hello {{ .Release.Name }}"
+nested:
+  tmpl: "{{ .Values.name | upper }}-{{ .Chart.Name }}"
+mapTmpl:
+  key: "{{ printf \"%s-%d\" .Values.name 42 }}"
+includeInTpl: '{{ include "sem-tpl.label" . }}'
+yamlBlock: |
+  app: {{ .Values.name }}
+  ns: {{ .Release.Namespace }}
+  {{- if .Values.flag }}
+  flag: on
+  {{- end }}
+flag: true
+scoped: "{{ .foo }}/{{ .Template.Name }}"
+defineInTpl: '{{ define "sem-tpl.fromValues" }}defined-in-values{{ end }}{{ include "sem-tpl.fromValues" . }}'
+number: 42
+"#;
+    let cm = r#"  name: {{ tpl "{{ .Release.Name }}-tpl" . }}
+  greeting: {{ tpl .Values.greeting . | quote }}
+  nested: {{ tpl .Values.nested.tmpl . | quote }}
+  map: {{ tpl (toYaml .Values.mapTmpl) . | quote }}
+  include: {{ tpl .Values.includeInTpl . | quote }}
+  block: |
+    {{- tpl .Values.yamlBlock . | nindent 4 }}
+  scoped: {{ tpl .Values.scoped (dict "foo" "bar" "Template" .Template) | quote }}
+  templateName: {{ tpl "{{ .Template.Name }} {{ .Template.BasePath }}" . | quote }}
+  nestedTpl: {{ tpl "{{ tpl .Values.greeting . }}" . | quote }}
+  defineInTpl: {{ tpl .Values.defineInTpl . | quote }}
+  number: {{ tpl (toString .Values.number) . | quote }}
+  plainString: {{ tpl "no actions here" . | quote }}
+  emptyString: {{ tpl "" . | quote }}
+  {{- if .Values.tplJson }}
+  mapJson: {{ tpl (toJson .Values.mapTmpl) . | quote }}
+  {{- end }}
+"#;
+    let helpers =
+        r#"{{- define "sem-tpl.label" -}}app.kubernetes.io/name: {{ .Chart.Name }}{{- end -}}"#;
+    let name = "sem-tpl/templates/configmap.yaml";
+    let set = helm_set(&[(name, cm), ("sem-tpl/templates/_helpers.tpl", helpers)]);
+    let out = set
+        .execute(name, &helm_dot("sem-tpl", values, name))
+        .expect("renders");
+    assert_eq!(
+        out,
+        r#"  name: rel-tpl
+  greeting: "Hello rel"
+  nested: "WORLD-sem-tpl"
+  map: "key: 'world-42'"
+  include: "app.kubernetes.io/name: sem-tpl"
+  block: |
+    app: world
+    ns: ns
+    flag: on
+    
+  scoped: "bar/sem-tpl/templates/configmap.yaml"
+  templateName: "sem-tpl/templates/configmap.yaml sem-tpl/templates"
+  nestedTpl: "Hello rel"
+  defineInTpl: "defined-in-values"
+  number: "42"
+  plainString: "no actions here"
+  emptyString: ""
+"#
+    );
+    // A define made inside tpl is not seen outside it.
+    assert!(!set.has("sem-tpl.fromValues"));
+    // sem-tpl__json-quoted-error: the parse error names the inline
+    // template after the set (`gotpl`) and quotes the text as Go's %q.
+    let err = set
+        .execute(
+            name,
+            &helm_dot("sem-tpl", &format!("{values}tplJson: true\n"), name),
+        )
+        .expect_err("fails");
+    assert!(
+        err.starts_with(
+            r#"template: sem-tpl/templates/configmap.yaml:16:14: executing "sem-tpl/templates/configmap.yaml" at <tpl (toJson .Values.mapTmpl) .>: error calling tpl: cannot parse template "{\"key\":\"{{ printf \\\"%s-%d\\\" .Values.name 42 }}\"}": template: gotpl:1: "#
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn fail_and_required_fail_as_helm_wraps_them() {
+    // Helm's `fail` and `required` wrap the message for cleanupExecError
+    // (`warnWrap`); helm template of this source printed `execution error
+    // at (c/templates/d.yaml:1:6): image.repository is required` and `...
+    // (c/templates/d.yaml:2:34): refused`: the location is this error's
+    // first one and the message sits between the delimiters.
+    let src = "a: {{ required \"image.repository is required\" .Values.image.repository }}\n{{ if eq .Values.mode \"fail\" }}{{ fail \"refused\" }}{{ end }}";
+    let set = helm_set(&[("c/templates/d.yaml", src)]);
+    let err = set
+        .execute(
+            "c/templates/d.yaml",
+            &helm_dot("c", "image: {}", "c/templates/d.yaml"),
+        )
+        .expect_err("required");
+    assert_eq!(
+        err,
+        r#"template: c/templates/d.yaml:1:6: executing "c/templates/d.yaml" at <required "image.repository is required" .Values.image.repository>: error calling required: HELM_ERR_STARTimage.repository is requiredHELM_ERR_END"#
+    );
+    let err = set
+        .execute(
+            "c/templates/d.yaml",
+            &helm_dot(
+                "c",
+                "image: {repository: x}\nmode: fail",
+                "c/templates/d.yaml",
+            ),
+        )
+        .expect_err("fail");
+    assert_eq!(
+        err,
+        r#"template: c/templates/d.yaml:2:34: executing "c/templates/d.yaml" at <fail "refused">: error calling fail: HELM_ERR_STARTrefusedHELM_ERR_END"#
+    );
+    // sem-required-fail__required-accepts-zero-and-false: only nil and ""
+    // fail (helm template printed `0 false 0`).
+    let set = helm_set(&[(
+        "t",
+        "{{ required \"m\" 0 }} {{ required \"m\" false }} {{ required \"m\" .Values.z }}",
+    )]);
+    assert_eq!(
+        set.execute("t", &helm_dot("c", "z: 0", "t"))
+            .expect("renders"),
+        "0 false 0"
+    );
+}
+
+#[test]
+fn execution_errors_name_the_node_as_go_does() {
+    // sem-release-chart__nil-pointer-error and
+    // sem-range-control__range-over-int-error: line and column of the
+    // failing node (a field chain is placed at its second segment), the
+    // template executing, the node's text. Each source here is a chart's
+    // template run through helm template, which printed these errors.
+    let src = "a: 1\n  missingNested: \"{{ .Values.missing.deeper }}\"\n";
+    let set = helm_set(&[("c/templates/cm.yaml", src)]);
+    let err = set
+        .execute(
+            "c/templates/cm.yaml",
+            &helm_dot("c", "{}", "c/templates/cm.yaml"),
+        )
+        .expect_err("nil pointer");
+    assert_eq!(
+        err,
+        r#"template: c/templates/cm.yaml:2:28: executing "c/templates/cm.yaml" at <.Values.missing.deeper>: nil pointer evaluating interface {}.deeper"#
+    );
+    let set = helm_set(&[(
+        "c/templates/cm.yaml",
+        "x\n  rangeInt: \"{{ range 3 }}{{ . }};{{ end }}\"",
+    )]);
+    let err = set
+        .execute(
+            "c/templates/cm.yaml",
+            &helm_dot("c", "{}", "c/templates/cm.yaml"),
+        )
+        .expect_err("range over int");
+    assert_eq!(
+        err,
+        r#"template: c/templates/cm.yaml:2:22: executing "c/templates/cm.yaml" at <3>: range can't iterate over 3"#
+    );
+    // An error inside an included template is located there, then wrapped.
+    let set = helm_set(&[
+        ("c/templates/cm.yaml", "v: {{ include \"h\" . }}"),
+        (
+            "c/templates/_h.tpl",
+            "{{ define \"h\" }}\n{{ .Values.a.b }}{{ end }}",
+        ),
+    ]);
+    let err = set
+        .execute(
+            "c/templates/cm.yaml",
+            &helm_dot("c", "{}", "c/templates/cm.yaml"),
+        )
+        .expect_err("nested");
+    assert_eq!(
+        err,
+        r#"template: c/templates/cm.yaml:1:6: executing "c/templates/cm.yaml" at <include "h" .>: error calling include: template: c/templates/_h.tpl:2:10: executing "h" at <.Values.a.b>: nil pointer evaluating interface {}.b"#
+    );
+}
+
+#[test]
+fn unknown_functions_are_parse_errors_on_their_line() {
+    // sem-undefined-function: Helm removes `env`; sem-parse-error: an
+    // action left open runs into the next line, where `b` is a function.
+    let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
+    let err = set
+        .add(
+            "c/templates/cm.yaml",
+            "a: 1\nb: 2\nc: 3\nd: 4\ne: 5\n  home: {{ env \"HOME\" | quote }}\n",
+        )
+        .expect_err("env");
+    assert_eq!(
+        err,
+        r#"template: c/templates/cm.yaml:6: function "env" not defined"#
+    );
+    let err = set
+        .add(
+            "sem-parse-error/templates/broken.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: broken\ndata:\n  a: {{ .Values.a\n  b: {{ end }}\n",
+        )
+        .expect_err("broken");
+    assert_eq!(
+        err,
+        r#"template: sem-parse-error/templates/broken.yaml:7: function "b" not defined"#
+    );
+    // Argo CD's additions are not Helm's.
+    assert!(set.add("t", "{{ normalize \"x\" }}").is_err());
+    // Functions Helm has and this engine does not evaluate say so.
+    let err = set.add("t", "{{ toToml . }}").expect_err("toToml");
+    assert!(err.contains("not supported by gitops-lint"), "{err}");
+}
+
+#[test]
+fn later_definitions_replace_earlier_ones_but_empty_ones_do_not() {
+    // Go's `associate`: a later non-empty definition wins; an empty one
+    // never replaces (helm template of a chart with these two files,
+    // parsed b.tpl then a.tpl, prints `from-a|keep`).
+    let set = helm_set(&[
+        (
+            "c/templates/t.yaml",
+            "{{ template \"x\" }}|{{ template \"y\" }}",
+        ),
+        (
+            "c/templates/b.tpl",
+            "{{ define \"x\" }}from-b{{ end }}{{ define \"y\" }}keep{{ end }}",
+        ),
+        (
+            "c/templates/a.tpl",
+            "{{ define \"x\" }}from-a{{ end }}{{ define \"y\" }}  {{ end }}",
+        ),
+    ]);
+    assert_eq!(
+        set.execute("c/templates/t.yaml", &V::Nil).expect("renders"),
+        "from-a|keep"
+    );
+    // `block` defines and executes in place (helm: `[1]`).
+    let set = helm_set(&[("t", "[{{ block \"b\" . }}{{ .x }}{{ end }}]")]);
+    assert_eq!(
+        set.execute("t", &map(&[("x", s("1"))])).expect("renders"),
+        "[1]"
+    );
+    assert!(set.has("b"));
+    // Within one source, two non-empty definitions of a name are an error
+    // (helm: `parse error at (c/templates/t.yaml:1): multiple definition of
+    // template "x"`).
+    let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
+    assert_eq!(
+        set.add(
+            "t",
+            "{{ define \"x\" }}1{{ end }}{{ define \"x\" }}2{{ end }}"
+        ),
+        Err(r#"template: t:1: template: multiple definition of template "x""#.to_string())
+    );
+}
+
+#[test]
+fn missing_values_print_no_value_for_helm_to_remove() {
+    // helm template of `a: "{{ .Values.nope }}|{{ $x := dict "a" nil }}{{ $x.a }}|{{ index $x "a" }}"`
+    // prints `a: "||"`: Go printed `<no value>` three times and Helm
+    // removed it (`render`). Numbers from values files are float64:
+    // `{{ .Values.f }}` of `f: 1000000` prints `1e+06`.
+    let set = helm_set(&[(
+        "t",
+        "{{ .Values.nope }}|{{ $x := dict \"a\" nil }}{{ $x.a }}|{{ index $x \"a\" }}|{{ .Values.f }}|{{ .Values.g }}|{{ printf \"%v\" nil }}",
+    )]);
+    assert_eq!(
+        set.execute("t", &helm_dot("c", "f: 1000000\ng: 1.5", "t"))
+            .expect("renders"),
+        "<no value>|<no value>|<no value>|1e+06|1.5|<nil>"
+    );
+}
+
+#[test]
+fn recursion_through_include_is_bounded() {
+    // Helm fails a self-including template after 1000 levels
+    // (`recursionMaxNums`); this engine stops sooner, at its nesting bound.
+    let set = helm_set(&[(
+        "t",
+        "{{ define \"r\" }}{{ include \"r\" . }}{{ end }}{{ include \"r\" . }}",
+    )]);
+    let err = set.execute("t", &V::Nil).expect_err("bounded");
+    assert!(err.contains("nest more than"), "{err}");
+    let set = helm_set(&[(
+        "t",
+        "{{ define \"r\" }}{{ template \"r\" . }}{{ end }}{{ template \"r\" . }}",
+    )]);
+    assert!(set.execute("t", &V::Nil).is_err());
+    // Wide rather than deep: a budget bounds the work as a whole.
+    let set = helm_set(&[(
+        "t",
+        "{{ define \"w\" }}{{ range until 1000 }}{{ end }}{{ end }}{{ range until 10000 }}{{ include \"w\" . }}{{ end }}",
+    )]);
+    let err = set.execute("t", &V::Nil).expect_err("budget");
+    assert!(err.contains(crate::limits::BEYOND_LIMITS), "{err}");
+}
+
+#[test]
+fn application_sets_still_reject_define() {
+    assert!(super::parse("{{ define \"x\" }}{{ end }}").is_err());
+    assert!(super::parse("{{ template \"x\" }}").is_err());
+}
