@@ -121,12 +121,6 @@ impl Chart {
         &self.metadata.name
     }
 
-    /// Whether this chart or a subchart defines any template at all.
-    #[must_use]
-    pub fn has_templates(&self) -> bool {
-        !self.templates.is_empty() || self.dependencies.iter().any(Chart::has_templates)
-    }
-
     /// `CRDObjects`: each `crds/*.{yaml,yml,json}` file of this chart, then
     /// of each subchart in turn, with its path as `# Source:` names it
     /// (`ChartFullPath`: `parent/charts/<name>/crds/x.yaml`).

@@ -8,15 +8,17 @@
 //! value files and `--set` flags ([`strvals`], [`values::merge_maps`]), the
 //! chart loaded ([`chart`]), refused if it is a library, its dependencies
 //! checked, enabled and imported ([`values::process_dependencies`]), its
-//! values coalesced, its `kubeVersion` checked, its templates rendered,
+//! values coalesced, its `kubeVersion` checked, its templates rendered
+//! ([`engine`]),
 //! and the output sorted and assembled ([`manifests`]).
 //!
 //! Whatever is not implemented fails with "not supported natively: …"
-//! (GL000), never a partial render: today the templates themselves
-//! (rendering needs Go template sets with Helm's functions) and
-//! `values.schema.json` validation.
+//! (GL000), never a partial render: today `values.schema.json` validation,
+//! `.Files`, `.Capabilities` beyond its `KubeVersion`, and the Sprig
+//! functions the template engine does not implement (see [`engine`]).
 
 pub(in crate::render::helm) mod chart;
+mod engine;
 pub(in crate::render::helm) mod manifests;
 pub(in crate::render::helm) mod strvals;
 pub(in crate::render::helm) mod values;
@@ -73,7 +75,7 @@ pub(in crate::render::helm) fn not_supported(what: &str) -> RenderError {
 }
 
 /// helm's own failure, worded as the binary path words it.
-fn helm_error(chart_dir: &str, msg: &str) -> RenderError {
+pub(in crate::render::helm) fn helm_error(chart_dir: &str, msg: &str) -> RenderError {
     RenderError::content(format!(
         "helm template `{}`: Error: {msg}",
         super::super::display_path(chart_dir)
@@ -193,11 +195,13 @@ pub(in crate::render::helm) fn template(
             chart.metadata.kube_version
         )));
     }
-    let _ = (&coalesced, inp.release, release_namespace(inp));
-    if chart.has_templates() {
-        return Err(not_supported("templates"));
-    }
-    let rendered: BTreeMap<String, String> = BTreeMap::new();
+    let top = engine::Top {
+        release: release_value(inp),
+        capabilities: capabilities_value(&kube_version),
+    };
+    let mut rendered = engine::render(&chart, &coalesced, &top, inp.chart_dir)?;
+    // `renderResources`: NOTES.txt is never a manifest.
+    rendered.retain(|k, _| !k.ends_with("NOTES.txt"));
     let (generic, hooks) = manifests::sort_manifests(&rendered).map_err(fail)?;
     let crds = if inp.include_crds {
         chart.crd_objects(chart.name())
@@ -205,6 +209,43 @@ pub(in crate::render::helm) fn template(
         Vec::new()
     };
     Ok(manifests::assemble(&crds, &generic, &hooks, inp.skip_tests))
+}
+
+/// `.Release` (`chartutil.ToRenderValues`): a first install.
+fn release_value(inp: &Inputs<'_>) -> V {
+    V::Map(
+        [
+            ("Name".to_string(), V::Str(inp.release.to_string())),
+            (
+                "Namespace".to_string(),
+                V::Str(release_namespace(inp).to_string()),
+            ),
+            ("IsUpgrade".to_string(), V::Bool(false)),
+            ("IsInstall".to_string(), V::Bool(true)),
+            ("Revision".to_string(), V::Int(1)),
+            ("Service".to_string(), V::Str("Helm".to_string())),
+        ]
+        .into(),
+    )
+}
+
+/// `.Capabilities` as far as templates may read it natively: the fields of
+/// `KubeVersion` (`GitVersion` is a method returning `Version`).
+fn capabilities_value(kube_version: &str) -> V {
+    // `ParseKubeVersion` made it `v<major>.<minor>.<patch>…`.
+    let mut parts = kube_version.trim_start_matches('v').split('.');
+    let major = parts.next().unwrap_or_default().to_string();
+    let minor = parts.next().unwrap_or_default().to_string();
+    let kv = V::Map(
+        [
+            ("Version".to_string(), V::Str(kube_version.to_string())),
+            ("GitVersion".to_string(), V::Str(kube_version.to_string())),
+            ("Major".to_string(), V::Str(major)),
+            ("Minor".to_string(), V::Str(minor)),
+        ]
+        .into(),
+    );
+    V::Map([("KubeVersion".to_string(), kv)].into())
 }
 
 /// `.Release.Namespace`: `--namespace`, else helm's `default` (no
