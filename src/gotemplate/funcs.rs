@@ -552,7 +552,307 @@ const HELM_FUNCS: &[(&str, Func)] = &[
     ("fromYamlArray", f_helm_from_yaml),
     ("fromJson", f_helm_from_json),
     ("fromJsonArray", f_helm_from_json),
+    // Sprig functions the ApplicationSet set does not evaluate.
+    ("semverCompare", f_semver_compare),
+    ("semver", f_semver),
+    ("addf", f_decimal),
+    ("add1f", f_decimal),
+    ("subf", f_decimal),
+    ("mulf", f_decimal),
+    ("divf", f_decimal),
+    ("maxf", f_maxf),
+    ("minf", f_maxf),
+    ("round", f_round),
+    ("sha1sum", f_sha1sum),
+    ("sha512sum", f_sha512sum),
+    ("adler32sum", f_adler32sum),
+    ("b32enc", f_b32enc),
+    ("b32dec", f_b32dec),
 ];
+
+/// Sprig's `semverCompare constraint version`.
+fn f_semver_compare(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 2)?;
+    Ok(V::Bool(super::semver::semver_compare(
+        s(&a[0])?,
+        s(&a[1])?,
+    )?))
+}
+
+/// Sprig's `semver version`: a version object (`.Major`, `.Minor`...).
+fn f_semver(_: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    super::semver::semver_object(s(&a[0])?)
+}
+
+/// A decimal number `m × 10^e`, as shopspring/decimal holds one.
+#[derive(Clone, Copy)]
+struct Dec {
+    m: i128,
+    e: i32,
+}
+
+const DEC_LIMIT: &str = "a decimal result too large for gitops-lint to compute exactly";
+
+impl Dec {
+    /// `decimal.NewFromFloat`: the shortest decimal that reads back as `f`.
+    fn from_f64(f: f64) -> Result<Dec, String> {
+        if !f.is_finite() {
+            return Err(format!("cannot convert {f} to a decimal"));
+        }
+        let text = format!("{f:e}");
+        let (mant, exp) = text.split_once('e').unwrap_or((&text, "0"));
+        let exp: i32 = exp.parse().map_err(|_| DEC_LIMIT.to_string())?;
+        let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+        let digits = format!("{int}{frac}");
+        let m: i128 = digits.parse().map_err(|_| DEC_LIMIT.to_string())?;
+        let e = exp - i32::try_from(frac.len()).map_err(|_| DEC_LIMIT.to_string())?;
+        Ok(Dec { m, e })
+    }
+
+    fn scaled(self, e: i32) -> Option<i128> {
+        // `self` at exponent `e <= self.e`.
+        let k = u32::try_from(self.e - e).ok()?;
+        self.m.checked_mul(10i128.checked_pow(k)?)
+    }
+
+    fn add(self, o: Dec, sign: i128) -> Option<Dec> {
+        let e = self.e.min(o.e);
+        Some(Dec {
+            m: self
+                .scaled(e)?
+                .checked_add(o.scaled(e)?.checked_mul(sign)?)?,
+            e,
+        })
+    }
+
+    fn mul(self, o: Dec) -> Option<Dec> {
+        Some(Dec {
+            m: self.m.checked_mul(o.m)?,
+            e: self.e.checked_add(o.e)?,
+        })
+    }
+
+    /// `Decimal.Div`: `DivRound` to 16 places, half away from zero.
+    fn div(self, o: Dec) -> Result<Dec, String> {
+        if o.m == 0 {
+            return Err("decimal division by 0".into());
+        }
+        let k = self.e - o.e + 16;
+        let (num, den) = if k >= 0 {
+            let p = 10i128.checked_pow(u32::try_from(k).map_err(|_| DEC_LIMIT)?);
+            (p.and_then(|p| self.m.checked_mul(p)), Some(o.m))
+        } else {
+            let p = 10i128.checked_pow(u32::try_from(-k).map_err(|_| DEC_LIMIT)?);
+            (Some(self.m), p.and_then(|p| o.m.checked_mul(p)))
+        };
+        let (Some(num), Some(den)) = (num, den) else {
+            return Err(DEC_LIMIT.into());
+        };
+        let (q, r) = (num / den, num % den);
+        let q = if r.unsigned_abs().saturating_mul(2) >= den.unsigned_abs() {
+            q + if (num < 0) == (den < 0) { 1 } else { -1 }
+        } else {
+            q
+        };
+        Ok(Dec { m: q, e: -16 })
+    }
+
+    /// `Decimal.Float64`: the nearest float.
+    fn to_f64(self) -> f64 {
+        format!("{}e{}", self.m, self.e).parse().unwrap_or(f64::NAN)
+    }
+}
+
+/// Sprig's `addf`, `add1f`, `subf`, `mulf`, `divf`: exact decimal
+/// arithmetic over the arguments' shortest decimal forms, then the nearest
+/// float (`execDecimalOp`), so `addf 0.1 0.2` is `0.3`.
+fn f_decimal(name: &str, a: &[V], _: usize) -> R {
+    let (first, rest): (f64, Vec<f64>) = match name {
+        "addf" => (0.0, a.iter().map(to_f64).collect()),
+        "add1f" => {
+            arity(a, 1)?;
+            (to_f64(&a[0]), vec![1.0])
+        }
+        _ => {
+            at_least(a, 1)?;
+            (to_f64(&a[0]), a[1..].iter().map(to_f64).collect())
+        }
+    };
+    let mut acc = Dec::from_f64(first)?;
+    for x in rest {
+        let d = Dec::from_f64(x)?;
+        acc = match name {
+            "addf" | "add1f" => acc.add(d, 1).ok_or(DEC_LIMIT)?,
+            "subf" => acc.add(d, -1).ok_or(DEC_LIMIT)?,
+            "mulf" => acc.mul(d).ok_or(DEC_LIMIT)?,
+            _ => acc.div(d)?,
+        };
+    }
+    Ok(V::Float(acc.to_f64()))
+}
+
+/// Sprig's `maxf`/`minf` (`math.Max`, `math.Min`).
+fn f_maxf(name: &str, a: &[V], _: usize) -> R {
+    at_least(a, 1)?;
+    let mut acc = to_f64(&a[0]);
+    for b in &a[1..] {
+        let b = to_f64(b);
+        acc = if name == "maxf" {
+            acc.max(b)
+        } else {
+            acc.min(b)
+        };
+    }
+    Ok(V::Float(acc))
+}
+
+/// Sprig's `round value places [roundOn]`.
+fn f_round(_: &str, a: &[V], _: usize) -> R {
+    if a.len() < 2 || a.len() > 3 {
+        return Err(format!("wrong number of args: want 2 or 3 got {}", a.len()));
+    }
+    let round_on = a.get(2).map_or(0.5, to_f64);
+    let val = to_f64(&a[0]);
+    let pow = 10f64.powf(to_f64(&V::Int(int(&a[1])?)));
+    let digit = pow * val;
+    let frac = digit.fract();
+    let r = if frac >= round_on {
+        digit.ceil()
+    } else {
+        digit.floor()
+    };
+    Ok(V::Float(r / pow))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().fold(String::new(), |mut acc, b| {
+        let _ = write!(acc, "{b:02x}");
+        acc
+    })
+}
+
+/// Sprig's `sha1sum`: SHA-1 (FIPS 180-4) of the string, in hex.
+fn f_sha1sum(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, |x| hex(&sha1(x.as_bytes())))
+}
+
+fn sha1(data: &[u8]) -> [u8; 20] {
+    let mut h: [u32; 5] = [
+        0x6745_2301,
+        0xEFCD_AB89,
+        0x98BA_DCFE,
+        0x1032_5476,
+        0xC3D2_E1F0,
+    ];
+    let mut msg = data.to_vec();
+    let bits = (data.len() as u64).wrapping_mul(8);
+    msg.push(0x80);
+    while msg.len() % 64 != 56 {
+        msg.push(0);
+    }
+    msg.extend_from_slice(&bits.to_be_bytes());
+    for chunk in msg.chunks(64) {
+        let mut w = [0u32; 80];
+        for (i, word) in chunk.chunks(4).enumerate() {
+            w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
+        }
+        for i in 16..80 {
+            w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotate_left(1);
+        }
+        let [mut a, mut b, mut c, mut d, mut e] = h;
+        for (i, wi) in w.iter().enumerate() {
+            let (f, k) = match i {
+                0..=19 => ((b & c) | (!b & d), 0x5A82_7999),
+                20..=39 => (b ^ c ^ d, 0x6ED9_EBA1),
+                40..=59 => ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC),
+                _ => (b ^ c ^ d, 0xCA62_C1D6),
+            };
+            let t = a
+                .rotate_left(5)
+                .wrapping_add(f)
+                .wrapping_add(e)
+                .wrapping_add(k)
+                .wrapping_add(*wi);
+            e = d;
+            d = c;
+            c = b.rotate_left(30);
+            b = a;
+            a = t;
+        }
+        for (x, y) in h.iter_mut().zip([a, b, c, d, e]) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    let mut out = [0u8; 20];
+    for (i, x) in h.iter().enumerate() {
+        out[i * 4..i * 4 + 4].copy_from_slice(&x.to_be_bytes());
+    }
+    out
+}
+
+/// Sprig's `sha512sum`.
+fn f_sha512sum(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, |x| hex(&sha2::Sha512::digest(x.as_bytes())))
+}
+
+/// Sprig's `adler32sum`: the Adler-32 checksum, in decimal.
+fn f_adler32sum(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, |x| {
+        let (mut s1, mut s2) = (1u32, 0u32);
+        for b in x.bytes() {
+            s1 = (s1 + u32::from(b)) % 65521;
+            s2 = (s2 + s1) % 65521;
+        }
+        ((s2 << 16) | s1).to_string()
+    })
+}
+
+const B32: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+
+/// Sprig's `b32enc` (`base32.StdEncoding`, padded).
+fn f_b32enc(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, |x| {
+        let mut out = String::new();
+        for chunk in x.as_bytes().chunks(5) {
+            let mut buf = [0u8; 5];
+            buf[..chunk.len()].copy_from_slice(chunk);
+            let n = buf.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+            let chars = (chunk.len() * 8).div_ceil(5);
+            for i in 0..8 {
+                if i < chars {
+                    out.push(char::from(B32[((n >> (35 - i * 5)) & 31) as usize]));
+                } else {
+                    out.push('=');
+                }
+            }
+        }
+        out
+    })
+}
+
+/// Sprig's `b32dec`: the decoded string, or the decoding error as the
+/// result (Sprig returns `err.Error()`).
+fn f_b32dec(_: &str, a: &[V], _: usize) -> R {
+    one_str(a, |x| {
+        let body = x.trim_end_matches('=');
+        let mut bits = 0u64;
+        let mut n = 0u32;
+        let mut out = Vec::new();
+        for (i, c) in body.bytes().enumerate() {
+            let Some(v) = B32.iter().position(|b| *b == c) else {
+                return format!("illegal base32 data at input byte {i}");
+            };
+            bits = (bits << 5) | v as u64;
+            n += 5;
+            if n >= 8 {
+                n -= 8;
+                out.push(((bits >> n) & 0xff) as u8);
+            }
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    })
+}
 
 /// Helm's `warnWrap`: the delimiters `cleanupExecError` finds a `fail` or
 /// `required` message between.

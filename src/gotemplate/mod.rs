@@ -13,11 +13,13 @@
 mod funcs;
 mod parse;
 mod printf;
+mod semver;
 pub mod value;
 pub mod yaml_out;
 
 mod set;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::limits::BEYOND_LIMITS;
@@ -26,7 +28,7 @@ pub(crate) use funcs::{path_base, path_dir, sanitize_name};
 use parse::{Arg, Cmd, List, Node, Pipe};
 use set::SetCx;
 pub use set::TemplateSet;
-pub use value::V;
+pub use value::{Host, HostObject, V};
 
 /// Which functions a template may call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -374,7 +376,10 @@ impl State {
             cmds: p.cmds.clone(),
             text: p.text.clone(),
         };
-        let v = self.pipe(dot, &decl)?;
+        let v = match self.pipe(dot, &decl)? {
+            V::Host(h) => h.0.value(),
+            v => v,
+        };
         let items: Vec<(V, V)> = match v {
             V::Missing => Vec::new(),
             V::List(l) => l
@@ -490,13 +495,19 @@ impl State {
             return self.call(dot, name, &c.args[1..], final_val, Some(c));
         }
         if c.args.len() > 1 || final_val.is_some() {
-            return Err(match first {
+            // Go places these errors at the field node, not the command.
+            let at = c.pos.first().copied().unwrap_or(0);
+            let text = c.texts.first().cloned().unwrap_or_default();
+            if let Some(r) = self.method_call(dot, c, final_val.clone()) {
+                return r.map_err(|f| self.locate(at, &text, f));
+            }
+            let e = Flow::Error(match first {
                 Arg::Field(f) | Arg::Var(_, f) if !f.is_empty() => {
                     format!("{} is not a method but has arguments", f[f.len() - 1])
                 }
                 _ => format!("can't give argument to non-function {}", arg_text(first)),
-            }
-            .into());
+            });
+            return Err(self.locate(at, &text, e));
         }
         self.arg(dot, first)
     }
@@ -536,11 +547,33 @@ impl State {
     }
 
     fn fields(&self, v: &V, names: &[String]) -> Result<V, Flow> {
+        let mut cur = Cow::Borrowed(v);
+        for name in names {
+            cur = match cur {
+                Cow::Borrowed(b) => self.field(b, name)?,
+                Cow::Owned(o) => Cow::Owned(self.field(&o, name)?.into_owned()),
+            };
+        }
+        Ok(cur.into_owned())
+    }
+
+    /// One step of a field chain: a map entry, or a host object's field.
+    fn field<'v>(&self, v: &'v V, name: &str) -> Result<Cow<'v, V>, Flow> {
         static MISSING: V = V::Missing;
         static NIL: V = V::Nil;
-        let mut v = v;
-        for name in names {
-            v = match v {
+        Ok(Cow::Borrowed({
+            match v {
+                V::Host(h) => {
+                    return match h.0.field(name) {
+                        Some(x) => Ok(Cow::Owned(x)),
+                        None if h.0.is_map() => Ok(Cow::Borrowed(&MISSING)),
+                        None => Err(format!(
+                            "can't evaluate field {name} in type {}",
+                            h.0.type_name()
+                        )
+                        .into()),
+                    }
+                }
                 V::Missing => {
                     if self.missing == MissingKey::Error {
                         return Err(format!("nil data; no entry for key {name:?}").into());
@@ -566,9 +599,50 @@ impl State {
                         format!("can't evaluate field {name} in type interface {{}}").into(),
                     )
                 }
-            };
+            }
+        }))
+    }
+
+    /// `.a.Method arg...` / `$x.Method arg...`: a method of a host object
+    /// called with arguments, the pipeline's value last (Go's `evalField`
+    /// with `args` and `final`).
+    fn method_call(&mut self, dot: &V, c: &Cmd, final_val: Option<V>) -> Option<Result<V, Flow>> {
+        let (base, path) = match &c.args[0] {
+            Arg::Field(f) if !f.is_empty() => (dot.clone(), f),
+            Arg::Var(name, f) if !f.is_empty() => {
+                let v = self.vars.iter().rev().find(|(n, _)| n == name)?.1.clone();
+                (v, f)
+            }
+            _ => return None,
+        };
+        let (method, recv_path) = path.split_last()?;
+        let recv = match self.fields(&base, recv_path) {
+            Ok(V::Host(h)) => h,
+            Ok(_) => return None,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut vals = Vec::with_capacity(c.args.len());
+        for (i, a) in c.args.iter().enumerate().skip(1) {
+            match self.arg_at(dot, a, Some(c), i) {
+                Ok(v) => vals.push(v),
+                Err(e) => return Some(Err(e)),
+            }
         }
-        Ok(v.clone())
+        if let Some(f) = final_val {
+            vals.push(f);
+        }
+        Some(match recv.0.call(method, &vals) {
+            None if recv.0.is_map() => {
+                Err(format!("{method} is not a method but has arguments").into())
+            }
+            None => Err(format!(
+                "can't evaluate field {method} in type {}",
+                recv.0.type_name()
+            )
+            .into()),
+            Some(Err(e)) => Err(format!("error calling {method}: {e}").into()),
+            Some(Ok(v)) => self.charge(&v).map(|()| v),
+        })
     }
 
     /// Evaluates operand `i` of `c` (when known), placing its error there.

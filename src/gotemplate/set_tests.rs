@@ -498,3 +498,173 @@ fn application_sets_still_reject_define() {
     assert!(super::parse("{{ define \"x\" }}{{ end }}").is_err());
     assert!(super::parse("{{ template \"x\" }}").is_err());
 }
+
+/// A stand-in for Helm's `Files` (a `map[string][]byte` with methods).
+#[derive(Debug)]
+struct Files(BTreeMap<String, String>);
+
+impl super::HostObject for Files {
+    fn type_name(&self) -> &'static str {
+        "chart.Files"
+    }
+    fn field(&self, name: &str) -> Option<V> {
+        match name {
+            // Helm's `AsConfig`: base names to contents, as YAML.
+            "AsConfig" => {
+                let m: BTreeMap<String, V> = self
+                    .0
+                    .iter()
+                    .map(|(k, v)| (super::path_base(k), s(v)))
+                    .collect();
+                Some(s(super::yaml_out::to_yaml(&V::Map(m)).trim_end()))
+            }
+            _ => None,
+        }
+    }
+    fn call(&self, name: &str, args: &[V]) -> Option<Result<V, String>> {
+        let arg = match args {
+            [V::Str(a)] => a.clone(),
+            _ => return Some(Err("wrong arguments".into())),
+        };
+        match name {
+            "Get" => Some(Ok(s(self.0.get(&arg).map_or("", String::as_str)))),
+            "Glob" => {
+                let prefix = arg.trim_end_matches('*').to_string();
+                let hit = self
+                    .0
+                    .iter()
+                    .filter(|(k, _)| k.starts_with(&prefix))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                Some(Ok(V::Host(super::Host(std::sync::Arc::new(Files(hit))))))
+            }
+            _ => None,
+        }
+    }
+    fn value(&self) -> V {
+        V::Map(self.0.iter().map(|(k, v)| (k.clone(), s(v))).collect())
+    }
+    fn is_map(&self) -> bool {
+        true
+    }
+}
+
+/// A stand-in for Helm's `Capabilities.APIVersions` (`VersionSet.Has`).
+#[derive(Debug)]
+struct ApiVersions(Vec<String>);
+
+impl super::HostObject for ApiVersions {
+    fn type_name(&self) -> &'static str {
+        "chartutil.VersionSet"
+    }
+    fn field(&self, _: &str) -> Option<V> {
+        None
+    }
+    fn call(&self, name: &str, args: &[V]) -> Option<Result<V, String>> {
+        match (name, args) {
+            ("Has", [V::Str(a)]) => Some(Ok(V::Bool(self.0.contains(a)))),
+            ("Has", _) => Some(Err("wrong arguments".into())),
+            _ => None,
+        }
+    }
+    fn value(&self) -> V {
+        V::List(self.0.iter().map(|x| s(x)).collect())
+    }
+}
+
+#[test]
+fn host_objects_have_fields_and_methods_as_go_values_do() {
+    // helm template --kube-version 1.31 of this template over files/a.txt
+    // (`hello`) and files/b.yaml (`x: 1`) printed exactly this.
+    let src = r#"a: {{ .Files.Get "files/a.txt" | quote }}
+b: {{ "files/a.txt" | .Files.Get | quote }}
+c: {{ .Capabilities.APIVersions.Has "v1" }}|{{ .Capabilities.APIVersions.Has "nope/v9" }}
+d: {{ .Capabilities.KubeVersion.Version }}|{{ .Capabilities.KubeVersion.Major }}
+e: "{{ range $p, $_ := .Files.Glob "files/*" }}{{ $p }};{{ end }}"
+f: {{ (.Files.Glob "files/*").AsConfig | quote }}
+g: {{ .Files.Get "nope" | quote }}
+"#;
+    let files = Files(
+        [
+            ("files/a.txt".to_string(), "hello".to_string()),
+            ("files/b.yaml".to_string(), "x: 1".to_string()),
+        ]
+        .into(),
+    );
+    let api = ApiVersions(vec!["v1".into(), "apps/v1".into()]);
+    let host = |h: Box<dyn super::HostObject>| V::Host(super::Host(std::sync::Arc::from(h)));
+    let dot = map(&[
+        ("Files", host(Box::new(files))),
+        (
+            "Capabilities",
+            map(&[
+                ("APIVersions", host(Box::new(api))),
+                (
+                    "KubeVersion",
+                    map(&[("Version", s("v1.31.0")), ("Major", s("1"))]),
+                ),
+            ]),
+        ),
+    ]);
+    let set = helm_set(&[("c/templates/cm.yaml", src)]);
+    assert_eq!(
+        set.execute("c/templates/cm.yaml", &dot).expect("renders"),
+        r#"a: "hello"
+b: "hello"
+c: true|false
+d: v1.31.0|1
+e: "files/a.txt;files/b.yaml;"
+f: "a.txt: hello\nb.yaml: 'x: 1'"
+g: ""
+"#
+    );
+    // helm: `template: c/templates/cm.yaml:1:12: executing
+    // "c/templates/cm.yaml" at <.Files.Nope>: Nope is not a method but has
+    // arguments`.
+    let set = helm_set(&[("c/templates/cm.yaml", "a: {{ .Files.Nope \"x\" }}\n")]);
+    assert_eq!(
+        set.execute("c/templates/cm.yaml", &dot)
+            .expect_err("no method"),
+        r#"template: c/templates/cm.yaml:1:12: executing "c/templates/cm.yaml" at <.Files.Nope>: Nope is not a method but has arguments"#
+    );
+}
+
+#[test]
+fn helm_sprig_functions_beyond_the_application_set_render_as_helm() {
+    // helm template of this template printed exactly these lines.
+    let src = r#"a: "{{ semverCompare ">=1.21-0" "v1.31.0" }} {{ semverCompare ">=1.21" "v1.29.3-eks-1" }} {{ semverCompare ">=1.21-0" "v1.29.3-eks-1" }} {{ semverCompare "<1.19" "1.18.9" }} {{ semverCompare "^1.2.3" "1.9.0" }} {{ semverCompare "~1.2" "1.3.0" }} {{ semverCompare "1.2 - 1.4" "1.4.9" }} {{ semverCompare ">1.2.x" "1.3.0" }} {{ semverCompare "!=1.2.3" "1.2.3" }} {{ semverCompare "1.x || >=2.5" "2.6.0" }} {{ semverCompare ">= 1.19.0-0, < 1.22.0-0" "1.21.3" }} {{ semverCompare "=1.2" "1.2.7" }}"
+b: "{{ (semver "v1.31.2-rc.1+meta").Major }} {{ (semver "1.31").Minor }} {{ (semver "v1.31.2-rc.1+meta").Prerelease }} {{ semver "v1.31.2-rc.1+meta" }} {{ (semver "1.2.3").Original }}"
+c: "{{ addf 0.1 0.2 }} {{ mulf 1.1 3 }} {{ divf 1 3 }} {{ divf 10 4 }} {{ subf 1 0.9 }} {{ add1f 1.5 }} {{ mulf 1000000 1 }} {{ maxf 1 2.5 }} {{ minf 3 -1 }} {{ round 2.5 0 }} {{ round -2.5 0 }} {{ round 3.14159 2 }} {{ divf 2 3 }} {{ mulf "1.5" 2 }}"
+d: "{{ sha1sum "abc" }} {{ adler32sum "hello" }} {{ b32enc "hello" }} {{ b32dec "NBSWY3DP" }} {{ sha512sum "a" | trunc 16 }}"
+"#;
+    let set = helm_set(&[("t", src)]);
+    assert_eq!(
+        set.execute("t", &V::Nil).expect("renders"),
+        r#"a: "true false true true true false true true false true true true"
+b: "1 31 rc.1 1.31.2-rc.1+meta 1.2.3"
+c: "0.3 3.3 0.3333333333333333 2.5 0.1 2.5 1e+06 2.5 -1 3 -3 3.14 0.6666666666666667 3"
+d: "a9993e364706816aba3e25717850c26c9cd0d89d 103547413 NBSWY3DP hello 1f40fc92da241694"
+"#
+    );
+    // helm: `... at <semverCompare "bad constraint" "1.2.3">: error calling
+    // semverCompare: improper constraint: bad constraint`, and `Invalid
+    // Semantic Version` for a bad version.
+    let set = helm_set(&[("t", "{{ semverCompare \"bad constraint\" \"1.2.3\" }}")]);
+    assert!(set
+        .execute("t", &V::Nil)
+        .expect_err("bad constraint")
+        .ends_with("error calling semverCompare: improper constraint: bad constraint"));
+    let set = helm_set(&[("t", "{{ semverCompare \">1\" \"notaversion\" }}")]);
+    assert!(set
+        .execute("t", &V::Nil)
+        .expect_err("bad version")
+        .ends_with("error calling semverCompare: Invalid Semantic Version"));
+    // The ApplicationSet set is unchanged: these stay unsupported there.
+    assert!(super::parse("{{ semverCompare \">1\" \"1.2.3\" }}").is_err());
+    // Clock and randomness are refused, never rendered plausibly.
+    let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
+    for f in ["now", "randAlphaNum 5", "uuidv4", "genCA \"x\" 3"] {
+        let err = set.add("t", &format!("{{{{ {f} }}}}")).expect_err(f);
+        assert!(err.contains("not supported by gitops-lint"), "{err}");
+    }
+}

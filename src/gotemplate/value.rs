@@ -7,6 +7,49 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
+
+/// An object whose fields and methods the host program provides, as Helm's
+/// `.Files` (`Get`, `GetBytes`, `Glob`, `Lines`, `AsConfig`, `AsSecrets`) and
+/// `.Capabilities` (`APIVersions.Has`, `KubeVersion.Version`...) are Go
+/// values with methods. Templates reach it as Go would: `.Files.Get "x"`
+/// calls the method `Get` with `"x"` (a pipeline's value comes last, as
+/// Go passes it: `"x" | .Files.Get`), `(.Files.Glob "*").AsConfig` and
+/// `.Capabilities.KubeVersion.Major` read a field or call a method without
+/// arguments.
+pub trait HostObject: std::fmt::Debug + Send + Sync {
+    /// Go's type name, for error messages (`chartutil.Capabilities`).
+    fn type_name(&self) -> &'static str;
+    /// A field, or a method without arguments; `None` when there is no such
+    /// name (Go: "can't evaluate field NAME in type TYPE").
+    fn field(&self, name: &str) -> Option<V>;
+    /// Calls the method `name` with `args`; `None` when there is no such
+    /// method. An `Err` is the method's error (Go: "error calling NAME: ...").
+    fn call(&self, name: &str, args: &[V]) -> Option<Result<V, String>>;
+    /// The plain value the object stands for where a template ranges over
+    /// it, prints it or passes it to a function (Helm's `Files` is a map of
+    /// paths to contents, `VersionSet` a list of strings, `KubeVersion`
+    /// prints as its `String()`).
+    fn value(&self) -> V;
+    /// Whether Go sees a map here (Helm's `Files` is a
+    /// `map[string][]byte`): an unknown field is then a missing key, and an
+    /// unknown name given arguments fails as "NAME is not a method but has
+    /// arguments", not "can't evaluate field".
+    fn is_map(&self) -> bool {
+        false
+    }
+}
+
+/// A shared [`HostObject`] inside a [`V`]; two are equal when they are the
+/// same object.
+#[derive(Debug, Clone)]
+pub struct Host(pub Arc<dyn HostObject>);
+
+impl PartialEq for Host {
+    fn eq(&self, other: &Host) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
 
 /// The fixed part of [`V::cost`]: what one node takes beside its text.
 pub const NODE_COST: usize = 32;
@@ -30,6 +73,8 @@ pub enum V {
     List(Vec<V>),
     /// `map[string]any` (Go prints and ranges maps in key order).
     Map(BTreeMap<String, V>),
+    /// An object with host-provided fields and methods.
+    Host(Host),
 }
 
 impl V {
@@ -72,6 +117,7 @@ impl V {
             V::Map(m) => {
                 serde_json::Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
             }
+            V::Host(h) => h.0.value().to_json(),
         }
     }
 
@@ -86,6 +132,8 @@ impl V {
             V::Str(s) => !s.is_empty(),
             V::List(l) => !l.is_empty(),
             V::Map(m) => !m.is_empty(),
+            // A non-nil pointer or struct.
+            V::Host(_) => true,
         }
     }
 
@@ -100,6 +148,7 @@ impl V {
             V::Str(_) => "string",
             V::List(_) => "[]interface {}",
             V::Map(_) => "map[string]interface {}",
+            V::Host(h) => h.0.type_name(),
         }
     }
 
@@ -114,6 +163,7 @@ impl V {
             V::Str(_) => "string",
             V::List(_) => "slice",
             V::Map(_) => "map",
+            V::Host(_) => "ptr",
         }
     }
 
@@ -182,6 +232,7 @@ fn write_v(out: &mut String, v: &V, top: bool) {
     match v {
         V::Missing => out.push_str(if top { "<no value>" } else { "<nil>" }),
         V::Nil => out.push_str("<nil>"),
+        V::Host(h) => write_v(out, &h.0.value(), top),
         V::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         V::Int(i) => {
             let _ = write!(out, "{i}");

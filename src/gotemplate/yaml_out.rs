@@ -132,6 +132,7 @@ fn write_list(out: &mut String, l: &[V], indent: usize, first_inline: bool) {
 
 fn scalar(v: &V, indent: usize) -> String {
     match v {
+        V::Host(h) => scalar(&h.0.value(), indent),
         V::Missing | V::Nil => "null".into(),
         V::Bool(b) => b.to_string(),
         V::Int(i) => i.to_string(),
