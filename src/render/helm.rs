@@ -205,6 +205,7 @@ fn render_native(
         release: &opts.release,
         namespace: &opts.namespace,
         kube_version: opts.kube_version.as_deref(),
+        api_versions: &opts.api_versions,
         value_files: values,
         set: set_args(&opts.set),
         set_string: set_args(&opts.set_string),

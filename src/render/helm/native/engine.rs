@@ -7,10 +7,13 @@
 //! `missingkey=zero`, `<no value>` removed from the output; errors cleaned
 //! up as `cleanupParseError` and `cleanupExecError` do.
 //!
-//! Objects whose Go methods the engine cannot call yet are refused before
-//! anything runs: `.Files`, and `.Capabilities` beyond the fields of its
-//! `KubeVersion` (`APIVersions.Has` is a method); `.Chart` printed whole or
-//! its `Dependencies` (Go structs print otherwise than maps).
+//! `.Capabilities` and `.Files` are host objects with their Go methods
+//! ([`super::objects`]). What is not modelled faithfully yet is refused
+//! before anything runs: `.Files` beyond `Get` and `Lines` (`Glob`,
+//! `AsConfig`, `AsSecrets`, `GetBytes`), `.Capabilities` beyond
+//! `KubeVersion.{Version,GitVersion,Major,Minor}`, `APIVersions.Has` and
+//! `HelmVersion.Version` (a Go struct prints otherwise than its fields),
+//! `.Chart` printed whole, its `Maintainers` or `Dependencies`.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -105,22 +108,7 @@ fn all_templates(
     next.insert("Release".into(), top.release.clone());
     next.insert("Capabilities".into(), top.capabilities.clone());
     next.insert("Values".into(), values.clone());
-    // `.Files` (a map of file name to bytes, with methods): its methods
-    // are refused by [`unsupported_use`]; the key is there for `keys .`.
-    next.insert(
-        "Files".into(),
-        V::Map(
-            c.files
-                .iter()
-                .map(|f| {
-                    (
-                        f.name.clone(),
-                        V::Str(String::from_utf8_lossy(&f.data).into_owned()),
-                    )
-                })
-                .collect(),
-        ),
-    );
+    next.insert("Files".into(), super::objects::files(&c.files));
     let mut subcharts = Map::new();
     for child in &c.dependencies {
         let child_values = match values {
@@ -161,7 +149,7 @@ fn unsupported_use(src: &str) -> Option<String> {
         Some((
             Regex::new(r"Capabilities(\.[A-Za-z_][A-Za-z0-9_]*)*").ok()?,
             Regex::new(r"\.Chart(\.[A-Za-z_][A-Za-z0-9_]*)?").ok()?,
-            Regex::new(r"\bFiles\b").ok()?,
+            Regex::new(r"\bFiles\b(\.[A-Za-z_][A-Za-z0-9_]*)?").ok()?,
             // `toYaml $`, `{{ $ }}`: Go structs among the objects would
             // print otherwise than maps. (`.` is the top-level object only
             // outside `with`/`range` and in what it is passed to, which a
@@ -183,6 +171,8 @@ fn unsupported_use(src: &str) -> Option<String> {
                 | "Capabilities.KubeVersion.GitVersion"
                 | "Capabilities.KubeVersion.Major"
                 | "Capabilities.KubeVersion.Minor"
+                | "Capabilities.APIVersions.Has"
+                | "Capabilities.HelmVersion.Version"
         );
         if !ok {
             return Some(format!(".{chain}"));
@@ -196,8 +186,10 @@ fn unsupported_use(src: &str) -> Option<String> {
             return Some(format!("`{}` (a Go struct)", m.as_str()));
         }
     }
-    if files.is_match(src) {
-        return Some(".Files".into());
+    for m in files.find_iter(src) {
+        if !matches!(m.as_str(), "Files.Get" | "Files.Lines") {
+            return Some(format!(".{}", m.as_str()));
+        }
     }
     if whole.is_match(src) {
         return Some("the top-level object serialized whole".into());
@@ -343,12 +335,17 @@ mod tests {
             None
         );
         assert_eq!(
-            unsupported_use("{{ if .Capabilities.APIVersions.Has \"v1\" }}").as_deref(),
-            Some(".Capabilities.APIVersions.Has")
+            unsupported_use("{{ if .Capabilities.APIVersions.Has \"v1\" }}"),
+            None
         );
         assert_eq!(
-            unsupported_use("{{ .Files.Get \"a\" }}").as_deref(),
-            Some(".Files")
+            unsupported_use("{{ .Capabilities.KubeVersion | quote }}").as_deref(),
+            Some(".Capabilities.KubeVersion")
+        );
+        assert_eq!(unsupported_use("{{ .Files.Get \"a\" }}"), None);
+        assert_eq!(
+            unsupported_use("{{ (.Files.Glob \"a/*\").AsConfig }}").as_deref(),
+            Some(".Files.Glob")
         );
         assert!(unsupported_use("{{ toYaml .Chart }}").is_some());
         assert!(unsupported_use("{{ .Chart.Maintainers | toJson }}").is_some());

@@ -14,12 +14,13 @@
 //!
 //! Whatever is not implemented fails with "not supported natively: …"
 //! (GL000), never a partial render: today `values.schema.json` validation,
-//! `.Files`, `.Capabilities` beyond its `KubeVersion`, and the Sprig
-//! functions the template engine does not implement (see [`engine`]).
+//! parts of `.Files` and `.Capabilities`, and the Sprig functions the
+//! template engine does not implement (see [`engine`]).
 
 pub(in crate::render::helm) mod chart;
 mod engine;
 pub(in crate::render::helm) mod manifests;
+mod objects;
 pub(in crate::render::helm) mod strvals;
 pub(in crate::render::helm) mod values;
 
@@ -61,6 +62,8 @@ pub(in crate::render::helm) struct Inputs<'a> {
     pub set_file: Vec<String>,
     /// The files `--set-file` names.
     pub set_file_contents: BTreeMap<String, Arc<[u8]>>,
+    /// `--api-versions`.
+    pub api_versions: &'a [String],
     /// `--include-crds`.
     pub include_crds: bool,
     /// `--skip-schema-validation`.
@@ -197,7 +200,7 @@ pub(in crate::render::helm) fn template(
     }
     let top = engine::Top {
         release: release_value(inp),
-        capabilities: capabilities_value(&kube_version),
+        capabilities: objects::capabilities(&kube_version, inp.api_versions),
     };
     let mut rendered = engine::render(&chart, &coalesced, &top, inp.chart_dir)?;
     // `renderResources`: NOTES.txt is never a manifest.
@@ -227,25 +230,6 @@ fn release_value(inp: &Inputs<'_>) -> V {
         ]
         .into(),
     )
-}
-
-/// `.Capabilities` as far as templates may read it natively: the fields of
-/// `KubeVersion` (`GitVersion` is a method returning `Version`).
-fn capabilities_value(kube_version: &str) -> V {
-    // `ParseKubeVersion` made it `v<major>.<minor>.<patch>…`.
-    let mut parts = kube_version.trim_start_matches('v').split('.');
-    let major = parts.next().unwrap_or_default().to_string();
-    let minor = parts.next().unwrap_or_default().to_string();
-    let kv = V::Map(
-        [
-            ("Version".to_string(), V::Str(kube_version.to_string())),
-            ("GitVersion".to_string(), V::Str(kube_version.to_string())),
-            ("Major".to_string(), V::Str(major)),
-            ("Minor".to_string(), V::Str(minor)),
-        ]
-        .into(),
-    );
-    V::Map([("KubeVersion".to_string(), kv)].into())
 }
 
 /// `.Release.Namespace`: `--namespace`, else helm's `default` (no

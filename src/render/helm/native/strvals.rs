@@ -130,6 +130,7 @@ fn go_type(v: &V) -> &'static str {
         V::Str(_) => "string",
         V::List(_) => "[]interface {}",
         V::Map(_) => "map[string]interface {}",
+        V::Host(h) => h.0.type_name(),
     }
 }
 

@@ -85,6 +85,7 @@ fn go_percent_t(v: &V) -> String {
             "[{}]",
             l.iter().map(go_percent_t).collect::<Vec<_>>().join(" ")
         ),
+        V::Host(h) => go_percent_t(&h.0.value()),
         V::Map(m) => format!(
             "map[{}]",
             m.iter()
