@@ -13,14 +13,16 @@
 //! and the output sorted and assembled ([`manifests`]).
 //!
 //! Whatever is not implemented fails with "not supported natively: …"
-//! (GL000), never a partial render: today `values.schema.json` validation,
-//! parts of `.Files` and `.Capabilities`, and the Sprig functions the
+//! (GL000), never a partial render: today values a `values.schema.json`
+//! refuses (helm's message is gojsonschema's), parts of `.Files` and
+//! `.Capabilities`, and the Sprig functions the
 //! template engine does not implement (see [`engine`]).
 
 pub(in crate::render::helm) mod chart;
 mod engine;
 pub(in crate::render::helm) mod manifests;
 mod objects;
+mod schema;
 pub(in crate::render::helm) mod strvals;
 pub(in crate::render::helm) mod values;
 
@@ -187,8 +189,8 @@ pub(in crate::render::helm) fn template(
     }
     values::process_dependencies(&mut chart, &vals).map_err(fail)?;
     let coalesced = values::coalesce_values(&chart, &vals).map_err(fail)?;
-    if !inp.skip_schema_validation && has_schema(&chart) {
-        return Err(not_supported("values.schema.json validation"));
+    if !inp.skip_schema_validation {
+        check_schemas(&chart, &coalesced)?;
     }
     if !chart.metadata.kube_version.is_empty()
         && !values::is_compatible_range(&chart.metadata.kube_version, &kube_version)
@@ -242,6 +244,38 @@ fn release_namespace<'a>(inp: &Inputs<'a>) -> &'a str {
     }
 }
 
-fn has_schema(c: &chart::Chart) -> bool {
-    c.schema.is_some() || c.dependencies.iter().any(has_schema)
+/// `ValidateAgainstSchema`: the chart's schema against its values, then
+/// each subchart's against the subchart's; only a pass is relied on.
+fn check_schemas(c: &chart::Chart, values: &Map) -> Result<(), RenderError> {
+    if let Some(bytes) = &c.schema {
+        let Ok(doc) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+            return Err(not_supported(&format!(
+                "a values.schema.json of `{}` that is not JSON",
+                c.name()
+            )));
+        };
+        match schema::validate(&doc, &V::Map(values.clone()).to_json()) {
+            schema::Verdict::Valid => {}
+            schema::Verdict::Invalid(_) => {
+                return Err(not_supported(&format!(
+                    "the values fail values.schema.json of `{}`, and helm's message (gojsonschema's wording) is not reproduced",
+                    c.name()
+                )))
+            }
+            schema::Verdict::Unsupported(what) => {
+                return Err(not_supported(&format!(
+                    "{what} in values.schema.json of `{}`",
+                    c.name()
+                )))
+            }
+        }
+    }
+    for sub in &c.dependencies {
+        let sv = match values.get(sub.name()) {
+            Some(V::Map(m)) => m.clone(),
+            _ => Map::new(),
+        };
+        check_schemas(sub, &sv)?;
+    }
+    Ok(())
 }
