@@ -72,6 +72,12 @@ struct Common {
     /// configuration; without either, such apps are external).
     #[arg(long, global = true, value_name = "DIR")]
     chart_cache: Option<PathBuf>,
+    /// Render Helm charts with `binary` (the pinned `helm template` on PATH,
+    /// as Argo CD runs it) or `native` (in-process, no helm; what it does
+    /// not implement is a render error). Default: `helmRenderer` of the
+    /// configuration, else `binary`.
+    #[arg(long, global = true, value_name = "RENDERER", value_parser = crate::render::HelmRenderer::NAMES)]
+    helm_renderer: Option<String>,
     /// Print less: no notes in human output, no progress on stderr.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     quiet: bool,
@@ -178,6 +184,10 @@ fn options(c: &Common, progress: &Spinner) -> Options {
         render: crate::render::RenderOptions {
             helm,
             external_kustomize: c.kustomize_binary.clone(),
+            helm_renderer: c
+                .helm_renderer
+                .as_deref()
+                .and_then(crate::render::HelmRenderer::parse),
             chart_cache: c.chart_cache.as_ref().map(|d| {
                 std::sync::Arc::new(crate::render::chart_cache::ChartCache::new(
                     d.clone(),

@@ -9,88 +9,91 @@ use serde_json::Value;
 use crate::finding::{Category, RuleMeta, Severity};
 
 /// The file name looked for at the repository root.
-pub(crate) const CONFIG_FILE: &str = ".gitops-lint.yaml";
+pub const CONFIG_FILE: &str = ".gitops-lint.yaml";
 
 /// Validated configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// Extra kinds whose prune loses data, as `Kind` or `group/Kind`.
-    pub(crate) stateful_kinds: Vec<String>,
+    pub stateful_kinds: Vec<String>,
     /// URLs that also name this repository (besides its git remotes).
-    pub(crate) repo_urls: Vec<String>,
+    pub repo_urls: Vec<String>,
     /// Branch names that mean "this revision" in `targetRevision`, besides
     /// `HEAD`, the current branch, `main` and `master`.
-    pub(crate) branches: Vec<String>,
+    pub branches: Vec<String>,
     /// Directories linted as apps of their own (`apps:`), beside the
     /// Applications found unless one renders from them.
-    pub(crate) apps: Vec<String>,
+    pub apps: Vec<String>,
     /// `roots`: the files whose Applications and ApplicationSets are applied
     /// outside Argo CD (by hand, by bootstrap tooling). When set, an
     /// Application file outside them that no app renders is not deployed.
-    pub(crate) roots: PathGlobs,
+    pub roots: PathGlobs,
     /// `instances`: roots grouped by the Argo CD instance that runs them.
-    pub(crate) instances: Vec<InstanceConfig>,
+    pub instances: Vec<InstanceConfig>,
     /// Target Argo CD version (`major.minor`).
-    pub(crate) argocd_version: (u32, u32),
+    pub argocd_version: (u32, u32),
     /// Rules switched on (codes, names or categories); empty means all.
-    pub(crate) select: Vec<String>,
+    pub select: Vec<String>,
     /// Rules switched off (codes, names or categories); beats `select`.
-    pub(crate) ignore: Vec<String>,
+    pub ignore: Vec<String>,
     /// Findings located in files matching these globs are dropped.
-    pub(crate) ignore_paths: PathGlobs,
+    pub ignore_paths: PathGlobs,
     /// Severity overrides by code or name.
-    pub(crate) severity: BTreeMap<String, Severity>,
+    pub severity: BTreeMap<String, Severity>,
     /// GL013: share of an app's resources (0–1) above which a prune is "mass".
-    pub(crate) mass_prune_ratio: f64,
+    pub mass_prune_ratio: f64,
     /// GL013: absolute count above which a prune is "mass".
-    pub(crate) mass_prune_count: usize,
+    pub mass_prune_count: usize,
     /// Controller settings for ApplicationSets.
-    pub(crate) applicationset: AppSetControllerConfig,
+    pub applicationset: AppSetControllerConfig,
     /// StorageClass assumed when a PVC names none: whether it binds on first consumer.
-    pub(crate) default_storage_class_wait_for_first_consumer: bool,
+    pub default_storage_class_wait_for_first_consumer: bool,
     /// Clusters for ApplicationSet `clusters` generators, besides the cluster
     /// Secrets found in the repository.
-    pub(crate) clusters: Vec<ClusterConfig>,
+    pub clusters: Vec<ClusterConfig>,
     /// `trackingMethod`: Argo CD's `application.resourceTrackingMethod`,
     /// when `argocd-cm` is not in the repository.
-    pub(crate) tracking_method: Option<crate::manifest::TrackingMethod>,
+    pub tracking_method: Option<crate::manifest::TrackingMethod>,
     /// `kustomizeBuildOptions`: Argo CD's `kustomize.buildOptions`, when
     /// `argocd-cm` is not in the repository (`--enable-helm` decides
     /// whether `helmCharts` render).
-    pub(crate) kustomize_build_options: Option<String>,
+    pub kustomize_build_options: Option<String>,
     /// `chartCache`: a directory of `helm pull`-ed chart archives, relative
     /// to the repository's root (its working directory on disk), for
     /// Applications installing charts from Helm repositories.
-    pub(crate) chart_cache: Option<String>,
+    pub chart_cache: Option<String>,
+    /// `helmRenderer`: how Helm charts are rendered when the command line
+    /// does not say (`binary` or `native`).
+    pub helm_renderer: Option<crate::render::HelmRenderer>,
     /// `clusterScopedKinds`: `Kind` or `group/Kind` patterns (`*` wildcards)
     /// of kinds that are cluster-scoped, for CRDs not in the repository.
-    pub(crate) cluster_scoped_kinds: Vec<String>,
+    pub cluster_scoped_kinds: Vec<String>,
     /// Namespaces that exist on every destination cluster without a manifest
     /// (created outside Argo CD), besides `default`, `kube-*` and `argocd`.
-    pub(crate) namespaces: Vec<String>,
+    pub namespaces: Vec<String>,
     /// Whether `Gitops-Lint-Allow` commit trailers acknowledge deletions
     /// (`acknowledge: {trailers: false}` switches them off: a trailer is
     /// written by the change's own author).
-    pub(crate) acknowledge_trailers: bool,
+    pub acknowledge_trailers: bool,
     /// `generatedObjects`: custom resources from which a controller creates
     /// a core object (GL008), besides the built-in table.
-    pub(crate) generated_objects: Vec<GeneratedObject>,
+    pub generated_objects: Vec<GeneratedObject>,
     /// Raw extra sections kept for rules that read them.
-    pub(crate) raw: Value,
+    pub raw: Value,
 }
 
 /// "A controller creates a `creates` object from each `group/kind`
 /// resource, in its namespace, named by the string at `name_from`."
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct GeneratedObject {
+pub struct GeneratedObject {
     /// API group of the custom resource.
-    pub(crate) group: String,
+    pub group: String,
     /// Kind of the custom resource.
-    pub(crate) kind: String,
+    pub kind: String,
     /// Core kind created: Secret, ConfigMap, Service, PersistentVolumeClaim or ServiceAccount.
-    pub(crate) creates: String,
+    pub creates: String,
     /// Dotted path of the created object's name (default `metadata.name`).
-    pub(crate) name_from: String,
+    pub name_from: String,
 }
 
 /// The kinds a workload can wait for that `generatedObjects` may create.
@@ -105,13 +108,13 @@ const GENERATED_KEYS: &[&str] = &["kind", "creates", "nameFrom"];
 
 /// ApplicationSet controller flags the linter cannot see.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct AppSetControllerConfig {
+pub struct AppSetControllerConfig {
     /// `--policy` (empty when unset).
-    pub(crate) policy: Option<String>,
+    pub policy: Option<String>,
     /// `--enable-policy-override`.
-    pub(crate) policy_override: Option<bool>,
+    pub policy_override: Option<bool>,
     /// `--enable-new-git-file-globbing`.
-    pub(crate) new_git_file_globbing: bool,
+    pub new_git_file_globbing: bool,
 }
 
 impl Default for Config {
@@ -136,6 +139,7 @@ impl Default for Config {
             tracking_method: None,
             kustomize_build_options: None,
             chart_cache: None,
+            helm_renderer: None,
             cluster_scoped_kinds: Vec::new(),
             namespaces: Vec::new(),
             acknowledge_trailers: true,
@@ -150,9 +154,9 @@ impl Default for Config {
 #[error("invalid {file}:{}", render_problems(.problems))]
 pub struct ConfigError {
     /// The file.
-    pub(crate) file: String,
+    pub file: String,
     /// Each problem, one line each (`line N: ...` when the line is known).
-    pub(crate) problems: Vec<String>,
+    pub problems: Vec<String>,
 }
 
 fn render_problems(p: &[String]) -> String {
@@ -180,6 +184,7 @@ const TOP_KEYS: &[&str] = &[
     "trackingMethod",
     "kustomizeBuildOptions",
     "chartCache",
+    "helmRenderer",
     "clusterScopedKinds",
     "namespaces",
     "acknowledge",
@@ -195,7 +200,7 @@ const APPSET_POLICIES: &[&str] = &["sync", "create-only", "create-update", "crea
 
 /// The closest of `known` to `word`, if close enough to be a likely typo.
 #[must_use]
-pub(crate) fn did_you_mean<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+pub fn did_you_mean<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     let norm = |s: &str| s.replace(['_', '-'], "").to_ascii_lowercase();
     let w = norm(word);
     known
@@ -210,7 +215,7 @@ pub(crate) fn did_you_mean<'a>(word: &str, known: &[&'a str]) -> Option<&'a str>
 /// likely typos as for [`did_you_mean`], and names that contain `word` or
 /// are contained in it (`payments` for `payments-eu`).
 #[must_use]
-pub(crate) fn close_names<'a>(word: &str, known: &[&'a str]) -> Vec<&'a str> {
+pub fn close_names<'a>(word: &str, known: &[&'a str]) -> Vec<&'a str> {
     let norm = |s: &str| s.replace(['_', '-'], "").to_ascii_lowercase();
     let w = norm(word);
     let mut scored: Vec<(usize, &'a str)> = known
@@ -360,7 +365,7 @@ fn selector_hint(s: &str, catalog: &[&RuleMeta]) -> String {
 
 /// Repository-relative path globs (`*` stops at `/`, `**` crosses it).
 #[derive(Clone, Default)]
-pub(crate) struct PathGlobs {
+pub struct PathGlobs {
     patterns: Vec<String>,
     set: globset::GlobSet,
 }
@@ -368,13 +373,13 @@ pub(crate) struct PathGlobs {
 impl PathGlobs {
     /// Whether a repository-relative path matches one of the globs.
     #[must_use]
-    pub(crate) fn matches(&self, path: &str) -> bool {
+    pub fn matches(&self, path: &str) -> bool {
         !self.patterns.is_empty() && self.set.is_match(path)
     }
 
     /// The globs as written.
     #[must_use]
-    pub(crate) fn patterns(&self) -> &[String] {
+    pub fn patterns(&self) -> &[String] {
         &self.patterns
     }
 }
@@ -398,11 +403,7 @@ impl Config {
     /// # Errors
     /// Invalid YAML, unknown keys, bad values: every problem at once, each
     /// with its line where it can be found.
-    pub(crate) fn parse(
-        file: &str,
-        text: &str,
-        catalog: &[&RuleMeta],
-    ) -> Result<Config, ConfigError> {
+    pub fn parse(file: &str, text: &str, catalog: &[&RuleMeta]) -> Result<Config, ConfigError> {
         let err = |p: String| ConfigError {
             file: file.to_string(),
             problems: vec![p],
@@ -481,6 +482,25 @@ impl Config {
                     &["chartCache"],
                     "chartCache must be a directory, relative to the repository's root".to_string(),
                 ),
+            }
+        }
+        if let Some(v) = get("helmRenderer") {
+            use crate::render::HelmRenderer;
+            match v.as_str().and_then(HelmRenderer::parse) {
+                Some(r) => cfg.helm_renderer = Some(r),
+                None => {
+                    let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                    let hint = did_you_mean(&text, &HelmRenderer::NAMES)
+                        .map(|s| format!(" (did you mean `{s}`?)"))
+                        .unwrap_or_default();
+                    c.at(
+                        &["helmRenderer"],
+                        format!(
+                            "helmRenderer `{text}` is not one of {}{hint}",
+                            HelmRenderer::NAMES.join(", ")
+                        ),
+                    );
+                }
             }
         }
         cfg.repo_urls = c.strings(&["repoUrls"], get("repoUrls"));
@@ -762,14 +782,14 @@ impl Config {
     /// Whether a rule runs: selected (all by default) and not ignored.
     /// Selectors are codes, names, categories or `all`; `ignore` beats `select`.
     #[must_use]
-    pub(crate) fn rule_enabled(&self, meta: &RuleMeta) -> bool {
+    pub fn rule_enabled(&self, meta: &RuleMeta) -> bool {
         let selected = self.select.is_empty() || self.select.iter().any(|s| selects(s, meta));
         selected && !self.ignore.iter().any(|s| selects(s, meta))
     }
 
     /// Whether the target Argo CD version is at least `major.minor`.
     #[must_use]
-    pub(crate) fn argocd_at_least(&self, major: u32, minor: u32) -> bool {
+    pub fn argocd_at_least(&self, major: u32, minor: u32) -> bool {
         self.argocd_version >= (major, minor)
     }
 
@@ -778,7 +798,7 @@ impl Config {
     /// Entries are `Kind`, `group/Kind`, or either with `*` wildcards, so
     /// whole API families can be named (`*.upbound.io/*` for Crossplane
     /// managed resources, whose deletion deletes the cloud resource).
-    pub(crate) fn is_extra_stateful(&self, group: &str, kind: &str) -> bool {
+    pub fn is_extra_stateful(&self, group: &str, kind: &str) -> bool {
         crate::manifest::kind_matches(&self.stateful_kinds, group, kind)
     }
 }
@@ -836,6 +856,20 @@ mod tests {
         };
         assert_eq!(ok("argocdVersion: \"3.10\"\n"), (3, 10));
         assert_eq!(ok("argocdVersion: 2.14\n"), (2, 14));
+    }
+
+    #[test]
+    fn helm_renderer_is_binary_or_native() {
+        let c = parse(".gitops-lint.yaml", "helmRenderer: native\n").expect("valid");
+        assert_eq!(c.helm_renderer, Some(crate::render::HelmRenderer::Native));
+        assert_eq!(
+            problems("helmRenderer: nativ\n"),
+            vec!["line 1: helmRenderer `nativ` is not one of binary, native (did you mean `native`?)"]
+        );
+        assert_eq!(
+            problems("helmRendrer: native\n"),
+            vec!["line 1: unknown key `helmRendrer` (did you mean `helmRenderer`?)"]
+        );
     }
 
     #[test]
@@ -966,24 +1000,24 @@ mod tests {
 /// roots of different instances never share a name, as they live in
 /// different Argo CD namespaces or clusters.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct InstanceConfig {
+pub struct InstanceConfig {
     /// The name shown beside its apps (`app@name`).
-    pub(crate) name: String,
+    pub name: String,
     /// Globs of its root files.
-    pub(crate) roots: PathGlobs,
+    pub roots: PathGlobs,
 }
 
 /// A cluster declared in configuration for ApplicationSet `clusters` generators.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct ClusterConfig {
+pub struct ClusterConfig {
     /// Cluster name.
-    pub(crate) name: String,
+    pub name: String,
     /// API server URL.
-    pub(crate) server: String,
+    pub server: String,
     /// Labels (as a cluster Secret would carry them).
-    pub(crate) labels: BTreeMap<String, String>,
+    pub labels: BTreeMap<String, String>,
     /// Annotations.
-    pub(crate) annotations: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
     /// Project, if any.
-    pub(crate) project: Option<String>,
+    pub project: Option<String>,
 }

@@ -353,11 +353,15 @@ fn tools_outside(repo: &GitRepo, render: &RenderOptions) -> RenderOptions {
     out
 }
 
-/// `render` with the configuration's `chartCache` when the command line
-/// named none. A relative directory is taken from the repository's root:
+/// `render` with the configuration's `chartCache` and `helmRenderer` when
+/// the command line named none. A relative directory is taken from the repository's root:
 /// the configuration's paths are the repository's, and CI fills the cache
 /// from the checkout (`helm pull -d DIR`).
 fn with_chart_cache(repo: &GitRepo, mut render: RenderOptions, config: &Config) -> RenderOptions {
+    // The command line's `--helm-renderer` wins over `helmRenderer`.
+    if render.helm_renderer.is_none() {
+        render.helm_renderer = config.helm_renderer;
+    }
     if render.chart_cache.is_some() {
         return render;
     }

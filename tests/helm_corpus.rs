@@ -17,6 +17,16 @@
 //!
 //! Needs the pinned helm on PATH; without it the test says NOT RUN, and
 //! fails where `GITOPS_LINT_REQUIRE_ORACLES` is set.
+//!
+//! Every case also goes through the native renderer (`--helm-renderer
+//! native`, no helm binary), which must give the same objects (or fail with
+//! helm's message where helm fails) for every case not listed, with the
+//! reason, in `testdata/helm-corpus-native-unsupported.yaml`; a listed case
+//! must fail with a render error (never a partial render), with the listed
+//! reason when that is a "not supported natively" one, and the test fails
+//! once a listed case renders identically, so the list cannot go stale.
+//! A case it renders otherwise than helm is a failure unless listed, with
+//! its reason, in `testdata/helm-corpus-native-known-divergences.yaml`.
 
 mod kustomize_common;
 
@@ -25,7 +35,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use gitops_lint::lint::{self, Options, Revision};
-use gitops_lint::render::{expand_lists, RenderOptions};
+use gitops_lint::render::{expand_lists, HelmRenderer, RenderOptions};
 use gitops_lint::source::write_commit;
 use gitops_lint::yaml::{self, Dialect, Limits};
 use kustomize_common::{compare, crate_root, pinned_helm, PINNED_HELM};
@@ -271,8 +281,9 @@ fn chart_dir(case: &Case) -> PathBuf {
     chart
 }
 
-/// `render --app` of the case's Application in a fresh repository.
-fn render_case(case: &Case, helm: &Path) -> Result<String, String> {
+/// `render --app` of the case's Application in a fresh repository, with
+/// `helm` (the binary renderer) or natively (`None`).
+fn render_case(case: &Case, helm: Option<&Path>) -> Result<String, String> {
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
     let (name, app) = application(case);
     let mut files = Vec::new();
@@ -286,7 +297,12 @@ fn render_case(case: &Case, helm: &Path) -> Result<String, String> {
     let opts = Options {
         repo: Some(tmp.path().to_path_buf()),
         render: RenderOptions {
-            helm: Some(helm.to_path_buf()),
+            helm: helm.map(Path::to_path_buf),
+            helm_renderer: Some(if helm.is_some() {
+                HelmRenderer::Binary
+            } else {
+                HelmRenderer::Native
+            }),
             ..RenderOptions::default()
         },
         ..Options::default()
@@ -390,7 +406,7 @@ fn missing_subchart(case: &Case) -> Option<String> {
         .map(|p| format!("chart/{p}"))
 }
 
-fn check_case(case: &Case, helm: &Path) -> Outcome {
+fn check_case(case: &Case, helm: Option<&Path>) -> Outcome {
     let rendered = render_case(case, helm);
     if case.expects_error() {
         let want = helm_error(case);
@@ -425,9 +441,114 @@ fn check_case(case: &Case, helm: &Path) -> Outcome {
     }
 }
 
-/// Checks every case of the corpus at `dir` (at least `min_cases`);
-/// `HELM_CASE=<text>` keeps only the cases whose name contains it.
+/// Checks every case of the corpus at `dir` (at least `min_cases`) with
+/// both renderers; `HELM_CASE=<text>` keeps only the cases whose name
+/// contains it.
 fn check_corpus(dir: &Path, min_cases: usize, full: bool) {
+    check_native(dir, full);
+    check_binary(dir, min_cases, full);
+}
+
+/// The native renderer over the corpus at `dir`: identical where not
+/// listed in `helm-corpus-native-unsupported.yaml`, failing where listed.
+fn check_native(dir: &Path, full: bool) {
+    let unsupported = case_list("helm-corpus-native-unsupported.yaml");
+    let divergences = case_list("helm-corpus-native-known-divergences.yaml");
+    let mut cases = Case::all(dir);
+    if full {
+        for name in unsupported.keys().chain(divergences.keys()) {
+            assert!(
+                cases.iter().any(|c| &c.name == name),
+                "a testdata/helm-corpus-native-*.yaml list names unknown case {name}"
+            );
+        }
+    }
+    let total = cases.len();
+    if let Ok(only) = std::env::var("HELM_CASE") {
+        cases.retain(|c| c.name.contains(&only));
+    }
+    let mut identical = 0;
+    let mut not_supported = 0;
+    let mut failures = Vec::new();
+    let mut unlisted = Vec::new();
+    for case in &cases {
+        if let Some(missing) = missing_subchart(case) {
+            println!(
+                "native: incomplete case, not supported: {} ({missing} is missing from this copy of the corpus)",
+                case.name
+            );
+            not_supported += 1;
+            continue;
+        }
+        let outcome = check_case(case, None);
+        if let Some(reason) = unsupported.get(&case.name) {
+            not_supported += 1;
+            match outcome {
+                Outcome::RenderFailed(why) => {
+                    // A reason that names what is not implemented must be
+                    // the reason the render gives.
+                    if reason.starts_with("not supported natively:") && !why.contains(reason.as_str()) {
+                        failures.push(format!(
+                            "{}: listed as `{reason}` in testdata/helm-corpus-native-unsupported.yaml, but the native render fails otherwise: {why}",
+                            case.name
+                        ));
+                    } else {
+                        println!("native: unsupported: {} ({reason})", case.name);
+                    }
+                }
+                Outcome::Identical => failures.push(format!(
+                    "{}: listed as unsupported natively but renders identically now; remove it from testdata/helm-corpus-native-unsupported.yaml",
+                    case.name
+                )),
+                Outcome::Differs(why) => failures.push(format!(
+                    "{}: listed as unsupported natively, yet the native render succeeds and differs (a partial render): {why}",
+                    case.name
+                )),
+            }
+            continue;
+        }
+        if let Some(reason) = divergences.get(&case.name) {
+            not_supported += 1;
+            match outcome {
+                Outcome::Identical => failures.push(format!(
+                    "{}: listed as a native known divergence but is identical now; remove it from testdata/helm-corpus-native-known-divergences.yaml",
+                    case.name
+                )),
+                Outcome::RenderFailed(_) | Outcome::Differs(_) => {
+                    println!("native: known divergence, not counted as identical: {} ({reason})", case.name);
+                }
+            }
+            continue;
+        }
+        match outcome {
+            Outcome::Identical => identical += 1,
+            Outcome::RenderFailed(why) | Outcome::Differs(why) => {
+                let first = why.lines().next().unwrap_or_default().to_string();
+                unlisted.push(format!(
+                    "- case: {}\n  reason: {}",
+                    case.name,
+                    serde_json::to_string(&first).unwrap_or_default()
+                ));
+                failures.push(format!("{} (native): {why}", case.name));
+            }
+        }
+    }
+    println!(
+        "native: identical {identical} / supported {} / total {total}",
+        cases.len() - not_supported
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ natively from helm template:\n\n{}\n\nunlisted failures, as list entries:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n\n"),
+        unlisted.join("\n")
+    );
+}
+
+/// The binary renderer (the pinned helm) over the corpus at `dir`.
+fn check_binary(dir: &Path, min_cases: usize, full: bool) {
     let Some(helm) = pinned_helm() else {
         let line = format!(
             "NOT RUN: the Helm corpus at {}: no helm {PINNED_HELM} on PATH (scripts/install-oracles.sh)",
@@ -474,7 +595,7 @@ fn check_corpus(dir: &Path, min_cases: usize, full: bool) {
             not_supported += 1;
             continue;
         }
-        let outcome = check_case(case, &helm);
+        let outcome = check_case(case, Some(&helm));
         if let Some(reason) = unsupported.get(&case.name) {
             not_supported += 1;
             match outcome {

@@ -28,10 +28,11 @@ use std::process::Command;
 use serde_json::Value;
 
 mod dependencies;
+pub(crate) mod native;
 
 use super::{
-    bounded, expand_lists, Footprint, RefTarget, RenderContext, RenderError, RenderErrorKind,
-    RenderedObject, SourceSpec,
+    bounded, expand_lists, Footprint, HelmRenderer, RefTarget, RenderContext, RenderError,
+    RenderErrorKind, RenderedObject, SourceSpec,
 };
 use crate::manifest::Origin;
 use crate::source::{path, EntryKind, Tree as _};
@@ -66,6 +67,10 @@ pub(crate) fn render(
         .iter()
         .map(|(name, p)| Ok((name.clone(), locate(spec, p)?)))
         .collect::<Result<Vec<_>, RenderError>>()?;
+
+    if cx.options.helm_renderer.unwrap_or_default() == HelmRenderer::Native {
+        return render_native(cx, spec, &opts, build.as_ref(), &value_files, &file_params);
+    }
 
     // The working directory holds a copy of the chart and of the files the
     // command line names, nothing else: helm can name nothing outside it.
@@ -154,6 +159,98 @@ pub(crate) fn render(
     cmd.current_dir(&chart_dir);
     let text = run_template(&mut cmd, &spec.path, &work)?;
     parse_output(&spec.path, &sources, &text)
+}
+
+/// [`render`] with the native renderer: the same command line, its files
+/// read from the trees instead of copied to a workspace.
+fn render_native(
+    cx: &RenderContext<'_>,
+    spec: &SourceSpec,
+    opts: &Options,
+    build: Option<&dependencies::Build>,
+    value_files: &[Located],
+    file_params: &[(String, Located)],
+) -> Result<Vec<RenderedObject>, RenderError> {
+    let mut values = Vec::new();
+    for loc in value_files {
+        values.push((shown_path(loc), read_located(cx, loc)?));
+    }
+    if let Some(extra) = &opts.extra_values {
+        values.push((
+            "values.yaml of the Application".to_string(),
+            std::sync::Arc::from(extra.as_bytes()),
+        ));
+    }
+    let set_args = |params: &BTreeMap<String, String>| -> Vec<String> {
+        params
+            .iter()
+            .map(|(name, value)| {
+                format!(
+                    "{name}={}",
+                    clean_set_parameter(&envsubst(value, &spec.env))
+                )
+            })
+            .collect()
+    };
+    let mut set_file = Vec::new();
+    let mut set_file_contents = BTreeMap::new();
+    for (name, loc) in file_params {
+        let shown = shown_path(loc);
+        set_file.push(format!("{name}={}", clean_set_parameter(&shown)));
+        set_file_contents.insert(shown, read_located(cx, loc)?);
+    }
+    let inputs = native::Inputs {
+        chart_dir: &spec.path,
+        build,
+        release: &opts.release,
+        namespace: &opts.namespace,
+        kube_version: opts.kube_version.as_deref(),
+        api_versions: &opts.api_versions,
+        value_files: values,
+        set: set_args(&opts.set),
+        set_string: set_args(&opts.set_string),
+        set_file,
+        set_file_contents,
+        include_crds: !opts.skip_crds,
+        skip_schema_validation: opts.skip_schema_validation,
+        skip_tests: opts.skip_tests,
+    };
+    let text = native::template(cx, &inputs)?;
+    let mut sources = Vec::new();
+    for dep in build.iter().flat_map(|b| &b.charts) {
+        let shown = dep.alias.as_deref().unwrap_or(&dep.name);
+        sources.push((format!("charts/{shown}/"), dep.dir.clone()));
+    }
+    parse_output(&spec.path, &sources, &text)
+}
+
+/// A value or parameter file as messages name it: its repository path,
+/// `$<ref>/…` for a file of a `ref:` source.
+fn shown_path(loc: &Located) -> String {
+    match &loc.ref_name {
+        Some(r) => format!("${r}/{}", loc.path),
+        None => loc.path.clone(),
+    }
+}
+
+/// The bytes of a value or parameter file, from the tree it names.
+fn read_located(
+    cx: &RenderContext<'_>,
+    loc: &Located,
+) -> Result<std::sync::Arc<[u8]>, RenderError> {
+    match &loc.target {
+        RefTarget::Tree(t) => {
+            let rcx = cx.on_tree(t.as_ref());
+            let b = rcx.read(&loc.path);
+            cx.absorb(&rcx);
+            b
+        }
+        RefTarget::Same => cx.read(&loc.path),
+        RefTarget::External(_) => Err(RenderError::unsupported(format!(
+            "value file `{}` is not in this repository",
+            loc.shown
+        ))),
+    }
 }
 
 /// Applies what `helm dependency build` would do to the chart's copy at
@@ -856,21 +953,7 @@ impl Workspace {
         spec: &SourceSpec,
         loc: &Located,
     ) -> Result<PathBuf, RenderError> {
-        let bytes = match &loc.target {
-            RefTarget::Tree(t) => {
-                let rcx = cx.on_tree(t.as_ref());
-                let b = rcx.read(&loc.path);
-                cx.absorb(&rcx);
-                b?
-            }
-            RefTarget::Same => cx.read(&loc.path)?,
-            RefTarget::External(_) => {
-                return Err(RenderError::unsupported(format!(
-                    "value file `{}` is not in this repository",
-                    loc.shown
-                )))
-            }
-        };
+        let bytes = read_located(cx, loc)?;
         let dest = match &loc.ref_name {
             Some(r) => self.ref_root(r).join(&loc.path),
             None => self.repo().join(&loc.path),

@@ -234,6 +234,34 @@ pub struct RenderOptions {
     /// Where charts from Helm repositories are read from, `helm pull`-ed
     /// (`None`: such sources are external).
     pub chart_cache: Option<Arc<chart_cache::ChartCache>>,
+    /// How Helm charts are rendered (`None`: not chosen, the configuration
+    /// decides, else [`HelmRenderer::Binary`]).
+    pub helm_renderer: Option<HelmRenderer>,
+}
+
+/// How Helm charts are rendered (`--helm-renderer`, `helmRenderer:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HelmRenderer {
+    /// `binary`: the pinned `helm template`, as Argo CD runs it.
+    #[default]
+    Binary,
+    /// `native`: in-process; what it does not implement is a render error.
+    Native,
+}
+
+impl HelmRenderer {
+    /// The names the command line and the configuration accept.
+    pub const NAMES: [&'static str; 2] = ["binary", "native"];
+
+    /// The renderer named `name`.
+    #[must_use]
+    pub fn parse(name: &str) -> Option<HelmRenderer> {
+        match name {
+            "binary" => Some(HelmRenderer::Binary),
+            "native" => Some(HelmRenderer::Native),
+            _ => None,
+        }
+    }
 }
 
 /// Everything one render may read, and the record of what it read.

@@ -347,13 +347,13 @@ struct Rule {
 
 /// `.helmignore` rules as helm `pkg/ignore/rules.go` applies them.
 #[derive(Debug, Clone, Default)]
-struct Ignore {
+pub(super) struct Ignore {
     rules: Vec<Rule>,
 }
 
 impl Ignore {
     /// `ignore.Parse`: one rule a line; blank lines and `#` comments skipped.
-    fn parse(text: &str) -> Result<Ignore, String> {
+    pub(super) fn parse(text: &str) -> Result<Ignore, String> {
         let mut r = Ignore::default();
         for line in text.trim_start_matches('\u{feff}').lines() {
             r.add_rule(line)?;
@@ -362,7 +362,7 @@ impl Ignore {
     }
 
     /// `parseRule`.
-    fn add(&mut self, line: &str) -> Result<(), RenderError> {
+    pub(super) fn add(&mut self, line: &str) -> Result<(), RenderError> {
         self.add_rule(line).map_err(RenderError::content)
     }
 
@@ -402,7 +402,7 @@ impl Ignore {
 
     /// `Rules.Ignore`, including its reading of a negated rule: a path a
     /// `!rule` does not match is ignored.
-    fn ignores(&self, rel: &str, is_dir: bool) -> bool {
+    pub(super) fn ignores(&self, rel: &str, is_dir: bool) -> bool {
         for r in &self.rules {
             let name = if r.whole_path {
                 rel

@@ -1,0 +1,358 @@
+//! Templates rendered as helm v3.17's engine renders them
+//! (`pkg/engine/engine.go`): every template of the chart and of each
+//! enabled subchart in one Go template set named `gotpl`, parsed deepest
+//! path first (`sortTemplates`), each non-partial executed with its chart's
+//! objects (`recAllTpls`: `.Values` scoped to the subchart, `.Chart` with
+//! `IsRoot`, `.Release`, `.Capabilities`, `.Subcharts`, `.Template`) and
+//! `missingkey=zero`, `<no value>` removed from the output; errors cleaned
+//! up as `cleanupParseError` and `cleanupExecError` do.
+//!
+//! `.Capabilities` and `.Files` are host objects with their Go methods
+//! ([`super::objects`]). What is not modelled faithfully yet is refused
+//! before anything runs: `.Files` beyond `Get` and `Lines` (`Glob`,
+//! `AsConfig`, `AsSecrets`, `GetBytes`), `.Capabilities` beyond
+//! `KubeVersion.{Version,GitVersion,Major,Minor}`, `APIVersions.Has` and
+//! `HelmVersion.Version` (a Go struct prints otherwise than its fields),
+//! `.Chart` printed whole, its `Maintainers` or `Dependencies`.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::chart::{Chart, Metadata};
+use super::values::Map;
+use super::{helm_error, not_supported};
+use crate::gotemplate::{FuncSet, MissingKey, TemplateSet, V};
+use crate::render::RenderError;
+
+/// One template to parse and, unless a partial, execute.
+struct Renderable {
+    src: String,
+    vals: Map,
+    base_path: String,
+}
+
+/// `.Chart`: the Go field names of `chart.Metadata`, and `IsRoot`.
+fn chart_value(md: &Metadata, is_root: bool) -> V {
+    let s = |v: &str| V::Str(v.to_string());
+    let list = |l: &[String]| V::List(l.iter().map(|x| s(x)).collect());
+    let mut m = BTreeMap::new();
+    m.insert("Name".into(), s(&md.name));
+    m.insert("Home".into(), s(&md.home));
+    m.insert("Sources".into(), list(&md.sources));
+    m.insert("Version".into(), s(&md.version));
+    m.insert("Description".into(), s(&md.description));
+    m.insert("Keywords".into(), list(&md.keywords));
+    let maintainers = md
+        .maintainers
+        .iter()
+        .map(|x| {
+            let f = |k: &str| {
+                s(x.get(k)
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or_default())
+            };
+            V::Map(
+                [
+                    ("Name".to_string(), f("name")),
+                    ("Email".to_string(), f("email")),
+                    ("URL".to_string(), f("url")),
+                ]
+                .into(),
+            )
+        })
+        .collect();
+    m.insert("Maintainers".into(), V::List(maintainers));
+    m.insert("Icon".into(), s(&md.icon));
+    m.insert("APIVersion".into(), s(&md.api_version));
+    m.insert("Condition".into(), s(&md.condition));
+    m.insert("Tags".into(), s(&md.tags));
+    m.insert("AppVersion".into(), s(&md.app_version));
+    m.insert("Deprecated".into(), V::Bool(md.deprecated));
+    m.insert(
+        "Annotations".into(),
+        V::Map(
+            md.annotations
+                .iter()
+                .map(|(k, v)| (k.clone(), s(v)))
+                .collect(),
+        ),
+    );
+    m.insert("KubeVersion".into(), s(&md.kube_version));
+    m.insert("Type".into(), s(&md.chart_type));
+    m.insert("IsRoot".into(), V::Bool(is_root));
+    V::Map(m)
+}
+
+/// What every template sees the same: `.Release` and `.Capabilities`.
+pub(super) struct Top {
+    /// `.Release`.
+    pub release: V,
+    /// `.Capabilities`.
+    pub capabilities: V,
+}
+
+/// `recAllTpls`: the templates of `c` (at `full_path`) and its subcharts,
+/// with the objects each sees; returns `c`'s objects (for `.Subcharts`).
+fn all_templates(
+    c: &Chart,
+    full_path: &str,
+    is_root: bool,
+    values: &V,
+    top: &Top,
+    out: &mut BTreeMap<String, Renderable>,
+) -> Map {
+    let mut next = Map::new();
+    next.insert("Chart".into(), chart_value(&c.metadata, is_root));
+    next.insert("Release".into(), top.release.clone());
+    next.insert("Capabilities".into(), top.capabilities.clone());
+    next.insert("Values".into(), values.clone());
+    next.insert("Files".into(), super::objects::files(&c.files));
+    let mut subcharts = Map::new();
+    for child in &c.dependencies {
+        let child_values = match values {
+            V::Map(m) => match m.get(child.name()) {
+                Some(v @ V::Map(_)) => v.clone(),
+                _ => V::Map(Map::new()),
+            },
+            _ => V::Map(Map::new()),
+        };
+        let child_path = format!("{full_path}/charts/{}", child.name());
+        let objects = all_templates(child, &child_path, false, &child_values, top, out);
+        subcharts.insert(child.name().to_string(), V::Map(objects));
+    }
+    next.insert("Subcharts".into(), V::Map(subcharts));
+    let library = c.metadata.chart_type == "library";
+    for t in &c.templates {
+        let base = t.name.rsplit('/').next().unwrap_or(&t.name);
+        // `isTemplateValid`: a library chart contributes partials only.
+        if library && !base.starts_with('_') {
+            continue;
+        }
+        out.insert(
+            format!("{full_path}/{}", t.name),
+            Renderable {
+                src: String::from_utf8_lossy(&t.data).into_owned(),
+                vals: next.clone(),
+                base_path: format!("{full_path}/templates"),
+            },
+        );
+    }
+    next
+}
+
+/// What the engine cannot evaluate faithfully yet, if `src` uses it.
+fn unsupported_use(src: &str) -> Option<String> {
+    static RE: OnceLock<Option<(Regex, Regex, Regex, Regex)>> = OnceLock::new();
+    let res = RE.get_or_init(|| {
+        Some((
+            Regex::new(r"Capabilities(\.[A-Za-z_][A-Za-z0-9_]*)*").ok()?,
+            Regex::new(r"\.Chart(\.[A-Za-z_][A-Za-z0-9_]*)?").ok()?,
+            Regex::new(r"\bFiles\b(\.[A-Za-z_][A-Za-z0-9_]*)?").ok()?,
+            // `toYaml $`, `{{ $ }}`: Go structs among the objects would
+            // print otherwise than maps. (`.` is the top-level object only
+            // outside `with`/`range` and in what it is passed to, which a
+            // scan cannot tell; `toYaml .` there is not caught.)
+            Regex::new(
+                r"(?:\b(?:toYaml|toJson|toPrettyJson|toRawJson|mustToYaml|mustToJson|mustToPrettyJson|mustToRawJson|toString|print|println|printf|toToml)\s+\$|\{\{-?\s*\$\s*-?\}\})(?:[\s)}|]|$)",
+            )
+            .ok()?,
+        ))
+    });
+    let Some((caps, chart, files, whole)) = res else {
+        return Some("templates".into());
+    };
+    for m in caps.find_iter(src) {
+        let chain = m.as_str();
+        let ok = matches!(
+            chain,
+            "Capabilities.KubeVersion.Version"
+                | "Capabilities.KubeVersion.GitVersion"
+                | "Capabilities.KubeVersion.Major"
+                | "Capabilities.KubeVersion.Minor"
+                | "Capabilities.APIVersions.Has"
+                | "Capabilities.HelmVersion.Version"
+        );
+        if !ok {
+            return Some(format!(".{chain}"));
+        }
+    }
+    for m in chart.find_iter(src) {
+        if matches!(
+            m.as_str(),
+            ".Chart" | ".Chart.Dependencies" | ".Chart.Maintainers"
+        ) {
+            return Some(format!("`{}` (a Go struct)", m.as_str()));
+        }
+    }
+    for m in files.find_iter(src) {
+        if !matches!(m.as_str(), "Files.Get" | "Files.Lines") {
+            return Some(format!(".{}", m.as_str()));
+        }
+    }
+    if whole.is_match(src) {
+        return Some("the top-level object serialized whole".into());
+    }
+    None
+}
+
+/// `cleanupParseError`.
+fn parse_error(filename: &str, err: &str) -> String {
+    let tokens: Vec<&str> = err.split(": ").collect();
+    if tokens.len() == 1 {
+        return format!("parse error in ({filename}): {err}");
+    }
+    format!(
+        "parse error at ({}): {}",
+        tokens[1],
+        tokens.last().copied().unwrap_or_default()
+    )
+}
+
+/// `cleanupExecError` (the engine's execution errors are Go's
+/// `ExecError`s when they read `template: NAME:LINE:COL: executing …`).
+fn exec_error(filename: &str, err: &str) -> String {
+    let is_exec = err.starts_with("template: ") && err.contains(": executing ");
+    if !is_exec {
+        return err.to_string();
+    }
+    let tokens: Vec<&str> = err.splitn(3, ": ").collect();
+    if tokens.len() != 3 {
+        return format!("execution error in ({filename}): {err}");
+    }
+    if let Some(start) = tokens[2].find("HELM_ERR_START") {
+        let rest = &tokens[2][start + "HELM_ERR_START".len()..];
+        if let Some(end) = rest.rfind("HELM_ERR_END") {
+            return format!("execution error at ({}): {}", tokens[1], &rest[..end]);
+        }
+    }
+    err.to_string()
+}
+
+/// An engine message that says it cannot evaluate something.
+fn engine_refuses(msg: &str) -> bool {
+    msg.contains("not supported by gitops-lint")
+}
+
+/// `Engine.Render`: each executed template's output by its path
+/// (`chart/templates/x.yaml`).
+///
+/// # Errors
+/// helm's parse and execution errors, or what is not supported natively.
+pub(super) fn render(
+    chart: &Chart,
+    values: &Map,
+    top: &Top,
+    chart_dir: &str,
+) -> Result<BTreeMap<String, String>, RenderError> {
+    let mut tpls = BTreeMap::new();
+    all_templates(
+        chart,
+        chart.name(),
+        true,
+        &V::Map(values.clone()),
+        top,
+        &mut tpls,
+    );
+    for (name, r) in &tpls {
+        if let Some(what) = unsupported_use(&r.src) {
+            return Err(not_supported(&format!("{what} in `{name}`")));
+        }
+    }
+    // `sortTemplates`: most path segments first, then reverse lexical.
+    let mut keys: Vec<&String> = tpls.keys().collect();
+    keys.sort_by(|a, b| {
+        let (ca, cb) = (a.matches('/').count(), b.matches('/').count());
+        cb.cmp(&ca).then_with(|| b.cmp(a))
+    });
+    let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
+    for k in &keys {
+        if let Err(e) = set.add(k, &tpls[*k].src) {
+            if engine_refuses(&e) {
+                return Err(not_supported(&e));
+            }
+            return Err(helm_error(chart_dir, &parse_error(k, &e)));
+        }
+    }
+    let mut rendered = BTreeMap::new();
+    for k in keys {
+        let base = k.rsplit('/').next().unwrap_or(k);
+        if base.starts_with('_') {
+            continue;
+        }
+        let r = &tpls[k];
+        let mut vals = r.vals.clone();
+        vals.insert(
+            "Template".into(),
+            V::Map(
+                [
+                    ("Name".to_string(), V::Str(k.clone())),
+                    ("BasePath".to_string(), V::Str(r.base_path.clone())),
+                ]
+                .into(),
+            ),
+        );
+        match set.execute(k, &V::Map(vals)) {
+            Ok(out) => {
+                rendered.insert(k.clone(), out.replace("<no value>", ""));
+            }
+            Err(e) if engine_refuses(&e) => return Err(not_supported(&e)),
+            Err(e) => return Err(helm_error(chart_dir, &exec_error(k, &e))),
+        }
+    }
+    Ok(rendered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_cleaned_up_as_helm_does() {
+        assert_eq!(
+            parse_error(
+                "c/templates/a.yaml",
+                "template: c/templates/a.yaml:3: unexpected \"}\" in operand"
+            ),
+            "parse error at (c/templates/a.yaml:3): unexpected \"}\" in operand"
+        );
+        assert_eq!(
+            exec_error(
+                "c/templates/d.yaml",
+                "template: c/templates/d.yaml:1:6: executing \"c/templates/d.yaml\" at <required \"x\" .Values.x>: error calling required: HELM_ERR_STARTx is requiredHELM_ERR_END"
+            ),
+            "execution error at (c/templates/d.yaml:1:6): x is required"
+        );
+        let plain = "template: c/templates/d.yaml:1:6: executing \"c/templates/d.yaml\" at <.Values.a.b>: nil pointer evaluating interface {}.b";
+        assert_eq!(exec_error("c/templates/d.yaml", plain), plain);
+    }
+
+    #[test]
+    fn methods_of_host_objects_are_refused() {
+        assert_eq!(
+            unsupported_use("{{ .Capabilities.KubeVersion.GitVersion }}"),
+            None
+        );
+        assert_eq!(
+            unsupported_use("{{ if .Capabilities.APIVersions.Has \"v1\" }}"),
+            None
+        );
+        assert_eq!(
+            unsupported_use("{{ .Capabilities.KubeVersion | quote }}").as_deref(),
+            Some(".Capabilities.KubeVersion")
+        );
+        assert_eq!(unsupported_use("{{ .Files.Get \"a\" }}"), None);
+        assert_eq!(
+            unsupported_use("{{ (.Files.Glob \"a/*\").AsConfig }}").as_deref(),
+            Some(".Files.Glob")
+        );
+        assert!(unsupported_use("{{ toYaml .Chart }}").is_some());
+        assert!(unsupported_use("{{ .Chart.Maintainers | toJson }}").is_some());
+        assert!(unsupported_use("x: {{ toYaml $ }}").is_some());
+        assert!(unsupported_use("{{ with .Values.r }}{{ toYaml . }}{{ end }}").is_none());
+        assert!(unsupported_use("x: {{ toYaml .Values }}").is_none());
+        assert!(unsupported_use("{{ keys . | sortAlpha }}").is_none());
+        assert_eq!(unsupported_use("{{ .Chart.Name }}-{{ .Values.x }}"), None);
+    }
+}

@@ -1,0 +1,281 @@
+//! Helm charts rendered in-process, as `helm template` v3.17.1 renders
+//! them with Argo CD's flags, with no helm binary (`--helm-renderer
+//! native`, `helmRenderer: native`).
+//!
+//! The steps are helm's, in its order (`cmd/helm/template.go` →
+//! `cmd/helm/install.go` `runInstall` → `pkg/action/install.go`
+//! `RunWithContext` → `renderResources`): the user's values merged from
+//! value files and `--set` flags ([`strvals`], [`values::merge_maps`]), the
+//! chart loaded ([`chart`]), refused if it is a library, its dependencies
+//! checked, enabled and imported ([`values::process_dependencies`]), its
+//! values coalesced, its `kubeVersion` checked, its templates rendered
+//! ([`engine`]),
+//! and the output sorted and assembled ([`manifests`]).
+//!
+//! Whatever is not implemented fails with "not supported natively: …"
+//! (GL000), never a partial render: today values a `values.schema.json`
+//! refuses (helm's message is gojsonschema's), parts of `.Files` and
+//! `.Capabilities`, and the Sprig functions the
+//! template engine does not implement (see [`engine`]).
+
+pub(in crate::render::helm) mod chart;
+mod engine;
+pub(in crate::render::helm) mod manifests;
+mod objects;
+mod schema;
+pub(in crate::render::helm) mod strvals;
+pub(in crate::render::helm) mod values;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::super::semver::Version;
+use super::super::{RenderContext, RenderError};
+use super::dependencies::Build;
+use crate::gotemplate::V;
+use values::Map;
+
+/// The Kubernetes version helm v3.17.1 assumes without `--kube-version`
+/// (`chartutil.DefaultCapabilities`, set from the client-go it is built
+/// with).
+pub(in crate::render::helm) const DEFAULT_KUBE_VERSION: &str = "v1.32.0";
+
+/// What the native renderer is given: the command line Argo CD would run,
+/// with every file it names already read from the repository.
+pub(in crate::render::helm) struct Inputs<'a> {
+    /// The chart's repository directory.
+    pub chart_dir: &'a str,
+    /// The dependency build Argo CD would run, if any.
+    pub build: Option<&'a Build>,
+    /// `--name-template`.
+    pub release: &'a str,
+    /// `--namespace` (empty: not passed).
+    pub namespace: &'a str,
+    /// `--kube-version`.
+    pub kube_version: Option<&'a str>,
+    /// `--values`, in order: (the path as helm names it, its bytes).
+    pub value_files: Vec<(String, Arc<[u8]>)>,
+    /// `--set` arguments, as passed.
+    pub set: Vec<String>,
+    /// `--set-string` arguments, as passed.
+    pub set_string: Vec<String>,
+    /// `--set-file` arguments, as passed, and the files they name (by the
+    /// path the argument holds once unescaped).
+    pub set_file: Vec<String>,
+    /// The files `--set-file` names.
+    pub set_file_contents: BTreeMap<String, Arc<[u8]>>,
+    /// `--api-versions`.
+    pub api_versions: &'a [String],
+    /// `--include-crds`.
+    pub include_crds: bool,
+    /// `--skip-schema-validation`.
+    pub skip_schema_validation: bool,
+    /// `--skip-tests`.
+    pub skip_tests: bool,
+}
+
+/// A render error for what the native renderer does not implement.
+pub(in crate::render::helm) fn not_supported(what: &str) -> RenderError {
+    RenderError::unsupported(format!("not supported natively: {what}"))
+}
+
+/// helm's own failure, worded as the binary path words it.
+pub(in crate::render::helm) fn helm_error(chart_dir: &str, msg: &str) -> RenderError {
+    RenderError::content(format!(
+        "helm template `{}`: Error: {msg}",
+        super::super::display_path(chart_dir)
+    ))
+}
+
+/// `pkg/cli/values/options.go` `MergeValues`: value files in order, then
+/// `--set`, `--set-string`, `--set-file`.
+fn merge_user_values(inp: &Inputs<'_>) -> Result<Map, String> {
+    let mut base = Map::new();
+    for (shown, bytes) in &inp.value_files {
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| format!("failed to parse {shown}: not UTF-8: {e}"))?;
+        let docs = crate::yaml::load_all_as(
+            text,
+            crate::yaml::Dialect::SigsYaml,
+            &crate::yaml::Limits::default(),
+        )
+        .map_err(|e| {
+            format!(
+                "failed to parse {shown}: error converting YAML to JSON: yaml: line {}: {}",
+                e.line, e.message
+            )
+        })?;
+        let doc = docs.into_iter().next().map(|d| d.value).unwrap_or_default();
+        match V::from_json(&doc) {
+            V::Map(m) => values::merge_maps(&mut base, m),
+            V::Nil => {}
+            _ => {
+                return Err(format!(
+                    "failed to parse {shown}: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                    if doc.is_array() { "array" } else if doc.is_string() { "string" } else if doc.is_number() { "number" } else { "bool" }
+                ))
+            }
+        }
+    }
+    for s in &inp.set {
+        strvals::parse_into(s, &mut base, strvals::Reader::Typed)
+            .map_err(|e| format!("failed parsing --set data: {e}"))?;
+    }
+    for s in &inp.set_string {
+        strvals::parse_into(s, &mut base, strvals::Reader::Strings)
+            .map_err(|e| format!("failed parsing --set-string data: {e}"))?;
+    }
+    let read = |p: &str| -> Result<V, String> {
+        match inp.set_file_contents.get(p) {
+            Some(b) => Ok(V::Str(String::from_utf8_lossy(b).into_owned())),
+            None => Err(format!("open {p}: no such file or directory")),
+        }
+    };
+    for s in &inp.set_file {
+        strvals::parse_into(s, &mut base, strvals::Reader::File(&read))
+            .map_err(|e| format!("failed parsing --set-file data: {e}"))?;
+    }
+    Ok(base)
+}
+
+/// `chartutil.ParseKubeVersion`: `v<major>.<minor>.<patch>…`.
+fn parse_kube_version(v: &str) -> Result<String, String> {
+    let parsed = Version::parse(v).ok_or_else(|| "Invalid Semantic Version".to_string())?;
+    Ok(format!("v{}", parsed.text()))
+}
+
+/// Renders the chart as `helm template` would print it.
+///
+/// # Errors
+/// helm's own failures (worded as helm words them), or "not supported
+/// natively" for what is not implemented.
+pub(in crate::render::helm) fn template(
+    cx: &RenderContext<'_>,
+    inp: &Inputs<'_>,
+) -> Result<String, RenderError> {
+    let fail = |m: String| helm_error(inp.chart_dir, &m);
+    let kube_version = match inp.kube_version {
+        Some(v) => {
+            parse_kube_version(v).map_err(|e| fail(format!("invalid kube version '{v}': {e}")))?
+        }
+        None => DEFAULT_KUBE_VERSION.to_string(),
+    };
+    let vals = merge_user_values(inp).map_err(fail)?;
+    let mut chart = chart::load(cx, inp.chart_dir, inp.build).map_err(|e| {
+        if e.kind == super::super::RenderErrorKind::Content {
+            fail(e.message)
+        } else {
+            e
+        }
+    })?;
+    if !matches!(chart.metadata.chart_type.as_str(), "" | "application") {
+        return Err(fail(format!(
+            "{} charts are not installable",
+            chart.metadata.chart_type
+        )));
+    }
+    if let Some(reqs) = &chart.metadata.dependencies {
+        let missing: Vec<&str> = reqs
+            .iter()
+            .filter(|r| !chart.dependencies.iter().any(|d| d.name() == r.name))
+            .map(|r| r.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            return Err(fail(format!(
+                "An error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: {}",
+                missing.join(", ")
+            )));
+        }
+    }
+    values::process_dependencies(&mut chart, &vals).map_err(fail)?;
+    let coalesced = values::coalesce_values(&chart, &vals).map_err(fail)?;
+    if !inp.skip_schema_validation {
+        check_schemas(&chart, &coalesced)?;
+    }
+    if !chart.metadata.kube_version.is_empty()
+        && !values::is_compatible_range(&chart.metadata.kube_version, &kube_version)
+    {
+        return Err(fail(format!(
+            "chart requires kubeVersion: {} which is incompatible with Kubernetes {kube_version}",
+            chart.metadata.kube_version
+        )));
+    }
+    let top = engine::Top {
+        release: release_value(inp),
+        capabilities: objects::capabilities(&kube_version, inp.api_versions),
+    };
+    let mut rendered = engine::render(&chart, &coalesced, &top, inp.chart_dir)?;
+    // `renderResources`: NOTES.txt is never a manifest.
+    rendered.retain(|k, _| !k.ends_with("NOTES.txt"));
+    let (generic, hooks) = manifests::sort_manifests(&rendered).map_err(fail)?;
+    let crds = if inp.include_crds {
+        chart.crd_objects(chart.name())
+    } else {
+        Vec::new()
+    };
+    Ok(manifests::assemble(&crds, &generic, &hooks, inp.skip_tests))
+}
+
+/// `.Release` (`chartutil.ToRenderValues`): a first install.
+fn release_value(inp: &Inputs<'_>) -> V {
+    V::Map(
+        [
+            ("Name".to_string(), V::Str(inp.release.to_string())),
+            (
+                "Namespace".to_string(),
+                V::Str(release_namespace(inp).to_string()),
+            ),
+            ("IsUpgrade".to_string(), V::Bool(false)),
+            ("IsInstall".to_string(), V::Bool(true)),
+            ("Revision".to_string(), V::Int(1)),
+            ("Service".to_string(), V::Str("Helm".to_string())),
+        ]
+        .into(),
+    )
+}
+
+/// `.Release.Namespace`: `--namespace`, else helm's `default` (no
+/// kubeconfig is read).
+fn release_namespace<'a>(inp: &Inputs<'a>) -> &'a str {
+    if inp.namespace.is_empty() {
+        "default"
+    } else {
+        inp.namespace
+    }
+}
+
+/// `ValidateAgainstSchema`: the chart's schema against its values, then
+/// each subchart's against the subchart's; only a pass is relied on.
+fn check_schemas(c: &chart::Chart, values: &Map) -> Result<(), RenderError> {
+    if let Some(bytes) = &c.schema {
+        let Ok(doc) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+            return Err(not_supported(&format!(
+                "a values.schema.json of `{}` that is not JSON",
+                c.name()
+            )));
+        };
+        match schema::validate(&doc, &V::Map(values.clone()).to_json()) {
+            schema::Verdict::Valid => {}
+            schema::Verdict::Invalid(_) => {
+                return Err(not_supported(&format!(
+                    "the values fail values.schema.json of `{}`, and helm's message (gojsonschema's wording) is not reproduced",
+                    c.name()
+                )))
+            }
+            schema::Verdict::Unsupported(what) => {
+                return Err(not_supported(&format!(
+                    "{what} in values.schema.json of `{}`",
+                    c.name()
+                )))
+            }
+        }
+    }
+    for sub in &c.dependencies {
+        let sv = match values.get(sub.name()) {
+            Some(V::Map(m)) => m.clone(),
+            _ => Map::new(),
+        };
+        check_schemas(sub, &sv)?;
+    }
+    Ok(())
+}

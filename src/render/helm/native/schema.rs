@@ -1,0 +1,398 @@
+//! `values.schema.json` as helm v3.17 checks it (`pkg/chartutil`
+//! `ValidateAgainstSchema`: the chart's schema against its values, then
+//! each subchart's against the subchart's values; xeipuuv/gojsonschema,
+//! which ignores keywords it does not know).
+//!
+//! Only the verdict "valid" is relied on: values a schema refuses, and a
+//! schema using what is not implemented here (`format`, a `pattern` the
+//! regex engine reads otherwise than Go), are "not supported natively",
+//! since helm's message lists gojsonschema's own wording of every error.
+
+use serde_json::Value;
+
+/// Why a schema cannot be judged natively, or why the values fail it.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Verdict {
+    /// The values meet the schema.
+    Valid,
+    /// They do not (the first reason found).
+    Invalid(String),
+    /// The schema uses something not implemented.
+    Unsupported(String),
+}
+
+/// Most nested schema evaluations one check may take (a `$ref` cycle
+/// would otherwise not end).
+const MAX_DEPTH: usize = 64;
+
+/// Checks `values` against `schema` (the whole document, for `$ref`s).
+#[must_use]
+pub(super) fn validate(schema: &Value, values: &Value) -> Verdict {
+    let v = if values.is_null() {
+        Value::Object(serde_json::Map::new())
+    } else {
+        values.clone()
+    };
+    match check(schema, schema, &v, 0) {
+        Ok(()) => Verdict::Valid,
+        Err(Fail::Invalid(m)) => Verdict::Invalid(m),
+        Err(Fail::Unsupported(m)) => Verdict::Unsupported(m),
+    }
+}
+
+enum Fail {
+    Invalid(String),
+    Unsupported(String),
+}
+
+fn invalid<T>(m: impl Into<String>) -> Result<T, Fail> {
+    Err(Fail::Invalid(m.into()))
+}
+
+/// Whether `v` is of the JSON schema type `t` (an integer is a number
+/// without a fraction, as gojsonschema checks it).
+fn is_type(v: &Value, t: &str) -> bool {
+    match t {
+        "null" => v.is_null(),
+        "boolean" => v.is_boolean(),
+        "string" => v.is_string(),
+        "array" => v.is_array(),
+        "object" => v.is_object(),
+        "number" => v.is_number(),
+        "integer" => v
+            .as_f64()
+            .is_some_and(|f| f.fract() == 0.0 && f.is_finite()),
+        _ => false,
+    }
+}
+
+/// JSON equality, numbers compared by value.
+fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equal(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, p)| y.get(k).is_some_and(|q| equal(p, q)))
+        }
+        _ => a == b,
+    }
+}
+
+/// A `#…` JSON pointer into the root schema.
+fn resolve<'s>(root: &'s Value, r: &str) -> Option<&'s Value> {
+    let frag = r.strip_prefix('#')?;
+    if frag.is_empty() {
+        return Some(root);
+    }
+    let decoded: String = frag.replace("%25", "%").replace("%22", "\"");
+    root.pointer(&decoded)
+}
+
+fn regex(p: &str) -> Result<regex::Regex, Fail> {
+    // Go's RE2 and Rust's regex agree on the common syntax; a pattern
+    // Rust refuses is not judged.
+    regex::Regex::new(p).map_err(|_| Fail::Unsupported(format!("the pattern {p:?}")))
+}
+
+fn num(s: &serde_json::Map<String, Value>, k: &str) -> Option<f64> {
+    s.get(k).and_then(Value::as_f64)
+}
+
+fn check(root: &Value, schema: &Value, v: &Value, depth: usize) -> Result<(), Fail> {
+    if depth > MAX_DEPTH {
+        return Err(Fail::Unsupported(
+            "a schema nested (or referring to itself) too deep".into(),
+        ));
+    }
+    let s = match schema {
+        Value::Bool(true) => return Ok(()),
+        Value::Bool(false) => return invalid("false schema"),
+        Value::Object(s) => s,
+        _ => return Ok(()),
+    };
+    let sub = |schema: &Value, v: &Value| check(root, schema, v, depth + 1);
+    if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+        // Draft 4 to 7: a `$ref` replaces its siblings.
+        let Some(target) = resolve(root, r) else {
+            return Err(Fail::Unsupported(format!("`$ref: {r}`")));
+        };
+        return sub(target, v);
+    }
+    if s.contains_key("format") {
+        return Err(Fail::Unsupported("`format`".into()));
+    }
+    if let Some(t) = s.get("type") {
+        let ok = match t {
+            Value::String(t) => is_type(v, t),
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).any(|t| is_type(v, t)),
+            _ => true,
+        };
+        if !ok {
+            return invalid(format!("type {t}"));
+        }
+    }
+    if let Some(Value::Array(e)) = s.get("enum") {
+        if !e.iter().any(|x| equal(x, v)) {
+            return invalid("enum");
+        }
+    }
+    if let Some(c) = s.get("const") {
+        if !equal(c, v) {
+            return invalid("const");
+        }
+    }
+    for k in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(list)) = s.get(k) {
+            let mut passed = 0;
+            for x in list {
+                match sub(x, v) {
+                    Ok(()) => passed += 1,
+                    Err(Fail::Invalid(_)) => {}
+                    Err(u) => return Err(u),
+                }
+            }
+            let ok = match k {
+                "allOf" => passed == list.len(),
+                "anyOf" => passed > 0,
+                _ => passed == 1,
+            };
+            if !ok {
+                return invalid(k);
+            }
+        }
+    }
+    if let Some(n) = s.get("not") {
+        match sub(n, v) {
+            Ok(()) => return invalid("not"),
+            Err(Fail::Invalid(_)) => {}
+            Err(u) => return Err(u),
+        }
+    }
+    if let Some(i) = s.get("if") {
+        let branch = match sub(i, v) {
+            Ok(()) => s.get("then"),
+            Err(Fail::Invalid(_)) => s.get("else"),
+            Err(u) => return Err(u),
+        };
+        if let Some(b) = branch {
+            sub(b, v)?;
+        }
+    }
+    match v {
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or_default();
+            let exclusive_bool = |k: &str| s.get(k).and_then(Value::as_bool).unwrap_or(false);
+            if let Some(m) = num(s, "minimum") {
+                if x < m || (exclusive_bool("exclusiveMinimum") && x <= m) {
+                    return invalid("minimum");
+                }
+            }
+            if let Some(m) = num(s, "maximum") {
+                if x > m || (exclusive_bool("exclusiveMaximum") && x >= m) {
+                    return invalid("maximum");
+                }
+            }
+            if let Some(m) = num(s, "exclusiveMinimum") {
+                if x <= m {
+                    return invalid("exclusiveMinimum");
+                }
+            }
+            if let Some(m) = num(s, "exclusiveMaximum") {
+                if x >= m {
+                    return invalid("exclusiveMaximum");
+                }
+            }
+            if let Some(m) = num(s, "multipleOf") {
+                let q = x / m;
+                if m <= 0.0 || (q - q.round()).abs() > 1e-9 {
+                    return invalid("multipleOf");
+                }
+            }
+        }
+        Value::String(text) => {
+            let len = text.chars().count() as f64;
+            if num(s, "minLength").is_some_and(|m| len < m) {
+                return invalid("minLength");
+            }
+            if num(s, "maxLength").is_some_and(|m| len > m) {
+                return invalid("maxLength");
+            }
+            if let Some(p) = s.get("pattern").and_then(Value::as_str) {
+                if !regex(p)?.is_match(text) {
+                    return invalid("pattern");
+                }
+            }
+        }
+        Value::Array(items) => {
+            let len = items.len() as f64;
+            if num(s, "minItems").is_some_and(|m| len < m) {
+                return invalid("minItems");
+            }
+            if num(s, "maxItems").is_some_and(|m| len > m) {
+                return invalid("maxItems");
+            }
+            if s.get("uniqueItems").and_then(Value::as_bool) == Some(true) {
+                for (i, a) in items.iter().enumerate() {
+                    if items[i + 1..].iter().any(|b| equal(a, b)) {
+                        return invalid("uniqueItems");
+                    }
+                }
+            }
+            match s.get("items") {
+                Some(Value::Array(tuple)) => {
+                    for (x, schema) in items.iter().zip(tuple) {
+                        sub(schema, x)?;
+                    }
+                    if let Some(extra) = s.get("additionalItems") {
+                        for x in items.iter().skip(tuple.len()) {
+                            sub(extra, x)?;
+                        }
+                    }
+                }
+                Some(schema) => {
+                    for x in items {
+                        sub(schema, x)?;
+                    }
+                }
+                None => {}
+            }
+            if let Some(c) = s.get("contains") {
+                let mut any = false;
+                for x in items {
+                    match sub(c, x) {
+                        Ok(()) => any = true,
+                        Err(Fail::Invalid(_)) => {}
+                        Err(u) => return Err(u),
+                    }
+                }
+                if !any {
+                    return invalid("contains");
+                }
+            }
+        }
+        Value::Object(obj) => {
+            let len = obj.len() as f64;
+            if num(s, "minProperties").is_some_and(|m| len < m) {
+                return invalid("minProperties");
+            }
+            if num(s, "maxProperties").is_some_and(|m| len > m) {
+                return invalid("maxProperties");
+            }
+            if let Some(Value::Array(req)) = s.get("required") {
+                for r in req.iter().filter_map(Value::as_str) {
+                    if !obj.contains_key(r) {
+                        return invalid(format!("{r} is required"));
+                    }
+                }
+            }
+            let props = s.get("properties").and_then(Value::as_object);
+            let patterns: Vec<(regex::Regex, &Value)> = match s.get("patternProperties") {
+                Some(Value::Object(pp)) => pp
+                    .iter()
+                    .map(|(p, x)| Ok((regex(p)?, x)))
+                    .collect::<Result<_, Fail>>()?,
+                _ => Vec::new(),
+            };
+            for (k, x) in obj {
+                let mut matched = false;
+                if let Some(p) = props.and_then(|p| p.get(k)) {
+                    matched = true;
+                    sub(p, x)?;
+                }
+                for (re, p) in &patterns {
+                    if re.is_match(k) {
+                        matched = true;
+                        sub(p, x)?;
+                    }
+                }
+                if !matched {
+                    if let Some(a) = s.get("additionalProperties") {
+                        sub(a, x).map_err(|e| match e {
+                            Fail::Invalid(_) => {
+                                Fail::Invalid(format!("additional property {k} is not allowed"))
+                            }
+                            u => u,
+                        })?;
+                    }
+                }
+                if let Some(names) = s.get("propertyNames") {
+                    sub(names, &Value::String(k.clone()))?;
+                }
+            }
+            if let Some(Value::Object(deps)) = s.get("dependencies") {
+                for (k, d) in deps {
+                    if !obj.contains_key(k) {
+                        continue;
+                    }
+                    match d {
+                        Value::Array(names) => {
+                            for n in names.iter().filter_map(Value::as_str) {
+                                if !obj.contains_key(n) {
+                                    return invalid(format!("{n} is required by {k}"));
+                                }
+                            }
+                        }
+                        other => sub(other, v)?,
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn values_are_checked_as_gojsonschema_checks_them() {
+        let schema = json!({
+            "type": "object",
+            "required": ["image"],
+            "properties": {
+                "image": {"type": "object", "properties": {
+                    "tag": {"type": "string", "pattern": "^v"},
+                    "pullPolicy": {"enum": ["Always", "IfNotPresent"]}
+                }},
+                "replicas": {"type": "integer", "minimum": 1},
+                "ports": {"type": "array", "items": {"$ref": "#/definitions/port"}}
+            },
+            "additionalProperties": false,
+            "definitions": {"port": {"type": "integer", "maximum": 65535}}
+        });
+        let ok =
+            json!({"image": {"tag": "v1", "pullPolicy": "Always"}, "replicas": 2, "ports": [80]});
+        assert_eq!(validate(&schema, &ok), Verdict::Valid);
+        for bad in [
+            json!({"replicas": 2}),
+            json!({"image": {"tag": "1"}}),
+            json!({"image": {}, "replicas": 1.5}),
+            json!({"image": {}, "replicas": 0}),
+            json!({"image": {}, "ports": [70000]}),
+            json!({"image": {}, "other": 1}),
+            json!({"image": {"pullPolicy": "Never"}}),
+        ] {
+            assert!(
+                matches!(validate(&schema, &bad), Verdict::Invalid(_)),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            validate(
+                &json!({"properties": {"u": {"format": "uri"}}}),
+                &json!({"u": "x"})
+            ),
+            Verdict::Unsupported(_)
+        ));
+        assert_eq!(
+            validate(&json!({"x-custom": 1, "type": "object"}), &json!(null)),
+            Verdict::Valid,
+            "unknown keywords are ignored, null values are {{}}"
+        );
+    }
+}

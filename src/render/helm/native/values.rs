@@ -1,0 +1,605 @@
+//! Values as helm v3.17 computes them: the user's values merged from value
+//! files and `--set` flags (`pkg/cli/values/options.go` `MergeValues`),
+//! subcharts enabled or removed by `condition` and `tags`, aliases applied
+//! and `import-values` imported (`pkg/chartutil/dependencies.go`
+//! `ProcessDependenciesWithMerge`), then coalesced with every chart's
+//! defaults, `global` copied down to subcharts (`pkg/chartutil/coalesce.go`).
+//!
+//! Go's maps are unordered, and so is every loop over one here: the
+//! results do not depend on the order (helm's only order-dependent output
+//! is a warning on its standard error).
+
+use std::collections::BTreeMap;
+
+use super::super::super::semver::{Constraint, Version};
+use super::chart::{Chart, Dependency};
+use crate::gotemplate::V;
+
+/// A values table (`map[string]interface{}`).
+pub(in crate::render::helm) type Map = BTreeMap<String, V>;
+
+/// `IsCompatibleRange`: whether `version` satisfies `constraint` (both
+/// must parse).
+#[must_use]
+pub(in crate::render::helm) fn is_compatible_range(constraint: &str, version: &str) -> bool {
+    match (Constraint::parse(constraint), Version::parse(version)) {
+        (Some(c), Some(v)) => c.check(&v),
+        _ => false,
+    }
+}
+
+/// `mergeMaps` of `pkg/cli/values/options.go`: `b` over `a`, tables
+/// merged key by key, anything else replaced (a `null` kept).
+pub(in crate::render::helm) fn merge_maps(a: &mut Map, b: Map) {
+    for (k, v) in b {
+        if let V::Map(bv) = v {
+            if let Some(V::Map(av)) = a.get_mut(&k) {
+                merge_maps(av, bv);
+                continue;
+            }
+            a.insert(k, V::Map(bv));
+        } else {
+            a.insert(k, v);
+        }
+    }
+}
+
+/// `CoalesceValues`: `vals` over the defaults of `chart` and of its
+/// subcharts, `null` deleting a key.
+///
+/// # Errors
+/// A subchart's key that holds something other than a table.
+pub(in crate::render::helm) fn coalesce_values(chart: &Chart, vals: &Map) -> Result<Map, String> {
+    let mut dest = vals.clone();
+    coalesce(chart, &mut dest, false)?;
+    Ok(dest)
+}
+
+/// `MergeValues`: as [`coalesce_values`], `null` kept.
+///
+/// # Errors
+/// As [`coalesce_values`].
+pub(in crate::render::helm) fn merge_values(chart: &Chart, vals: &Map) -> Result<Map, String> {
+    let mut dest = vals.clone();
+    coalesce(chart, &mut dest, true)?;
+    Ok(dest)
+}
+
+fn coalesce(ch: &Chart, dest: &mut Map, merge: bool) -> Result<(), String> {
+    coalesce_into(ch, dest, merge);
+    coalesce_deps(ch, dest, merge)
+}
+
+/// Go's `%t` of a value that is not a bool, as `errors.Errorf` prints it.
+fn go_percent_t(v: &V) -> String {
+    match v {
+        V::Bool(b) => b.to_string(),
+        V::Nil | V::Missing => "%!t(<nil>)".into(),
+        V::Int(i) => format!("%!t(int64={i})"),
+        V::Float(f) => format!(
+            "%!t(float64={})",
+            crate::gotemplate::value::format_float_g(*f)
+        ),
+        V::Str(s) => format!("%!t(string={s})"),
+        V::List(l) => format!(
+            "[{}]",
+            l.iter().map(go_percent_t).collect::<Vec<_>>().join(" ")
+        ),
+        V::Host(h) => go_percent_t(&h.0.value()),
+        V::Map(m) => format!(
+            "map[{}]",
+            m.iter()
+                .map(|(k, v)| format!("{k}:{}", go_percent_t(v)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    }
+}
+
+/// `coalesceDeps`.
+fn coalesce_deps(ch: &Chart, dest: &mut Map, merge: bool) -> Result<(), String> {
+    for sub in &ch.dependencies {
+        let name = sub.name().to_string();
+        let mut dv = match dest.remove(&name) {
+            None => Map::new(),
+            Some(V::Map(m)) => m,
+            Some(other) => {
+                let msg = format!("type mismatch on {name}: {}", go_percent_t(&other));
+                dest.insert(name, other);
+                return Err(msg);
+            }
+        };
+        coalesce_globals(&mut dv, dest);
+        coalesce(sub, &mut dv, merge)?;
+        dest.insert(name, V::Map(dv));
+    }
+    Ok(())
+}
+
+/// `coalesceGlobals`: the parent's `global` over the subchart's.
+fn coalesce_globals(dest: &mut Map, src: &Map) {
+    let mut dg = match dest.get("global") {
+        None => Map::new(),
+        Some(V::Map(m)) => m.clone(),
+        // "skipping globals because destination global is not a table"
+        Some(_) => return,
+    };
+    let sg = match src.get("global") {
+        None => Map::new(),
+        Some(V::Map(m)) => m.clone(),
+        Some(_) => return,
+    };
+    for (key, val) in sg {
+        match val {
+            V::Map(vm) => {
+                let mut vv = vm;
+                match dg.get(&key) {
+                    None => {
+                        dg.insert(key, V::Map(vv));
+                    }
+                    Some(V::Map(destv)) => {
+                        // Top-down: the parent's tables win, nulls kept
+                        // (the coalesce that follows removes them).
+                        coalesce_tables(&mut vv, destv.clone(), true);
+                        dg.insert(key, V::Map(vv));
+                    }
+                    // "cannot merge map onto non-map"
+                    Some(_) => {}
+                }
+            }
+            // "key is table. Skipping"
+            _ if matches!(dg.get(&key), Some(V::Map(_))) => {}
+            other => {
+                dg.insert(key, other);
+            }
+        }
+    }
+    dest.insert("global".into(), V::Map(dg));
+}
+
+/// `coalesceValues`: the chart's defaults under `v`.
+fn coalesce_into(c: &Chart, v: &mut Map, merge: bool) {
+    for (key, val) in c.values.clone() {
+        match v.get_mut(&key) {
+            None => {
+                v.insert(key, val);
+            }
+            Some(V::Nil) if !merge => {
+                v.remove(&key);
+            }
+            Some(V::Map(dest)) => {
+                // "skipped value: Not a table" otherwise.
+                if let V::Map(src) = val {
+                    let merge = merge || c.dependencies.iter().any(|s| s.name() == key);
+                    coalesce_tables(dest, src, merge);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// `coalesceTablesFullKey`: `src` under `dst` (`dst` wins).
+pub(in crate::render::helm) fn coalesce_tables(dst: &mut Map, src: Map, merge: bool) {
+    for (key, val) in src {
+        match dst.get_mut(&key) {
+            Some(V::Nil) if !merge => {
+                dst.remove(&key);
+            }
+            None => {
+                dst.insert(key, val);
+            }
+            Some(dv) => {
+                if let (V::Map(sv), V::Map(dm)) = (val, dv) {
+                    coalesce_tables(dm, sv, merge);
+                }
+            }
+        }
+    }
+}
+
+/// `Values.Table`: the table at the dotted path `name`.
+#[must_use]
+pub(in crate::render::helm) fn table<'m>(v: &'m Map, name: &str) -> Option<&'m Map> {
+    let mut cur = v;
+    for part in name.split('.') {
+        match cur.get(part) {
+            Some(V::Map(m)) => cur = m,
+            _ => return None,
+        }
+    }
+    Some(cur)
+}
+
+/// `Values.PathValue`: the value (not a table) at the dotted path.
+#[must_use]
+pub(in crate::render::helm) fn path_value<'m>(v: &'m Map, path: &str) -> Option<&'m V> {
+    if path.is_empty() {
+        return None;
+    }
+    let (head, key) = match path.rsplit_once('.') {
+        Some((h, k)) => (Some(h), k),
+        None => (None, path),
+    };
+    let t = match head {
+        Some(h) => table(v, h)?,
+        None => v,
+    };
+    t.get(key).filter(|x| !matches!(x, V::Map(_)))
+}
+
+/// `ProcessDependenciesWithMerge`: subcharts enabled or removed, aliases
+/// applied, then `import-values` imported, on `c` in place.
+///
+/// # Errors
+/// A coalesce error (a subchart key that is not a table).
+pub(in crate::render::helm) fn process_dependencies(
+    c: &mut Chart,
+    vals: &Map,
+) -> Result<(), String> {
+    process_enabled(c, vals, "")?;
+    process_import_values_tree(c)
+}
+
+/// `getAliasDependency`: a copy of the subchart `dep` names, renamed to
+/// its alias.
+fn alias_dependency(charts: &[Chart], dep: &Dependency) -> Option<Chart> {
+    let c = charts
+        .iter()
+        .find(|c| c.name() == dep.name && is_compatible_range(&dep.version, &c.metadata.version))?;
+    let mut out = c.clone();
+    if !dep.alias.is_empty() {
+        out.metadata.name.clone_from(&dep.alias);
+    }
+    Some(out)
+}
+
+/// `processDependencyEnabled`.
+fn process_enabled(c: &mut Chart, v: &Map, path: &str) -> Result<(), String> {
+    let Some(mut reqs) = c.metadata.dependencies.take() else {
+        return Ok(());
+    };
+    let existing = std::mem::take(&mut c.dependencies);
+    let mut chart_deps: Vec<Chart> = existing
+        .iter()
+        .filter(|e| {
+            !reqs
+                .iter()
+                .any(|r| e.name() == r.name && is_compatible_range(&r.version, &e.metadata.version))
+        })
+        .cloned()
+        .collect();
+    for req in &mut reqs {
+        if let Some(d) = alias_dependency(&existing, req) {
+            chart_deps.push(d);
+        }
+        if !req.alias.is_empty() {
+            req.name.clone_from(&req.alias);
+        }
+    }
+    for r in &mut reqs {
+        r.enabled = true;
+    }
+    c.dependencies = chart_deps;
+    c.metadata.dependencies = Some(reqs);
+    let cvals = coalesce_values(c, v)?;
+    let reqs = c
+        .metadata
+        .dependencies
+        .as_mut()
+        .map_or(&mut [][..], |r| &mut r[..]);
+    process_tags(reqs, &cvals);
+    process_conditions(reqs, &cvals, path);
+    let removed: Vec<String> = reqs
+        .iter()
+        .filter(|r| !r.enabled)
+        .map(|r| r.name.clone())
+        .collect();
+    c.dependencies
+        .retain(|d| !removed.iter().any(|n| n == d.name()));
+    if let Some(r) = c.metadata.dependencies.as_mut() {
+        r.retain(|d| !removed.contains(&d.name));
+    }
+    for t in &mut c.dependencies {
+        let sub = format!("{path}{}.", t.name());
+        process_enabled(t, &cvals, &sub)?;
+    }
+    Ok(())
+}
+
+/// `processDependencyTags`: a dependency with a `false` tag and no `true`
+/// one is disabled; any other is enabled.
+fn process_tags(reqs: &mut [Dependency], cvals: &Map) {
+    let Some(tags) = table(cvals, "tags") else {
+        return;
+    };
+    for r in reqs {
+        let (mut has_true, mut has_false) = (false, false);
+        for k in &r.tags {
+            if let Some(V::Bool(b)) = tags.get(k) {
+                if *b {
+                    has_true = true;
+                } else {
+                    has_false = true;
+                }
+            }
+        }
+        r.enabled = has_true || !has_false;
+    }
+}
+
+/// `processDependencyConditions`: the first condition path holding a bool
+/// decides.
+fn process_conditions(reqs: &mut [Dependency], cvals: &Map, path: &str) {
+    for r in reqs {
+        for cond in r.condition.trim().split(',') {
+            if cond.is_empty() {
+                continue;
+            }
+            if let Some(V::Bool(b)) = path_value(cvals, &format!("{path}{cond}")) {
+                r.enabled = *b;
+                break;
+            }
+        }
+    }
+}
+
+/// `processDependencyImportValues`: subcharts first, then the chart.
+fn process_import_values_tree(c: &mut Chart) -> Result<(), String> {
+    for d in &mut c.dependencies {
+        process_import_values_tree(d)?;
+    }
+    process_import_values(c)
+}
+
+/// `pathToMap`: `data` placed at the dotted path (`.` is the top).
+fn path_to_map(path: &str, data: Map) -> Map {
+    if path == "." {
+        return data;
+    }
+    let mut cur = data;
+    for part in path.split('.').rev() {
+        let mut m = Map::new();
+        m.insert(part.to_string(), V::Map(cur));
+        cur = m;
+    }
+    cur
+}
+
+/// `processImportValues` with merge: the chart's values become its
+/// defaults merged with every subchart's (nulls kept), the imported
+/// tables beneath them.
+fn process_import_values(c: &mut Chart) -> Result<(), String> {
+    let Some(reqs) = c.metadata.dependencies.clone() else {
+        return Ok(());
+    };
+    let cvals = merge_values(c, &Map::new())?;
+    let mut b = Map::new();
+    let mut rewritten = Vec::new();
+    for r in &reqs {
+        let mut out = Vec::new();
+        for iv in &r.import_values {
+            let (child, parent) = match iv {
+                serde_json::Value::Object(m) => (
+                    m.get("child").and_then(serde_json::Value::as_str),
+                    m.get("parent").and_then(serde_json::Value::as_str),
+                ),
+                serde_json::Value::String(s) => {
+                    let child = format!("exports.{s}");
+                    out.push(serde_json::json!({"child": child, "parent": "."}));
+                    if let Some(t) = table(&cvals, &format!("{}.{child}", r.name)) {
+                        coalesce_tables_owned(&mut b, t.clone());
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            let (Some(child), Some(parent)) = (child, parent) else {
+                return Err(format!(
+                    "import-values of dependency {:?} needs a `child` and a `parent` string",
+                    r.name
+                ));
+            };
+            out.push(serde_json::json!({"child": child, "parent": parent}));
+            if let Some(t) = table(&cvals, &format!("{}.{child}", r.name)) {
+                coalesce_tables_owned(&mut b, path_to_map(parent, t.clone()));
+            }
+        }
+        rewritten.push(out);
+    }
+    if let Some(deps) = c.metadata.dependencies.as_mut() {
+        for (d, iv) in deps.iter_mut().zip(rewritten) {
+            d.import_values = iv;
+        }
+    }
+    let mut values = cvals;
+    coalesce_tables(&mut values, b, true);
+    c.values = values;
+    Ok(())
+}
+
+/// `MergeTables(b, src)`: `b` wins, nulls kept.
+fn coalesce_tables_owned(b: &mut Map, src: Map) {
+    coalesce_tables(b, src, true);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::chart::Metadata;
+    use super::*;
+
+    fn map(json: serde_json::Value) -> Map {
+        match V::from_json(&json) {
+            V::Map(m) => m,
+            _ => Map::new(),
+        }
+    }
+
+    fn chart(name: &str, values: serde_json::Value, deps: Vec<Chart>) -> Chart {
+        Chart {
+            metadata: Metadata {
+                name: name.into(),
+                version: "1.0.0".into(),
+                api_version: "v2".into(),
+                ..Metadata::default()
+            },
+            values: map(values),
+            dependencies: deps,
+            ..Chart::default()
+        }
+    }
+
+    fn dep(name: &str, extra: impl FnOnce(&mut Dependency)) -> Dependency {
+        let mut d = Dependency {
+            name: name.into(),
+            version: "1.0.0".into(),
+            ..Dependency::default()
+        };
+        extra(&mut d);
+        d
+    }
+
+    fn json(m: &Map) -> serde_json::Value {
+        V::Map(m.clone()).to_json()
+    }
+
+    // Expectations below were taken from helm v3.17.1 (`toYaml .Values`).
+
+    #[test]
+    fn null_deletes_a_default_and_tables_merge() {
+        let c = chart(
+            "app",
+            serde_json::json!({"a": {"b": 1, "c": 2}, "d": 3, "e": [1, 2]}),
+            Vec::new(),
+        );
+        let user = map(serde_json::json!({"a": {"b": null, "x": 9}, "d": null, "e": [3]}));
+        let v = coalesce_values(&c, &user).expect("coalesces");
+        assert_eq!(
+            json(&v),
+            serde_json::json!({"a": {"c": 2, "x": 9}, "e": [3]})
+        );
+        let m = merge_values(&c, &user).expect("merges");
+        assert_eq!(
+            json(&m),
+            serde_json::json!({"a": {"b": null, "c": 2, "x": 9}, "d": null, "e": [3]})
+        );
+    }
+
+    #[test]
+    fn globals_flow_down_and_the_parent_wins() {
+        let sub = chart(
+            "db",
+            serde_json::json!({"global": {"region": "eu", "tier": {"a": 1, "b": 2}}, "port": 5432}),
+            Vec::new(),
+        );
+        let c = chart(
+            "app",
+            serde_json::json!({"global": {"region": "us", "tier": {"a": 9}}, "db": {"port": 1}}),
+            vec![sub],
+        );
+        let v = coalesce_values(&c, &Map::new()).expect("coalesces");
+        assert_eq!(
+            json(&v)["db"],
+            serde_json::json!({"global": {"region": "us", "tier": {"a": 9, "b": 2}}, "port": 1})
+        );
+        let bad = map(serde_json::json!({"db": "off"}));
+        assert_eq!(
+            coalesce_values(&c, &bad).err().as_deref(),
+            Some("type mismatch on db: %!t(string=off)")
+        );
+    }
+
+    #[test]
+    fn conditions_tags_and_aliases_decide_the_subcharts() {
+        let mut c = chart(
+            "app",
+            serde_json::json!({"tags": {"backend": false}, "cache": {"enabled": true}}),
+            vec![
+                chart("redis", serde_json::json!({}), Vec::new()),
+                chart("db", serde_json::json!({}), Vec::new()),
+            ],
+        );
+        c.metadata.dependencies = Some(vec![
+            dep("redis", |d| {
+                d.alias = "cache".into();
+                d.condition = "cache.enabled".into();
+            }),
+            dep("redis", |d| {
+                d.alias = "queue".into();
+                d.condition = "queue.enabled,cache.enabled".into();
+            }),
+            dep("db", |d| d.tags = vec!["backend".into()]),
+        ]);
+        process_dependencies(&mut c, &Map::new()).expect("processes");
+        let names: Vec<&str> = c.dependencies.iter().map(Chart::name).collect();
+        assert_eq!(names, ["cache", "queue"], "db is off by its tag");
+        let user = map(serde_json::json!({"cache": {"enabled": false}, "tags": {"backend": true}}));
+        let mut c2 = chart(
+            "app",
+            serde_json::json!({"cache": {"enabled": true}}),
+            vec![
+                chart("redis", serde_json::json!({}), Vec::new()),
+                chart("db", serde_json::json!({}), Vec::new()),
+            ],
+        );
+        c2.metadata.dependencies = Some(vec![
+            dep("redis", |d| {
+                d.alias = "cache".into();
+                d.condition = "cache.enabled".into();
+            }),
+            dep("db", |d| d.tags = vec!["backend".into()]),
+        ]);
+        process_dependencies(&mut c2, &user).expect("processes");
+        let names: Vec<&str> = c2.dependencies.iter().map(Chart::name).collect();
+        assert_eq!(names, ["db"]);
+    }
+
+    #[test]
+    fn import_values_sit_beneath_the_parents_own() {
+        let sub = chart(
+            "db",
+            serde_json::json!({"exports": {"conn": {"host": "db", "port": 5432}}, "cfg": {"a": 1}}),
+            Vec::new(),
+        );
+        let mut c = chart(
+            "app",
+            serde_json::json!({"port": 1, "imported": {"a": 2}}),
+            vec![sub],
+        );
+        c.metadata.dependencies = Some(vec![dep("db", |d| {
+            d.import_values = vec![
+                serde_json::json!("conn"),
+                serde_json::json!({"child": "cfg", "parent": "imported"}),
+            ];
+        })]);
+        process_dependencies(&mut c, &Map::new()).expect("processes");
+        let v = coalesce_values(&c, &Map::new()).expect("coalesces");
+        let j = json(&v);
+        assert_eq!(j["host"], serde_json::json!("db"));
+        assert_eq!(j["port"], serde_json::json!(1), "the parent's value wins");
+        assert_eq!(j["imported"], serde_json::json!({"a": 2}));
+        assert_eq!(j["db"]["cfg"], serde_json::json!({"a": 1}));
+    }
+
+    #[test]
+    fn path_value_is_a_leaf_only() {
+        let v = map(serde_json::json!({"a": {"b": true, "t": {}}, "top": false}));
+        assert_eq!(path_value(&v, "a.b"), Some(&V::Bool(true)));
+        assert_eq!(path_value(&v, "top"), Some(&V::Bool(false)));
+        assert_eq!(path_value(&v, "a.t"), None);
+        assert_eq!(path_value(&v, "a.x.y"), None);
+    }
+
+    #[test]
+    fn value_files_merge_as_the_command_line_merges_them() {
+        let mut a = map(serde_json::json!({"a": {"b": 1}, "l": [1]}));
+        merge_maps(
+            &mut a,
+            map(serde_json::json!({"a": {"c": null}, "l": {"x": 1}})),
+        );
+        assert_eq!(
+            json(&a),
+            serde_json::json!({"a": {"b": 1, "c": null}, "l": {"x": 1}})
+        );
+    }
+}
