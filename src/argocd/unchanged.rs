@@ -33,6 +33,7 @@ use rayon::prelude::*;
 
 use super::{render_fresh, source_spec_in, source_tree, App, AppStatus, Inventory, InventoryInput};
 use crate::render::{self, ParseCache, RenderContext};
+use crate::source::walk::Flow;
 use crate::source::{self, EntryKind, ObjectId, Tree};
 use crate::yaml::Dialect;
 
@@ -106,8 +107,19 @@ impl SubtreeMemo {
         if let Some(&known) = self.lock().get(&id) {
             return known;
         }
-        let plain = self.check(tree, cache, dir);
-        self.lock().insert(id, plain);
+        let mut check = PlainCheck {
+            tree,
+            memo: self,
+            cache,
+            open: vec![id],
+        };
+        let plain = source::walk::walk(tree, dir, &mut check) == Ok(true);
+        // A subtree found plain was recorded on leaving it; the ones still
+        // open hold what made the walk stop.
+        let mut memo = self.lock();
+        for open in check.open {
+            memo.insert(open, plain);
+        }
         plain
     }
 
@@ -118,21 +130,56 @@ impl SubtreeMemo {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
 
-    fn check(&self, tree: &dyn Tree, cache: &ParseCache, dir: &str) -> bool {
-        let Ok(entries) = tree.list_raw(dir) else {
-            return false;
-        };
-        entries.iter().all(|e| {
-            let full = source::path::join(dir, &e.name).unwrap_or_default();
-            match e.kind {
-                EntryKind::Dir => self.is_plain(tree, cache, &full, e.id),
-                EntryKind::File => tree
-                    .read_raw(&full)
-                    .is_ok_and(|bytes| !may_matter_elsewhere(&bytes, e.id, cache)),
-                EntryKind::Symlink | EntryKind::Submodule => false,
+/// The walk of [`SubtreeMemo::is_plain`]: stops at the first entry that is
+/// not plain (or a directory that cannot be listed), and records each
+/// subtree found plain as it is left.
+struct PlainCheck<'a> {
+    tree: &'a dyn Tree,
+    memo: &'a SubtreeMemo,
+    cache: &'a ParseCache,
+    /// The ids of the directories entered and not yet left.
+    open: Vec<ObjectId>,
+}
+
+impl source::walk::Visitor for PlainCheck<'_> {
+    type Error = ();
+
+    fn list(&mut self, tree: &dyn Tree, dir: &str) -> Result<Option<Vec<source::Entry>>, ()> {
+        tree.list_raw(dir).map(Some).map_err(|_| ())
+    }
+
+    fn entry(&mut self, _: &str, full: &str, e: &source::Entry) -> Result<Flow, ()> {
+        Ok(match e.kind {
+            EntryKind::Dir => match self.memo.lock().get(&e.id) {
+                Some(true) => Flow::Skip,
+                Some(false) => Flow::Stop,
+                None => {
+                    self.open.push(e.id);
+                    Flow::Continue
+                }
+            },
+            EntryKind::File => {
+                let plain = self
+                    .tree
+                    .read_raw(full)
+                    .is_ok_and(|bytes| !may_matter_elsewhere(&bytes, e.id, self.cache));
+                if plain {
+                    Flow::Continue
+                } else {
+                    Flow::Stop
+                }
             }
+            EntryKind::Symlink | EntryKind::Submodule => Flow::Stop,
         })
+    }
+
+    fn leave(&mut self, _: &str) -> Result<(), ()> {
+        if let Some(id) = self.open.pop() {
+            self.memo.lock().insert(id, true);
+        }
+        Ok(())
     }
 }
 

@@ -7,6 +7,7 @@
 mod dir;
 mod git;
 pub mod path;
+pub mod walk;
 
 use std::fmt;
 use std::sync::Arc;
