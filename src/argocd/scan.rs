@@ -3,6 +3,7 @@
 //! setting, parsed once and shared with rendering.
 
 use super::*;
+use crate::source::facts::Question;
 use crate::source::walk::Flow;
 use std::collections::HashSet;
 /// A raw declaration found by scanning files.
@@ -56,20 +57,35 @@ pub(super) fn scan(
     let known: BTreeSet<String> = known.into_iter().collect();
     files.extend(known.iter().cloned());
     files.sort_by(|a, b| a.split('/').cmp(b.split('/')));
+    // The byte test depends on the blob alone: a blob that failed it in an
+    // earlier run (facts kept by content id) is not read again.
+    let facts = input
+        .defer
+        .as_ref()
+        .and_then(|d| d.subtrees.facts())
+        .filter(|_| input.tree.content_addressed());
     let parsed: Vec<(String, ObjectId, render::ParsedStream)> = files
         .par_iter()
         .filter_map(|f| {
             // `walk` lists regular files only, so no symlink needs resolving.
             let id = input.tree.entry(f).ok().flatten()?.id;
+            let candidate = known.contains(f);
+            if !candidate && facts.and_then(|x| x.get(Question::MayDeclare, id)) == Some(false) {
+                return None;
+            }
             let bytes = input.tree.read_raw(f).ok()?;
             let argo_object =
                 argo.find(&bytes).is_some() && declares.iter().any(|m| m.find(&bytes).is_some());
-            if !known.contains(f)
-                && !argo_object
-                && crd.find(&bytes).is_none()
-                && argocd_cm.find(&bytes).is_none()
-            {
-                return None;
+            let may_declare =
+                argo_object || crd.find(&bytes).is_some() || argocd_cm.find(&bytes).is_some();
+            if !may_declare {
+                // Only the answers that spare a read are kept.
+                if let Some(x) = facts {
+                    x.put(Question::MayDeclare, id, false);
+                }
+                if !candidate {
+                    return None;
+                }
             }
             // Read as Argo CD and kubectl read manifests (sigs.k8s.io/yaml),
             // as the directory renderer does: an Application file rendered

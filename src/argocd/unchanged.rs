@@ -33,6 +33,7 @@ use rayon::prelude::*;
 
 use super::{render_fresh, source_spec_in, source_tree, App, AppStatus, Inventory, InventoryInput};
 use crate::render::{self, ParseCache, RenderContext};
+use crate::source::facts::{Facts, Question};
 use crate::source::walk::Flow;
 use crate::source::{self, EntryKind, ObjectId, Tree};
 use crate::yaml::Dialect;
@@ -97,14 +98,55 @@ pub struct Deferral {
 
 /// Per tree id: whether the subtree is free of symlinks, submodules and
 /// files that `may_matter_elsewhere`.
+///
+/// With [`Facts`] kept between runs, the answers for trees of a
+/// content-addressed tree ([`Tree::content_addressed`]) are read from and
+/// added to them, and so is the inventory scan's byte test of each blob.
 #[derive(Default)]
 pub struct SubtreeMemo {
     plain: Mutex<HashMap<ObjectId, bool, foldhash::fast::RandomState>>,
+    facts: Option<Arc<Facts>>,
 }
 
 impl SubtreeMemo {
-    fn is_plain(&self, tree: &dyn Tree, cache: &ParseCache, dir: &str, id: ObjectId) -> bool {
+    /// A memo that also reads and records `facts`.
+    #[must_use]
+    pub fn with_facts(facts: Arc<Facts>) -> SubtreeMemo {
+        SubtreeMemo {
+            plain: Mutex::default(),
+            facts: Some(facts),
+        }
+    }
+
+    /// The facts kept between runs, if any.
+    pub(super) fn facts(&self) -> Option<&Facts> {
+        self.facts.as_deref()
+    }
+
+    /// The known answer for subtree `id` of `tree`: this run's, else one
+    /// kept between runs (only for content-addressed trees).
+    fn known(&self, tree: &dyn Tree, id: ObjectId) -> Option<bool> {
         if let Some(&known) = self.lock().get(&id) {
+            return Some(known);
+        }
+        let kept = self
+            .facts
+            .as_ref()
+            .filter(|_| tree.content_addressed())?
+            .get(Question::PlainSubtree, id)?;
+        self.lock().insert(id, kept);
+        Some(kept)
+    }
+
+    fn record(&self, tree: &dyn Tree, id: ObjectId, plain: bool) {
+        self.lock().insert(id, plain);
+        if let Some(f) = self.facts.as_ref().filter(|_| tree.content_addressed()) {
+            f.put(Question::PlainSubtree, id, plain);
+        }
+    }
+
+    fn is_plain(&self, tree: &dyn Tree, cache: &ParseCache, dir: &str, id: ObjectId) -> bool {
+        if let Some(known) = self.known(tree, id) {
             return known;
         }
         let mut check = PlainCheck {
@@ -116,9 +158,8 @@ impl SubtreeMemo {
         let plain = source::walk::walk(tree, dir, &mut check) == Ok(true);
         // A subtree found plain was recorded on leaving it; the ones still
         // open hold what made the walk stop.
-        let mut memo = self.lock();
         for open in check.open {
-            memo.insert(open, plain);
+            self.record(tree, open, plain);
         }
         plain
     }
@@ -152,7 +193,7 @@ impl source::walk::Visitor for PlainCheck<'_> {
 
     fn entry(&mut self, _: &str, full: &str, e: &source::Entry) -> Result<Flow, ()> {
         Ok(match e.kind {
-            EntryKind::Dir => match self.memo.lock().get(&e.id) {
+            EntryKind::Dir => match self.memo.known(self.tree, e.id) {
                 Some(true) => Flow::Skip,
                 Some(false) => Flow::Stop,
                 None => {
@@ -177,7 +218,7 @@ impl source::walk::Visitor for PlainCheck<'_> {
 
     fn leave(&mut self, _: &str) -> Result<(), ()> {
         if let Some(id) = self.open.pop() {
-            self.memo.lock().insert(id, true);
+            self.memo.record(self.tree, id, true);
         }
         Ok(())
     }

@@ -5,6 +5,7 @@
 //! `/`-separated, with no leading `/`; the root is `""`.
 
 mod dir;
+pub mod facts;
 mod git;
 pub mod path;
 pub mod walk;
@@ -147,6 +148,13 @@ pub trait Tree: Send + Sync {
     /// walking a path component by component.
     fn may_have_symlinks(&self) -> bool {
         true
+    }
+    /// Whether every id is git's object id of exactly the content read
+    /// through this tree (a commit or the index): facts about an id then
+    /// hold for any tree and run ([`facts`]). Not for the working
+    /// directory, whose files may change between listing and reading.
+    fn content_addressed(&self) -> bool {
+        false
     }
 }
 
