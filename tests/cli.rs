@@ -6,6 +6,7 @@ use gitops_lint::source::write_commit;
 
 fn bin() -> Command {
     let mut cmd = Command::cargo_bin("gitops-lint").expect("the gitops-lint binary is built");
+    cmd.env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"));
     cmd.env("NO_COLOR", "1").env_remove("GITOPS_LINT_BLESS");
     cmd
 }
