@@ -42,6 +42,9 @@ export CARGO_PROFILE_RELEASE_LTO=false
 export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
 export CARGO_PROFILE_RELEASE_INCREMENTAL=true
 unset GITHUB_ACTIONS
+# The hook keeps facts between runs in the user's cache directory; a test
+# keeps its own.
+export XDG_CACHE_HOME="$target/pre-commit-xdg-cache"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

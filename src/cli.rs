@@ -78,6 +78,16 @@ struct Common {
     /// configuration, else `binary`.
     #[arg(long, global = true, value_name = "RENDERER", value_parser = crate::render::HelmRenderer::NAMES)]
     helm_renderer: Option<String>,
+    /// In `diff` and `pre-commit`, keep facts about content (what each blob
+    /// and subtree holds, by git object id) in DIR between runs, so a small
+    /// change reads little more than what it touches (default:
+    /// `$XDG_CACHE_HOME/gitops-lint`, else `~/.cache/gitops-lint`). Never
+    /// inside the repository.
+    #[arg(long, global = true, value_name = "DIR", conflicts_with = "no_cache")]
+    cache_dir: Option<PathBuf>,
+    /// Keep nothing between runs: every run reads everything it needs.
+    #[arg(long, global = true)]
+    no_cache: bool,
     /// Print less: no notes in human output, no progress on stderr.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     quiet: bool,
@@ -198,7 +208,26 @@ fn options(c: &Common, progress: &Spinner) -> Options {
         progress: progress.callback(),
         // For the benchmark (bench/): counts of the work done, on stderr.
         stats: std::env::var_os("GITOPS_LINT_STATS").map(|_| std::sync::Arc::default()),
+        cache_dir: if c.no_cache {
+            None
+        } else {
+            c.cache_dir.clone().or_else(default_cache_dir)
+        },
     }
+}
+
+/// `$XDG_CACHE_HOME/gitops-lint`, else `$HOME/.cache/gitops-lint` (the XDG
+/// base directory default); `None` without either (no cache is kept).
+fn default_cache_dir() -> Option<PathBuf> {
+    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    std::env::var_os("XDG_CACHE_HOME")
+        .and_then(absolute)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .and_then(absolute)
+                .map(|h| h.join(".cache"))
+        })
+        .map(|d| d.join("gitops-lint"))
 }
 
 /// A spinner on stderr, shown only to a person at a terminal: never in CI

@@ -9,91 +9,91 @@ use serde_json::Value;
 use crate::finding::{Category, RuleMeta, Severity};
 
 /// The file name looked for at the repository root.
-pub const CONFIG_FILE: &str = ".gitops-lint.yaml";
+pub(crate) const CONFIG_FILE: &str = ".gitops-lint.yaml";
 
 /// Validated configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// Extra kinds whose prune loses data, as `Kind` or `group/Kind`.
-    pub stateful_kinds: Vec<String>,
+    pub(crate) stateful_kinds: Vec<String>,
     /// URLs that also name this repository (besides its git remotes).
-    pub repo_urls: Vec<String>,
+    pub(crate) repo_urls: Vec<String>,
     /// Branch names that mean "this revision" in `targetRevision`, besides
     /// `HEAD`, the current branch, `main` and `master`.
-    pub branches: Vec<String>,
+    pub(crate) branches: Vec<String>,
     /// Directories linted as apps of their own (`apps:`), beside the
     /// Applications found unless one renders from them.
-    pub apps: Vec<String>,
+    pub(crate) apps: Vec<String>,
     /// `roots`: the files whose Applications and ApplicationSets are applied
     /// outside Argo CD (by hand, by bootstrap tooling). When set, an
     /// Application file outside them that no app renders is not deployed.
-    pub roots: PathGlobs,
+    pub(crate) roots: PathGlobs,
     /// `instances`: roots grouped by the Argo CD instance that runs them.
-    pub instances: Vec<InstanceConfig>,
+    pub(crate) instances: Vec<InstanceConfig>,
     /// Target Argo CD version (`major.minor`).
-    pub argocd_version: (u32, u32),
+    pub(crate) argocd_version: (u32, u32),
     /// Rules switched on (codes, names or categories); empty means all.
-    pub select: Vec<String>,
+    pub(crate) select: Vec<String>,
     /// Rules switched off (codes, names or categories); beats `select`.
-    pub ignore: Vec<String>,
+    pub(crate) ignore: Vec<String>,
     /// Findings located in files matching these globs are dropped.
-    pub ignore_paths: PathGlobs,
+    pub(crate) ignore_paths: PathGlobs,
     /// Severity overrides by code or name.
-    pub severity: BTreeMap<String, Severity>,
+    pub(crate) severity: BTreeMap<String, Severity>,
     /// GL013: share of an app's resources (0–1) above which a prune is "mass".
-    pub mass_prune_ratio: f64,
+    pub(crate) mass_prune_ratio: f64,
     /// GL013: absolute count above which a prune is "mass".
-    pub mass_prune_count: usize,
+    pub(crate) mass_prune_count: usize,
     /// Controller settings for ApplicationSets.
-    pub applicationset: AppSetControllerConfig,
+    pub(crate) applicationset: AppSetControllerConfig,
     /// StorageClass assumed when a PVC names none: whether it binds on first consumer.
-    pub default_storage_class_wait_for_first_consumer: bool,
+    pub(crate) default_storage_class_wait_for_first_consumer: bool,
     /// Clusters for ApplicationSet `clusters` generators, besides the cluster
     /// Secrets found in the repository.
-    pub clusters: Vec<ClusterConfig>,
+    pub(crate) clusters: Vec<ClusterConfig>,
     /// `trackingMethod`: Argo CD's `application.resourceTrackingMethod`,
     /// when `argocd-cm` is not in the repository.
-    pub tracking_method: Option<crate::manifest::TrackingMethod>,
+    pub(crate) tracking_method: Option<crate::manifest::TrackingMethod>,
     /// `kustomizeBuildOptions`: Argo CD's `kustomize.buildOptions`, when
     /// `argocd-cm` is not in the repository (`--enable-helm` decides
     /// whether `helmCharts` render).
-    pub kustomize_build_options: Option<String>,
+    pub(crate) kustomize_build_options: Option<String>,
     /// `chartCache`: a directory of `helm pull`-ed chart archives, relative
     /// to the repository's root (its working directory on disk), for
     /// Applications installing charts from Helm repositories.
-    pub chart_cache: Option<String>,
+    pub(crate) chart_cache: Option<String>,
     /// `helmRenderer`: how Helm charts are rendered when the command line
     /// does not say (`binary` or `native`).
-    pub helm_renderer: Option<crate::render::HelmRenderer>,
+    pub(crate) helm_renderer: Option<crate::render::HelmRenderer>,
     /// `clusterScopedKinds`: `Kind` or `group/Kind` patterns (`*` wildcards)
     /// of kinds that are cluster-scoped, for CRDs not in the repository.
-    pub cluster_scoped_kinds: Vec<String>,
+    pub(crate) cluster_scoped_kinds: Vec<String>,
     /// Namespaces that exist on every destination cluster without a manifest
     /// (created outside Argo CD), besides `default`, `kube-*` and `argocd`.
-    pub namespaces: Vec<String>,
+    pub(crate) namespaces: Vec<String>,
     /// Whether `Gitops-Lint-Allow` commit trailers acknowledge deletions
     /// (`acknowledge: {trailers: false}` switches them off: a trailer is
     /// written by the change's own author).
-    pub acknowledge_trailers: bool,
+    pub(crate) acknowledge_trailers: bool,
     /// `generatedObjects`: custom resources from which a controller creates
     /// a core object (GL008), besides the built-in table.
-    pub generated_objects: Vec<GeneratedObject>,
+    pub(crate) generated_objects: Vec<GeneratedObject>,
     /// Raw extra sections kept for rules that read them.
-    pub raw: Value,
+    pub(crate) raw: Value,
 }
 
 /// "A controller creates a `creates` object from each `group/kind`
 /// resource, in its namespace, named by the string at `name_from`."
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GeneratedObject {
+pub(crate) struct GeneratedObject {
     /// API group of the custom resource.
-    pub group: String,
+    pub(crate) group: String,
     /// Kind of the custom resource.
-    pub kind: String,
+    pub(crate) kind: String,
     /// Core kind created: Secret, ConfigMap, Service, PersistentVolumeClaim or ServiceAccount.
-    pub creates: String,
+    pub(crate) creates: String,
     /// Dotted path of the created object's name (default `metadata.name`).
-    pub name_from: String,
+    pub(crate) name_from: String,
 }
 
 /// The kinds a workload can wait for that `generatedObjects` may create.
@@ -108,13 +108,13 @@ const GENERATED_KEYS: &[&str] = &["kind", "creates", "nameFrom"];
 
 /// ApplicationSet controller flags the linter cannot see.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AppSetControllerConfig {
+pub(crate) struct AppSetControllerConfig {
     /// `--policy` (empty when unset).
-    pub policy: Option<String>,
+    pub(crate) policy: Option<String>,
     /// `--enable-policy-override`.
-    pub policy_override: Option<bool>,
+    pub(crate) policy_override: Option<bool>,
     /// `--enable-new-git-file-globbing`.
-    pub new_git_file_globbing: bool,
+    pub(crate) new_git_file_globbing: bool,
 }
 
 impl Default for Config {
@@ -154,9 +154,9 @@ impl Default for Config {
 #[error("invalid {file}:{}", render_problems(.problems))]
 pub struct ConfigError {
     /// The file.
-    pub file: String,
+    pub(crate) file: String,
     /// Each problem, one line each (`line N: ...` when the line is known).
-    pub problems: Vec<String>,
+    pub(crate) problems: Vec<String>,
 }
 
 fn render_problems(p: &[String]) -> String {
@@ -200,7 +200,7 @@ const APPSET_POLICIES: &[&str] = &["sync", "create-only", "create-update", "crea
 
 /// The closest of `known` to `word`, if close enough to be a likely typo.
 #[must_use]
-pub fn did_you_mean<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn did_you_mean<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     let norm = |s: &str| s.replace(['_', '-'], "").to_ascii_lowercase();
     let w = norm(word);
     known
@@ -215,7 +215,7 @@ pub fn did_you_mean<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
 /// likely typos as for [`did_you_mean`], and names that contain `word` or
 /// are contained in it (`payments` for `payments-eu`).
 #[must_use]
-pub fn close_names<'a>(word: &str, known: &[&'a str]) -> Vec<&'a str> {
+pub(crate) fn close_names<'a>(word: &str, known: &[&'a str]) -> Vec<&'a str> {
     let norm = |s: &str| s.replace(['_', '-'], "").to_ascii_lowercase();
     let w = norm(word);
     let mut scored: Vec<(usize, &'a str)> = known
@@ -365,7 +365,7 @@ fn selector_hint(s: &str, catalog: &[&RuleMeta]) -> String {
 
 /// Repository-relative path globs (`*` stops at `/`, `**` crosses it).
 #[derive(Clone, Default)]
-pub struct PathGlobs {
+pub(crate) struct PathGlobs {
     patterns: Vec<String>,
     set: globset::GlobSet,
 }
@@ -373,13 +373,13 @@ pub struct PathGlobs {
 impl PathGlobs {
     /// Whether a repository-relative path matches one of the globs.
     #[must_use]
-    pub fn matches(&self, path: &str) -> bool {
+    pub(crate) fn matches(&self, path: &str) -> bool {
         !self.patterns.is_empty() && self.set.is_match(path)
     }
 
     /// The globs as written.
     #[must_use]
-    pub fn patterns(&self) -> &[String] {
+    pub(crate) fn patterns(&self) -> &[String] {
         &self.patterns
     }
 }
@@ -403,7 +403,11 @@ impl Config {
     /// # Errors
     /// Invalid YAML, unknown keys, bad values: every problem at once, each
     /// with its line where it can be found.
-    pub fn parse(file: &str, text: &str, catalog: &[&RuleMeta]) -> Result<Config, ConfigError> {
+    pub(crate) fn parse(
+        file: &str,
+        text: &str,
+        catalog: &[&RuleMeta],
+    ) -> Result<Config, ConfigError> {
         let err = |p: String| ConfigError {
             file: file.to_string(),
             problems: vec![p],
@@ -782,14 +786,14 @@ impl Config {
     /// Whether a rule runs: selected (all by default) and not ignored.
     /// Selectors are codes, names, categories or `all`; `ignore` beats `select`.
     #[must_use]
-    pub fn rule_enabled(&self, meta: &RuleMeta) -> bool {
+    pub(crate) fn rule_enabled(&self, meta: &RuleMeta) -> bool {
         let selected = self.select.is_empty() || self.select.iter().any(|s| selects(s, meta));
         selected && !self.ignore.iter().any(|s| selects(s, meta))
     }
 
     /// Whether the target Argo CD version is at least `major.minor`.
     #[must_use]
-    pub fn argocd_at_least(&self, major: u32, minor: u32) -> bool {
+    pub(crate) fn argocd_at_least(&self, major: u32, minor: u32) -> bool {
         self.argocd_version >= (major, minor)
     }
 
@@ -798,7 +802,7 @@ impl Config {
     /// Entries are `Kind`, `group/Kind`, or either with `*` wildcards, so
     /// whole API families can be named (`*.upbound.io/*` for Crossplane
     /// managed resources, whose deletion deletes the cloud resource).
-    pub fn is_extra_stateful(&self, group: &str, kind: &str) -> bool {
+    pub(crate) fn is_extra_stateful(&self, group: &str, kind: &str) -> bool {
         crate::manifest::kind_matches(&self.stateful_kinds, group, kind)
     }
 }
@@ -1000,24 +1004,24 @@ mod tests {
 /// roots of different instances never share a name, as they live in
 /// different Argo CD namespaces or clusters.
 #[derive(Debug, Clone, PartialEq)]
-pub struct InstanceConfig {
+pub(crate) struct InstanceConfig {
     /// The name shown beside its apps (`app@name`).
-    pub name: String,
+    pub(crate) name: String,
     /// Globs of its root files.
-    pub roots: PathGlobs,
+    pub(crate) roots: PathGlobs,
 }
 
 /// A cluster declared in configuration for ApplicationSet `clusters` generators.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ClusterConfig {
+pub(crate) struct ClusterConfig {
     /// Cluster name.
-    pub name: String,
+    pub(crate) name: String,
     /// API server URL.
-    pub server: String,
+    pub(crate) server: String,
     /// Labels (as a cluster Secret would carry them).
-    pub labels: BTreeMap<String, String>,
+    pub(crate) labels: BTreeMap<String, String>,
     /// Annotations.
-    pub annotations: BTreeMap<String, String>,
+    pub(crate) annotations: BTreeMap<String, String>,
     /// Project, if any.
-    pub project: Option<String>,
+    pub(crate) project: Option<String>,
 }

@@ -72,6 +72,11 @@ pub struct Options {
     pub progress: Progress,
     /// When set, filled with counts of the work the run did.
     pub stats: Option<Arc<Mutex<RunStats>>>,
+    /// In a diff, the directory where facts about content (which blobs may
+    /// declare Argo CD objects, which subtrees are plain) are kept between
+    /// runs, keyed by object id and by the binary ([`source::facts`]);
+    /// `None` keeps nothing. Never inside the repository.
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// How much work one run did: what the performance model promises is
@@ -95,6 +100,10 @@ pub struct RunStats {
     pub changed_apps: usize,
     /// Apps rendered at neither revision because their inputs are identical.
     pub unchanged: usize,
+    /// Facts about content read from the cache directory (diff only).
+    pub facts_loaded: usize,
+    /// Facts about content computed by this run (diff only).
+    pub facts_learned: usize,
 }
 
 impl std::fmt::Display for RunStats {
@@ -110,7 +119,15 @@ impl std::fmt::Display for RunStats {
             self.head_reuses,
             self.unchanged,
             self.changed_apps
-        )
+        )?;
+        if self.facts_loaded + self.facts_learned > 0 {
+            write!(
+                f,
+                ", {} facts from the cache and {} learned",
+                self.facts_loaded, self.facts_learned
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -266,6 +283,49 @@ fn load_base_config(
         .map_err(|e| LintError::Other(format!("--config {rel}: {e}")))?;
     let text = String::from_utf8_lossy(&bytes);
     Ok((Config::parse(&rel, &text, &rules::catalog())?, rel))
+}
+
+/// The facts kept in `dir`, refused when `dir` is inside the repository's
+/// work tree or git directory (the cache would then be content of the
+/// repository it describes, or be removed with it).
+fn open_facts(repo: &GitRepo, dir: &Path) -> Result<source::facts::Facts, LintError> {
+    let abs = absolute(dir);
+    let inside = |root: &Path| abs.starts_with(absolute(root));
+    if repo.workdir().is_some_and(inside) || inside(repo.git_dir()) {
+        return Err(LintError::Other(format!(
+            "--cache-dir {}: is inside the repository; name a directory outside it (the default is $XDG_CACHE_HOME/gitops-lint), or pass --no-cache",
+            dir.display()
+        )));
+    }
+    Ok(source::facts::Facts::open(dir))
+}
+
+/// `p` made absolute with its existing part's symlinks resolved, so two
+/// spellings of one directory compare equal.
+fn absolute(p: &Path) -> PathBuf {
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(p)
+    };
+    let mut existing = abs.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            for r in rest.iter().rev() {
+                out.push(r);
+            }
+            return out;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return abs,
+        }
+    }
 }
 
 /// `p` as a path inside the repository, without following any symlink on
@@ -744,7 +804,15 @@ fn diff_trees(
     };
     // Apps whose inputs are identical at both revisions are rendered at
     // neither, unless every resource is wanted (`--all`).
-    let subtrees = Arc::new(SubtreeMemo::default());
+    let facts = match &opts.cache_dir {
+        Some(dir) => Some(Arc::new(open_facts(repo, dir)?)),
+        None => None,
+    };
+    let subtrees = Arc::new(
+        facts
+            .clone()
+            .map_or_else(SubtreeMemo::default, SubtreeMemo::with_facts),
+    );
     let deferral = |other: &Arc<dyn Tree>| {
         (!opts.render_unchanged && !opts.all).then(|| Deferral {
             other: Arc::clone(other),
@@ -788,6 +856,15 @@ fn diff_trees(
     let note = split_note(&session.split, &[&base_inv, &head_inv]);
     head_inv.notes.extend(note);
     let unchanged = session.settle((&base.1, &mut base_inv), (&head.1, &mut head_inv), &config);
+    // Every fact this run uses is known by now. Failing to keep them costs
+    // the next run time, never its answer.
+    if let Some(f) = &facts {
+        if let Err(e) = f.save() {
+            head_inv.notes.push(format!(
+                "the cache directory could not be written ({e}); the next run computes again what this one learned"
+            ));
+        }
+    }
     opts.progress.step("planning prunes and running rules");
     let plan = plan::plan(&base_inv, &head_inv, &config);
     // A pruned Namespace takes everything inside it, from any app: GL001
@@ -811,6 +888,8 @@ fn diff_trees(
             head_reuses: head_inv.reused.len(),
             unchanged,
             changed_apps: plan.changes.len(),
+            facts_loaded: facts.as_ref().map_or(0, |f| f.stats().loaded),
+            facts_learned: facts.as_ref().map_or(0, |f| f.stats().learned),
         };
     });
     let cx = RuleContext {

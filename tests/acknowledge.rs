@@ -65,6 +65,7 @@ fn repo(dir: &Path, reports_annotations: &str, config: &str, message: &str) {
 fn run(dir: &Path) -> (i32, String) {
     let out = Command::cargo_bin("gitops-lint")
         .expect("binary")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
         .current_dir(dir)
         .args(["diff", "main..change", "--format", "github"])
         .output()

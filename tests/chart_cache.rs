@@ -14,6 +14,7 @@ use serde_json::Value;
 
 fn bin() -> Command {
     let mut c = Command::cargo_bin("gitops-lint").expect("binary built");
+    c.env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"));
     // The pinned helm when it is on PATH (an absolute entry), nothing else.
     let path = gitops_lint::cli::find_on_path("helm")
         .and_then(|h| h.parent().map(|d| format!("{}:/usr/bin:/bin", d.display())))

@@ -65,6 +65,7 @@ fn clone(tmp: &Path, origin: &Path, extra: &[&str]) -> std::path::PathBuf {
 fn lint(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::cargo_bin("gitops-lint")
         .expect("binary")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
         .current_dir(dir)
         .args(args)
         .output()

@@ -6,6 +6,7 @@ use gitops_lint::source::write_commit;
 
 fn bin() -> Command {
     let mut cmd = Command::cargo_bin("gitops-lint").expect("the gitops-lint binary is built");
+    cmd.env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"));
     cmd.env("NO_COLOR", "1").env_remove("GITOPS_LINT_BLESS");
     cmd
 }
@@ -359,4 +360,62 @@ fn colour_follows_the_environment_conventions() {
     assert!(!run(&[("FORCE_COLOR", "0")], &[]));
     assert!(!run(&[("FORCE_COLOR", "1"), ("NO_COLOR", "1")], &[]));
     assert!(!run(&[("FORCE_COLOR", "1")], &["--color", "never"]));
+}
+
+/// A diff keeps its facts in `$XDG_CACHE_HOME/gitops-lint` unless told
+/// otherwise: `--cache-dir` moves them, `--no-cache` keeps none, and the
+/// report is the same every time.
+#[test]
+fn the_cache_directory_is_the_xdg_one_unless_moved_or_switched_off() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cm = |v: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  v: \"{v}\"\n"
+        )
+    };
+    let files = |v: &str| {
+        vec![
+            ("argocd/payments.yaml".to_string(), app_tracking("main")),
+            ("payments/settings.yaml".to_string(), cm(v).into_bytes()),
+        ]
+    };
+    write_commit(dir.path(), "main", None, &files("1"), "base").expect("commit");
+    write_commit(dir.path(), "change", Some("main"), &files("2"), "head").expect("commit");
+    let xdg = tempfile::tempdir().expect("cache home");
+    let moved = tempfile::tempdir().expect("cache dir");
+    let run = |extra: &[&str]| {
+        let out = bin()
+            .env("XDG_CACHE_HOME", xdg.path())
+            .args(["diff", "main..change", "--format", "json", "--repo"])
+            .arg(dir.path())
+            .args(extra)
+            .output()
+            .expect("runs");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let count = |d: &std::path::Path| std::fs::read_dir(d).map_or(0, Iterator::count);
+    let off = run(&["--no-cache"]);
+    assert_eq!(count(xdg.path()), 0);
+    assert_eq!(
+        run(&["--cache-dir", &moved.path().display().to_string()]),
+        off
+    );
+    assert_eq!((count(moved.path()), count(xdg.path())), (1, 0));
+    assert_eq!(run(&[]), off);
+    assert_eq!(count(&xdg.path().join("gitops-lint")), 1);
+    // A cache inside the repository is refused.
+    let out = bin()
+        .args(["diff", "main..change", "--cache-dir", "cache", "--repo"])
+        .arg(dir.path())
+        .current_dir(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("inside the repository"));
 }

@@ -80,6 +80,7 @@ fn every_rule_links_to_an_existing_doc() {
 fn readme_demo_output_is_the_real_output() {
     let out = assert_cmd::Command::cargo_bin("gitops-lint")
         .expect("binary builds")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
         .args(["demo", "--color", "never"])
         .env("NO_COLOR", "1")
         .output()

@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 
 fn bin() -> Command {
     let mut c = Command::cargo_bin("gitops-lint").expect("binary built");
+    c.env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"));
     // No helm unless a test provides one; nothing from the caller's PATH.
     c.env("PATH", "/usr/bin:/bin").env_remove("NO_COLOR");
     c
@@ -1150,6 +1151,7 @@ fn stacked_overlays_doubling_at_every_level_stop_with_a_render_failure() {
     gitops_lint::source::write_commit(tmp.path(), "main", None, &files, "stacked").expect("commit");
     let out = assert_cmd::Command::cargo_bin("gitops-lint")
         .expect("binary")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
         .args(["render", "--rev", "main", "l16", "--repo"])
         .arg(tmp.path())
         .timeout(std::time::Duration::from_secs(600))
@@ -1181,6 +1183,7 @@ fn repository_text_cannot_inject_workflow_commands_or_escapes() {
     for format in ["human", "markdown", "github"] {
         let out = assert_cmd::Command::cargo_bin("gitops-lint")
             .expect("binary")
+            .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
             .args(["diff", "main..change", "--format", format, "--repo"])
             .arg(tmp.path())
             .output()
@@ -1554,6 +1557,7 @@ fn run_limited(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(dir)
         .env("PATH", "/usr/bin:/bin")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
         .env("RAYON_NUM_THREADS", "2")
         .output()
         .expect("prlimit runs");

@@ -223,3 +223,134 @@ fn an_app_with_identical_plain_inputs_is_rendered_at_neither_revision() {
     assert_eq!((s.head_renders, s.head_reuses), (1, 2), "{s}");
     assert_eq!(s.unchanged, 1, "{s}");
 }
+
+/// `n` plain directory apps of five ConfigMaps each, declared in
+/// `argocd/`; `changed` names an app whose first ConfigMap differs.
+fn plain_fleet(n: usize, changed: Option<usize>) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for i in 0..n {
+        let app = format!("app{i:03}");
+        files.push((format!("argocd/{app}.yaml"), application(&app).into_bytes()));
+        for j in 0..5 {
+            let value = if changed == Some(i) && j == 0 {
+                "2"
+            } else {
+                "1"
+            };
+            files.push((
+                format!("{app}/cm{j}.yaml"),
+                configmap(&format!("{app}-cm{j}"), value).into_bytes(),
+            ));
+        }
+    }
+    files
+}
+
+/// Runs `diff main..change` in `repo` keeping facts in `cache`.
+fn diff_cached(repo: &std::path::Path, cache: Option<&std::path::Path>) -> (RunStats, String) {
+    let stats = Arc::new(Mutex::new(RunStats::default()));
+    let opts = Options {
+        repo: Some(repo.to_path_buf()),
+        stats: Some(Arc::clone(&stats)),
+        cache_dir: cache.map(std::path::Path::to_path_buf),
+        ..Options::default()
+    };
+    let report = lint::diff(Some("main..change"), &opts).expect("diff runs");
+    let apps: Vec<String> = report
+        .apps
+        .iter()
+        .map(|a| format!("{} {}", a.name, a.status))
+        .collect();
+    let s = stats.lock().expect("stats").clone();
+    (s, format!("{apps:?} {:?}", report.findings.len()))
+}
+
+fn plain_repo(n: usize) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    write_commit(tmp.path(), "main", None, &plain_fleet(n, None), "base").expect("base");
+    write_commit(
+        tmp.path(),
+        "change",
+        Some("main"),
+        &plain_fleet(n, Some(0)),
+        "head",
+    )
+    .expect("head");
+    add_remote(tmp.path(), "origin", URL).expect("remote");
+    tmp
+}
+
+#[test]
+fn with_facts_kept_a_one_app_change_reads_what_it_touches_and_the_applications() {
+    let mut warm_reads = Vec::new();
+    for n in [20, 40] {
+        let repo = plain_repo(n);
+        let cache = tempfile::tempdir().expect("cache dir");
+        let (none, none_out) = diff_cached(repo.path(), None);
+        let (cold, cold_out) = diff_cached(repo.path(), Some(cache.path()));
+        let (warm, warm_out) = diff_cached(repo.path(), Some(cache.path()));
+        // The same answer every time, and only the changed app rendered.
+        assert_eq!(cold_out, none_out);
+        assert_eq!(warm_out, none_out);
+        assert_eq!(warm.unchanged, n - 1, "{warm}");
+        // Without facts and with none yet, every blob is read once.
+        assert_eq!(none.blob_reads, distinct_blobs(repo.path()), "{none}");
+        assert_eq!(cold.blob_reads, none.blob_reads, "{cold}");
+        assert_eq!(
+            (cold.facts_loaded, warm.facts_learned),
+            (0, 0),
+            "{cold} / {warm}"
+        );
+        assert!(warm.facts_loaded > 0, "{warm}");
+        warm_reads.push(warm.blob_reads);
+        // The Applications and the changed app's six files.
+        assert_eq!(warm.blob_reads, n + 6, "{warm}");
+    }
+    // Twenty more unchanged apps cost their twenty Application files only.
+    assert_eq!(warm_reads[1] - warm_reads[0], 20);
+}
+
+#[test]
+fn a_damaged_cache_file_is_not_trusted_and_is_written_anew() {
+    let repo = plain_repo(20);
+    let cache = tempfile::tempdir().expect("cache dir");
+    let (cold, cold_out) = diff_cached(repo.path(), Some(cache.path()));
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(cache.path())
+        .expect("cache written")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    // Flip one bit in the middle of the facts.
+    let mut bytes = std::fs::read(&files[0]).expect("facts");
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x10;
+    std::fs::write(&files[0], &bytes).expect("damage");
+    let (again, again_out) = diff_cached(repo.path(), Some(cache.path()));
+    assert_eq!(again_out, cold_out);
+    assert_eq!(again.facts_loaded, 0, "{again}");
+    assert_eq!(again.blob_reads, cold.blob_reads, "{again}");
+    // Recomputed and kept: the next run is warm again.
+    let (warm, _) = diff_cached(repo.path(), Some(cache.path()));
+    assert!(
+        warm.facts_loaded > 0 && warm.blob_reads < cold.blob_reads,
+        "{warm}"
+    );
+}
+
+#[test]
+fn a_cache_directory_inside_the_repository_is_refused() {
+    let repo = plain_repo(2);
+    for inside in [
+        repo.path().join("cache"),
+        repo.path().join(".git/gitops-lint"),
+    ] {
+        let opts = Options {
+            repo: Some(repo.path().to_path_buf()),
+            cache_dir: Some(inside.clone()),
+            ..Options::default()
+        };
+        let err = lint::diff(Some("main..change"), &opts).expect_err("refused");
+        assert!(err.to_string().contains("inside the repository"), "{err}");
+        assert!(!inside.exists());
+    }
+}

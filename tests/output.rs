@@ -35,6 +35,7 @@ fn run_mixed() -> Outputs {
     let o = |name: &str| out.join(name);
     let assert = Command::cargo_bin("gitops-lint")
         .expect("binary")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
         .current_dir(&repo)
         .env_remove("GITHUB_ACTIONS")
         .args(["diff", "main..change"])
@@ -230,6 +231,7 @@ fn annotations_of_one_topology_never_land_on_another() {
     common::commit_case(&repo, &case, "drop prod payments");
     let output = Command::cargo_bin("gitops-lint")
         .expect("binary")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
         .current_dir(&repo)
         .env_remove("GITHUB_ACTIONS")
         .args(["diff", "main..change", "--format=github"])

@@ -30,6 +30,7 @@ fn repo() -> tempfile::TempDir {
 fn pre_commit(dir: &Path) -> (i32, String) {
     let out = Command::cargo_bin("gitops-lint")
         .expect("binary")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
         .current_dir(dir)
         .args(["pre-commit", "--format", "json"])
         .output()

@@ -11,6 +11,7 @@ use common::git;
 
 fn bin() -> Command {
     let mut cmd = Command::cargo_bin("gitops-lint").expect("the gitops-lint binary is built");
+    cmd.env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"));
     cmd.env("NO_COLOR", "1").env_remove("GITOPS_LINT_BLESS");
     cmd
 }

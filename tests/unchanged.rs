@@ -198,6 +198,20 @@ fn compare_case(case: &Case) -> Result<Outcome, String> {
         ..case.options(tmp.path())
     };
     let deferred = case.run(&c, &deferred_opts)?;
+    // Facts kept between runs change nothing: not when they are first
+    // learned, not when a second run reads them.
+    let facts = tempfile::tempdir().map_err(|e| e.to_string())?;
+    for run in ["cold", "warm"] {
+        let cached_opts = lint::Options {
+            cache_dir: Some(facts.path().to_path_buf()),
+            ..case.options(tmp.path())
+        };
+        if case.run(&c, &cached_opts)? != deferred {
+            return Err(format!(
+                "with facts kept between runs ({run}), the report differs from one without"
+            ));
+        }
+    }
     let full_opts = lint::Options {
         render_unchanged: true,
         ..case.options(tmp.path())

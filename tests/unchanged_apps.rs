@@ -27,6 +27,7 @@ fn broken_unchanged_case() -> tempfile::TempDir {
 fn diff_output(repo: &Path, extra: &[&str]) -> String {
     let out = Command::cargo_bin("gitops-lint")
         .expect("the gitops-lint binary is built")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
         .env("NO_COLOR", "1")
         .args(["diff", "main..change", "--repo"])
         .arg(repo)

@@ -3,6 +3,9 @@
 //! setting, parsed once and shared with rendering.
 
 use super::*;
+use crate::source::facts::Question;
+use crate::source::walk::Flow;
+use std::collections::HashSet;
 /// A raw declaration found by scanning files.
 pub(super) struct Declared {
     pub(super) value: Value,
@@ -54,20 +57,35 @@ pub(super) fn scan(
     let known: BTreeSet<String> = known.into_iter().collect();
     files.extend(known.iter().cloned());
     files.sort_by(|a, b| a.split('/').cmp(b.split('/')));
+    // The byte test depends on the blob alone: a blob that failed it in an
+    // earlier run (facts kept by content id) is not read again.
+    let facts = input
+        .defer
+        .as_ref()
+        .and_then(|d| d.subtrees.facts())
+        .filter(|_| input.tree.content_addressed());
     let parsed: Vec<(String, ObjectId, render::ParsedStream)> = files
         .par_iter()
         .filter_map(|f| {
             // `walk` lists regular files only, so no symlink needs resolving.
             let id = input.tree.entry(f).ok().flatten()?.id;
+            let candidate = known.contains(f);
+            if !candidate && facts.and_then(|x| x.get(Question::MayDeclare, id)) == Some(false) {
+                return None;
+            }
             let bytes = input.tree.read_raw(f).ok()?;
             let argo_object =
                 argo.find(&bytes).is_some() && declares.iter().any(|m| m.find(&bytes).is_some());
-            if !known.contains(f)
-                && !argo_object
-                && crd.find(&bytes).is_none()
-                && argocd_cm.find(&bytes).is_none()
-            {
-                return None;
+            let may_declare =
+                argo_object || crd.find(&bytes).is_some() || argocd_cm.find(&bytes).is_some();
+            if !may_declare {
+                // Only the answers that spare a read are kept.
+                if let Some(x) = facts {
+                    x.put(Question::MayDeclare, id, false);
+                }
+                if !candidate {
+                    return None;
+                }
             }
             // Read as Argo CD and kubectl read manifests (sigs.k8s.io/yaml),
             // as the directory renderer does: an Application file rendered
@@ -176,42 +194,53 @@ pub(super) struct PrevScan<'a> {
 /// Lists the manifest files below `dir`. With `prev`, a directory whose id
 /// is the same in the other revision is not entered: the files of it that
 /// the other revision's scan kept go to `prev.out` instead.
-pub(super) fn walk(
-    tree: &dyn Tree,
-    dir: &str,
-    out: &mut Vec<String>,
-    mut prev: Option<PrevScan<'_>>,
-) {
-    let Ok(entries) = tree.list_raw(dir) else {
-        return;
+pub(super) fn walk(tree: &dyn Tree, dir: &str, out: &mut Vec<String>, prev: Option<PrevScan<'_>>) {
+    let mut scan = ScanWalk {
+        out,
+        prev,
+        charts: HashSet::new(),
     };
-    // A Helm chart's files are templates and values, not manifests: the
-    // Applications a chart declares are found in its render. Only its plain
-    // `crds/` are read, for the scopes they declare.
-    if entries
-        .iter()
-        .any(|e| e.kind == EntryKind::File && e.name == "Chart.yaml")
-    {
+    // Unreadable directories are left out; nothing else fails.
+    let _ = source::walk::walk(tree, dir, &mut scan);
+}
+
+/// The visitor of [`walk`].
+struct ScanWalk<'a, 'p> {
+    out: &'a mut Vec<String>,
+    prev: Option<PrevScan<'p>>,
+    /// Directories holding a `Chart.yaml`, while they are walked.
+    charts: HashSet<String>,
+}
+
+impl source::walk::Visitor for ScanWalk<'_, '_> {
+    type Error = std::convert::Infallible;
+
+    fn enter(&mut self, dir: &str, entries: &[source::Entry]) -> Result<Flow, Self::Error> {
+        // A Helm chart's files are templates and values, not manifests: the
+        // Applications a chart declares are found in its render. Only its plain
+        // `crds/` are read, for the scopes they declare.
         if entries
             .iter()
-            .any(|e| e.kind == EntryKind::Dir && e.name == "crds")
+            .any(|e| e.kind == EntryKind::File && e.name == "Chart.yaml")
         {
-            let crds = if dir.is_empty() {
-                "crds".to_string()
-            } else {
-                format!("{dir}/crds")
-            };
-            walk(tree, &crds, out, prev);
+            self.charts.insert(dir.to_string());
         }
-        return;
+        Ok(Flow::Continue)
     }
-    for e in entries {
-        let full = crate::source::path::child(dir, &e.name);
+
+    fn entry(&mut self, dir: &str, full: &str, e: &source::Entry) -> Result<Flow, Self::Error> {
+        if self.charts.contains(dir) {
+            return Ok(if e.kind == EntryKind::Dir && e.name == "crds" {
+                Flow::Continue
+            } else {
+                Flow::Skip
+            });
+        }
         match e.kind {
             EntryKind::Dir if e.name != ".git" => {
-                if let Some(p) = prev.as_mut() {
+                if let Some(p) = self.prev.as_mut() {
                     if p.tree
-                        .entry(&full)
+                        .entry(full)
                         .ok()
                         .flatten()
                         .is_some_and(|o| o.id == e.id)
@@ -223,22 +252,22 @@ pub(super) fn walk(
                                 .take_while(|f| f.starts_with(&below))
                                 .cloned(),
                         );
-                        continue;
+                        return Ok(Flow::Skip);
                     }
                 }
-                walk(
-                    tree,
-                    &full,
-                    out,
-                    prev.as_mut().map(|p| PrevScan {
-                        tree: p.tree,
-                        candidates: p.candidates,
-                        out: &mut *p.out,
-                    }),
-                );
+                Ok(Flow::Continue)
             }
-            EntryKind::File if is_manifest_file(&e.name) => out.push(full),
-            _ => {}
+            EntryKind::Dir => Ok(Flow::Skip),
+            EntryKind::File if is_manifest_file(&e.name) => {
+                self.out.push(full.to_string());
+                Ok(Flow::Continue)
+            }
+            _ => Ok(Flow::Continue),
         }
+    }
+
+    fn leave(&mut self, dir: &str) -> Result<(), Self::Error> {
+        self.charts.remove(dir);
+        Ok(())
     }
 }

@@ -33,6 +33,8 @@ use rayon::prelude::*;
 
 use super::{render_fresh, source_spec_in, source_tree, App, AppStatus, Inventory, InventoryInput};
 use crate::render::{self, ParseCache, RenderContext};
+use crate::source::facts::{Facts, Question};
+use crate::source::walk::Flow;
 use crate::source::{self, EntryKind, ObjectId, Tree};
 use crate::yaml::Dialect;
 
@@ -96,18 +98,69 @@ pub struct Deferral {
 
 /// Per tree id: whether the subtree is free of symlinks, submodules and
 /// files that `may_matter_elsewhere`.
+///
+/// With [`Facts`] kept between runs, the answers for trees of a
+/// content-addressed tree ([`Tree::content_addressed`]) are read from and
+/// added to them, and so is the inventory scan's byte test of each blob.
 #[derive(Default)]
 pub(crate) struct SubtreeMemo {
     plain: Mutex<HashMap<ObjectId, bool, foldhash::fast::RandomState>>,
+    facts: Option<Arc<Facts>>,
 }
 
 impl SubtreeMemo {
-    fn is_plain(&self, tree: &dyn Tree, cache: &ParseCache, dir: &str, id: ObjectId) -> bool {
+    /// A memo that also reads and records `facts`.
+    #[must_use]
+    pub(crate) fn with_facts(facts: Arc<Facts>) -> SubtreeMemo {
+        SubtreeMemo {
+            plain: Mutex::default(),
+            facts: Some(facts),
+        }
+    }
+
+    /// The facts kept between runs, if any.
+    pub(super) fn facts(&self) -> Option<&Facts> {
+        self.facts.as_deref()
+    }
+
+    /// The known answer for subtree `id` of `tree`: this run's, else one
+    /// kept between runs (only for content-addressed trees).
+    fn known(&self, tree: &dyn Tree, id: ObjectId) -> Option<bool> {
         if let Some(&known) = self.lock().get(&id) {
+            return Some(known);
+        }
+        let kept = self
+            .facts
+            .as_ref()
+            .filter(|_| tree.content_addressed())?
+            .get(Question::PlainSubtree, id)?;
+        self.lock().insert(id, kept);
+        Some(kept)
+    }
+
+    fn record(&self, tree: &dyn Tree, id: ObjectId, plain: bool) {
+        self.lock().insert(id, plain);
+        if let Some(f) = self.facts.as_ref().filter(|_| tree.content_addressed()) {
+            f.put(Question::PlainSubtree, id, plain);
+        }
+    }
+
+    fn is_plain(&self, tree: &dyn Tree, cache: &ParseCache, dir: &str, id: ObjectId) -> bool {
+        if let Some(known) = self.known(tree, id) {
             return known;
         }
-        let plain = self.check(tree, cache, dir);
-        self.lock().insert(id, plain);
+        let mut check = PlainCheck {
+            tree,
+            memo: self,
+            cache,
+            open: vec![id],
+        };
+        let plain = source::walk::walk(tree, dir, &mut check) == Ok(true);
+        // A subtree found plain was recorded on leaving it; the ones still
+        // open hold what made the walk stop.
+        for open in check.open {
+            self.record(tree, open, plain);
+        }
         plain
     }
 
@@ -118,21 +171,56 @@ impl SubtreeMemo {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
 
-    fn check(&self, tree: &dyn Tree, cache: &ParseCache, dir: &str) -> bool {
-        let Ok(entries) = tree.list_raw(dir) else {
-            return false;
-        };
-        entries.iter().all(|e| {
-            let full = source::path::join(dir, &e.name).unwrap_or_default();
-            match e.kind {
-                EntryKind::Dir => self.is_plain(tree, cache, &full, e.id),
-                EntryKind::File => tree
-                    .read_raw(&full)
-                    .is_ok_and(|bytes| !may_matter_elsewhere(&bytes, e.id, cache)),
-                EntryKind::Symlink | EntryKind::Submodule => false,
+/// The walk of [`SubtreeMemo::is_plain`]: stops at the first entry that is
+/// not plain (or a directory that cannot be listed), and records each
+/// subtree found plain as it is left.
+struct PlainCheck<'a> {
+    tree: &'a dyn Tree,
+    memo: &'a SubtreeMemo,
+    cache: &'a ParseCache,
+    /// The ids of the directories entered and not yet left.
+    open: Vec<ObjectId>,
+}
+
+impl source::walk::Visitor for PlainCheck<'_> {
+    type Error = ();
+
+    fn list(&mut self, tree: &dyn Tree, dir: &str) -> Result<Option<Vec<source::Entry>>, ()> {
+        tree.list_raw(dir).map(Some).map_err(|_| ())
+    }
+
+    fn entry(&mut self, _: &str, full: &str, e: &source::Entry) -> Result<Flow, ()> {
+        Ok(match e.kind {
+            EntryKind::Dir => match self.memo.known(self.tree, e.id) {
+                Some(true) => Flow::Skip,
+                Some(false) => Flow::Stop,
+                None => {
+                    self.open.push(e.id);
+                    Flow::Continue
+                }
+            },
+            EntryKind::File => {
+                let plain = self
+                    .tree
+                    .read_raw(full)
+                    .is_ok_and(|bytes| !may_matter_elsewhere(&bytes, e.id, self.cache));
+                if plain {
+                    Flow::Continue
+                } else {
+                    Flow::Stop
+                }
             }
+            EntryKind::Symlink | EntryKind::Submodule => Flow::Stop,
         })
+    }
+
+    fn leave(&mut self, _: &str) -> Result<(), ()> {
+        if let Some(id) = self.open.pop() {
+            self.memo.record(self.tree, id, true);
+        }
+        Ok(())
     }
 }
 

@@ -37,8 +37,8 @@ mod funcs;
 mod parse;
 mod printf;
 mod semver;
-pub mod value;
-pub mod yaml_out;
+pub(crate) mod value;
+pub(crate) mod yaml_out;
 
 mod set;
 
@@ -50,12 +50,12 @@ use crate::limits::BEYOND_LIMITS;
 pub(crate) use funcs::{path_base, path_dir, sanitize_name};
 use parse::{Arg, Cmd, List, Node, Pipe};
 use set::SetCx;
-pub use set::TemplateSet;
-pub use value::{Host, HostObject, V};
+pub(crate) use set::TemplateSet;
+pub(crate) use value::{Host, HostObject, V};
 
 /// Which functions a template may call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FuncSet {
+pub(crate) enum FuncSet {
     /// Argo CD's ApplicationSet controller (AC `applicationset/utils/utils.go`
     /// `init`): Go's builtins, Sprig minus `env`, `expandenv` and
     /// `getHostByName`, plus `normalize`, `slugify`, `toYaml`, `fromYaml`,
@@ -88,7 +88,7 @@ impl MissingKey {
     ///
     /// # Errors
     /// An option Go's `Template.Option` would reject (it panics there).
-    pub fn from_options(options: &[String]) -> Result<MissingKey, String> {
+    pub(crate) fn from_options(options: &[String]) -> Result<MissingKey, String> {
         let mut mk = MissingKey::Invalid;
         for o in options {
             mk = match o.as_str() {
@@ -178,7 +178,7 @@ impl Template {
     /// # Errors
     /// An execution error as Go would report it (missing key with
     /// `missingkey=error`, wrong argument types, unsupported functions...).
-    pub fn execute(&self, data: &V, missing: MissingKey) -> Result<String, String> {
+    pub(crate) fn execute(&self, data: &V, missing: MissingKey) -> Result<String, String> {
         self.execute_within(data, missing, &mut Budget::PER_EXECUTION.clone())
     }
 

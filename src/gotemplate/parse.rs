@@ -7,11 +7,11 @@
 //! operands, for Go's `template: NAME:LINE:COL: executing ...` errors.
 
 /// A parsed template body.
-pub type List = Vec<Node>;
+pub(crate) type List = Vec<Node>;
 
 /// One node of a template body.
 #[derive(Debug, Clone)]
-pub enum Node {
+pub(crate) enum Node {
     /// Literal text.
     Text(String),
     /// `{{pipeline}}`: evaluate and print (or just assign when it declares).
@@ -32,51 +32,51 @@ pub enum Node {
 
 /// A `{{template}}` action.
 #[derive(Debug, Clone)]
-pub struct TemplateCall {
+pub(crate) struct TemplateCall {
     /// The template's name.
-    pub name: String,
+    pub(crate) name: String,
     /// The data pipeline, if any (`nil` data otherwise).
-    pub pipe: Option<Pipe>,
+    pub(crate) pipe: Option<Pipe>,
     /// Byte offset of the action in its source.
-    pub pos: usize,
+    pub(crate) pos: usize,
     /// Go's `TemplateNode.String()`.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// A pipeline, with its optional variable declaration or assignment.
 #[derive(Debug, Clone)]
-pub struct Pipe {
+pub(crate) struct Pipe {
     /// Declared or assigned variables (`$x` / `$i, $v`), with `$`.
-    pub vars: Vec<String>,
+    pub(crate) vars: Vec<String>,
     /// `=` rather than `:=`.
-    pub assign: bool,
+    pub(crate) assign: bool,
     /// Commands separated by `|`.
-    pub cmds: Vec<Cmd>,
+    pub(crate) cmds: Vec<Cmd>,
     /// Source text, for error messages.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// One command: a function call or a single operand.
 #[derive(Debug, Clone)]
-pub struct Cmd {
+pub(crate) struct Cmd {
     /// The operands; the first may name a function.
-    pub args: Vec<Arg>,
+    pub(crate) args: Vec<Arg>,
     /// Byte offset in the source of each operand.
-    pub pos: Vec<usize>,
+    pub(crate) pos: Vec<usize>,
     /// Source text of each operand (Go's `Node.String()`).
-    pub texts: Vec<String>,
+    pub(crate) texts: Vec<String>,
 }
 
 impl Cmd {
     /// Go's `CommandNode.String()`: the operands joined by spaces.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.texts.join(" ")
     }
 }
 
 /// An operand.
 #[derive(Debug, Clone)]
-pub enum Arg {
+pub(crate) enum Arg {
     /// `.`
     Dot,
     /// `.a.b`
@@ -121,7 +121,7 @@ enum Tok {
 ///
 /// # Errors
 /// A syntax error, with a short description.
-pub fn parse(src: &str) -> Result<List, String> {
+pub(crate) fn parse(src: &str) -> Result<List, String> {
     parse_inner(src, false, None)
         .map(|p| p.root)
         .map_err(|(_, e)| e)
@@ -130,11 +130,11 @@ pub fn parse(src: &str) -> Result<List, String> {
 /// One source parsed for a template set: its top-level body and the
 /// templates it defines (`define` and `block`), in source order.
 #[derive(Debug, Clone)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     /// The body outside any `define`.
-    pub root: List,
+    pub(crate) root: List,
     /// `(name, body)` of each definition.
-    pub defines: Vec<(String, List)>,
+    pub(crate) defines: Vec<(String, List)>,
 }
 
 /// Parses a source of a template set, where `define`, `template` and
@@ -144,7 +144,7 @@ pub struct Parsed {
 /// # Errors
 /// A syntax error with the byte offset of the token (or action) it was
 /// found at.
-pub fn parse_set(src: &str, known: Known) -> Result<Parsed, (usize, String)> {
+pub(crate) fn parse_set(src: &str, known: Known) -> Result<Parsed, (usize, String)> {
     parse_inner(src, true, known)
 }
 
@@ -534,7 +534,7 @@ struct Parser<'k> {
 }
 
 /// What tells the parser whether a function name is defined.
-pub type Known<'k> = Option<&'k dyn Fn(&str) -> Result<(), String>>;
+pub(crate) type Known<'k> = Option<&'k dyn Fn(&str) -> Result<(), String>>;
 
 /// Deepest nesting of control actions or parentheses accepted (Go's parser
 /// has a similar bound); keeps hostile templates from exhausting the stack.

@@ -62,7 +62,7 @@ type Trees = BTreeMap<String, Arc<Tree>>;
 /// # Ok::<(), String>(())
 /// ```
 #[derive(Debug, Clone)]
-pub struct TemplateSet {
+pub(crate) struct TemplateSet {
     root: String,
     funcs: FuncSet,
     missing: MissingKey,
@@ -167,7 +167,7 @@ impl TemplateSet {
     /// template), calling `funcs`, with `missing` for missing map keys
     /// (Helm: [`MissingKey::Zero`], or [`MissingKey::Error`] with `--strict`).
     #[must_use]
-    pub fn new(root: &str, funcs: FuncSet, missing: MissingKey) -> TemplateSet {
+    pub(crate) fn new(root: &str, funcs: FuncSet, missing: MissingKey) -> TemplateSet {
         TemplateSet {
             root: root.to_string(),
             funcs,
@@ -185,19 +185,15 @@ impl TemplateSet {
     /// A syntax error or an unknown function, as Go reports it:
     /// `template: NAME:LINE: MSG` (Helm's `cleanupParseError` turns that into
     /// `parse error at (NAME:LINE): MSG`).
-    pub fn add(&mut self, name: &str, src: &str) -> Result<(), String> {
+    pub(crate) fn add(&mut self, name: &str, src: &str) -> Result<(), String> {
         add_source(Arc::make_mut(&mut self.trees), name, src, self.funcs)
     }
 
     /// Whether the set holds a template called `name`.
+    #[cfg(test)]
     #[must_use]
-    pub fn has(&self, name: &str) -> bool {
+    pub(crate) fn has(&self, name: &str) -> bool {
         self.trees.contains_key(name)
-    }
-
-    /// The names of the set's templates, in order.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.trees.keys().map(String::as_str)
     }
 
     /// Executes the template `name` with `data` as dot and `$` (Go's
@@ -206,7 +202,7 @@ impl TemplateSet {
     ///
     /// # Errors
     /// See [`TemplateSet::execute_within`].
-    pub fn execute(&self, name: &str, data: &V) -> Result<String, String> {
+    pub(crate) fn execute(&self, name: &str, data: &V) -> Result<String, String> {
         self.execute_within(name, data, &mut Budget::PER_EXECUTION.clone())
     }
 
@@ -217,7 +213,7 @@ impl TemplateSet {
     /// `template: no template "NAME" associated with template "ROOT"`, or an
     /// execution error in Go's form `template: SOURCE:LINE:COL: executing
     /// "TEMPLATE" at <NODE>: MSG`, or an exhausted budget.
-    pub fn execute_within(
+    pub(crate) fn execute_within(
         &self,
         name: &str,
         data: &V,

@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::{expand_lists, RenderContext, RenderError, RenderedObject, SourceSpec};
 use crate::glob::{Glob, GlobError};
 use crate::manifest::Origin;
+use crate::source::walk::Flow;
 use crate::source::{path, EntryKind};
 
 /// Marker that makes Argo CD skip a file.
@@ -111,15 +112,50 @@ fn collect(
     opts: &DirectoryOptions,
     files: &mut Vec<String>,
 ) -> Result<(), RenderError> {
-    for e in cx.list(dir)? {
-        let full = crate::source::path::child(dir, &e.name);
+    let mut walk = Collect {
+        cx,
+        root,
+        opts,
+        files,
+    };
+    crate::source::walk::walk(cx.tree, dir, &mut walk).map(|_| ())
+}
+
+/// The visitor of [`collect`]: lists through the render context, so every
+/// directory read is recorded.
+struct Collect<'a, 'c> {
+    cx: &'a RenderContext<'c>,
+    root: &'a str,
+    opts: &'a DirectoryOptions,
+    files: &'a mut Vec<String>,
+}
+
+impl crate::source::walk::Visitor for Collect<'_, '_> {
+    type Error = RenderError;
+
+    fn list(
+        &mut self,
+        _: &dyn crate::source::Tree,
+        dir: &str,
+    ) -> Result<Option<Vec<crate::source::Entry>>, RenderError> {
+        self.cx.list(dir).map(Some)
+    }
+
+    fn entry(
+        &mut self,
+        _: &str,
+        full: &str,
+        e: &crate::source::Entry,
+    ) -> Result<Flow, RenderError> {
+        let (cx, root, opts) = (self.cx, self.root, self.opts);
         // Directories are walked only with `recurse`; a symlink to a
         // directory is never followed (filepath.Walk does not follow them).
         if e.kind == EntryKind::Dir {
-            if opts.recurse {
-                collect(cx, root, &full, opts, files)?;
-            }
-            continue;
+            return Ok(if opts.recurse {
+                Flow::Continue
+            } else {
+                Flow::Skip
+            });
         }
         // Argo CD checks submodules out with the repository (AC
         // `reposerver/repository/repository.go` `checkoutRevision` →
@@ -132,41 +168,41 @@ fn collect(
             return Err(RenderError::unsupported(format!(
                 "`{full}` is a git submodule inside a `recurse: true` directory app; Argo CD checks it out and reads its manifests, which gitops-lint cannot read offline"
             ))
-            .at(full.clone(), None));
+            .at(full, None));
         }
         // The name is matched first (AC `manifestFile`, case-sensitive), so a
         // link with another extension is never even resolved.
         let jsonnet = e.name.ends_with(".jsonnet");
         if !is_manifest_file(&e.name) && !jsonnet {
-            continue;
+            return Ok(Flow::Continue);
         }
         match e.kind {
             EntryKind::File => {}
             // A link that leaves the repository is an error; one whose target
             // is missing or is a directory is skipped, as in Argo CD.
             EntryKind::Symlink => {
-                if cx.kind_of(&full)? != Some(EntryKind::File) {
-                    continue;
+                if cx.kind_of(full)? != Some(EntryKind::File) {
+                    return Ok(Flow::Continue);
                 }
             }
-            EntryKind::Dir | EntryKind::Submodule => continue,
+            EntryKind::Dir | EntryKind::Submodule => return Ok(Flow::Continue),
         }
-        let rel = path::strip_dir(&full, root).unwrap_or(&full);
+        let rel = path::strip_dir(full, root).unwrap_or(full);
         if opts.exclude.as_ref().is_some_and(|g| g.is_match(rel)) {
-            continue;
+            return Ok(Flow::Continue);
         }
         if opts.include.as_ref().is_some_and(|g| !g.is_match(rel)) {
-            continue;
+            return Ok(Flow::Continue);
         }
         if jsonnet {
             return Err(RenderError::unsupported(format!(
                 "`{full}` is Jsonnet, which gitops-lint does not evaluate"
             ))
-            .at(full.clone(), None));
+            .at(full, None));
         }
-        files.push(full);
+        self.files.push(full.to_string());
+        Ok(Flow::Continue)
     }
-    Ok(())
 }
 
 fn render_file(

@@ -251,11 +251,11 @@ pub enum HelmRenderer {
 
 impl HelmRenderer {
     /// The names the command line and the configuration accept.
-    pub const NAMES: [&'static str; 2] = ["binary", "native"];
+    pub(crate) const NAMES: [&'static str; 2] = ["binary", "native"];
 
     /// The renderer named `name`.
     #[must_use]
-    pub fn parse(name: &str) -> Option<HelmRenderer> {
+    pub(crate) fn parse(name: &str) -> Option<HelmRenderer> {
         match name {
             "binary" => Some(HelmRenderer::Binary),
             "native" => Some(HelmRenderer::Native),

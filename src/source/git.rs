@@ -164,6 +164,12 @@ impl GitRepo {
         self.workdir.as_deref()
     }
 
+    /// The git directory (`.git`, or the repository itself when bare).
+    #[must_use]
+    pub(crate) fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
     /// How many blobs this run read from the object database (every later
     /// read of the same id, at any revision, is served from memory).
     #[must_use]
@@ -734,6 +740,10 @@ impl Tree for IndexedTree {
 
     fn may_have_symlinks(&self) -> bool {
         self.symlinks
+    }
+
+    fn content_addressed(&self) -> bool {
+        true
     }
 
     fn entry(&self, path: &str) -> Result<Option<Entry>, SourceError> {

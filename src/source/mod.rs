@@ -5,9 +5,11 @@
 //! `/`-separated, with no leading `/`; the root is `""`.
 
 mod dir;
+pub(crate) mod facts;
 mod git;
 mod mem;
 pub(crate) mod path;
+pub(crate) mod walk;
 
 use std::fmt;
 use std::sync::Arc;
@@ -148,6 +150,13 @@ pub trait Tree: Send + Sync {
     /// walking a path component by component.
     fn may_have_symlinks(&self) -> bool {
         true
+    }
+    /// Whether every id is git's object id of exactly the content read
+    /// through this tree (a commit or the index): facts about an id then
+    /// hold for any tree and run ([`facts`]). Not for the working
+    /// directory, whose files may change between listing and reading.
+    fn content_addressed(&self) -> bool {
+        false
     }
 }
 

@@ -734,40 +734,71 @@ impl<'a> Evaluator<'a> {
 /// Walks the whole tree once: directories as the repo-server lists them
 /// (hidden ones and their subtrees left out) and files as `git ls-files` does.
 fn walk_tree(tree: &dyn crate::source::Tree) -> Res<TreeIndex> {
-    let mut dirs = Vec::new();
-    let mut files = Vec::new();
-    let mut stack: Vec<(String, bool)> = vec![(String::new(), false)];
-    let mut seen = 0usize;
-    while let Some((dir, hidden)) = stack.pop() {
-        let entries = source::list(tree, &dir)
-            .map_err(|e| AppSetError(format!("cannot list `{dir}`: {e}")))?;
-        seen += entries.len();
-        if seen > MAX_ENTRIES {
+    let mut walk = IndexWalk {
+        index: TreeIndex {
+            dirs: Vec::new(),
+            files: Vec::new(),
+        },
+        seen: 0,
+    };
+    source::walk::walk(tree, "", &mut walk)?;
+    let mut index = walk.index;
+    index.dirs.sort();
+    index.files.sort();
+    Ok(index)
+}
+
+/// The visitor of [`walk_tree`].
+struct IndexWalk {
+    index: TreeIndex,
+    /// Entries listed so far, bounded by [`MAX_ENTRIES`].
+    seen: usize,
+}
+
+/// Whether a segment of `path` is hidden (starts with `.`).
+fn hidden(path: &str) -> bool {
+    path.split('/').any(|s| s.starts_with('.'))
+}
+
+impl source::walk::Visitor for IndexWalk {
+    type Error = AppSetError;
+
+    fn list(
+        &mut self,
+        tree: &dyn crate::source::Tree,
+        dir: &str,
+    ) -> Res<Option<Vec<source::Entry>>> {
+        source::list(tree, dir)
+            .map(Some)
+            .map_err(|e| AppSetError(format!("cannot list `{dir}`: {e}")))
+    }
+
+    fn enter(&mut self, dir: &str, entries: &[source::Entry]) -> Res<source::walk::Flow> {
+        self.seen += entries.len();
+        if self.seen > MAX_ENTRIES {
             return err(format!(
                 "repository has too many files to expand git generators {}",
                 super::BEYOND_LIMITS
             ));
         }
-        for e in entries.iter().rev() {
-            let path = crate::source::path::child(&dir, &e.name);
-            let h = hidden || e.name.starts_with('.');
-            match e.kind {
-                EntryKind::Dir => stack.push((path, h)),
-                EntryKind::Submodule => {
-                    if !h {
-                        dirs.push(path);
-                    }
-                }
-                EntryKind::File | EntryKind::Symlink => files.push(path),
-            }
+        if !dir.is_empty() && !hidden(dir) {
+            self.index.dirs.push(dir.to_string());
         }
-        if !dir.is_empty() && !hidden {
-            dirs.push(dir);
-        }
+        Ok(source::walk::Flow::Continue)
     }
-    dirs.sort();
-    files.sort();
-    Ok(TreeIndex { dirs, files })
+
+    fn entry(&mut self, _: &str, path: &str, e: &source::Entry) -> Res<source::walk::Flow> {
+        match e.kind {
+            EntryKind::Dir => {}
+            EntryKind::Submodule => {
+                if !hidden(path) {
+                    self.index.dirs.push(path.to_string());
+                }
+            }
+            EntryKind::File | EntryKind::Symlink => self.index.files.push(path.to_string()),
+        }
+        Ok(source::walk::Flow::Continue)
+    }
 }
 
 /// `mergo.Merge(dst, src, mergo.WithOverride)` on parameter maps: nested

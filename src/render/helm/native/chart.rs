@@ -33,91 +33,91 @@ const MAX_CHARTS: usize = 2_000;
 #[derive(Debug, Clone)]
 pub(in crate::render::helm) struct ChartFile {
     /// Path relative to the chart (`templates/x.yaml`).
-    pub name: String,
+    pub(crate) name: String,
     /// Its bytes (a UTF-8 byte order mark removed, as helm removes it).
-    pub data: Arc<[u8]>,
+    pub(crate) data: Arc<[u8]>,
 }
 
 /// One entry of `dependencies` (`chart.Dependency`).
 #[derive(Debug, Clone, Default)]
 pub(in crate::render::helm) struct Dependency {
     /// `name` (the alias once `ProcessDependencies` has run).
-    pub name: String,
+    pub(crate) name: String,
     /// `version`, a constraint.
-    pub version: String,
+    pub(crate) version: String,
     /// `condition`: comma-separated value paths.
-    pub condition: String,
+    pub(crate) condition: String,
     /// `tags`.
-    pub tags: Vec<String>,
+    pub(crate) tags: Vec<String>,
     /// `enabled`, as the processing decides it.
-    pub enabled: bool,
+    pub(crate) enabled: bool,
     /// `import-values`, as written.
-    pub import_values: Vec<Value>,
+    pub(crate) import_values: Vec<Value>,
     /// `alias`.
-    pub alias: String,
+    pub(crate) alias: String,
 }
 
 /// `chart.Metadata`: `Chart.yaml`, with `requirements.yaml` read over it.
 #[derive(Debug, Clone, Default)]
 pub(in crate::render::helm) struct Metadata {
     /// `name`.
-    pub name: String,
+    pub(crate) name: String,
     /// `home`.
-    pub home: String,
+    pub(crate) home: String,
     /// `sources`.
-    pub sources: Vec<String>,
+    pub(crate) sources: Vec<String>,
     /// `version`.
-    pub version: String,
+    pub(crate) version: String,
     /// `description`.
-    pub description: String,
+    pub(crate) description: String,
     /// `keywords`.
-    pub keywords: Vec<String>,
+    pub(crate) keywords: Vec<String>,
     /// `maintainers`, as written.
-    pub maintainers: Vec<Value>,
+    pub(crate) maintainers: Vec<Value>,
     /// `icon`.
-    pub icon: String,
+    pub(crate) icon: String,
     /// `apiVersion` (`v1` when absent).
-    pub api_version: String,
+    pub(crate) api_version: String,
     /// `condition`.
-    pub condition: String,
+    pub(crate) condition: String,
     /// `tags`.
-    pub tags: String,
+    pub(crate) tags: String,
     /// `appVersion`.
-    pub app_version: String,
+    pub(crate) app_version: String,
     /// `deprecated`.
-    pub deprecated: bool,
+    pub(crate) deprecated: bool,
     /// `annotations`.
-    pub annotations: BTreeMap<String, String>,
+    pub(crate) annotations: BTreeMap<String, String>,
     /// `kubeVersion`, a constraint.
-    pub kube_version: String,
+    pub(crate) kube_version: String,
     /// `dependencies` (`None`: the key is absent, which helm tells from
     /// an empty list).
-    pub dependencies: Option<Vec<Dependency>>,
+    pub(crate) dependencies: Option<Vec<Dependency>>,
     /// `type`.
-    pub chart_type: String,
+    pub(crate) chart_type: String,
 }
 
 /// A loaded chart (`chart.Chart`).
 #[derive(Debug, Clone, Default)]
 pub(in crate::render::helm) struct Chart {
     /// Its metadata.
-    pub metadata: Metadata,
+    pub(crate) metadata: Metadata,
     /// `values.yaml` (`c.Values`).
-    pub values: BTreeMap<String, V>,
+    pub(crate) values: BTreeMap<String, V>,
     /// `values.schema.json`.
-    pub schema: Option<Arc<[u8]>>,
+    pub(crate) schema: Option<Arc<[u8]>>,
     /// `templates/…`.
-    pub templates: Vec<ChartFile>,
+    pub(crate) templates: Vec<ChartFile>,
     /// Every other file (`c.Files`): `.Files`, and `crds/`.
-    pub files: Vec<ChartFile>,
+    pub(crate) files: Vec<ChartFile>,
     /// Subcharts (`c.Dependencies()`).
-    pub dependencies: Vec<Chart>,
+    pub(crate) dependencies: Vec<Chart>,
 }
 
 impl Chart {
     /// `Chart.Name`.
     #[must_use]
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.metadata.name
     }
 
@@ -125,7 +125,7 @@ impl Chart {
     /// of each subchart in turn, with its path as `# Source:` names it
     /// (`ChartFullPath`: `parent/charts/<name>/crds/x.yaml`).
     #[must_use]
-    pub fn crd_objects(&self, full_path: &str) -> Vec<(String, Arc<[u8]>)> {
+    pub(crate) fn crd_objects(&self, full_path: &str) -> Vec<(String, Arc<[u8]>)> {
         let mut out = Vec::new();
         for f in &self.files {
             let ext = f.name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());

@@ -88,9 +88,9 @@ fn chart_value(md: &Metadata, is_root: bool) -> V {
 /// What every template sees the same: `.Release` and `.Capabilities`.
 pub(super) struct Top {
     /// `.Release`.
-    pub release: V,
+    pub(crate) release: V,
     /// `.Capabilities`.
-    pub capabilities: V,
+    pub(crate) capabilities: V,
 }
 
 /// `recAllTpls`: the templates of `c` (at `full_path`) and its subcharts,

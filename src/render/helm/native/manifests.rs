@@ -72,13 +72,13 @@ const HOOK_EVENTS: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(in crate::render::helm) struct Manifest {
     /// The template's path (`chart/templates/x.yaml`).
-    pub path: String,
+    pub(crate) path: String,
     /// The document, trimmed.
-    pub content: String,
+    pub(crate) content: String,
     /// Its `kind`.
-    pub kind: String,
+    pub(crate) kind: String,
     /// A test hook (`helm.sh/hook: test`).
-    pub test: bool,
+    pub(crate) test: bool,
 }
 
 /// `SplitManifests`: the documents of `big`, trimmed, empty ones dropped.

@@ -44,34 +44,34 @@ pub(in crate::render::helm) const DEFAULT_KUBE_VERSION: &str = "v1.32.0";
 /// with every file it names already read from the repository.
 pub(in crate::render::helm) struct Inputs<'a> {
     /// The chart's repository directory.
-    pub chart_dir: &'a str,
+    pub(crate) chart_dir: &'a str,
     /// The dependency build Argo CD would run, if any.
-    pub build: Option<&'a Build>,
+    pub(crate) build: Option<&'a Build>,
     /// `--name-template`.
-    pub release: &'a str,
+    pub(crate) release: &'a str,
     /// `--namespace` (empty: not passed).
-    pub namespace: &'a str,
+    pub(crate) namespace: &'a str,
     /// `--kube-version`.
-    pub kube_version: Option<&'a str>,
+    pub(crate) kube_version: Option<&'a str>,
     /// `--values`, in order: (the path as helm names it, its bytes).
-    pub value_files: Vec<(String, Arc<[u8]>)>,
+    pub(crate) value_files: Vec<(String, Arc<[u8]>)>,
     /// `--set` arguments, as passed.
-    pub set: Vec<String>,
+    pub(crate) set: Vec<String>,
     /// `--set-string` arguments, as passed.
-    pub set_string: Vec<String>,
+    pub(crate) set_string: Vec<String>,
     /// `--set-file` arguments, as passed, and the files they name (by the
     /// path the argument holds once unescaped).
-    pub set_file: Vec<String>,
+    pub(crate) set_file: Vec<String>,
     /// The files `--set-file` names.
-    pub set_file_contents: BTreeMap<String, Arc<[u8]>>,
+    pub(crate) set_file_contents: BTreeMap<String, Arc<[u8]>>,
     /// `--api-versions`.
-    pub api_versions: &'a [String],
+    pub(crate) api_versions: &'a [String],
     /// `--include-crds`.
-    pub include_crds: bool,
+    pub(crate) include_crds: bool,
     /// `--skip-schema-validation`.
-    pub skip_schema_validation: bool,
+    pub(crate) skip_schema_validation: bool,
     /// `--skip-tests`.
-    pub skip_tests: bool,
+    pub(crate) skip_tests: bool,
 }
 
 /// A render error for what the native renderer does not implement.
