@@ -227,7 +227,7 @@ pub(crate) fn close_names<'a>(word: &str, known: &[&'a str]) -> Vec<&'a str> {
             (d <= (k.len() / 3).max(1) || related).then_some((d, *k))
         })
         .collect();
-    scored.sort();
+    scored.sort_unstable();
     scored.dedup_by(|a, b| a.1 == b.1);
     scored.into_iter().take(5).map(|(_, k)| k).collect()
 }
@@ -358,9 +358,10 @@ fn selector_hint(s: &str, catalog: &[&RuleMeta]) -> String {
     let mut names: Vec<&str> = catalog.iter().flat_map(|m| [m.code, m.name]).collect();
     names.extend(Category::ALL.iter().map(|c| c.as_str()));
     names.push("all");
-    did_you_mean(s, &names)
-        .map(|m| format!(" (did you mean `{m}`?)"))
-        .unwrap_or_else(|| " (run `gitops-lint rules` for the list)".to_string())
+    did_you_mean(s, &names).map_or_else(
+        || " (run `gitops-lint rules` for the list)".to_string(),
+        |m| format!(" (did you mean `{m}`?)"),
+    )
 }
 
 /// Repository-relative path globs (`*` stops at `/`, `**` crosses it).

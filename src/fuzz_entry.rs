@@ -371,11 +371,10 @@ mod regressions {
                 .unwrap_or_default()
                 .to_string_lossy()
                 .into_owned();
-            let entry = TARGETS
-                .iter()
-                .find(|(t, _)| *t == name)
-                .map(|(_, f)| *f)
-                .unwrap_or_else(|| panic!("no entry point for fuzz regressions in `{name}`"));
+            let entry = TARGETS.iter().find(|(t, _)| *t == name).map_or_else(
+                || panic!("no entry point for fuzz regressions in `{name}`"),
+                |(_, f)| *f,
+            );
             let mut files: Vec<_> = std::fs::read_dir(&dir)
                 .expect("readable")
                 .map(|e| e.expect("entry").path())

@@ -595,9 +595,9 @@ impl<'a> Session<'a> {
                 continue;
             };
             h.status = b.status.clone();
-            h.resources = b.resources.clone();
+            h.resources.clone_from(&b.resources);
             h.inputs = b.inputs.clone();
-            h.source_types = b.source_types.clone();
+            h.source_types.clone_from(&b.source_types);
             head_inv.reused.insert(key);
         }
     }

@@ -1,7 +1,7 @@
 //! The composite GitHub Action (`action.yml`), run the way a runner runs it:
 //! each step's `run:` script is extracted from the file and executed with
 //! `bash --noprofile --norc -eo pipefail`, with the variables a runner sets
-//! (a pull_request payload at `GITHUB_EVENT_PATH`, `GITHUB_STEP_SUMMARY`,
+//! (a `pull_request` payload at `GITHUB_EVENT_PATH`, `GITHUB_STEP_SUMMARY`,
 //! `GITHUB_OUTPUT`, `GITHUB_PATH`, `GITHUB_WORKSPACE`, `RUNNER_TEMP`, ...)
 //! and `${{ ... }}` expressions in `env:`, `working-directory:` and input
 //! defaults evaluated from the inputs and the payload. Directories added to
@@ -323,7 +323,7 @@ fn runner_arch() -> &'static str {
     }
 }
 
-/// A runner for a pull_request event on the mixed output case.
+/// A runner for a `pull_request` event on the mixed output case.
 fn runner(tmp: &Path, case: &Path, message: &str) -> (Runner, String, String) {
     let workspace = tmp.join("workspace");
     let (base, head) = common::commit_case(&workspace, case, message);
@@ -604,7 +604,7 @@ fn file_url(dir: &Path) -> String {
     format!("file://{}", dir.display())
 }
 
-/// A pull_request run on the mixed case in `dir`, with the action used at
+/// A `pull_request` run on the mixed case in `dir`, with the action used at
 /// `uses: example/gitops-lint@REF`.
 fn run_at_ref(dir: &Path, action_ref: &str) -> Runner {
     let (case, message) = mixed_case();

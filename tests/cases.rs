@@ -197,7 +197,7 @@ fn rule_codes_and_names_are_unique() {
 }
 
 /// Type names a message may start with: they keep their spelling
-/// (`ApplicationSet \`guestbook\` no longer generates …`).
+/// (``ApplicationSet `guestbook` no longer generates …``).
 const TYPE_NAMES: &[&str] = &[
     "Application",
     "ApplicationSet",

@@ -333,7 +333,7 @@ fn quiet_verbose_and_dash_for_standard_output() {
     );
 }
 
-/// Colour follows FORCE_COLOR / CLICOLOR_FORCE and NO_COLOR when not asked
+/// Colour follows `FORCE_COLOR` / `CLICOLOR_FORCE` and `NO_COLOR` when not asked
 /// for explicitly; `--color never` wins over all of them.
 #[test]
 fn colour_follows_the_environment_conventions() {

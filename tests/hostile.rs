@@ -1635,10 +1635,10 @@ fn template_functions_and_chains_are_bounded_by_one_value_budget() {
         // Variants: no single call is large; intermediate values double.
         r#"{{ $x := "ab" }}{{ range until 64 }}{{ $x = cat $x $x }}{{ end }}{{ len $x }}"#,
         r#"{{ $d := dict }}{{ range until 64 }}{{ $d = dict "a" $d "b" $d }}{{ end }}{{ len $d }}"#,
-        r#"{{ $l := list 1 }}{{ range until 64 }}{{ $l = list $l $l }}{{ end }}{{ toPrettyJson $l }}"#,
+        r"{{ $l := list 1 }}{{ range until 64 }}{{ $l = list $l $l }}{{ end }}{{ toPrettyJson $l }}",
         r#"{{ $d := dict }}{{ range until 100000 }}{{ $d = dict "a" $d }}{{ end }}{{ toJson $d }}"#,
         r#"{{ $s := repeat 1000 "x" }}{{ range until 1000000 }}{{ $t := $s }}{{ end }}"#,
-        r#"{{ $l := untilStep 0 1000000 1 }}{{ range until 1000 }}{{ $m := $l }}{{ end }}"#,
+        r"{{ $l := untilStep 0 1000000 1 }}{{ range until 1000 }}{{ $m := $l }}{{ end }}",
         r#"{{ splitList "" (repeat 1000000 "a") }}"#,
     ];
     for src in hostile {
@@ -1723,7 +1723,7 @@ fn fasttemplate_substitution_is_bounded() {
 fn a_hostile_applicationset_template_is_reported_under_a_memory_limit() {
     for (name, extra) in [
         // The attacked shape: a size argument.
-        (r#"{{ indent 2000000000 .name }}"#, ""),
+        (r"{{ indent 2000000000 .name }}", ""),
         // A variant: nested dict reassignment in the name.
         (
             r#"{{ $d := dict }}{{ range until 60 }}{{ $d = dict "a" $d "b" $d }}{{ end }}{{ .name }}{{ len $d }}"#,

@@ -541,7 +541,15 @@ fn footprint_holds_every_input_of_a_golden_case_render() {
             let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
             let c = case.commit(tmp.path())?;
             let repo = GitRepo::open(tmp.path()).map_err(|e| e.to_string())?;
-            if !c.base.is_empty() {
+            if c.base.is_empty() {
+                check_revision(
+                    &mut t,
+                    &format!("{} head", case.name),
+                    &repo,
+                    &c.head,
+                    "main",
+                )
+            } else {
                 check_revision(
                     &mut t,
                     &format!("{} base", case.name),
@@ -555,14 +563,6 @@ fn footprint_holds_every_input_of_a_golden_case_render() {
                     &repo,
                     &c.head,
                     "change",
-                )
-            } else {
-                check_revision(
-                    &mut t,
-                    &format!("{} head", case.name),
-                    &repo,
-                    &c.head,
-                    "main",
                 )
             }
         };

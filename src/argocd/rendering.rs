@@ -85,9 +85,9 @@ pub(super) fn render_app(
     if let Some(prev) = reuse.and_then(|r| r.apps.get(&app.key)) {
         if reusable(input.tree.as_ref(), &app, prev) {
             app.status = prev.status.clone();
-            app.resources = prev.resources.clone();
+            app.resources.clone_from(&prev.resources);
             app.inputs = prev.inputs.clone();
-            app.source_types = prev.source_types.clone();
+            app.source_types.clone_from(&prev.source_types);
             return (app, Outcome::Reused);
         }
     }

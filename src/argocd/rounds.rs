@@ -165,7 +165,7 @@ impl Rounds<'_> {
                 }
                 if let Some((first, object)) = child_parents.get(&key) {
                     if **object != *m.value && *first != parent.key {
-                        clashes.extend(self.clash(&done, inv, &key, first, &parent.key));
+                        clashes.extend(Self::clash(&done, inv, &key, first, &parent.key));
                     }
                     continue;
                 }
@@ -199,7 +199,7 @@ impl Rounds<'_> {
                     // collide, and the first keeps it (re-rendering each in
                     // turn would never settle).
                     Some(Manager::App(first)) if *first != parent => {
-                        clashes.extend(self.clash(&done, inv, &child.key, first, &parent));
+                        clashes.extend(Self::clash(&done, inv, &child.key, first, &parent));
                         continue;
                     }
                     // Declared in a root file that this parent does not
@@ -261,7 +261,6 @@ impl Rounds<'_> {
 
     /// The clash of two parents rendering `key` differently, by their roots.
     fn clash(
-        &self,
         done: &BTreeMap<String, App>,
         inv: &Inventory,
         key: &str,

@@ -2,6 +2,9 @@
 //! this engine implements, and Argo CD's extras. Argument checks mirror Go's
 //! reflection: a `string` parameter given a number or a missing value fails.
 
+// Every function of the table has its signature (`R`), fallible or not.
+#![allow(clippy::unnecessary_wraps)]
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 

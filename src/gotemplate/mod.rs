@@ -50,12 +50,12 @@ use crate::limits::BEYOND_LIMITS;
 pub(crate) use funcs::{path_base, path_dir, sanitize_name};
 use parse::{Arg, Cmd, List, Node, Pipe};
 use set::SetCx;
-pub(crate) use set::TemplateSet;
-pub(crate) use value::{Host, HostObject, V};
+pub use set::TemplateSet;
+pub use value::{Host, HostObject, V};
 
 /// Which functions a template may call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum FuncSet {
+pub enum FuncSet {
     /// Argo CD's ApplicationSet controller (AC `applicationset/utils/utils.go`
     /// `init`): Go's builtins, Sprig minus `env`, `expandenv` and
     /// `getHostByName`, plus `normalize`, `slugify`, `toYaml`, `fromYaml`,

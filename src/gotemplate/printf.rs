@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use super::value::{format_float_g, V};
 
 #[derive(Default)]
+#[allow(clippy::struct_excessive_bools)] // Go's fmt flags, one bool each
 struct Spec {
     minus: bool,
     plus: bool,
@@ -126,13 +127,12 @@ fn format_one(verb: char, spec: &Spec, arg: &V) -> Result<String, String> {
             Some(_) => return format_one('g', spec, arg),
             None => sign(f.is_sign_negative() && *f != 0.0, format_float_g(f.abs())),
         },
-        ('v', V::Int(n)) => sign(*n < 0, n.unsigned_abs().to_string()),
+        ('v' | 'd', V::Int(n)) => sign(*n < 0, n.unsigned_abs().to_string()),
         ('v', other) => truncate(&other.go_string(), spec.prec),
         ('s', V::Str(s)) => truncate(s, spec.prec),
         ('s', V::List(_) | V::Map(_)) => arg.go_string(),
         ('q', V::Str(s)) => quote(s),
         ('t', V::Bool(b)) => b.to_string(),
-        ('d', V::Int(n)) => sign(*n < 0, n.unsigned_abs().to_string()),
         ('x' | 'X', V::Int(n)) => {
             let h = format!("{:x}", n.unsigned_abs());
             let h = if spec.sharp { format!("0x{h}") } else { h };

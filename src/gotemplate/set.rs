@@ -62,7 +62,7 @@ type Trees = BTreeMap<String, Arc<Tree>>;
 /// # Ok::<(), String>(())
 /// ```
 #[derive(Debug, Clone)]
-pub(crate) struct TemplateSet {
+pub struct TemplateSet {
     root: String,
     funcs: FuncSet,
     missing: MissingKey,
@@ -167,7 +167,7 @@ impl TemplateSet {
     /// template), calling `funcs`, with `missing` for missing map keys
     /// (Helm: [`MissingKey::Zero`], or [`MissingKey::Error`] with `--strict`).
     #[must_use]
-    pub(crate) fn new(root: &str, funcs: FuncSet, missing: MissingKey) -> TemplateSet {
+    pub fn new(root: &str, funcs: FuncSet, missing: MissingKey) -> TemplateSet {
         TemplateSet {
             root: root.to_string(),
             funcs,
@@ -185,7 +185,7 @@ impl TemplateSet {
     /// A syntax error or an unknown function, as Go reports it:
     /// `template: NAME:LINE: MSG` (Helm's `cleanupParseError` turns that into
     /// `parse error at (NAME:LINE): MSG`).
-    pub(crate) fn add(&mut self, name: &str, src: &str) -> Result<(), String> {
+    pub fn add(&mut self, name: &str, src: &str) -> Result<(), String> {
         add_source(Arc::make_mut(&mut self.trees), name, src, self.funcs)
     }
 
@@ -202,7 +202,7 @@ impl TemplateSet {
     ///
     /// # Errors
     /// See [`TemplateSet::execute_within`].
-    pub(crate) fn execute(&self, name: &str, data: &V) -> Result<String, String> {
+    pub fn execute(&self, name: &str, data: &V) -> Result<String, String> {
         self.execute_within(name, data, &mut Budget::PER_EXECUTION.clone())
     }
 
@@ -308,9 +308,8 @@ impl State {
         let r = self.run_tree(name, tree, data);
         let out = std::mem::replace(&mut self.out, saved_out);
         match r {
-            Ok(()) => Ok(out),
             Err(Flow::Error(e) | Flow::Exec(e)) => Err(e),
-            Err(Flow::Break | Flow::Continue) => Ok(out),
+            Ok(()) | Err(Flow::Break | Flow::Continue) => Ok(out),
         }
     }
 

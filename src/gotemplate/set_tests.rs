@@ -681,6 +681,7 @@ d: "a9993e364706816aba3e25717850c26c9cd0d89d 103547413 NBSWY3DP hello 1f40fc92da
 /// `nestedOrder` lines are left out too (see `ALIASING` and `YAML11`).
 #[test]
 #[ignore = "reads the Helm corpus: GITOPS_LINT_CORPUS=DIR cargo test --lib sem_cases -- --ignored"]
+#[allow(clippy::items_after_statements)]
 fn sem_cases_render_as_helm() {
     let corpus = std::env::var("GITOPS_LINT_CORPUS").expect("GITOPS_LINT_CORPUS is set");
     let cases = std::path::Path::new(&corpus).join("helm/cases");

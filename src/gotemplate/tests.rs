@@ -1,6 +1,6 @@
 //! Engine tests. The expected outputs come from Argo CD's own test table
 //! (AC `applicationset/utils/utils_test.go` `TestRenderTemplateParamsGoTemplate`,
-//! `TestSlugify`), its GoTemplate documentation, and the Sprig documentation.
+//! `TestSlugify`), its `GoTemplate` documentation, and the Sprig documentation.
 //! Parameters are JSON, as the generators produce them (numbers are float64).
 
 use serde_json::{json, Value};
@@ -137,7 +137,7 @@ fn table() -> Vec<(&'static str, Value, MissingKey, Want)> {
         (r#"{{ int "42" | add 1 }} {{ atoi "7" }} {{ int64 3.9 }}"#, json!({}), I, Out("43 7 3")),
         (r#"{{ printf "%s-%d-%v" "a" 1 .f }}"#, json!({"f": 2.5}), I, Out("a-1-2.5")),
         (r#"{{ list "b" "a" "c" | sortAlpha }} {{ list 1 1 2 | uniq }} {{ list 1 2 3 | last }} {{ list 1 2 3 | first }}"#, json!({}), I, Out("[a b c] [1 2] 3 1")),
-        (r#"{{ has 2 (list 1 2) }} {{ without (list 1 2 3) 2 }} {{ append (list 1) 2 }} {{ concat (list 1) (list 2) }}"#, json!({}), I, Out("true [1 3] [1 2] [1 2]")),
+        (r"{{ has 2 (list 1 2) }} {{ without (list 1 2 3) 2 }} {{ append (list 1) 2 }} {{ concat (list 1) (list 2) }}", json!({}), I, Out("true [1 3] [1 2] [1 2]")),
         (r#"{{ hasKey (dict "a" 1) "a" }} {{ get (dict "a" "x") "a" }}{{ get (dict) "zz" }} {{ keys (dict "b" 1 "a" 2) | sortAlpha }}"#, json!({}), I, Out("true x [a b]")),
         (r#"{{ $d := dict "a" "1" }}{{ $_ := set $d "b" "2" }}{{ $d.b }}"#, json!({}), I, Out("2")),
         (r#"{{ (merge (dict "a" "x") (dict "a" "y" "b" "z")).b }}"#, json!({}), I, Out("z")),

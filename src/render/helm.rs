@@ -503,6 +503,7 @@ pub(crate) fn ref_footprint(spec: &SourceSpec) -> Result<Footprint, RenderError>
 
 /// The Helm options of a source, as Argo CD reads them.
 #[derive(Debug, Default)]
+#[allow(clippy::struct_excessive_bools)] // Argo CD's boolean Helm options
 struct Options {
     release: String,
     namespace: String,
@@ -554,11 +555,13 @@ impl Options {
             v if v.is_empty() => strings(&k, "apiVersions"),
             v => v,
         };
-        // `valuesObject` wins over `values` (AC `ApplicationSourceHelm.ValuesYAML`).
+        // `valuesObject` wins over `values`, which is a YAML string or an
+        // object (AC `ApplicationSourceHelm.ValuesYAML`).
         let extra_values = match (h.get("valuesObject"), h.get("values")) {
-            (Some(v @ Value::Object(_)), _) => Some(v.to_string()),
+            (Some(v @ Value::Object(_)), _) | (_, Some(v @ Value::Object(_))) => {
+                Some(v.to_string())
+            }
             (_, Some(Value::String(v))) if !v.trim().is_empty() => Some(v.clone()),
-            (_, Some(v @ Value::Object(_))) => Some(v.to_string()),
             _ => None,
         };
         let mut set = BTreeMap::new();

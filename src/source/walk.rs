@@ -93,13 +93,12 @@ pub(crate) fn walk<V: Visitor + ?Sized>(
         let full = path::child(&frame.dir, &entry.name);
         match v.entry(&frame.dir, &full, &entry)? {
             Flow::Stop => return Ok(false),
-            Flow::Skip => {}
             Flow::Continue if entry.kind == EntryKind::Dir => {
                 if !open(tree, full, v, &mut stack)? {
                     return Ok(false);
                 }
             }
-            Flow::Continue => {}
+            Flow::Skip | Flow::Continue => {}
         }
     }
     Ok(true)

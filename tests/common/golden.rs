@@ -111,8 +111,7 @@ fn read_meta(dir: &Path) -> Value {
         Ok(t) => gitops_lint::yaml::load_all(&t)
             .ok()
             .and_then(|d| d.into_iter().next())
-            .map(|d| d.value)
-            .unwrap_or(Value::Null),
+            .map_or(Value::Null, |d| d.value),
         Err(_) => Value::Null,
     }
 }

@@ -119,16 +119,16 @@ impl Renderer {
         let out = match data {
             Data::Fast(p) => fasttemplate::replace(src, p, budget.bytes),
             Data::Go(v) => {
-                if !src.contains("{{") {
-                    // Nothing to do: Go would print the text unchanged.
-                    Ok(src.to_string())
-                } else {
+                if src.contains("{{") {
                     match &*self.parsed(src) {
                         Ok(t) => t
                             .execute_within(v, missing, &mut budget)
                             .map_err(|e| format!("failed to execute go template {src}: {e}")),
                         Err(e) => Err(format!("failed to parse template {src}: {e}")),
                     }
+                } else {
+                    // Nothing to do: Go would print the text unchanged.
+                    Ok(src.to_string())
                 }
             }
         };
@@ -451,7 +451,7 @@ fn strategic_merge(target: &mut Value, patch: &Value, path: &[&str]) {
         child_path.push(k.as_str());
         match (t.get_mut(k), v) {
             (Some(existing @ Value::Object(_)), Value::Object(_)) => {
-                strategic_merge(existing, v, &child_path)
+                strategic_merge(existing, v, &child_path);
             }
             (Some(Value::Array(existing)), Value::Array(add))
                 if child_path == ["metadata", "finalizers"] =>

@@ -128,7 +128,7 @@ pub(crate) fn apply(k: &mut Kustomization, spec: &SourceSpec) -> KResult<()> {
     {
         let name = r.get("name").cloned().unwrap_or(Value::Null);
         let count = match r.get("count") {
-            Some(Value::String(c)) => c.parse::<i64>().map(Value::from).unwrap_or(Value::Null),
+            Some(Value::String(c)) => c.parse::<i64>().map_or(Value::Null, Value::from),
             Some(v) => v.clone(),
             None => Value::Null,
         };

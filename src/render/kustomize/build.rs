@@ -445,7 +445,7 @@ impl Builder<'_, '_> {
 }
 
 impl Builder<'_, '_> {
-    /// The alpha ValueAddTransformer: writes a value (by default the name of
+    /// The alpha `ValueAddTransformer`: writes a value (by default the name of
     /// the kustomization's directory) into fields, or into a path segment.
     fn value_add(&self, k: &Kustomization, v: &Value, acc: &mut Acc) -> KResult<()> {
         let mut value = v

@@ -198,7 +198,7 @@ pub(crate) fn split_dot_path(path: &str) -> Vec<String> {
     out
 }
 
-/// kyaml `Lookup` (PathGetter) without creation.
+/// kyaml `Lookup` (`PathGetter`) without creation.
 #[must_use]
 pub(crate) fn lookup<'a>(v: &'a Value, parts: &[String]) -> Option<&'a Value> {
     let mut cur = v;

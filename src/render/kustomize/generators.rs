@@ -390,6 +390,7 @@ pub(crate) fn hash(v: &Value) -> String {
 ///
 /// # Errors
 /// None today; kept fallible like the other pipeline steps.
+#[allow(clippy::unnecessary_wraps)]
 pub(crate) fn add_hashes(res: &mut [Res]) -> KResult<()> {
     for r in res.iter_mut().filter(|r| r.needs_hash) {
         let h = hash(&r.v);

@@ -108,6 +108,7 @@ struct FieldInfo {
     keys: Option<&'static [&'static str]>,
 }
 
+#[allow(clippy::match_same_arms)] // one arm per field, as the API schema lists them
 fn field_info(ty: Ty, key: &str) -> Option<FieldInfo> {
     let t = |ty: Ty| Some(FieldInfo { ty, keys: None });
     let l = |ty: Ty, keys: &'static [&'static str]| {
@@ -483,7 +484,7 @@ fn merge_values(mut list: Vec<Vec<String>>) -> Vec<Vec<String>> {
     for i in 0..list.len() {
         for j in 0..list.len() {
             if let Some(v) = match_values(&list[i], &list[j]) {
-                list[i] = v.clone();
+                list[i].clone_from(&v);
                 list[j] = v;
             }
         }

@@ -27,7 +27,7 @@ fn set_scalar(node: &mut Value, s: &str) {
     *node = Value::String(s.to_string());
 }
 
-/// Kustomize's NamespaceTransformer.
+/// Kustomize's `NamespaceTransformer`.
 ///
 /// # Errors
 /// Field-spec errors and id conflicts after the change.
@@ -112,7 +112,7 @@ pub(crate) fn namespace(
 
 /// The namespace filter with no field specs (metadata.namespace of
 /// namespaced kinds and `default` binding subjects), as the
-/// ValueAddTransformer applies it.
+/// `ValueAddTransformer` applies it.
 pub(crate) fn namespace_only_meta(r: &mut Res, ns: &str) {
     let gvk = r.gvk();
     if !gvk.is_cluster_scoped() {
@@ -137,7 +137,7 @@ const PREFIX_SKIP: &[(&str, &str)] = &[
     ("", "Namespace"),
 ];
 
-/// Kustomize's PrefixTransformer / SuffixTransformer (one of `prefix`,
+/// Kustomize's `PrefixTransformer` / `SuffixTransformer` (one of `prefix`,
 /// `suffix` is empty).
 ///
 /// # Errors
@@ -213,7 +213,7 @@ fn set_entries(res: &mut [Res], pairs: &[(String, String)], specs: &[FieldSpec])
     Ok(())
 }
 
-/// Kustomize's LabelTransformer.
+/// Kustomize's `LabelTransformer`.
 ///
 /// # Errors
 /// Field-spec errors.
@@ -228,7 +228,7 @@ pub(crate) fn labels(
     set_entries(res, pairs, specs)
 }
 
-/// Kustomize's AnnotationsTransformer.
+/// Kustomize's `AnnotationsTransformer`.
 ///
 /// # Errors
 /// Field-spec errors.
@@ -396,7 +396,7 @@ fn legacy_images(v: &mut Value, rule: &ImageRule) -> KResult<()> {
     }
 }
 
-/// Kustomize's ImageTagTransformer for one `images:` entry.
+/// Kustomize's `ImageTagTransformer` for one `images:` entry.
 ///
 /// # Errors
 /// An invalid image name pattern, non-string image fields.
@@ -430,7 +430,7 @@ pub(crate) fn image(res: &mut [Res], img: &Value, specs: &[FieldSpec]) -> KResul
     Ok(())
 }
 
-/// Kustomize's ReplicaCountTransformer for one `replicas:` entry.
+/// Kustomize's `ReplicaCountTransformer` for one `replicas:` entry.
 ///
 /// # Errors
 /// No resource of a replica-bearing kind with that name.

@@ -110,7 +110,7 @@ pub(crate) fn resolve(acc: &mut Acc) -> KResult<()> {
             ))
             .at(file.clone(), None));
         };
-        map.insert(name.to_string(), val.clone());
+        map.insert(name.clone(), val.clone());
     }
     if map.is_empty() {
         return Ok(());

@@ -344,7 +344,7 @@ fn read_metadata(md: &mut Metadata, doc: &Value) -> Result<(), String> {
         }
     }
     if let Some(Value::Array(a)) = doc.get("maintainers") {
-        md.maintainers = a.clone();
+        md.maintainers.clone_from(a);
     }
     if let Some(Value::Object(a)) = doc.get("annotations") {
         md.annotations = a
