@@ -36,35 +36,48 @@ pub(super) fn source_tree(
 /// `CheckOutOfBoundsSymlinks`, absolute targets included), so one such link
 /// fails every app of the repository, not only the app whose directory
 /// holds it. A loop is not out of bounds: it fails only an app that reads it.
+/// Of several such links the first in `filepath.Walk` order is named, as
+/// Argo CD names it.
 pub(super) fn out_of_bounds_symlink(tree: &dyn Tree) -> Option<RenderError> {
     if !tree.may_have_symlinks() {
         return None;
     }
-    let mut stack = vec![String::new()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = tree.list_raw(&dir) else {
-            continue;
-        };
-        for e in entries {
-            let full = crate::source::path::child(&dir, &e.name);
-            match e.kind {
-                EntryKind::Dir => stack.push(full),
-                EntryKind::Symlink => {
-                    if let Err(err @ source::SourceError::OutsideRepo(_)) =
-                        source::resolve(tree, &full)
-                    {
-                        let mut e = RenderError::from_source(&err).at(full.clone(), None);
-                        e.message = format!(
-                            "the repository contains a symlink that leads outside it, `{full}`, and Argo CD refuses to render any app from such a repository"
-                        );
-                        return Some(e);
-                    }
-                }
-                _ => {}
-            }
+    let mut found = OutOfBounds { tree, found: None };
+    // The visitor never fails; a directory that cannot be listed is left out.
+    let _ = source::walk::walk(tree, "", &mut found);
+    found.found
+}
+
+/// Looks for the first symlink that leads outside the repository.
+struct OutOfBounds<'a> {
+    tree: &'a dyn Tree,
+    found: Option<RenderError>,
+}
+
+impl source::walk::Visitor for OutOfBounds<'_> {
+    type Error = std::convert::Infallible;
+
+    fn entry(
+        &mut self,
+        _: &str,
+        full: &str,
+        e: &source::Entry,
+    ) -> Result<source::walk::Flow, Self::Error> {
+        use source::walk::Flow;
+        if e.kind != EntryKind::Symlink {
+            return Ok(Flow::Continue);
         }
+        let Err(err @ source::SourceError::OutsideRepo(_)) = source::resolve(self.tree, full)
+        else {
+            return Ok(Flow::Continue);
+        };
+        let mut e = RenderError::from_source(&err).at(full.to_string(), None);
+        e.message = format!(
+            "the repository contains a symlink that leads outside it, `{full}`, and Argo CD refuses to render any app from such a repository"
+        );
+        self.found = Some(e);
+        Ok(Flow::Stop)
     }
-    None
 }
 
 pub(super) fn render_app(

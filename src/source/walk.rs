@@ -19,6 +19,10 @@ pub(crate) enum Flow {
     Skip,
     /// End the walk now: [`walk`] returns `Ok(false)`.
     Stop,
+    /// For a symlink entry the visitor resolved to a directory: enter it as
+    /// one (a render that follows links lists it through the link). Elsewhere
+    /// the same as [`Flow::Continue`].
+    Follow,
 }
 
 /// What a walk does at each directory and entry.
@@ -93,6 +97,11 @@ pub(crate) fn walk<V: Visitor + ?Sized>(
         let full = path::child(&frame.dir, &entry.name);
         match v.entry(&frame.dir, &full, &entry)? {
             Flow::Stop => return Ok(false),
+            Flow::Follow => {
+                if !open(tree, full, v, &mut stack)? {
+                    return Ok(false);
+                }
+            }
             Flow::Continue if entry.kind == EntryKind::Dir => {
                 if !open(tree, full, v, &mut stack)? {
                     return Ok(false);
@@ -121,7 +130,7 @@ fn open<V: Visitor + ?Sized>(
             v.leave(&dir)?;
             Ok(true)
         }
-        Flow::Continue => {
+        Flow::Continue | Flow::Follow => {
             stack.push(Frame {
                 dir,
                 entries,

@@ -284,7 +284,9 @@ pub(super) type ChartFile = (String, std::sync::Arc<[u8]>);
 
 /// The files of the chart at `dir` that `loader.LoadDir` keeps (its
 /// `.helmignore` and helm's default rule applied), as paths relative to
-/// `dir`, read through `cx`.
+/// `dir`, read through `cx`, in `LoadDir`'s walk order (`filepath.Walk`:
+/// depth first, names in order, symlinks followed as helm's
+/// `sympath.Walk` follows them).
 ///
 /// # Errors
 /// Unreadable entries, or a `.helmignore` helm refuses.
@@ -302,36 +304,58 @@ pub(super) fn chart_files(
         Ignore::default()
     };
     rules.add("templates/.?*")?;
-    let mut out = Vec::new();
-    let mut stack = vec![String::new()];
-    while let Some(rel) = stack.pop() {
-        let full = if rel.is_empty() {
-            dir.to_string()
-        } else {
-            path::join(dir, &rel).unwrap_or_default()
-        };
-        for e in cx.list(&full)? {
-            let child_rel = if rel.is_empty() {
-                e.name.clone()
-            } else {
-                format!("{rel}/{}", e.name)
-            };
-            let child = path::join(&full, &e.name).unwrap_or_default();
-            let kind = match e.kind {
-                EntryKind::Symlink => cx.kind_of(&child)?.unwrap_or(EntryKind::File),
-                k => k,
-            };
-            match kind {
-                EntryKind::Dir if !rules.ignores(&child_rel, true) => stack.push(child_rel),
-                EntryKind::File if !rules.ignores(&child_rel, false) => {
-                    out.push((child_rel, cx.read(&child)?));
-                }
-                _ => {}
-            }
-        }
+    let mut files = ChartWalk {
+        cx,
+        root: dir,
+        rules: &rules,
+        out: Vec::new(),
+    };
+    crate::source::walk::walk(cx.tree, dir, &mut files)?;
+    Ok(files.out)
+}
+
+/// What [`chart_files`] collects while it walks a chart.
+struct ChartWalk<'a, 'c> {
+    cx: &'a RenderContext<'c>,
+    root: &'a str,
+    rules: &'a Ignore,
+    out: Vec<ChartFile>,
+}
+
+impl crate::source::walk::Visitor for ChartWalk<'_, '_> {
+    type Error = RenderError;
+
+    fn list(
+        &mut self,
+        _: &dyn crate::source::Tree,
+        dir: &str,
+    ) -> Result<Option<Vec<crate::source::Entry>>, RenderError> {
+        self.cx.list(dir).map(Some)
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(out)
+
+    fn entry(
+        &mut self,
+        _: &str,
+        full: &str,
+        e: &crate::source::Entry,
+    ) -> Result<crate::source::walk::Flow, RenderError> {
+        use crate::source::walk::Flow;
+        let rel = full
+            .strip_prefix(self.root)
+            .map_or(full, |r| r.trim_start_matches('/'));
+        let kind = match e.kind {
+            EntryKind::Symlink => self.cx.kind_of(full)?.unwrap_or(EntryKind::File),
+            k => k,
+        };
+        Ok(match kind {
+            EntryKind::Dir if !self.rules.ignores(rel, true) => Flow::Follow,
+            EntryKind::File if !self.rules.ignores(rel, false) => {
+                self.out.push((rel.to_string(), self.cx.read(full)?));
+                Flow::Continue
+            }
+            _ => Flow::Skip,
+        })
+    }
 }
 
 /// One `.helmignore` rule.

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::super::super::semver::Version;
 use super::super::super::{chart_cache, RenderContext, RenderError};
-use super::super::dependencies::{self, Ignore};
+use super::super::dependencies;
 use crate::gotemplate::V;
 use crate::source::{path, EntryKind, Tree as _};
 
@@ -163,13 +163,10 @@ pub(in crate::render::helm) fn load(
         for dep in &b.charts {
             let name = format!("{}-{}.tgz", dep.name, dep.version);
             files.retain(|f| f.name != format!("charts/{name}"));
-            let packed = dependencies::chart_files(cx, &dep.dir)?
-                .into_iter()
-                .map(|(name, data)| ChartFile {
-                    name,
-                    data: strip_bom(data),
-                })
-                .collect();
+            // In the archive's (name) order, as `helm dependency build`
+            // packs it.
+            let mut packed = walk(cx, &dep.dir)?;
+            packed.sort_by(|a, b| a.name.cmp(&b.name));
             archives.push((name, packed));
         }
     }
@@ -179,58 +176,13 @@ pub(in crate::render::helm) fn load(
 
 /// `LoadDir`: the files of `dir` in walk order, `.helmignore` applied.
 fn walk(cx: &RenderContext<'_>, dir: &str) -> Result<Files, RenderError> {
-    let ignore_file = path::join(dir, ".helmignore").unwrap_or_default();
-    let mut rules = if cx.kind_of(&ignore_file)? == Some(EntryKind::File) {
-        let bytes = cx.read(&ignore_file)?;
-        Ignore::parse(&String::from_utf8_lossy(&bytes)).map_err(|e| {
-            RenderError::content(format!("`{ignore_file}`: {e}")).at(ignore_file, None)
-        })?
-    } else {
-        Ignore::default()
-    };
-    rules.add("templates/.?*")?;
-    let mut out = Vec::new();
-    walk_into(cx, dir, "", &rules, &mut out)?;
-    Ok(out)
-}
-
-fn walk_into(
-    cx: &RenderContext<'_>,
-    dir: &str,
-    rel: &str,
-    rules: &Ignore,
-    out: &mut Files,
-) -> Result<(), RenderError> {
-    let full = if rel.is_empty() {
-        dir.to_string()
-    } else {
-        path::join(dir, rel).unwrap_or_default()
-    };
-    for e in cx.list(&full)? {
-        let child_rel = if rel.is_empty() {
-            e.name.clone()
-        } else {
-            format!("{rel}/{}", e.name)
-        };
-        let child = path::join(&full, &e.name).unwrap_or_default();
-        let kind = match e.kind {
-            EntryKind::Symlink => cx.kind_of(&child)?.unwrap_or(EntryKind::File),
-            k => k,
-        };
-        match kind {
-            EntryKind::Dir if !rules.ignores(&child_rel, true) => {
-                walk_into(cx, dir, &child_rel, rules, out)?;
-            }
-            EntryKind::File if !rules.ignores(&child_rel, false) => {
-                out.push(ChartFile {
-                    name: child_rel,
-                    data: strip_bom(cx.read(&child)?),
-                });
-            }
-            _ => {}
-        }
-    }
-    Ok(())
+    Ok(dependencies::chart_files(cx, dir)?
+        .into_iter()
+        .map(|(name, data)| ChartFile {
+            name,
+            data: strip_bom(data),
+        })
+        .collect())
 }
 
 fn strip_bom(data: Arc<[u8]>) -> Arc<[u8]> {
@@ -617,6 +569,33 @@ fn load_files(
     Ok(c)
 }
 
+/// Every path of an unpacked archive but its directories.
+struct ArchivePaths(Vec<String>);
+
+impl crate::source::walk::Visitor for ArchivePaths {
+    type Error = String;
+
+    fn list(
+        &mut self,
+        tree: &dyn crate::source::Tree,
+        dir: &str,
+    ) -> Result<Option<Vec<crate::source::Entry>>, String> {
+        tree.list_raw(dir).map(Some).map_err(|e| e.to_string())
+    }
+
+    fn entry(
+        &mut self,
+        _: &str,
+        full: &str,
+        e: &crate::source::Entry,
+    ) -> Result<crate::source::walk::Flow, String> {
+        if e.kind != EntryKind::Dir {
+            self.0.push(full.to_string());
+        }
+        Ok(crate::source::walk::Flow::Continue)
+    }
+}
+
 /// `LoadArchiveFiles`: each entry of a `.tgz` chart without its first path
 /// segment, in the archive's (name) order, within the bounds of every
 /// chart archive.
@@ -628,17 +607,9 @@ fn load_archive(data: &[u8], label: &str, depth: usize) -> Result<Files, String>
     }
     let tree = chart_cache::unpack_archive(data, label)?;
     let mut out = Vec::new();
-    let mut stack = vec![String::new()];
-    let mut all = Vec::new();
-    while let Some(dir) = stack.pop() {
-        for e in tree.list_raw(&dir).map_err(|e| e.to_string())? {
-            let full = path::child(&dir, &e.name);
-            match e.kind {
-                EntryKind::Dir => stack.push(full),
-                _ => all.push(full),
-            }
-        }
-    }
+    let mut all = ArchivePaths(Vec::new());
+    crate::source::walk::walk(&tree, "", &mut all)?;
+    let mut all = all.0;
     all.sort();
     for full in all {
         let data = tree.read_raw(&full).map_err(|e| e.to_string())?;
