@@ -194,6 +194,56 @@ fn unsupported_use(src: &str) -> Option<String> {
     if whole.is_match(src) {
         return Some("the top-level object serialized whole".into());
     }
+    if let Some(f) = map_mutation(src) {
+        return Some(format!(
+            "`{f}`, which changes a map in place: Go shares maps by reference, so the change shows in every value holding that map (`.Values` included), and this engine's values are copies"
+        ));
+    }
+    None
+}
+
+/// The first function of an action in `src` (comments aside) that changes
+/// a map in place (Sprig's `set`, `unset`, `merge`, `mergeOverwrite` and
+/// their `must` forms) on a map that may be shared: anything but a map made
+/// right there (`(dict …)`, `(deepCopy …)`). Go shares maps by reference,
+/// so such a change shows through every alias (`.Values` included); this
+/// engine's values are copies, so it would render such a template wrongly.
+fn map_mutation(src: &str) -> Option<&'static str> {
+    const MUTATORS: [&str; 6] = [
+        "set",
+        "unset",
+        "merge",
+        "mergeOverwrite",
+        "mustMerge",
+        "mustMergeOverwrite",
+    ];
+    const FRESH: [&str; 3] = ["(dict", "(deepCopy", "(mustDeepCopy"];
+    let mut rest = src;
+    while let Some(open) = rest.find("{{") {
+        let action = rest[open + 2..].trim_start_matches('-').trim_start();
+        let end = if action.starts_with("/*") {
+            action.find("*/").map_or(action.len(), |i| i + 2)
+        } else {
+            action.find("}}").unwrap_or(action.len())
+        };
+        if !action.starts_with("/*") {
+            let text = &action[..end];
+            let separator = |c: char| c.is_whitespace() || "()|".contains(c);
+            let mut at = 0;
+            while at < text.len() {
+                let word_end = text[at..].find(separator).map_or(text.len(), |i| at + i);
+                let word = &text[at..word_end];
+                if let Some(f) = MUTATORS.iter().find(|m| **m == word) {
+                    let target = text[word_end..].trim_start();
+                    if !FRESH.iter().any(|p| target.starts_with(p)) {
+                        return Some(f);
+                    }
+                }
+                at = word_end + text[word_end..].chars().next().map_or(1, char::len_utf8);
+            }
+        }
+        rest = &action[end..];
+    }
     None
 }
 
@@ -346,6 +396,22 @@ mod tests {
         assert_eq!(
             unsupported_use("{{ (.Files.Glob \"a/*\").AsConfig }}").as_deref(),
             Some(".Files.Glob")
+        );
+        assert_eq!(map_mutation("{{ $_ := set $d \"k\" 1 }}"), Some("set"));
+        assert_eq!(map_mutation("{{- (merge $a $b) | toYaml }}"), Some("merge"));
+        assert_eq!(
+            map_mutation("{{- merge (index .Values \"a\") $b }}"),
+            Some("merge")
+        );
+        assert_eq!(map_mutation("merge: {{ .Values.x }}\nset me"), None);
+        assert_eq!(map_mutation("{{/* vim: set filetype=mustache: */}}"), None);
+        assert_eq!(
+            map_mutation("{{ toYaml (mergeOverwrite (deepCopy .Values.a) .Values.b) }}"),
+            None
+        );
+        assert_eq!(
+            map_mutation("{{ include \"x\" (dict \"settings\" 1) }}"),
+            None
         );
         assert!(unsupported_use("{{ toYaml .Chart }}").is_some());
         assert!(unsupported_use("{{ .Chart.Maintainers | toJson }}").is_some());
