@@ -205,7 +205,7 @@ fn yaml_doc(data: &[u8]) -> Result<Value, String> {
 }
 
 /// The name Go's `encoding/json` gives a value's type in an unmarshal error.
-fn json_kind(v: &Value) -> &'static str {
+pub(super) fn json_kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "bool",

@@ -129,14 +129,7 @@ fn head(doc: &str, path: &str) -> Result<(String, BTreeMap<String, String>), Str
             "YAML parse error on {path}: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {what} into Go {field} of type {ty}"
         )
     };
-    let kind_of = |v: &Value| match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    };
+    let kind_of = super::chart::json_kind;
     let obj = match &v {
         Value::Object(o) => o,
         Value::Null => return Ok((String::new(), BTreeMap::new())),
