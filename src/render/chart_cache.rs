@@ -23,8 +23,8 @@ use std::sync::{Arc, Mutex};
 
 use sha2::Digest as _;
 
-use super::semver::Version;
 use super::{RenderError, RenderErrorKind};
+use crate::semver::Version;
 use crate::source::{path, Entry, EntryKind, ObjectId, SourceError, Tree};
 
 /// Largest archive read (the size limit of any file gitops-lint reads).
@@ -92,7 +92,7 @@ impl ChartCache {
         target_revision: &str,
     ) -> Result<CachedChart, RenderError> {
         let name = chart_dir_name(chart);
-        if Version::parse(target_revision).is_none() {
+        if Version::parse(target_revision).is_err() {
             return Err(RenderError::unsupported(format!(
                 "chart `{chart}` from `{repo_url}` has `targetRevision: {target_revision}`, which Argo CD resolves against the repository's index to its highest matching version: gitops-lint does not read the index, so only an exact version is analysed"
             )));

@@ -11,7 +11,6 @@ pub(crate) mod directory;
 pub(crate) mod helm;
 pub mod kustomize;
 pub(crate) mod overrides;
-pub(crate) mod semver;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};

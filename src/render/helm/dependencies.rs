@@ -15,9 +15,9 @@
 
 use serde_json::Value;
 
-use super::super::semver::{Constraint, Version};
 use super::super::{RenderContext, RenderError, RenderErrorKind};
 use crate::glob::go::go_path_match;
+use crate::semver::{Constraint, Version};
 use crate::source::{path, EntryKind};
 
 /// Why a `file://` dependency outside the repository is not followed.
@@ -241,13 +241,13 @@ fn load_local(
     let docs = cx.load_yaml(&chart_yaml)?;
     let meta = docs.first().map(|d| d.value.clone()).unwrap_or_default();
     let version_text = text(&meta, "version");
-    let Some(version) = Version::parse(version_text) else {
+    let Ok(version) = Version::parse(version_text) else {
         return Err(RenderError::content(format!(
             "`{chart_yaml}`: version `{version_text}` is not a semantic version, so `helm dependency build` (which Argo CD runs) fails"
         ))
         .at(chart_yaml, None));
     };
-    let Some(c) = Constraint::parse(constraint) else {
+    let Ok(c) = Constraint::parse(constraint) else {
         return Err(RenderError::content(format!(
             "chart dependency `{name}` has an invalid version constraint `{constraint}`, so `helm dependency build` (which Argo CD runs) fails"
         )));
@@ -258,8 +258,7 @@ fn load_local(
             None => format!("chart dependency `{name}` asks for version `{constraint}`"),
         };
         return Err(RenderError::content(format!(
-            "{asks} and `{repo}` holds {}: `helm dependency build` (which Argo CD runs) fails with \"can't get a valid version\"",
-            version.text()
+            "{asks} and `{repo}` holds {version}: `helm dependency build` (which Argo CD runs) fails with \"can't get a valid version\""
         ))
         .at(chart_yaml, None));
     }

@@ -16,10 +16,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::super::super::semver::Version;
 use super::super::super::{chart_cache, RenderContext, RenderError};
 use super::super::dependencies;
 use crate::gotemplate::V;
+use crate::semver::Version;
 use crate::source::{path, EntryKind, Tree as _};
 
 /// Most archives nested in one another that are loaded.
@@ -399,7 +399,7 @@ fn validate(md: &mut Metadata) -> Result<(), String> {
     if md.version.is_empty() {
         return Err("validation: chart.metadata.version is required".into());
     }
-    if Version::parse(&md.version).is_none() {
+    if Version::parse(&md.version).is_err() {
         return Err(format!(
             "validation: chart.metadata.version {:?} is invalid",
             md.version

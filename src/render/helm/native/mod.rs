@@ -29,10 +29,10 @@ pub(in crate::render::helm) mod values;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::super::semver::Version;
 use super::super::{RenderContext, RenderError};
 use super::dependencies::Build;
 use crate::gotemplate::V;
+use crate::semver::Version;
 use values::Map;
 
 /// The Kubernetes version helm v3.17.1 assumes without `--kube-version`
@@ -140,8 +140,8 @@ fn merge_user_values(inp: &Inputs<'_>) -> Result<Map, String> {
 
 /// `chartutil.ParseKubeVersion`: `v<major>.<minor>.<patch>…`.
 fn parse_kube_version(v: &str) -> Result<String, String> {
-    let parsed = Version::parse(v).ok_or_else(|| "Invalid Semantic Version".to_string())?;
-    Ok(format!("v{}", parsed.text()))
+    // `"v" + sv.String()`: build metadata (`+k3s1`) is kept.
+    Ok(format!("v{}", Version::parse(v)?))
 }
 
 /// Renders the chart as `helm template` would print it.
@@ -278,4 +278,23 @@ fn check_schemas(c: &chart::Chart, values: &Map) -> Result<(), RenderError> {
         check_schemas(sub, &sv)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_kube_version;
+
+    #[test]
+    fn kube_version_keeps_its_build_metadata_as_helm_prints_it() {
+        // chartutil.ParseKubeVersion: "v" + semver's String().
+        assert_eq!(parse_kube_version("1.29").as_deref(), Ok("v1.29.0"));
+        assert_eq!(
+            parse_kube_version("v1.29.3+k3s1").as_deref(),
+            Ok("v1.29.3+k3s1")
+        );
+        assert_eq!(
+            parse_kube_version("1.29.x"),
+            Err("Invalid Semantic Version".to_string())
+        );
+    }
 }

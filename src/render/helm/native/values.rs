@@ -11,9 +11,9 @@
 
 use std::collections::BTreeMap;
 
-use super::super::super::semver::{Constraint, Version};
 use super::chart::{Chart, Dependency};
 use crate::gotemplate::V;
+use crate::semver::{Constraint, Version};
 
 /// A values table (`map[string]interface{}`).
 pub(in crate::render::helm) type Map = BTreeMap<String, V>;
@@ -23,7 +23,7 @@ pub(in crate::render::helm) type Map = BTreeMap<String, V>;
 #[must_use]
 pub(in crate::render::helm) fn is_compatible_range(constraint: &str, version: &str) -> bool {
     match (Constraint::parse(constraint), Version::parse(version)) {
-        (Some(c), Some(v)) => c.check(&v),
+        (Ok(c), Ok(v)) => c.check(&v),
         _ => false,
     }
 }
