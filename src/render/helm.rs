@@ -30,6 +30,7 @@ use serde_json::Value;
 mod dependencies;
 pub(crate) mod native;
 
+use super::materialize::{copy_dir, Dangling};
 use super::{
     bounded, expand_lists, Footprint, HelmRenderer, RefTarget, RenderContext, RenderError,
     RenderErrorKind, RenderedObject, SourceSpec,
@@ -79,7 +80,7 @@ pub(crate) fn render(
     let work = Workspace {
         root: tmp.path().to_path_buf(),
     };
-    materialize(cx, &spec.path, &work.repo())?;
+    copy_dir(cx, &spec.path, &work.repo(), Dangling::Fail)?;
     let chart_dir = work.repo().join(&spec.path);
     let mut sources = Vec::new();
     if let Some(build) = &build {
@@ -385,7 +386,7 @@ pub(crate) fn inflate(cx: &RenderContext<'_>, c: &InflatedChart) -> Result<Strin
     let work = Workspace {
         root: tmp.path().to_path_buf(),
     };
-    materialize(cx, &c.chart, &work.repo())?;
+    copy_dir(cx, &c.chart, &work.repo(), Dangling::Fail)?;
     let mut cmd = Command::new(helm);
     cmd.arg("template");
     match &c.release {
@@ -1178,29 +1179,6 @@ fn write(dest: &Path, bytes: &[u8]) -> Result<(), RenderError> {
     }
     std::fs::write(dest, bytes)
         .map_err(|e| RenderError::content(format!("cannot write {}: {e}", dest.display())))
-}
-
-/// Copies a directory of the tree into `root` at the same relative path.
-fn materialize(cx: &RenderContext<'_>, dir: &str, root: &Path) -> Result<(), RenderError> {
-    std::fs::create_dir_all(root.join(dir))
-        .map_err(|e| RenderError::content(format!("cannot write {}: {e}", root.display())))?;
-    for e in cx.list(dir)? {
-        let full = crate::source::path::child(dir, &e.name);
-        let kind = if e.kind == EntryKind::Symlink {
-            cx.kind_of(&full)?.unwrap_or(EntryKind::File)
-        } else {
-            e.kind
-        };
-        match kind {
-            EntryKind::Dir => materialize(cx, &full, root)?,
-            EntryKind::File => {
-                let bytes = cx.read(&full)?;
-                write(&root.join(&full), &bytes)?;
-            }
-            EntryKind::Symlink | EntryKind::Submodule => {}
-        }
-    }
-    Ok(())
 }
 
 /// Splits `helm template` output, mapping `# Source: chart/templates/x.yaml`

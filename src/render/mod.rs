@@ -10,6 +10,7 @@ pub(crate) mod chart_cache;
 pub(crate) mod directory;
 pub(crate) mod helm;
 pub mod kustomize;
+pub(crate) mod materialize;
 pub(crate) mod overrides;
 
 use std::collections::{BTreeMap, HashMap};

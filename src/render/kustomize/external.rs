@@ -11,30 +11,9 @@ use serde_json::Value;
 use super::load;
 use super::{argocd, content, footprint, KResult};
 use crate::manifest::Origin;
+use crate::render::materialize::{copy_dir, Dangling};
 use crate::render::{RenderContext, RenderError, RenderErrorKind, RenderedObject, SourceSpec};
-use crate::source::EntryKind;
 use crate::yaml;
-
-fn copy_dir(cx: &RenderContext<'_>, dir: &str, dest: &Path) -> KResult<()> {
-    for e in cx.list(dir)? {
-        let rel = crate::source::path::child(dir, &e.name);
-        match cx.kind_of(&rel)? {
-            Some(EntryKind::Dir) => copy_dir(cx, &rel, dest)?,
-            Some(EntryKind::File) => {
-                let bytes = cx.read(&rel)?;
-                let target = dest.join(&rel);
-                if let Some(p) = target.parent() {
-                    std::fs::create_dir_all(p)
-                        .map_err(|e| content(format!("cannot create `{}`: {e}", p.display())))?;
-                }
-                std::fs::write(&target, &bytes)
-                    .map_err(|e| content(format!("cannot write `{}`: {e}", target.display())))?;
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
 
 /// Renders `spec` with the external binary `bin`.
 ///
@@ -65,7 +44,7 @@ pub(crate) fn render(
     let tmp = tempfile::tempdir()
         .map_err(|e| content(format!("cannot create a temporary directory: {e}")))?;
     for d in &dirs {
-        copy_dir(cx, d, tmp.path())?;
+        copy_dir(cx, d, tmp.path(), Dangling::Skip)?;
     }
     if spec.kustomize.is_some() {
         argocd::apply(&mut root, spec)?;
