@@ -445,21 +445,73 @@ fn check_case(case: &Case, helm: Option<&Path>) -> Outcome {
 /// both renderers; `HELM_CASE=<text>` keeps only the cases whose name
 /// contains it.
 fn check_corpus(dir: &Path, min_cases: usize, full: bool) {
-    check_native(dir, full);
-    check_binary(dir, min_cases, full);
+    check_renderer(dir, min_cases, full, &Renderer::NATIVE, None);
+    let Some(helm) = pinned_helm() else {
+        let line = format!(
+            "NOT RUN: the Helm corpus at {}: no helm {PINNED_HELM} on PATH (scripts/install-oracles.sh)",
+            dir.display()
+        );
+        let _ = writeln!(std::io::stderr(), "{line}");
+        assert!(
+            std::env::var_os("GITOPS_LINT_REQUIRE_ORACLES").is_none(),
+            "{line}"
+        );
+        return;
+    };
+    check_renderer(dir, min_cases, full, &Renderer::BINARY, Some(&helm));
 }
 
-/// The native renderer over the corpus at `dir`: identical where not
-/// listed in `helm-corpus-native-unsupported.yaml`, failing where listed.
-fn check_native(dir: &Path, full: bool) {
-    let unsupported = case_list("helm-corpus-native-unsupported.yaml");
-    let divergences = case_list("helm-corpus-native-known-divergences.yaml");
+/// One Helm renderer as the corpus check sees it: its name in the output
+/// and the lists of cases it does not render identically.
+struct Renderer {
+    name: &'static str,
+    /// Cases it refuses: each must fail, never render partially.
+    unsupported: &'static str,
+    /// Cases it renders otherwise than helm, each with why.
+    divergences: &'static str,
+}
+
+impl Renderer {
+    const NATIVE: Renderer = Renderer {
+        name: "native",
+        unsupported: "helm-corpus-native-unsupported.yaml",
+        divergences: "helm-corpus-native-known-divergences.yaml",
+    };
+    const BINARY: Renderer = Renderer {
+        name: "binary",
+        unsupported: "helm-corpus-unsupported.yaml",
+        divergences: "helm-corpus-known-divergences.yaml",
+    };
+}
+
+/// `renderer` over the corpus at `dir` (`helm`: the pinned binary, for the
+/// binary renderer): identical where not listed, failing where listed as
+/// unsupported (with the listed reason, when it names what is not
+/// implemented), different where listed as a divergence.
+fn check_renderer(
+    dir: &Path,
+    min_cases: usize,
+    full: bool,
+    renderer: &Renderer,
+    helm: Option<&Path>,
+) {
+    let name = renderer.name;
+    let unsupported = case_list(renderer.unsupported);
+    let divergences = case_list(renderer.divergences);
     let mut cases = Case::all(dir);
+    assert!(
+        cases.len() >= min_cases,
+        "the corpus at {} has only {} cases",
+        dir.display(),
+        cases.len()
+    );
     if full {
-        for name in unsupported.keys().chain(divergences.keys()) {
+        for listed in unsupported.keys().chain(divergences.keys()) {
             assert!(
-                cases.iter().any(|c| &c.name == name),
-                "a testdata/helm-corpus-native-*.yaml list names unknown case {name}"
+                cases.iter().any(|c| &c.name == listed),
+                "testdata/{} or testdata/{} names unknown case {listed}",
+                renderer.unsupported,
+                renderer.divergences
             );
         }
     }
@@ -472,15 +524,16 @@ fn check_native(dir: &Path, full: bool) {
     let mut failures = Vec::new();
     let mut unlisted = Vec::new();
     for case in &cases {
+        // Said, and not counted as supported: helm cannot render it either.
         if let Some(missing) = missing_subchart(case) {
             println!(
-                "native: incomplete case, not supported: {} ({missing} is missing from this copy of the corpus)",
+                "{name}: incomplete case, not supported: {} ({missing} is missing from this copy of the corpus)",
                 case.name
             );
             not_supported += 1;
             continue;
         }
-        let outcome = check_case(case, None);
+        let outcome = check_case(case, helm);
         if let Some(reason) = unsupported.get(&case.name) {
             not_supported += 1;
             match outcome {
@@ -489,19 +542,19 @@ fn check_native(dir: &Path, full: bool) {
                     // the reason the render gives.
                     if reason.starts_with("not supported natively:") && !why.contains(reason.as_str()) {
                         failures.push(format!(
-                            "{}: listed as `{reason}` in testdata/helm-corpus-native-unsupported.yaml, but the native render fails otherwise: {why}",
-                            case.name
+                            "{}: listed as `{reason}` in testdata/{}, but the {name} render fails otherwise: {why}",
+                            case.name, renderer.unsupported
                         ));
                     } else {
-                        println!("native: unsupported: {} ({reason})", case.name);
+                        println!("{name}: unsupported: {} ({reason})", case.name);
                     }
                 }
                 Outcome::Identical => failures.push(format!(
-                    "{}: listed as unsupported natively but renders identically now; remove it from testdata/helm-corpus-native-unsupported.yaml",
-                    case.name
+                    "{}: listed as unsupported but renders identically now; remove it from testdata/{}",
+                    case.name, renderer.unsupported
                 )),
                 Outcome::Differs(why) => failures.push(format!(
-                    "{}: listed as unsupported natively, yet the native render succeeds and differs (a partial render): {why}",
+                    "{}: listed as unsupported, yet the {name} render succeeds and differs (a partial render): {why}",
                     case.name
                 )),
             }
@@ -511,11 +564,11 @@ fn check_native(dir: &Path, full: bool) {
             not_supported += 1;
             match outcome {
                 Outcome::Identical => failures.push(format!(
-                    "{}: listed as a native known divergence but is identical now; remove it from testdata/helm-corpus-native-known-divergences.yaml",
-                    case.name
+                    "{}: listed as a known divergence but is identical now; remove it from testdata/{}",
+                    case.name, renderer.divergences
                 )),
                 Outcome::RenderFailed(_) | Outcome::Differs(_) => {
-                    println!("native: known divergence, not counted as identical: {} ({reason})", case.name);
+                    println!("{name}: known divergence, not counted as identical: {} ({reason})", case.name);
                 }
             }
             continue;
@@ -529,109 +582,22 @@ fn check_native(dir: &Path, full: bool) {
                     case.name,
                     serde_json::to_string(&first).unwrap_or_default()
                 ));
-                failures.push(format!("{} (native): {why}", case.name));
+                failures.push(format!("{} ({name}): {why}", case.name));
             }
         }
     }
     println!(
-        "native: identical {identical} / supported {} / total {total}",
+        "{name}: helm corpus at {}: identical {identical} / supported {} / total {total}",
+        dir.display(),
         cases.len() - not_supported
     );
     assert!(
         failures.is_empty(),
-        "{} of {} cases differ natively from helm template:\n\n{}\n\nunlisted failures, as list entries:\n{}",
+        "{} of {} cases differ from helm template ({name} renderer):\n\n{}\n\nunlisted failures, as list entries:\n{}",
         failures.len(),
         cases.len(),
         failures.join("\n\n"),
         unlisted.join("\n")
-    );
-}
-
-/// The binary renderer (the pinned helm) over the corpus at `dir`.
-fn check_binary(dir: &Path, min_cases: usize, full: bool) {
-    let Some(helm) = pinned_helm() else {
-        let line = format!(
-            "NOT RUN: the Helm corpus at {}: no helm {PINNED_HELM} on PATH (scripts/install-oracles.sh)",
-            dir.display()
-        );
-        let _ = writeln!(std::io::stderr(), "{line}");
-        assert!(
-            std::env::var_os("GITOPS_LINT_REQUIRE_ORACLES").is_none(),
-            "{line}"
-        );
-        return;
-    };
-    let unsupported = case_list("helm-corpus-unsupported.yaml");
-    let divergences = case_list("helm-corpus-known-divergences.yaml");
-    let mut cases = Case::all(dir);
-    assert!(
-        cases.len() >= min_cases,
-        "the corpus at {} has only {} cases",
-        dir.display(),
-        cases.len()
-    );
-    if full {
-        for name in unsupported.keys().chain(divergences.keys()) {
-            assert!(
-                cases.iter().any(|c| &c.name == name),
-                "a testdata/helm-corpus-*.yaml list names unknown case {name}"
-            );
-        }
-    }
-    let total = cases.len();
-    if let Ok(only) = std::env::var("HELM_CASE") {
-        cases.retain(|c| c.name.contains(&only));
-    }
-    let mut identical = 0;
-    let mut not_supported = 0;
-    let mut failures = Vec::new();
-    for case in &cases {
-        // Said, and not counted as supported: helm cannot render it either.
-        if let Some(missing) = missing_subchart(case) {
-            println!(
-                "incomplete case, not supported: {} ({missing} is missing from this copy of the corpus)",
-                case.name
-            );
-            not_supported += 1;
-            continue;
-        }
-        let outcome = check_case(case, Some(&helm));
-        if let Some(reason) = unsupported.get(&case.name) {
-            not_supported += 1;
-            match outcome {
-                Outcome::RenderFailed(_) => println!("unsupported: {} ({reason})", case.name),
-                Outcome::Identical | Outcome::Differs(_) => failures.push(format!(
-                    "{}: listed as unsupported but renders now; compare it and remove it from testdata/helm-corpus-unsupported.yaml",
-                    case.name
-                )),
-            }
-            continue;
-        }
-        match (outcome, divergences.get(&case.name)) {
-            (Outcome::Identical, None) => identical += 1,
-            (Outcome::RenderFailed(why) | Outcome::Differs(why), None) => {
-                failures.push(format!("{}: {why}", case.name));
-            }
-            (Outcome::Identical, Some(_)) => failures.push(format!(
-                "{}: listed as a known divergence but is identical now; remove it from testdata/helm-corpus-known-divergences.yaml",
-                case.name
-            )),
-            (Outcome::RenderFailed(_) | Outcome::Differs(_), Some(reason)) => {
-                println!("known divergence, not counted as identical: {} ({reason})", case.name);
-            }
-        }
-    }
-    println!(
-        "helm corpus at {}: {identical} identical / {} supported / {total} total",
-        dir.display(),
-        cases.len() - not_supported
-    );
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases differ from helm template:\n\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n\n")
     );
 }
 
