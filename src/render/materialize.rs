@@ -13,7 +13,8 @@ use crate::source::{Entry, EntryKind, Tree};
 /// What a symlink whose target does not exist becomes in the copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Dangling {
-    /// The copy fails: helm walks a chart with `sympath.Walk`, which fails
+    /// The copy fails: helm walks a chart with `sympath.Walk` (helm
+    /// `internal/sympath/walk.go` `symwalk`), which fails
     /// on a link it cannot resolve ("error evaluating symlink").
     Fail,
     /// The link is left out: Kustomize reads only the files a
