@@ -22,7 +22,7 @@ const PARSER_PANIC: &str = "internal error in the yaml parser";
 /// The YAML loader: both dialects, default limits, then `line_of` on a path
 /// taken from the first document. Also checks that what `gitops-lint render`
 /// writes back out reads as the same value.
-pub(crate) fn yaml_stream(data: &[u8]) {
+pub fn yaml_stream(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
@@ -77,7 +77,7 @@ fn first_path(mut v: &Value) -> Vec<PathSeg<'_>> {
 /// The resource model over loaded documents: list expansion, identity with
 /// namespace defaulting, and every typed view of the Argo CD annotations
 /// that decide pruning, hooks and ordering.
-pub(crate) fn resource_model(data: &[u8]) {
+pub fn resource_model(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
@@ -115,7 +115,7 @@ pub(crate) fn resource_model(data: &[u8]) {
 
 /// The Go template engine of ApplicationSets on an arbitrary template, with
 /// parameters shaped like those a git or list generator yields.
-pub(crate) fn appset_template(data: &[u8]) {
+pub fn appset_template(data: &[u8]) {
     use crate::gotemplate::{data_from_params, render, MissingKey};
     let Ok(src) = std::str::from_utf8(data) else {
         return;
@@ -139,7 +139,7 @@ pub(crate) fn appset_template(data: &[u8]) {
 /// built from the input: a function, a size, a repetition count and a
 /// string argument. Whatever the sizes, execution stays within one
 /// execution's budget and ends with an output or an error.
-pub(crate) fn template_sizes(data: &[u8]) {
+pub fn template_sizes(data: &[u8]) {
     use crate::gotemplate::{data_from_params, parse, Budget, MissingKey};
     const CALLS: &[&str] = &[
         "repeat {n} {s}",
@@ -198,7 +198,7 @@ pub(crate) fn template_sizes(data: &[u8]) {
 
 /// ApplicationSet expansion: every document of the input is expanded as an
 /// ApplicationSet against a small in-memory repository and one cluster.
-pub(crate) fn appset_expand(data: &[u8]) {
+pub fn appset_expand(data: &[u8]) {
     use crate::argocd::appset::{self, AppSetContext, AppSetSettings, Cluster};
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -253,7 +253,7 @@ const KUSTOMIZE_FILES: [&str; 6] = [
 /// The native Kustomize renderer on an in-memory tree: the input, split on
 /// NUL bytes, fills a kustomization in `app/`, a base, a patch, a resource
 /// and a component, and `app/` is rendered as an Argo CD Kustomize source.
-pub(crate) fn kustomize_tree(data: &[u8]) {
+pub fn kustomize_tree(data: &[u8]) {
     let chunks: Vec<&[u8]> = data.split(|b| *b == 0).collect();
     let files: Vec<(&str, &[u8])> = KUSTOMIZE_FILES
         .iter()
@@ -287,7 +287,7 @@ fn render_kustomize_app(
 /// or `patchesJson6902` as the first byte says) and a replacements list
 /// (`repl.yaml`). Whatever they do, the build ends with objects or an error,
 /// and no object is larger than the per-resource node limit.
-pub(crate) fn kustomize_patches(data: &[u8]) {
+pub fn kustomize_patches(data: &[u8]) {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
@@ -318,9 +318,61 @@ pub(crate) fn kustomize_patches(data: &[u8]) {
     }
 }
 
+/// The native Helm renderer on a chart made from the input: split on NUL
+/// bytes, it is a template (`templates/t.yaml`), a helpers file
+/// (`templates/_helpers.tpl`), the chart's `values.yaml` and a `--set`
+/// string (Argo CD's `helm.parameters` as one `name=value` list). Whatever
+/// the template does, the render ends with objects or an error within the
+/// per-chart budget, never a panic or a hang, and renders nothing larger
+/// than the budget's bytes.
+pub fn helm_chart(data: &[u8]) {
+    let mut chunks = data.split(|b| *b == 0);
+    let template = chunks.next().unwrap_or_default();
+    let helpers = chunks.next().unwrap_or_default();
+    let values = chunks.next().unwrap_or_default();
+    let set = String::from_utf8_lossy(chunks.next().unwrap_or_default());
+    let files: Vec<(&str, &[u8])> = vec![
+        (
+            "chart/Chart.yaml",
+            b"apiVersion: v2\nname: fuzz\nversion: 0.1.0\n".as_slice(),
+        ),
+        ("chart/values.yaml", values),
+        ("chart/templates/t.yaml", template),
+        ("chart/templates/_helpers.tpl", helpers),
+    ];
+    let parameters: Vec<Value> = set
+        .split(',')
+        .filter_map(|p| p.split_once('='))
+        .map(|(name, value)| serde_json::json!({"name": name, "value": value}))
+        .collect();
+    let tree = MemTree::new(&files);
+    let cache = crate::render::ParseCache::default();
+    let options = crate::render::RenderOptions {
+        helm_renderer: Some(crate::render::HelmRenderer::Native),
+        ..crate::render::RenderOptions::default()
+    };
+    let cx = crate::render::RenderContext::new(&tree, &cache, &options);
+    let spec = crate::render::SourceSpec {
+        path: "chart".to_string(),
+        helm: Some(serde_json::json!({"parameters": parameters})),
+        app_name: "fuzz".to_string(),
+        namespace: "fuzz".to_string(),
+        ..crate::render::SourceSpec::default()
+    };
+    if let Ok(r) = crate::render::render(&cx, &spec, &Scopes::default()) {
+        let bytes: usize = r.manifests.iter().map(|m| m.value.to_string().len()).sum();
+        // JSON text is no longer than the YAML it was read from, give or
+        // take quoting: a small multiple of the budget bounds it.
+        assert!(
+            bytes <= 4 * crate::render::helm::native::RENDER_BUDGET.bytes,
+            "a render beyond the chart budget"
+        );
+    }
+}
+
 /// The hook analysers behind GL006/GL007: the input as a shell script (and
 /// as the `sh -c` argument of a container), and as SQL.
-pub(crate) fn hook_analysers(data: &[u8]) {
+pub fn hook_analysers(data: &[u8]) {
     use crate::rules::analysis::{hook_work, shell, sql};
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -352,6 +404,7 @@ mod regressions {
         ("hook_analysers", super::hook_analysers),
         ("template_sizes", super::template_sizes),
         ("kustomize_patches", super::kustomize_patches),
+        ("helm_chart", super::helm_chart),
     ];
 
     #[test]

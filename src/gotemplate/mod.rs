@@ -290,7 +290,7 @@ impl State {
         if n > self.steps_left {
             self.steps_left = 0;
             return Err(Flow::Error(format!(
-                "template execution exceeds {MAX_STEPS} steps, or the steps left to this ApplicationSet {BEYOND_LIMITS}"
+                "template execution exceeds {MAX_STEPS} steps, or the steps left to what it is part of (an ApplicationSet's expansion, a chart's render) {BEYOND_LIMITS}"
             )));
         }
         self.steps_left -= n;
@@ -301,7 +301,7 @@ impl State {
         if n > self.bytes_left {
             self.bytes_left = 0;
             return Err(Flow::Error(format!(
-                "template values exceed {} MiB (every value a function returns, a variable hands out or the template prints counts), or the bytes left to this ApplicationSet {BEYOND_LIMITS}",
+                "template values exceed {} MiB (every value a function returns, a variable hands out or the template prints counts), or the bytes left to what it is part of (an ApplicationSet's expansion, a chart's render) {BEYOND_LIMITS}",
                 MAX_VALUE_BYTES >> 20
             )));
         }

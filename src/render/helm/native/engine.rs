@@ -23,7 +23,8 @@ use regex::Regex;
 use super::chart::{Chart, Metadata};
 use super::values::Map;
 use super::{helm_error, not_supported};
-use crate::gotemplate::{FuncSet, MissingKey, TemplateSet, V};
+use crate::gotemplate::{Budget, FuncSet, MissingKey, TemplateSet, V};
+use crate::limits::BEYOND_LIMITS;
 use crate::render::RenderError;
 
 /// One template to parse and, unless a partial, execute.
@@ -285,6 +286,16 @@ fn engine_refuses(msg: &str) -> bool {
     msg.contains("not supported by gitops-lint")
 }
 
+/// Work one chart's render may do, across all its templates (each is also
+/// held to [`Budget::PER_EXECUTION`]): template steps, and bytes of values
+/// and rendered text. A chart of many templates cannot add up to an
+/// unbounded render; kube-prometheus-stack, the corpus's largest, takes a
+/// small part of it.
+pub(crate) const RENDER_BUDGET: Budget = Budget {
+    steps: 50_000_000,
+    bytes: 512 << 20,
+};
+
 /// `Engine.Render`: each executed template's output by its path
 /// (`chart/templates/x.yaml`).
 ///
@@ -295,6 +306,17 @@ pub(super) fn render(
     values: &Map,
     top: &Top,
     chart_dir: &str,
+) -> Result<BTreeMap<String, String>, RenderError> {
+    render_within(chart, values, top, chart_dir, RENDER_BUDGET)
+}
+
+/// [`render`] held to `limit` across all templates.
+fn render_within(
+    chart: &Chart,
+    values: &Map,
+    top: &Top,
+    chart_dir: &str,
+    limit: Budget,
 ) -> Result<BTreeMap<String, String>, RenderError> {
     let mut tpls = BTreeMap::new();
     all_templates(
@@ -326,6 +348,14 @@ pub(super) fn render(
         }
     }
     let mut rendered = BTreeMap::new();
+    let mut budget = limit;
+    let exhausted = |k: &str| {
+        RenderError::content(format!(
+            "rendering `{k}` exceeds gitops-lint's budget for one chart of {} template steps and {} MiB of values and rendered text {BEYOND_LIMITS}",
+            limit.steps,
+            limit.bytes >> 20
+        ))
+    };
     for k in keys {
         let base = k.rsplit('/').next().unwrap_or(k);
         if base.starts_with('_') {
@@ -343,9 +373,18 @@ pub(super) fn render(
                 .into(),
             ),
         );
-        match set.execute(k, &V::Map(vals)) {
+        match set.execute_within(k, &V::Map(vals), &mut budget) {
             Ok(out) => {
+                if out.len() > budget.bytes {
+                    return Err(exhausted(k));
+                }
+                budget.bytes -= out.len();
                 rendered.insert(k.clone(), out.replace("<no value>", ""));
+            }
+            Err(_) if budget.steps == 0 || budget.bytes == 0 => return Err(exhausted(k)),
+            // gitops-lint's own limits are not an error of helm's.
+            Err(e) if e.contains(BEYOND_LIMITS) => {
+                return Err(RenderError::content(format!("`{k}`: {e}")))
             }
             Err(e) if engine_refuses(&e) => return Err(not_supported(&e)),
             Err(e) => return Err(helm_error(chart_dir, &exec_error(k, &e))),
@@ -357,6 +396,63 @@ pub(super) fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::{ParseCache, RenderContext, RenderOptions};
+    use crate::source::MemTree;
+
+    /// Renders chart `c` of `files` (below `c/`) within `limit`.
+    fn render_files(files: &[(&str, &str)], limit: Budget) -> Result<usize, String> {
+        let mut all = vec![("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n")];
+        all.extend_from_slice(files);
+        let bytes: Vec<(&str, &[u8])> = all.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
+        let tree = MemTree::new(&bytes);
+        let (cache, options) = (ParseCache::default(), RenderOptions::default());
+        let cx = RenderContext::new(&tree, &cache, &options);
+        let chart = super::super::chart::load(&cx, "c", None).map_err(|e| e.message)?;
+        let top = Top {
+            release: V::Map(Map::new()),
+            capabilities: super::super::objects::capabilities("v1.31.0", &[]),
+        };
+        render_within(&chart, &Map::new(), &top, "c", limit)
+            .map(|r| r.len())
+            .map_err(|e| e.message)
+    }
+
+    #[test]
+    fn one_budget_bounds_every_template_of_a_chart() {
+        let busy = "{{ range until 3500 }}{{ end }}";
+        let files = [
+            ("c/templates/a.yaml", busy),
+            ("c/templates/b.yaml", busy),
+            ("c/templates/c.yaml", busy),
+        ];
+        let roomy = Budget {
+            steps: 100_000,
+            bytes: 1 << 20,
+        };
+        assert_eq!(render_files(&files, roomy), Ok(3));
+        let tight = Budget {
+            steps: 10_000,
+            bytes: 1 << 20,
+        };
+        let err = render_files(&files, tight).expect_err("past the budget");
+        assert!(
+            err.starts_with("rendering `c/templates/")
+                && err.contains("exceeds gitops-lint's budget for one chart of 10000 template steps")
+                && err.ends_with(BEYOND_LIMITS),
+            "{err}"
+        );
+        // One execution past its own limit is gitops-lint's limit too, not
+        // an error helm would give.
+        let nested = "{{ range until 1000 }}{{ range until 1001 }}{{ end }}{{ end }}";
+        let err = render_files(&[("c/templates/a.yaml", nested)], RENDER_BUDGET)
+            .expect_err("past one execution's steps");
+        assert!(
+            err.starts_with("`c/templates/a.yaml`: template: c/templates/a.yaml:")
+                && err.contains(BEYOND_LIMITS)
+                && !err.contains("execution error at"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn errors_are_cleaned_up_as_helm_does() {

@@ -20,6 +20,8 @@
 
 pub(in crate::render::helm) mod chart;
 mod engine;
+#[cfg(any(test, feature = "fuzz"))]
+pub(crate) use engine::RENDER_BUDGET;
 pub(in crate::render::helm) mod manifests;
 mod objects;
 mod schema;
