@@ -353,6 +353,7 @@ pub(super) fn render(
 
 #[cfg(test)]
 mod tests {
+    use super::super::chart::Metadata;
     use super::*;
 
     #[test]
@@ -401,5 +402,105 @@ mod tests {
         assert!(unsupported_use("x: {{ toYaml .Values }}").is_none());
         assert!(unsupported_use("{{ keys . | sortAlpha }}").is_none());
         assert_eq!(unsupported_use("{{ .Chart.Name }}-{{ .Values.x }}"), None);
+    }
+
+    fn chart(name: &str, templates: &[(&str, &str)], dependencies: Vec<Chart>) -> Chart {
+        Chart {
+            metadata: Metadata {
+                name: name.into(),
+                version: "1.0.0".into(),
+                api_version: "v2".into(),
+                ..Metadata::default()
+            },
+            templates: templates
+                .iter()
+                .map(|(n, src)| super::super::chart::ChartFile {
+                    name: (*n).to_string(),
+                    data: src.as_bytes().into(),
+                })
+                .collect(),
+            dependencies,
+            ..Chart::default()
+        }
+    }
+
+    #[test]
+    fn templates_share_values_and_objects_in_helm_order() {
+        // Executed in sortTemplates order: the subchart's `c.yaml`, then the
+        // parent's `z.yaml`, then `y.yaml`. The subchart's `.Values` is the
+        // parent's `.Values.sub`; each chart's top-level object is one map,
+        // also the parent's `.Subcharts.sub`.
+        let sub = chart(
+            "sub",
+            &[(
+                "templates/c.yaml",
+                r#"{{ $_ := set .Values "fromSub" "s" }}c"#,
+            )],
+            Vec::new(),
+        );
+        let parent = chart(
+            "p",
+            &[
+                (
+                    "templates/z.yaml",
+                    r#"{{ $_ := set .Values.sub "fromParent" "p" }}{{ $_ := set . "mark" "m" }}z"#,
+                ),
+                (
+                    "templates/y.yaml",
+                    "y: {{ .mark }} {{ .Subcharts.sub.Values.fromParent }} {{ .Values.sub.fromSub }} {{ .Subcharts.sub.Template.Name }}",
+                ),
+            ],
+            vec![sub],
+        );
+        let mut values = Map::new();
+        values.insert("sub".into(), V::map(Map::new()));
+        let top = Top {
+            release: V::map(Map::new()),
+            capabilities: V::map(Map::new()),
+        };
+        let out = render(&parent, &values, &top, "p").map_err(|e| e.to_string());
+        let want: BTreeMap<String, String> = [
+            ("p/charts/sub/templates/c.yaml", "c"),
+            ("p/templates/z.yaml", "z"),
+            (
+                "p/templates/y.yaml",
+                "y: m p s p/charts/sub/templates/c.yaml",
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(out, Ok(want));
+        // The caller's values are not changed: the render works on a copy.
+        assert_eq!(values.get("sub"), Some(&V::map(Map::new())));
+    }
+
+    #[test]
+    fn nested_global_tables_shared_between_charts_refuse_changes() {
+        let sub = chart("sub", &[("templates/c.yaml", "c")], Vec::new());
+        let parent = chart(
+            "p",
+            &[(
+                "templates/a.yaml",
+                r#"{{ $_ := set .Values.global.img "tag" "x" }}{{ $_ := set .Values.global.img.reg "host" "x" }}"#,
+            )],
+            vec![sub],
+        );
+        let values = match V::from_json(&serde_json::json!({
+            "global": {"img": {"reg": {"host": "h"}}},
+            "sub": {"global": {"img": {"reg": {"host": "h"}}}}
+        })) {
+            V::Map(m) => m.into_entries(),
+            _ => Map::new(),
+        };
+        let top = Top {
+            release: V::map(Map::new()),
+            capabilities: V::map(Map::new()),
+        };
+        let err = render(&parent, &values, &top, "p").map_err(|e| e.to_string());
+        let Err(err) = err else {
+            panic!("renders: {err:?}")
+        };
+        assert!(err.contains("coalesceGlobals"), "{err}");
     }
 }
