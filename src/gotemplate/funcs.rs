@@ -7,12 +7,13 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use base64::Engine as _;
 use sha2::Digest as _;
 
 use super::printf::sprintf;
-use super::value::V;
+use super::value::{SharedMap, V};
 use super::yaml_out;
 use super::FuncSet;
 use crate::limits::BEYOND_LIMITS;
@@ -162,7 +163,13 @@ fn boolean(v: &V) -> Result<bool, String> {
     }
 }
 
-fn map_arg(v: &V) -> Result<&BTreeMap<String, V>, String> {
+/// The entries of a map argument as they are now.
+fn map_arg(v: &V) -> Result<Arc<BTreeMap<String, V>>, String> {
+    map_ref(v).map(SharedMap::entries)
+}
+
+/// A map argument, to change in place.
+fn map_ref(v: &V) -> Result<&SharedMap, String> {
     match v {
         V::Map(m) => Ok(m),
         other => Err(type_err("map[string]interface {}", other)),
@@ -474,28 +481,74 @@ fn lt(a: &V, b: &V) -> Result<bool, String> {
     })
 }
 
-fn deep_merge(dst: &mut BTreeMap<String, V>, src: &BTreeMap<String, V>, overwrite: bool) {
-    for (k, v) in src {
-        match (dst.get_mut(k), v) {
-            (Some(V::Map(d)), V::Map(s)) => deep_merge(d, s, overwrite),
-            (Some(existing), _) => {
-                if (overwrite && !is_empty(v)) || is_empty(existing) {
-                    *existing = v.clone();
-                }
-            }
-            (None, _) => {
-                dst.insert(k.clone(), v.clone());
-            }
-        }
-    }
+/// Which values of the source a merge writes over the destination's.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MergeRule {
+    /// `merge`: only where the destination's value is empty.
+    Keep,
+    /// Argo CD's `mergeOverwrite`: also where the source's value is not empty.
+    OverwriteNonEmpty,
+    /// Helm's `mergeOverwrite`: every value (mergo's `WithOverride`).
+    Overwrite,
 }
 
-/// Functions whose Go implementation mutates their first (map) argument.
-pub(super) fn mutates_first_arg(name: &str) -> bool {
-    matches!(
-        name,
-        "set" | "unset" | "merge" | "mergeOverwrite" | "mustMerge" | "mustMergeOverwrite"
-    )
+/// mergo's `deepMerge` of one `map[string]any` into another (`merge.go`,
+/// the map case), in place, as Sprig's `merge` and `mergeOverwrite` call
+/// it: where both hold a map under a key, the destination's map is merged
+/// into in place (and so changes for every holder of it); where the
+/// destination has no value, or ends with an empty map, it takes the
+/// source's value itself, so a map taken from the source is shared with it.
+/// `work` bounds the entries visited (a merge that makes a map contain
+/// itself could otherwise recurse into it without end).
+fn deep_merge(
+    dst: &SharedMap,
+    src: &SharedMap,
+    rule: MergeRule,
+    depth_left: usize,
+    work: &mut usize,
+) -> Result<(), String> {
+    let depth_left = depth_left.checked_sub(1).ok_or_else(|| {
+        format!(
+            "merged maps nest deeper than {} levels {BEYOND_LIMITS}",
+            super::MAX_VALUE_DEPTH
+        )
+    })?;
+    // A snapshot: the source may be the destination, or inside it.
+    for (k, v) in src.entries().iter() {
+        *work = work.checked_sub(1).ok_or_else(|| {
+            format!(
+                "the merge visits more entries than the template's budget allows {BEYOND_LIMITS}"
+            )
+        })?;
+        let take = match (dst.get(k), v) {
+            (Some(V::Map(d)), V::Map(sm)) => {
+                deep_merge(&d, sm, rule, depth_left, work)?;
+                d.is_empty()
+            }
+            (Some(existing), _) => match rule {
+                MergeRule::Keep => is_empty(&existing),
+                MergeRule::OverwriteNonEmpty => !is_empty(v) || is_empty(&existing),
+                MergeRule::Overwrite => true,
+            },
+            (None, _) => true,
+        };
+        if take {
+            dst.update(|m| m.insert(k.clone(), v.clone()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Sprig's `merge`/`mergeOverwrite` (`dict.go`): merges each source into
+/// the first map, in place, and returns that map.
+fn merge_into(a: &[V], rule: MergeRule, room: usize) -> R {
+    at_least(a, 1)?;
+    let dst = map_ref(&a[0])?;
+    let mut work = room / crate::gotemplate::value::NODE_COST;
+    for src in &a[1..] {
+        deep_merge(dst, map_ref(src)?, rule, super::MAX_VALUE_DEPTH, &mut work)?;
+    }
+    Ok(a[0].clone())
 }
 
 /// Refuses a result of `len` bytes when only `room` are left to the template.
@@ -588,24 +641,8 @@ const HELM_FUNCS: &[(&str, Func)] = &[
 /// other value of the source replaces the destination's, empty ones
 /// (`false`, `0`, `""`, nil) included (helm: `mergeOverwrite` of
 /// `{enabled: true}` and `{enabled: false}` is `{enabled: false}`).
-fn f_helm_merge_overwrite(_: &str, a: &[V], _: usize) -> R {
-    fn merge(dst: &mut BTreeMap<String, V>, src: &BTreeMap<String, V>) {
-        for (k, v) in src {
-            match (dst.get_mut(k), v) {
-                (Some(V::Map(d)), V::Map(s)) => merge(d, s),
-                (Some(existing), _) => *existing = v.clone(),
-                (None, _) => {
-                    dst.insert(k.clone(), v.clone());
-                }
-            }
-        }
-    }
-    at_least(a, 1)?;
-    let mut dst = map_arg(&a[0])?.clone();
-    for src in &a[1..] {
-        merge(&mut dst, map_arg(src)?);
-    }
-    Ok(V::Map(dst))
+fn f_helm_merge_overwrite(_: &str, a: &[V], room: usize) -> R {
+    merge_into(a, MergeRule::Overwrite, room)
 }
 
 /// Helm's `toJson` (`json.Marshal`): sorted keys, HTML characters escaped,
@@ -643,7 +680,7 @@ fn f_helm_to_json(_: &str, a: &[V], room: usize) -> R {
             }
             V::Map(m) => {
                 out.push('{');
-                for (i, (k, e)) in m.iter().enumerate() {
+                for (i, (k, e)) in m.entries().iter().enumerate() {
                     if i > 0 {
                         out.push(',');
                     }
@@ -1096,7 +1133,7 @@ fn f_lookup(_: &str, a: &[V], _: usize) -> R {
     for v in a {
         s(v)?;
     }
-    Ok(V::Map(BTreeMap::new()))
+    Ok(V::map(BTreeMap::new()))
 }
 
 /// `getHostByName` with Helm's DNS lookups off (`EnableDNS` false): "".
@@ -1134,7 +1171,7 @@ fn f_helm_from_json(name: &str, a: &[V], _: usize) -> R {
             V::Map(m) if !want_list => V::Map(m),
             V::List(l) if want_list => V::List(l),
             V::Nil if want_list => V::List(Vec::new()),
-            V::Nil => V::Map(BTreeMap::new()),
+            V::Nil => V::map(BTreeMap::new()),
             other => err(format!(
                 "json: cannot unmarshal {} into Go value of type {}",
                 other.kind_name(),
@@ -1347,7 +1384,7 @@ fn f_index(_: &str, a: &[V], _: usize) -> R {
     let mut item = a[0].clone();
     for key in &a[1..] {
         item = match (item, key) {
-            (V::Map(mut m), V::Str(k)) => m.remove(k).unwrap_or(V::Nil),
+            (V::Map(m), V::Str(k)) => m.get(k).unwrap_or(V::Nil),
             (V::Map(_), other) => {
                 return Err(format!(
                     "value has type {}; should be string",
@@ -1850,7 +1887,14 @@ fn f_ternary(_: &str, a: &[V], _: usize) -> R {
 
 fn f_deep_copy(_: &str, a: &[V], _: usize) -> R {
     arity(a, 1)?;
-    Ok(iface(&a[0]))
+    iface(&a[0])
+        .deep_copy(super::MAX_VALUE_DEPTH)
+        .ok_or_else(|| {
+            format!(
+                "the value nests deeper than {} levels {BEYOND_LIMITS}",
+                super::MAX_VALUE_DEPTH
+            )
+        })
 }
 
 fn f_type_of(_: &str, a: &[V], _: usize) -> R {
@@ -1924,7 +1968,7 @@ fn f_dict(_: &str, a: &[V], _: usize) -> R {
         let k = strval(&pair[0]);
         m.insert(k, pair.get(1).map_or(V::Str(String::new()), iface));
     }
-    Ok(V::Map(m))
+    Ok(V::map(m))
 }
 
 fn f_get(_: &str, a: &[V], _: usize) -> R {
@@ -1935,18 +1979,20 @@ fn f_get(_: &str, a: &[V], _: usize) -> R {
         .unwrap_or(V::Str(String::new())))
 }
 
+/// Sprig's `set`: `d[key] = value` in place, returning `d`.
 fn f_set(_: &str, a: &[V], _: usize) -> R {
     arity(a, 3)?;
-    let mut m = map_arg(&a[0])?.clone();
-    m.insert(s(&a[1])?.to_string(), iface(&a[2]));
-    Ok(V::Map(m))
+    let (key, value) = (s(&a[1])?.to_string(), iface(&a[2]));
+    map_ref(&a[0])?.update(|m| m.insert(key, value))?;
+    Ok(a[0].clone())
 }
 
+/// Sprig's `unset`: `delete(d, key)` in place, returning `d`.
 fn f_unset(_: &str, a: &[V], _: usize) -> R {
     arity(a, 2)?;
-    let mut m = map_arg(&a[0])?.clone();
-    m.remove(s(&a[1])?);
-    Ok(V::Map(m))
+    let key = s(&a[1])?;
+    map_ref(&a[0])?.update(|m| m.remove(key))?;
+    Ok(a[0].clone())
 }
 
 fn f_has_key(_: &str, a: &[V], _: usize) -> R {
@@ -1991,13 +2037,13 @@ fn f_pick(name: &str, a: &[V], _: usize) -> R {
     ))
 }
 
-fn f_merge(name: &str, a: &[V], _: usize) -> R {
-    at_least(a, 1)?;
-    let mut dst = map_arg(&a[0])?.clone();
-    for src in &a[1..] {
-        deep_merge(&mut dst, map_arg(src)?, name.contains("Overwrite"));
-    }
-    Ok(V::Map(dst))
+fn f_merge(name: &str, a: &[V], room: usize) -> R {
+    let rule = if name.contains("Overwrite") {
+        MergeRule::OverwriteNonEmpty
+    } else {
+        MergeRule::Keep
+    };
+    merge_into(a, rule, room)
 }
 
 fn f_append(_: &str, a: &[V], _: usize) -> R {
@@ -2121,13 +2167,14 @@ fn f_dig(_: &str, a: &[V], _: usize) -> R {
     let dict = map_arg(&a[a.len() - 1])?;
     let default = &a[a.len() - 2];
     let keys: Vec<&str> = a[..a.len() - 2].iter().map(s).collect::<Result<_, _>>()?;
-    let mut cur = dict.clone();
+    let mut cur = dict;
     for (i, k) in keys.iter().enumerate() {
-        match cur.get(*k) {
+        let next = match cur.get(*k) {
             Some(v) if i == keys.len() - 1 => return Ok(v.clone()),
-            Some(V::Map(m)) => cur = m.clone(),
+            Some(V::Map(m)) => m.entries(),
             _ => return Ok(default.clone()),
-        }
+        };
+        cur = next;
     }
     Ok(default.clone())
 }
@@ -2231,7 +2278,7 @@ fn f_from_yaml(name: &str, a: &[V], _: usize) -> R {
     let v = V::from_json(&v);
     match (name, v) {
         ("fromYaml", V::Map(m)) => Ok(V::Map(m)),
-        ("fromYaml", V::Nil) => Ok(V::Map(BTreeMap::new())),
+        ("fromYaml", V::Nil) => Ok(V::map(BTreeMap::new())),
         ("fromYamlArray", V::List(l)) => Ok(V::List(l)),
         ("fromYamlArray", V::Nil) => Ok(V::List(Vec::new())),
         (_, other) => Err(format!(

@@ -43,7 +43,6 @@ pub(crate) mod yaml_out;
 mod set;
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 use crate::limits::BEYOND_LIMITS;
 
@@ -51,7 +50,7 @@ pub(crate) use funcs::{path_base, path_dir, sanitize_name};
 use parse::{Arg, Cmd, List, Node, Pipe};
 use set::SetCx;
 pub use set::TemplateSet;
-pub use value::{Host, HostObject, V};
+pub use value::{Host, HostObject, SharedMap, V};
 
 /// Which functions a template may call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -311,12 +310,18 @@ impl State {
 
     /// Charges a value about to be handed out or stored.
     fn charge(&mut self, v: &V) -> Result<(), Flow> {
-        let Some(cost) = v.cost(MAX_VALUE_DEPTH) else {
-            return Err(Flow::Error(format!(
+        match v.cost(MAX_VALUE_DEPTH, self.bytes_left) {
+            Ok(cost) => self.charge_bytes(cost),
+            Err(value::Unmeasurable::TooDeep) => Err(Flow::Error(format!(
                 "a template value nests deeper than {MAX_VALUE_DEPTH} levels {BEYOND_LIMITS}"
-            )));
-        };
-        self.charge_bytes(cost)
+            ))),
+            Err(value::Unmeasurable::ContainsItself) => {
+                v.break_cycles();
+                Err(Flow::Error(
+                    "a map that contains itself is not supported by gitops-lint (Go recurses without end where it prints or copies one)".into(),
+                ))
+            }
+        }
     }
 
     fn walk_inner(&mut self, dot: &V, list: &List) -> Result<(), Flow> {
@@ -414,7 +419,14 @@ impl State {
                 .enumerate()
                 .map(|(i, e)| (V::Int(i64::try_from(i).unwrap_or(0)), e))
                 .collect(),
-            V::Map(m) => m.into_iter().map(|(k, e)| (V::Str(k), e)).collect(),
+            // Go's `walkRange` takes the keys and values before the first
+            // iteration (`fmtsort.Sort`): a change made to the map inside
+            // the body does not change what is ranged over.
+            V::Map(m) => m
+                .entries()
+                .iter()
+                .map(|(k, e)| (V::Str(k.clone()), e.clone()))
+                .collect(),
             // Helm 3.17 is built with Go 1.23, whose `range` takes no integer
             // (text/template `walkRange`; integers came with Go 1.24).
             V::Int(n)
@@ -611,7 +623,7 @@ impl State {
                     return Err(format!("nil pointer evaluating interface {{}}.{name}").into())
                 }
                 V::Map(m) => match m.get(name) {
-                    Some(x) => x,
+                    Some(x) => return Ok(Cow::Owned(x)),
                     None => match self.missing {
                         MissingKey::Invalid => &MISSING,
                         MissingKey::Zero => &NIL,
@@ -738,40 +750,7 @@ impl State {
         let out = funcs::call(name, vals, self.bytes_left, funcs)
             .map_err(|e| Flow::Error(format!("error calling {name}: {e}")))?;
         self.charge(&out)?;
-        if funcs::mutates_first_arg(name) {
-            // Go mutates the map in place; variables hold copies here, so write back.
-            match args.first() {
-                Some(Arg::Var(var, path)) => {
-                    self.charge(&out)?;
-                    self.write_back(var, path, out.clone())?;
-                }
-                Some(Arg::Dot | Arg::Field(_)) => {
-                    return Err(Flow::Error(format!(
-                        "`{name}` on the template parameters mutates them, which gitops-lint does not model"
-                    )))
-                }
-                _ => {}
-            }
-        }
         Ok(out)
-    }
-
-    fn write_back(&mut self, var: &str, path: &[String], value: V) -> Result<(), Flow> {
-        let Some(slot) = self.vars.iter_mut().rev().find(|(n, _)| n == var) else {
-            return Err(format!("undefined variable: {var}").into());
-        };
-        let mut cur = &mut slot.1;
-        for p in path {
-            match cur {
-                V::Map(m) => match m.get_mut(p) {
-                    Some(next) => cur = next,
-                    None => return Ok(()),
-                },
-                _ => return Ok(()),
-            }
-        }
-        *cur = value;
-        Ok(())
     }
 }
 
@@ -794,12 +773,10 @@ fn arg_text(a: &Arg) -> String {
 /// Builds template data from a JSON parameter map.
 #[must_use]
 pub fn data_from_params(params: &serde_json::Map<String, serde_json::Value>) -> V {
-    V::Map(
-        params
-            .iter()
-            .map(|(k, v)| (k.clone(), V::from_json(v)))
-            .collect::<BTreeMap<_, _>>(),
-    )
+    // Argo CD renders every field of an Application from the one parameter
+    // map, in an order this crate does not follow, so a template changing
+    // it in place is refused (see [`value::FROZEN_MAP`]).
+    V::from_json_frozen(&serde_json::Value::Object(params.clone()))
 }
 
 #[cfg(test)]

@@ -221,3 +221,43 @@ fn missing_key_options_are_parsed() {
         Ok("<nil>")
     );
 }
+
+#[test]
+fn maps_made_by_the_template_change_in_place_and_parameters_do_not() {
+    // A new map is shared as in Go: the change shows through the list too.
+    assert_eq!(
+        run(
+            r#"{{ $d := dict "a" 1 }}{{ $l := list $d }}{{ $_ := set $d "b" 2 }}{{ toJson $l }}"#,
+            &json!({}),
+            MissingKey::Invalid
+        )
+        .as_deref(),
+        Ok(r#"[{"a":1,"b":2}]"#)
+    );
+    // Argo CD renders every field from one parameter map: changing it in
+    // place would show in fields rendered later, in an order not modelled.
+    for tmpl in [
+        r#"{{ $x := .image }}{{ $_ := set $x "tag" "v2" }}"#,
+        r#"{{ $_ := unset . "image" }}"#,
+        r#"{{ $_ := merge .image (dict "tag" "v2") }}"#,
+        r#"{{ $d := merge (dict) . }}{{ $_ := set $d.image "tag" "v2" }}"#,
+    ] {
+        let err = run(
+            tmpl,
+            &json!({"image": {"name": "web"}}),
+            MissingKey::Invalid,
+        )
+        .expect_err(tmpl);
+        assert!(err.contains("does not model"), "{tmpl}: {err}");
+    }
+    // Copies and reads are fine.
+    assert_eq!(
+        run(
+            r#"{{ $c := deepCopy .image }}{{ $_ := set $c "tag" "v2" }}{{ $c.tag }} {{ .image.tag }}"#,
+            &json!({"image": {"name": "web"}}),
+            MissingKey::Invalid
+        )
+        .as_deref(),
+        Ok("v2 <no value>")
+    );
+}

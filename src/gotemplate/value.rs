@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// An object whose fields and methods the host program provides, as Helm's
 /// `.Files` (`Get`, `GetBytes`, `Glob`, `Lines`, `AsConfig`, `AsSecrets`) and
@@ -54,6 +54,183 @@ impl PartialEq for Host {
 /// The fixed part of [`V::cost`]: what one node takes beside its text.
 pub(crate) const NODE_COST: usize = 32;
 
+/// Said when a template changes a map of ApplicationSet parameters.
+pub(crate) const FROZEN_MAP: &str = "changes a map of the template parameters in place: Argo CD shares the parameters between the fields it renders, which gitops-lint does not model";
+
+/// A Go `map[string]any`, which is a reference: a clone is the same map,
+/// and a change made through one clone (Sprig's `set`, `unset`, `merge`)
+/// shows through every other, as it does through every Go value holding
+/// the map. `dict`, `deepCopy`, decoding and [`SharedMap::new`] make new maps.
+///
+/// Readers take a snapshot of the entries (an `Arc`) and hold no lock while
+/// they walk it, so walking a map that contains itself, or merging a map
+/// into itself, cannot deadlock; a writer copies the entries only while a
+/// snapshot is alive.
+#[derive(Clone)]
+pub struct SharedMap(Arc<MapCell>);
+
+struct MapCell {
+    entries: Mutex<Arc<BTreeMap<String, V>>>,
+    /// Why templates must not change this map, if they must not: it is
+    /// shared in Go where this crate's copy is not (the message says how).
+    frozen: Option<&'static str>,
+}
+
+impl SharedMap {
+    /// A new map holding `entries`.
+    #[must_use]
+    pub fn new(entries: BTreeMap<String, V>) -> SharedMap {
+        SharedMap::with(entries, None)
+    }
+
+    fn with(entries: BTreeMap<String, V>, frozen: Option<&'static str>) -> SharedMap {
+        SharedMap(Arc::new(MapCell {
+            entries: Mutex::new(Arc::new(entries)),
+            frozen,
+        }))
+    }
+
+    /// The entries as they are now; later changes to the map do not show in it.
+    #[must_use]
+    pub fn entries(&self) -> Arc<BTreeMap<String, V>> {
+        let guard = self
+            .0
+            .entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(&guard)
+    }
+
+    /// The value at `key` (a map in it is shared, as Go's `m[key]` is).
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<V> {
+        self.entries().get(key).cloned()
+    }
+
+    /// How many entries the map has.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.entries().len()
+    }
+
+    /// Whether the map has no entries.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.entries().is_empty()
+    }
+
+    /// Whether the map has an entry at `key`.
+    #[must_use]
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.entries().contains_key(key)
+    }
+
+    /// Whether `self` and `other` are one map.
+    #[must_use]
+    pub fn same(&self, other: &SharedMap) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// The map's identity, for finding a map among its own entries.
+    fn id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
+    /// The entries to change in Rust code that builds a value: when the map
+    /// is shared, `self` first becomes a copy of its own, so the change does
+    /// not show through the other holders (value semantics, as Rust code
+    /// building values expects). Templates change maps with
+    /// [`SharedMap::update`] instead.
+    pub fn make_mut(&mut self) -> &mut BTreeMap<String, V> {
+        let cell = Arc::make_mut(&mut self.0);
+        let entries = cell
+            .entries
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        Arc::make_mut(entries)
+    }
+
+    /// The entries, taken out of the map (copied when the map is shared).
+    #[must_use]
+    pub fn into_entries(self) -> BTreeMap<String, V> {
+        let entries = self.entries();
+        drop(self);
+        Arc::try_unwrap(entries).unwrap_or_else(|shared| (*shared).clone())
+    }
+
+    /// Changes the map in place, for every holder (Go's `m[k] = v`).
+    /// `change` runs with the map's lock held: it must not read this map.
+    ///
+    /// # Errors
+    /// The reason a frozen map gives ([`V::frozen_copy`]).
+    pub(crate) fn update<R>(
+        &self,
+        change: impl FnOnce(&mut BTreeMap<String, V>) -> R,
+    ) -> Result<R, String> {
+        if let Some(why) = self.0.frozen {
+            return Err(why.to_string());
+        }
+        let mut guard = self
+            .0
+            .entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        Ok(change(Arc::make_mut(&mut guard)))
+    }
+}
+
+/// A copy of the cell holding the same entries: what [`SharedMap::make_mut`]
+/// gives a map that is shared.
+impl Clone for MapCell {
+    fn clone(&self) -> MapCell {
+        let guard = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        MapCell {
+            entries: Mutex::new(Arc::clone(&guard)),
+            frozen: self.frozen,
+        }
+    }
+}
+
+impl Default for SharedMap {
+    fn default() -> SharedMap {
+        SharedMap::new(BTreeMap::new())
+    }
+}
+
+impl From<BTreeMap<String, V>> for SharedMap {
+    fn from(entries: BTreeMap<String, V>) -> SharedMap {
+        SharedMap::new(entries)
+    }
+}
+
+impl<const N: usize> From<[(String, V); N]> for SharedMap {
+    fn from(entries: [(String, V); N]) -> SharedMap {
+        SharedMap::new(entries.into())
+    }
+}
+
+impl FromIterator<(String, V)> for SharedMap {
+    fn from_iter<I: IntoIterator<Item = (String, V)>>(iter: I) -> SharedMap {
+        SharedMap::new(iter.into_iter().collect())
+    }
+}
+
+/// Equal entries, as Go's `reflect.DeepEqual` compares maps; one map is
+/// equal to itself without a look at its entries (so a map that contains
+/// itself compares equal to itself, as `DeepEqual`'s visited set makes it).
+impl PartialEq for SharedMap {
+    fn eq(&self, other: &SharedMap) -> bool {
+        self.same(other) || *self.entries() == *other.entries()
+    }
+}
+
+impl std::fmt::Debug for SharedMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `%v`, which stops at a map inside itself, not the derived form.
+        write!(f, "{}", V::Map(self.clone()).go_string())
+    }
+}
+
 /// A template value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum V {
@@ -71,28 +248,100 @@ pub enum V {
     Str(String),
     /// `[]any`.
     List(Vec<V>),
-    /// `map[string]any` (Go prints and ranges maps in key order).
-    Map(BTreeMap<String, V>),
+    /// `map[string]any` (Go prints and ranges maps in key order), shared
+    /// as Go shares maps.
+    Map(SharedMap),
     /// An object with host-provided fields and methods.
     Host(Host),
 }
 
+/// Why [`V::cost`] could not measure a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unmeasurable {
+    /// It nests deeper than allowed.
+    TooDeep,
+    /// A map contains itself (`set $d "self" $d`): Go would recurse until
+    /// its stack overflows wherever the value is printed or copied.
+    ContainsItself,
+}
+
 impl V {
-    /// Converts decoded JSON the way Go's `encoding/json` would (numbers become `float64`).
+    /// Converts decoded JSON the way Go's `encoding/json` would (numbers
+    /// become `float64`); every object becomes a new map.
     #[must_use]
     pub(crate) fn from_json(v: &serde_json::Value) -> V {
+        V::from_json_as(v, None)
+    }
+
+    /// [`V::from_json`] for ApplicationSet parameters: templates may read
+    /// the maps but not change them (see [`FROZEN_MAP`]).
+    #[must_use]
+    pub(crate) fn from_json_frozen(v: &serde_json::Value) -> V {
+        V::from_json_as(v, Some(FROZEN_MAP))
+    }
+
+    fn from_json_as(v: &serde_json::Value, frozen: Option<&'static str>) -> V {
         match v {
             serde_json::Value::Null => V::Nil,
             serde_json::Value::Bool(b) => V::Bool(*b),
             serde_json::Value::Number(n) => V::Float(n.as_f64().unwrap_or(0.0)),
             serde_json::Value::String(s) => V::Str(s.clone()),
-            serde_json::Value::Array(a) => V::List(a.iter().map(V::from_json).collect()),
-            serde_json::Value::Object(o) => V::Map(
+            serde_json::Value::Array(a) => {
+                V::List(a.iter().map(|e| V::from_json_as(e, frozen)).collect())
+            }
+            serde_json::Value::Object(o) => V::Map(SharedMap::with(
                 o.iter()
-                    .map(|(k, v)| (k.clone(), V::from_json(v)))
+                    .map(|(k, e)| (k.clone(), V::from_json_as(e, frozen)))
                     .collect(),
-            ),
+                frozen,
+            )),
         }
+    }
+
+    /// A map holding `entries`.
+    #[must_use]
+    pub fn map(entries: BTreeMap<String, V>) -> V {
+        V::Map(SharedMap::new(entries))
+    }
+
+    /// A copy sharing no map with `self` (Sprig's `deepCopy`,
+    /// `copystructure.Copy`). `None` when it nests deeper than `max_depth`
+    /// (a map containing itself does), where Go would overflow its stack.
+    #[must_use]
+    pub(crate) fn deep_copy(&self, max_depth: usize) -> Option<V> {
+        self.copy_as(max_depth, None)
+    }
+
+    /// [`V::deep_copy`] whose maps refuse to be changed, saying `why`: for
+    /// maps Go shares where this crate's copies cannot follow.
+    #[must_use]
+    pub(crate) fn frozen_copy(&self, max_depth: usize, why: &'static str) -> Option<V> {
+        self.copy_as(max_depth, Some(why))
+    }
+
+    fn copy_as(&self, max_depth: usize, frozen: Option<&'static str>) -> Option<V> {
+        let nested = max_depth.checked_sub(1);
+        Some(match self {
+            V::List(l) => {
+                let d = nested?;
+                V::List(
+                    l.iter()
+                        .map(|e| e.copy_as(d, frozen))
+                        .collect::<Option<_>>()?,
+                )
+            }
+            V::Map(m) => {
+                let d = nested?;
+                V::Map(SharedMap::with(
+                    m.entries()
+                        .iter()
+                        .map(|(k, e)| Some((k.clone(), e.copy_as(d, frozen)?)))
+                        .collect::<Option<_>>()?,
+                    frozen,
+                ))
+            }
+            other => other.clone(),
+        })
     }
 
     /// Converts to JSON (as `json.Marshal` would see it; `Missing` becomes `null`).
@@ -114,9 +363,12 @@ impl V {
             }
             V::Str(s) => serde_json::Value::String(s.clone()),
             V::List(l) => serde_json::Value::Array(l.iter().map(V::to_json).collect()),
-            V::Map(m) => {
-                serde_json::Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
-            }
+            V::Map(m) => serde_json::Value::Object(
+                m.entries()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_json()))
+                    .collect(),
+            ),
             V::Host(h) => h.0.value().to_json(),
         }
     }
@@ -169,26 +421,98 @@ impl V {
 
     /// What holding this value costs, in bytes: its text plus a fixed charge
     /// per node, so that a budget of cost bounds both the memory a template
-    /// holds and the time spent copying it. `None` when it nests deeper than
-    /// `max_depth` (deeper values would overflow the recursive printers).
-    #[must_use]
-    pub(crate) fn cost(&self, max_depth: usize) -> Option<usize> {
-        let nested = max_depth.checked_sub(1);
-        match self {
-            V::Str(s) => Some(NODE_COST.saturating_add(s.len())),
-            V::List(l) => {
-                let d = nested?;
-                l.iter()
-                    .try_fold(NODE_COST, |n, e| Some(n.saturating_add(e.cost(d)?)))
+    /// holds and the time spent walking it. A map met twice counts twice, as
+    /// printing it prints it twice. The walk stops as soon as the cost passes
+    /// `limit` (a map holding one map under many keys, nested, is small in
+    /// memory but exponential to print), returning what it counted so far.
+    ///
+    /// # Errors
+    /// A value nesting deeper than `max_depth` (deeper values would
+    /// overflow the recursive printers), or a map containing itself.
+    pub(crate) fn cost(&self, max_depth: usize, limit: usize) -> Result<usize, Unmeasurable> {
+        fn walk(
+            v: &V,
+            depth_left: usize,
+            ancestors: &mut Vec<usize>,
+            total: &mut usize,
+            limit: usize,
+        ) -> Result<(), Unmeasurable> {
+            *total = total.saturating_add(NODE_COST);
+            match v {
+                V::Str(s) => *total = total.saturating_add(s.len()),
+                V::List(l) => {
+                    let d = depth_left.checked_sub(1).ok_or(Unmeasurable::TooDeep)?;
+                    for e in l {
+                        if *total > limit {
+                            break;
+                        }
+                        walk(e, d, ancestors, total, limit)?;
+                    }
+                }
+                V::Map(m) => {
+                    let d = depth_left.checked_sub(1).ok_or(Unmeasurable::TooDeep)?;
+                    if ancestors.contains(&m.id()) {
+                        return Err(Unmeasurable::ContainsItself);
+                    }
+                    ancestors.push(m.id());
+                    for (k, e) in m.entries().iter() {
+                        if *total > limit {
+                            break;
+                        }
+                        *total = total.saturating_add(k.len());
+                        walk(e, d, ancestors, total, limit)?;
+                    }
+                    ancestors.pop();
+                }
+                _ => {}
             }
-            V::Map(m) => {
-                let d = nested?;
-                m.iter().try_fold(NODE_COST, |n, (k, e)| {
-                    Some(n.saturating_add(k.len()).saturating_add(e.cost(d)?))
-                })
-            }
-            _ => Some(NODE_COST),
+            Ok(())
         }
+        let mut total = 0;
+        walk(self, max_depth, &mut Vec::new(), &mut total, limit)?;
+        Ok(total)
+    }
+
+    /// Empties the maps of `self` that contain themselves, so that the
+    /// cycles [`V::cost`] refused do not keep their memory alive once the
+    /// failed execution drops them (the change is never seen: the
+    /// execution stops with an error). Each map is walked once.
+    pub(crate) fn break_cycles(&self) {
+        fn walk(
+            v: &V,
+            depth_left: usize,
+            ancestors: &mut Vec<SharedMap>,
+            done: &mut std::collections::HashSet<usize>,
+        ) {
+            let Some(d) = depth_left.checked_sub(1) else {
+                return;
+            };
+            match v {
+                V::List(l) => l.iter().for_each(|e| walk(e, d, ancestors, done)),
+                V::Map(m) => {
+                    if ancestors.iter().any(|a| a.same(m)) {
+                        // A frozen map refuses, but never contains itself.
+                        let _ = m.update(BTreeMap::clear);
+                        return;
+                    }
+                    if !done.insert(m.id()) {
+                        return;
+                    }
+                    ancestors.push(m.clone());
+                    for e in m.entries().values() {
+                        walk(e, d, ancestors, done);
+                    }
+                    ancestors.pop();
+                }
+                _ => {}
+            }
+        }
+        walk(
+            self,
+            PRINT_DEPTH,
+            &mut Vec::new(),
+            &mut std::collections::HashSet::new(),
+        );
     }
 
     /// An upper bound on the length of this value printed as JSON or YAML,
@@ -209,7 +533,7 @@ impl V {
                 V::List(l) => l
                     .iter()
                     .fold(frame, |n, e| n.saturating_add(walk(e, depth + 1))),
-                V::Map(m) => m.iter().fold(frame, |n, (k, e)| {
+                V::Map(m) => m.entries().iter().fold(frame, |n, (k, e)| {
                     n.saturating_add(text(k, depth))
                         .saturating_add(walk(e, depth + 1))
                 }),
@@ -223,16 +547,29 @@ impl V {
     #[must_use]
     pub(crate) fn go_string(&self) -> String {
         let mut s = String::new();
-        write_v(&mut s, self, true);
+        write_v(&mut s, self, true, PRINT_DEPTH, &mut PRINT_NODES.clone());
         s
     }
 }
 
-fn write_v(out: &mut String, v: &V, top: bool) {
+/// How deep `%v` prints: beyond what a template may hold (values are
+/// measured by [`V::cost`] before they are printed), so only a value that
+/// escaped measuring, such as a map containing itself printed in a Rust
+/// error message, is cut short (Go would overflow its stack).
+const PRINT_DEPTH: usize = 1000;
+/// How many nodes `%v` prints, for the same reason as [`PRINT_DEPTH`].
+const PRINT_NODES: usize = 1 << 24;
+
+fn write_v(out: &mut String, v: &V, top: bool, depth_left: usize, nodes_left: &mut usize) {
+    let (Some(depth_left), Some(n)) = (depth_left.checked_sub(1), nodes_left.checked_sub(1)) else {
+        out.push_str("...");
+        return;
+    };
+    *nodes_left = n;
     match v {
         V::Missing => out.push_str(if top { "<no value>" } else { "<nil>" }),
         V::Nil => out.push_str("<nil>"),
-        V::Host(h) => write_v(out, &h.0.value(), top),
+        V::Host(h) => write_v(out, &h.0.value(), top, depth_left, nodes_left),
         V::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         V::Int(i) => {
             let _ = write!(out, "{i}");
@@ -245,19 +582,19 @@ fn write_v(out: &mut String, v: &V, top: bool) {
                 if i > 0 {
                     out.push(' ');
                 }
-                write_v(out, e, false);
+                write_v(out, e, false, depth_left, nodes_left);
             }
             out.push(']');
         }
         V::Map(m) => {
             out.push_str("map[");
-            for (i, (k, e)) in m.iter().enumerate() {
+            for (i, (k, e)) in m.entries().iter().enumerate() {
                 if i > 0 {
                     out.push(' ');
                 }
                 out.push_str(k);
                 out.push(':');
-                write_v(out, e, false);
+                write_v(out, e, false, depth_left, nodes_left);
             }
             out.push(']');
         }

@@ -17,7 +17,7 @@ use super::value::V;
 pub(crate) fn to_yaml(v: &V) -> String {
     let mut out = String::new();
     match v {
-        V::Map(m) if !m.is_empty() => write_map(&mut out, m, 0, false),
+        V::Map(m) if !m.is_empty() => write_map(&mut out, &m.entries(), 0, false),
         V::List(l) if !l.is_empty() => write_list(&mut out, l, 0, false),
         other => {
             out.push_str(&scalar(other, 0));
@@ -98,7 +98,7 @@ fn write_map(out: &mut String, m: &BTreeMap<String, V>, indent: usize, first_inl
         match &m[k] {
             V::Map(sub) if !sub.is_empty() => {
                 out.push('\n');
-                write_map(out, sub, indent + 2, false);
+                write_map(out, &sub.entries(), indent + 2, false);
             }
             V::List(l) if !l.is_empty() => {
                 out.push('\n');
@@ -120,7 +120,7 @@ fn write_list(out: &mut String, l: &[V], indent: usize, first_inline: bool) {
         }
         out.push_str("- ");
         match e {
-            V::Map(sub) if !sub.is_empty() => write_map(out, sub, indent + 2, true),
+            V::Map(sub) if !sub.is_empty() => write_map(out, &sub.entries(), indent + 2, true),
             V::List(sub) if !sub.is_empty() => write_list(out, sub, indent + 2, true),
             other => {
                 out.push_str(&scalar(other, indent + 2));

@@ -478,7 +478,7 @@ fn load_files(
                 c.values = match doc {
                     Value::Null => BTreeMap::new(),
                     Value::Object(_) => match V::from_json(&doc) {
-                        V::Map(m) => m,
+                        V::Map(m) => m.into_entries(),
                         _ => BTreeMap::new(),
                     },
                     other => return Err(format!(

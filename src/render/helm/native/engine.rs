@@ -23,14 +23,16 @@ use regex::Regex;
 use super::chart::{Chart, Metadata};
 use super::values::Map;
 use super::{helm_error, not_supported};
-use crate::gotemplate::{Budget, FuncSet, MissingKey, TemplateSet, V};
+use crate::gotemplate::{Budget, FuncSet, MissingKey, SharedMap, TemplateSet, V};
 use crate::limits::BEYOND_LIMITS;
 use crate::render::RenderError;
 
 /// One template to parse and, unless a partial, execute.
 struct Renderable {
     src: String,
-    vals: Map,
+    /// Its chart's top-level object, one map for all the chart's templates
+    /// (Helm's `next`, which `render` gives each its `Template` in turn).
+    vals: SharedMap,
     base_path: String,
 }
 
@@ -83,7 +85,7 @@ fn chart_value(md: &Metadata, is_root: bool) -> V {
     m.insert("KubeVersion".into(), s(&md.kube_version));
     m.insert("Type".into(), s(&md.chart_type));
     m.insert("IsRoot".into(), V::Bool(is_root));
-    V::Map(m)
+    V::map(m)
 }
 
 /// What every template sees the same: `.Release` and `.Capabilities`.
@@ -96,6 +98,11 @@ pub(super) struct Top {
 
 /// `recAllTpls`: the templates of `c` (at `full_path`) and its subcharts,
 /// with the objects each sees; returns `c`'s objects (for `.Subcharts`).
+/// Go's maps are references, and so are these: `values` is shared with
+/// the parent's `.Values` (`values.Table("Values." + c.Name())` returns the
+/// parent's own map), the objects with every template of the chart and the
+/// parent's `.Subcharts`, so a change a template makes to them shows in the
+/// templates executed after it.
 fn all_templates(
     c: &Chart,
     full_path: &str,
@@ -103,7 +110,7 @@ fn all_templates(
     values: &V,
     top: &Top,
     out: &mut BTreeMap<String, Renderable>,
-) -> Map {
+) -> SharedMap {
     let mut next = Map::new();
     next.insert("Chart".into(), chart_value(&c.metadata, is_root));
     next.insert("Release".into(), top.release.clone());
@@ -112,18 +119,20 @@ fn all_templates(
     next.insert("Files".into(), super::objects::files(&c.files));
     let mut subcharts = Map::new();
     for child in &c.dependencies {
+        // No table there: a new empty map (`make(chartutil.Values)`).
         let child_values = match values {
             V::Map(m) => match m.get(child.name()) {
-                Some(v @ V::Map(_)) => v.clone(),
-                _ => V::Map(Map::new()),
+                Some(v @ V::Map(_)) => v,
+                _ => V::map(Map::new()),
             },
-            _ => V::Map(Map::new()),
+            _ => V::map(Map::new()),
         };
         let child_path = format!("{full_path}/charts/{}", child.name());
         let objects = all_templates(child, &child_path, false, &child_values, top, out);
         subcharts.insert(child.name().to_string(), V::Map(objects));
     }
-    next.insert("Subcharts".into(), V::Map(subcharts));
+    next.insert("Subcharts".into(), V::map(subcharts));
+    let next = SharedMap::new(next);
     let library = c.metadata.chart_type == "library";
     for t in &c.templates {
         let base = t.name.rsplit('/').next().unwrap_or(&t.name);
@@ -141,6 +150,46 @@ fn all_templates(
         );
     }
     next
+}
+
+/// Said of a template changing a table that Helm shares between charts.
+const SHARED_GLOBAL: &str = "changes in place a table nested in a table of `.Values.global`, which Helm shares between a chart and its subcharts (`coalesceGlobals` copies only the top of each table) and gitops-lint does not: not supported by gitops-lint";
+
+/// The values a render starts from: a copy sharing no map with `values`
+/// (a template may change them), whose tables nested two levels in
+/// `global` refuse changes when there are subcharts (see [`SHARED_GLOBAL`]).
+fn render_values(chart: &Chart, values: &Map) -> Option<V> {
+    /// Deeper than any values document may nest (YAML loading stops sooner).
+    const DEPTH: usize = 10_000;
+    fn freeze_globals(c: &Chart, values: &V) -> Option<()> {
+        let V::Map(m) = values else {
+            return Some(());
+        };
+        if let Some(V::Map(global)) = m.get("global") {
+            for table in global.entries().values() {
+                let V::Map(table) = table else { continue };
+                let mut frozen = Map::new();
+                for (k, v) in table.entries().iter() {
+                    if matches!(v, V::Map(_)) {
+                        frozen.insert(k.clone(), v.frozen_copy(DEPTH, SHARED_GLOBAL)?);
+                    }
+                }
+                // Fresh maps from the copy below: none is frozen yet.
+                table.update(|t| t.extend(frozen)).ok()?;
+            }
+        }
+        for child in &c.dependencies {
+            if let Some(v) = m.get(child.name()) {
+                freeze_globals(child, &v)?;
+            }
+        }
+        Some(())
+    }
+    let copy = V::map(values.clone()).deep_copy(DEPTH)?;
+    if !chart.dependencies.is_empty() {
+        freeze_globals(chart, &copy)?;
+    }
+    Some(copy)
 }
 
 /// What the engine cannot evaluate faithfully yet, if `src` uses it.
@@ -194,56 +243,6 @@ fn unsupported_use(src: &str) -> Option<String> {
     }
     if whole.is_match(src) {
         return Some("the top-level object serialized whole".into());
-    }
-    if let Some(f) = map_mutation(src) {
-        return Some(format!(
-            "`{f}`, which changes a map in place: Go shares maps by reference, so the change shows in every value holding that map (`.Values` included), and this engine's values are copies"
-        ));
-    }
-    None
-}
-
-/// The first function of an action in `src` (comments aside) that changes
-/// a map in place (Sprig's `set`, `unset`, `merge`, `mergeOverwrite` and
-/// their `must` forms) on a map that may be shared: anything but a map made
-/// right there (`(dict …)`, `(deepCopy …)`). Go shares maps by reference,
-/// so such a change shows through every alias (`.Values` included); this
-/// engine's values are copies, so it would render such a template wrongly.
-fn map_mutation(src: &str) -> Option<&'static str> {
-    const MUTATORS: [&str; 6] = [
-        "set",
-        "unset",
-        "merge",
-        "mergeOverwrite",
-        "mustMerge",
-        "mustMergeOverwrite",
-    ];
-    const FRESH: [&str; 3] = ["(dict", "(deepCopy", "(mustDeepCopy"];
-    let mut rest = src;
-    while let Some(open) = rest.find("{{") {
-        let action = rest[open + 2..].trim_start_matches('-').trim_start();
-        let end = if action.starts_with("/*") {
-            action.find("*/").map_or(action.len(), |i| i + 2)
-        } else {
-            action.find("}}").unwrap_or(action.len())
-        };
-        if !action.starts_with("/*") {
-            let text = &action[..end];
-            let separator = |c: char| c.is_whitespace() || "()|".contains(c);
-            let mut at = 0;
-            while at < text.len() {
-                let word_end = text[at..].find(separator).map_or(text.len(), |i| at + i);
-                let word = &text[at..word_end];
-                if let Some(f) = MUTATORS.iter().find(|m| **m == word) {
-                    let target = text[word_end..].trim_start();
-                    if !FRESH.iter().any(|p| target.starts_with(p)) {
-                        return Some(f);
-                    }
-                }
-                at = word_end + text[word_end..].chars().next().map_or(1, char::len_utf8);
-            }
-        }
-        rest = &action[end..];
     }
     None
 }
@@ -318,15 +317,13 @@ fn render_within(
     chart_dir: &str,
     limit: Budget,
 ) -> Result<BTreeMap<String, String>, RenderError> {
+    let Some(values) = render_values(chart, values) else {
+        return Err(not_supported(
+            "values nesting deeper than gitops-lint copies",
+        ));
+    };
     let mut tpls = BTreeMap::new();
-    all_templates(
-        chart,
-        chart.name(),
-        true,
-        &V::Map(values.clone()),
-        top,
-        &mut tpls,
-    );
+    all_templates(chart, chart.name(), true, &values, top, &mut tpls);
     for (name, r) in &tpls {
         if let Some(what) = unsupported_use(&r.src) {
             return Err(not_supported(&format!("{what} in `{name}`")));
@@ -362,18 +359,18 @@ fn render_within(
             continue;
         }
         let r = &tpls[k];
-        let mut vals = r.vals.clone();
-        vals.insert(
-            "Template".into(),
-            V::Map(
-                [
-                    ("Name".to_string(), V::Str(k.clone())),
-                    ("BasePath".to_string(), V::Str(r.base_path.clone())),
-                ]
-                .into(),
-            ),
+        let template = V::Map(
+            [
+                ("Name".to_string(), V::Str(k.clone())),
+                ("BasePath".to_string(), V::Str(r.base_path.clone())),
+            ]
+            .into(),
         );
-        match set.execute_within(k, &V::Map(vals), &mut budget) {
+        // `vals["Template"] = ...` on the chart's shared object, as Helm does.
+        if let Err(e) = r.vals.update(|m| m.insert("Template".into(), template)) {
+            return Err(not_supported(&e));
+        }
+        match set.execute_within(k, &V::Map(r.vals.clone()), &mut budget) {
             Ok(out) => {
                 if out.len() > budget.bytes {
                     return Err(exhausted(k));
@@ -395,6 +392,7 @@ fn render_within(
 
 #[cfg(test)]
 mod tests {
+    use super::super::chart::Metadata;
     use super::*;
     use crate::render::{ParseCache, RenderContext, RenderOptions};
     use crate::source::MemTree;
@@ -409,7 +407,7 @@ mod tests {
         let cx = RenderContext::new(&tree, &cache, &options);
         let chart = super::super::chart::load(&cx, "c", None).map_err(|e| e.message)?;
         let top = Top {
-            release: V::Map(Map::new()),
+            release: V::Map(Map::new().into()),
             capabilities: super::super::objects::capabilities("v1.31.0", &[]),
         };
         render_within(&chart, &Map::new(), &top, "c", limit)
@@ -437,7 +435,8 @@ mod tests {
         let err = render_files(&files, tight).expect_err("past the budget");
         assert!(
             err.starts_with("rendering `c/templates/")
-                && err.contains("exceeds gitops-lint's budget for one chart of 10000 template steps")
+                && err
+                    .contains("exceeds gitops-lint's budget for one chart of 10000 template steps")
                 && err.ends_with(BEYOND_LIMITS),
             "{err}"
         );
@@ -493,22 +492,6 @@ mod tests {
             unsupported_use("{{ (.Files.Glob \"a/*\").AsConfig }}").as_deref(),
             Some(".Files.Glob")
         );
-        assert_eq!(map_mutation("{{ $_ := set $d \"k\" 1 }}"), Some("set"));
-        assert_eq!(map_mutation("{{- (merge $a $b) | toYaml }}"), Some("merge"));
-        assert_eq!(
-            map_mutation("{{- merge (index .Values \"a\") $b }}"),
-            Some("merge")
-        );
-        assert_eq!(map_mutation("merge: {{ .Values.x }}\nset me"), None);
-        assert_eq!(map_mutation("{{/* vim: set filetype=mustache: */}}"), None);
-        assert_eq!(
-            map_mutation("{{ toYaml (mergeOverwrite (deepCopy .Values.a) .Values.b) }}"),
-            None
-        );
-        assert_eq!(
-            map_mutation("{{ include \"x\" (dict \"settings\" 1) }}"),
-            None
-        );
         assert!(unsupported_use("{{ toYaml .Chart }}").is_some());
         assert!(unsupported_use("{{ .Chart.Maintainers | toJson }}").is_some());
         assert!(unsupported_use("x: {{ toYaml $ }}").is_some());
@@ -516,5 +499,105 @@ mod tests {
         assert!(unsupported_use("x: {{ toYaml .Values }}").is_none());
         assert!(unsupported_use("{{ keys . | sortAlpha }}").is_none());
         assert_eq!(unsupported_use("{{ .Chart.Name }}-{{ .Values.x }}"), None);
+    }
+
+    fn chart(name: &str, templates: &[(&str, &str)], dependencies: Vec<Chart>) -> Chart {
+        Chart {
+            metadata: Metadata {
+                name: name.into(),
+                version: "1.0.0".into(),
+                api_version: "v2".into(),
+                ..Metadata::default()
+            },
+            templates: templates
+                .iter()
+                .map(|(n, src)| super::super::chart::ChartFile {
+                    name: (*n).to_string(),
+                    data: src.as_bytes().into(),
+                })
+                .collect(),
+            dependencies,
+            ..Chart::default()
+        }
+    }
+
+    #[test]
+    fn templates_share_values_and_objects_in_helm_order() {
+        // Executed in sortTemplates order: the subchart's `c.yaml`, then the
+        // parent's `z.yaml`, then `y.yaml`. The subchart's `.Values` is the
+        // parent's `.Values.sub`; each chart's top-level object is one map,
+        // also the parent's `.Subcharts.sub`.
+        let sub = chart(
+            "sub",
+            &[(
+                "templates/c.yaml",
+                r#"{{ $_ := set .Values "fromSub" "s" }}c"#,
+            )],
+            Vec::new(),
+        );
+        let parent = chart(
+            "p",
+            &[
+                (
+                    "templates/z.yaml",
+                    r#"{{ $_ := set .Values.sub "fromParent" "p" }}{{ $_ := set . "mark" "m" }}z"#,
+                ),
+                (
+                    "templates/y.yaml",
+                    "y: {{ .mark }} {{ .Subcharts.sub.Values.fromParent }} {{ .Values.sub.fromSub }} {{ .Subcharts.sub.Template.Name }}",
+                ),
+            ],
+            vec![sub],
+        );
+        let mut values = Map::new();
+        values.insert("sub".into(), V::map(Map::new()));
+        let top = Top {
+            release: V::map(Map::new()),
+            capabilities: V::map(Map::new()),
+        };
+        let out = render(&parent, &values, &top, "p").map_err(|e| e.to_string());
+        let want: BTreeMap<String, String> = [
+            ("p/charts/sub/templates/c.yaml", "c"),
+            ("p/templates/z.yaml", "z"),
+            (
+                "p/templates/y.yaml",
+                "y: m p s p/charts/sub/templates/c.yaml",
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(out, Ok(want));
+        // The caller's values are not changed: the render works on a copy.
+        assert_eq!(values.get("sub"), Some(&V::map(Map::new())));
+    }
+
+    #[test]
+    fn nested_global_tables_shared_between_charts_refuse_changes() {
+        let sub = chart("sub", &[("templates/c.yaml", "c")], Vec::new());
+        let parent = chart(
+            "p",
+            &[(
+                "templates/a.yaml",
+                r#"{{ $_ := set .Values.global.img "tag" "x" }}{{ $_ := set .Values.global.img.reg "host" "x" }}"#,
+            )],
+            vec![sub],
+        );
+        let values = match V::from_json(&serde_json::json!({
+            "global": {"img": {"reg": {"host": "h"}}},
+            "sub": {"global": {"img": {"reg": {"host": "h"}}}}
+        })) {
+            V::Map(m) => m.into_entries(),
+            _ => Map::new(),
+        };
+        let top = Top {
+            release: V::map(Map::new()),
+            capabilities: V::map(Map::new()),
+        };
+        let err = render(&parent, &values, &top, "p").map_err(|e| e.to_string());
+        let Err(err) = err else {
+            panic!("renders: {err:?}")
+        };
+        assert!(err.contains("coalesceGlobals"), "{err}");
     }
 }

@@ -109,7 +109,7 @@ fn merge_user_values(inp: &Inputs<'_>) -> Result<Map, String> {
         })?;
         let doc = docs.into_iter().next().map(|d| d.value).unwrap_or_default();
         match V::from_json(&doc) {
-            V::Map(m) => values::merge_maps(&mut base, m),
+            V::Map(m) => values::merge_maps(&mut base, m.into_entries()),
             V::Nil => {}
             _ => {
                 return Err(format!(
@@ -256,7 +256,7 @@ fn check_schemas(c: &chart::Chart, values: &Map) -> Result<(), RenderError> {
                 c.name()
             )));
         };
-        match schema::validate(&doc, &V::Map(values.clone()).to_json()) {
+        match schema::validate(&doc, &V::map(values.clone()).to_json()) {
             schema::Verdict::Valid => {}
             schema::Verdict::Invalid(_) => {
                 return Err(not_supported(&format!(
@@ -274,7 +274,7 @@ fn check_schemas(c: &chart::Chart, values: &Map) -> Result<(), RenderError> {
     }
     for sub in &c.dependencies {
         let sv = match values.get(sub.name()) {
-            Some(V::Map(m)) => m.clone(),
+            Some(V::Map(m)) => m.entries().as_ref().clone(),
             _ => Map::new(),
         };
         check_schemas(sub, &sv)?;

@@ -226,7 +226,7 @@ impl Parser<'_> {
                 }
                 let mut inner = match data.remove(&k) {
                     None => Map::new(),
-                    Some(V::Map(m)) => m,
+                    Some(V::Map(m)) => m.into_entries(),
                     Some(other) => {
                         return Err(Stop::Err(format!(
                             "unable to parse key: interface conversion: interface {{}} is {}, not map[string]interface {{}}",
@@ -239,7 +239,7 @@ impl Parser<'_> {
                     return Err(Stop::Err(format!("key map {k:?} has no value")));
                 }
                 if !inner.is_empty() {
-                    set(data, k, V::Map(inner));
+                    set(data, k, V::map(inner));
                 }
                 e
             }
@@ -299,11 +299,11 @@ impl Parser<'_> {
             Some(_) => {
                 let idx = usize::try_from(i).unwrap_or(usize::MAX);
                 let mut inner = match list.get(idx) {
-                    Some(V::Map(m)) => m.clone(),
+                    Some(V::Map(m)) => m.entries().as_ref().clone(),
                     _ => Map::new(),
                 };
                 self.key(&mut inner, level)?;
-                Ok(set_index(list, i, V::Map(inner))?)
+                Ok(set_index(list, i, V::map(inner))?)
             }
         }
     }
@@ -340,7 +340,7 @@ mod tests {
     fn parse(s: &str, reader: Reader<'_>) -> Result<serde_json::Value, String> {
         let mut m = Map::new();
         parse_into(s, &mut m, reader)?;
-        Ok(V::Map(m).to_json())
+        Ok(V::map(m).to_json())
     }
 
     fn typed_of(s: &str) -> V {

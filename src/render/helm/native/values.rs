@@ -34,7 +34,7 @@ pub(in crate::render::helm) fn merge_maps(a: &mut Map, b: Map) {
     for (k, v) in b {
         if let V::Map(bv) = v {
             if let Some(V::Map(av)) = a.get_mut(&k) {
-                merge_maps(av, bv);
+                merge_maps(av.make_mut(), bv.into_entries());
                 continue;
             }
             a.insert(k, V::Map(bv));
@@ -88,7 +88,8 @@ fn go_percent_t(v: &V) -> String {
         V::Host(h) => go_percent_t(&h.0.value()),
         V::Map(m) => format!(
             "map[{}]",
-            m.iter()
+            m.entries()
+                .iter()
                 .map(|(k, v)| format!("{k}:{}", go_percent_t(v)))
                 .collect::<Vec<_>>()
                 .join(" ")
@@ -102,7 +103,7 @@ fn coalesce_deps(ch: &Chart, dest: &mut Map, merge: bool) -> Result<(), String> 
         let name = sub.name().to_string();
         let mut dv = match dest.remove(&name) {
             None => Map::new(),
-            Some(V::Map(m)) => m,
+            Some(V::Map(m)) => m.into_entries(),
             Some(other) => {
                 let msg = format!("type mismatch on {name}: {}", go_percent_t(&other));
                 dest.insert(name, other);
@@ -111,7 +112,7 @@ fn coalesce_deps(ch: &Chart, dest: &mut Map, merge: bool) -> Result<(), String> 
         };
         coalesce_globals(&mut dv, dest);
         coalesce(sub, &mut dv, merge)?;
-        dest.insert(name, V::Map(dv));
+        dest.insert(name, V::map(dv));
     }
     Ok(())
 }
@@ -120,13 +121,13 @@ fn coalesce_deps(ch: &Chart, dest: &mut Map, merge: bool) -> Result<(), String> 
 fn coalesce_globals(dest: &mut Map, src: &Map) {
     let mut dg = match dest.get("global") {
         None => Map::new(),
-        Some(V::Map(m)) => m.clone(),
+        Some(V::Map(m)) => m.entries().as_ref().clone(),
         // "skipping globals because destination global is not a table"
         Some(_) => return,
     };
     let sg = match src.get("global") {
         None => Map::new(),
-        Some(V::Map(m)) => m.clone(),
+        Some(V::Map(m)) => m.entries().as_ref().clone(),
         Some(_) => return,
     };
     for (key, val) in sg {
@@ -140,7 +141,7 @@ fn coalesce_globals(dest: &mut Map, src: &Map) {
                     Some(V::Map(destv)) => {
                         // Top-down: the parent's tables win, nulls kept
                         // (the coalesce that follows removes them).
-                        coalesce_tables(&mut vv, destv.clone(), true);
+                        coalesce_tables(vv.make_mut(), destv.clone().into_entries(), true);
                         dg.insert(key, V::Map(vv));
                     }
                     // "cannot merge map onto non-map"
@@ -154,7 +155,7 @@ fn coalesce_globals(dest: &mut Map, src: &Map) {
             }
         }
     }
-    dest.insert("global".into(), V::Map(dg));
+    dest.insert("global".into(), V::map(dg));
 }
 
 /// `coalesceValues`: the chart's defaults under `v`.
@@ -171,7 +172,7 @@ fn coalesce_into(c: &Chart, v: &mut Map, merge: bool) {
                 // "skipped value: Not a table" otherwise.
                 if let V::Map(src) = val {
                     let merge = merge || c.dependencies.iter().any(|s| s.name() == key);
-                    coalesce_tables(dest, src, merge);
+                    coalesce_tables(dest.make_mut(), src.into_entries(), merge);
                 }
             }
             Some(_) => {}
@@ -191,7 +192,7 @@ pub(in crate::render::helm) fn coalesce_tables(dst: &mut Map, src: Map, merge: b
             }
             Some(dv) => {
                 if let (V::Map(sv), V::Map(dm)) = (val, dv) {
-                    coalesce_tables(dm, sv, merge);
+                    coalesce_tables(dm.make_mut(), sv.into_entries(), merge);
                 }
             }
         }
@@ -200,20 +201,21 @@ pub(in crate::render::helm) fn coalesce_tables(dst: &mut Map, src: Map, merge: b
 
 /// `Values.Table`: the table at the dotted path `name`.
 #[must_use]
-pub(in crate::render::helm) fn table<'m>(v: &'m Map, name: &str) -> Option<&'m Map> {
-    let mut cur = v;
+pub(in crate::render::helm) fn table(v: &Map, name: &str) -> Option<Map> {
+    let mut cur = v.clone();
     for part in name.split('.') {
-        match cur.get(part) {
-            Some(V::Map(m)) => cur = m,
+        let next = match cur.get(part) {
+            Some(V::Map(m)) => m.entries().as_ref().clone(),
             _ => return None,
-        }
+        };
+        cur = next;
     }
     Some(cur)
 }
 
 /// `Values.PathValue`: the value (not a table) at the dotted path.
 #[must_use]
-pub(in crate::render::helm) fn path_value<'m>(v: &'m Map, path: &str) -> Option<&'m V> {
+pub(in crate::render::helm) fn path_value(v: &Map, path: &str) -> Option<V> {
     if path.is_empty() {
         return None;
     }
@@ -223,9 +225,9 @@ pub(in crate::render::helm) fn path_value<'m>(v: &'m Map, path: &str) -> Option<
     };
     let t = match head {
         Some(h) => table(v, h)?,
-        None => v,
+        None => v.clone(),
     };
-    t.get(key).filter(|x| !matches!(x, V::Map(_)))
+    t.get(key).filter(|x| !matches!(x, V::Map(_))).cloned()
 }
 
 /// `ProcessDependenciesWithMerge`: subcharts enabled or removed, aliases
@@ -337,7 +339,7 @@ fn process_conditions(reqs: &mut [Dependency], cvals: &Map, path: &str) {
                 continue;
             }
             if let Some(V::Bool(b)) = path_value(cvals, &format!("{path}{cond}")) {
-                r.enabled = *b;
+                r.enabled = b;
                 break;
             }
         }
@@ -360,7 +362,7 @@ fn path_to_map(path: &str, data: Map) -> Map {
     let mut cur = data;
     for part in path.split('.').rev() {
         let mut m = Map::new();
-        m.insert(part.to_string(), V::Map(cur));
+        m.insert(part.to_string(), V::map(cur));
         cur = m;
     }
     cur
@@ -388,7 +390,7 @@ fn process_import_values(c: &mut Chart) -> Result<(), String> {
                     let child = format!("exports.{s}");
                     out.push(serde_json::json!({"child": child, "parent": "."}));
                     if let Some(t) = table(&cvals, &format!("{}.{child}", r.name)) {
-                        coalesce_tables_owned(&mut b, t.clone());
+                        coalesce_tables_owned(&mut b, t);
                     }
                     continue;
                 }
@@ -402,7 +404,7 @@ fn process_import_values(c: &mut Chart) -> Result<(), String> {
             };
             out.push(serde_json::json!({"child": child, "parent": parent}));
             if let Some(t) = table(&cvals, &format!("{}.{child}", r.name)) {
-                coalesce_tables_owned(&mut b, path_to_map(parent, t.clone()));
+                coalesce_tables_owned(&mut b, path_to_map(parent, t));
             }
         }
         rewritten.push(out);
@@ -430,7 +432,7 @@ mod tests {
 
     fn map(json: serde_json::Value) -> Map {
         match V::from_json(&json) {
-            V::Map(m) => m,
+            V::Map(m) => m.into_entries(),
             _ => Map::new(),
         }
     }
@@ -460,7 +462,7 @@ mod tests {
     }
 
     fn json(m: &Map) -> serde_json::Value {
-        V::Map(m.clone()).to_json()
+        V::map(m.clone()).to_json()
     }
 
     // Expectations below were taken from helm v3.17.1 (`toYaml .Values`).
@@ -584,8 +586,8 @@ mod tests {
     #[test]
     fn path_value_is_a_leaf_only() {
         let v = map(serde_json::json!({"a": {"b": true, "t": {}}, "top": false}));
-        assert_eq!(path_value(&v, "a.b"), Some(&V::Bool(true)));
-        assert_eq!(path_value(&v, "top"), Some(&V::Bool(false)));
+        assert_eq!(path_value(&v, "a.b"), Some(V::Bool(true)));
+        assert_eq!(path_value(&v, "top"), Some(V::Bool(false)));
         assert_eq!(path_value(&v, "a.t"), None);
         assert_eq!(path_value(&v, "a.x.y"), None);
     }
