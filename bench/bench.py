@@ -97,10 +97,11 @@ def diff_cmd(binary, repo, head):
     return [binary, "diff", f"main..{head}", "--repo", repo, "--format", "json", "--fail-on", "never"]
 
 
-def check_render(binary, repo, head):
-    """Runs one diff; returns (status counts, findings, stats line)."""
+def check_render(binary, repo, head, extra=()):
+    """Runs one diff (with `extra` arguments); returns (status counts,
+    findings, stats line)."""
     env = dict(os.environ, GITOPS_LINT_STATS="1")
-    p = subprocess.run(diff_cmd(binary, repo, head), capture_output=True, text=True, env=env)
+    p = subprocess.run(diff_cmd(binary, repo, head) + list(extra), capture_output=True, text=True, env=env)
     if p.returncode not in (0, 1):
         raise SystemExit(f"gitops-lint failed on {repo} main..{head}: {p.stderr.strip()}")
     report = json.loads(p.stdout)

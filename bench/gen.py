@@ -23,7 +23,9 @@ Layouts:
              HPA, ConfigMap), and a value file per app in envs/<app>/;
              each Application renders the chart with its release name and
              value file. The "shared" head changes a chart template; the
-             others change value files.
+             others change value files. With --charts K there are K
+             charts, charts/service-<k> (each with its own content), app i
+             rendering chart i mod K; "shared" changes every chart.
 
 With --appset the per-app Application files are replaced by one
 ApplicationSet with a git directory generator over the overlays.
@@ -298,9 +300,11 @@ logLevel: info
 """
 
 
-def chart_templates(variant):
-    """The chart's templates; the "shared" head adds a label to every object."""
+def chart_templates(variant, chart_label=""):
+    """The chart's templates; the "shared" head adds a label to every object.
+    `chart_label` (one of several charts) makes each chart's content its own."""
     extra = "\n    tier: backend" if variant == "shared" else ""
+    extra += f"\n    chart: {chart_label}" if chart_label else ""
     labels = f"""  labels:
     app.kubernetes.io/name: {{{{ .Release.Name }}}}
     app.kubernetes.io/managed-by: {{{{ .Release.Service }}}}{extra}
@@ -381,12 +385,17 @@ metadata:
     }
 
 
-def helm_application(name, values_ref):
+def chart_dir(i, charts):
+    """The chart app i renders."""
+    return "charts/service" if charts == 1 else f"charts/service-{i % charts:03d}"
+
+
+def helm_application(name, values_ref, chart="charts/service"):
     if values_ref:
         sources = f"""  sources:
     - repoURL: {REPO_URL}
       targetRevision: main
-      path: charts/service
+      path: {chart}
       helm:
         releaseName: {name}
         valueFiles:
@@ -399,7 +408,7 @@ def helm_application(name, values_ref):
         sources = f"""  source:
     repoURL: {REPO_URL}
     targetRevision: main
-    path: charts/service
+    path: {chart}
     helm:
       releaseName: {name}
       valueFiles:
@@ -421,18 +430,22 @@ spec:
 """
 
 
-def helm_files(n, variant, values_ref):
-    out = {"bootstrap/root.yaml": ROOT_APP, "charts/service/Chart.yaml": CHART_YAML,
-           "charts/service/values.yaml": CHART_VALUES}
-    for f, text in chart_templates(variant).items():
-        out[f"charts/service/templates/{f}"] = text
+def helm_files(n, variant, values_ref, charts=1):
+    out = {"bootstrap/root.yaml": ROOT_APP}
+    for k in range(min(charts, n)):
+        d = chart_dir(k, charts)
+        out[f"{d}/Chart.yaml"] = CHART_YAML
+        out[f"{d}/values.yaml"] = CHART_VALUES
+        label = d.rsplit("/", 1)[1] if charts > 1 else ""
+        for f, text in chart_templates(variant, label).items():
+            out[f"{d}/templates/{f}"] = text
     for i in range(n):
         name = app_name(i)
         bump = changed(variant, i, n)
         out[f"envs/{name}/values.yaml"] = (
             f"image:\n  tag: \"{'1.4.1' if bump else '1.4.0'}\"\nreplicas: {4 if bump else 3}\n"
         )
-        out[f"argocd/apps/{name}.yaml"] = helm_application(name, values_ref)
+        out[f"argocd/apps/{name}.yaml"] = helm_application(name, values_ref, chart_dir(i, charts))
     return out
 
 
@@ -444,10 +457,10 @@ def changed(variant, i, n):
     return False
 
 
-def files_for(layout, n, variant, use_appset, values_ref=False):
+def files_for(layout, n, variant, use_appset, values_ref=False, charts=1):
     """Path → bytes of the whole tree for one scenario."""
     if layout == "helm":
-        return helm_files(n, variant, values_ref)
+        return helm_files(n, variant, values_ref, charts)
     out = {}
     netpol, limits = shared_files(variant)
     if use_appset:
@@ -534,7 +547,7 @@ labels:
     return out
 
 
-def fast_import_stream(layout, n, use_appset, values_ref=False):
+def fast_import_stream(layout, n, use_appset, values_ref=False, charts=1):
     """A fast-import stream: `main` (base) and one branch per head scenario."""
     marks = {}
     chunks = []
@@ -551,7 +564,7 @@ def fast_import_stream(layout, n, use_appset, values_ref=False):
         return m
 
     when = 1_700_000_000
-    base_files = files_for(layout, n, "base", use_appset, values_ref)
+    base_files = files_for(layout, n, "base", use_appset, values_ref, charts)
     base_marks = {p: blob(d) for p, d in base_files.items()}
     commit_mark = next_mark[0]
     next_mark[0] += 1
@@ -566,7 +579,7 @@ def fast_import_stream(layout, n, use_appset, values_ref=False):
         chunks.append(b"M 100644 :%d %s\n" % (m, p.encode()))
     chunks.append(b"\n")
     for variant in ("one", "tenpct", "shared"):
-        files = files_for(layout, n, variant, use_appset, values_ref)
+        files = files_for(layout, n, variant, use_appset, values_ref, charts)
         diffs = {p: d for p, d in files.items() if base_files.get(p) != d}
         mark_of = {p: blob(d) for p, d in diffs.items()}
         msg = variant.encode()
@@ -589,7 +602,11 @@ def main():
     ap.add_argument("--appset", action="store_true", help="one ApplicationSet instead of N Application files")
     ap.add_argument("--values-ref", action="store_true",
                     help="helm layout: value files read through a multi-source `ref: values` source")
+    ap.add_argument("--charts", type=int, default=1,
+                    help="helm layout: this many distinct charts, app i rendering chart i mod K")
     args = ap.parse_args()
+    if args.charts < 1 or (args.charts != 1 and args.layout != "helm"):
+        sys.exit("--charts is a positive number, for the helm layout")
     if args.appset and args.layout == "helm":
         sys.exit("--appset is for the kustomize and plain layouts")
     if args.values_ref and args.layout != "helm":
@@ -600,7 +617,7 @@ def main():
     git = ["git", "-C", args.out]
     subprocess.run(git + ["init", "-q", "-b", "main"], check=True)
     subprocess.run(git + ["remote", "add", "origin", REPO_URL], check=True)
-    stream = fast_import_stream(args.layout, args.apps, args.appset, args.values_ref)
+    stream = fast_import_stream(args.layout, args.apps, args.appset, args.values_ref, args.charts)
     subprocess.run(git + ["fast-import", "--quiet"], input=stream, check=True)
     subprocess.run(git + ["checkout", "-q", "-f", "main"], check=True)
     # A real clone has packed objects; the benchmark should read those.

@@ -36,10 +36,12 @@ from bench import HEADS, check_render, checkout, diff_cmd, fmt_s, peak_kb  # noq
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def generate(work, n, values_ref):
-    repo = os.path.join(work, f"fleet-helm{'-values-ref' if values_ref else ''}-{n}")
+def generate(work, n, values_ref, charts):
+    name = f"fleet-helm{'-values-ref' if values_ref else ''}{f'-charts{charts}' if charts > 1 else ''}-{n}"
+    repo = os.path.join(work, name)
     if not os.path.isdir(repo):
-        args = [sys.executable, os.path.join(HERE, "gen.py"), repo, "--apps", str(n), "--layout", "helm"]
+        args = [sys.executable, os.path.join(HERE, "gen.py"), repo, "--apps", str(n), "--layout", "helm",
+                "--charts", str(charts)]
         if values_ref:
             args.append("--values-ref")
         subprocess.run(args, check=True)
@@ -61,10 +63,11 @@ def timed(cmds, runs, warmup=1):
     return statistics.median(walls), statistics.median(cpus)
 
 
-def helm_template(tree, app):
+def helm_template(tree, app, charts):
     """Argo CD's invocation for one app of the fleet (the chart directory
     as working directory is replaced by its path; the output is the same)."""
-    return ["helm", "template", os.path.join(tree, "charts", "service"), "--name-template", app,
+    chart = "charts/service" if charts == 1 else f"charts/service-{int(app.split('-')[1]) % charts:03d}"
+    return ["helm", "template", os.path.join(tree, chart), "--name-template", app,
             "--namespace", app, "--values", os.path.join(tree, "envs", app, "values.yaml"), "--include-crds"]
 
 
@@ -73,6 +76,9 @@ def main():
     ap.add_argument("--bin", required=True, help="the gitops-lint binary (release build)")
     ap.add_argument("--sizes", default="100 500")
     ap.add_argument("--values-ref", action="store_true", help="multi-source apps with `$values` value files")
+    ap.add_argument("--charts", type=int, default=1, help="distinct charts in the fleet (app i renders chart i mod K)")
+    ap.add_argument("--renderer", choices=["binary", "native"], default="binary",
+                    help="gitops-lint's Helm renderer (--helm-renderer)")
     ap.add_argument("--runs", type=int, default=3, help="counted runs of each gitops-lint command")
     ap.add_argument("--warmup", type=int, default=1, help="uncounted runs before them")
     ap.add_argument("--helm-sample", type=int, default=40, help="time at most this many apps per revision and scale")
@@ -84,13 +90,15 @@ def main():
     load_before = os.getloadavg()[0]
     lines = []
     for n in (int(s) for s in args.sizes.split()):
-        repo = generate(args.work, n, args.values_ref)
-        print(f"== N = {n} (helm{', $values' if args.values_ref else ''})", flush=True)
+        repo = generate(args.work, n, args.values_ref, args.charts)
+        print(f"== N = {n} (helm{', $values' if args.values_ref else ''}, {args.charts} chart(s), "
+              f"{args.renderer} renderer)", flush=True)
+        extra = ["--helm-renderer", args.renderer]
         diffs = {}
         for head in HEADS:
-            counts, findings, stats = check_render(binary, repo, head)
-            wall, cpu = timed([diff_cmd(binary, repo, head)], args.runs, args.warmup)
-            peak = peak_kb(diff_cmd(binary, repo, head))
+            counts, findings, stats = check_render(binary, repo, head, extra)
+            wall, cpu = timed([diff_cmd(binary, repo, head) + extra], args.runs, args.warmup)
+            peak = peak_kb(diff_cmd(binary, repo, head) + extra)
             diffs[head] = (wall, cpu, peak, counts, stats)
             print(f"   diff main..{head}: {fmt_s(wall)} wall, {fmt_s(cpu)} CPU, {peak / 1024:.0f} MiB; "
                   f"apps {counts}; {stats}", flush=True)
@@ -99,33 +107,36 @@ def main():
         step = max(1, len(apps) / args.helm_sample)
         sample = [apps[int(i * step)] for i in range(min(len(apps), args.helm_sample))]
         scale = len(apps) / len(sample)
-        wall, cpu = timed([helm_template(t, a) for t in (base, head_tree) for a in sample], 1)
+        wall, cpu = timed([helm_template(t, a, args.charts) for t in (base, head_tree) for a in sample], 1)
         loop = (wall * scale, cpu * scale, scale != 1)
         one_app = f"svc-{n // 2:04d}"
-        one = timed([helm_template(t, one_app) for t in (base, head_tree)], args.runs, args.warmup)
-        print(f"   helm loop: {fmt_s(loop[0])} wall, {fmt_s(loop[1])} CPU; one app x2: {fmt_s(one[0])} wall",
+        one = timed([helm_template(t, one_app, args.charts) for t in (base, head_tree)], args.runs, args.warmup)
+        print(f"   helm loop: {fmt_s(loop[0])} wall, {fmt_s(loop[1])} CPU; "
+              f"one app x2: {fmt_s(one[0])} wall, {fmt_s(one[1])} CPU",
               flush=True)
         star = "*" if loop[2] else ""
         for head in HEADS:
             w, c, p, counts, stats = diffs[head]
             lines.append(f"| {n} | {head} | {fmt_s(w)} | {fmt_s(c)} | {p / 1024:.0f} MiB | "
-                         f"{fmt_s(loop[0])}{star} | {fmt_s(loop[1])}{star} | {loop[0] / w:.1f}× | "
-                         f"{fmt_s(one[0])} | {w / one[0]:.2f} |")
+                         f"{fmt_s(loop[0])}{star} | {fmt_s(loop[1])}{star} | {loop[1] / c:.1f}× | "
+                         f"{fmt_s(one[1])} | {c / one[1]:.2f} |")
     md = [
         f"Machine: {os.cpu_count()} cores, load average {load_before:.1f} before and "
         f"{os.getloadavg()[0]:.1f} after; helm {helm_version}.",
         "",
         f"Command: `bench/helm_bench.py --sizes \"{args.sizes}\"{' --values-ref' if args.values_ref else ''} "
+        f"--charts {args.charts} --renderer {args.renderer} "
         f"--runs {args.runs} --warmup {args.warmup} --helm-sample {args.helm_sample}`",
         "",
-        "| apps | head | gitops-lint wall | CPU | peak RSS | helm loop wall | CPU | loop / gitops-lint (wall) "
-        "| helm one app ×2 | gitops-lint / one app (wall) |",
+        "| apps | head | gitops-lint wall | CPU | peak RSS | helm loop wall | CPU | loop / gitops-lint (CPU) "
+        "| helm one app ×2 CPU | gitops-lint / one app (CPU) |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         *lines,
         "",
     ]
     text = "\n".join(md)
-    name = "helm-values-ref-results.md" if args.values_ref else "helm-results.md"
+    name = (f"helm{'-values-ref' if args.values_ref else ''}{f'-charts{args.charts}' if args.charts > 1 else ''}"
+            f"-{args.renderer}-results.md")
     with open(os.path.join(args.work, name), "w") as f:
         f.write(text)
     print()
