@@ -152,7 +152,14 @@ pub struct ParseCache {
     bytes: AtomicUsize,
     /// Objects rendered so far in this run (see [`MAX_RENDERED_OBJECTS`]).
     rendered: AtomicUsize,
+    /// Helm charts' parsed templates by the digest of their names and
+    /// sources: a chart 500 apps render is parsed once per run.
+    template_sets: Mutex<HashMap<[u8; 32], Arc<crate::gotemplate::TemplateSet>>>,
 }
+
+/// Most distinct template sets a run keeps; past it a chart is parsed for
+/// each render (still right, only slower), so memory stays bounded.
+const MAX_TEMPLATE_SETS: usize = 64;
 
 /// One parsed file, shared.
 pub(crate) type ParsedStream = Arc<Result<Vec<Doc>, YamlError>>;
@@ -161,6 +168,33 @@ pub(crate) type ParsedStream = Arc<Result<Vec<Doc>, YamlError>>;
 type ParseSlot = Arc<OnceLock<ParsedStream>>;
 
 impl ParseCache {
+    /// The template set parsed from the sources digested as `key`, parsing
+    /// it with `parse` the first time. A failed parse is not kept.
+    ///
+    /// # Errors
+    /// What `parse` returns.
+    pub(crate) fn template_set<E>(
+        &self,
+        key: [u8; 32],
+        parse: impl FnOnce() -> Result<crate::gotemplate::TemplateSet, E>,
+    ) -> Result<Arc<crate::gotemplate::TemplateSet>, E> {
+        if let Some(set) = self
+            .template_sets
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).cloned())
+        {
+            return Ok(set);
+        }
+        let set = Arc::new(parse()?);
+        if let Ok(mut m) = self.template_sets.lock() {
+            if m.len() < MAX_TEMPLATE_SETS {
+                m.insert(key, set.clone());
+            }
+        }
+        Ok(set)
+    }
+
     /// Counts `n` rendered objects against the run's budget.
     ///
     /// # Errors
@@ -834,6 +868,38 @@ mod tests {
 #[cfg(test)]
 mod cache_tests {
     use super::*;
+
+    #[test]
+    fn a_template_set_is_parsed_once_per_content_and_the_cache_stays_bounded() {
+        use crate::gotemplate::{FuncSet, MissingKey, TemplateSet};
+        let cache = ParseCache::default();
+        let parses = AtomicUsize::new(0);
+        let parse = || {
+            parses.fetch_add(1, Ordering::Relaxed);
+            Ok::<_, String>(TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero))
+        };
+        let first = cache.template_set([1; 32], parse).expect("parses");
+        let again = cache.template_set([1; 32], parse).expect("cached");
+        assert!(Arc::ptr_eq(&first, &again));
+        assert_eq!(parses.load(Ordering::Relaxed), 1);
+        // A failed parse is not kept: the next render parses again.
+        assert!(cache
+            .template_set([2; 32], || Err::<TemplateSet, _>("bad"))
+            .is_err());
+        cache.template_set([2; 32], parse).expect("parses");
+        assert_eq!(parses.load(Ordering::Relaxed), 2);
+        for i in 0..=u8::try_from(MAX_TEMPLATE_SETS).expect("small") {
+            cache
+                .template_set([i.wrapping_add(3); 32], parse)
+                .expect("parses");
+        }
+        let kept = cache
+            .template_sets
+            .lock()
+            .map(|m| m.len())
+            .unwrap_or_default();
+        assert_eq!(kept, MAX_TEMPLATE_SETS);
+    }
 
     #[test]
     fn a_blob_is_parsed_once_per_dialect_even_when_threads_race() {

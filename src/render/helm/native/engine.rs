@@ -25,7 +25,8 @@ use super::values::Map;
 use super::{helm_error, not_supported};
 use crate::gotemplate::{Budget, FuncSet, MissingKey, SharedMap, TemplateSet, V};
 use crate::limits::BEYOND_LIMITS;
-use crate::render::RenderError;
+use crate::render::{ParseCache, RenderError};
+use sha2::Digest as _;
 
 /// One template to parse and, unless a partial, execute.
 struct Renderable {
@@ -301,16 +302,18 @@ pub(crate) const RENDER_BUDGET: Budget = Budget {
 /// # Errors
 /// helm's parse and execution errors, or what is not supported natively.
 pub(super) fn render(
+    cache: &ParseCache,
     chart: &Chart,
     values: &Map,
     top: &Top,
     chart_dir: &str,
 ) -> Result<BTreeMap<String, String>, RenderError> {
-    render_within(chart, values, top, chart_dir, RENDER_BUDGET)
+    render_within(cache, chart, values, top, chart_dir, RENDER_BUDGET)
 }
 
 /// [`render`] held to `limit` across all templates.
 fn render_within(
+    cache: &ParseCache,
     chart: &Chart,
     values: &Map,
     top: &Top,
@@ -335,15 +338,27 @@ fn render_within(
         let (ca, cb) = (a.matches('/').count(), b.matches('/').count());
         cb.cmp(&ca).then_with(|| b.cmp(a))
     });
-    let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
+    // The set depends on the templates' names and sources alone, so
+    // every render of the same chart content shares one parse.
+    let mut digest = sha2::Sha256::new();
     for k in &keys {
-        if let Err(e) = set.add(k, &tpls[*k].src) {
-            if engine_refuses(&e) {
-                return Err(not_supported(&e));
-            }
-            return Err(helm_error(chart_dir, &parse_error(k, &e)));
+        for part in [k.as_bytes(), tpls[*k].src.as_bytes()] {
+            digest.update(part.len().to_le_bytes());
+            digest.update(part);
         }
     }
+    let set = cache.template_set(digest.finalize().into(), || {
+        let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
+        for k in &keys {
+            if let Err(e) = set.add(k, &tpls[*k].src) {
+                if engine_refuses(&e) {
+                    return Err(not_supported(&e));
+                }
+                return Err(helm_error(chart_dir, &parse_error(k, &e)));
+            }
+        }
+        Ok(set)
+    })?;
     let mut rendered = BTreeMap::new();
     let mut budget = limit;
     let exhausted = |k: &str| {
@@ -394,7 +409,7 @@ fn render_within(
 mod tests {
     use super::super::chart::Metadata;
     use super::*;
-    use crate::render::{ParseCache, RenderContext, RenderOptions};
+    use crate::render::{RenderContext, RenderOptions};
     use crate::source::MemTree;
 
     /// Renders chart `c` of `files` (below `c/`) within `limit`.
@@ -410,7 +425,7 @@ mod tests {
             release: V::Map(Map::new().into()),
             capabilities: super::super::objects::capabilities("v1.31.0", &[]),
         };
-        render_within(&chart, &Map::new(), &top, "c", limit)
+        render_within(&cache, &chart, &Map::new(), &top, "c", limit)
             .map(|r| r.len())
             .map_err(|e| e.message)
     }
@@ -555,7 +570,7 @@ mod tests {
             release: V::map(Map::new()),
             capabilities: V::map(Map::new()),
         };
-        let out = render(&parent, &values, &top, "p").map_err(|e| e.to_string());
+        let out = render(&ParseCache::default(), &parent, &values, &top, "p").map_err(|e| e.to_string());
         let want: BTreeMap<String, String> = [
             ("p/charts/sub/templates/c.yaml", "c"),
             ("p/templates/z.yaml", "z"),
@@ -594,7 +609,7 @@ mod tests {
             release: V::map(Map::new()),
             capabilities: V::map(Map::new()),
         };
-        let err = render(&parent, &values, &top, "p").map_err(|e| e.to_string());
+        let err = render(&ParseCache::default(), &parent, &values, &top, "p").map_err(|e| e.to_string());
         let Err(err) = err else {
             panic!("renders: {err:?}")
         };

@@ -206,7 +206,7 @@ pub(in crate::render::helm) fn template(
         release: release_value(inp),
         capabilities: objects::capabilities(&kube_version, inp.api_versions),
     };
-    let mut rendered = engine::render(&chart, &coalesced, &top, inp.chart_dir)?;
+    let mut rendered = engine::render(cx.cache, &chart, &coalesced, &top, inp.chart_dir)?;
     // `renderResources`: NOTES.txt is never a manifest.
     rendered.retain(|k, _| !k.ends_with("NOTES.txt"));
     let (generic, hooks) = manifests::sort_manifests(&rendered).map_err(fail)?;
