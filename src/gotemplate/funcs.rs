@@ -12,7 +12,7 @@ use base64::Engine as _;
 use sha2::Digest as _;
 
 use super::printf::sprintf;
-use super::value::V;
+use super::value::{Json, V};
 use super::yaml_out;
 use super::FuncSet;
 use crate::limits::BEYOND_LIMITS;
@@ -173,7 +173,41 @@ fn map_arg(v: &V) -> Result<&BTreeMap<String, V>, String> {
 fn strval(v: &V) -> String {
     match v {
         V::Missing | V::Nil => "<nil>".into(),
+        V::Host(h) => match h.0.as_text() {
+            Some(Ok(t)) => t,
+            _ => h.0.format(true),
+        },
         other => other.go_string(),
+    }
+}
+
+/// `%v` of an operand (`fmt.Sprint`, Sprig's `cat`): a `[]byte` prints as
+/// its numbers, unlike [`strval`].
+fn sprint(v: &V) -> String {
+    match v {
+        V::Host(h) => h.0.format(true),
+        _ => strval(v),
+    }
+}
+
+/// Refuses what [`strval`] cannot give as Go would (bytes that are not
+/// UTF-8, which Go would copy into the output as they are).
+fn strval_ok(a: &[V]) -> Result<(), String> {
+    for v in a {
+        if let V::Host(h) = v {
+            if let Some(Err(e)) = h.0.as_text() {
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A map or slice host object as the plain value Go's builtins see.
+fn plain(v: &V) -> Option<V> {
+    match v {
+        V::Host(h) if matches!(h.0.kind(), "map" | "slice") => Some(h.0.value()),
+        _ => None,
     }
 }
 
@@ -242,6 +276,7 @@ fn strslice(v: &V) -> Vec<String> {
             .map(strval)
             .collect(),
         V::Missing | V::Nil => Vec::new(),
+        V::Host(h) if h.0.kind() == "slice" => strslice(&h.0.value()),
         other => vec![strval(other)],
     }
 }
@@ -292,7 +327,50 @@ pub(super) fn go_quote(s: &str) -> String {
 }
 
 fn regex(pat: &str) -> Result<regex::Regex, String> {
-    regex::Regex::new(pat).map_err(|e| format!("error parsing regexp: {e}"))
+    regex::Regex::new(&literal_braces(pat)).map_err(|e| format!("error parsing regexp: {e}"))
+}
+
+/// Go's `regexp/syntax` reads a `{` that does not start a repetition
+/// (`{n}`, `{n,}`, `{n,m}`) as a literal (`parse.go` `repeat` falls back to
+/// a literal when `parseRepeat` fails); Rust's `regex` refuses it, so it is
+/// escaped.
+fn literal_braces(pat: &str) -> std::borrow::Cow<'_, str> {
+    fn is_repeat(rest: &str) -> bool {
+        let Some(end) = rest.find('}') else {
+            return false;
+        };
+        let inner = &rest[1..end];
+        let (lo, hi) = inner.split_once(',').unwrap_or((inner, "0"));
+        !lo.is_empty()
+            && lo.bytes().all(|b| b.is_ascii_digit())
+            && hi.bytes().all(|b| b.is_ascii_digit())
+    }
+    if !pat.contains('{') {
+        return pat.into();
+    }
+    let mut out = String::with_capacity(pat.len() + 4);
+    let mut class = false;
+    let mut chars = pat.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => {
+                out.push(c);
+                if let Some((_, e)) = chars.next() {
+                    out.push(e);
+                }
+                continue;
+            }
+            '[' => class = true,
+            ']' => class = false,
+            '{' if !class && !is_repeat(&pat[i..]) => {
+                out.push_str("\\{");
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out.into()
 }
 
 /// Go's `strings.Title`: upper-cases the first letter of each word.
@@ -509,6 +587,41 @@ fn fits(len: usize, room: usize) -> Result<(), String> {
     }
 }
 
+/// Sprig's list functions, which take any slice (`reflect` kind `Slice`).
+const SLICE_READERS: &[&str] = &[
+    "has",
+    "mustHas",
+    "first",
+    "mustFirst",
+    "last",
+    "mustLast",
+    "rest",
+    "mustRest",
+    "initial",
+    "mustInitial",
+    "uniq",
+    "mustUniq",
+    "without",
+    "mustWithout",
+    "join",
+    "sortAlpha",
+    "reverse",
+    "mustReverse",
+    "compact",
+    "mustCompact",
+    "slice",
+    "mustSlice",
+    "concat",
+    "append",
+    "push",
+    "mustAppend",
+    "mustPush",
+    "prepend",
+    "mustPrepend",
+    "chunk",
+    "mustChunk",
+];
+
 /// Calls `name`. `room` is what is left of the execution's value budget: a
 /// function whose result can outgrow its arguments checks the result's size
 /// against it before building the result (results no larger than a small
@@ -517,7 +630,17 @@ fn fits(len: usize, room: usize) -> Result<(), String> {
 /// Typed parameters reject a missing value ("invalid value; expected
 /// string"); untyped ones see it as nil, which `iface` applies to values
 /// a function stores or returns.
-pub(super) fn call(name: &str, args: Vec<V>, room: usize, set: FuncSet) -> R {
+pub(super) fn call(name: &str, mut args: Vec<V>, room: usize, set: FuncSet) -> R {
+    if SLICE_READERS.contains(&name) {
+        // Sprig reads any slice by reflection (a `chartutil.VersionSet`).
+        for a in &mut args {
+            if let V::Host(h) = a {
+                if h.0.kind() == "slice" {
+                    *a = h.0.value();
+                }
+            }
+        }
+    }
     match lookup(name, set) {
         Some(f) => f(name, &args, room),
         None => Err(format!("function {name:?} not defined")),
@@ -653,7 +776,21 @@ fn f_helm_to_json(_: &str, a: &[V], room: usize) -> R {
                 }
                 out.push('}');
             }
-            V::Host(h) => walk(out, &h.0.value()),
+            V::Host(h) => match h.0.json() {
+                Json::Value(v) => walk(out, &v),
+                Json::Object(members) => {
+                    out.push('{');
+                    for (i, (k, e)) in members.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        out.push_str(&serde_json::Value::String(k.clone()).to_string());
+                        out.push(':');
+                        walk(out, e);
+                    }
+                    out.push('}');
+                }
+            },
             other => out.push_str(&other.to_json().to_string()),
         }
     }
@@ -1332,6 +1469,9 @@ fn f_not(_: &str, a: &[V], _: usize) -> R {
 
 fn f_len(_: &str, a: &[V], _: usize) -> R {
     arity(a, 1)?;
+    if let Some(p) = plain(&a[0]) {
+        return f_len("len", &[p], 0);
+    }
     let n = match &a[0] {
         V::Str(s) => s.len(),
         V::List(l) => l.len(),
@@ -1346,6 +1486,9 @@ fn f_index(_: &str, a: &[V], _: usize) -> R {
     at_least(a, 1)?;
     let mut item = a[0].clone();
     for key in &a[1..] {
+        if let Some(p) = plain(&item) {
+            item = p;
+        }
         item = match (item, key) {
             (V::Map(mut m), V::Str(k)) => m.remove(k).unwrap_or(V::Nil),
             (V::Map(_), other) => {
@@ -1383,7 +1526,7 @@ fn f_print(_: &str, a: &[V], _: usize) -> R {
         if i > 0 && !matches!(v, V::Str(_)) && !matches!(a[i - 1], V::Str(_)) {
             out.push(' ');
         }
-        out.push_str(&strval(v));
+        out.push_str(&sprint(v));
     }
     Ok(V::Str(out))
 }
@@ -1567,6 +1710,7 @@ fn f_has_suffix(_: &str, a: &[V], _: usize) -> R {
 }
 
 fn f_quote(_: &str, a: &[V], _: usize) -> R {
+    strval_ok(a)?;
     Ok(V::Str(
         a.iter()
             .filter(|v| !matches!(v, V::Nil | V::Missing))
@@ -1577,6 +1721,7 @@ fn f_quote(_: &str, a: &[V], _: usize) -> R {
 }
 
 fn f_squote(_: &str, a: &[V], _: usize) -> R {
+    strval_ok(a)?;
     Ok(V::Str(
         a.iter()
             .filter(|v| !matches!(v, V::Nil | V::Missing))
@@ -1590,7 +1735,7 @@ fn f_cat(_: &str, a: &[V], _: usize) -> R {
     Ok(V::Str(
         a.iter()
             .filter(|v| !matches!(v, V::Nil | V::Missing))
-            .map(strval)
+            .map(sprint)
             .collect::<Vec<_>>()
             .join(" "),
     ))
@@ -1648,6 +1793,7 @@ fn f_sha256sum(_: &str, a: &[V], _: usize) -> R {
 
 fn f_to_string(_: &str, a: &[V], _: usize) -> R {
     arity(a, 1)?;
+    strval_ok(a)?;
     Ok(V::Str(strval(&a[0])))
 }
 
@@ -2219,7 +2365,9 @@ fn f_to_yaml(_: &str, a: &[V], room: usize) -> R {
     arity(a, 1)?;
     fits(a[0].printed_bound(), room)?;
     Ok(V::Str(
-        yaml_out::to_yaml(&a[0]).trim_end_matches('\n').to_string(),
+        yaml_out::to_yaml(&a[0].json_view())
+            .trim_end_matches('\n')
+            .to_string(),
     ))
 }
 
@@ -2398,4 +2546,20 @@ fn go_json(v: &V, escape_html: bool, pretty: bool) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod regex_tests {
+    use super::*;
+
+    #[test]
+    fn braces_that_are_no_repetition_are_literal_as_in_go() {
+        // bitnami common `_capabilities.tpl`.
+        let re = regex("{(v[0-9])*[^}]*}}$").unwrap();
+        assert!(re.is_match("&{{v1 1 32} [v1] {v3.17.1 abc clean go1.23.5}}"));
+        assert!(regex("a{2}").unwrap().is_match("aa"));
+        assert!(!regex("^a{2,3}$").unwrap().is_match("a"));
+        assert!(regex("^a{,2}$").unwrap().is_match("a{,2}"));
+        assert!(regex("^[{]\\{x$").unwrap().is_match("{{x"));
+    }
 }

@@ -227,8 +227,16 @@ fn string_scalar(s: &str, indent: usize) -> String {
             match c {
                 '"' => out.push_str("\\\""),
                 '\\' => out.push_str("\\\\"),
+                // go-yaml's `yaml_emitter_write_double_quoted_scalar`.
+                '\0' => out.push_str("\\0"),
+                '\x07' => out.push_str("\\a"),
+                '\x08' => out.push_str("\\b"),
                 '\t' => out.push_str("\\t"),
+                '\n' => out.push_str("\\n"),
+                '\x0b' => out.push_str("\\v"),
+                '\x0c' => out.push_str("\\f"),
                 '\r' => out.push_str("\\r"),
+                '\x1b' => out.push_str("\\e"),
                 c if c.is_control() => out.push_str(&format!("\\x{:02X}", c as u32)),
                 c => out.push(c),
             }
@@ -250,6 +258,13 @@ mod tests {
                 .map(|(k, v)| ((*k).to_string(), v.clone()))
                 .collect(),
         )
+    }
+
+    #[test]
+    fn double_quoted_escapes_are_go_yamls() {
+        // sem-files: `AsConfig` of "tab\there\n".
+        assert_eq!(string_scalar("tab\there\n", 2), "\"tab\\there\\n\"");
+        assert_eq!(string_scalar("a\x1bb\x01", 2), "\"a\\eb\\x01\"");
     }
 
     #[test]
