@@ -695,6 +695,11 @@ const HELM_FUNCS: &[(&str, Func)] = &[
     ("b32enc", f_b32enc),
     ("b32dec", f_b32dec),
     ("swapcase", f_swapcase),
+    ("camelcase", f_camelcase),
+    ("snakecase", f_snakecase),
+    ("kebabcase", f_snakecase),
+    ("wrap", f_wrap),
+    ("wrapWith", f_wrap),
     ("toJson", f_helm_to_json),
     ("mustToJson", f_helm_to_json),
     ("mergeOverwrite", f_helm_merge_overwrite),
@@ -2562,4 +2567,289 @@ mod regex_tests {
         assert!(regex("^a{,2}$").unwrap().is_match("a{,2}"));
         assert!(regex("^[{]\\{x$").unwrap().is_match("{{x"));
     }
+}
+
+/// Why a case or wrap function refuses text outside ASCII: Go's Unicode
+/// classes (`unicode.IsUpper`, `IsPunct`, `IsLetter`) are not Rust's, and
+/// goutils cuts at byte offsets.
+fn ascii_only(name: &str, x: &str) -> Result<(), String> {
+    if x.is_ascii() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` of text that is not ASCII is not supported by gitops-lint"
+        ))
+    }
+}
+
+/// xstrings' `isConnector` on ASCII: `-`, `_` or white space.
+fn is_connector(b: u8) -> bool {
+    matches!(
+        b,
+        b'-' | b'_' | b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'
+    )
+}
+
+/// Go's `unicode.IsPunct` on ASCII (category P; `$ + < = > ^ | ~` and the
+/// backtick are symbols).
+fn is_go_punct(b: u8) -> bool {
+    b"!\"#%&'()*,-./:;?@[\\]_{}".contains(&b)
+}
+
+/// Sprig's `camelcase`: xstrings v1.5.0 `ToPascalCase` (`toCamelCase` with
+/// `isBig`): connectors go, the letter after one is upper case, and a word
+/// that starts upper case has its following capitals lowered.
+fn f_camelcase(name: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    let x = s(&a[0])?;
+    ascii_only(name, x)?;
+    let b = x.as_bytes();
+    let mut out = String::with_capacity(b.len());
+    let mut i = 0;
+    let mut r0 = 0u8;
+    let mut first_upper = false;
+    // Leading connectors stay.
+    while i < b.len() {
+        r0 = b[i];
+        i += 1;
+        if !is_connector(r0) {
+            first_upper = r0.is_ascii_uppercase();
+            r0 = r0.to_ascii_uppercase();
+            break;
+        }
+        out.push(char::from(r0));
+    }
+    if i == b.len() {
+        // Go writes the last rune again here, even a connector already written.
+        if !b.is_empty() {
+            out.push(char::from(r0));
+        }
+        return Ok(V::Str(out));
+    }
+    while i < b.len() {
+        let r1 = r0;
+        r0 = b[i];
+        i += 1;
+        if is_connector(r0) && is_connector(r1) {
+            out.push(char::from(r1));
+            continue;
+        }
+        if is_connector(r1) {
+            first_upper = r0.is_ascii_uppercase();
+            r0 = r0.to_ascii_uppercase();
+        } else {
+            if first_upper {
+                if r0.is_ascii_uppercase() {
+                    r0 = r0.to_ascii_lowercase();
+                } else {
+                    first_upper = false;
+                }
+            }
+            out.push(char::from(r1));
+        }
+    }
+    out.push(char::from(r0));
+    Ok(V::Str(out))
+}
+
+/// xstrings' word types (`nextWord`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Word {
+    Invalid,
+    Number,
+    Upper,
+    Alphabet,
+    Connector,
+    Punct,
+    Other,
+}
+
+/// xstrings' `nextWord` on ASCII: the next word's type and length.
+fn next_word(s: &[u8]) -> (Word, usize) {
+    let Some(&r) = s.first() else {
+        return (Word::Invalid, 0);
+    };
+    let n = s.len();
+    let mut off = 1;
+    let run = |off: &mut usize, ok: &dyn Fn(u8) -> bool| {
+        while *off < n && ok(s[*off]) {
+            *off += 1;
+        }
+    };
+    let wt = if is_connector(r) {
+        run(&mut off, &is_connector);
+        Word::Connector
+    } else if is_go_punct(r) {
+        run(&mut off, &is_go_punct);
+        Word::Punct
+    } else if r.is_ascii_uppercase() {
+        if off < n {
+            let r2 = s[off];
+            if r2.is_ascii_uppercase() {
+                off += 1;
+                run(&mut off, &|c: u8| c.is_ascii_uppercase());
+                // "HTTPStatus" is "HTTP" and "Status".
+                if off < n && s[off].is_ascii_alphabetic() {
+                    off -= 1;
+                }
+            } else if r2.is_ascii_alphabetic() {
+                off += 1;
+                run(&mut off, &|c: u8| c.is_ascii_lowercase());
+            }
+        }
+        Word::Upper
+    } else if r.is_ascii_alphabetic() {
+        run(&mut off, &|c: u8| c.is_ascii_lowercase());
+        Word::Alphabet
+    } else if r.is_ascii_digit() {
+        run(&mut off, &|c: u8| c.is_ascii_digit());
+        Word::Number
+    } else {
+        run(&mut off, &|c: u8| {
+            !(is_connector(c) || c.is_ascii_alphanumeric() || is_go_punct(c))
+        });
+        Word::Other
+    };
+    (wt, off)
+}
+
+/// Sprig's `snakecase` and `kebabcase`: xstrings' `camelCaseToLowerCase`
+/// (`ToSnakeCase`, `ToKebabCase`), which splits words at case changes and
+/// numbers (`HTTP20xOK` is `http_20x_ok`, `Bld4Floor` `bld4_floor`).
+fn f_snakecase(name: &str, a: &[V], _: usize) -> R {
+    fn next<'a>(rem: &mut &'a [u8]) -> (Word, &'a [u8]) {
+        let all: &'a [u8] = rem;
+        let (wt, len) = next_word(all);
+        *rem = &all[len..];
+        (wt, &all[..len])
+    }
+    fn lower(out: &mut String, wt: Word, word: &[u8], connector: char) {
+        for &c in word {
+            if wt != Word::Upper && wt != Word::Connector {
+                out.push(char::from(c));
+            } else if is_connector(c) {
+                out.push(connector);
+            } else {
+                out.push(char::from(c.to_ascii_lowercase()));
+            }
+        }
+    }
+    arity(a, 1)?;
+    let x = s(&a[0])?;
+    ascii_only(name, x)?;
+    let c = if name == "kebabcase" { '-' } else { '_' };
+    let mut out = String::with_capacity(x.len() + 4);
+    let mut rem = x.as_bytes();
+    let (mut wt, mut word) = next(&mut rem);
+    while !rem.is_empty() {
+        if wt != Word::Connector {
+            lower(&mut out, wt, word, c);
+        }
+        let (prev, last) = (wt, word);
+        (wt, word) = next(&mut rem);
+        match prev {
+            Word::Number => {
+                while matches!(wt, Word::Alphabet | Word::Number) {
+                    lower(&mut out, wt, word, c);
+                    (wt, word) = next(&mut rem);
+                }
+                if !matches!(wt, Word::Invalid | Word::Punct | Word::Connector) {
+                    out.push(c);
+                }
+            }
+            Word::Connector => lower(&mut out, prev, last, c),
+            Word::Punct => {}
+            _ => {
+                if wt != Word::Number {
+                    if !matches!(wt, Word::Connector | Word::Punct) {
+                        out.push(c);
+                    }
+                    continue;
+                }
+                if rem.is_empty() {
+                    continue;
+                }
+                let number = word;
+                (wt, word) = next(&mut rem);
+                if wt != Word::Alphabet {
+                    // A number is part of the word before it.
+                    lower(&mut out, Word::Number, number, c);
+                    if !matches!(wt, Word::Connector | Word::Punct) {
+                        out.push(c);
+                    }
+                    continue;
+                }
+                out.push(c);
+                lower(&mut out, Word::Number, number, c);
+                while matches!(wt, Word::Alphabet | Word::Number) {
+                    lower(&mut out, wt, word, c);
+                    (wt, word) = next(&mut rem);
+                }
+                if !matches!(wt, Word::Invalid | Word::Connector | Word::Punct) {
+                    out.push(c);
+                }
+            }
+        }
+    }
+    lower(&mut out, wt, word, c);
+    Ok(V::Str(out))
+}
+
+/// Sprig's `wrap` (`wrap LENGTH TEXT`) and `wrapWith` (`wrapWith LENGTH
+/// SEP TEXT`, long words cut): goutils' `WrapCustom`, which breaks at the
+/// last space within the length, on byte offsets.
+fn f_wrap(name: &str, a: &[V], room: usize) -> R {
+    let (len, sep, text, cut_long) = if name == "wrapWith" {
+        arity(a, 3)?;
+        (int(&a[0])?, s(&a[1])?, s(&a[2])?, true)
+    } else {
+        arity(a, 2)?;
+        (int(&a[0])?, "", s(&a[1])?, false)
+    };
+    if text.is_empty() {
+        return Ok(V::Str(String::new()));
+    }
+    let sep = if sep.is_empty() { "\n" } else { sep };
+    let width = usize::try_from(len.max(1)).unwrap_or(usize::MAX);
+    let b = text.as_bytes();
+    // Every break replaces at most one byte with `sep`.
+    fits(
+        b.len().saturating_add(b.len().saturating_mul(sep.len())),
+        room,
+    )?;
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    let mut off = 0;
+    while b.len() - off > width {
+        if b[off] == b' ' {
+            off += 1;
+            continue;
+        }
+        let end = off + width + 1;
+        if let Some(sp) = b[off..end].iter().rposition(|c| *c == b' ') {
+            out.extend_from_slice(&b[off..off + sp]);
+            out.extend_from_slice(sep.as_bytes());
+            off += sp + 1;
+        } else if cut_long {
+            out.extend_from_slice(&b[off..off + width]);
+            out.extend_from_slice(sep.as_bytes());
+            off += width;
+        } else {
+            let end = off + width;
+            match b[end..].iter().position(|c| *c == b' ') {
+                None => {
+                    out.extend_from_slice(&b[off..]);
+                    off = b.len();
+                }
+                Some(i) => {
+                    out.extend_from_slice(&b[off..end + i]);
+                    out.extend_from_slice(sep.as_bytes());
+                    off = end + i + 1;
+                }
+            }
+        }
+    }
+    out.extend_from_slice(&b[off..]);
+    String::from_utf8(out)
+        .map(V::Str)
+        .map_err(|_| format!("`{name}` cutting a character in two is not supported by gitops-lint"))
 }

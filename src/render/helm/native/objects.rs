@@ -544,9 +544,11 @@ impl Files {
         let g = match Glob::new(pattern, &['/']) {
             Ok(g) => Some(g),
             Err(GlobError::Invalid(_)) => None,
-            Err(e @ GlobError::TooLarge) => return Err(format!(
+            Err(e @ GlobError::TooLarge) => {
+                return Err(format!(
                 "the .Files.Glob pattern {pattern:?}: {e}, which is not supported by gitops-lint"
-            )),
+            ))
+            }
         };
         Ok(host(Files {
             files: self
