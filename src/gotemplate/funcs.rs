@@ -13,7 +13,7 @@ use base64::Engine as _;
 use sha2::Digest as _;
 
 use super::printf::sprintf;
-use super::value::{SharedMap, V};
+use super::value::{Json, SharedMap, V};
 use super::yaml_out;
 use super::FuncSet;
 use crate::limits::BEYOND_LIMITS;
@@ -180,7 +180,41 @@ fn map_ref(v: &V) -> Result<&SharedMap, String> {
 fn strval(v: &V) -> String {
     match v {
         V::Missing | V::Nil => "<nil>".into(),
+        V::Host(h) => match h.0.as_text() {
+            Some(Ok(t)) => t,
+            _ => h.0.format(true),
+        },
         other => other.go_string(),
+    }
+}
+
+/// `%v` of an operand (`fmt.Sprint`, Sprig's `cat`): a `[]byte` prints as
+/// its numbers, unlike [`strval`].
+fn sprint(v: &V) -> String {
+    match v {
+        V::Host(h) => h.0.format(true),
+        _ => strval(v),
+    }
+}
+
+/// Refuses what [`strval`] cannot give as Go would (bytes that are not
+/// UTF-8, which Go would copy into the output as they are).
+fn strval_ok(a: &[V]) -> Result<(), String> {
+    for v in a {
+        if let V::Host(h) = v {
+            if let Some(Err(e)) = h.0.as_text() {
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A map or slice host object as the plain value Go's builtins see.
+fn plain(v: &V) -> Option<V> {
+    match v {
+        V::Host(h) if matches!(h.0.kind(), "map" | "slice") => Some(h.0.value()),
+        _ => None,
     }
 }
 
@@ -249,6 +283,7 @@ fn strslice(v: &V) -> Vec<String> {
             .map(strval)
             .collect(),
         V::Missing | V::Nil => Vec::new(),
+        V::Host(h) if h.0.kind() == "slice" => strslice(&h.0.value()),
         other => vec![strval(other)],
     }
 }
@@ -299,7 +334,50 @@ pub(super) fn go_quote(s: &str) -> String {
 }
 
 fn regex(pat: &str) -> Result<regex::Regex, String> {
-    regex::Regex::new(pat).map_err(|e| format!("error parsing regexp: {e}"))
+    regex::Regex::new(&literal_braces(pat)).map_err(|e| format!("error parsing regexp: {e}"))
+}
+
+/// Go's `regexp/syntax` reads a `{` that does not start a repetition
+/// (`{n}`, `{n,}`, `{n,m}`) as a literal (`parse.go` `repeat` falls back to
+/// a literal when `parseRepeat` fails); Rust's `regex` refuses it, so it is
+/// escaped.
+fn literal_braces(pat: &str) -> std::borrow::Cow<'_, str> {
+    fn is_repeat(rest: &str) -> bool {
+        let Some(end) = rest.find('}') else {
+            return false;
+        };
+        let inner = &rest[1..end];
+        let (lo, hi) = inner.split_once(',').unwrap_or((inner, "0"));
+        !lo.is_empty()
+            && lo.bytes().all(|b| b.is_ascii_digit())
+            && hi.bytes().all(|b| b.is_ascii_digit())
+    }
+    if !pat.contains('{') {
+        return pat.into();
+    }
+    let mut out = String::with_capacity(pat.len() + 4);
+    let mut class = false;
+    let mut chars = pat.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => {
+                out.push(c);
+                if let Some((_, e)) = chars.next() {
+                    out.push(e);
+                }
+                continue;
+            }
+            '[' => class = true,
+            ']' => class = false,
+            '{' if !class && !is_repeat(&pat[i..]) => {
+                out.push_str("\\{");
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out.into()
 }
 
 /// Go's `strings.Title`: upper-cases the first letter of each word.
@@ -562,6 +640,41 @@ fn fits(len: usize, room: usize) -> Result<(), String> {
     }
 }
 
+/// Sprig's list functions, which take any slice (`reflect` kind `Slice`).
+const SLICE_READERS: &[&str] = &[
+    "has",
+    "mustHas",
+    "first",
+    "mustFirst",
+    "last",
+    "mustLast",
+    "rest",
+    "mustRest",
+    "initial",
+    "mustInitial",
+    "uniq",
+    "mustUniq",
+    "without",
+    "mustWithout",
+    "join",
+    "sortAlpha",
+    "reverse",
+    "mustReverse",
+    "compact",
+    "mustCompact",
+    "slice",
+    "mustSlice",
+    "concat",
+    "append",
+    "push",
+    "mustAppend",
+    "mustPush",
+    "prepend",
+    "mustPrepend",
+    "chunk",
+    "mustChunk",
+];
+
 /// Calls `name`. `room` is what is left of the execution's value budget: a
 /// function whose result can outgrow its arguments checks the result's size
 /// against it before building the result (results no larger than a small
@@ -570,7 +683,17 @@ fn fits(len: usize, room: usize) -> Result<(), String> {
 /// Typed parameters reject a missing value ("invalid value; expected
 /// string"); untyped ones see it as nil, which `iface` applies to values
 /// a function stores or returns.
-pub(super) fn call(name: &str, args: Vec<V>, room: usize, set: FuncSet) -> R {
+pub(super) fn call(name: &str, mut args: Vec<V>, room: usize, set: FuncSet) -> R {
+    if SLICE_READERS.contains(&name) {
+        // Sprig reads any slice by reflection (a `chartutil.VersionSet`).
+        for a in &mut args {
+            if let V::Host(h) = a {
+                if h.0.kind() == "slice" {
+                    *a = h.0.value();
+                }
+            }
+        }
+    }
     match lookup(name, set) {
         Some(f) => f(name, &args, room),
         None => Err(format!("function {name:?} not defined")),
@@ -625,6 +748,11 @@ const HELM_FUNCS: &[(&str, Func)] = &[
     ("b32enc", f_b32enc),
     ("b32dec", f_b32dec),
     ("swapcase", f_swapcase),
+    ("camelcase", f_camelcase),
+    ("snakecase", f_snakecase),
+    ("kebabcase", f_snakecase),
+    ("wrap", f_wrap),
+    ("wrapWith", f_wrap),
     ("toJson", f_helm_to_json),
     ("mustToJson", f_helm_to_json),
     ("mergeOverwrite", f_helm_merge_overwrite),
@@ -690,7 +818,21 @@ fn f_helm_to_json(_: &str, a: &[V], room: usize) -> R {
                 }
                 out.push('}');
             }
-            V::Host(h) => walk(out, &h.0.value()),
+            V::Host(h) => match h.0.json() {
+                Json::Value(v) => walk(out, &v),
+                Json::Object(members) => {
+                    out.push('{');
+                    for (i, (k, e)) in members.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        out.push_str(&serde_json::Value::String(k.clone()).to_string());
+                        out.push(':');
+                        walk(out, e);
+                    }
+                    out.push('}');
+                }
+            },
             other => out.push_str(&other.to_json().to_string()),
         }
     }
@@ -1145,8 +1287,8 @@ fn f_get_host_by_name(_: &str, a: &[V], _: usize) -> R {
 
 /// Helm's `fromYaml`/`fromYamlArray`: a decoding error is not a template
 /// error but the map `{"Error": msg}` (the list `[msg]`).
-fn f_helm_from_yaml(name: &str, a: &[V], room: usize) -> R {
-    match f_from_yaml(name, a, room) {
+fn f_helm_from_yaml(name: &str, a: &[V], _: usize) -> R {
+    match f_sigs_from_yaml(name, a) {
         Ok(v) => Ok(v),
         Err(e) if name == "fromYaml" => Ok(V::Map([("Error".to_string(), V::Str(e))].into())),
         Err(e) => Ok(V::List(vec![V::Str(e)])),
@@ -1369,6 +1511,9 @@ fn f_not(_: &str, a: &[V], _: usize) -> R {
 
 fn f_len(_: &str, a: &[V], _: usize) -> R {
     arity(a, 1)?;
+    if let Some(p) = plain(&a[0]) {
+        return f_len("len", &[p], 0);
+    }
     let n = match &a[0] {
         V::Str(s) => s.len(),
         V::List(l) => l.len(),
@@ -1383,6 +1528,9 @@ fn f_index(_: &str, a: &[V], _: usize) -> R {
     at_least(a, 1)?;
     let mut item = a[0].clone();
     for key in &a[1..] {
+        if let Some(p) = plain(&item) {
+            item = p;
+        }
         item = match (item, key) {
             (V::Map(m), V::Str(k)) => m.get(k).unwrap_or(V::Nil),
             (V::Map(_), other) => {
@@ -1420,7 +1568,7 @@ fn f_print(_: &str, a: &[V], _: usize) -> R {
         if i > 0 && !matches!(v, V::Str(_)) && !matches!(a[i - 1], V::Str(_)) {
             out.push(' ');
         }
-        out.push_str(&strval(v));
+        out.push_str(&sprint(v));
     }
     Ok(V::Str(out))
 }
@@ -1604,6 +1752,7 @@ fn f_has_suffix(_: &str, a: &[V], _: usize) -> R {
 }
 
 fn f_quote(_: &str, a: &[V], _: usize) -> R {
+    strval_ok(a)?;
     Ok(V::Str(
         a.iter()
             .filter(|v| !matches!(v, V::Nil | V::Missing))
@@ -1614,6 +1763,7 @@ fn f_quote(_: &str, a: &[V], _: usize) -> R {
 }
 
 fn f_squote(_: &str, a: &[V], _: usize) -> R {
+    strval_ok(a)?;
     Ok(V::Str(
         a.iter()
             .filter(|v| !matches!(v, V::Nil | V::Missing))
@@ -1627,7 +1777,7 @@ fn f_cat(_: &str, a: &[V], _: usize) -> R {
     Ok(V::Str(
         a.iter()
             .filter(|v| !matches!(v, V::Nil | V::Missing))
-            .map(strval)
+            .map(sprint)
             .collect::<Vec<_>>()
             .join(" "),
     ))
@@ -1685,6 +1835,7 @@ fn f_sha256sum(_: &str, a: &[V], _: usize) -> R {
 
 fn f_to_string(_: &str, a: &[V], _: usize) -> R {
     arity(a, 1)?;
+    strval_ok(a)?;
     Ok(V::Str(strval(&a[0])))
 }
 
@@ -2266,7 +2417,9 @@ fn f_to_yaml(_: &str, a: &[V], room: usize) -> R {
     arity(a, 1)?;
     fits(a[0].printed_bound(), room)?;
     Ok(V::Str(
-        yaml_out::to_yaml(&a[0]).trim_end_matches('\n').to_string(),
+        yaml_out::to_yaml(&a[0].json_view())
+            .trim_end_matches('\n')
+            .to_string(),
     ))
 }
 
@@ -2275,7 +2428,27 @@ fn f_from_yaml(name: &str, a: &[V], _: usize) -> R {
     let text = s(&a[0])?;
     let v =
         crate::yaml::parse_first_doc(text).map_err(|e| format!("error unmarshaling YAML: {e}"))?;
-    let v = V::from_json(&v);
+    decoded(name, V::from_json(&v))
+}
+
+/// Helm's `fromYaml`/`fromYamlArray` decode with sigs.k8s.io/yaml
+/// (`pkg/engine/funcs.go` `fromYAML`): go-yaml v2's YAML 1.1, so a date
+/// stays the text it was (`2020-09-07`, not a timestamp) and `on` is true.
+fn f_sigs_from_yaml(name: &str, a: &[V]) -> R {
+    arity(a, 1)?;
+    let text = s(&a[0])?;
+    let docs = crate::yaml::load_all_as(
+        text,
+        crate::yaml::Dialect::SigsYaml,
+        &crate::yaml::Limits::default(),
+    )
+    .map_err(|e| format!("error unmarshaling YAML: {e}"))?;
+    let v = docs.into_iter().next().map(|d| d.value).unwrap_or_default();
+    decoded(name, V::from_json(&v))
+}
+
+/// What `fromYaml` (a map) or `fromYamlArray` (a list) gives for `v`.
+fn decoded(name: &str, v: V) -> R {
     match (name, v) {
         ("fromYaml", V::Map(m)) => Ok(V::Map(m)),
         ("fromYaml", V::Nil) => Ok(V::map(BTreeMap::new())),
@@ -2445,4 +2618,305 @@ fn go_json(v: &V, escape_html: bool, pretty: bool) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod regex_tests {
+    use super::*;
+
+    #[test]
+    fn braces_that_are_no_repetition_are_literal_as_in_go() {
+        // bitnami common `_capabilities.tpl`.
+        let re = regex("{(v[0-9])*[^}]*}}$").unwrap();
+        assert!(re.is_match("&{{v1 1 32} [v1] {v3.17.1 abc clean go1.23.5}}"));
+        assert!(regex("a{2}").unwrap().is_match("aa"));
+        assert!(!regex("^a{2,3}$").unwrap().is_match("a"));
+        assert!(regex("^a{,2}$").unwrap().is_match("a{,2}"));
+        assert!(regex("^[{]\\{x$").unwrap().is_match("{{x"));
+    }
+}
+
+/// Why a case or wrap function refuses text outside ASCII: Go's Unicode
+/// classes (`unicode.IsUpper`, `IsPunct`, `IsLetter`) are not Rust's, and
+/// goutils cuts at byte offsets.
+fn ascii_only(name: &str, x: &str) -> Result<(), String> {
+    if x.is_ascii() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` of text that is not ASCII is not supported by gitops-lint"
+        ))
+    }
+}
+
+/// xstrings' `isConnector` on ASCII: `-`, `_` or white space.
+fn is_connector(b: u8) -> bool {
+    matches!(
+        b,
+        b'-' | b'_' | b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'
+    )
+}
+
+/// Go's `unicode.IsPunct` on ASCII (category P; `$ + < = > ^ | ~` and the
+/// backtick are symbols).
+fn is_go_punct(b: u8) -> bool {
+    b"!\"#%&'()*,-./:;?@[\\]_{}".contains(&b)
+}
+
+/// Sprig's `camelcase`: xstrings v1.5.0 `ToPascalCase` (`toCamelCase` with
+/// `isBig`): connectors go, the letter after one is upper case, and a word
+/// that starts upper case has its following capitals lowered.
+fn f_camelcase(name: &str, a: &[V], _: usize) -> R {
+    arity(a, 1)?;
+    let x = s(&a[0])?;
+    ascii_only(name, x)?;
+    let b = x.as_bytes();
+    let mut out = String::with_capacity(b.len());
+    let mut i = 0;
+    let mut r0 = 0u8;
+    let mut first_upper = false;
+    // Leading connectors stay.
+    while i < b.len() {
+        r0 = b[i];
+        i += 1;
+        if !is_connector(r0) {
+            first_upper = r0.is_ascii_uppercase();
+            r0 = r0.to_ascii_uppercase();
+            break;
+        }
+        out.push(char::from(r0));
+    }
+    if i == b.len() {
+        // Go writes the last rune again here, even a connector already written.
+        if !b.is_empty() {
+            out.push(char::from(r0));
+        }
+        return Ok(V::Str(out));
+    }
+    while i < b.len() {
+        let r1 = r0;
+        r0 = b[i];
+        i += 1;
+        if is_connector(r0) && is_connector(r1) {
+            out.push(char::from(r1));
+            continue;
+        }
+        if is_connector(r1) {
+            first_upper = r0.is_ascii_uppercase();
+            r0 = r0.to_ascii_uppercase();
+        } else {
+            if first_upper {
+                if r0.is_ascii_uppercase() {
+                    r0 = r0.to_ascii_lowercase();
+                } else {
+                    first_upper = false;
+                }
+            }
+            out.push(char::from(r1));
+        }
+    }
+    out.push(char::from(r0));
+    Ok(V::Str(out))
+}
+
+/// xstrings' word types (`nextWord`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Word {
+    Invalid,
+    Number,
+    Upper,
+    Alphabet,
+    Connector,
+    Punct,
+    Other,
+}
+
+/// xstrings' `nextWord` on ASCII: the next word's type and length.
+fn next_word(s: &[u8]) -> (Word, usize) {
+    let Some(&r) = s.first() else {
+        return (Word::Invalid, 0);
+    };
+    let n = s.len();
+    let mut off = 1;
+    let run = |off: &mut usize, ok: &dyn Fn(u8) -> bool| {
+        while *off < n && ok(s[*off]) {
+            *off += 1;
+        }
+    };
+    let wt = if is_connector(r) {
+        run(&mut off, &is_connector);
+        Word::Connector
+    } else if is_go_punct(r) {
+        run(&mut off, &is_go_punct);
+        Word::Punct
+    } else if r.is_ascii_uppercase() {
+        if off < n {
+            let r2 = s[off];
+            if r2.is_ascii_uppercase() {
+                off += 1;
+                run(&mut off, &|c: u8| c.is_ascii_uppercase());
+                // "HTTPStatus" is "HTTP" and "Status".
+                if off < n && s[off].is_ascii_alphabetic() {
+                    off -= 1;
+                }
+            } else if r2.is_ascii_alphabetic() {
+                off += 1;
+                run(&mut off, &|c: u8| c.is_ascii_lowercase());
+            }
+        }
+        Word::Upper
+    } else if r.is_ascii_alphabetic() {
+        run(&mut off, &|c: u8| c.is_ascii_lowercase());
+        Word::Alphabet
+    } else if r.is_ascii_digit() {
+        run(&mut off, &|c: u8| c.is_ascii_digit());
+        Word::Number
+    } else {
+        run(&mut off, &|c: u8| {
+            !(is_connector(c) || c.is_ascii_alphanumeric() || is_go_punct(c))
+        });
+        Word::Other
+    };
+    (wt, off)
+}
+
+/// Sprig's `snakecase` and `kebabcase`: xstrings' `camelCaseToLowerCase`
+/// (`ToSnakeCase`, `ToKebabCase`), which splits words at case changes and
+/// numbers (`HTTP20xOK` is `http_20x_ok`, `Bld4Floor` `bld4_floor`).
+fn f_snakecase(name: &str, a: &[V], _: usize) -> R {
+    fn next<'a>(rem: &mut &'a [u8]) -> (Word, &'a [u8]) {
+        let all: &'a [u8] = rem;
+        let (wt, len) = next_word(all);
+        *rem = &all[len..];
+        (wt, &all[..len])
+    }
+    fn lower(out: &mut String, wt: Word, word: &[u8], connector: char) {
+        for &c in word {
+            if wt != Word::Upper && wt != Word::Connector {
+                out.push(char::from(c));
+            } else if is_connector(c) {
+                out.push(connector);
+            } else {
+                out.push(char::from(c.to_ascii_lowercase()));
+            }
+        }
+    }
+    arity(a, 1)?;
+    let x = s(&a[0])?;
+    ascii_only(name, x)?;
+    let c = if name == "kebabcase" { '-' } else { '_' };
+    let mut out = String::with_capacity(x.len() + 4);
+    let mut rem = x.as_bytes();
+    let (mut wt, mut word) = next(&mut rem);
+    while !rem.is_empty() {
+        if wt != Word::Connector {
+            lower(&mut out, wt, word, c);
+        }
+        let (prev, last) = (wt, word);
+        (wt, word) = next(&mut rem);
+        match prev {
+            Word::Number => {
+                while matches!(wt, Word::Alphabet | Word::Number) {
+                    lower(&mut out, wt, word, c);
+                    (wt, word) = next(&mut rem);
+                }
+                if !matches!(wt, Word::Invalid | Word::Punct | Word::Connector) {
+                    out.push(c);
+                }
+            }
+            Word::Connector => lower(&mut out, prev, last, c),
+            Word::Punct => {}
+            _ => {
+                if wt != Word::Number {
+                    if !matches!(wt, Word::Connector | Word::Punct) {
+                        out.push(c);
+                    }
+                    continue;
+                }
+                if rem.is_empty() {
+                    continue;
+                }
+                let number = word;
+                (wt, word) = next(&mut rem);
+                if wt != Word::Alphabet {
+                    // A number is part of the word before it.
+                    lower(&mut out, Word::Number, number, c);
+                    if !matches!(wt, Word::Connector | Word::Punct) {
+                        out.push(c);
+                    }
+                    continue;
+                }
+                out.push(c);
+                lower(&mut out, Word::Number, number, c);
+                while matches!(wt, Word::Alphabet | Word::Number) {
+                    lower(&mut out, wt, word, c);
+                    (wt, word) = next(&mut rem);
+                }
+                if !matches!(wt, Word::Invalid | Word::Connector | Word::Punct) {
+                    out.push(c);
+                }
+            }
+        }
+    }
+    lower(&mut out, wt, word, c);
+    Ok(V::Str(out))
+}
+
+/// Sprig's `wrap` (`wrap LENGTH TEXT`) and `wrapWith` (`wrapWith LENGTH
+/// SEP TEXT`, long words cut): goutils' `WrapCustom`, which breaks at the
+/// last space within the length, on byte offsets.
+fn f_wrap(name: &str, a: &[V], room: usize) -> R {
+    let (len, sep, text, cut_long) = if name == "wrapWith" {
+        arity(a, 3)?;
+        (int(&a[0])?, s(&a[1])?, s(&a[2])?, true)
+    } else {
+        arity(a, 2)?;
+        (int(&a[0])?, "", s(&a[1])?, false)
+    };
+    if text.is_empty() {
+        return Ok(V::Str(String::new()));
+    }
+    let sep = if sep.is_empty() { "\n" } else { sep };
+    let width = usize::try_from(len.max(1)).unwrap_or(usize::MAX);
+    let b = text.as_bytes();
+    // Every break replaces at most one byte with `sep`.
+    fits(
+        b.len().saturating_add(b.len().saturating_mul(sep.len())),
+        room,
+    )?;
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    let mut off = 0;
+    while b.len() - off > width {
+        if b[off] == b' ' {
+            off += 1;
+            continue;
+        }
+        let end = off + width + 1;
+        if let Some(sp) = b[off..end].iter().rposition(|c| *c == b' ') {
+            out.extend_from_slice(&b[off..off + sp]);
+            out.extend_from_slice(sep.as_bytes());
+            off += sp + 1;
+        } else if cut_long {
+            out.extend_from_slice(&b[off..off + width]);
+            out.extend_from_slice(sep.as_bytes());
+            off += width;
+        } else {
+            let end = off + width;
+            match b[end..].iter().position(|c| *c == b' ') {
+                None => {
+                    out.extend_from_slice(&b[off..]);
+                    off = b.len();
+                }
+                Some(i) => {
+                    out.extend_from_slice(&b[off..end + i]);
+                    out.extend_from_slice(sep.as_bytes());
+                    off = end + i + 1;
+                }
+            }
+        }
+    }
+    out.extend_from_slice(&b[off..]);
+    String::from_utf8(out)
+        .map(V::Str)
+        .map_err(|_| format!("`{name}` cutting a character in two is not supported by gitops-lint"))
 }

@@ -50,7 +50,7 @@ pub(crate) use funcs::{path_base, path_dir, sanitize_name};
 use parse::{Arg, Cmd, List, Node, Pipe};
 use set::SetCx;
 pub use set::TemplateSet;
-pub use value::{Host, HostObject, SharedMap, V};
+pub use value::{Host, HostObject, Json, SharedMap, V};
 
 /// Which functions a template may call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -489,6 +489,8 @@ impl State {
         // printed `<no value>`; in a template set, as Helm executes them.
         let text = if self.set.is_some() && *v == V::Nil {
             "<no value>".to_string()
+        } else if let V::Host(h) = v {
+            h.0.printed()
         } else {
             v.go_string()
         };
@@ -735,6 +737,17 @@ impl State {
         }
         if let Some(f) = final_val {
             vals.push(f);
+        }
+        // Go passes every argument as a copy in an `interface{}`
+        // (`reflect.Value.Call`), so a struct reached through a pointer
+        // loses its pointer's methods (`String`): the function sees, and
+        // returns, the copy.
+        for v in &mut vals {
+            if let V::Host(h) = v {
+                if let Some(b) = h.0.boxed() {
+                    *v = b;
+                }
+            }
         }
         if self.set.is_some() && matches!(name, "include" | "tpl") {
             let out = self

@@ -129,6 +129,30 @@ fn format_one(verb: char, spec: &Spec, arg: &V) -> Result<String, String> {
         },
         ('v' | 'd', V::Int(n)) => sign(*n < 0, n.unsigned_abs().to_string()),
         ('v', other) => truncate(&other.go_string(), spec.prec),
+        // A `[]byte` prints as text with `%s` and `%q`; what a struct or a
+        // map of them prints with another verb is not modelled.
+        ('s' | 'q', V::Host(h)) => match h.0.as_text() {
+            Some(Ok(t)) if verb == 's' => truncate(&t, spec.prec),
+            Some(Ok(t)) => quote(&t),
+            Some(Err(e)) => return Err(e),
+            None if verb == 's'
+                && matches!(h.0.value(), V::List(l) if l.iter().all(|e| matches!(e, V::Str(_)))) =>
+            {
+                h.0.value().go_string()
+            }
+            None => {
+                return Err(format!(
+                    "printf `%{verb}` of a {} is not supported by gitops-lint",
+                    h.0.type_name()
+                ))
+            }
+        },
+        (_, V::Host(h)) => {
+            return Err(format!(
+                "printf `%{verb}` of a {} is not supported by gitops-lint",
+                h.0.type_name()
+            ))
+        }
         ('s', V::Str(s)) => truncate(s, spec.prec),
         ('s', V::List(_) | V::Map(_)) => arg.go_string(),
         ('q', V::Str(s)) => quote(s),

@@ -673,10 +673,6 @@ d: "a9993e364706816aba3e25717850c26c9cd0d89d 103547413 NBSWY3DP hello 1f40fc92da
 /// only `.Values`, `.Release` and `.Chart.Name`, rendered by this engine
 /// alone and compared with helm's `expected.yaml` document by document
 /// (each trimmed, as Helm's `SplitManifests` trims).
-/// `sem-string-funcs` calls five functions this engine does not evaluate
-/// (`camelcase`, `snakecase`, `kebabcase`, `wrap`, `wrapWith`): their lines
-/// are taken out of the template and of the expectation, and the test
-/// checks that parsing the whole template fails on exactly those.
 /// `sem-dict-list`'s `dictFromValuesIsShared` and `sem-range-control`'s
 /// `nestedOrder` lines are left out too (see `ALIASING` and `YAML11`).
 #[test]
@@ -708,14 +704,13 @@ fn sem_cases_render_as_helm() {
         // sortTemplates: one directory here, so names in reverse order.
         files.sort();
         files.reverse();
-        const UNSUPPORTED: [&str; 5] = ["camelcase", "snakecase", "kebabcase", "wrap", "wrapWith"];
         // Not the engine's: helm decodes values as YAML 1.1 (sigs.k8s.io/yaml),
         // where the key `y` of `sem-range-control`'s values is `true`; this
         // test reads values with the crate's YAML 1.2 reader.
         const YAML11: &str = "nestedOrder";
         let keep = |line: &&str| {
             let key = line.trim_start().split(':').next().unwrap_or("");
-            !UNSUPPORTED.contains(&key) && key != YAML11
+            key != YAML11
         };
         let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
         for f in &files {
@@ -725,14 +720,6 @@ fn sem_cases_render_as_helm() {
                 .filter(keep)
                 .map(|l| format!("{l}\n"))
                 .collect();
-            let unsupported = whole
-                .lines()
-                .any(|l| UNSUPPORTED.contains(&l.trim_start().split(':').next().unwrap_or("")));
-            if unsupported {
-                let mut probe = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
-                let err = probe.add("t", &whole).expect_err("unsupported functions");
-                assert!(err.contains("`camelcase` is not supported"), "{err}");
-            }
             set.add(&format!("{name}/templates/{f}"), &src)
                 .unwrap_or_else(|e| panic!("{case}: {e}"));
         }
@@ -905,4 +892,76 @@ fn a_map_containing_itself_is_an_error_not_a_hang() {
     )
     .expect_err("budget");
     assert!(err.contains("MiB"), "{err}");
+}
+
+#[test]
+fn case_and_wrap_functions_match_sprig() {
+    let run = |src: &str| {
+        helm_set(&[("t", src)])
+            .execute("t", &V::Nil)
+            .expect("renders")
+    };
+    // sem-string-funcs' expected output.
+    assert_eq!(
+        run("{{ camelcase \"http_server_name\" }}"),
+        "HttpServerName"
+    );
+    assert_eq!(
+        run("{{ snakecase \"HTTPServerName\" }}"),
+        "http_server_name"
+    );
+    assert_eq!(
+        run("{{ kebabcase \"HTTPServerName\" }}"),
+        "http-server-name"
+    );
+    assert_eq!(
+        run("{{ wrap 10 \"the quick brown fox jumps over the lazy dog\" }}"),
+        "the quick\nbrown fox\njumps over\nthe lazy\ndog"
+    );
+    assert_eq!(
+        run("{{ wrapWith 5 \"\\t\" \"Hello World\" }}"),
+        "Hello\tWorld"
+    );
+    // xstrings' documented samples (v1.5.0 `convert.go`).
+    for (from, pascal, snake) in [
+        ("some_words", "SomeWords", "some_words"),
+        ("_complex__case_", "_Complex_Case_", "_complex__case_"),
+        ("GOLANG_IS_GREAT", "GolangIsGreat", "golang_is_great"),
+        ("FirstName", "FirstName", "first_name"),
+        ("NoHTTPS", "NoHTTPS", "no_https"),
+        ("http2xx", "Http2xx", "http_2xx"),
+        ("HTTP20xOK", "Http20xOK", "http_20x_ok"),
+        ("Duration2m3s", "Duration2m3s", "duration_2m3s"),
+        ("Bld4Floor3rd", "Bld4Floor3rd", "bld4_floor_3rd"),
+        ("GO PATH", "GoPath", "go_path"),
+    ] {
+        assert_eq!(
+            run(&format!("{{{{ camelcase {from:?} }}}}")),
+            pascal,
+            "{from}"
+        );
+        assert_eq!(
+            run(&format!("{{{{ snakecase {from:?} }}}}")),
+            snake,
+            "{from}"
+        );
+    }
+    // goutils: a long word is kept whole by `wrap` and cut by `wrapWith`.
+    assert_eq!(run("{{ wrap 3 \"abcdef gh\" }}"), "abcdef\ngh");
+    assert_eq!(run("{{ wrapWith 3 \"|\" \"abcdef gh\" }}"), "abc|def|gh");
+    let err = helm_set(&[("t", "{{ snakecase \"Ünï\" }}")])
+        .execute("t", &V::Nil)
+        .expect_err("not ASCII");
+    assert!(err.contains("not supported by gitops-lint"), "{err}");
+}
+
+#[test]
+fn helm_from_yaml_reads_yaml_1_1_and_keeps_dates_as_text() {
+    // sigs.k8s.io/yaml, as loki-distributed's `tpl … | fromYaml` relies on.
+    let out = helm_set(&[(
+        "t",
+        r#"{{ $m := "from: 2020-09-07\nflag: on\n" | fromYaml }}{{ toYaml $m }}"#,
+    )])
+    .execute("t", &V::Nil);
+    assert_eq!(out.as_deref(), Ok("flag: true\nfrom: \"2020-09-07\""));
 }

@@ -38,12 +38,72 @@ pub trait HostObject: std::fmt::Debug + Send + Sync {
     fn is_map(&self) -> bool {
         false
     }
+    /// Go's `reflect.Kind` name (`kindOf`): `ptr` for a pointer to a
+    /// struct, `struct`, `map`, `slice`. A map or slice is empty, and false,
+    /// when [`HostObject::value`] is.
+    fn kind(&self) -> &'static str {
+        "ptr"
+    }
+    /// How `fmt` prints it with `%v`, at the top (`top`) or inside another
+    /// value: Go prints a pointer to a struct as `&{…}` at the top and as
+    /// its address inside.
+    fn format(&self, top: bool) -> String {
+        let _ = top;
+        self.value().go_string()
+    }
+    /// How an action prints it (text/template `printableValue`: a pointer
+    /// is followed, and an addressable value whose pointer has `String`
+    /// prints with it).
+    fn printed(&self) -> String {
+        self.format(true)
+    }
+    /// What `encoding/json` writes for it.
+    fn json(&self) -> Json {
+        Json::Value(self.value())
+    }
+    /// What it becomes once passed to a function as an `interface{}`: a
+    /// copy, which no longer reaches the methods of its pointer (`None`:
+    /// itself).
+    fn boxed(&self) -> Option<V> {
+        None
+    }
+    /// What Sprig's `strval` (`toString`, `quote`) makes of it when that is
+    /// not `%v`: a `[]byte` is its text. An `Err` when that text cannot be
+    /// represented (bytes that are not UTF-8).
+    fn as_text(&self) -> Option<Result<String, String>> {
+        None
+    }
+}
+
+/// What `encoding/json` writes for a [`HostObject`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Json {
+    /// Whatever it writes for this value.
+    Value(V),
+    /// A struct: an object with these members, in field order (`omitempty`
+    /// already applied).
+    Object(Vec<(String, V)>),
 }
 
 /// A shared [`HostObject`] inside a [`V`]; two are equal when they are the
 /// same object.
 #[derive(Debug, Clone)]
 pub struct Host(pub Arc<dyn HostObject>);
+
+impl Host {
+    /// [`V::json_view`] of the object.
+    fn json_view(&self) -> V {
+        match self.0.json() {
+            Json::Value(v) => v.json_view(),
+            Json::Object(members) => V::Map(
+                members
+                    .into_iter()
+                    .map(|(k, v)| (k, v.json_view()))
+                    .collect(),
+            ),
+        }
+    }
+}
 
 impl PartialEq for Host {
     fn eq(&self, other: &Host) -> bool {
@@ -369,7 +429,25 @@ impl V {
                     .map(|(k, v)| (k.clone(), v.to_json()))
                     .collect(),
             ),
-            V::Host(h) => h.0.value().to_json(),
+            V::Host(h) => h.json_view().to_json(),
+        }
+    }
+
+    /// The value as `encoding/json` sees it, host objects replaced by what
+    /// it writes for them (a struct's members become a map), as
+    /// sigs.k8s.io/yaml sees it through JSON.
+    #[must_use]
+    pub(crate) fn json_view(&self) -> V {
+        match self {
+            V::Host(h) => h.json_view(),
+            V::List(l) => V::List(l.iter().map(V::json_view).collect()),
+            V::Map(m) => V::Map(SharedMap::new(
+                m.entries()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.json_view()))
+                    .collect(),
+            )),
+            other => other.clone(),
         }
     }
 
@@ -384,8 +462,7 @@ impl V {
             V::Str(s) => !s.is_empty(),
             V::List(l) => !l.is_empty(),
             V::Map(m) => !m.is_empty(),
-            // A non-nil pointer or struct.
-            V::Host(_) => true,
+            V::Host(h) => !matches!(h.0.kind(), "map" | "slice") || h.0.value().truth(),
         }
     }
 
@@ -415,7 +492,7 @@ impl V {
             V::Str(_) => "string",
             V::List(_) => "slice",
             V::Map(_) => "map",
-            V::Host(_) => "ptr",
+            V::Host(h) => h.0.kind(),
         }
     }
 
@@ -569,7 +646,7 @@ fn write_v(out: &mut String, v: &V, top: bool, depth_left: usize, nodes_left: &m
     match v {
         V::Missing => out.push_str(if top { "<no value>" } else { "<nil>" }),
         V::Nil => out.push_str("<nil>"),
-        V::Host(h) => write_v(out, &h.0.value(), top, depth_left, nodes_left),
+        V::Host(h) => out.push_str(&h.0.format(top)),
         V::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         V::Int(i) => {
             let _ = write!(out, "{i}");

@@ -160,6 +160,10 @@ fn resolves_non_string(s: &str) -> bool {
     if WORDS.contains(&s) {
         return true;
     }
+    // go-yaml v2's encoder quotes what its resolver reads as a timestamp.
+    if crate::yaml::timestamp_rfc3339(s).is_some() {
+        return true;
+    }
     let t = s.trim_start_matches(['-', '+']).replace('_', "");
     let lower = t.to_ascii_lowercase();
     if lower.starts_with("0x") || lower.starts_with("0b") || lower.starts_with("0o") {
@@ -227,8 +231,16 @@ fn string_scalar(s: &str, indent: usize) -> String {
             match c {
                 '"' => out.push_str("\\\""),
                 '\\' => out.push_str("\\\\"),
+                // go-yaml's `yaml_emitter_write_double_quoted_scalar`.
+                '\0' => out.push_str("\\0"),
+                '\x07' => out.push_str("\\a"),
+                '\x08' => out.push_str("\\b"),
                 '\t' => out.push_str("\\t"),
+                '\n' => out.push_str("\\n"),
+                '\x0b' => out.push_str("\\v"),
+                '\x0c' => out.push_str("\\f"),
                 '\r' => out.push_str("\\r"),
+                '\x1b' => out.push_str("\\e"),
                 c if c.is_control() => out.push_str(&format!("\\x{:02X}", c as u32)),
                 c => out.push(c),
             }
@@ -250,6 +262,13 @@ mod tests {
                 .map(|(k, v)| ((*k).to_string(), v.clone()))
                 .collect(),
         )
+    }
+
+    #[test]
+    fn double_quoted_escapes_are_go_yamls() {
+        // sem-files: `AsConfig` of "tab\there\n".
+        assert_eq!(string_scalar("tab\there\n", 2), "\"tab\\there\\n\"");
+        assert_eq!(string_scalar("a\x1bb\x01", 2), "\"a\\eb\\x01\"");
     }
 
     #[test]

@@ -48,6 +48,8 @@ pub(crate) mod emit;
 mod locate;
 mod resolve;
 
+pub(crate) use resolve::timestamp_rfc3339;
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 

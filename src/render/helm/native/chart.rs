@@ -45,6 +45,8 @@ pub(in crate::render::helm) struct Dependency {
     pub(crate) name: String,
     /// `version`, a constraint.
     pub(crate) version: String,
+    /// `repository`.
+    pub(crate) repository: String,
     /// `condition`: comma-separated value paths.
     pub(crate) condition: String,
     /// `tags`.
@@ -343,6 +345,7 @@ fn read_dependency(d: &Value) -> Result<Dependency, String> {
     Ok(Dependency {
         name: s("name")?,
         version: s("version")?,
+        repository: s("repository")?,
         condition: s("condition")?,
         tags: strings_field(d, "tags", OWNER)?.unwrap_or_default(),
         enabled: d.get("enabled").and_then(Value::as_bool).unwrap_or(false),

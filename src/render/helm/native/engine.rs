@@ -7,20 +7,20 @@
 //! `missingkey=zero`, `<no value>` removed from the output; errors cleaned
 //! up as `cleanupParseError` and `cleanupExecError` do.
 //!
-//! `.Capabilities` and `.Files` are host objects with their Go methods
-//! ([`super::objects`]). What is not modelled faithfully yet is refused
-//! before anything runs: `.Files` beyond `Get` and `Lines` (`Glob`,
-//! `AsConfig`, `AsSecrets`, `GetBytes`), `.Capabilities` beyond
-//! `KubeVersion.{Version,GitVersion,Major,Minor}`, `APIVersions.Has` and
-//! `HelmVersion.Version` (a Go struct prints otherwise than its fields),
-//! `.Chart` printed whole, its `Maintainers` or `Dependencies`.
+//! `.Capabilities`, `.Files` and `.Chart` are host objects with their Go
+//! methods, printing and JSON ([`super::objects`]); a render that read what
+//! Go does not determine (an address, a map order) is refused once its
+//! template has run. What is not modelled faithfully yet is refused before
+//! anything runs: the top-level object serialized whole, and changes to a
+//! map in place.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::chart::{Chart, Metadata};
+use super::chart::Chart;
+use super::objects::Volatile;
 use super::values::Map;
 use super::{helm_error, not_supported};
 use crate::gotemplate::{Budget, FuncSet, MissingKey, SharedMap, TemplateSet, V};
@@ -37,64 +37,14 @@ struct Renderable {
     base_path: String,
 }
 
-/// `.Chart`: the Go field names of `chart.Metadata`, and `IsRoot`.
-fn chart_value(md: &Metadata, is_root: bool) -> V {
-    let s = |v: &str| V::Str(v.to_string());
-    let list = |l: &[String]| V::List(l.iter().map(|x| s(x)).collect());
-    let mut m = BTreeMap::new();
-    m.insert("Name".into(), s(&md.name));
-    m.insert("Home".into(), s(&md.home));
-    m.insert("Sources".into(), list(&md.sources));
-    m.insert("Version".into(), s(&md.version));
-    m.insert("Description".into(), s(&md.description));
-    m.insert("Keywords".into(), list(&md.keywords));
-    let maintainers = md
-        .maintainers
-        .iter()
-        .map(|x| {
-            let f = |k: &str| {
-                s(x.get(k)
-                    .and_then(serde_json::Value::as_str)
-                    .unwrap_or_default())
-            };
-            V::Map(
-                [
-                    ("Name".to_string(), f("name")),
-                    ("Email".to_string(), f("email")),
-                    ("URL".to_string(), f("url")),
-                ]
-                .into(),
-            )
-        })
-        .collect();
-    m.insert("Maintainers".into(), V::List(maintainers));
-    m.insert("Icon".into(), s(&md.icon));
-    m.insert("APIVersion".into(), s(&md.api_version));
-    m.insert("Condition".into(), s(&md.condition));
-    m.insert("Tags".into(), s(&md.tags));
-    m.insert("AppVersion".into(), s(&md.app_version));
-    m.insert("Deprecated".into(), V::Bool(md.deprecated));
-    m.insert(
-        "Annotations".into(),
-        V::Map(
-            md.annotations
-                .iter()
-                .map(|(k, v)| (k.clone(), s(v)))
-                .collect(),
-        ),
-    );
-    m.insert("KubeVersion".into(), s(&md.kube_version));
-    m.insert("Type".into(), s(&md.chart_type));
-    m.insert("IsRoot".into(), V::Bool(is_root));
-    V::map(m)
-}
-
 /// What every template sees the same: `.Release` and `.Capabilities`.
 pub(super) struct Top {
     /// `.Release`.
     pub(crate) release: V,
     /// `.Capabilities`.
     pub(crate) capabilities: V,
+    /// What the render read that Go does not determine.
+    pub(crate) volatile: Volatile,
 }
 
 /// `recAllTpls`: the templates of `c` (at `full_path`) and its subcharts,
@@ -113,11 +63,17 @@ fn all_templates(
     out: &mut BTreeMap<String, Renderable>,
 ) -> SharedMap {
     let mut next = Map::new();
-    next.insert("Chart".into(), chart_value(&c.metadata, is_root));
+    next.insert(
+        "Chart".into(),
+        super::objects::chart(&c.metadata, is_root, &top.volatile),
+    );
     next.insert("Release".into(), top.release.clone());
     next.insert("Capabilities".into(), top.capabilities.clone());
     next.insert("Values".into(), values.clone());
-    next.insert("Files".into(), super::objects::files(&c.files));
+    next.insert(
+        "Files".into(),
+        super::objects::files(&c.files, &top.volatile),
+    );
     let mut subcharts = Map::new();
     for child in &c.dependencies {
         // No table there: a new empty map (`make(chartutil.Values)`).
@@ -195,53 +151,19 @@ fn render_values(chart: &Chart, values: &Map) -> Option<V> {
 
 /// What the engine cannot evaluate faithfully yet, if `src` uses it.
 fn unsupported_use(src: &str) -> Option<String> {
-    static RE: OnceLock<Option<(Regex, Regex, Regex, Regex)>> = OnceLock::new();
-    let res = RE.get_or_init(|| {
-        Some((
-            Regex::new(r"Capabilities(\.[A-Za-z_][A-Za-z0-9_]*)*").ok()?,
-            Regex::new(r"\.Chart(\.[A-Za-z_][A-Za-z0-9_]*)?").ok()?,
-            Regex::new(r"\bFiles\b(\.[A-Za-z_][A-Za-z0-9_]*)?").ok()?,
-            // `toYaml $`, `{{ $ }}`: Go structs among the objects would
-            // print otherwise than maps. (`.` is the top-level object only
-            // outside `with`/`range` and in what it is passed to, which a
-            // scan cannot tell; `toYaml .` there is not caught.)
-            Regex::new(
-                r"(?:\b(?:toYaml|toJson|toPrettyJson|toRawJson|mustToYaml|mustToJson|mustToPrettyJson|mustToRawJson|toString|print|println|printf|toToml)\s+\$|\{\{-?\s*\$\s*-?\}\})(?:[\s)}|]|$)",
-            )
-            .ok()?,
-        ))
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    // `toYaml $`, `{{ $ }}`: the top-level object serialized whole. (`.` is
+    // the top-level object only outside `with`/`range` and in what it is
+    // passed to, which a scan cannot tell; `toYaml .` there is not caught.)
+    let whole = RE.get_or_init(|| {
+        Regex::new(
+            r"(?:\b(?:toYaml|toJson|toPrettyJson|toRawJson|mustToYaml|mustToJson|mustToPrettyJson|mustToRawJson|toString|print|println|printf|toToml)\s+\$|\{\{-?\s*\$\s*-?\}\})(?:[\s)}|]|$)",
+        )
+        .ok()
     });
-    let Some((caps, chart, files, whole)) = res else {
+    let Some(whole) = whole else {
         return Some("templates".into());
     };
-    for m in caps.find_iter(src) {
-        let chain = m.as_str();
-        let ok = matches!(
-            chain,
-            "Capabilities.KubeVersion.Version"
-                | "Capabilities.KubeVersion.GitVersion"
-                | "Capabilities.KubeVersion.Major"
-                | "Capabilities.KubeVersion.Minor"
-                | "Capabilities.APIVersions.Has"
-                | "Capabilities.HelmVersion.Version"
-        );
-        if !ok {
-            return Some(format!(".{chain}"));
-        }
-    }
-    for m in chart.find_iter(src) {
-        if matches!(
-            m.as_str(),
-            ".Chart" | ".Chart.Dependencies" | ".Chart.Maintainers"
-        ) {
-            return Some(format!("`{}` (a Go struct)", m.as_str()));
-        }
-    }
-    for m in files.find_iter(src) {
-        if !matches!(m.as_str(), "Files.Get" | "Files.Lines") {
-            return Some(format!(".{}", m.as_str()));
-        }
-    }
     if whole.is_match(src) {
         return Some("the top-level object serialized whole".into());
     }
@@ -385,7 +307,11 @@ fn render_within(
         if let Err(e) = r.vals.update(|m| m.insert("Template".into(), template)) {
             return Err(not_supported(&e));
         }
-        match set.execute_within(k, &V::Map(r.vals.clone()), &mut budget) {
+        let result = set.execute_within(k, &V::Map(r.vals.clone()), &mut budget);
+        if let Some(why) = top.volatile.take() {
+            return Err(not_supported(&format!("{why} in `{k}`")));
+        }
+        match result {
             Ok(out) => {
                 if out.len() > budget.bytes {
                     return Err(exhausted(k));
@@ -423,7 +349,12 @@ mod tests {
         let chart = super::super::chart::load(&cx, "c", None).map_err(|e| e.message)?;
         let top = Top {
             release: V::Map(Map::new().into()),
-            capabilities: super::super::objects::capabilities("v1.31.0", &[]),
+            capabilities: super::super::objects::capabilities(
+                "v1.31.0",
+                &[],
+                &super::super::objects::Volatile::default(),
+            ),
+            volatile: super::super::objects::Volatile::default(),
         };
         render_within(&cache, &chart, &Map::new(), &top, "c", limit)
             .map(|r| r.len())
@@ -489,26 +420,7 @@ mod tests {
     }
 
     #[test]
-    fn methods_of_host_objects_are_refused() {
-        assert_eq!(
-            unsupported_use("{{ .Capabilities.KubeVersion.GitVersion }}"),
-            None
-        );
-        assert_eq!(
-            unsupported_use("{{ if .Capabilities.APIVersions.Has \"v1\" }}"),
-            None
-        );
-        assert_eq!(
-            unsupported_use("{{ .Capabilities.KubeVersion | quote }}").as_deref(),
-            Some(".Capabilities.KubeVersion")
-        );
-        assert_eq!(unsupported_use("{{ .Files.Get \"a\" }}"), None);
-        assert_eq!(
-            unsupported_use("{{ (.Files.Glob \"a/*\").AsConfig }}").as_deref(),
-            Some(".Files.Glob")
-        );
-        assert!(unsupported_use("{{ toYaml .Chart }}").is_some());
-        assert!(unsupported_use("{{ .Chart.Maintainers | toJson }}").is_some());
+    fn what_is_not_modelled_is_refused() {
         assert!(unsupported_use("x: {{ toYaml $ }}").is_some());
         assert!(unsupported_use("{{ with .Values.r }}{{ toYaml . }}{{ end }}").is_none());
         assert!(unsupported_use("x: {{ toYaml .Values }}").is_none());
@@ -569,8 +481,10 @@ mod tests {
         let top = Top {
             release: V::map(Map::new()),
             capabilities: V::map(Map::new()),
+            volatile: super::super::objects::Volatile::default(),
         };
-        let out = render(&ParseCache::default(), &parent, &values, &top, "p").map_err(|e| e.to_string());
+        let out =
+            render(&ParseCache::default(), &parent, &values, &top, "p").map_err(|e| e.to_string());
         let want: BTreeMap<String, String> = [
             ("p/charts/sub/templates/c.yaml", "c"),
             ("p/templates/z.yaml", "z"),
@@ -608,8 +522,10 @@ mod tests {
         let top = Top {
             release: V::map(Map::new()),
             capabilities: V::map(Map::new()),
+            volatile: super::super::objects::Volatile::default(),
         };
-        let err = render(&ParseCache::default(), &parent, &values, &top, "p").map_err(|e| e.to_string());
+        let err =
+            render(&ParseCache::default(), &parent, &values, &top, "p").map_err(|e| e.to_string());
         let Err(err) = err else {
             panic!("renders: {err:?}")
         };

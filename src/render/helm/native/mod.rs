@@ -14,9 +14,9 @@
 //!
 //! Whatever is not implemented fails with "not supported natively: …"
 //! (GL000), never a partial render: today values a `values.schema.json`
-//! refuses (helm's message is gojsonschema's), parts of `.Files` and
-//! `.Capabilities`, and the Sprig functions the
-//! template engine does not implement (see [`engine`]).
+//! refuses (helm's message is gojsonschema's), what Go does not determine
+//! (see [`objects`]), and the Sprig functions the template engine does not
+//! implement (see [`engine`]).
 
 pub(in crate::render::helm) mod chart;
 mod engine;
@@ -202,9 +202,11 @@ pub(in crate::render::helm) fn template(
             chart.metadata.kube_version
         )));
     }
+    let volatile = objects::Volatile::default();
     let top = engine::Top {
         release: release_value(inp),
-        capabilities: objects::capabilities(&kube_version, inp.api_versions),
+        capabilities: objects::capabilities(&kube_version, inp.api_versions, &volatile),
+        volatile,
     };
     let mut rendered = engine::render(cx.cache, &chart, &coalesced, &top, inp.chart_dir)?;
     // `renderResources`: NOTES.txt is never a manifest.

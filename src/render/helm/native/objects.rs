@@ -1,12 +1,24 @@
-//! Helm's objects with Go methods, as template host objects:
-//! `.Capabilities` (`chartutil.Capabilities`: `KubeVersion`, `APIVersions`
-//! with `Has`, `HelmVersion`) and `.Files` (`engine.files`: `Get`,
-//! `Lines`).
+//! Helm's objects that are Go values rather than maps, as template host
+//! objects: `.Capabilities` (`*chartutil.Capabilities`: `KubeVersion`,
+//! `APIVersions` with `Has`, `HelmVersion`), `.Files` (`engine.files`:
+//! `Get`, `GetBytes`, `Glob`, `AsConfig`, `AsSecrets`, `Lines`) and
+//! `.Chart` (`chart.Metadata` with `IsRoot`, its `Maintainers` and
+//! `Dependencies`). Each prints as Go's `fmt` prints it, and serializes
+//! as `encoding/json` does (JSON names, field order, `omitempty`).
+//!
+//! What Go does not determine is never rendered: a pointer printed inside
+//! a value (Go prints its address) or `AsConfig` of two files with the
+//! same name and different contents (Go's map order picks one) mark the
+//! render [`Volatile`], and the engine refuses it.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use crate::gotemplate::{Host, HostObject, V};
+use base64::Engine as _;
+
+use super::chart::{ChartFile, Dependency, Metadata};
+use crate::glob::{Glob, GlobError};
+use crate::gotemplate::{Host, HostObject, Json, V};
 
 /// `chartutil.DefaultVersionSet` of helm v3.17.1: the group/versions of
 /// client-go v0.32's scheme with the apiextensions ones, in its order.
@@ -69,19 +81,75 @@ const DEFAULT_API_VERSIONS: &[&str] = &[
     "apiextensions.k8s.io/v1",
 ];
 
-/// The helm version `.Capabilities.HelmVersion.Version` reports.
+/// helm v3.17.1's `version.BuildInfo` as the release binary reports it.
 const HELM_VERSION: &str = "v3.17.1";
+const HELM_GIT_COMMIT: &str = "980d8ac1939e39138101364400756af2bdee1da5";
+const HELM_GIT_TREE_STATE: &str = "clean";
+const HELM_GO_VERSION: &str = "go1.23.5";
+
+/// What a render read that Go does not determine; the engine refuses a
+/// render once this holds a reason.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Volatile(Arc<Mutex<Option<String>>>);
+
+impl Volatile {
+    /// Records `why`, unless a reason is already recorded.
+    fn mark(&self, why: &str) {
+        if let Ok(mut g) = self.0.lock() {
+            g.get_or_insert_with(|| why.to_string());
+        }
+    }
+
+    /// The first reason recorded, clearing it.
+    pub(super) fn take(&self) -> Option<String> {
+        self.0.lock().ok().and_then(|mut g| g.take())
+    }
+}
 
 fn host(h: impl HostObject + 'static) -> V {
     V::Host(Host(Arc::new(h)))
 }
 
-/// `chartutil.KubeVersion`.
-#[derive(Debug)]
+fn str_list(l: &[String]) -> V {
+    V::List(l.iter().map(|s| V::Str(s.clone())).collect())
+}
+
+/// A struct's fields as `%v` prints them: `{a b c}`.
+fn struct_format(fields: &[V]) -> String {
+    let mut out = String::from("{");
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        match f {
+            V::Host(h) => out.push_str(&h.0.format(false)),
+            // `%v` prints an empty string as nothing and nil as `<nil>`.
+            other => out.push_str(&other.go_string()),
+        }
+    }
+    out.push('}');
+    out
+}
+
+/// `chartutil.KubeVersion`. Reached through the `*Capabilities` it is
+/// addressable, so its pointer's `String` and `GitVersion` apply; a copy
+/// (what a function is given) has neither, and prints as a struct.
+#[derive(Debug, Clone)]
 struct KubeVersion {
     version: String,
     major: String,
     minor: String,
+    addressable: bool,
+}
+
+impl KubeVersion {
+    fn fields(&self) -> [V; 3] {
+        [
+            V::Str(self.version.clone()),
+            V::Str(self.major.clone()),
+            V::Str(self.minor.clone()),
+        ]
+    }
 }
 
 impl HostObject for KubeVersion {
@@ -90,9 +158,10 @@ impl HostObject for KubeVersion {
     }
     fn field(&self, name: &str) -> Option<V> {
         match name {
-            "Version" | "GitVersion" | "String" => Some(V::Str(self.version.clone())),
+            "Version" => Some(V::Str(self.version.clone())),
             "Major" => Some(V::Str(self.major.clone())),
             "Minor" => Some(V::Str(self.minor.clone())),
+            "GitVersion" | "String" if self.addressable => Some(V::Str(self.version.clone())),
             _ => None,
         }
     }
@@ -100,7 +169,36 @@ impl HostObject for KubeVersion {
         None
     }
     fn value(&self) -> V {
-        V::Str(self.version.clone())
+        V::Str(self.format(true))
+    }
+    fn kind(&self) -> &'static str {
+        "struct"
+    }
+    fn format(&self, _: bool) -> String {
+        struct_format(&self.fields())
+    }
+    fn printed(&self) -> String {
+        if self.addressable {
+            self.version.clone()
+        } else {
+            self.format(true)
+        }
+    }
+    fn json(&self) -> Json {
+        let [v, ma, mi] = self.fields();
+        Json::Object(vec![
+            ("Version".into(), v),
+            ("Major".into(), ma),
+            ("Minor".into(), mi),
+        ])
+    }
+    fn boxed(&self) -> Option<V> {
+        self.addressable.then(|| {
+            host(KubeVersion {
+                addressable: false,
+                ..self.clone()
+            })
+        })
     }
 }
 
@@ -130,35 +228,76 @@ impl HostObject for VersionSet {
         }
     }
     fn value(&self) -> V {
-        V::List(self.0.iter().map(|s| V::Str(s.clone())).collect())
+        str_list(&self.0)
+    }
+    fn kind(&self) -> &'static str {
+        "slice"
     }
 }
 
-/// `helmversion.BuildInfo` as far as it is known offline: its `Version`.
+/// `version.BuildInfo` of helm v3.17.1.
 #[derive(Debug)]
 struct HelmVersion;
+
+impl HelmVersion {
+    const FIELDS: [(&'static str, &'static str, &'static str); 4] = [
+        ("Version", "version", HELM_VERSION),
+        ("GitCommit", "git_commit", HELM_GIT_COMMIT),
+        ("GitTreeState", "git_tree_state", HELM_GIT_TREE_STATE),
+        ("GoVersion", "go_version", HELM_GO_VERSION),
+    ];
+}
 
 impl HostObject for HelmVersion {
     fn type_name(&self) -> &'static str {
         "version.BuildInfo"
     }
     fn field(&self, name: &str) -> Option<V> {
-        (name == "Version").then(|| V::Str(HELM_VERSION.to_string()))
+        Self::FIELDS
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, _, v)| V::Str((*v).to_string()))
     }
     fn call(&self, _: &str, _: &[V]) -> Option<Result<V, String>> {
         None
     }
     fn value(&self) -> V {
-        V::Map([("Version".to_string(), V::Str(HELM_VERSION.to_string()))].into())
+        V::Str(self.format(true))
+    }
+    fn kind(&self) -> &'static str {
+        "struct"
+    }
+    fn format(&self, _: bool) -> String {
+        let fields: Vec<V> = Self::FIELDS
+            .iter()
+            .map(|(_, _, v)| V::Str((*v).to_string()))
+            .collect();
+        struct_format(&fields)
+    }
+    fn json(&self) -> Json {
+        // Every field is `omitempty` and none is empty.
+        Json::Object(
+            Self::FIELDS
+                .iter()
+                .map(|(_, j, v)| ((*j).to_string(), V::Str((*v).to_string())))
+                .collect(),
+        )
     }
 }
 
-/// `chartutil.Capabilities`.
+/// `*chartutil.Capabilities`.
 #[derive(Debug)]
 struct Capabilities {
     kube: V,
     api: V,
     helm: V,
+    volatile: Volatile,
+}
+
+impl Capabilities {
+    fn fields(&self) -> [V; 3] {
+        [self.kube.clone(), self.api.clone(), self.helm.clone()]
+    }
 }
 
 impl HostObject for Capabilities {
@@ -177,21 +316,41 @@ impl HostObject for Capabilities {
         None
     }
     fn value(&self) -> V {
-        V::Map(
-            [
-                ("KubeVersion".to_string(), self.kube.clone()),
-                ("APIVersions".to_string(), self.api.clone()),
-                ("HelmVersion".to_string(), self.helm.clone()),
-            ]
-            .into(),
-        )
+        V::Str(self.format(true))
     }
+    fn format(&self, top: bool) -> String {
+        pointer_format(&self.volatile, top, &self.fields())
+    }
+    fn printed(&self) -> String {
+        struct_format(&self.fields())
+    }
+    fn json(&self) -> Json {
+        let [k, a, h] = self.fields();
+        Json::Object(vec![
+            ("KubeVersion".into(), k),
+            ("APIVersions".into(), a),
+            ("HelmVersion".into(), h),
+        ])
+    }
+}
+
+/// `%v` of a pointer to a struct: `&{…}` at the top; inside a value Go
+/// prints the address, which is no value at all here.
+fn pointer_format(volatile: &Volatile, top: bool, fields: &[V]) -> String {
+    if !top {
+        volatile.mark("a Go pointer printed inside a value (Go prints its address)");
+    }
+    format!("&{}", struct_format(fields))
 }
 
 /// `.Capabilities` of `helm template`: the Kubernetes version given (as
 /// `ParseKubeVersion` made it) and helm's API versions with `--api-versions`
 /// appended (`pkg/action/install.go` `RunWithContext`, client-only).
-pub(super) fn capabilities(kube_version: &str, extra_api_versions: &[String]) -> V {
+pub(super) fn capabilities(
+    kube_version: &str,
+    extra_api_versions: &[String],
+    volatile: &Volatile,
+) -> V {
     let mut parts = kube_version.trim_start_matches('v').split('.');
     let major = parts.next().unwrap_or_default().to_string();
     let minor = parts.next().unwrap_or_default().to_string();
@@ -205,24 +364,123 @@ pub(super) fn capabilities(kube_version: &str, extra_api_versions: &[String]) ->
             version: kube_version.to_string(),
             major,
             minor,
+            addressable: true,
         }),
         api: host(VersionSet(api)),
         helm: host(HelmVersion),
+        volatile: volatile.clone(),
     })
 }
 
-/// `engine.files`: a chart's files by path.
+/// Why a file's text is refused: Go copies its bytes as they are.
+fn not_utf8(name: &str) -> String {
+    format!("the bytes of `{name}`, which are not UTF-8, as text are not supported by gitops-lint")
+}
+
+/// A `[]byte` (`.Files.GetBytes`, a value of `.Files`): ranged over and
+/// printed as its numbers, text to `toString`, base64 to `toJson`.
 #[derive(Debug)]
-struct Files(BTreeMap<String, String>);
+struct Bytes {
+    name: String,
+    data: Arc<[u8]>,
+}
+
+impl HostObject for Bytes {
+    fn type_name(&self) -> &'static str {
+        "[]uint8"
+    }
+    fn field(&self, _: &str) -> Option<V> {
+        None
+    }
+    fn call(&self, _: &str, _: &[V]) -> Option<Result<V, String>> {
+        None
+    }
+    fn value(&self) -> V {
+        V::List(self.data.iter().map(|b| V::Int(i64::from(*b))).collect())
+    }
+    fn kind(&self) -> &'static str {
+        "slice"
+    }
+    fn json(&self) -> Json {
+        Json::Value(V::Str(
+            base64::engine::general_purpose::STANDARD.encode(&self.data),
+        ))
+    }
+    fn as_text(&self) -> Option<Result<String, String>> {
+        Some(
+            std::str::from_utf8(&self.data)
+                .map(str::to_string)
+                .map_err(|_| not_utf8(&self.name)),
+        )
+    }
+}
+
+/// `engine.files`: a chart's files by path (`map[string][]byte`).
+#[derive(Debug)]
+struct Files {
+    files: BTreeMap<String, Arc<[u8]>>,
+    volatile: Volatile,
+}
+
+impl Files {
+    fn bytes(&self, name: &str) -> V {
+        host(Bytes {
+            name: name.to_string(),
+            data: self
+                .files
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| Arc::from(&b""[..])),
+        })
+    }
+
+    /// `AsConfig` and `AsSecrets`: the files by base name, as `toYAML`
+    /// writes a `map[string]string` (sorted keys, no final newline).
+    fn by_base_name(&self, what: &str, encode: impl Fn(&[u8]) -> String) -> V {
+        let mut m = BTreeMap::new();
+        for (path, data) in &self.files {
+            let base = crate::gotemplate::path_base(path);
+            let text = encode(data);
+            if let Some(prev) = m.insert(base.clone(), V::Str(text.clone())) {
+                if prev != V::Str(text) {
+                    // `m[path.Base(k)] = …` in Go's random map order.
+                    self.volatile.mark(&format!(
+                        "`{what}` of two files named `{base}` with different contents (Go's map order picks one)"
+                    ));
+                }
+            }
+        }
+        if m.is_empty() {
+            return V::Str("{}".into());
+        }
+        V::Str(
+            crate::gotemplate::yaml_out::to_yaml(&V::Map(m.into()))
+                .trim_end_matches('\n')
+                .to_string(),
+        )
+    }
+}
 
 impl HostObject for Files {
     fn type_name(&self) -> &'static str {
         "engine.files"
     }
-    fn field(&self, _: &str) -> Option<V> {
-        None
+    fn field(&self, name: &str) -> Option<V> {
+        match name {
+            "AsConfig" => Some(self.by_base_name("AsConfig", |d| {
+                // `string(v)` then JSON: bytes that are not UTF-8 become U+FFFD.
+                String::from_utf8_lossy(d).into_owned()
+            })),
+            "AsSecrets" => Some(self.by_base_name("AsSecrets", |d| {
+                base64::engine::general_purpose::STANDARD.encode(d)
+            })),
+            _ => None,
+        }
     }
     fn call(&self, name: &str, args: &[V]) -> Option<Result<V, String>> {
+        if !matches!(name, "Get" | "GetBytes" | "Glob" | "Lines") {
+            return None;
+        }
         let arg = match args {
             [V::Str(a)] => a.clone(),
             [other] => {
@@ -238,50 +496,717 @@ impl HostObject for Files {
                 )))
             }
         };
-        match name {
+        let data = self.files.get(&arg);
+        Some(match name {
             // `files.Get`: the content, or "" for a missing file.
-            "Get" => Some(Ok(V::Str(self.0.get(&arg).cloned().unwrap_or_default()))),
+            "Get" => match data.map(|d| std::str::from_utf8(d)) {
+                None => Ok(V::Str(String::new())),
+                Some(Ok(t)) => Ok(V::Str(t.to_string())),
+                Some(Err(_)) => Err(not_utf8(&arg)),
+            },
+            "GetBytes" => Ok(self.bytes(&arg)),
+            "Glob" => self.glob(&arg),
             // `files.Lines`: split on "\n", one final newline dropped.
-            "Lines" => {
-                let lines = match self.0.get(&arg) {
-                    None => Vec::new(),
-                    Some(s) if s.is_empty() => vec![V::Str(String::new())],
-                    Some(s) => s
-                        .strip_suffix('\n')
+            _ => match data.map(|d| std::str::from_utf8(d)) {
+                None => Ok(V::List(Vec::new())),
+                Some(Err(_)) => Err(not_utf8(&arg)),
+                Some(Ok("")) => Ok(V::List(vec![V::Str(String::new())])),
+                Some(Ok(s)) => Ok(V::List(
+                    s.strip_suffix('\n')
                         .unwrap_or(s)
                         .split('\n')
                         .map(|l| V::Str(l.to_string()))
                         .collect(),
-                };
-                Some(Ok(V::List(lines)))
-            }
-            _ => None,
-        }
+                )),
+            },
+        })
     }
     fn value(&self) -> V {
         V::Map(
-            self.0
-                .iter()
-                .map(|(k, v)| (k.clone(), V::Str(v.clone())))
+            self.files
+                .keys()
+                .map(|k| (k.clone(), self.bytes(k)))
                 .collect(),
         )
     }
     fn is_map(&self) -> bool {
         true
     }
+    fn kind(&self) -> &'static str {
+        "map"
+    }
+}
+
+impl Files {
+    /// `files.Glob`: gobwas/glob with `/` as the separator; a pattern that
+    /// does not compile matches everything (`glob.Compile("**")`).
+    fn glob(&self, pattern: &str) -> Result<V, String> {
+        let g = match Glob::new(pattern, &['/']) {
+            Ok(g) => Some(g),
+            Err(GlobError::Invalid(_)) => None,
+            Err(e @ GlobError::TooLarge) => {
+                return Err(format!(
+                "the .Files.Glob pattern {pattern:?}: {e}, which is not supported by gitops-lint"
+            ))
+            }
+        };
+        Ok(host(Files {
+            files: self
+                .files
+                .iter()
+                .filter(|(k, _)| g.as_ref().is_none_or(|g| g.is_match(k)))
+                .map(|(k, v)| (k.clone(), Arc::clone(v)))
+                .collect(),
+            volatile: self.volatile.clone(),
+        }))
+    }
 }
 
 /// `.Files` of a chart.
-pub(super) fn files(files: &[super::chart::ChartFile]) -> V {
-    host(Files(
-        files
+pub(super) fn files(files: &[ChartFile], volatile: &Volatile) -> V {
+    host(Files {
+        files: files
             .iter()
-            .map(|f| {
-                (
-                    f.name.clone(),
-                    String::from_utf8_lossy(&f.data).into_owned(),
-                )
-            })
+            .map(|f| (f.name.clone(), Arc::clone(&f.data)))
             .collect(),
-    ))
+        volatile: volatile.clone(),
+    })
+}
+
+/// A nil slice of `chart.Metadata` (an absent list): empty, but `null` to
+/// `encoding/json`.
+#[derive(Debug)]
+struct NilSlice(&'static str);
+
+impl HostObject for NilSlice {
+    fn type_name(&self) -> &'static str {
+        self.0
+    }
+    fn field(&self, _: &str) -> Option<V> {
+        None
+    }
+    fn call(&self, _: &str, _: &[V]) -> Option<Result<V, String>> {
+        None
+    }
+    fn value(&self) -> V {
+        V::List(Vec::new())
+    }
+    fn kind(&self) -> &'static str {
+        "slice"
+    }
+    fn json(&self) -> Json {
+        Json::Value(V::Nil)
+    }
+}
+
+/// A Go struct (or a pointer to one) of chart metadata: its fields by Go
+/// name, with their JSON names and whether they are `omitempty`.
+#[derive(Debug)]
+struct Struct {
+    type_name: &'static str,
+    pointer: bool,
+    fields: Vec<Field>,
+    volatile: Volatile,
+}
+
+#[derive(Debug)]
+struct Field {
+    go: &'static str,
+    json: &'static str,
+    omit_empty: bool,
+    value: V,
+}
+
+fn field(go: &'static str, json: &'static str, omit_empty: bool, value: V) -> Field {
+    Field {
+        go,
+        json,
+        omit_empty,
+        value,
+    }
+}
+
+impl Struct {
+    fn values(&self) -> Vec<V> {
+        self.fields.iter().map(|f| f.value.clone()).collect()
+    }
+}
+
+impl HostObject for Struct {
+    fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+    fn field(&self, name: &str) -> Option<V> {
+        self.fields
+            .iter()
+            .find(|f| f.go == name)
+            .map(|f| f.value.clone())
+    }
+    fn call(&self, _: &str, _: &[V]) -> Option<Result<V, String>> {
+        None
+    }
+    fn value(&self) -> V {
+        V::Str(self.format(true))
+    }
+    fn kind(&self) -> &'static str {
+        if self.pointer {
+            "ptr"
+        } else {
+            "struct"
+        }
+    }
+    fn format(&self, top: bool) -> String {
+        if self.pointer {
+            pointer_format(&self.volatile, top, &self.values())
+        } else {
+            struct_format(&self.values())
+        }
+    }
+    fn printed(&self) -> String {
+        struct_format(&self.values())
+    }
+    fn json(&self) -> Json {
+        Json::Object(
+            self.fields
+                .iter()
+                .filter(|f| !(f.omit_empty && json_empty(&f.value)))
+                .map(|f| (f.json.to_string(), f.value.clone()))
+                .collect(),
+        )
+    }
+}
+
+/// `encoding/json`'s `isEmptyValue`, for `omitempty`.
+fn json_empty(v: &V) -> bool {
+    match v {
+        V::Host(h) => h.0.kind() == "slice" && !h.0.value().truth(),
+        other => !other.truth(),
+    }
+}
+
+/// A list field of `chart.Metadata`: nil when empty (absent from
+/// Chart.yaml, as it nearly always is when empty).
+fn list_field(type_name: &'static str, items: Vec<V>) -> V {
+    if items.is_empty() {
+        host(NilSlice(type_name))
+    } else {
+        V::List(items)
+    }
+}
+
+/// `*chart.Maintainer`.
+fn maintainer(m: &serde_json::Value, volatile: &Volatile) -> V {
+    let f = |k: &str| {
+        V::Str(
+            m.get(k)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+        )
+    };
+    host(Struct {
+        type_name: "*chart.Maintainer",
+        pointer: true,
+        fields: vec![
+            field("Name", "name", true, f("name")),
+            field("Email", "email", true, f("email")),
+            field("URL", "url", true, f("url")),
+        ],
+        volatile: volatile.clone(),
+    })
+}
+
+/// `*chart.Dependency`.
+fn dependency(d: &Dependency, volatile: &Volatile) -> V {
+    let s = |v: &str| V::Str(v.to_string());
+    host(Struct {
+        type_name: "*chart.Dependency",
+        pointer: true,
+        fields: vec![
+            field("Name", "name", false, s(&d.name)),
+            field("Version", "version", true, s(&d.version)),
+            field("Repository", "repository", false, s(&d.repository)),
+            field("Condition", "condition", true, s(&d.condition)),
+            field(
+                "Tags",
+                "tags",
+                true,
+                list_field(
+                    "[]string",
+                    d.tags.iter().map(|t| V::Str(t.clone())).collect(),
+                ),
+            ),
+            field("Enabled", "enabled", true, V::Bool(d.enabled)),
+            field(
+                "ImportValues",
+                "import-values",
+                true,
+                list_field(
+                    "[]interface {}",
+                    d.import_values.iter().map(V::from_json).collect(),
+                ),
+            ),
+            field("Alias", "alias", true, s(&d.alias)),
+        ],
+        volatile: volatile.clone(),
+    })
+}
+
+/// `.Chart`: `struct { chart.Metadata; IsRoot bool }` (`recAllTpls`). The
+/// embedded `Metadata` prints as one field, and its JSON members are the
+/// struct's own.
+pub(super) fn chart(md: &Metadata, is_root: bool, volatile: &Volatile) -> V {
+    let s = |v: &str| V::Str(v.to_string());
+    let strings = |l: &[String]| list_field("[]string", l.iter().map(|x| s(x)).collect());
+    let annotations = if md.annotations.is_empty() {
+        host(NilMap)
+    } else {
+        V::Map(
+            md.annotations
+                .iter()
+                .map(|(k, v)| (k.clone(), s(v)))
+                .collect(),
+        )
+    };
+    let dependencies = match &md.dependencies {
+        None => host(NilSlice("[]*chart.Dependency")),
+        Some(d) => V::List(d.iter().map(|d| dependency(d, volatile)).collect()),
+    };
+    let metadata = vec![
+        field("Name", "name", true, s(&md.name)),
+        field("Home", "home", true, s(&md.home)),
+        field("Sources", "sources", true, strings(&md.sources)),
+        field("Version", "version", true, s(&md.version)),
+        field("Description", "description", true, s(&md.description)),
+        field("Keywords", "keywords", true, strings(&md.keywords)),
+        field(
+            "Maintainers",
+            "maintainers",
+            true,
+            list_field(
+                "[]*chart.Maintainer",
+                md.maintainers
+                    .iter()
+                    .map(|m| maintainer(m, volatile))
+                    .collect(),
+            ),
+        ),
+        field("Icon", "icon", true, s(&md.icon)),
+        field("APIVersion", "apiVersion", true, s(&md.api_version)),
+        field("Condition", "condition", true, s(&md.condition)),
+        field("Tags", "tags", true, s(&md.tags)),
+        field("AppVersion", "appVersion", true, s(&md.app_version)),
+        field("Deprecated", "deprecated", true, V::Bool(md.deprecated)),
+        field("Annotations", "annotations", true, annotations),
+        field("KubeVersion", "kubeVersion", true, s(&md.kube_version)),
+        field("Dependencies", "dependencies", true, dependencies),
+        field("Type", "type", true, s(&md.chart_type)),
+    ];
+    host(ChartObject {
+        metadata: Struct {
+            type_name: "chart.Metadata",
+            pointer: false,
+            fields: metadata,
+            volatile: volatile.clone(),
+        },
+        is_root,
+    })
+}
+
+/// A nil `map[string]string` (no annotations): empty, `null` to JSON.
+#[derive(Debug)]
+struct NilMap;
+
+impl HostObject for NilMap {
+    fn type_name(&self) -> &'static str {
+        "map[string]string"
+    }
+    fn field(&self, _: &str) -> Option<V> {
+        None
+    }
+    fn call(&self, _: &str, _: &[V]) -> Option<Result<V, String>> {
+        None
+    }
+    fn value(&self) -> V {
+        V::Map(BTreeMap::new().into())
+    }
+    fn is_map(&self) -> bool {
+        true
+    }
+    fn kind(&self) -> &'static str {
+        "map"
+    }
+    fn json(&self) -> Json {
+        Json::Value(V::Nil)
+    }
+}
+
+/// `struct { chart.Metadata; IsRoot bool }`.
+#[derive(Debug)]
+struct ChartObject {
+    metadata: Struct,
+    is_root: bool,
+}
+
+impl HostObject for ChartObject {
+    fn type_name(&self) -> &'static str {
+        "struct { chart.Metadata; IsRoot bool }"
+    }
+    fn field(&self, name: &str) -> Option<V> {
+        match name {
+            "IsRoot" => Some(V::Bool(self.is_root)),
+            "Metadata" => None,
+            _ => self.metadata.field(name),
+        }
+    }
+    fn call(&self, _: &str, _: &[V]) -> Option<Result<V, String>> {
+        None
+    }
+    fn value(&self) -> V {
+        V::Str(self.format(true))
+    }
+    fn kind(&self) -> &'static str {
+        "struct"
+    }
+    fn format(&self, _: bool) -> String {
+        format!(
+            "{{{} {}}}",
+            self.metadata.format(false),
+            if self.is_root { "true" } else { "false" }
+        )
+    }
+    fn json(&self) -> Json {
+        let Json::Object(mut members) = self.metadata.json() else {
+            return Json::Value(V::Nil);
+        };
+        members.push(("IsRoot".into(), V::Bool(self.is_root)));
+        Json::Object(members)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gotemplate::{FuncSet, MissingKey, TemplateSet};
+
+    /// Runs `src` with `.Capabilities`, `.Files` and `.Chart` as helm sets
+    /// them; `Err` also when the render read something volatile.
+    fn run(src: &str, files: &[(&str, &[u8])], md: &Metadata) -> Result<String, String> {
+        let volatile = Volatile::default();
+        let files: Vec<ChartFile> = files
+            .iter()
+            .map(|(n, d)| ChartFile {
+                name: (*n).to_string(),
+                data: Arc::from(*d),
+            })
+            .collect();
+        let dot = V::Map(
+            [
+                (
+                    "Capabilities".to_string(),
+                    capabilities("v1.32.0", &["x.io/v1".to_string()], &volatile),
+                ),
+                ("Files".to_string(), super::files(&files, &volatile)),
+                ("Chart".to_string(), chart(md, true, &volatile)),
+            ]
+            .into(),
+        );
+        let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
+        set.add("t", src)?;
+        let out = set.execute("t", &dot);
+        if let Some(why) = volatile.take() {
+            return Err(format!("volatile: {why}"));
+        }
+        out
+    }
+
+    fn caps(src: &str) -> String {
+        run(src, &[], &Metadata::default()).unwrap()
+    }
+
+    #[test]
+    fn kube_version_prints_with_string_but_copies_print_as_structs() {
+        // sem-capabilities: the action calls `(*KubeVersion).String`; a
+        // function's argument is a copy without it.
+        assert_eq!(caps("{{ .Capabilities.KubeVersion }}"), "v1.32.0");
+        assert_eq!(
+            caps("{{ .Capabilities.KubeVersion | quote }}"),
+            "\"{v1.32.0 1 32}\""
+        );
+        assert_eq!(
+            caps("{{ printf \"%v\" .Capabilities.KubeVersion }}"),
+            "{v1.32.0 1 32}"
+        );
+        assert_eq!(
+            caps("{{ default .Capabilities.KubeVersion nil }}"),
+            "{v1.32.0 1 32}"
+        );
+        assert_eq!(
+            caps("{{ $k := .Capabilities.KubeVersion }}{{ $k }} {{ $k.GitVersion }}"),
+            "v1.32.0 v1.32.0"
+        );
+        assert_eq!(
+            caps("{{ .Capabilities.KubeVersion.Major }}.{{ .Capabilities.KubeVersion.Minor }}"),
+            "1.32"
+        );
+        assert_eq!(
+            caps("{{ kindOf .Capabilities.KubeVersion }} {{ kindOf .Capabilities }}"),
+            "struct ptr"
+        );
+        assert_eq!(
+            caps("{{ toJson .Capabilities.KubeVersion }}"),
+            r#"{"Version":"v1.32.0","Major":"1","Minor":"32"}"#
+        );
+        let err = run(
+            "{{ (default .Capabilities.KubeVersion nil).GitVersion }}",
+            &[],
+            &Metadata::default(),
+        )
+        .unwrap_err();
+        assert!(err.contains("can't evaluate field GitVersion"), "{err}");
+    }
+
+    #[test]
+    fn capabilities_print_as_go_structs() {
+        let api = DEFAULT_API_VERSIONS.join(" ");
+        let helm = "{v3.17.1 980d8ac1939e39138101364400756af2bdee1da5 clean go1.23.5}";
+        // `strval` is `%v` of the `*Capabilities`; an action follows the pointer.
+        assert_eq!(
+            caps("{{ .Capabilities | toString }}"),
+            format!("&{{{{v1.32.0 1 32}} [{api} x.io/v1] {helm}}}")
+        );
+        assert_eq!(
+            caps("{{ .Capabilities }}"),
+            format!("{{{{v1.32.0 1 32}} [{api} x.io/v1] {helm}}}")
+        );
+        assert_eq!(caps("{{ .Capabilities.HelmVersion }}"), helm);
+        assert_eq!(caps("{{ .Capabilities.HelmVersion.Version }}"), "v3.17.1");
+        // bitnami common's `_capabilities.tpl` test for helm ≥ 3.3.
+        assert_eq!(
+            caps(r#"{{ regexMatch "{(v[0-9])*[^}]*}}$" (.Capabilities | toString) }}"#),
+            "true"
+        );
+        assert_eq!(
+            caps("{{ .Capabilities.HelmVersion | toJson }}"),
+            r#"{"version":"v3.17.1","git_commit":"980d8ac1939e39138101364400756af2bdee1da5","git_tree_state":"clean","go_version":"go1.23.5"}"#
+        );
+        assert_eq!(
+            caps("{{ .Capabilities.HelmVersion | toYaml }}"),
+            "git_commit: 980d8ac1939e39138101364400756af2bdee1da5\ngit_tree_state: clean\ngo_version: go1.23.5\nversion: v3.17.1"
+        );
+        assert!(run("{{ list .Capabilities }}", &[], &Metadata::default())
+            .unwrap_err()
+            .contains("volatile"));
+    }
+
+    #[test]
+    fn api_versions_are_a_slice() {
+        let n = DEFAULT_API_VERSIONS.len() + 1;
+        assert_eq!(caps("{{ len .Capabilities.APIVersions }}"), n.to_string());
+        assert_eq!(
+            caps("{{ has \"x.io/v1\" .Capabilities.APIVersions }} {{ .Capabilities.APIVersions.Has \"nope\" }}"),
+            "true false"
+        );
+        assert_eq!(
+            caps("{{ last .Capabilities.APIVersions }} {{ index .Capabilities.APIVersions 0 }}"),
+            "x.io/v1 v1"
+        );
+        assert_eq!(
+            caps("{{ range .Capabilities.APIVersions }}{{ if eq . \"x.io/v1\" }}{{ . }}{{ end }}{{ end }}"),
+            "x.io/v1"
+        );
+    }
+
+    const FILES: &[(&str, &[u8])] = &[
+        ("config/app.ini", b"[server]\nport = 8080\n"),
+        ("config/tab.txt", b"tab\there\n"),
+        ("files/blob.bin", b"\x00\x01\x02\xff\xfe binary\n"),
+        ("files/sub/nested.conf", b"nested file\n"),
+        ("files/a.txt", b"a\n"),
+    ];
+
+    fn files(src: &str) -> Result<String, String> {
+        run(src, FILES, &Metadata::default())
+    }
+
+    #[test]
+    fn glob_uses_gobwas_with_slash_separators() {
+        // sem-files: `*` stays in a directory, `**` crosses them.
+        let names = |p: &str| {
+            files(&format!(
+                "{{{{ range $p, $_ := .Files.Glob {p:?} }}}}{{{{ $p }}}};{{{{ end }}}}"
+            ))
+            .unwrap()
+        };
+        assert_eq!(names("files/*"), "files/a.txt;files/blob.bin;");
+        assert_eq!(
+            names("files/**"),
+            "files/a.txt;files/blob.bin;files/sub/nested.conf;"
+        );
+        assert_eq!(
+            names("{config,files}/*.{ini,txt}"),
+            "config/app.ini;config/tab.txt;files/a.txt;"
+        );
+        // A pattern gobwas refuses matches everything (`glob.Compile("**")`).
+        assert_eq!(names("[").matches(';').count(), FILES.len());
+    }
+
+    #[test]
+    fn as_config_and_as_secrets_write_helm_yaml() {
+        // sem-files' expected output.
+        assert_eq!(
+            files("{{ (.Files.Glob \"config/*\").AsConfig }}").unwrap(),
+            "app.ini: |\n  [server]\n  port = 8080\ntab.txt: \"tab\\there\\n\""
+        );
+        assert_eq!(
+            files("{{ (.Files.Glob \"files/{blob.bin,sub/*}\").AsSecrets }}").unwrap(),
+            "blob.bin: AAEC//4gYmluYXJ5Cg==\nnested.conf: bmVzdGVkIGZpbGUK"
+        );
+        assert_eq!(
+            files("{{ (.Files.Glob \"none/*\").AsConfig }}").unwrap(),
+            "{}"
+        );
+        let same_name: &[(&str, &[u8])] = &[("a/x", b"1"), ("b/x", b"2")];
+        assert!(
+            run("{{ .Files.AsConfig }}", same_name, &Metadata::default())
+                .unwrap_err()
+                .contains("volatile")
+        );
+    }
+
+    #[test]
+    fn get_bytes_is_a_byte_slice() {
+        assert_eq!(
+            files("{{ .Files.GetBytes \"files/a.txt\" }}").unwrap(),
+            "[97 10]"
+        );
+        assert_eq!(
+            files("{{ .Files.GetBytes \"files/blob.bin\" | len }}").unwrap(),
+            "13"
+        );
+        assert_eq!(
+            files("{{ .Files.GetBytes \"files/a.txt\" | toString | quote }}").unwrap(),
+            "\"a\\n\""
+        );
+        assert_eq!(
+            files("{{ .Files.GetBytes \"files/a.txt\" | toJson }}").unwrap(),
+            "\"YQo=\""
+        );
+        assert_eq!(
+            files("{{ printf \"%s\" (.Files.GetBytes \"files/a.txt\") }}").unwrap(),
+            "a\n"
+        );
+        assert_eq!(files("{{ .Files.GetBytes \"missing\" }}").unwrap(), "[]");
+        // Sprig's `b64enc` takes a string: Go refuses a `[]byte`.
+        let err = files("{{ .Files.GetBytes \"files/a.txt\" | b64enc }}").unwrap_err();
+        assert!(err.contains("expected string; got []uint8"), "{err}");
+        let err = files("{{ .Files.GetBytes \"files/blob.bin\" | toString }}").unwrap_err();
+        assert!(err.contains("not supported by gitops-lint"), "{err}");
+        let err = files("{{ .Files.Get \"files/blob.bin\" }}").unwrap_err();
+        assert!(err.contains("not supported by gitops-lint"), "{err}");
+    }
+
+    #[test]
+    fn files_is_a_map_of_byte_slices() {
+        // grafana: `$files := .Files` then `$files.Get`.
+        assert_eq!(
+            files("{{ $f := .Files }}{{ $f.Get \"files/a.txt\" }}").unwrap(),
+            "a\n"
+        );
+        assert_eq!(
+            files("{{ len .Files }} {{ kindOf .Files }}").unwrap(),
+            "5 map"
+        );
+        assert_eq!(
+            files("{{ index .Files \"files/a.txt\" }}").unwrap(),
+            "[97 10]"
+        );
+        assert_eq!(
+            files("{{ .Files.Glob \"files/a.txt\" | toJson }}").unwrap(),
+            r#"{"files/a.txt":"YQo="}"#
+        );
+        assert_eq!(
+            files("{{ if .Files.Glob \"none\" }}y{{ else }}n{{ end }}").unwrap(),
+            "n"
+        );
+        assert_eq!(
+            files("{{ .Files.Lines \"config/app.ini\" | len }}").unwrap(),
+            "2"
+        );
+    }
+
+    fn metadata() -> Metadata {
+        Metadata {
+            name: "c".into(),
+            version: "1.0.0".into(),
+            api_version: "v2".into(),
+            keywords: vec!["demo".into()],
+            maintainers: vec![serde_json::json!({"name": "Team", "email": "t@x.io"})],
+            annotations: [("k".to_string(), "v".to_string())].into(),
+            ..Metadata::default()
+        }
+    }
+
+    #[test]
+    fn chart_is_a_go_struct() {
+        let md = metadata();
+        let chart = |src: &str| run(src, &[], &md);
+        // sem-release-chart: JSON names, field order, `omitempty`.
+        assert_eq!(
+            chart("{{ .Chart.Maintainers | toJson }}").unwrap(),
+            r#"[{"name":"Team","email":"t@x.io"}]"#
+        );
+        assert_eq!(
+            chart("{{ .Chart | toJson }}").unwrap(),
+            r#"{"name":"c","version":"1.0.0","keywords":["demo"],"maintainers":[{"name":"Team","email":"t@x.io"}],"apiVersion":"v2","annotations":{"k":"v"},"IsRoot":true}"#
+        );
+        assert_eq!(chart("{{ .Chart.Sources | toJson }}").unwrap(), "null");
+        assert_eq!(
+            chart("{{ index .Chart.Maintainers 0 }} {{ index .Chart.Maintainers 0 | toString }}")
+                .unwrap(),
+            "{Team t@x.io } &{Team t@x.io }"
+        );
+        assert_eq!(chart("{{ len .Chart.Dependencies }}").unwrap(), "0");
+        // A list of pointers prints addresses.
+        assert!(chart("{{ .Chart.Maintainers }}")
+            .unwrap_err()
+            .contains("volatile"));
+        assert!(chart("{{ .Chart }}").unwrap_err().contains("volatile"));
+        let plain = Metadata {
+            maintainers: Vec::new(),
+            ..metadata()
+        };
+        assert_eq!(
+            run("{{ .Chart }}", &[], &plain).unwrap(),
+            "{{c  [] 1.0.0  [demo] []  v2    false map[k:v]  [] } true}"
+        );
+    }
+
+    #[test]
+    fn dependencies_are_pointers_to_structs() {
+        let md = Metadata {
+            dependencies: Some(vec![Dependency {
+                name: "dep".into(),
+                version: "1.x".into(),
+                repository: "file://dep".into(),
+                enabled: true,
+                ..Dependency::default()
+            }]),
+            ..metadata()
+        };
+        let chart = |src: &str| run(src, &[], &md);
+        assert_eq!(chart("{{ len .Chart.Dependencies }}").unwrap(), "1");
+        assert_eq!(
+            chart("{{ (index .Chart.Dependencies 0).Name }}").unwrap(),
+            "dep"
+        );
+        assert_eq!(
+            chart("{{ .Chart.Dependencies | toJson }}").unwrap(),
+            r#"[{"name":"dep","version":"1.x","repository":"file://dep","enabled":true}]"#
+        );
+        assert_eq!(
+            chart("{{ index .Chart.Dependencies 0 }}").unwrap(),
+            "{dep 1.x file://dep  [] true [] }"
+        );
+    }
 }
