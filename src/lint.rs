@@ -817,7 +817,7 @@ fn diff_trees(
         (!opts.render_unchanged && !opts.all).then(|| Deferral {
             other: Arc::clone(other),
             subtrees: Arc::clone(&subtrees),
-            footprints: crate::render::FootprintMemo::default(),
+            footprints: crate::render::FootprintMemo::with_facts(facts.clone()),
         })
     };
     let mut builds = 0;

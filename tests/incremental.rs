@@ -354,3 +354,117 @@ fn a_cache_directory_inside_the_repository_is_refused() {
         assert!(!inside.exists());
     }
 }
+
+/// `n` Kustomize apps, each an overlay over its own base holding one
+/// ConfigMap; `changed` names an app whose ConfigMap differs.
+fn kustomize_fleet(n: usize, changed: Option<usize>) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for i in 0..n {
+        let app = format!("app{i:03}");
+        let value = if changed == Some(i) { "2" } else { "1" };
+        files.push((
+            format!("argocd/{app}.yaml"),
+            application(&app)
+                .replace(&format!("path: {app}"), &format!("path: {app}/overlay"))
+                .into_bytes(),
+        ));
+        files.push((
+            format!("{app}/overlay/kustomization.yaml"),
+            format!("resources: [../base]\nnamePrefix: {app}-\n").into_bytes(),
+        ));
+        files.push((
+            format!("{app}/base/kustomization.yaml"),
+            format!("resources: [cm.yaml]\ncommonLabels: {{app: {app}}}\n").into_bytes(),
+        ));
+        files.push((
+            format!("{app}/base/cm.yaml"),
+            configmap("cm", value).into_bytes(),
+        ));
+    }
+    files
+}
+
+#[test]
+fn with_footprints_kept_an_unchanged_kustomization_is_neither_read_nor_parsed() {
+    let mut warm_reads = Vec::new();
+    for n in [20, 40] {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let repo = tmp.path();
+        write_commit(repo, "main", None, &kustomize_fleet(n, None), "base").expect("base");
+        write_commit(
+            repo,
+            "change",
+            Some("main"),
+            &kustomize_fleet(n, Some(0)),
+            "head",
+        )
+        .expect("head");
+        add_remote(repo, "origin", URL).expect("remote");
+        let cache = tempfile::tempdir().expect("cache dir");
+        let (none, none_out) = diff_cached(repo, None);
+        let (_, cold_out) = diff_cached(repo, Some(cache.path()));
+        let (warm, warm_out) = diff_cached(repo, Some(cache.path()));
+        assert_eq!(cold_out, none_out);
+        assert_eq!(warm_out, none_out);
+        assert_eq!(warm.unchanged, n - 1, "{warm}");
+        assert_eq!(warm.facts_learned, 0, "{warm}");
+        // Without kept footprints, each unchanged app's two kustomizations
+        // are read and parsed; with them, only the Applications and the
+        // changed app's files (its two kustomizations, and its ConfigMap
+        // at both revisions).
+        assert!(none.parses >= 3 * n, "{none}");
+        assert_eq!(warm.blob_reads, n + 4, "{warm}");
+        assert_eq!(warm.parses, n + 4, "{warm}");
+        warm_reads.push(warm.blob_reads);
+    }
+    assert_eq!(warm_reads[1] - warm_reads[0], 20);
+}
+
+#[test]
+fn a_kept_footprint_that_no_longer_holds_is_computed_again() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let repo = tmp.path();
+    let base = kustomize_fleet(3, None);
+    write_commit(repo, "main", None, &base, "base").expect("base");
+    write_commit(
+        repo,
+        "change",
+        Some("main"),
+        &kustomize_fleet(3, Some(0)),
+        "head",
+    )
+    .expect("head");
+    add_remote(repo, "origin", URL).expect("remote");
+    let cache = tempfile::tempdir().expect("cache dir");
+    diff_cached(repo, Some(cache.path()));
+    // Move `main` on: app001's overlay now also reads a second base, and
+    // that base changes in `change`. The footprint kept for app001 names
+    // neither; were it trusted, app001 would be left unrendered.
+    let mut moved = base.clone();
+    moved.retain(|(p, _)| p != "app001/overlay/kustomization.yaml");
+    moved.push((
+        "app001/overlay/kustomization.yaml".into(),
+        b"resources: [../base, ../extra]\nnamePrefix: app001-\n".to_vec(),
+    ));
+    moved.push((
+        "app001/extra/kustomization.yaml".into(),
+        b"resources: [cm.yaml]\n".to_vec(),
+    ));
+    moved.push((
+        "app001/extra/cm.yaml".into(),
+        configmap("extra", "1").into_bytes(),
+    ));
+    let mut changed = moved.clone();
+    changed.retain(|(p, _)| p != "app001/extra/cm.yaml");
+    changed.push((
+        "app001/extra/cm.yaml".into(),
+        configmap("extra", "2").into_bytes(),
+    ));
+    write_commit(repo, "main", None, &moved, "base moved").expect("base moved");
+    write_commit(repo, "change", None, &changed, "head moved").expect("head moved");
+    let (none, none_out) = diff_cached(repo, None);
+    let (kept, kept_out) = diff_cached(repo, Some(cache.path()));
+    assert_eq!(kept_out, none_out);
+    assert!(kept_out.contains("app001 rendered"), "{kept_out}");
+    assert_eq!(kept.unchanged, none.unchanged, "{kept} / {none}");
+}

@@ -9,6 +9,7 @@ pub(crate) mod bounded;
 pub(crate) mod chart_cache;
 pub(crate) mod directory;
 pub(crate) mod helm;
+mod kept_footprint;
 pub mod kustomize;
 pub(crate) mod materialize;
 pub(crate) mod overrides;
@@ -754,13 +755,25 @@ impl Footprint {
 }
 
 /// The footprints of the kustomization directories of one tree, by path: a
-/// base included by many overlays is followed once.
+/// base included by many overlays is followed once. With facts kept
+/// between runs, Kustomize sources' footprints are kept there too
+/// ([`kept_footprint`]).
 #[derive(Default)]
 pub struct FootprintMemo {
     map: Mutex<HashMap<String, Arc<Footprint>, foldhash::fast::RandomState>>,
+    facts: Option<Arc<source::facts::Facts>>,
 }
 
 impl FootprintMemo {
+    /// A memo that also reads and keeps footprints in `facts`.
+    #[must_use]
+    pub(crate) fn with_facts(facts: Option<Arc<source::facts::Facts>>) -> FootprintMemo {
+        FootprintMemo {
+            map: Mutex::default(),
+            facts,
+        }
+    }
+
     fn get(&self, dir: &str) -> Option<Arc<Footprint>> {
         self.map
             .lock()
@@ -789,9 +802,17 @@ pub fn footprint(
     spec: &SourceSpec,
     memo: &FootprintMemo,
 ) -> Option<Footprint> {
+    let kept = memo
+        .facts
+        .as_deref()
+        .and_then(|f| Some((f, kept_footprint::key(cx, spec)?)));
+    if let Some(fp) = kept.and_then(|(f, key)| kept_footprint::kept(f, cx.tree, key)) {
+        return Some(fp);
+    }
     let spec = overrides::apply(cx, spec).ok()?;
     let spec = spec.as_ref();
-    let mut fp = match detect(cx, spec).ok()? {
+    let source_type = detect(cx, spec).ok()?;
+    let mut fp = match source_type {
         SourceType::Directory => Footprint {
             subtrees: vec![spec.path.clone()],
             entries: Vec::new(),
@@ -801,6 +822,12 @@ pub fn footprint(
         SourceType::Plugin => return None,
     };
     fp.entries.extend(overrides::files(spec));
+    // Only a kustomization's footprint costs reads and parses to find.
+    if source_type == SourceType::Kustomize {
+        if let Some((f, key)) = kept {
+            kept_footprint::keep(f, cx.tree, key, &fp);
+        }
+    }
     Some(fp)
 }
 

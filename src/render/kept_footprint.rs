@@ -1,0 +1,237 @@
+//! Footprints kept between runs ([`crate::source::facts`] records), so
+//! that a warm run knows what an unchanged kustomization reads without
+//! reading or parsing any of its files.
+//!
+//! A footprint names every path its computation looked at: the
+//! directories it read below (the source's own, each kustomization
+//! directory reached) and the single paths whose kind it looked at. In a
+//! tree without symlinks, a computation that finds the same entry (kind
+//! and object id, or nothing) at each of those paths reads the same bytes
+//! and finds the same footprint. So the record keeps each path with the
+//! entry found there, and is used only when the tree at hand has the same
+//! entries at all of them; anything else is computed again. A record holds
+//! up to two variants, so that the two revisions of a diff that see
+//! different footprints for one spec keep one each.
+
+use super::{Footprint, RenderContext, SourceSpec};
+use crate::source::facts::{record_key, Facts};
+use crate::source::{EntryKind, ObjectId, Tree};
+
+/// The record key of `spec`'s footprint in `cx`, or `None` when the tree
+/// or the spec is not one whose footprint is kept: the tree must be
+/// content-addressed and free of symlinks (a link's target is not in the
+/// entries compared), and the spec must not read other trees (`ref:`
+/// sources).
+pub(super) fn key(cx: &RenderContext<'_>, spec: &SourceSpec) -> Option<ObjectId> {
+    if !cx.tree.content_addressed() || cx.tree.may_have_symlinks() || !spec.refs.is_empty() {
+        return None;
+    }
+    let json = |v: &Option<serde_json::Value>| serde_json::to_vec(v).unwrap_or_default();
+    let env: Vec<u8> = spec
+        .env
+        .iter()
+        .flat_map(|(k, v)| [k.as_bytes(), b"\0", v.as_bytes(), b"\0"].concat())
+        .collect();
+    let o = cx.options;
+    let options = format!(
+        "{:?} {:?} {:?} {}",
+        o.helm,
+        o.external_kustomize,
+        o.helm_renderer,
+        o.chart_cache.is_some()
+    );
+    Some(record_key(
+        "footprint",
+        &[
+            spec.path.as_bytes(),
+            &json(&spec.directory),
+            &json(&spec.kustomize),
+            &json(&spec.helm),
+            &json(&spec.plugin),
+            spec.app_name.as_bytes(),
+            spec.namespace.as_bytes(),
+            &env,
+            spec.kustomize_build_options.as_bytes(),
+            options.as_bytes(),
+        ],
+    ))
+}
+
+/// Most variants kept for one spec.
+const VARIANTS: usize = 2;
+
+/// The footprint kept under `key`, when every path one of its variants
+/// names has the entry recorded with it in `tree`.
+pub(super) fn kept(facts: &Facts, tree: &dyn Tree, key: ObjectId) -> Option<Footprint> {
+    let bytes = facts.record(key)?;
+    variants(&bytes)?.into_iter().find_map(|v| checked(v, tree))
+}
+
+/// The variants of a record, or `None` when it is not as [`keep`] writes it.
+fn variants(bytes: &[u8]) -> Option<Vec<&[u8]>> {
+    let mut r = Reader(bytes);
+    let n = usize::from(r.take(1)?[0]);
+    if n > VARIANTS {
+        return None;
+    }
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let len = usize::try_from(r.u32()?).ok()?;
+        out.push(r.take(len)?);
+    }
+    r.0.is_empty().then_some(out)
+}
+
+/// The footprint of one variant, when it holds in `tree`.
+fn checked(variant: &[u8], tree: &dyn Tree) -> Option<Footprint> {
+    let mut r = Reader(variant);
+    let mut lists = [Vec::new(), Vec::new()];
+    for list in &mut lists {
+        let n = r.u32()?;
+        for _ in 0..n {
+            let len = usize::try_from(r.u32()?).ok()?;
+            let path = std::str::from_utf8(r.take(len)?).ok()?;
+            let seen = match r.take(1)?[0] {
+                0 => None,
+                k => Some((kind_of_code(k)?, ObjectId(r.take(20)?.try_into().ok()?))),
+            };
+            let now = tree.entry(path).ok()?.map(|e| (e.kind, e.id));
+            if now != seen {
+                return None;
+            }
+            list.push(path.to_string());
+        }
+    }
+    if !r.0.is_empty() {
+        return None;
+    }
+    let [subtrees, entries] = lists;
+    Some(Footprint { subtrees, entries })
+}
+
+/// Keeps `fp`, found in `tree`, under `key`, with the entry at each path,
+/// before the newest variant already kept there.
+pub(super) fn keep(facts: &Facts, tree: &dyn Tree, key: ObjectId, fp: &Footprint) {
+    let Some(variant) = encode(tree, fp) else {
+        return;
+    };
+    let old = facts.record(key);
+    let mut kept = vec![variant.as_slice()];
+    if let Some(older) = old.as_deref().and_then(variants) {
+        kept.extend(older.into_iter().filter(|v| *v != variant.as_slice()));
+    }
+    kept.truncate(VARIANTS);
+    let mut out = vec![u8::try_from(kept.len()).unwrap_or(0)];
+    for v in kept {
+        let Ok(len) = u32::try_from(v.len()) else {
+            return;
+        };
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(v);
+    }
+    facts.put_record(key, out);
+}
+
+/// One variant: each path of `fp` with the entry at it in `tree`.
+fn encode(tree: &dyn Tree, fp: &Footprint) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    for list in [&fp.subtrees, &fp.entries] {
+        out.extend_from_slice(&u32::try_from(list.len()).ok()?.to_le_bytes());
+        for path in list {
+            // An entry that cannot be read now could not be checked later.
+            let entry = tree.entry(path).ok()?;
+            out.extend_from_slice(&u32::try_from(path.len()).ok()?.to_le_bytes());
+            out.extend_from_slice(path.as_bytes());
+            match entry {
+                None => out.push(0),
+                Some(e) => {
+                    out.push(code_of_kind(e.kind));
+                    out.extend_from_slice(&e.id.0);
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+fn code_of_kind(kind: EntryKind) -> u8 {
+    match kind {
+        EntryKind::File => 1,
+        EntryKind::Dir => 2,
+        EntryKind::Symlink => 3,
+        EntryKind::Submodule => 4,
+    }
+}
+
+fn kind_of_code(code: u8) -> Option<EntryKind> {
+    match code {
+        1 => Some(EntryKind::File),
+        2 => Some(EntryKind::Dir),
+        3 => Some(EntryKind::Symlink),
+        4 => Some(EntryKind::Submodule),
+        _ => None,
+    }
+}
+
+/// Reads a record front to back; every read past its end is `None`.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::MemTree;
+
+    #[test]
+    fn a_kept_footprint_is_used_only_while_every_path_it_names_is_the_same() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let facts = Facts::open(dir.path());
+        let base: &[u8] = b"resources: [../b]";
+        let tree = |b: &[u8], extra: bool| {
+            let mut files: Vec<(&str, &[u8])> =
+                vec![("o/kustomization.yaml", base), ("b/kustomization.yaml", b)];
+            if extra {
+                files.push(("o/missing.yaml", b"x"));
+            }
+            MemTree::new(&files)
+        };
+        // (A memory tree's directory ids are not content ids: the test
+        // names the files themselves.)
+        let fp = Footprint {
+            subtrees: vec!["o".into()],
+            entries: vec!["b/kustomization.yaml".into(), "o/missing.yaml".into()],
+        };
+        let key = ObjectId([7; 20]);
+        keep(&facts, &tree(b"a", false), key, &fp);
+        assert_eq!(kept(&facts, &tree(b"a", false), key), Some(fp.clone()));
+        // A file it names differs: the record is stale.
+        assert_eq!(kept(&facts, &tree(b"b", false), key), None);
+        // Kept for the other tree too, each tree finds its own, and a
+        // third one pushes out the oldest.
+        keep(&facts, &tree(b"b", false), key, &fp);
+        assert_eq!(kept(&facts, &tree(b"a", false), key), Some(fp.clone()));
+        assert_eq!(kept(&facts, &tree(b"b", false), key), Some(fp.clone()));
+        keep(&facts, &tree(b"c", false), key, &fp);
+        assert_eq!(kept(&facts, &tree(b"a", false), key), None);
+        assert_eq!(kept(&facts, &tree(b"b", false), key), Some(fp.clone()));
+        keep(&facts, &tree(b"a", false), key, &fp);
+        // So does a path that was absent and is now there.
+        assert_eq!(kept(&facts, &tree(b"a", true), key), None);
+        // A damaged record is not used.
+        let mut bytes = facts.record(key).map(|b| b.to_vec()).unwrap_or_default();
+        bytes.truncate(bytes.len() - 3);
+        facts.put_record(key, bytes);
+        assert_eq!(kept(&facts, &tree(b"a", false), key), None);
+    }
+}
