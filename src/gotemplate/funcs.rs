@@ -793,6 +793,19 @@ fn f_helm_to_json(_: &str, a: &[V], room: usize) -> R {
             let _ = write!(out, "{f}");
         }
     }
+    /// A map's entries or a struct's members, in the order given.
+    fn object<'a>(out: &mut String, members: impl Iterator<Item = (&'a String, &'a V)>) {
+        out.push('{');
+        for (i, (k, e)) in members.enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&serde_json::Value::String(k.clone()).to_string());
+            out.push(':');
+            walk(out, e);
+        }
+        out.push('}');
+    }
     fn walk(out: &mut String, v: &V) {
         match v {
             V::Float(f) => float(out, *f),
@@ -806,32 +819,10 @@ fn f_helm_to_json(_: &str, a: &[V], room: usize) -> R {
                 }
                 out.push(']');
             }
-            V::Map(m) => {
-                out.push('{');
-                for (i, (k, e)) in m.entries().iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&serde_json::Value::String(k.clone()).to_string());
-                    out.push(':');
-                    walk(out, e);
-                }
-                out.push('}');
-            }
+            V::Map(m) => object(out, m.entries().iter()),
             V::Host(h) => match h.0.json() {
                 Json::Value(v) => walk(out, &v),
-                Json::Object(members) => {
-                    out.push('{');
-                    for (i, (k, e)) in members.iter().enumerate() {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        out.push_str(&serde_json::Value::String(k.clone()).to_string());
-                        out.push(':');
-                        walk(out, e);
-                    }
-                    out.push('}');
-                }
+                Json::Object(members) => object(out, members.iter().map(|(k, e)| (k, e))),
             },
             other => out.push_str(&other.to_json().to_string()),
         }
