@@ -334,14 +334,16 @@ pub(super) fn go_quote(s: &str) -> String {
 }
 
 fn regex(pat: &str) -> Result<regex::Regex, String> {
-    regex::Regex::new(&literal_braces(pat)).map_err(|e| format!("error parsing regexp: {e}"))
+    regex::Regex::new(&go_pattern(pat)).map_err(|e| format!("error parsing regexp: {e}"))
 }
 
-/// Go's `regexp/syntax` reads a `{` that does not start a repetition
-/// (`{n}`, `{n,}`, `{n,m}`) as a literal (`parse.go` `repeat` falls back to
-/// a literal when `parseRepeat` fails); Rust's `regex` refuses it, so it is
-/// escaped.
-fn literal_braces(pat: &str) -> std::borrow::Cow<'_, str> {
+/// Go's `regexp/syntax` reads what Rust's `regex` refuses, so it is
+/// escaped: a `{` that does not start a repetition (`{n}`, `{n,}`,
+/// `{n,m}`) is a literal (`parse.go` `repeat` falls back to a literal when
+/// `parseRepeat` fails), and so is a `-` after a Perl class escape in a
+/// class (`[\w-.]`: `parseClass` takes `\w` whole, then `-` as a
+/// character, Perl flags allowing it anywhere).
+fn go_pattern(pat: &str) -> std::borrow::Cow<'_, str> {
     fn is_repeat(rest: &str) -> bool {
         let Some(end) = rest.find('}') else {
             return false;
@@ -352,19 +354,26 @@ fn literal_braces(pat: &str) -> std::borrow::Cow<'_, str> {
             && lo.bytes().all(|b| b.is_ascii_digit())
             && hi.bytes().all(|b| b.is_ascii_digit())
     }
-    if !pat.contains('{') {
+    if !pat.contains('{') && !pat.contains('-') {
         return pat.into();
     }
     let mut out = String::with_capacity(pat.len() + 4);
     let mut class = false;
-    let mut chars = pat.char_indices();
+    let mut after_class_escape = false;
+    let mut chars = pat.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
+        let was_after = std::mem::take(&mut after_class_escape);
         match c {
             '\\' => {
                 out.push(c);
                 if let Some((_, e)) = chars.next() {
                     out.push(e);
+                    after_class_escape = class && matches!(e, 'd' | 'D' | 'w' | 'W' | 's' | 'S');
                 }
+                continue;
+            }
+            '-' if was_after && chars.peek().is_some_and(|(_, n)| *n != ']') => {
+                out.push_str("\\-");
                 continue;
             }
             '[' => class = true,

@@ -580,6 +580,12 @@ impl State {
                     // Already charged as the pipeline's result.
                     return Ok(v);
                 }
+                // `evalChainNode` walks the fields from `evalPipeline`'s
+                // value, which digs into an `interface{}`: a nil one becomes
+                // the invalid value, whose fields are zero, not the "nil
+                // pointer evaluating" error a field of nil is
+                // (`(.Values.resources.limits).memory` with no `limits`).
+                let v = if v == V::Nil { V::Missing } else { v };
                 self.fields(&v, f)?
             }
         };

@@ -331,6 +331,18 @@ fn execution_errors_name_the_node_as_go_does() {
     // failing node (a field chain is placed at its second segment), the
     // template executing, the node's text. Each source here is a chart's
     // template run through helm template, which printed these errors.
+    // Parenthesized, the missing value is Go's invalid value, whose fields
+    // are zero (helm renders grafana's `(.Values.resources.limits).memory`
+    // with `resources: {}`).
+    let set = helm_set(&[(
+        "c/templates/cm.yaml",
+        "{{ if (.Values.resources.limits).memory }}limited{{ else }}free{{ end }}",
+    )]);
+    let dot = helm_dot("c", "resources: {}", "c/templates/cm.yaml");
+    assert_eq!(
+        set.execute("c/templates/cm.yaml", &dot).as_deref(),
+        Ok("free")
+    );
     let src = "a: 1\n  missingNested: \"{{ .Values.missing.deeper }}\"\n";
     let set = helm_set(&[("c/templates/cm.yaml", src)]);
     let err = set

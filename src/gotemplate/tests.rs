@@ -120,6 +120,8 @@ fn table() -> Vec<(&'static str, Value, MissingKey, Want)> {
         (r#"{{ splitList "$" "foo$bar$baz" }}"#, json!({}), I, Out("[foo bar baz]")),
         (r#"{{ regexReplaceAll "a(x*)b" "-ab-axxb-" "${1}W" }}"#, json!({}), I, Out("-W-xxW-")),
         (r#"{{ regexMatch "^[a-z]+$" "abc" }}"#, json!({}), I, Out("true")),
+        // Go reads a `-` after `\w` in a class as itself (redis-ha's chart).
+        (r#"{{ regexMatch "^[\\w-\\.]+$" "mymaster-1.a" }} {{ regexMatch "^[\\w-\\.]+$" "a b" }}"#, json!({}), I, Out("true false")),
         (r#"{{ "hello" | b64enc }}/{{ "aGVsbG8=" | b64dec }}"#, json!({}), I, Out("aGVsbG8=/hello")),
         (
             r#"{{ sha256sum "Hello world!" }}"#,
@@ -166,6 +168,9 @@ fn table() -> Vec<(&'static str, Value, MissingKey, Want)> {
         ("{{ .missing.sub }}", json!({}), E, Err("map has no entry for key \"missing\"")),
         ("{{ .nullv }}", json!({"nullv": null}), I, Out("<nil>")),
         ("{{ .nullv.sub }}", json!({"nullv": null}), I, Err("nil pointer evaluating interface {}.sub")),
+        // A parenthesized pipeline's nil is Go's invalid value: its fields are zero.
+        ("{{ (.nullv).sub }}", json!({"nullv": null}), I, Out("<no value>")),
+        ("{{ (.nullv).sub }}", json!({"nullv": null}), E, Err("nil data; no entry for key \"sub\"")),
         ("{{ .m }} {{ .l }}", json!({"m": {"a": 1}, "l": ["x", 2]}), I, Out("map[a:1] [x 2]")),
         ("{{ lower .missing }}", json!({}), I, Err("invalid value; expected string")),
         ("{{ upper .n }}", json!({"n": 1}), I, Err("wrong type for value; expected string; got float64")),
