@@ -83,9 +83,22 @@ pub(crate) struct Manifest {
     pub(crate) value: Arc<Value>,
     /// Where it came from.
     pub(crate) origin: Origin,
+    /// JSON pointers of the fields a chart fills with random values or the
+    /// clock (`randAlphaNum`, `genCA`, `now`…): Helm draws them anew at
+    /// every render, so they differ between any two renders and are left
+    /// out of every comparison of revisions (see `render::generated`).
+    pub(crate) generated: Arc<[String]>,
 }
 
 impl Manifest {
+    /// Whether `self` and `other` hold the same object apart from the
+    /// fields generated in either.
+    #[must_use]
+    pub(crate) fn same_apart_from_generated(&self, other: &Manifest) -> bool {
+        let (a, b) = without_generated(self, other);
+        a == b
+    }
+
     /// A string annotation.
     #[must_use]
     pub(crate) fn annotation(&self, key: &str) -> Option<&str> {
@@ -651,7 +664,33 @@ pub(crate) fn manifest_from_value(
         },
         value: Arc::new(value),
         origin,
+        generated: Arc::from(Vec::new()),
     })
+}
+
+/// The objects of `a` and `b` with every field generated in either set to
+/// null, for comparing two revisions of one resource: a random value or
+/// the clock's differs between any two renders, and is no change a pull
+/// request makes.
+#[must_use]
+pub(crate) fn without_generated<'a>(
+    a: &'a Manifest,
+    b: &'a Manifest,
+) -> (std::borrow::Cow<'a, Value>, std::borrow::Cow<'a, Value>) {
+    use std::borrow::Cow;
+    if a.generated.is_empty() && b.generated.is_empty() {
+        return (Cow::Borrowed(&a.value), Cow::Borrowed(&b.value));
+    }
+    let blank = |m: &Manifest| {
+        let mut v = Value::clone(&m.value);
+        for p in a.generated.iter().chain(b.generated.iter()) {
+            if let Some(field) = v.pointer_mut(p) {
+                *field = Value::Null;
+            }
+        }
+        v
+    };
+    (Cow::Owned(blank(a)), Cow::Owned(blank(b)))
 }
 
 /// The strings of a JSON array (other items skipped), or none when `v` is

@@ -599,7 +599,8 @@ fn diff_app(
     }
     for m in &b.resources {
         if let Some(hm) = head_ids.get(&m.id) {
-            if hm.value != m.value {
+            // A field filled with random values or the clock is no change.
+            if !hm.same_apart_from_generated(m) {
                 ch.changed.insert(m.id.clone());
             }
             continue;
@@ -1228,6 +1229,38 @@ mod tests {
             "a parent may apply the head spec, without the metadata, before the app syncs"
         );
         assert!(pruned(false, true, Some("root"), "db"));
+    }
+
+    #[test]
+    fn a_field_filled_with_random_values_is_no_change() {
+        let secret = |password: &str, user: &str| {
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"},
+                   "stringData": {"password": password, "user": user}})
+        };
+        let changed = |b: (&str, &str), h: (&str, &str), generated: bool| {
+            let a = application("db", false, true, &[]);
+            let mut base = app(a.clone(), None, &[&[secret(b.0, b.1)]]);
+            let mut head = app(a, None, &[&[secret(h.0, h.1)]]);
+            if generated {
+                for m in base.resources.iter_mut().chain(head.resources.iter_mut()) {
+                    m.generated = Arc::from(vec!["/stringData/password".to_string()]);
+                }
+            }
+            let p = plan(
+                &inventory(vec![base]),
+                &inventory(vec![head]),
+                &Config::default(),
+            );
+            p.changes
+                .get("argocd/db")
+                .is_some_and(|c| c.changed.iter().any(|id| id.name == "db"))
+        };
+        assert!(!changed(("x1", "app"), ("y2", "app"), true));
+        assert!(changed(("x1", "app"), ("y2", "app"), false));
+        assert!(
+            changed(("x1", "app"), ("y2", "web"), true),
+            "what else changes still does"
+        );
     }
 
     #[test]

@@ -100,19 +100,33 @@ const ARGO_ONLY: &[&str] = &["normalize", "slugify"];
 
 /// Checks a function name at parse time, as Go does.
 pub(super) fn check_name(name: &str, set: FuncSet) -> Result<(), String> {
-    if lookup(name, set).is_some() {
-        Ok(())
-    } else if NOT_IMPLEMENTED.contains(&name)
-        || (set == FuncSet::Helm && HELM_NOT_IMPLEMENTED.contains(&name))
+    if lookup(name, set).is_some()
+        || (set == FuncSet::Helm
+            && (super::generators::NAMES.contains(&name) || not_implemented(name, set)))
     {
-        Err(format!("template function `{name}` is not supported by gitops-lint, so this template cannot be evaluated offline"))
+        // In a chart, a function not implemented is refused where it runs
+        // ([`call`]): charts name many in templates that never run with
+        // their values, and Helm parses every template of the chart.
+        Ok(())
+    } else if not_implemented(name, set) {
+        Err(refusal(name))
     } else {
         // Includes `env`, `expandenv` and `getHostByName`, which Argo CD removes.
         Err(format!("function {name:?} not defined"))
     }
 }
 
-fn arity(args: &[V], n: usize) -> Result<(), String> {
+/// Whether `name` is a function of `set` this engine does not evaluate.
+fn not_implemented(name: &str, set: FuncSet) -> bool {
+    NOT_IMPLEMENTED.contains(&name)
+        || (set == FuncSet::Helm && HELM_NOT_IMPLEMENTED.contains(&name))
+}
+
+fn refusal(name: &str) -> String {
+    format!("template function `{name}` is not supported by gitops-lint, so this template cannot be evaluated offline")
+}
+
+pub(super) fn arity(args: &[V], n: usize) -> Result<(), String> {
     if args.len() == n {
         Ok(())
     } else {
@@ -131,7 +145,7 @@ fn at_least(args: &[V], n: usize) -> Result<(), String> {
     }
 }
 
-fn type_err(expected: &str, v: &V) -> String {
+pub(super) fn type_err(expected: &str, v: &V) -> String {
     match v {
         V::Missing => format!("invalid value; expected {expected}"),
         V::Nil => format!("wrong type for value; expected {expected}; got interface {{}}"),
@@ -142,14 +156,14 @@ fn type_err(expected: &str, v: &V) -> String {
     }
 }
 
-fn s(v: &V) -> Result<&str, String> {
+pub(super) fn s(v: &V) -> Result<&str, String> {
     match v {
         V::Str(s) => Ok(s),
         other => Err(type_err("string", other)),
     }
 }
 
-fn int(v: &V) -> Result<i64, String> {
+pub(super) fn int(v: &V) -> Result<i64, String> {
     match v {
         V::Int(i) => Ok(*i),
         other => Err(type_err("int", other)),
@@ -639,7 +653,7 @@ fn merge_into(a: &[V], rule: MergeRule, room: usize) -> R {
 }
 
 /// Refuses a result of `len` bytes when only `room` are left to the template.
-fn fits(len: usize, room: usize) -> Result<(), String> {
+pub(super) fn fits(len: usize, room: usize) -> Result<(), String> {
     if len > room {
         Err(format!(
             "the result would take {len} bytes, more than the {room} left to this template {BEYOND_LIMITS}"
@@ -705,6 +719,7 @@ pub(super) fn call(name: &str, mut args: Vec<V>, room: usize, set: FuncSet) -> R
     }
     match lookup(name, set) {
         Some(f) => f(name, &args, room),
+        None if not_implemented(name, set) => Err(refusal(name)),
         None => Err(format!("function {name:?} not defined")),
     }
 }

@@ -34,6 +34,7 @@
 //! rendered approximately.
 
 mod funcs;
+mod generators;
 mod parse;
 mod printf;
 mod semver;
@@ -47,6 +48,7 @@ use std::borrow::Cow;
 use crate::limits::BEYOND_LIMITS;
 
 pub(crate) use funcs::{path_base, path_dir, sanitize_name};
+pub use generators::{Generator, Variant};
 use parse::{Arg, Cmd, List, Node, Pipe};
 use set::SetCx;
 pub use set::TemplateSet;
@@ -761,6 +763,13 @@ impl State {
                 .map_err(|e| Flow::Error(format!("error calling {name}: {e}")))?;
             self.charge(&out)?;
             return Ok(out);
+        }
+        if let Some(generator) = self.set.as_ref().and_then(SetCx::generator) {
+            if let Some(r) = generator.call(name, &vals, self.bytes_left) {
+                let out = r.map_err(|e| Flow::Error(format!("error calling {name}: {e}")))?;
+                self.charge(&out)?;
+                return Ok(out);
+            }
         }
         let funcs = self
             .set

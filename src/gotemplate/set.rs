@@ -15,6 +15,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::generators::{Generator, Variant};
 use super::parse::{self, List, Node, TemplateCall};
 use super::{
     check_functions, Budget, Flow, FuncSet, MissingKey, State, MAX_STEPS, MAX_VALUE_BYTES, V,
@@ -81,11 +82,17 @@ pub(super) struct SetCx {
     tree: Arc<Tree>,
     /// Executions of each name `include` has in progress.
     included: BTreeMap<String, usize>,
+    /// Where random values and the clock come from (Helm's set only).
+    generator: Option<Generator>,
 }
 
 impl SetCx {
     pub(super) fn funcs(&self) -> FuncSet {
         self.funcs
+    }
+
+    pub(super) fn generator(&self) -> Option<&Generator> {
+        self.generator.as_ref()
     }
 
     /// Go's `ExecError` text for an error at byte `at` of the current tree.
@@ -219,6 +226,22 @@ impl TemplateSet {
         data: &V,
         budget: &mut Budget,
     ) -> Result<String, String> {
+        let generator = Generator::new(name, Variant::First);
+        self.execute_generating(name, data, budget, &generator)
+    }
+
+    /// [`TemplateSet::execute_within`] drawing random values and the clock
+    /// from `generator` (in Helm's set; others do not offer them).
+    ///
+    /// # Errors
+    /// See [`TemplateSet::execute_within`].
+    pub(crate) fn execute_generating(
+        &self,
+        name: &str,
+        data: &V,
+        budget: &mut Budget,
+        generator: &Generator,
+    ) -> Result<String, String> {
         let Some(tree) = self.trees.get(name).cloned() else {
             return Err(format!(
                 "template: no template {} associated with template {}",
@@ -242,6 +265,7 @@ impl TemplateSet {
                 name: name.to_string(),
                 tree: tree.clone(),
                 included: BTreeMap::new(),
+                generator: (self.funcs == FuncSet::Helm).then(|| generator.clone()),
             }),
         };
         let r = st.walk(data, &tree.body);

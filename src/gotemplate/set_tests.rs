@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{FuncSet, MissingKey, TemplateSet, V};
+use super::{Budget, FuncSet, MissingKey, TemplateSet, V};
 
 fn yaml(text: &str) -> V {
     V::from_json(&crate::yaml::parse_first_doc(text).expect("yaml"))
@@ -416,9 +416,21 @@ fn unknown_functions_are_parse_errors_on_their_line() {
     );
     // Argo CD's additions are not Helm's.
     assert!(set.add("t", "{{ normalize \"x\" }}").is_err());
-    // Functions Helm has and this engine does not evaluate say so.
-    let err = set.add("t", "{{ toToml . }}").expect_err("toToml");
-    assert!(err.contains("not supported by gitops-lint"), "{err}");
+    // Functions Helm has and this engine does not evaluate parse, and say
+    // so where they run: not in a branch the values leave out.
+    set.add("t", "{{ if .x }}{{ toToml . }}{{ end }}")
+        .expect("parses");
+    assert_eq!(
+        set.execute("t", &V::map(BTreeMap::new())).as_deref(),
+        Ok("")
+    );
+    let err = set
+        .execute("t", &V::map([("x".to_string(), V::Bool(true))].into()))
+        .expect_err("toToml runs");
+    assert!(
+        err.ends_with("error calling toToml: template function `toToml` is not supported by gitops-lint, so this template cannot be evaluated offline"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -673,10 +685,29 @@ d: "a9993e364706816aba3e25717850c26c9cd0d89d 103547413 NBSWY3DP hello 1f40fc92da
         .ends_with("error calling semverCompare: Invalid Semantic Version"));
     // The ApplicationSet set is unchanged: these stay unsupported there.
     assert!(super::parse("{{ semverCompare \">1\" \"1.2.3\" }}").is_err());
-    // Clock and randomness are refused, never rendered plausibly.
-    let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
+    // Clock and randomness: Sprig's shapes in Helm's set, from a stream
+    // that repeats from one render to the next (see `generators`); never
+    // in an ApplicationSet's.
+    let set = helm_set(&[(
+        "t",
+        r#"{{ randAlphaNum 5 | len }} {{ typeOf now }} {{ now | date "2006" | len }} {{ (genCA "x" 3).Cert | hasPrefix "-----BEGIN CERTIFICATE-----" }} {{ uuidv4 | len }}"#,
+    )]);
+    assert_eq!(
+        set.execute("t", &V::Nil).expect("renders"),
+        "5 time.Time 4 true 36"
+    );
+    let with = |v| {
+        let g = crate::gotemplate::Generator::new("t", v);
+        let set = helm_set(&[("t", "{{ randAlphaNum 8 }}")]);
+        let out = set.execute_generating("t", &V::Nil, &mut Budget::PER_EXECUTION.clone(), &g);
+        (out.expect("renders"), g.used())
+    };
+    let first = with(crate::gotemplate::Variant::First);
+    assert_eq!(first, with(crate::gotemplate::Variant::First));
+    assert!(first.1);
+    assert_ne!(first.0, with(crate::gotemplate::Variant::Second).0);
     for f in ["now", "randAlphaNum 5", "uuidv4", "genCA \"x\" 3"] {
-        let err = set.add("t", &format!("{{{{ {f} }}}}")).expect_err(f);
+        let err = super::parse(&format!("{{{{ {f} }}}}")).expect_err(f);
         assert!(err.contains("not supported by gitops-lint"), "{err}");
     }
 }

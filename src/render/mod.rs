@@ -8,6 +8,7 @@
 pub(crate) mod bounded;
 pub(crate) mod chart_cache;
 pub(crate) mod directory;
+mod generated;
 pub(crate) mod helm;
 mod kept_footprint;
 pub mod kustomize;
@@ -15,11 +16,12 @@ pub(crate) mod materialize;
 pub(crate) mod overrides;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
+use crate::gotemplate::Variant;
 use crate::manifest::{manifest_from_value, Manifest, Origin, Scopes};
 use crate::source::{self, Entry, EntryKind, ObjectId, SourceError, Tree};
 use crate::yaml::{self, Dialect, Doc, YamlError};
@@ -312,6 +314,10 @@ pub struct RenderContext<'a> {
     /// Nodes Kustomize patches and replacements have been charged in this
     /// render (see `kustomize::charge_nodes`).
     pub(crate) patch_nodes: std::sync::atomic::AtomicUsize,
+    /// Which render random values and the clock are drawn for.
+    pub(crate) variant: Variant,
+    /// Whether the render drew a random value or the clock.
+    generated: AtomicBool,
 }
 
 impl<'a> RenderContext<'a> {
@@ -329,6 +335,8 @@ impl<'a> RenderContext<'a> {
             inputs: Mutex::new(BTreeMap::new()),
             recording: true,
             patch_nodes: std::sync::atomic::AtomicUsize::new(0),
+            variant: Variant::First,
+            generated: AtomicBool::new(false),
         }
     }
 
@@ -381,11 +389,21 @@ impl<'a> RenderContext<'a> {
             inputs: Mutex::new(BTreeMap::new()),
             recording: self.recording,
             patch_nodes: std::sync::atomic::AtomicUsize::new(0),
+            variant: self.variant,
+            generated: AtomicBool::new(false),
         }
+    }
+
+    /// Records that the render drew a random value or the clock.
+    pub(crate) fn mark_generated(&self) {
+        self.generated.store(true, Ordering::Relaxed);
     }
 
     /// Records everything `other` read as read by this context.
     pub(crate) fn absorb(&self, other: &RenderContext<'_>) {
+        if other.generated.load(Ordering::Relaxed) {
+            self.mark_generated();
+        }
         if !self.recording {
             return;
         }
@@ -698,6 +716,32 @@ pub fn render(
     spec: &SourceSpec,
     scopes: &Scopes,
 ) -> Result<Rendered, RenderError> {
+    let mut rendered = render_variant(cx, spec, scopes)?;
+    if cx.generated.load(Ordering::Relaxed) {
+        // Random values or the clock were drawn: render again with values
+        // that differ in every generated field, and mark those fields.
+        let second = RenderContext {
+            variant: Variant::Second,
+            ..RenderContext::unrecorded(cx.tree, cx.cache, cx.options)
+        };
+        let other = render_variant(&second, spec, scopes).map_err(|e| {
+            RenderError::unsupported(format!(
+                "`{}` fails to render once its random values and clock differ: {}",
+                spec.app_name, e.message
+            ))
+        })?;
+        generated::mark(&mut rendered.manifests, &other.manifests)
+            .map_err(|why| RenderError::unsupported(format!("`{}`: {why}", spec.app_name)))?;
+    }
+    Ok(rendered)
+}
+
+/// [`render`] once, with `cx`'s random values and clock.
+fn render_variant(
+    cx: &RenderContext<'_>,
+    spec: &SourceSpec,
+    scopes: &Scopes,
+) -> Result<Rendered, RenderError> {
     let spec = overrides::apply(cx, spec)?;
     let spec = spec.as_ref();
     let source_type = detect(cx, spec)?;
@@ -715,8 +759,9 @@ pub fn render(
     if objects.len() > MAX_RESOURCES_PER_SOURCE {
         return Err(too_many_resources(&spec.path));
     }
-    if source_type != SourceType::Directory {
-        // The directory renderer charges file by file as it reads.
+    if source_type != SourceType::Directory && cx.variant == Variant::First {
+        // The directory renderer charges file by file as it reads; a
+        // second variant is charged once, with the first.
         cx.cache.charge(objects.len())?;
     }
     let mut manifests = Vec::with_capacity(objects.len());

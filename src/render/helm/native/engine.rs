@@ -10,11 +10,13 @@
 //! `.Capabilities`, `.Files` and `.Chart` are host objects with their Go
 //! methods, printing and JSON ([`super::objects`]); a render that read what
 //! Go does not determine (an address, a map order) is refused once its
-//! template has run. What is not modelled faithfully yet is refused before
-//! anything runs: the top-level object serialized whole, and changes to a
+//! template has run. Random values and the clock come from a seeded
+//! [`Generator`] per template, of the render's [`Variant`]. What is not
+//! modelled faithfully yet is refused before anything runs: the top-level object serialized whole, and changes to a
 //! map in place.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -23,7 +25,9 @@ use super::chart::Chart;
 use super::objects::Volatile;
 use super::values::Map;
 use super::{helm_error, not_supported};
-use crate::gotemplate::{Budget, FuncSet, MissingKey, SharedMap, TemplateSet, V};
+use crate::gotemplate::{
+    Budget, FuncSet, Generator, MissingKey, SharedMap, TemplateSet, Variant, V,
+};
 use crate::limits::BEYOND_LIMITS;
 use crate::render::{ParseCache, RenderError};
 use sha2::Digest as _;
@@ -45,6 +49,10 @@ pub(super) struct Top {
     pub(crate) capabilities: V,
     /// What the render read that Go does not determine.
     pub(crate) volatile: Volatile,
+    /// Which render random values and the clock are drawn for.
+    pub(crate) variant: Variant,
+    /// Whether a template drew a random value or the clock.
+    pub(crate) generated: AtomicBool,
 }
 
 /// `recAllTpls`: the templates of `c` (at `full_path`) and its subcharts,
@@ -307,7 +315,11 @@ fn render_within(
         if let Err(e) = r.vals.update(|m| m.insert("Template".into(), template)) {
             return Err(not_supported(&e));
         }
-        let result = set.execute_within(k, &V::Map(r.vals.clone()), &mut budget);
+        let generator = Generator::new(k, top.variant);
+        let result = set.execute_generating(k, &V::Map(r.vals.clone()), &mut budget, &generator);
+        if generator.used() {
+            top.generated.store(true, Ordering::Relaxed);
+        }
         if let Some(why) = top.volatile.take() {
             return Err(not_supported(&format!("{why} in `{k}`")));
         }
@@ -355,6 +367,8 @@ mod tests {
                 &super::super::objects::Volatile::default(),
             ),
             volatile: super::super::objects::Volatile::default(),
+            variant: Variant::First,
+            generated: AtomicBool::new(false),
         };
         render_within(&cache, &chart, &Map::new(), &top, "c", limit)
             .map(|r| r.len())
@@ -482,6 +496,8 @@ mod tests {
             release: V::map(Map::new()),
             capabilities: V::map(Map::new()),
             volatile: super::super::objects::Volatile::default(),
+            variant: Variant::First,
+            generated: AtomicBool::new(false),
         };
         let out =
             render(&ParseCache::default(), &parent, &values, &top, "p").map_err(|e| e.to_string());
@@ -523,6 +539,8 @@ mod tests {
             release: V::map(Map::new()),
             capabilities: V::map(Map::new()),
             volatile: super::super::objects::Volatile::default(),
+            variant: Variant::First,
+            generated: AtomicBool::new(false),
         };
         let err =
             render(&ParseCache::default(), &parent, &values, &top, "p").map_err(|e| e.to_string());

@@ -207,8 +207,14 @@ pub(in crate::render::helm) fn template(
         release: release_value(inp),
         capabilities: objects::capabilities(&kube_version, inp.api_versions, &volatile),
         volatile,
+        variant: cx.variant,
+        generated: std::sync::atomic::AtomicBool::new(false),
     };
-    let mut rendered = engine::render(cx.cache, &chart, &coalesced, &top, inp.chart_dir)?;
+    let rendered = engine::render(cx.cache, &chart, &coalesced, &top, inp.chart_dir);
+    if top.generated.load(std::sync::atomic::Ordering::Relaxed) {
+        cx.mark_generated();
+    }
+    let mut rendered = rendered?;
     // `renderResources`: NOTES.txt is never a manifest.
     rendered.retain(|k, _| !k.ends_with("NOTES.txt"));
     let (generic, hooks) = manifests::sort_manifests(&rendered).map_err(fail)?;
