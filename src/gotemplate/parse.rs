@@ -478,16 +478,35 @@ fn unescape(rest: &[char]) -> Result<(String, usize), String> {
     if let Some(s) = simple {
         return Ok((s.to_string(), 1));
     }
-    let hex = |n: usize| -> Result<(String, usize), String> {
-        let digits: String = rest.iter().skip(1).take(n).collect();
-        let code = u32::from_str_radix(&digits, 16).map_err(|_| "invalid escape".to_string())?;
-        let ch = char::from_u32(code).ok_or("invalid escape")?;
-        Ok((ch.to_string(), n + 1))
+    // `strconv.UnquoteChar`: `\xHH` and the octal `\NNN` are one byte each,
+    // `\u` and `\U` a code point.
+    let code = |digits: &[char], radix: u32| -> Result<u32, String> {
+        let text: String = digits.iter().collect();
+        u32::from_str_radix(&text, radix).map_err(|_| "invalid syntax".to_string())
     };
+    let byte = |value: u32, len: usize| -> Result<(String, usize), String> {
+        match u8::try_from(value) {
+            Ok(b) if b.is_ascii() => Ok((char::from(b).to_string(), len)),
+            // Go puts the raw byte in the string, which is then not UTF-8.
+            _ => Err(format!("the escape of byte {value:#x} is not supported by gitops-lint (Go writes the raw byte, which is not UTF-8)")),
+        }
+    };
+    let digits = |n: usize| rest.get(1..=n).ok_or_else(|| "invalid syntax".to_string());
     match c {
-        'x' => hex(2),
-        'u' => hex(4),
-        'U' => hex(8),
+        'x' => byte(code(digits(2)?, 16)?, 3),
+        '0'..='7' => {
+            let all = rest.get(..3).ok_or_else(|| "invalid syntax".to_string())?;
+            let v = code(all, 8)?;
+            if v > 255 {
+                return Err("invalid syntax".into());
+            }
+            byte(v, 3)
+        }
+        'u' | 'U' => {
+            let n = if c == 'u' { 4 } else { 8 };
+            let ch = char::from_u32(code(digits(n)?, 16)?).ok_or("invalid syntax")?;
+            Ok((ch.to_string(), n + 1))
+        }
         _ => Err(format!("unknown escape sequence \\{c}")),
     }
 }
@@ -514,10 +533,32 @@ fn number(text: &str) -> Result<Tok, String> {
     if let Some(i) = int {
         return Ok(Tok::Int(if neg { -i } else { i }));
     }
-    match lower.parse::<f64>() {
-        Ok(f) if !lower.starts_with("0x") => Ok(Tok::Float(if neg { -f } else { f })),
-        _ => Err(format!("bad number syntax: {text:?}")),
+    let float = match lower.strip_prefix("0x") {
+        Some(h) => hex_float(h),
+        None => lower.parse::<f64>().ok(),
+    };
+    match float {
+        Some(f) => Ok(Tok::Float(if neg { -f } else { f })),
+        None => Err(format!("bad number syntax: {text:?}")),
     }
+}
+
+/// `strconv.ParseFloat` of a hexadecimal float after its `0x`: hex digits
+/// with at most one point, and the `p` exponent Go requires
+/// (`0x1p60` is 2⁶⁰, `0x1.8p1` is 3).
+fn hex_float(h: &str) -> Option<f64> {
+    let (mantissa, exp) = h.split_once('p')?;
+    let exp: i32 = exp.parse().ok()?;
+    let (whole, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if whole.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut value = 0f64;
+    for c in whole.chars().chain(frac.chars()) {
+        value = value * 16.0 + f64::from(c.to_digit(16)?);
+    }
+    let shift = i32::try_from(frac.len()).ok()?.checked_mul(4)?;
+    Some(value * 2f64.powi(exp.checked_sub(shift)?))
 }
 
 struct Parser<'k> {

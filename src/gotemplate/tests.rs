@@ -164,6 +164,12 @@ fn table() -> Vec<(&'static str, Value, MissingKey, Want)> {
         // Parameters from JSON are float64: comparing with an int literal fails in Go.
         ("{{ eq .n 3 }}", json!({"n": 3}), I, Err("incompatible types for comparison")),
         ("{{ .n }}", json!({"n": 1_234_567}), I, Out("1.234567e+06")),
+        // Octal escapes (cnpg's colours, `\033[0;31m`).
+        (r#"{{ printf "\033[0;31m%s\033[0m" "x" | len }} {{ "\101\x42" }}"#, json!({}), I, Out("12 AB")),
+        (r#"{{ "\xff" }}"#, json!({}), I, Err("not supported by gitops-lint")),
+        // Hexadecimal floats, as traefik's chart multiplies by 0x1p60.
+        ("{{ 0x1p60 }} {{ 0x1.8p1 }} {{ -0x.8p0 }}", json!({}), I, Out("1.152921504606847e+18 3 -0.5")),
+        ("{{ 0x1.8 }}", json!({}), I, Err("bad number syntax")),
         ("{{ .missing.sub }}", json!({}), I, Out("<no value>")),
         ("{{ .missing.sub }}", json!({}), E, Err("map has no entry for key \"missing\"")),
         ("{{ .nullv }}", json!({"nullv": null}), I, Out("<nil>")),
