@@ -75,7 +75,7 @@ struct Common {
     /// Render Helm charts with `binary` (the pinned `helm template` on PATH,
     /// as Argo CD runs it) or `native` (in-process, no helm; what it does
     /// not implement is a render error). Default: `helmRenderer` of the
-    /// configuration, else `binary`.
+    /// configuration, else `binary` when helm is on PATH, else `native`.
     #[arg(long, global = true, value_name = "RENDERER", value_parser = crate::render::HelmRenderer::NAMES)]
     helm_renderer: Option<String>,
     /// In `diff` and `pre-commit`, keep facts about content (what each blob

@@ -228,12 +228,31 @@ fn a_helm_app_renders_with_its_release_values_and_parameters() {
     );
 }
 
-/// Without helm, a Helm app is not rendered: the reason on stderr, exit 2,
+/// Without helm, a Helm app renders natively, as helm renders it; with the
+/// binary renderer chosen it is not rendered: the reason on stderr, exit 2,
 /// nothing on stdout.
 #[test]
-fn a_helm_app_without_helm_fails_with_the_reason() {
+fn a_helm_app_without_helm_renders_natively_unless_the_binary_is_chosen() {
     let dir = repo();
-    let out = render(dir.path(), &["--app", "shop"], false);
+    let out = render(dir.path(), &["--app", "shop", "--rev", "main"], false);
+    assert_eq!(out.code, Some(0), "{:?}", out.stderr);
+    assert_eq!(
+        docs(&out.stdout),
+        vec![json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "storefront", "namespace": "shop"},
+            "spec": {
+                "replicas": 4,
+                "template": {"metadata": {"labels": {"color": "red", "tier": "gold"}}}
+            }
+        })]
+    );
+    let out = render(
+        dir.path(),
+        &["--app", "shop", "--helm-renderer", "binary"],
+        false,
+    );
     assert_eq!(out.code, Some(2));
     assert_eq!(out.stdout, "");
     assert_eq!(out.stderr.len(), 1, "{:?}", out.stderr);

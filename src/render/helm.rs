@@ -69,7 +69,7 @@ pub(crate) fn render(
         .map(|(name, p)| Ok((name.clone(), locate(spec, p)?)))
         .collect::<Result<Vec<_>, RenderError>>()?;
 
-    if cx.options.helm_renderer.unwrap_or_default() == HelmRenderer::Native {
+    if cx.options.effective_helm_renderer() == HelmRenderer::Native {
         return render_native(cx, spec, &opts, build.as_ref(), &value_files, &file_params);
     }
 

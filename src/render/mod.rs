@@ -272,8 +272,23 @@ pub struct RenderOptions {
     /// (`None`: such sources are external).
     pub chart_cache: Option<Arc<chart_cache::ChartCache>>,
     /// How Helm charts are rendered (`None`: not chosen, the configuration
-    /// decides, else [`HelmRenderer::Binary`]).
+    /// decides, else [`RenderOptions::effective_helm_renderer`]).
     pub helm_renderer: Option<HelmRenderer>,
+}
+
+impl RenderOptions {
+    /// The Helm renderer in force: the one chosen, else the pinned helm
+    /// when one is on PATH, else the native renderer, so that a runner
+    /// without helm loses nothing it can render (what the native renderer
+    /// does not implement is GL000, as a missing helm was).
+    #[must_use]
+    pub fn effective_helm_renderer(&self) -> HelmRenderer {
+        match (self.helm_renderer, &self.helm) {
+            (Some(r), _) => r,
+            (None, Some(_)) => HelmRenderer::Binary,
+            (None, None) => HelmRenderer::Native,
+        }
+    }
 }
 
 /// How Helm charts are rendered (`--helm-renderer`, `helmRenderer:`).
