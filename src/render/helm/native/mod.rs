@@ -25,6 +25,7 @@ pub(crate) use engine::RENDER_BUDGET;
 pub(in crate::render::helm) mod manifests;
 mod objects;
 mod schema;
+mod schema_format;
 pub(in crate::render::helm) mod strvals;
 pub(in crate::render::helm) mod values;
 

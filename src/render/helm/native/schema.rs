@@ -4,8 +4,10 @@
 //! which ignores keywords it does not know).
 //!
 //! Only the verdict "valid" is relied on: values a schema refuses, and a
-//! schema using what is not implemented here (`format`, a `pattern` the
-//! regex engine reads otherwise than Go), are "not supported natively",
+//! schema using what is not implemented here (a `format` whose Go checker
+//! is not reproduced for that value, see [`super::schema_format`], a
+//! `pattern` the regex engine reads otherwise than Go), are "not supported
+//! natively",
 //! since helm's message lists gojsonschema's own wording of every error.
 
 // Lengths and counts are compared with JSON Schema numbers, which are
@@ -123,8 +125,16 @@ fn check(root: &Value, schema: &Value, v: &Value, depth: usize) -> Result<(), Fa
         };
         return sub(target, v);
     }
-    if s.contains_key("format") {
-        return Err(Fail::Unsupported("`format`".into()));
+    if let Some(f) = s.get("format").and_then(Value::as_str) {
+        match super::schema_format::check(f, v) {
+            super::schema_format::Check::Valid => {}
+            super::schema_format::Check::Invalid => return invalid(format!("format {f}")),
+            super::schema_format::Check::Unknown => {
+                return Err(Fail::Unsupported(format!(
+                    "`format: {f}` of a value gitops-lint does not judge"
+                )))
+            }
+        }
     }
     if let Some(t) = s.get("type") {
         let ok = match t {
@@ -385,13 +395,18 @@ mod tests {
                 "{bad}"
             );
         }
+        let uri = json!({"properties": {"u": {"format": "uri"}}});
+        assert_eq!(
+            validate(&uri, &json!({"u": "https://example.com/x"})),
+            Verdict::Valid
+        );
         assert!(matches!(
-            validate(
-                &json!({"properties": {"u": {"format": "uri"}}}),
-                &json!({"u": "x"})
-            ),
+            validate(&uri, &json!({"u": "x"})),
             Verdict::Unsupported(_)
         ));
+        // A format failure is a failure inside `not` too.
+        let not_host = json!({"properties": {"h": {"not": {"format": "hostname"}}}});
+        assert_eq!(validate(&not_host, &json!({"h": "-x-"})), Verdict::Valid);
         assert_eq!(
             validate(&json!({"x-custom": 1, "type": "object"}), &json!(null)),
             Verdict::Valid,
