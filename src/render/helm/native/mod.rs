@@ -193,7 +193,7 @@ pub(in crate::render::helm) fn template(
     values::process_dependencies(&mut chart, &vals).map_err(fail)?;
     let coalesced = values::coalesce_values(&chart, &vals).map_err(fail)?;
     if !inp.skip_schema_validation {
-        check_schemas(&chart, &coalesced)?;
+        check_schemas(inp, &chart, &coalesced)?;
     }
     if !chart.metadata.kube_version.is_empty()
         && !values::is_compatible_range(&chart.metadata.kube_version, &kube_version)
@@ -255,9 +255,30 @@ fn release_namespace<'a>(inp: &Inputs<'a>) -> &'a str {
     }
 }
 
-/// `ValidateAgainstSchema`: the chart's schema against its values, then
-/// each subchart's against the subchart's; only a pass is relied on.
-fn check_schemas(c: &chart::Chart, values: &Map) -> Result<(), RenderError> {
+/// `ValidateAgainstSchema` (`pkg/chartutil/jsonschema.go`): the chart's
+/// schema against its values, then each subchart's against the subchart's,
+/// every failing chart's errors in that order under its name, as
+/// `- field: description` lines.
+fn check_schemas(inp: &Inputs<'_>, c: &chart::Chart, values: &Map) -> Result<(), RenderError> {
+    let mut failures = String::new();
+    collect_schema_failures(c, values, &mut failures)?;
+    if failures.is_empty() {
+        return Ok(());
+    }
+    Err(helm_error(
+        inp.chart_dir,
+        &format!(
+            "values don't meet the specifications of the schema(s) in the following chart(s):\n{}",
+            failures.trim_end()
+        ),
+    ))
+}
+
+fn collect_schema_failures(
+    c: &chart::Chart,
+    values: &Map,
+    out: &mut String,
+) -> Result<(), RenderError> {
     if let Some(bytes) = &c.schema {
         let Ok(doc) = serde_json::from_slice::<serde_json::Value>(bytes) else {
             return Err(not_supported(&format!(
@@ -267,7 +288,10 @@ fn check_schemas(c: &chart::Chart, values: &Map) -> Result<(), RenderError> {
         };
         match schema::validate(&doc, &V::map(values.clone()).to_json()) {
             schema::Verdict::Valid => {}
-            schema::Verdict::Invalid(_) => {
+            schema::Verdict::Invalid(Ok(line)) => {
+                out.push_str(&format!("{}:\n- {line}\n", c.name()));
+            }
+            schema::Verdict::Invalid(Err(_)) => {
                 return Err(not_supported(&format!(
                     "the values fail values.schema.json of `{}`, and helm's message (gojsonschema's wording) is not reproduced",
                     c.name()
@@ -286,7 +310,7 @@ fn check_schemas(c: &chart::Chart, values: &Map) -> Result<(), RenderError> {
             Some(V::Map(m)) => m.entries().as_ref().clone(),
             _ => Map::new(),
         };
-        check_schemas(sub, &sv)?;
+        collect_schema_failures(sub, &sv, out)?;
     }
     Ok(())
 }
