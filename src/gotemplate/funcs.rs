@@ -2430,12 +2430,9 @@ fn f_slugify(_: &str, a: &[V], _: usize) -> R {
 
 fn f_to_yaml(_: &str, a: &[V], room: usize) -> R {
     arity(a, 1)?;
-    fits(a[0].printed_bound(), room)?;
-    Ok(V::Str(
-        yaml_out::to_yaml(&a[0].json_view())
-            .trim_end_matches('\n')
-            .to_string(),
-    ))
+    let v = a[0].json_view();
+    fits(yaml_out::printed_bound(&v), room)?;
+    Ok(V::Str(yaml_out::helm_to_yaml(&v)))
 }
 
 fn f_from_yaml(name: &str, a: &[V], _: usize) -> R {

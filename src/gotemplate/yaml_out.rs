@@ -1,11 +1,23 @@
-//! `toYaml`: values emitted the way `sigs.k8s.io/yaml.Marshal` (go-yaml v2)
-//! does — keys in go-yaml's natural order, sequences not indented under
-//! their key, strings quoted only when they would otherwise read as another
-//! type or break the syntax, multi-line strings as literal blocks.
+//! `toYaml`: values emitted the way `sigs.k8s.io/yaml.Marshal` does, with
+//! the go-yaml v2 fork it carries (`goyaml.v2` of sigs.k8s.io/yaml v1.4.0,
+//! as helm v3.17.1 vendors it). The block part of go-yaml's `emitterc.go`
+//! is followed function by function: keys in go-yaml's natural order,
+//! sequences not indented under their key, strings quoted only when they
+//! would otherwise read as another type or break the syntax
+//! (`yaml_emitter_analyze_scalar`, `yaml_emitter_select_scalar_style`),
+//! multi-line strings as literal blocks, keys longer than 128 bytes or
+//! with a line break written `? key`.
 //!
-//! Not modelled: go-yaml folds plain strings longer than 80 columns at
-//! spaces. The folded text reads back as the same value, so only the layout
-//! differs.
+//! Plain and quoted scalars are folded at a space once the line is past
+//! column 80 (`best_width`; go-yaml counts one column per character), the
+//! text going on at the scalar's indentation: two more than the keys of its
+//! mapping or the `- ` of its sequence, 2 at the top level. Literal blocks
+//! and simple keys are not folded.
+//!
+//! Not modelled: the JSON round trip before the emitter (`json.Marshal`,
+//! then go-yaml's parser). It folds a U+0085 line break into a space, and a
+//! character go-yaml's reader refuses (U+007F, the other C1 controls,
+//! U+FFFE, U+FFFF) makes Helm's `toYaml` print nothing.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -15,16 +27,65 @@ use super::value::V;
 /// Serialises `v` as YAML, ending in a newline.
 #[must_use]
 pub(crate) fn to_yaml(v: &V) -> String {
-    let mut out = String::new();
-    match v {
-        V::Map(m) if !m.is_empty() => write_map(&mut out, &m.entries(), 0, false),
-        V::List(l) if !l.is_empty() => write_list(&mut out, l, 0, false),
-        other => {
-            out.push_str(&scalar(other, 0));
-            out.push('\n');
-        }
+    // `yaml_emitter_emit_stream_start`, the root node, then
+    // `yaml_emitter_emit_document_end`'s closing `yaml_emitter_write_indent`.
+    let mut e = Emitter {
+        out: String::new(),
+        column: 0,
+        indent: -1,
+        whitespace: true,
+        indention: true,
+    };
+    e.node(v, false, false);
+    e.write_indent();
+    e.out
+}
+
+/// Helm's `toYAML`: [`to_yaml`] less one final newline
+/// (`strings.TrimSuffix`), so a `|+` block keeps the others.
+#[must_use]
+pub(crate) fn helm_to_yaml(v: &V) -> String {
+    let mut out = to_yaml(v);
+    if out.ends_with('\n') {
+        out.pop();
     }
     out
+}
+
+/// An upper bound on the length of [`to_yaml`]'s text: [`V::printed_bound`],
+/// and one more indented line for each space (folding may break there) and
+/// two for each key written `? key`.
+#[must_use]
+pub(crate) fn printed_bound(v: &V) -> usize {
+    fn line(depth: usize) -> usize {
+        depth.saturating_mul(2).saturating_add(4)
+    }
+    fn spaces(s: &str, depth: usize) -> usize {
+        s.bytes()
+            .filter(|b| *b == b' ')
+            .count()
+            .saturating_mul(line(depth))
+    }
+    fn walk(v: &V, depth: usize) -> usize {
+        match v {
+            V::Str(s) => spaces(s, depth),
+            V::List(l) => l
+                .iter()
+                .fold(0, |n, e| n.saturating_add(walk(e, depth + 1))),
+            V::Map(m) => m.entries().iter().fold(0, |n, (k, e)| {
+                let complex = k.len() > SIMPLE_KEY_MAX || k.chars().any(is_break);
+                n.saturating_add(spaces(k, depth))
+                    .saturating_add(if complex {
+                        line(depth).saturating_mul(2)
+                    } else {
+                        0
+                    })
+                    .saturating_add(walk(e, depth + 1))
+            }),
+            _ => 0,
+        }
+    }
+    v.printed_bound().saturating_add(walk(v, 0))
 }
 
 /// go-yaml v2's key order: letters after other characters, digit runs compared as numbers.
@@ -86,54 +147,154 @@ fn key_less(a: &str, b: &str) -> Ordering {
     ar.len().cmp(&br.len())
 }
 
-fn write_map(out: &mut String, m: &BTreeMap<String, V>, indent: usize, first_inline: bool) {
-    let mut keys: Vec<&String> = m.keys().collect();
-    keys.sort_by(|a, b| key_less(a, b));
-    for (n, k) in keys.into_iter().enumerate() {
-        if n > 0 || !first_inline {
-            out.push_str(&" ".repeat(indent));
+/// go-yaml's `best_width`: a plain or quoted scalar is folded at a space
+/// once its line has gone past this column.
+const BEST_WIDTH: usize = 80;
+
+/// go-yaml's `best_indent`.
+const BEST_INDENT: isize = 2;
+
+/// go-yaml's `yaml_emitter_check_simple_key`: a key of more bytes is written `? key`.
+const SIMPLE_KEY_MAX: usize = 128;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Style {
+    Plain,
+    SingleQuoted,
+    DoubleQuoted,
+    Literal,
+}
+
+/// What `yaml_emitter_analyze_scalar` learns of a scalar's text.
+#[allow(clippy::struct_excessive_bools)] // go-yaml's `scalar_data` flags, one bool each
+struct Analysis {
+    multiline: bool,
+    block_plain_allowed: bool,
+    single_quoted_allowed: bool,
+    block_allowed: bool,
+}
+
+/// go-yaml's `is_printable`, for one character (what it allows of UTF-8:
+/// nothing beyond U+FFFF, so emoji are escaped).
+fn is_printable(c: char) -> bool {
+    matches!(c, '\n' | ' '..='~' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}')
+        && c != '\u{FEFF}'
+}
+
+/// go-yaml's `is_break`.
+fn is_break(c: char) -> bool {
+    matches!(c, '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
+/// go-yaml's `is_blankz`: blank, break or NUL.
+fn is_blankz(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\0') || is_break(c)
+}
+
+/// `yaml_emitter_analyze_scalar`.
+fn analyze(s: &[char]) -> Analysis {
+    if s.is_empty() {
+        return Analysis {
+            multiline: false,
+            block_plain_allowed: true,
+            single_quoted_allowed: true,
+            block_allowed: false,
+        };
+    }
+    let mut block_indicators = s.starts_with(&['-', '-', '-']) || s.starts_with(&['.', '.', '.']);
+    let (mut line_breaks, mut special) = (false, false);
+    let (mut leading_space, mut leading_break) = (false, false);
+    let (mut trailing_space, mut trailing_break) = (false, false);
+    let (mut break_space, mut space_break) = (false, false);
+    let (mut previous_space, mut previous_break) = (false, false);
+    let mut preceded_by_whitespace = true;
+    for (i, &c) in s.iter().enumerate() {
+        let last = i + 1 == s.len();
+        let followed_by_whitespace = s.get(i + 1).is_none_or(|&n| n == ' ' || n == '\t');
+        if i == 0 {
+            match c {
+                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
+                | '%' | '@' | '`' => block_indicators = true,
+                '?' | ':' | '-' if followed_by_whitespace => block_indicators = true,
+                _ => {}
+            }
+        } else {
+            match c {
+                ':' if followed_by_whitespace => block_indicators = true,
+                '#' if preceded_by_whitespace => block_indicators = true,
+                _ => {}
+            }
         }
-        out.push_str(&scalar(&V::Str(k.clone()), indent));
-        out.push(':');
-        match &m[k] {
-            V::Map(sub) if !sub.is_empty() => {
-                out.push('\n');
-                write_map(out, &sub.entries(), indent + 2, false);
-            }
-            V::List(l) if !l.is_empty() => {
-                out.push('\n');
-                write_list(out, l, indent, false);
-            }
-            other => {
-                out.push(' ');
-                out.push_str(&scalar(other, indent + 2));
-                out.push('\n');
-            }
+        if !is_printable(c) {
+            special = true;
         }
+        if c == ' ' {
+            leading_space |= i == 0;
+            trailing_space |= last;
+            break_space |= previous_break;
+            previous_space = true;
+            previous_break = false;
+        } else if is_break(c) {
+            line_breaks = true;
+            leading_break |= i == 0;
+            trailing_break |= last;
+            space_break |= previous_space;
+            previous_space = false;
+            previous_break = true;
+        } else {
+            previous_space = false;
+            previous_break = false;
+        }
+        preceded_by_whitespace = is_blankz(c);
+    }
+    Analysis {
+        multiline: line_breaks,
+        block_plain_allowed: !(leading_space
+            || leading_break
+            || trailing_space
+            || trailing_break
+            || break_space
+            || space_break
+            || special
+            || line_breaks
+            || block_indicators),
+        single_quoted_allowed: !(break_space || space_break || special),
+        block_allowed: !(trailing_space || space_break || special),
     }
 }
 
-fn write_list(out: &mut String, l: &[V], indent: usize, first_inline: bool) {
-    for (n, e) in l.iter().enumerate() {
-        if n > 0 || !first_inline {
-            out.push_str(&" ".repeat(indent));
-        }
-        out.push_str("- ");
-        match e {
-            V::Map(sub) if !sub.is_empty() => write_map(out, &sub.entries(), indent + 2, true),
-            V::List(sub) if !sub.is_empty() => write_list(out, sub, indent + 2, true),
-            other => {
-                out.push_str(&scalar(other, indent + 2));
-                out.push('\n');
-            }
-        }
+/// The style go-yaml v2's encoder asks for a string (`encoder.stringv`).
+fn requested_style(s: &str) -> Style {
+    if s.contains('\n') {
+        Style::Literal
+    } else if resolves_non_string(s) {
+        Style::DoubleQuoted
+    } else {
+        Style::Plain
     }
 }
 
-fn scalar(v: &V, indent: usize) -> String {
+/// `yaml_emitter_select_scalar_style` (block context, no tags).
+fn select_style(requested: Style, a: &Analysis, empty: bool, simple_key: bool) -> Style {
+    let mut style = requested;
+    if simple_key && a.multiline {
+        style = Style::DoubleQuoted;
+    }
+    if style == Style::Plain && (!a.block_plain_allowed || (empty && simple_key)) {
+        style = Style::SingleQuoted;
+    }
+    if style == Style::SingleQuoted && !a.single_quoted_allowed {
+        style = Style::DoubleQuoted;
+    }
+    if style == Style::Literal && (!a.block_allowed || simple_key) {
+        style = Style::DoubleQuoted;
+    }
+    style
+}
+
+/// The text of a non-string scalar, written plain.
+fn scalar_text(v: &V) -> String {
     match v {
-        V::Host(h) => scalar(&h.0.value(), indent),
-        V::Missing | V::Nil => "null".into(),
         V::Bool(b) => b.to_string(),
         V::Int(i) => i.to_string(),
         V::Float(f) => {
@@ -144,9 +305,348 @@ fn scalar(v: &V, indent: usize) -> String {
                 super::value::format_float_g(*f)
             }
         }
-        V::Str(s) => string_scalar(s, indent),
-        V::List(_) => "[]".into(),
-        V::Map(_) => "{}".into(),
+        _ => "null".into(),
+    }
+}
+
+/// The part of go-yaml's `yaml_emitter_t` that block output reads.
+/// `column` counts characters, as go-yaml's `put` and `write` do.
+struct Emitter {
+    out: String,
+    column: usize,
+    indent: isize,
+    whitespace: bool,
+    indention: bool,
+}
+
+impl Emitter {
+    /// `put`, and `write` of one character.
+    fn put(&mut self, c: char) {
+        self.out.push(c);
+        self.column += 1;
+    }
+
+    /// `put_break`.
+    fn put_break(&mut self) {
+        self.out.push('\n');
+        self.column = 0;
+    }
+
+    /// `write_break`: a line break of the value itself.
+    fn write_break(&mut self, c: char) {
+        if c == '\n' {
+            self.put_break();
+        } else {
+            self.out.push(c);
+            self.column = 0;
+        }
+    }
+
+    /// `yaml_emitter_write_indent`.
+    fn write_indent(&mut self) {
+        let indent = usize::try_from(self.indent).unwrap_or(0);
+        if !self.indention || self.column > indent || (self.column == indent && !self.whitespace) {
+            self.put_break();
+        }
+        while self.column < indent {
+            self.put(' ');
+        }
+        self.whitespace = true;
+        self.indention = true;
+    }
+
+    /// `yaml_emitter_write_indicator`.
+    fn write_indicator(
+        &mut self,
+        s: &str,
+        need_whitespace: bool,
+        is_whitespace: bool,
+        is_indention: bool,
+    ) {
+        if need_whitespace && !self.whitespace {
+            self.put(' ');
+        }
+        for c in s.chars() {
+            self.put(c);
+        }
+        self.whitespace = is_whitespace;
+        self.indention = self.indention && is_indention;
+    }
+
+    /// `yaml_emitter_increase_indent`.
+    fn increase_indent(&mut self, flow: bool, indentless: bool) {
+        if self.indent < 0 {
+            self.indent = if flow { BEST_INDENT } else { 0 };
+        } else if !indentless {
+            self.indent += BEST_INDENT;
+        }
+    }
+
+    /// `yaml_emitter_emit_node`: `mapping` is go-yaml's `mapping_context`.
+    fn node(&mut self, v: &V, mapping: bool, simple_key: bool) {
+        match v {
+            V::Host(h) => self.node(&h.0.value(), mapping, simple_key),
+            V::Map(m) if !m.is_empty() => self.block_mapping(&m.entries()),
+            V::List(l) if !l.is_empty() => self.block_sequence(l, mapping),
+            // An empty collection is a flow one: `yaml_emitter_emit_flow_mapping_key`.
+            V::Map(_) => self.empty_flow("{", "}"),
+            V::List(_) => self.empty_flow("[", "]"),
+            V::Str(s) => self.scalar(s, requested_style(s), simple_key),
+            V::Missing | V::Nil | V::Bool(_) | V::Int(_) | V::Float(_) => {
+                self.scalar(&scalar_text(v), Style::Plain, simple_key);
+            }
+        }
+    }
+
+    /// `yaml_emitter_emit_flow_sequence_item` (or `_mapping_key`) of an
+    /// empty collection: `[]`, `{}`.
+    fn empty_flow(&mut self, open: &str, close: &str) {
+        self.write_indicator(open, true, true, false);
+        self.write_indicator(close, false, false, false);
+    }
+
+    /// `yaml_emitter_emit_block_mapping_key` and `_value`.
+    fn block_mapping(&mut self, m: &BTreeMap<String, V>) {
+        let saved = self.indent;
+        self.increase_indent(false, false);
+        let mut entries: Vec<(&String, &V)> = m.iter().collect();
+        entries.sort_by(|a, b| key_less(a.0, b.0));
+        for (k, v) in entries {
+            self.write_indent();
+            let chars: Vec<char> = k.chars().collect();
+            if k.len() <= SIMPLE_KEY_MAX && !analyze(&chars).multiline {
+                self.scalar(k, requested_style(k), true);
+                self.write_indicator(":", false, false, false);
+            } else {
+                self.write_indicator("?", true, false, true);
+                self.scalar(k, requested_style(k), false);
+                self.write_indent();
+                self.write_indicator(":", true, false, true);
+            }
+            self.node(v, true, false);
+        }
+        self.indent = saved;
+    }
+
+    /// `yaml_emitter_emit_block_sequence_item`: a sequence that is a mapping
+    /// value is not indented under its key.
+    fn block_sequence(&mut self, l: &[V], mapping: bool) {
+        let saved = self.indent;
+        let indentless = mapping && !self.indention;
+        self.increase_indent(false, indentless);
+        for item in l {
+            self.write_indent();
+            self.write_indicator("-", true, false, true);
+            self.node(item, false, false);
+        }
+        self.indent = saved;
+    }
+
+    /// `yaml_emitter_emit_scalar` and `yaml_emitter_process_scalar`: a
+    /// simple key is never folded (`allow_breaks` is false).
+    fn scalar(&mut self, s: &str, requested: Style, simple_key: bool) {
+        let chars: Vec<char> = s.chars().collect();
+        let style = select_style(requested, &analyze(&chars), chars.is_empty(), simple_key);
+        let saved = self.indent;
+        self.increase_indent(true, false);
+        let allow_breaks = !simple_key;
+        match style {
+            Style::Plain => self.plain(&chars, allow_breaks),
+            Style::SingleQuoted => self.single_quoted(&chars, allow_breaks),
+            Style::DoubleQuoted => self.double_quoted(&chars, allow_breaks),
+            Style::Literal => self.literal(&chars),
+        }
+        self.indent = saved;
+    }
+
+    /// `yaml_emitter_write_plain_scalar`: breaks at a single space once past
+    /// `BEST_WIDTH`, never at the first of two spaces.
+    fn plain(&mut self, s: &[char], allow_breaks: bool) {
+        if !self.whitespace {
+            self.put(' ');
+        }
+        let (mut spaces, mut breaks) = (false, false);
+        for (i, &c) in s.iter().enumerate() {
+            if c == ' ' {
+                if allow_breaks && !spaces && self.column > BEST_WIDTH && s.get(i + 1) != Some(&' ')
+                {
+                    self.write_indent();
+                } else {
+                    self.put(c);
+                }
+                spaces = true;
+            } else if is_break(c) {
+                if !breaks && c == '\n' {
+                    self.put_break();
+                }
+                self.write_break(c);
+                self.indention = true;
+                breaks = true;
+            } else {
+                if breaks {
+                    self.write_indent();
+                }
+                self.put(c);
+                self.indention = false;
+                spaces = false;
+                breaks = false;
+            }
+        }
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    /// `yaml_emitter_write_single_quoted_scalar`: as plain, but not at the
+    /// first or last character.
+    fn single_quoted(&mut self, s: &[char], allow_breaks: bool) {
+        self.write_indicator("'", true, false, false);
+        let (mut spaces, mut breaks) = (false, false);
+        for (i, &c) in s.iter().enumerate() {
+            if c == ' ' {
+                if allow_breaks
+                    && !spaces
+                    && self.column > BEST_WIDTH
+                    && i != 0
+                    && i + 1 != s.len()
+                    && s.get(i + 1) != Some(&' ')
+                {
+                    self.write_indent();
+                } else {
+                    self.put(c);
+                }
+                spaces = true;
+            } else if is_break(c) {
+                if !breaks && c == '\n' {
+                    self.put_break();
+                }
+                self.write_break(c);
+                self.indention = true;
+                breaks = true;
+            } else {
+                if breaks {
+                    self.write_indent();
+                }
+                if c == '\'' {
+                    self.put('\'');
+                }
+                self.put(c);
+                self.indention = false;
+                spaces = false;
+                breaks = false;
+            }
+        }
+        self.write_indicator("'", false, false, false);
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    /// `yaml_emitter_write_double_quoted_scalar`: breaks at the first of
+    /// several spaces too, escaping the next one (`\ `) so it is kept.
+    fn double_quoted(&mut self, s: &[char], allow_breaks: bool) {
+        self.write_indicator("\"", true, false, false);
+        // go-yaml's `is_bom(value, i)` reads the value's start, not `i`: a
+        // value that starts with U+FEFF is escaped character by character.
+        let bom = s.first() == Some(&'\u{FEFF}');
+        let mut spaces = false;
+        for (i, &c) in s.iter().enumerate() {
+            if !is_printable(c) || bom || is_break(c) || c == '"' || c == '\\' {
+                self.escape(c);
+                spaces = false;
+            } else if c == ' ' {
+                if allow_breaks && !spaces && self.column > BEST_WIDTH && i != 0 && i + 1 != s.len()
+                {
+                    self.write_indent();
+                    if s.get(i + 1) == Some(&' ') {
+                        self.put('\\');
+                    }
+                } else {
+                    self.put(c);
+                }
+                spaces = true;
+            } else {
+                self.put(c);
+                spaces = false;
+            }
+        }
+        self.write_indicator("\"", false, false, false);
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    /// One escape of `yaml_emitter_write_double_quoted_scalar`.
+    fn escape(&mut self, c: char) {
+        self.put('\\');
+        let short = match c {
+            '\0' => Some('0'),
+            '\x07' => Some('a'),
+            '\x08' => Some('b'),
+            '\t' => Some('t'),
+            '\n' => Some('n'),
+            '\x0b' => Some('v'),
+            '\x0c' => Some('f'),
+            '\r' => Some('r'),
+            '\x1b' => Some('e'),
+            '"' => Some('"'),
+            '\\' => Some('\\'),
+            '\u{85}' => Some('N'),
+            '\u{A0}' => Some('_'),
+            '\u{2028}' => Some('L'),
+            '\u{2029}' => Some('P'),
+            _ => None,
+        };
+        if let Some(e) = short {
+            self.put(e);
+            return;
+        }
+        let v = u32::from(c);
+        let hex = if v <= 0xFF {
+            format!("x{v:02X}")
+        } else if v <= 0xFFFF {
+            format!("u{v:04X}")
+        } else {
+            format!("U{v:08X}")
+        };
+        for h in hex.chars() {
+            self.put(h);
+        }
+    }
+
+    /// `yaml_emitter_write_literal_scalar` with
+    /// `yaml_emitter_write_block_scalar_hints`; never folded.
+    fn literal(&mut self, s: &[char]) {
+        self.write_indicator("|", true, false, false);
+        if s.first().is_some_and(|&c| c == ' ' || is_break(c)) {
+            self.write_indicator("2", false, false, false);
+        }
+        let chomp = match s {
+            [.., last] if is_break(*last) => match s {
+                [_] => Some("+"),
+                [.., prev, _] if is_break(*prev) => Some("+"),
+                _ => None,
+            },
+            _ => Some("-"),
+        };
+        if let Some(h) = chomp {
+            self.write_indicator(h, false, false, false);
+        }
+        self.put_break();
+        self.indention = true;
+        self.whitespace = true;
+        let mut breaks = true;
+        for &c in s {
+            if is_break(c) {
+                self.write_break(c);
+                self.indention = true;
+                breaks = true;
+            } else {
+                if breaks {
+                    self.write_indent();
+                }
+                self.put(c);
+                self.indention = false;
+                breaks = false;
+            }
+        }
     }
 }
 
@@ -179,78 +679,6 @@ fn resolves_non_string(s: &str) -> bool {
                 .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())))
 }
 
-fn plain_allowed(s: &str) -> bool {
-    if s.is_empty() || s.starts_with(' ') || s.ends_with(' ') {
-        return false;
-    }
-    let first = s.chars().next().unwrap_or(' ');
-    if "-?:,[]{}#&*!|>'\"%@`".contains(first) {
-        // `-`, `?` and `:` may start a plain scalar when followed by a non-space.
-        let second = s.chars().nth(1);
-        if !(matches!(first, '-' | '?' | ':') && second.is_some_and(|c| c != ' ')) {
-            return false;
-        }
-    }
-    if s.contains(": ") || s.contains(" #") || s.ends_with(':') {
-        return false;
-    }
-    s.chars().all(|c| !c.is_control() || c == '\t') && !s.contains('\t')
-}
-
-fn string_scalar(s: &str, indent: usize) -> String {
-    if s.contains('\n') && s.chars().all(|c| !c.is_control() || c == '\n') {
-        let chomp = if s.ends_with("\n\n") || s == "\n" {
-            "+"
-        } else if s.ends_with('\n') {
-            ""
-        } else {
-            "-"
-        };
-        let lead = if s.starts_with(' ') { "2" } else { "" };
-        let pad = " ".repeat(indent.max(2));
-        let body = s.strip_suffix('\n').unwrap_or(s);
-        let mut out = format!("|{lead}{chomp}");
-        for line in body.split('\n') {
-            out.push('\n');
-            if !line.is_empty() {
-                out.push_str(&pad);
-                out.push_str(line);
-            }
-        }
-        return out;
-    }
-    if resolves_non_string(s) {
-        return format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
-    }
-    if plain_allowed(s) {
-        return s.to_string();
-    }
-    if s.chars().any(char::is_control) {
-        let mut out = String::from("\"");
-        for c in s.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                // go-yaml's `yaml_emitter_write_double_quoted_scalar`.
-                '\0' => out.push_str("\\0"),
-                '\x07' => out.push_str("\\a"),
-                '\x08' => out.push_str("\\b"),
-                '\t' => out.push_str("\\t"),
-                '\n' => out.push_str("\\n"),
-                '\x0b' => out.push_str("\\v"),
-                '\x0c' => out.push_str("\\f"),
-                '\r' => out.push_str("\\r"),
-                '\x1b' => out.push_str("\\e"),
-                c if c.is_control() => out.push_str(&format!("\\x{:02X}", c as u32)),
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-        return out;
-    }
-    format!("'{}'", s.replace('\'', "''"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,8 +695,451 @@ mod tests {
     #[test]
     fn double_quoted_escapes_are_go_yamls() {
         // sem-files: `AsConfig` of "tab\there\n".
-        assert_eq!(string_scalar("tab\there\n", 2), "\"tab\\there\\n\"");
-        assert_eq!(string_scalar("a\x1bb\x01", 2), "\"a\\eb\\x01\"");
+        assert_eq!(
+            to_yaml(&V::Str("tab\there\n".into())),
+            "\"tab\\there\\n\"\n"
+        );
+        assert_eq!(to_yaml(&V::Str("a\x1bb\x01".into())), "\"a\\eb\\x01\"\n");
+    }
+
+    /// `toYaml` of each value (JSON) as helm v3.17.1 printed it
+    /// (`{{ toYaml $v | toJson }}` in a chart, decoded): plain and quoted
+    /// strings folded at spaces past column 80, at the top level, in maps
+    /// and sequences, under simple and `? ` keys; literal blocks not folded.
+    const HELM_V3_17_1: &[(&str, &str)] = &[
+        (
+            r#""lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud""#,
+            r"lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+  ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud",
+        ),
+        (
+            r#""lorem  ipsum  dolor sit amet  consectetur adipiscing elit  sed do eiusmod tempor  incididunt ut labore   et dolore magna aliqua ut  enim ad minim veniam""#,
+            r"lorem  ipsum  dolor sit amet  consectetur adipiscing elit  sed do eiusmod tempor  incididunt
+  ut labore   et dolore magna aliqua ut  enim ad minim veniam",
+        ),
+        (
+            r#"{"k": "lorem  ipsum  dolor sit amet  consectetur adipiscing elit  sed do eiusmod tempor  incididunt ut labore   et dolore magna aliqua ut  enim ad minim veniam"}"#,
+            r"k: lorem  ipsum  dolor sit amet  consectetur adipiscing elit  sed do eiusmod tempor  incididunt
+  ut labore   et dolore magna aliqua ut  enim ad minim veniam",
+        ),
+        (
+            r#"{"a": {"b": {"c": {"d": "lorem  ipsum  dolor sit amet  consectetur adipiscing elit  sed do eiusmod tempor  incididunt ut labore   et dolore magna aliqua ut  enim ad minim veniam"}}}}"#,
+            r"a:
+  b:
+    c:
+      d: lorem  ipsum  dolor sit amet  consectetur adipiscing elit  sed do eiusmod
+        tempor  incididunt ut labore   et dolore magna aliqua ut  enim ad minim veniam",
+        ),
+        (
+            r#"{"lst": ["lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud", "lorem  ipsum  dolor sit amet  consectetur adipiscing elit  sed do eiusmod tempor  incididunt ut labore   et dolore magna aliqua ut  enim ad minim veniam"]}"#,
+            r"lst:
+- lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+  ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud
+- lorem  ipsum  dolor sit amet  consectetur adipiscing elit  sed do eiusmod tempor  incididunt
+  ut labore   et dolore magna aliqua ut  enim ad minim veniam",
+        ),
+        (
+            r#"{"a": {"lst": ["lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud", {"x": "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud"}]}}"#,
+            r"a:
+  lst:
+  - lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+    ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud
+  - x: lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor
+      incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud",
+        ),
+        (
+            r#"[["lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud"]]"#,
+            r"- - lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+    ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud",
+        ),
+        (
+            r#"[{"a": "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud", "b": ["lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud"]}]"#,
+            r"- a: lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor
+    incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud
+  b:
+  - lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+    ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud",
+        ),
+        (
+            r#""*lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud""#,
+            r"'*lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+  ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud'",
+        ),
+        (
+            r#""a: lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud""#,
+            r"'a: lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+  ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud'",
+        ),
+        (
+            r#""lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud #comment lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud""#,
+            r"'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+  ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud #comment lorem
+  ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+  ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud'",
+        ),
+        (
+            r#""--- lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud""#,
+            r"'--- lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor
+  incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud'",
+        ),
+        (
+            r#"" lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud""#,
+            r"' lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+  ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud'",
+        ),
+        (
+            r#""lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud ""#,
+            r"'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+  ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud '",
+        ),
+        (
+            r#"{"k": " lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud "}"#,
+            r"k: ' lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor
+  incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud '",
+        ),
+        (
+            r#""日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト ""#,
+            r"'日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト
+  日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト 日本語 テキスト '",
+        ),
+        (
+            r#"{"k": "naïve café naïve café naïve café naïve café naïve café naïve café naïve café naïve café naïve café naïve café naïve café naïve café "}"#,
+            r"k: 'naïve café naïve café naïve café naïve café naïve café naïve café naïve café naïve
+  café naïve café naïve café naïve café naïve café '",
+        ),
+        (
+            r#"{"k": "emoji 😀 x emoji 😀 x emoji 😀 x emoji 😀 x emoji 😀 x emoji 😀 x emoji 😀 x emoji 😀 x emoji 😀 x emoji 😀 x emoji 😀 x emoji 😀 x "}"#,
+            r#"k: "emoji \U0001F600 x emoji \U0001F600 x emoji \U0001F600 x emoji \U0001F600 x emoji
+  \U0001F600 x emoji \U0001F600 x emoji \U0001F600 x emoji \U0001F600 x emoji \U0001F600
+  x emoji \U0001F600 x emoji \U0001F600 x emoji \U0001F600 x ""#,
+        ),
+        (
+            r#"{"k": "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud\nlorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud\n"}"#,
+            r"k: |
+  lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud
+  lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud",
+        ),
+        (
+            r#"{"k": "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud \nlorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud"}"#,
+            r#"k: "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+  ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud \nlorem ipsum
+  dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore
+  et dolore magna aliqua ut enim ad minim veniam quis nostrud""#,
+        ),
+        (
+            r#"{"k": "tab\tlorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud\n"}"#,
+            r#"k: "tab\tlorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor
+  incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud\n""#,
+        ),
+        (
+            r#"{"k": "tab\tlorem  ipsum  dolor sit amet  consectetur adipiscing elit  sed do eiusmod tempor  incididunt ut labore   et dolore magna aliqua ut  enim ad minim veniam"}"#,
+            r#"k: "tab\tlorem  ipsum  dolor sit amet  consectetur adipiscing elit  sed do eiusmod
+  tempor  incididunt ut labore   et dolore magna aliqua ut  enim ad minim veniam""#,
+        ),
+        (
+            r#"{"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk": "short value here"}"#,
+            r"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk: short
+  value here",
+        ),
+        (
+            r#"{"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk y": "2001-12-14 21:59:43"}"#,
+            r#"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk y: "2001-12-14
+  21:59:43""#,
+        ),
+        (
+            r#"{"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk": "value"}"#,
+            r"? kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk
+: value",
+        ),
+        (
+            r#"{"long key long key long key long key long key long key long key long key long key long key long key long key long key long key long key long key ": "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud"}"#,
+            r"? 'long key long key long key long key long key long key long key long key long key
+  long key long key long key long key long key long key long key '
+: lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+  ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud",
+        ),
+        (
+            r#"{"multi\nline key": "v"}"#,
+            r"? |-
+  multi
+  line key
+: v",
+        ),
+        (
+            r#"{"a: b": "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud"}"#,
+            r"'a: b': lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor
+  incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud",
+        ),
+        (r#"{"true": "yes"}"#, r#""true": "yes""#),
+        (
+            r#"{"k": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx y z"}"#,
+            r"k: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx y z",
+        ),
+        (
+            r#"{"k": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx y z"}"#,
+            r"k: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx y
+  z",
+        ),
+        (
+            r#"{"k": "*xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx y z"}"#,
+            r"k: '*xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx y
+  z'",
+        ),
+        (
+            r#"{"k": "*xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx  y z"}"#,
+            r"k: '*xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx  y
+  z'",
+        ),
+        (
+            r#"{"k": "*xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx y z "}"#,
+            r"k: '*xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+  y z '",
+        ),
+        (
+            r#""\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx a  b   c""#,
+            r#"'"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+  a  b   c'"#,
+        ),
+        (
+            r#"{"k": "\u0001xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx  a b"}"#,
+            r#"k: "\x01xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+  \ a b""#,
+        ),
+        (
+            r#"{"k": "\u0001xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx a"}"#,
+            r#"k: "\x01xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+  a""#,
+        ),
+        (
+            r#"{"k": "\nlorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud"}"#,
+            r"k: |2-
+
+  lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud",
+        ),
+        (
+            r#""\n""#, r"|2+
+",
+        ),
+        (
+            r#""a\n\n""#,
+            r"|+
+  a
+",
+        ),
+        (
+            r#"{"k": "a\n\n", "z": 1}"#,
+            r"k: |+
+  a
+
+z: 1",
+        ),
+        (
+            r#"{"a": {}, "b": [], "c": [{}], "d": [[]], "e": null, "f": true, "g": 1.5, "h": 10}"#,
+            r"a: {}
+b: []
+c:
+- {}
+d:
+- []
+e: null
+f: true
+g: 1.5
+h: 10",
+        ),
+        (
+            r#"[[[["lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud"]]]]"#,
+            r"- - - - lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor
+        incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud",
+        ),
+        (
+            r#"{"l": [["lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud", "lorem  ipsum  dolor sit amet  consectetur adipiscing elit  sed do eiusmod tempor  incididunt ut labore   et dolore magna aliqua ut  enim ad minim veniam"]]}"#,
+            r"l:
+- - lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+    ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud
+  - lorem  ipsum  dolor sit amet  consectetur adipiscing elit  sed do eiusmod tempor  incididunt
+    ut labore   et dolore magna aliqua ut  enim ad minim veniam",
+        ),
+        (
+            r#"{"k": "\u0001xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"  y z"}"#,
+            r#"k: "\x01xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"
+  \ y z""#,
+        ),
+        (
+            r#"{"k": "\ufefflorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud"}"#,
+            r#"k: "\uFEFF\x6C\x6F\x72\x65\x6D\x20\x69\x70\x73\x75\x6D\x20\x64\x6F\x6C\x6F\x72\x20\x73\x69\x74\x20\x61\x6D\x65\x74\x20\x63\x6F\x6E\x73\x65\x63\x74\x65\x74\x75\x72\x20\x61\x64\x69\x70\x69\x73\x63\x69\x6E\x67\x20\x65\x6C\x69\x74\x20\x73\x65\x64\x20\x64\x6F\x20\x65\x69\x75\x73\x6D\x6F\x64\x20\x74\x65\x6D\x70\x6F\x72\x20\x69\x6E\x63\x69\x64\x69\x64\x75\x6E\x74\x20\x75\x74\x20\x6C\x61\x62\x6F\x72\x65\x20\x65\x74\x20\x64\x6F\x6C\x6F\x72\x65\x20\x6D\x61\x67\x6E\x61\x20\x61\x6C\x69\x71\x75\x61\x20\x75\x74\x20\x65\x6E\x69\x6D\x20\x61\x64\x20\x6D\x69\x6E\x69\x6D\x20\x76\x65\x6E\x69\x61\x6D\x20\x71\x75\x69\x73\x20\x6E\x6F\x73\x74\x72\x75\x64""#,
+        ),
+        (
+            r#"{"éééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé": "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud"}"#,
+            r"éééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé: lorem ipsum dolor
+  sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore
+  et dolore magna aliqua ut enim ad minim veniam quis nostrud",
+        ),
+        (
+            r#"{"ééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé": "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud"}"#,
+            r"? ééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé
+: lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+  ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud",
+        ),
+        (
+            r#"{"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk": {"a": "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud", "b": ["lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud", {"c": "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud"}]}}"#,
+            r"? kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk
+: a: lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor
+    incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud
+  b:
+  - lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+    ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud
+  - c: lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor
+      incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud",
+        ),
+        (
+            r#"{"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk": "line1\nline2"}"#,
+            r"? kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk
+: |-
+  line1
+  line2",
+        ),
+        (
+            r#"[{"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk": "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud"}]"#,
+            r"- ? kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk
+  : lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt
+    ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud",
+        ),
+        (
+            r#"{"k\nk": {"a": 1}}"#,
+            r"? |-
+  k
+  k
+: a: 1",
+        ),
+        (
+            r#"{"k\nk": "v\n"}"#,
+            r"? |-
+  k
+  k
+: |
+  v",
+        ),
+        (
+            r#"{"a": {"b": {"c": {"d": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud"}}}}"#,
+            r"a:
+  b:
+    c:
+      d: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+        lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor
+        incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud",
+        ),
+        (
+            r#""a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b ""#,
+            r"'a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b a#b
+  a#b a#b a#b a#b a#b a#b a#b a#b a#b '",
+        ),
+        (
+            r#"{"k": "*a ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' ' '"}"#,
+            r"k: '*a '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' ''
+  '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' '' ''
+  '' '' '' '' '' '' '' '''",
+        ),
+        (
+            r#"{"k": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}"#,
+            r"k: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        ),
+        (r#"{"k": ""}"#, r#"k: """#),
+        (
+            r#"{"k": "2001-12-14 21:59:43.10 -5"}"#,
+            r"k: 2001-12-14 21:59:43.10 -5",
+        ),
+        (
+            r#"{"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk": "2001-12-14 21:59:43.10"}"#,
+            r#"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk: "2001-12-14
+  21:59:43.10""#,
+        ),
+        (
+            r#"{"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk: y": "a b"}"#,
+            r"'kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk: y': a
+  b",
+        ),
+        (r#""--- ""#, r"'--- '"),
+    ];
+
+    #[test]
+    fn long_strings_fold_as_helm_prints_them() {
+        for (input, want) in HELM_V3_17_1 {
+            let v = V::from_json(&serde_json::from_str(input).expect("test input is JSON"));
+            assert_eq!(helm_to_yaml(&v), *want, "toYaml of {input}");
+            assert!(to_yaml(&v).len() <= printed_bound(&v), "bound of {input}");
+        }
+    }
+
+    #[test]
+    fn folds_at_every_space_once_the_indent_passes_80_columns() {
+        // 42 nested maps: the value's indentation (84) is past `best_width`,
+        // so every single space breaks. helm v3.17.1 printed this.
+        let mut v = V::Str("lorem  ipsum  dolor sit amet  consectetur adipiscing elit  sed do eiusmod tempor  incididunt ut labore   et dolore magna aliqua ut  enim ad minim veniam".into());
+        for n in (0..42).rev() {
+            v = m(&[(&format!("l{n}"), v)]);
+        }
+        assert!(to_yaml(&v).len() <= printed_bound(&v));
+        assert_eq!(
+            helm_to_yaml(&v),
+            r"l0:
+  l1:
+    l2:
+      l3:
+        l4:
+          l5:
+            l6:
+              l7:
+                l8:
+                  l9:
+                    l10:
+                      l11:
+                        l12:
+                          l13:
+                            l14:
+                              l15:
+                                l16:
+                                  l17:
+                                    l18:
+                                      l19:
+                                        l20:
+                                          l21:
+                                            l22:
+                                              l23:
+                                                l24:
+                                                  l25:
+                                                    l26:
+                                                      l27:
+                                                        l28:
+                                                          l29:
+                                                            l30:
+                                                              l31:
+                                                                l32:
+                                                                  l33:
+                                                                    l34:
+                                                                      l35:
+                                                                        l36:
+                                                                          l37:
+                                                                            l38:
+                                                                              l39:
+                                                                                l40:
+                                                                                  l41: lorem  ipsum  dolor
+                                                                                    sit
+                                                                                    amet  consectetur
+                                                                                    adipiscing
+                                                                                    elit  sed
+                                                                                    do
+                                                                                    eiusmod
+                                                                                    tempor  incididunt
+                                                                                    ut
+                                                                                    labore   et
+                                                                                    dolore
+                                                                                    magna
+                                                                                    aliqua
+                                                                                    ut  enim
+                                                                                    ad
+                                                                                    minim
+                                                                                    veniam"
+        );
     }
 
     #[test]

@@ -453,11 +453,7 @@ impl Files {
         if m.is_empty() {
             return V::Str("{}".into());
         }
-        V::Str(
-            crate::gotemplate::yaml_out::to_yaml(&V::Map(m.into()))
-                .trim_end_matches('\n')
-                .to_string(),
-        )
+        V::Str(crate::gotemplate::yaml_out::helm_to_yaml(&V::Map(m.into())))
     }
 }
 
