@@ -687,7 +687,16 @@ impl Builder<'_> {
             .rsplit('\n')
             .next()
             .is_some_and(|l| !l.trim().is_empty());
-        let ends_stream_without_break = last_has_content && span.end.line() >= last_line;
+        // The scalar reaches the end of the stream when nothing but blanks
+        // follows where it ends on the last line (a key after it, `j: 1`,
+        // starts the last line instead, and the break before it is kept).
+        let rest_blank = span.end.line() >= last_line
+            && self
+                .line_text(last_line.saturating_sub(1))
+                .chars()
+                .skip(span.end.col())
+                .all(char::is_whitespace);
+        let ends_stream_without_break = last_has_content && rest_blank;
         if ends_stream_without_break || body.is_empty() {
             return Cow::Owned(body.to_string());
         }

@@ -593,4 +593,9 @@ fn block_scalar_ending_the_stream_without_a_line_break_has_none() {
         "x\n",
         "a whitespace-only last line follows a real line break"
     );
+    // A key after the block ends the stream, not the block: its break is kept
+    // (helm: `fromYaml "k: |\n  x\nj: 1"` is `{"j":1,"k":"x\n"}`).
+    assert_eq!(v("a: |\n  x\nj: 1"), "x\n");
+    assert_eq!(v("a: >\n  x\n  y\nj: 1"), "x y\n");
+    assert_eq!(v("a: |\n  x\n\nj: 1"), "x\n");
 }
