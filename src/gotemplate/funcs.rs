@@ -93,7 +93,7 @@ const NOT_IMPLEMENTED: &[&str] = &[
 
 /// Functions Helm offers that this engine does not evaluate (beyond
 /// [`NOT_IMPLEMENTED`]).
-const HELM_NOT_IMPLEMENTED: &[&str] = &["toToml", "fromToml", "toYamlPretty"];
+const HELM_NOT_IMPLEMENTED: &[&str] = &["fromToml", "toYamlPretty"];
 
 /// Argo CD's additions, which Helm does not have.
 const ARGO_ONLY: &[&str] = &["normalize", "slugify"];
@@ -751,6 +751,7 @@ const HELM_FUNCS: &[(&str, Func)] = &[
     ("lookup", f_lookup),
     ("getHostByName", f_get_host_by_name),
     ("mustToYaml", f_to_yaml),
+    ("toToml", f_to_toml),
     ("fromYaml", f_helm_from_yaml),
     ("fromYamlArray", f_helm_from_yaml),
     ("fromJson", f_helm_from_json),
@@ -787,6 +788,14 @@ const HELM_FUNCS: &[(&str, Func)] = &[
     ("js", f_escape),
     ("urlquery", f_escape),
 ];
+
+/// Helm's `toToml` (see [`super::toml_out`]).
+fn f_to_toml(_: &str, a: &[V], room: usize) -> R {
+    arity(a, 1)?;
+    let text = super::toml_out::to_toml(&a[0])?;
+    fits(text.len(), room)?;
+    Ok(V::Str(text))
+}
 
 /// Sprig's `mergeOverwrite` as mergo's `WithOverride` does it
 /// (`merge.go` `deepMerge`, map case): maps merge recursively, and every
@@ -1301,12 +1310,18 @@ fn f_get_host_by_name(_: &str, a: &[V], _: usize) -> R {
 }
 
 /// Helm's `fromYaml`/`fromYamlArray`: a decoding error is not a template
-/// error but the map `{"Error": msg}` (the list `[msg]`).
+/// error but the map `{"Error": msg}` (the list `[msg]`), whose message is
+/// go-yaml's or `encoding/json`'s wording (`error converting YAML to JSON:
+/// yaml: line 1: did not find expected ',' or ']'`). That wording is not
+/// reproduced, and a chart may print it: such a call is refused.
 fn f_helm_from_yaml(name: &str, a: &[V], _: usize) -> R {
     match f_sigs_from_yaml(name, a) {
         Ok(v) => Ok(v),
-        Err(e) if name == "fromYaml" => Ok(V::Map([("Error".to_string(), V::Str(e))].into())),
-        Err(e) => Ok(V::List(vec![V::Str(e)])),
+        Err(e) if e.starts_with("wrong") || e.starts_with("invalid value") => Err(e),
+        Err(_) => Err(format!(
+            "{name} of text that is not a YAML {}: the message helm puts in its result (go-yaml's wording) is not supported by gitops-lint, so this template cannot be evaluated offline",
+            if name == "fromYaml" { "map" } else { "list" }
+        )),
     }
 }
 

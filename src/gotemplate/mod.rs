@@ -42,6 +42,7 @@ pub(crate) mod value;
 pub(crate) mod yaml_out;
 
 mod set;
+mod toml_out;
 
 use std::borrow::Cow;
 

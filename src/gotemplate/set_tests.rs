@@ -418,7 +418,7 @@ fn unknown_functions_are_parse_errors_on_their_line() {
     assert!(set.add("t", "{{ normalize \"x\" }}").is_err());
     // Functions Helm has and this engine does not evaluate parse, and say
     // so where they run: not in a branch the values leave out.
-    set.add("t", "{{ if .x }}{{ toToml . }}{{ end }}")
+    set.add("t", "{{ if .x }}{{ fromToml . }}{{ end }}")
         .expect("parses");
     assert_eq!(
         set.execute("t", &V::map(BTreeMap::new())).as_deref(),
@@ -426,9 +426,9 @@ fn unknown_functions_are_parse_errors_on_their_line() {
     );
     let err = set
         .execute("t", &V::map([("x".to_string(), V::Bool(true))].into()))
-        .expect_err("toToml runs");
+        .expect_err("fromToml runs");
     assert!(
-        err.ends_with("error calling toToml: template function `toToml` is not supported by gitops-lint, so this template cannot be evaluated offline"),
+        err.ends_with("error calling fromToml: template function `fromToml` is not supported by gitops-lint, so this template cannot be evaluated offline"),
         "{err}"
     );
 }
@@ -1007,4 +1007,22 @@ fn helm_from_yaml_reads_yaml_1_1_and_keeps_dates_as_text() {
     )])
     .execute("t", &V::Nil);
     assert_eq!(out.as_deref(), Ok("flag: true\nfrom: \"2020-09-07\""));
+}
+
+#[test]
+fn helm_from_yaml_of_text_that_does_not_decode_is_refused_not_worded_otherwise() {
+    // helm gives `{"Error": "error converting YAML to JSON: yaml: line 1:
+    // did not find expected ',' or ']'"}`, go-yaml's wording, which a chart
+    // may print: not reproduced, so refused.
+    for src in [
+        r#"{{ "[1, 2" | fromYaml }}"#,
+        r#"{{ "a: 1" | fromYamlArray }}"#,
+    ] {
+        let err = helm_set(&[("t", src)])
+            .execute("t", &V::Nil)
+            .expect_err("refused");
+        assert!(err.contains("is not supported by gitops-lint"), "{err}");
+    }
+    let out = helm_set(&[("t", r#"{{ ("" | fromYaml) | len }}"#)]).execute("t", &V::Nil);
+    assert_eq!(out.as_deref(), Ok("0"));
 }

@@ -193,11 +193,8 @@ fn describe(
                 return None;
             }
             match s.get("items") {
-                Some(Value::Array(_)) => {
-                    if fails(&schema_only(s, &["items"]), v)? {
-                        return None;
-                    }
-                }
+                Some(Value::Array(_)) if fails(&schema_only(s, &["items"]), v)? => return None,
+                Some(Value::Array(_)) | None => {}
                 Some(each) => {
                     for (i, x) in items.iter().enumerate() {
                         at.push(i.to_string());
@@ -206,7 +203,6 @@ fn describe(
                         r?;
                     }
                 }
-                None => {}
             }
         }
         Value::Object(obj) => {
