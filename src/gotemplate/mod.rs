@@ -50,6 +50,12 @@ use crate::limits::BEYOND_LIMITS;
 
 pub(crate) use funcs::{path_base, path_dir, sanitize_name};
 pub use generators::{Generator, Variant};
+
+/// The Helm functions whose result is random or the clock's.
+#[must_use]
+pub fn generator_names() -> &'static [&'static str] {
+    generators::NAMES
+}
 use parse::{Arg, Cmd, List, Node, Pipe};
 use set::SetCx;
 pub use set::TemplateSet;

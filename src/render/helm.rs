@@ -159,6 +159,9 @@ pub(crate) fn render(
     harden(&mut cmd, tmp.path());
     cmd.current_dir(&chart_dir);
     let text = run_template(&mut cmd, &spec.path, &work)?;
+    if native::names_generators(cx, &spec.path, build.as_ref()) {
+        cx.mark_generated();
+    }
     parse_output(&spec.path, &sources, &text)
 }
 

@@ -227,6 +227,31 @@ pub(in crate::render::helm) fn template(
     Ok(manifests::assemble(&crds, &generic, &hooks, inp.skip_tests))
 }
 
+/// Whether a template of the chart at `chart_dir`, or of one of its
+/// subcharts, names one of Sprig's random or clock functions: the pinned
+/// helm then draws new values at every run, and the render is repeated to
+/// find the fields they fill (see `render::generated`). A chart the native
+/// loader cannot read is taken to name none.
+pub(in crate::render::helm) fn names_generators(
+    cx: &RenderContext<'_>,
+    chart_dir: &str,
+    build: Option<&Build>,
+) -> bool {
+    fn any(c: &chart::Chart, re: &regex::Regex) -> bool {
+        c.templates
+            .iter()
+            .any(|t| re.is_match(&String::from_utf8_lossy(&t.data)))
+            || c.dependencies.iter().any(|d| any(d, re))
+    }
+    static RE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        let names = crate::gotemplate::generator_names().join("|");
+        regex::Regex::new(&format!(r"\b(?:{names})\b")).ok()
+    });
+    let Some(re) = re else { return false };
+    chart::load(cx, chart_dir, build).is_ok_and(|c| any(&c, re))
+}
+
 /// `.Release` (`chartutil.ToRenderValues`): a first install.
 fn release_value(inp: &Inputs<'_>) -> V {
     V::Map(
