@@ -257,11 +257,6 @@ fn render_within(
     };
     let mut tpls = BTreeMap::new();
     all_templates(chart, chart.name(), true, &values, top, &mut tpls);
-    for (name, r) in &tpls {
-        if let Some(what) = unsupported_use(&r.src) {
-            return Err(not_supported(&format!("{what} in `{name}`")));
-        }
-    }
     // `sortTemplates`: most path segments first, then reverse lexical.
     let mut keys: Vec<&String> = tpls.keys().collect();
     keys.sort_by(|a, b| {
@@ -278,6 +273,12 @@ fn render_within(
         }
     }
     let set = cache.template_set(digest.finalize().into(), || {
+        // What depends on the sources alone is judged once per content.
+        for (name, r) in &tpls {
+            if let Some(what) = unsupported_use(&r.src) {
+                return Err(not_supported(&format!("{what} in `{name}`")));
+            }
+        }
         let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
         for k in &keys {
             if let Err(e) = set.add(k, &tpls[*k].src) {
