@@ -2450,17 +2450,17 @@ fn f_to_yaml(_: &str, a: &[V], room: usize) -> R {
     Ok(V::Str(yaml_out::helm_to_yaml(&v)))
 }
 
+/// Argo CD's `fromYaml`/`fromYamlArray` (`applicationset/utils/utils.go`,
+/// copied from Helm's): sigs.k8s.io/yaml as Helm's, a decoding error an
+/// execution error.
 fn f_from_yaml(name: &str, a: &[V], _: usize) -> R {
-    arity(a, 1)?;
-    let text = s(&a[0])?;
-    let v =
-        crate::yaml::parse_first_doc(text).map_err(|e| format!("error unmarshaling YAML: {e}"))?;
-    decoded(name, V::from_json(&v))
+    f_sigs_from_yaml(name, a)
 }
 
-/// Helm's `fromYaml`/`fromYamlArray` decode with sigs.k8s.io/yaml
-/// (`pkg/engine/funcs.go` `fromYAML`): go-yaml v2's YAML 1.1, so a date
-/// stays the text it was (`2020-09-07`, not a timestamp) and `on` is true.
+/// Helm's and Argo CD's `fromYaml`/`fromYamlArray` decode with
+/// sigs.k8s.io/yaml (`pkg/engine/funcs.go` `fromYAML`): go-yaml v2's YAML
+/// 1.1, so a date stays the text it was (`2020-09-07`, not a timestamp) and
+/// `on` is true.
 fn f_sigs_from_yaml(name: &str, a: &[V]) -> R {
     arity(a, 1)?;
     let text = s(&a[0])?;

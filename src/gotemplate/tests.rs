@@ -167,6 +167,8 @@ fn table() -> Vec<(&'static str, Value, MissingKey, Want)> {
         // Octal escapes (cnpg's colours, `\033[0;31m`).
         (r#"{{ printf "\033[0;31m%s\033[0m" "x" | len }} {{ "\101\x42" }}"#, json!({}), I, Out("12 AB")),
         (r#"{{ "\xff" }}"#, json!({}), I, Err("not supported by gitops-lint")),
+        // ApplicationSets decode `fromYaml` with sigs.k8s.io/yaml: YAML 1.1.
+        (r#"{{ (fromYaml "a: on\nd: 2020-09-07").a }} {{ (fromYaml "a: on\nd: 2020-09-07").d }}"#, json!({}), I, Out("true 2020-09-07")),
         // Hexadecimal floats, as traefik's chart multiplies by 0x1p60.
         ("{{ 0x1p60 }} {{ 0x1.8p1 }} {{ -0x.8p0 }}", json!({}), I, Out("1.152921504606847e+18 3 -0.5")),
         ("{{ 0x1.8 }}", json!({}), I, Err("bad number syntax")),
