@@ -595,11 +595,7 @@ fn a_helm_inside_the_repository_is_never_run() {
             "PATH={path}: the repository's helm was run"
         );
         // No helm outside the repository: the chart renders natively.
-        assert_eq!(
-            apps_with_status(&report, "rendered"),
-            ["web"],
-            "{report:#}"
-        );
+        assert_eq!(apps_with_status(&report, "rendered"), ["web"], "{report:#}");
     }
 }
 

@@ -203,6 +203,20 @@ fn a_kustomize_app_renders_with_its_options_at_the_worktree_or_a_revision() {
     assert_eq!(docs(&committed.stdout)[0]["data"]["mode"], "live");
 }
 
+/// The `shop` app's render: release name, destination namespace, value
+/// file, `values` and parameters, in that precedence.
+fn storefront() -> Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "storefront", "namespace": "shop"},
+        "spec": {
+            "replicas": 4,
+            "template": {"metadata": {"labels": {"color": "red", "tier": "gold"}}}
+        }
+    })
+}
+
 /// A Helm app renders as `helm template` with Argo CD's flags: release
 /// name, destination namespace, value file, `values` and parameters, in
 /// that precedence.
@@ -214,18 +228,7 @@ fn a_helm_app_renders_with_its_release_values_and_parameters() {
     let dir = repo();
     let out = render(dir.path(), &["--app", "shop", "--rev", "main"], true);
     assert_eq!(out.code, Some(0), "{:?}", out.stderr);
-    assert_eq!(
-        docs(&out.stdout),
-        vec![json!({
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "storefront", "namespace": "shop"},
-            "spec": {
-                "replicas": 4,
-                "template": {"metadata": {"labels": {"color": "red", "tier": "gold"}}}
-            }
-        })]
-    );
+    assert_eq!(docs(&out.stdout), vec![storefront()]);
 }
 
 /// Without helm, a Helm app renders natively, as helm renders it; with the
@@ -236,18 +239,7 @@ fn a_helm_app_without_helm_renders_natively_unless_the_binary_is_chosen() {
     let dir = repo();
     let out = render(dir.path(), &["--app", "shop", "--rev", "main"], false);
     assert_eq!(out.code, Some(0), "{:?}", out.stderr);
-    assert_eq!(
-        docs(&out.stdout),
-        vec![json!({
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "storefront", "namespace": "shop"},
-            "spec": {
-                "replicas": 4,
-                "template": {"metadata": {"labels": {"color": "red", "tier": "gold"}}}
-            }
-        })]
-    );
+    assert_eq!(docs(&out.stdout), vec![storefront()]);
     let out = render(
         dir.path(),
         &["--app", "shop", "--helm-renderer", "binary"],

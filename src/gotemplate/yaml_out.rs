@@ -476,11 +476,7 @@ impl Emitter {
                 }
                 spaces = true;
             } else if is_break(c) {
-                if !breaks && c == '\n' {
-                    self.put_break();
-                }
-                self.write_break(c);
-                self.indention = true;
+                self.scalar_break(c, breaks);
                 breaks = true;
             } else {
                 if breaks {
@@ -494,6 +490,17 @@ impl Emitter {
         }
         self.whitespace = false;
         self.indention = false;
+    }
+
+    /// A line break inside a plain or single-quoted scalar: the first `\n`
+    /// of a run is written as two breaks, as one alone would read back as a
+    /// space.
+    fn scalar_break(&mut self, c: char, after_break: bool) {
+        if !after_break && c == '\n' {
+            self.put_break();
+        }
+        self.write_break(c);
+        self.indention = true;
     }
 
     /// `yaml_emitter_write_single_quoted_scalar`: as plain, but not at the
@@ -516,11 +523,7 @@ impl Emitter {
                 }
                 spaces = true;
             } else if is_break(c) {
-                if !breaks && c == '\n' {
-                    self.put_break();
-                }
-                self.write_break(c);
-                self.indention = true;
+                self.scalar_break(c, breaks);
                 breaks = true;
             } else {
                 if breaks {
