@@ -447,7 +447,27 @@ fn lex_partial(src: &str, out: &mut Vec<Spanned>) -> Result<(), String> {
                 }
                 toks.push(Tok::Ident(chars[s..i].iter().collect()));
             }
-            c => return Err(format!("unexpected {c:?} in action")),
+            // Go's lexer emits a printable ASCII character it does not know
+            // as an `itemChar`, which the parser meets where an operand may
+            // end (`Tree.command`); anything else it refuses itself.
+            c if c.is_ascii_graphic() => {
+                return Err(format!(
+                    "unexpected {} in operand",
+                    super::funcs::go_quote(&c.to_string())
+                ))
+            }
+            c if c.is_control() => {
+                return Err(format!(
+                    "unrecognized character in action: U+{:04X}",
+                    u32::from(c)
+                ))
+            }
+            c => {
+                return Err(format!(
+                    "unrecognized character in action: U+{:04X} '{c}'",
+                    u32::from(c)
+                ))
+            }
         }
         while spans.len() < toks.len() {
             let span = (byte_at[start], byte_at[i.min(chars.len())]);

@@ -187,6 +187,8 @@ fn table() -> Vec<(&'static str, Value, MissingKey, Want)> {
         ("{{ now }}", json!({}), I, Err("`now` is not supported")),
         ("{{ if .a }}{{ semverCompare \">1\" .v }}{{ end }}", json!({"a": false}), I, Err("`semverCompare` is not supported")),
         ("{{ if .a }}", json!({}), I, Err("has no `end`")),
+        // Go's parser meets an unknown character as an operand.
+        (r#"{{ printf "%d" 1 \ }}"#, json!({}), I, Err(r#"unexpected "\\" in operand"#)),
         ("{{ .a ", json!({}), I, Err("unclosed action")),
     ]
 }
