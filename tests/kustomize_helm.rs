@@ -10,8 +10,9 @@
 //! the Application's
 //! `kustomize.kubeVersion` / `apiVersions`, which Argo CD passes as
 //! `--helm-kube-version` / `--helm-api-versions`. kubectl's output is
-//! recorded in `testdata/kubectl-recordings/` for when it is absent; the
-//! native side needs helm itself.
+//! recorded in `testdata/kubectl-recordings/` for when it is absent. Each
+//! case runs twice: with the pinned helm, and with none, the charts
+//! inflated by the native Helm renderer.
 
 mod kustomize_common;
 
@@ -24,10 +25,14 @@ use kustomize_common::{compare, crate_root, kubectl_kustomize_with, parse_stream
 const KUBE_VERSION: &str = "1.30.2";
 const API_VERSIONS: [&str; 2] = ["example.com/v1", "policy.example.com/v2"];
 
-fn check(case: &str, entry: &str, argocd_versions: bool) -> Result<(), String> {
-    let Some(helm) = pinned_helm() else {
+/// `case` rendered with the pinned helm (`native`: without, inflating its
+/// charts natively) against kubectl's output.
+fn check(case: &str, entry: &str, argocd_versions: bool, native: bool) -> Result<(), String> {
+    let helm = pinned_helm();
+    if helm.is_none() && !native {
         return Err(format!("{case}: NOT RUN, no helm v3.17.1 on PATH"));
-    };
+    }
+    let helm = if native { None } else { helm };
     let dir = crate_root().join("testdata/kustomize-helm").join(case);
     let mut flags = vec!["--enable-helm"];
     let mut options = None;
@@ -47,7 +52,7 @@ fn check(case: &str, entry: &str, argocd_versions: bool) -> Result<(), String> {
     if want.is_empty() {
         return Err(format!("{case}: kubectl rendered nothing"));
     }
-    let got = kustomize_common::render_dir_with_helm(&dir, entry, &helm, options)
+    let got = kustomize_common::render_dir_with_helm(&dir, entry, helm.as_deref(), options)
         .map_err(|e| format!("{case}: native render failed: {}", e.message))?;
     let diff = compare(&got, &want);
     if !diff.is_identical() {
@@ -73,8 +78,11 @@ fn helm_charts_render_like_kubectl_kustomize_enable_helm() {
     ];
     let mut failures = Vec::new();
     let mut not_run = Vec::new();
-    for (case, entry, argocd_versions) in cases {
-        match check(case, entry, argocd_versions) {
+    let runs = cases
+        .iter()
+        .flat_map(|&(case, entry, versions)| [false, true].map(|n| (case, entry, versions, n)));
+    for (case, entry, argocd_versions, native) in runs {
+        match check(case, entry, argocd_versions, native) {
             Ok(()) => {}
             Err(e) if e.contains("NOT RUN") => not_run.push(e),
             Err(e) => failures.push(e),

@@ -218,6 +218,7 @@ fn render_native(
         include_crds: !opts.skip_crds,
         skip_schema_validation: opts.skip_schema_validation,
         skip_tests: opts.skip_tests,
+        no_hooks: false,
     };
     let text = native::template(cx, &inputs)?;
     let mut sources = Vec::new();
@@ -367,6 +368,9 @@ pub(crate) struct InflatedChart {
 /// No helm binary ([`RenderErrorKind::ToolMissing`]), a schema naming
 /// anything outside the chart, or helm failing (its first message line).
 pub(crate) fn inflate(cx: &RenderContext<'_>, c: &InflatedChart) -> Result<String, RenderError> {
+    if cx.options.effective_helm_renderer() == HelmRenderer::Native {
+        return inflate_native(cx, c);
+    }
     let Some(helm) = cx.options.helm.clone() else {
         return Err(RenderError {
             kind: RenderErrorKind::ToolMissing,
@@ -428,6 +432,46 @@ pub(crate) fn inflate(cx: &RenderContext<'_>, c: &InflatedChart) -> Result<Strin
     harden(&mut cmd, tmp.path());
     cmd.current_dir(tmp.path());
     run_template(&mut cmd, &c.chart, &work)
+}
+
+/// [`inflate`] with the native renderer: the same arguments, the values
+/// file Kustomize writes given as bytes. Without `releaseName` Kustomize
+/// passes `--generate-name`, which `helm template` does not follow: it sets
+/// its release name to `release-name` first (`cmd/helm/template.go`), and
+/// `Install.NameAndChart` takes a set name over generating one (helm
+/// v3.17.1 prints `release-name`).
+fn inflate_native(cx: &RenderContext<'_>, c: &InflatedChart) -> Result<String, RenderError> {
+    if let Some(r) = &c.release {
+        if !valid_release_name(r) {
+            return Err(RenderError::content(invalid_release_name(r)));
+        }
+    }
+    let release = c.release.clone().unwrap_or_else(|| "release-name".into());
+    let mut value_files = vec![(
+        "kustomize-values.yaml".to_string(),
+        std::sync::Arc::from(c.values.as_slice()),
+    )];
+    for f in &c.additional_values {
+        value_files.push((f.clone(), cx.read(f)?));
+    }
+    let inputs = native::Inputs {
+        chart_dir: &c.chart,
+        build: None,
+        release: &release,
+        namespace: &c.namespace,
+        kube_version: c.kube_version.as_deref(),
+        api_versions: &c.api_versions,
+        value_files,
+        set: Vec::new(),
+        set_string: Vec::new(),
+        set_file: Vec::new(),
+        set_file_contents: BTreeMap::new(),
+        include_crds: c.include_crds,
+        skip_schema_validation: false,
+        skip_tests: c.skip_tests,
+        no_hooks: c.skip_hooks,
+    };
+    native::template(cx, &inputs)
 }
 
 /// What a render of the Helm source `spec` reads in its tree: the chart

@@ -121,13 +121,14 @@ pub fn parse_stream(text: &str) -> Vec<Value> {
 pub fn render_dir_with_helm(
     dir: &Path,
     entry: &str,
-    helm: &Path,
+    helm: Option<&Path>,
     kustomize_options: Option<Value>,
 ) -> Result<Vec<Value>, RenderError> {
     let tree = DirTree::new(dir.to_path_buf(), Vec::new());
     let cache = ParseCache::default();
+    // No helm: the native Helm renderer inflates the charts.
     let options = RenderOptions {
-        helm: Some(helm.to_path_buf()),
+        helm: helm.map(Path::to_path_buf),
         ..RenderOptions::default()
     };
     let cx = RenderContext::new(&tree, &cache, &options);

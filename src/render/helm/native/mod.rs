@@ -45,6 +45,9 @@ pub(in crate::render::helm) const DEFAULT_KUBE_VERSION: &str = "v1.32.0";
 
 /// What the native renderer is given: the command line Argo CD would run,
 /// with every file it names already read from the repository.
+// The booleans are helm's switches (`--include-crds`, `--skip-tests`…), one
+// field each as on its command line.
+#[allow(clippy::struct_excessive_bools)]
 pub(in crate::render::helm) struct Inputs<'a> {
     /// The chart's repository directory.
     pub(crate) chart_dir: &'a str,
@@ -75,6 +78,8 @@ pub(in crate::render::helm) struct Inputs<'a> {
     pub(crate) skip_schema_validation: bool,
     /// `--skip-tests`.
     pub(crate) skip_tests: bool,
+    /// `--no-hooks` (Kustomize's `skipHooks`): hooks are not printed.
+    pub(crate) no_hooks: bool,
 }
 
 /// A render error for what the native renderer does not implement.
@@ -224,6 +229,8 @@ pub(in crate::render::helm) fn template(
     } else {
         Vec::new()
     };
+    // `pkg/action/install.go`: with `DisableHooks` no hook is printed.
+    let hooks = if inp.no_hooks { Vec::new() } else { hooks };
     Ok(manifests::assemble(&crds, &generic, &hooks, inp.skip_tests))
 }
 
