@@ -64,18 +64,28 @@ pub struct AppSpec {
 }
 
 impl AppSpec {
-    /// Reads an Application object. `None` when it is not one.
+    /// The name and namespace [`AppSpec::parse`] reads from an Application
+    /// object, without the rest. `None` when it is not one (exactly when
+    /// `parse` says so).
     #[must_use]
-    pub(crate) fn parse(obj: &Value) -> Option<AppSpec> {
+    pub(crate) fn identity(obj: &Value) -> Option<(&str, &str)> {
         if !is_application(obj) {
             return None;
         }
-        let s = |p: &str| at(obj, p).and_then(Value::as_str).unwrap_or("").to_string();
-        let name = s("/metadata/name");
+        let s = |p: &str| at(obj, p).and_then(Value::as_str).unwrap_or("");
         let namespace = match s("/metadata/namespace") {
-            n if n.is_empty() => "argocd".to_string(),
+            "" => "argocd",
             n => n,
         };
+        Some((s("/metadata/name"), namespace))
+    }
+
+    /// Reads an Application object. `None` when it is not one.
+    #[must_use]
+    pub(crate) fn parse(obj: &Value) -> Option<AppSpec> {
+        let (name, namespace) = Self::identity(obj)?;
+        let (name, namespace) = (name.to_string(), namespace.to_string());
+        let s = |p: &str| at(obj, p).and_then(Value::as_str).unwrap_or("").to_string();
         let spec = obj.get("spec");
         let sources = match spec
             .and_then(|s| s.get("sources"))

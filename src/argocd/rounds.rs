@@ -125,18 +125,23 @@ impl Rounds<'_> {
                 .values()
                 .flat_map(|p| p.resources.iter().map(move |m| (p, m)))
                 .collect();
-            let parsed_children: Vec<Option<(String, AppSpec, bool)>> = rendered
+            // A child already known with this very object keeps its app: its
+            // spec (a function of the object) is not read again.
+            let parsed_children: Vec<Option<(String, Option<AppSpec>)>> = rendered
                 .par_iter()
                 .map(|(_, m)| {
                     if !is_application(&m.value) || is_application_set(&m.value) {
                         return None;
                     }
-                    let spec = AppSpec::parse(&m.value)?;
-                    let key = app_key(&spec, instance);
+                    let (name, namespace) = AppSpec::identity(&m.value)?;
+                    let key = instances::qualify(format!("{namespace}/{name}"), instance);
                     let same = done.get(&key).is_some_and(|e| {
                         e.object.as_ref() == m.value.as_ref() && e.manager.is_some()
                     });
-                    Some((key, spec, same))
+                    if same {
+                        return Some((key, None));
+                    }
+                    Some((key, Some(AppSpec::parse(&m.value)?)))
                 })
                 .collect();
             for (&(parent, m), child) in rendered.iter().zip(parsed_children) {
@@ -157,12 +162,9 @@ impl Rounds<'_> {
                     }
                     continue;
                 }
-                let Some((key, spec, same)) = child else {
-                    continue;
+                let Some((key, Some(spec))) = child.filter(|(key, _)| *key != parent.key) else {
+                    continue; // not an app, or one that manages its own Application object
                 };
-                if key == parent.key || same {
-                    continue; // an app that manages its own Application object
-                }
                 if let Some((first, object)) = child_parents.get(&key) {
                     if **object != *m.value && *first != parent.key {
                         clashes.extend(Self::clash(&done, inv, &key, first, &parent.key));

@@ -2,7 +2,9 @@
 //!
 //! Trees are read straight from the object database (never a checkout).
 //! A commit's tree is indexed once when opened; blobs are read on demand
-//! and shared between revisions through a cache keyed by object id.
+//! and shared between revisions through a cache keyed by object id, and so
+//! are the decoded tree objects of the index (two revisions of a diff
+//! share every unchanged directory's listing).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -100,11 +102,104 @@ impl BlobCache {
     }
 }
 
+/// One directory's entries, sorted by name; shared by every tree (and
+/// every path) holding that tree id.
+type Listing = Arc<[Entry]>;
+
+type ListingSlot = Arc<Mutex<Option<Listing>>>;
+
+/// Why a tree object could not be listed.
+enum Undecodable {
+    Git(String),
+    /// Two entries whose names read the same once made UTF-8.
+    TwoNamed(String),
+}
+
+/// Tree objects decoded so far in this run, keyed by tree id, so a tree two
+/// commits share is read and decoded once.
+#[derive(Default)]
+struct TreeListings {
+    shards: [Mutex<FastMap<ObjectId, ListingSlot>>; 16],
+    /// Tree objects decoded (each at most once when all goes well).
+    decoded: AtomicUsize,
+}
+
+impl TreeListings {
+    /// The entries of tree `id`, decoding it the first time. While another
+    /// thread decodes it, `None` unless `wait`: then this one waits for
+    /// that decode. A failure is not kept.
+    fn get_or_decode(
+        &self,
+        repo: &Repository,
+        id: Oid,
+        wait: bool,
+    ) -> Option<Result<Listing, Undecodable>> {
+        let key = oid_to_id(id);
+        let slot = Arc::clone(
+            self.shards[usize::from(key.0[0] & 15)]
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry(key)
+                .or_default(),
+        );
+        let mut slot = match slot.try_lock() {
+            Ok(s) => s,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) if !wait => return None,
+            Err(std::sync::TryLockError::WouldBlock) => slot
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        };
+        if let Some(l) = slot.as_ref() {
+            return Some(Ok(Arc::clone(l)));
+        }
+        let listing = decode_tree(repo, id);
+        if let Ok(l) = &listing {
+            *slot = Some(Arc::clone(l));
+            self.decoded.fetch_add(1, Ordering::Relaxed);
+        }
+        Some(listing)
+    }
+}
+
+/// The entries of one tree object, sorted by name.
+fn decode_tree(repo: &Repository, id: Oid) -> Result<Listing, Undecodable> {
+    let tree = repo
+        .find_tree(id)
+        .map_err(|e| Undecodable::Git(e.message().to_string()))?;
+    let mut entries = Vec::with_capacity(tree.len());
+    for e in &tree {
+        // Git names are bytes; Argo CD's checkout and Go read them as
+        // such. A name that is not UTF-8 is kept under its lossy form
+        // (the extension that selects manifests survives), never
+        // dropped; two names that become the same are refused.
+        let name = String::from_utf8_lossy(e.name_bytes()).into_owned();
+        let kind = match (e.kind(), e.filemode()) {
+            (Some(ObjectType::Tree), _) => EntryKind::Dir,
+            (Some(ObjectType::Commit), _) => EntryKind::Submodule,
+            (_, 0o120_000) => EntryKind::Symlink,
+            _ => EntryKind::File,
+        };
+        entries.push(Entry {
+            name,
+            kind,
+            id: oid_to_id(e.id()),
+        });
+    }
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    if let Some(w) = entries.windows(2).find(|w| w[0].name == w[1].name) {
+        return Err(Undecodable::TwoNamed(w[0].name.clone()));
+    }
+    Ok(entries.into())
+}
+
 /// An open repository.
 pub struct GitRepo {
     repo: Mutex<Repository>,
     workdir: Option<PathBuf>,
     blobs: Arc<BlobCache>,
+    /// Tree objects decoded by this run (see [`TreeListings`]).
+    listings: TreeListings,
     /// Spare handles for blob reads (see `SharedRepo::read`).
     handles: Arc<Mutex<Vec<Repository>>>,
     shallow: bool,
@@ -147,6 +242,7 @@ impl GitRepo {
             repo: Mutex::new(repo),
             workdir,
             blobs: Arc::new(BlobCache::default()),
+            listings: TreeListings::default(),
             handles: Arc::default(),
             shallow,
         }
@@ -362,61 +458,68 @@ impl GitRepo {
     fn index_commit(&self, repo: &Repository, commit: &str) -> Result<Arc<dyn Tree>, RepoError> {
         let g = |e: git2::Error| RepoError::Git(e.message().to_string());
         let oid = Oid::from_str(commit).map_err(g)?;
-        let tree = repo.find_commit(oid).map_err(g)?.tree().map_err(g)?;
-        let mut dirs: FastMap<String, Vec<Entry>> = FastMap::default();
-        let mut stack = vec![(String::new(), tree)];
+        let root = repo.find_commit(oid).map_err(g)?.tree_id();
+        let mut dirs: FastMap<String, Listing> = FastMap::default();
+        let mut stack = vec![(String::new(), root)];
+        // Trees another thread was decoding when this walk reached them,
+        // listed once the rest is done (by then they are usually decoded).
+        let mut later = Vec::new();
+        // Of two entries with one name, the one in the first directory by
+        // path is reported, whatever order the walk took.
+        let mut two_named: Option<(String, String)> = None;
         let (mut entries_seen, mut bytes_seen) = (0usize, 0usize);
-        while let Some((dir, tree)) = stack.pop() {
-            let mut entries = Vec::with_capacity(tree.len());
+        loop {
+            let (dir, id, wait) = match stack.pop() {
+                Some((dir, id)) => (dir, id, false),
+                None => match later.pop() {
+                    Some((dir, id)) => (dir, id, true),
+                    None => break,
+                },
+            };
+            // A tree id is its content: the two revisions of a diff, indexed
+            // side by side, decode each tree they share once.
+            let entries = match self.listings.get_or_decode(repo, id, wait) {
+                None => {
+                    later.push((dir, id));
+                    continue;
+                }
+                Some(Ok(entries)) => entries,
+                Some(Err(Undecodable::Git(m))) => return Err(RepoError::Git(m)),
+                Some(Err(Undecodable::TwoNamed(name))) => {
+                    if two_named.as_ref().is_none_or(|(d, _)| dir < *d) {
+                        two_named = Some((dir, name));
+                    }
+                    continue;
+                }
+            };
             bytes_seen = bytes_seen.saturating_add(dir.len());
-            for e in &tree {
-                // Git names are bytes; Argo CD's checkout and Go read them as
-                // such. A name that is not UTF-8 is kept under its lossy form
-                // (the extension that selects manifests survives), never
-                // dropped; two names that become the same are refused below.
-                let name = String::from_utf8_lossy(e.name_bytes());
-                let name = name.as_ref();
+            for e in entries.iter() {
                 entries_seen += 1;
-                bytes_seen = bytes_seen.saturating_add(name.len());
+                bytes_seen = bytes_seen.saturating_add(e.name.len());
                 if entries_seen > super::MAX_ENTRIES || bytes_seen > super::MAX_INDEX_BYTES {
                     return Err(RepoError::TreeTooLarge(commit.to_string()));
                 }
-                let kind = match (e.kind(), e.filemode()) {
-                    (Some(ObjectType::Tree), _) => EntryKind::Dir,
-                    (Some(ObjectType::Commit), _) => EntryKind::Submodule,
-                    (_, 0o120_000) => EntryKind::Symlink,
-                    _ => EntryKind::File,
-                };
                 // Directories at the depth limit are listed but not read:
                 // listing them is a `TooDeep` error.
-                if kind == EntryKind::Dir && super::depth(&dir) + 1 < super::MAX_DEPTH {
-                    let sub = repo.find_tree(e.id()).map_err(g)?;
+                if e.kind == EntryKind::Dir && super::depth(&dir) + 1 < super::MAX_DEPTH {
                     let p = if dir.is_empty() {
-                        name.to_string()
+                        e.name.clone()
                     } else {
-                        format!("{dir}/{name}")
+                        format!("{dir}/{}", e.name)
                     };
-                    stack.push((p, sub));
+                    stack.push((p, Oid::from_bytes(&e.id.0).map_err(g)?));
                 }
-                entries.push(Entry {
-                    name: name.to_string(),
-                    kind,
-                    id: oid_to_id(e.id()),
-                });
-            }
-            entries.sort_by(|a, b| a.name.cmp(&b.name));
-            if let Some(w) = entries.windows(2).find(|w| w[0].name == w[1].name) {
-                return Err(RepoError::Git(format!(
-                    "the tree of commit `{commit}` has two entries named `{}` in `{dir}` once their names, which are not UTF-8, are read; gitops-lint cannot tell them apart",
-                    w[0].name
-                )));
             }
             dirs.insert(dir, entries);
         }
-        let root_id = oid_to_id(tree_id_of(repo, oid).map_err(g)?);
+        if let Some((dir, name)) = two_named {
+            return Err(RepoError::Git(format!(
+                "the tree of commit `{commit}` has two entries named `{name}` in `{dir}` once their names, which are not UTF-8, are read; gitops-lint cannot tell them apart"
+            )));
+        }
         Ok(Arc::new(IndexedTree::new(
             commit[..commit.len().min(12)].to_string(),
-            root_id,
+            oid_to_id(root),
             dirs,
             BlobStore::Git(self.shared()),
         )))
@@ -452,6 +555,7 @@ impl GitRepo {
         }
         drop(repo);
         let (dirs, root_id) = build_dirs(files);
+        let dirs = dirs.into_iter().map(|(k, v)| (k, v.into())).collect();
         Ok(Arc::new(IndexedTree::new(
             "INDEX".to_string(),
             root_id,
@@ -523,10 +627,6 @@ impl GitRepo {
             handles: Arc::clone(&self.handles),
         }
     }
-}
-
-fn tree_id_of(repo: &Repository, commit: Oid) -> Result<Oid, git2::Error> {
-    Ok(repo.find_commit(commit)?.tree_id())
 }
 
 /// Builds a directory map from a flat list of files, with git-compatible tree ids.
@@ -707,7 +807,7 @@ enum BlobStore {
 struct IndexedTree {
     label: String,
     root_id: ObjectId,
-    dirs: FastMap<String, Vec<Entry>>,
+    dirs: FastMap<String, Listing>,
     store: BlobStore,
     symlinks: bool,
 }
@@ -716,12 +816,12 @@ impl IndexedTree {
     fn new(
         label: String,
         root_id: ObjectId,
-        dirs: FastMap<String, Vec<Entry>>,
+        dirs: FastMap<String, Listing>,
         store: BlobStore,
     ) -> IndexedTree {
         let symlinks = dirs
             .values()
-            .flatten()
+            .flat_map(|v| v.iter())
             .any(|e| e.kind == EntryKind::Symlink);
         IndexedTree {
             label,
@@ -779,7 +879,7 @@ impl Tree for IndexedTree {
             };
         }
         match self.dirs.get(dir) {
-            Some(v) => Ok(v.clone()),
+            Some(v) => Ok(v.to_vec()),
             None => match self.entry(dir)? {
                 Some(_) => Err(SourceError::NotADir(dir.to_string())),
                 None => Err(SourceError::NotFound(dir.to_string())),
@@ -910,4 +1010,47 @@ pub fn add_remote(dir: &Path, name: &str, url: &str) -> Result<(), RepoError> {
     let repo = Repository::open(dir).map_err(g)?;
     repo.remote(name, url).map_err(g)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_commits_indexed_side_by_side_decode_each_shared_tree_once() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file = |p: &str, b: &str| (p.to_string(), b.as_bytes().to_vec());
+        let base = vec![
+            file("a/x.yaml", "a: 1\n"),
+            file("b/y.yaml", "b: 1\n"),
+            file("c/d/z.yaml", "c: 1\n"),
+        ];
+        let mut head = base.clone();
+        head[1] = file("b/y.yaml", "b: 2\n");
+        let base =
+            write_commit(dir.path(), "main", None, &base, "base").unwrap_or_else(|e| panic!("{e}"));
+        let head = write_commit(dir.path(), "head", Some("main"), &head, "head")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let repo = GitRepo::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let (b, h) = rayon::join(|| repo.commit_tree(&base), || repo.commit_tree(&head));
+        let (b, h) = (
+            b.unwrap_or_else(|e| panic!("{e}")),
+            h.unwrap_or_else(|e| panic!("{e}")),
+        );
+        // Base: the root, a, b, c and c/d; head adds its root and b only.
+        assert_eq!(repo.listings.decoded.load(Ordering::Relaxed), 7);
+        let id = |t: &Arc<dyn Tree>, p: &str| t.entry(p).ok().flatten().map(|e| e.id);
+        assert_eq!(id(&b, "c/d/z.yaml"), id(&h, "c/d/z.yaml"));
+        assert_ne!(id(&b, "b/y.yaml"), id(&h, "b/y.yaml"));
+        assert_eq!(id(&h, "b/y.yaml"), Some(git_blob_id(b"b: 2\n")));
+        let names = |t: &Arc<dyn Tree>| -> Vec<String> {
+            t.list_raw("c/d")
+                .unwrap_or_default()
+                .into_iter()
+                .map(|e| e.name)
+                .collect()
+        };
+        assert_eq!(names(&h), vec!["z.yaml".to_string()]);
+        assert_eq!(names(&b), names(&h));
+    }
 }
