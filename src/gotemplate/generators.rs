@@ -558,11 +558,12 @@ impl HostObject for Time {
             "Format" => Some(match args {
                 [V::Str(layout)] => format_time(layout, self.0).map(V::Str),
                 [other] => Err(type_err("string", other)),
-                _ => Err(format!("wrong number of args for Format: want 1 got {}", args.len())),
+                _ => Err(format!(
+                    "wrong number of args for Format: want 1 got {}",
+                    args.len()
+                )),
             }),
-            _ if TIME_METHODS.contains(&name) => Some(Err(format!(
-                "the method time.Time.{name} is not supported by gitops-lint, so this template cannot be evaluated offline"
-            ))),
+            _ if TIME_METHODS.contains(&name) => Some(Err(method_refusal(name))),
             _ => None,
         }
     }
@@ -590,12 +591,14 @@ impl HostObject for Time {
     }
 }
 
+fn method_refusal(name: &str) -> String {
+    format!("the method time.Time.{name} is not supported by gitops-lint, so this template cannot be evaluated offline")
+}
+
 fn refused_method(name: &str) -> V {
     // A field read cannot fail; the method's value is a refusal printed
     // where it is used, so the render fails rather than print it.
-    V::Host(Host(Arc::new(Refused(format!(
-        "the method time.Time.{name} is not supported by gitops-lint, so this template cannot be evaluated offline"
-    )))))
+    V::Host(Host(Arc::new(Refused(method_refusal(name)))))
 }
 
 /// What a refused method stands for: any use of it fails.
