@@ -72,10 +72,11 @@ struct Common {
     /// configuration; without either, such apps are external).
     #[arg(long, global = true, value_name = "DIR")]
     chart_cache: Option<PathBuf>,
-    /// Render Helm charts with `binary` (the pinned `helm template` on PATH,
-    /// as Argo CD runs it) or `native` (in-process, no helm; what it does
-    /// not implement is a render error). Default: `helmRenderer` of the
-    /// configuration, else `binary` when helm is on PATH, else `native`.
+    /// Render Helm charts with `native` (in-process, no helm; what it does
+    /// not implement is a render error) or `binary` (the pinned `helm
+    /// template` on PATH, as Argo CD runs it). Default: `helmRenderer` of
+    /// the configuration, else natively, with the helm on PATH (if any)
+    /// rendering the charts the native renderer does not implement.
     #[arg(long, global = true, value_name = "RENDERER", value_parser = crate::render::HelmRenderer::NAMES)]
     helm_renderer: Option<String>,
     /// In `diff` and `pre-commit`, keep facts about content (what each blob
@@ -204,6 +205,7 @@ fn options(c: &Common, progress: &Spinner) -> Options {
                     &d.display().to_string(),
                 ))
             }),
+            helm_runs: std::sync::Arc::default(),
         },
         progress: progress.callback(),
         // For the benchmark (bench/): counts of the work done, on stderr.

@@ -104,6 +104,8 @@ pub struct RunStats {
     pub facts_loaded: usize,
     /// Facts about content computed by this run (diff only).
     pub facts_learned: usize,
+    /// `helm template` runs (charts rendered with the helm binary).
+    pub helm_runs: usize,
 }
 
 impl std::fmt::Display for RunStats {
@@ -120,6 +122,9 @@ impl std::fmt::Display for RunStats {
             self.unchanged,
             self.changed_apps
         )?;
+        if self.helm_runs > 0 {
+            write!(f, ", {} helm runs", self.helm_runs)?;
+        }
         if self.facts_loaded + self.facts_learned > 0 {
             write!(
                 f,
@@ -129,6 +134,13 @@ impl std::fmt::Display for RunStats {
         }
         Ok(())
     }
+}
+
+/// How many times this run has started helm.
+fn helm_runs(opts: &Options) -> usize {
+    opts.render
+        .helm_runs
+        .load(std::sync::atomic::Ordering::Relaxed)
 }
 
 fn record_stats(opts: &Options, fill: impl FnOnce(&mut RunStats)) {
@@ -890,6 +902,7 @@ fn diff_trees(
             changed_apps: plan.changes.len(),
             facts_loaded: facts.as_ref().map_or(0, |f| f.stats().loaded),
             facts_learned: facts.as_ref().map_or(0, |f| f.stats().learned),
+            helm_runs: helm_runs(opts),
         };
     });
     let cx = RuleContext {
@@ -961,6 +974,7 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
             parses: session.cache.parses(),
             parsed_bytes: session.cache.parsed_bytes(),
             head_renders: inv.renders,
+            helm_runs: helm_runs(opts),
             ..RunStats::default()
         };
     });

@@ -70,7 +70,10 @@ pub(crate) fn render(
         .collect::<Result<Vec<_>, RenderError>>()?;
 
     if cx.options.effective_helm_renderer() == HelmRenderer::Native {
-        return render_native(cx, spec, &opts, build.as_ref(), &value_files, &file_params);
+        match render_native(cx, spec, &opts, build.as_ref(), &value_files, &file_params) {
+            Err(e) if native::is_not_supported(&e) && cx.options.helm_fallback() => {}
+            rendered => return rendered,
+        }
     }
 
     // The working directory holds a copy of the chart and of the files the
@@ -158,7 +161,7 @@ pub(crate) fn render(
     }
     harden(&mut cmd, tmp.path());
     cmd.current_dir(&chart_dir);
-    let text = run_template(&mut cmd, &spec.path, &work)?;
+    let text = run_template(cx, &mut cmd, &spec.path, &work)?;
     if native::names_generators(cx, &spec.path, build.as_ref()) {
         cx.mark_generated();
     }
@@ -292,10 +295,14 @@ fn dependency_build(
 /// output, or helm's first error line with workspace paths mapped back to
 /// the repository's (`shown` names the chart in messages).
 fn run_template(
+    cx: &RenderContext<'_>,
     cmd: &mut std::process::Command,
     shown: &str,
     work: &Workspace,
 ) -> Result<String, RenderError> {
+    cx.options
+        .helm_runs
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let out = match bounded::run(cmd, bounded::TIMEOUT, bounded::MAX_OUTPUT) {
         Ok(out) => out,
         Err(e @ bounded::RunError::Spawn(_)) => {
@@ -369,7 +376,10 @@ pub(crate) struct InflatedChart {
 /// anything outside the chart, or helm failing (its first message line).
 pub(crate) fn inflate(cx: &RenderContext<'_>, c: &InflatedChart) -> Result<String, RenderError> {
     if cx.options.effective_helm_renderer() == HelmRenderer::Native {
-        return inflate_native(cx, c);
+        match inflate_native(cx, c) {
+            Err(e) if native::is_not_supported(&e) && cx.options.helm_fallback() => {}
+            inflated => return inflated,
+        }
     }
     let Some(helm) = cx.options.helm.clone() else {
         return Err(RenderError {
@@ -431,7 +441,7 @@ pub(crate) fn inflate(cx: &RenderContext<'_>, c: &InflatedChart) -> Result<Strin
     }
     harden(&mut cmd, tmp.path());
     cmd.current_dir(tmp.path());
-    run_template(&mut cmd, &c.chart, &work)
+    run_template(cx, &mut cmd, &c.chart, &work)
 }
 
 /// [`inflate`] with the native renderer: the same arguments, the values

@@ -272,22 +272,30 @@ pub struct RenderOptions {
     /// (`None`: such sources are external).
     pub chart_cache: Option<Arc<chart_cache::ChartCache>>,
     /// How Helm charts are rendered (`None`: not chosen, the configuration
-    /// decides, else [`RenderOptions::effective_helm_renderer`]).
+    /// decides, else natively with the pinned helm as fallback; see
+    /// [`RenderOptions::effective_helm_renderer`]).
     pub helm_renderer: Option<HelmRenderer>,
+    /// How many times this run has started `helm template` (a count, not a
+    /// setting: clones share it).
+    pub helm_runs: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl RenderOptions {
-    /// The Helm renderer in force: the one chosen, else the pinned helm
-    /// when one is on PATH, else the native renderer, so that a runner
-    /// without helm loses nothing it can render (what the native renderer
-    /// does not implement is GL000, as a missing helm was).
+    /// The Helm renderer in force: the one chosen, else the native one.
+    /// The pinned helm stays the escape hatch: see
+    /// [`RenderOptions::helm_fallback`].
     #[must_use]
     pub fn effective_helm_renderer(&self) -> HelmRenderer {
-        match (self.helm_renderer, &self.helm) {
-            (Some(r), _) => r,
-            (None, Some(_)) => HelmRenderer::Binary,
-            (None, None) => HelmRenderer::Native,
-        }
+        self.helm_renderer.unwrap_or(HelmRenderer::Native)
+    }
+
+    /// Whether a chart the native renderer does not implement is handed to
+    /// the pinned helm: only when no renderer was chosen and helm is on
+    /// PATH. A chosen `native` never runs a binary (nothing a chart holds
+    /// reaches a child process); a chosen `binary` always does.
+    #[must_use]
+    pub(crate) fn helm_fallback(&self) -> bool {
+        self.helm_renderer.is_none() && self.helm.is_some()
     }
 }
 
@@ -295,9 +303,9 @@ impl RenderOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum HelmRenderer {
     /// `binary`: the pinned `helm template`, as Argo CD runs it.
-    #[default]
     Binary,
     /// `native`: in-process; what it does not implement is a render error.
+    #[default]
     Native,
 }
 

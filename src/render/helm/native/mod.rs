@@ -82,9 +82,19 @@ pub(in crate::render::helm) struct Inputs<'a> {
     pub(crate) no_hooks: bool,
 }
 
+/// The start of every message for what the native renderer does not
+/// implement.
+const NOT_SUPPORTED: &str = "not supported natively: ";
+
 /// A render error for what the native renderer does not implement.
 pub(in crate::render::helm) fn not_supported(what: &str) -> RenderError {
-    RenderError::unsupported(format!("not supported natively: {what}"))
+    RenderError::unsupported(format!("{NOT_SUPPORTED}{what}"))
+}
+
+/// Whether `e` says the native renderer does not implement something (and
+/// the pinned helm may render the chart), rather than that the chart fails.
+pub(in crate::render::helm) fn is_not_supported(e: &RenderError) -> bool {
+    e.kind == crate::render::RenderErrorKind::Unsupported && e.message.starts_with(NOT_SUPPORTED)
 }
 
 /// helm's own failure, worded as the binary path words it.

@@ -1,0 +1,170 @@
+//! Which renderer renders a chart, on real git repositories and the pinned
+//! helm: natively by default; with no renderer chosen, the helm on PATH
+//! renders the charts the native renderer does not implement, so they are
+//! judged rather than left unknown; a chosen `native` never starts helm.
+//! Counted with `RunStats::helm_runs`, not timed.
+//!
+//! Needs the pinned helm on PATH; without it the test says NOT RUN, and
+//! fails where `GITOPS_LINT_REQUIRE_ORACLES` is set.
+
+mod kustomize_common;
+
+use std::sync::{Arc, Mutex};
+
+use gitops_lint::lint::{self, Options, RunStats};
+use gitops_lint::render::{HelmRenderer, RenderOptions};
+use gitops_lint::source::{add_remote, write_commit};
+
+const URL: &str = "https://git.example.com/platform/fleet.git";
+
+/// A commit's files: path and content.
+type Files = Vec<(String, Vec<u8>)>;
+
+/// An automated, pruning Application of the chart in `path`.
+fn application(name: &str) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {{name: {name}, namespace: argocd}}
+spec:
+  project: default
+  source: {{repoURL: {URL}, targetRevision: main, path: charts/{name}}}
+  destination: {{server: https://kubernetes.default.svc, namespace: {name}}}
+  syncPolicy: {{automated: {{prune: true}}}}
+"
+    )
+}
+
+/// A chart with a Deployment's ConfigMap and, when `with_pvc`, a
+/// PersistentVolumeClaim. `toml` makes the ConfigMap hold `toToml` of an
+/// array of tables, which the native renderer does not implement.
+fn chart(name: &str, toml: bool, with_pvc: bool) -> Files {
+    let data = if toml {
+        "  app.toml: |\n{{ dict \"servers\" (list (dict \"host\" \"a\") (dict \"host\" \"b\")) | toToml | indent 4 }}\n"
+    } else {
+        "  app.conf: |\n    listen {{ .Values.port }}\n"
+    };
+    let mut files = vec![
+        (
+            format!("charts/{name}/Chart.yaml"),
+            format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\n").into_bytes(),
+        ),
+        (
+            format!("charts/{name}/values.yaml"),
+            b"port: 8080\n".to_vec(),
+        ),
+        (
+            format!("charts/{name}/templates/config.yaml"),
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{{{ .Release.Name }}}}-config\ndata:\n{data}")
+                .into_bytes(),
+        ),
+    ];
+    if with_pvc {
+        files.push((
+            format!("charts/{name}/templates/pvc.yaml"),
+            b"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: {{ .Release.Name }}-data\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n".to_vec(),
+        ));
+    }
+    files
+}
+
+/// A repository of one app over `chart(name, toml, …)`, whose pull
+/// request removes the PVC.
+fn pvc_removal(name: &str, toml: bool) -> (Files, Files) {
+    let app = (format!("apps/{name}.yaml"), application(name).into_bytes());
+    let mut base = chart(name, toml, true);
+    base.push(app.clone());
+    let mut head = chart(name, toml, false);
+    head.push(app);
+    (base, head)
+}
+
+/// The codes and messages of `diff main..change`, and the run's counts.
+fn diff(base: &Files, head: &Files, render: RenderOptions) -> (Vec<(String, String)>, RunStats) {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    write_commit(tmp.path(), "main", None, base, "base").expect("base commit");
+    write_commit(tmp.path(), "change", Some("main"), head, "head").expect("head commit");
+    add_remote(tmp.path(), "origin", URL).expect("remote");
+    let stats = Arc::new(Mutex::new(RunStats::default()));
+    let opts = Options {
+        repo: Some(tmp.path().to_path_buf()),
+        stats: Some(Arc::clone(&stats)),
+        cache_dir: None,
+        render,
+        ..Options::default()
+    };
+    let report = lint::diff(Some("main..change"), &opts).expect("diff runs");
+    let findings = report
+        .findings
+        .iter()
+        .map(|f| (f.rule.code.to_string(), f.message.clone()))
+        .collect();
+    let s = stats.lock().expect("stats").clone();
+    (findings, s)
+}
+
+fn codes(findings: &[(String, String)]) -> Vec<&str> {
+    findings.iter().map(|(c, _)| c.as_str()).collect()
+}
+
+#[test]
+fn native_by_default_and_helm_for_what_it_does_not_implement() {
+    let Some(helm) = kustomize_common::pinned_helm() else {
+        let line = "NOT RUN: tests/helm_renderer.rs needs the pinned helm on PATH (install it with scripts/install-oracles.sh)";
+        eprintln!("{line}");
+        assert!(
+            std::env::var_os("GITOPS_LINT_REQUIRE_ORACLES").is_none(),
+            "{line}"
+        );
+        return;
+    };
+    let with_helm = || RenderOptions {
+        helm: Some(helm.clone()),
+        ..RenderOptions::default()
+    };
+
+    // A chart the native renderer implements: helm is never started, and
+    // the removed PVC is found.
+    let (base, head) = pvc_removal("plain", false);
+    let (findings, stats) = diff(&base, &head, with_helm());
+    assert_eq!(codes(&findings), ["GL001"], "{findings:?}");
+    assert_eq!(stats.helm_runs, 0, "{stats}");
+
+    // A chart it does not implement: the helm on PATH renders it at both
+    // revisions, so the removal is judged, not a GL000.
+    let (base, head) = pvc_removal("tomlconf", true);
+    let (findings, stats) = diff(&base, &head, with_helm());
+    assert_eq!(codes(&findings), ["GL001"], "{findings:?}");
+    assert_eq!(stats.helm_runs, 2, "{stats}");
+
+    // `native` chosen: helm is never started, and the chart is not judged.
+    let (findings, stats) = diff(
+        &base,
+        &head,
+        RenderOptions {
+            helm_renderer: Some(HelmRenderer::Native),
+            ..with_helm()
+        },
+    );
+    assert_eq!(stats.helm_runs, 0, "{stats}");
+    assert!(
+        findings
+            .iter()
+            .any(|(c, m)| c == "GL000" && m.contains("not supported natively")),
+        "{findings:?}"
+    );
+    assert!(!codes(&findings).contains(&"GL001"), "{findings:?}");
+
+    // `binary` chosen: helm renders even what the native renderer does.
+    let (base, head) = pvc_removal("plain", false);
+    let (findings, stats) = diff(
+        &base,
+        &head,
+        RenderOptions {
+            helm_renderer: Some(HelmRenderer::Binary),
+            ..with_helm()
+        },
+    );
+    assert_eq!(codes(&findings), ["GL001"], "{findings:?}");
+    assert_eq!(stats.helm_runs, 2, "{stats}");
+}
