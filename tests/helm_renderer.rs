@@ -2,6 +2,7 @@
 //! helm: natively by default; with no renderer chosen, the helm on PATH
 //! renders the charts the native renderer does not implement, so they are
 //! judged rather than left unknown; a chosen `native` never starts helm.
+//! Helm sources and Kustomize `helmCharts` alike.
 //! Counted with `RunStats::helm_runs`, not timed.
 //!
 //! Needs the pinned helm on PATH; without it the test says NOT RUN, and
@@ -79,6 +80,31 @@ fn pvc_removal(name: &str, toml: bool) -> (Files, Files) {
     (base, head)
 }
 
+/// [`pvc_removal`] with the chart inflated by a kustomization's
+/// `helmCharts` (`kustomize.buildOptions: --enable-helm` in argocd-cm).
+fn kustomize_pvc_removal(name: &str, toml: bool) -> (Files, Files) {
+    let under_kustomization = |files: Files| -> Files {
+        let mut out: Files = files
+            .into_iter()
+            .map(|(path, bytes)| match path.strip_prefix("charts/") {
+                Some(rest) => (format!("charts/{name}/charts/{rest}"), bytes),
+                None => (path, bytes),
+            })
+            .collect();
+        out.push((
+            format!("charts/{name}/kustomization.yaml"),
+            format!("helmCharts:\n  - name: {name}\n    releaseName: {name}\n").into_bytes(),
+        ));
+        out.push((
+            "argocd/argocd-cm.yaml".into(),
+            b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm, namespace: argocd}\ndata:\n  kustomize.buildOptions: --enable-helm\n".to_vec(),
+        ));
+        out
+    };
+    let (base, head) = pvc_removal(name, toml);
+    (under_kustomization(base), under_kustomization(head))
+}
+
 /// The codes and messages of `diff main..change`, and the run's counts.
 fn diff(base: &Files, head: &Files, render: RenderOptions) -> (Vec<(String, String)>, RunStats) {
     let tmp = tempfile::tempdir().expect("temp dir");
@@ -154,6 +180,16 @@ fn native_by_default_and_helm_for_what_it_does_not_implement() {
         "{findings:?}"
     );
     assert!(!codes(&findings).contains(&"GL001"), "{findings:?}");
+
+    // The same for a kustomization's `helmCharts`.
+    let (base, head) = kustomize_pvc_removal("kplain", false);
+    let (findings, stats) = diff(&base, &head, with_helm());
+    assert_eq!(codes(&findings), ["GL001"], "{findings:?}");
+    assert_eq!(stats.helm_runs, 0, "{stats}");
+    let (base, head) = kustomize_pvc_removal("ktoml", true);
+    let (findings, stats) = diff(&base, &head, with_helm());
+    assert_eq!(codes(&findings), ["GL001"], "{findings:?}");
+    assert_eq!(stats.helm_runs, 2, "{stats}");
 
     // `binary` chosen: helm renders even what the native renderer does.
     let (base, head) = pvc_removal("plain", false);
