@@ -340,7 +340,9 @@ fn values(cx: &RenderContext<'_>, k: &Kustomization, c: &Configured) -> KResult<
 /// attributed to the chart template its `# Source:` line names.
 fn parse(text: &str, chart_dir: &str) -> KResult<Vec<Res>> {
     let mut out = Vec::new();
-    for chunk in text.split("\n---") {
+    let chunks = split_documents(&text.replace("\r\n", "\n"))
+        .map_err(|e| content(format!("helm output for `{chart_dir}`: {e}")))?;
+    for chunk in &chunks {
         let file = chunk
             .lines()
             .find_map(|l| l.strip_prefix("# Source: "))
@@ -363,4 +365,68 @@ fn parse(text: &str, chart_dir: &str) -> KResult<Vec<Res>> {
         out.extend(res);
     }
     Ok(out)
+}
+
+/// kyaml's `splitDocuments` (`kio/byteio_reader.go`), as `ByteReader.Read` uses it on helm's
+/// output: the text is cut at every `\n---…\n` line (only a comment may
+/// follow the dashes), and every document but the last gets back the line
+/// break the cut took (a block scalar ending a document keeps it).
+fn split_documents(s: &str) -> Result<Vec<String>, String> {
+    let mut docs = Vec::new();
+    if s.is_empty() {
+        return Ok(docs);
+    }
+    let mut prev = 0;
+    let mut from = 0;
+    while let Some(at) = s[from..].find("\n---").map(|i| from + i) {
+        // `\n---.*\n`: the separator runs to the end of its line, which
+        // must end.
+        let Some(eol) = s[at + 4..].find('\n').map(|i| at + 4 + i) else {
+            break;
+        };
+        let rest = s[at + 4..eol].trim();
+        if !rest.is_empty() && !rest.starts_with('#') {
+            return Err(format!(
+                "invalid document separator: {}",
+                s[at + 1..eol].trim()
+            ));
+        }
+        docs.push(format!("{}\n", &s[prev..at]));
+        prev = eol + 1;
+        from = eol + 1;
+    }
+    docs.push(s[prev..].to_string());
+    Ok(docs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_documents;
+
+    #[test]
+    fn documents_split_as_kyaml_splits_them() {
+        // What `kubectl kustomize --enable-helm` gives a block scalar that
+        // ends a document: its line break.
+        assert_eq!(
+            split_documents("a: |\n  x\n---\n# Source: c.yaml\nb: 1\n"),
+            Ok(vec![
+                "a: |\n  x\n".to_string(),
+                "# Source: c.yaml\nb: 1\n".to_string()
+            ])
+        );
+        assert_eq!(
+            split_documents("a: 1\n--- # next\nb: 2"),
+            Ok(vec!["a: 1\n".to_string(), "b: 2".to_string()])
+        );
+        // A separator on the last line, with no line break, is no cut.
+        assert_eq!(
+            split_documents("a: 1\n---"),
+            Ok(vec!["a: 1\n---".to_string()])
+        );
+        assert_eq!(
+            split_documents("a: 1\n---b: 2\n"),
+            Err("invalid document separator: ---b: 2".to_string())
+        );
+        assert_eq!(split_documents(""), Ok(Vec::new()));
+    }
 }
