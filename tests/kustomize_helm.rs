@@ -7,6 +7,7 @@
 //! `namespace`, `releaseName`, `includeCRDs`, `skipTests`, `kubeVersion`
 //! and `apiVersions`; a base without `releaseName` under an overlay, and
 //! the deprecated `helmChartInflationGenerator`, with origin annotations;
+//! subcharts sharing tables nested in `global`;
 //! the Application's
 //! `kustomize.kubeVersion` / `apiVersions`, which Argo CD passes as
 //! `--helm-kube-version` / `--helm-api-versions`. kubectl's output is
@@ -75,6 +76,10 @@ fn helm_charts_render_like_kubectl_kustomize_enable_helm() {
         // A chart's own `kubeVersion`/`apiVersions` beat Argo CD's, and its
         // `apiVersions` overwrite the start of Argo CD's for later charts.
         ("namespace-crds-tests", "app", true),
+        // A table nested in a table of `global` is one map for a chart and
+        // its subcharts (`coalesceGlobals`' `copyMap`): subchart defaults
+        // and a template's `set` show in every chart.
+        ("global-tables", "", false),
     ];
     let mut failures = Vec::new();
     let mut not_run = Vec::new();

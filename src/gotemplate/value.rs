@@ -369,35 +369,66 @@ impl V {
     /// (a map containing itself does), where Go would overflow its stack.
     #[must_use]
     pub(crate) fn deep_copy(&self, max_depth: usize) -> Option<V> {
-        self.copy_as(max_depth, None)
+        self.copy_as(max_depth)
     }
 
-    /// [`V::deep_copy`] whose maps refuse to be changed, saying `why`: for
-    /// maps Go shares where this crate's copies cannot follow.
+    /// A copy sharing no map with `self`, in which maps that are one map in
+    /// `self` are one map too: Go's sharing between the values a template
+    /// set holds, kept for templates that change them. `None` when it nests
+    /// deeper than `max_depth`.
     #[must_use]
-    pub(crate) fn frozen_copy(&self, max_depth: usize, why: &'static str) -> Option<V> {
-        self.copy_as(max_depth, Some(why))
+    pub(crate) fn copy_keeping_sharing(&self, max_depth: usize) -> Option<V> {
+        self.copy_shared(max_depth, &mut std::collections::HashMap::new())
     }
 
-    fn copy_as(&self, max_depth: usize, frozen: Option<&'static str>) -> Option<V> {
+    fn copy_shared(
+        &self,
+        max_depth: usize,
+        copies: &mut std::collections::HashMap<usize, SharedMap>,
+    ) -> Option<V> {
         let nested = max_depth.checked_sub(1);
         Some(match self {
             V::List(l) => {
                 let d = nested?;
                 V::List(
                     l.iter()
-                        .map(|e| e.copy_as(d, frozen))
+                        .map(|e| e.copy_shared(d, copies))
                         .collect::<Option<_>>()?,
                 )
             }
             V::Map(m) => {
+                if let Some(copy) = copies.get(&m.id()) {
+                    return Some(V::Map(copy.clone()));
+                }
                 let d = nested?;
-                V::Map(SharedMap::with(
+                let copy = SharedMap::default();
+                copies.insert(m.id(), copy.clone());
+                let entries = m
+                    .entries()
+                    .iter()
+                    .map(|(k, e)| Some((k.clone(), e.copy_shared(d, copies)?)))
+                    .collect::<Option<BTreeMap<_, _>>>()?;
+                copy.update(|t| *t = entries).ok()?;
+                V::Map(copy)
+            }
+            other => other.clone(),
+        })
+    }
+
+    fn copy_as(&self, max_depth: usize) -> Option<V> {
+        let nested = max_depth.checked_sub(1);
+        Some(match self {
+            V::List(l) => {
+                let d = nested?;
+                V::List(l.iter().map(|e| e.copy_as(d)).collect::<Option<_>>()?)
+            }
+            V::Map(m) => {
+                let d = nested?;
+                V::Map(SharedMap::new(
                     m.entries()
                         .iter()
-                        .map(|(k, e)| Some((k.clone(), e.copy_as(d, frozen)?)))
+                        .map(|(k, e)| Some((k.clone(), e.copy_as(d)?)))
                         .collect::<Option<_>>()?,
-                    frozen,
                 ))
             }
             other => other.clone(),

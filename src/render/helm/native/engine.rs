@@ -117,44 +117,14 @@ fn all_templates(
     next
 }
 
-/// Said of a template changing a table that Helm shares between charts.
-const SHARED_GLOBAL: &str = "changes in place a table nested in a table of `.Values.global`, which Helm shares between a chart and its subcharts (`coalesceGlobals` copies only the top of each table) and gitops-lint does not: not supported by gitops-lint";
-
 /// The values a render starts from: a copy sharing no map with `values`
-/// (a template may change them), whose tables nested two levels in
-/// `global` refuse changes when there are subcharts (see [`SHARED_GLOBAL`]).
-fn render_values(chart: &Chart, values: &Map) -> Option<V> {
+/// (a template may change them), with the sharing of `values` kept (a
+/// table nested in one of `global` is one map for a chart and its
+/// subcharts, see `values::coalesce_globals`).
+fn render_values(values: &Map) -> Option<V> {
     /// Deeper than any values document may nest (YAML loading stops sooner).
     const DEPTH: usize = 10_000;
-    fn freeze_globals(c: &Chart, values: &V) -> Option<()> {
-        let V::Map(m) = values else {
-            return Some(());
-        };
-        if let Some(V::Map(global)) = m.get("global") {
-            for table in global.entries().values() {
-                let V::Map(table) = table else { continue };
-                let mut frozen = Map::new();
-                for (k, v) in table.entries().iter() {
-                    if matches!(v, V::Map(_)) {
-                        frozen.insert(k.clone(), v.frozen_copy(DEPTH, SHARED_GLOBAL)?);
-                    }
-                }
-                // Fresh maps from the copy below: none is frozen yet.
-                table.update(|t| t.extend(frozen)).ok()?;
-            }
-        }
-        for child in &c.dependencies {
-            if let Some(v) = m.get(child.name()) {
-                freeze_globals(child, &v)?;
-            }
-        }
-        Some(())
-    }
-    let copy = V::map(values.clone()).deep_copy(DEPTH)?;
-    if !chart.dependencies.is_empty() {
-        freeze_globals(chart, &copy)?;
-    }
-    Some(copy)
+    V::map(values.clone()).copy_keeping_sharing(DEPTH)
 }
 
 /// What the engine cannot evaluate faithfully yet, if `src` uses it.
@@ -250,7 +220,7 @@ fn render_within(
     chart_dir: &str,
     limit: Budget,
 ) -> Result<BTreeMap<String, String>, RenderError> {
-    let Some(values) = render_values(chart, values) else {
+    let Some(values) = render_values(values) else {
         return Err(not_supported(
             "values nesting deeper than gitops-lint copies",
         ));
@@ -519,23 +489,38 @@ mod tests {
     }
 
     #[test]
-    fn nested_global_tables_shared_between_charts_refuse_changes() {
-        let sub = chart("sub", &[("templates/c.yaml", "c")], Vec::new());
+    fn a_change_to_a_shared_global_table_shows_in_every_chart() {
+        // As helm v3.17.1 renders testdata/kustomize-helm/global-tables:
+        // the subchart renders first (more path segments) and changes the
+        // table it shares with its parent, and its own copy of the table
+        // above it.
+        let sub = chart(
+            "sub",
+            &[(
+                "templates/c.yaml",
+                r#"{{ $_ := set .Values.global.img.reg "host" "x" }}{{ $_ := set .Values.global.img "tag" "t" }}c"#,
+            )],
+            Vec::new(),
+        );
         let parent = chart(
             "p",
             &[(
                 "templates/a.yaml",
-                r#"{{ $_ := set .Values.global.img "tag" "x" }}{{ $_ := set .Values.global.img.reg "host" "x" }}"#,
+                "{{ .Values.global.img.reg.host }} {{ .Values.global.img.tag }}",
             )],
             vec![sub],
         );
-        let values = match V::from_json(&serde_json::json!({
-            "global": {"img": {"reg": {"host": "h"}}},
-            "sub": {"global": {"img": {"reg": {"host": "h"}}}}
-        })) {
-            V::Map(m) => m.into_entries(),
-            _ => Map::new(),
-        };
+        let reg = V::map([("host".to_string(), V::Str("h".into()))].into());
+        let img = || V::map([("reg".to_string(), reg.clone())].into());
+        let global = || V::map([("img".to_string(), img())].into());
+        let values: Map = [
+            ("global".to_string(), global()),
+            (
+                "sub".to_string(),
+                V::map([("global".to_string(), global())].into()),
+            ),
+        ]
+        .into();
         let top = Top {
             release: V::map(Map::new()),
             capabilities: V::map(Map::new()),
@@ -543,11 +528,14 @@ mod tests {
             variant: Variant::First,
             generated: AtomicBool::new(false),
         };
-        let err =
-            render(&ParseCache::default(), &parent, &values, &top, "p").map_err(|e| e.to_string());
-        let Err(err) = err else {
-            panic!("renders: {err:?}")
-        };
-        assert!(err.contains("coalesceGlobals"), "{err}");
+        let out = render(&ParseCache::default(), &parent, &values, &top, "p")
+            .map_err(|e| e.to_string())
+            .expect("renders");
+        assert_eq!(
+            out.get("p/templates/a.yaml").map(String::as_str),
+            Some("x ")
+        );
+        // The values rendered from are not changed.
+        assert_eq!(reg, V::map([("host".to_string(), V::Str("h".into()))].into()));
     }
 }

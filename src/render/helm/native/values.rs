@@ -8,11 +8,19 @@
 //! Go's maps are unordered, and so is every loop over one here: the
 //! results do not depend on the order (helm's only order-dependent output
 //! is a warning on its standard error).
+//!
+//! Tables are changed in place, as Go changes them, on fresh copies of the
+//! user's values and of each chart's defaults (`copyValues`, and
+//! `coalesceValues`' `copystructure.Copy`). So one sharing is helm's own:
+//! `coalesceGlobals` copies only the top of each table of `global`
+//! (`copyMap`), and a table nested in one is one map for the chart and its
+//! subcharts, which every later merge into it changes for all of them (a
+//! subchart's default `global.a.b.c` shows in its parent's values).
 
 use std::collections::BTreeMap;
 
 use super::chart::{Chart, Dependency};
-use crate::gotemplate::V;
+use crate::gotemplate::{SharedMap, V};
 use crate::semver::{Constraint, Version};
 
 /// A values table (`map[string]interface{}`).
@@ -50,7 +58,7 @@ pub(in crate::render::helm) fn merge_maps(a: &mut Map, b: Map) {
 /// # Errors
 /// A subchart's key that holds something other than a table.
 pub(in crate::render::helm) fn coalesce_values(chart: &Chart, vals: &Map) -> Result<Map, String> {
-    let mut dest = vals.clone();
+    let mut dest = fresh_copy(vals)?;
     coalesce(chart, &mut dest, false)?;
     Ok(dest)
 }
@@ -60,13 +68,24 @@ pub(in crate::render::helm) fn coalesce_values(chart: &Chart, vals: &Map) -> Res
 /// # Errors
 /// As [`coalesce_values`].
 pub(in crate::render::helm) fn merge_values(chart: &Chart, vals: &Map) -> Result<Map, String> {
-    let mut dest = vals.clone();
+    let mut dest = fresh_copy(vals)?;
     coalesce(chart, &mut dest, true)?;
     Ok(dest)
 }
 
+/// `copystructure.Copy` of a values table: no map shared with `vals`, so
+/// the in-place merges below change nothing of the caller's.
+fn fresh_copy(vals: &Map) -> Result<Map, String> {
+    /// Deeper than any values document may nest (YAML loading stops sooner).
+    const DEPTH: usize = 10_000;
+    vals.iter()
+        .map(|(k, v)| Some((k.clone(), v.deep_copy(DEPTH)?)))
+        .collect::<Option<Map>>()
+        .ok_or_else(|| "values nest deeper than gitops-lint copies".to_string())
+}
+
 fn coalesce(ch: &Chart, dest: &mut Map, merge: bool) -> Result<(), String> {
-    coalesce_into(ch, dest, merge);
+    coalesce_into(ch, dest, merge)?;
     coalesce_deps(ch, dest, merge)
 }
 
@@ -110,58 +129,60 @@ fn coalesce_deps(ch: &Chart, dest: &mut Map, merge: bool) -> Result<(), String> 
                 return Err(msg);
             }
         };
-        coalesce_globals(&mut dv, dest);
+        coalesce_globals(&mut dv, dest)?;
         coalesce(sub, &mut dv, merge)?;
         dest.insert(name, V::map(dv));
     }
     Ok(())
 }
 
-/// `coalesceGlobals`: the parent's `global` over the subchart's.
-fn coalesce_globals(dest: &mut Map, src: &Map) {
-    let mut dg = match dest.get("global") {
-        None => Map::new(),
-        Some(V::Map(m)) => m.entries().as_ref().clone(),
+/// `coalesceGlobals`: the parent's `global` over the subchart's. Each
+/// table of the parent's is copied one level deep (`copyMap`): the tables
+/// inside it stay the parent's, and merging into them changes them for
+/// the parent and every chart holding them.
+fn coalesce_globals(dest: &mut Map, src: &Map) -> Result<(), String> {
+    let dg = match dest.get("global") {
+        None => SharedMap::default(),
+        Some(V::Map(m)) => m.clone(),
         // "skipping globals because destination global is not a table"
-        Some(_) => return,
+        Some(_) => return Ok(()),
     };
     let sg = match src.get("global") {
         None => Map::new(),
         Some(V::Map(m)) => m.entries().as_ref().clone(),
-        Some(_) => return,
+        Some(_) => return Ok(()),
     };
     for (key, val) in sg {
         match val {
             V::Map(vm) => {
-                let mut vv = vm;
+                let vv = SharedMap::new(vm.entries().as_ref().clone());
                 match dg.get(&key) {
-                    None => {
-                        dg.insert(key, V::Map(vv));
-                    }
+                    None => {}
                     Some(V::Map(destv)) => {
                         // Top-down: the parent's tables win, nulls kept
                         // (the coalesce that follows removes them).
-                        coalesce_tables(vv.make_mut(), destv.clone().into_entries(), true);
-                        dg.insert(key, V::Map(vv));
+                        coalesce_shared(&vv, &destv.entries(), true)?;
                     }
                     // "cannot merge map onto non-map"
-                    Some(_) => {}
+                    Some(_) => continue,
                 }
+                dg.update(|m| m.insert(key, V::Map(vv)))?;
             }
             // "key is table. Skipping"
             _ if matches!(dg.get(&key), Some(V::Map(_))) => {}
             other => {
-                dg.insert(key, other);
+                dg.update(|m| m.insert(key, other))?;
             }
         }
     }
-    dest.insert("global".into(), V::map(dg));
+    dest.insert("global".into(), V::Map(dg));
+    Ok(())
 }
 
 /// `coalesceValues`: the chart's defaults under `v`.
-fn coalesce_into(c: &Chart, v: &mut Map, merge: bool) {
-    for (key, val) in c.values.clone() {
-        match v.get_mut(&key) {
+fn coalesce_into(c: &Chart, v: &mut Map, merge: bool) -> Result<(), String> {
+    for (key, val) in fresh_copy(&c.values)? {
+        match v.get(&key) {
             None => {
                 v.insert(key, val);
             }
@@ -172,31 +193,61 @@ fn coalesce_into(c: &Chart, v: &mut Map, merge: bool) {
                 // "skipped value: Not a table" otherwise.
                 if let V::Map(src) = val {
                     let merge = merge || c.dependencies.iter().any(|s| s.name() == key);
-                    coalesce_tables(dest.make_mut(), src.into_entries(), merge);
+                    coalesce_shared(dest, &src.entries(), merge)?;
                 }
             }
             Some(_) => {}
         }
     }
+    Ok(())
 }
 
-/// `coalesceTablesFullKey`: `src` under `dst` (`dst` wins).
-pub(in crate::render::helm) fn coalesce_tables(dst: &mut Map, src: Map, merge: bool) {
+/// `coalesceTablesFullKey`: `src` under `dst` (`dst` wins), `dst`'s
+/// tables changed in place.
+pub(in crate::render::helm) fn coalesce_tables(
+    dst: &mut Map,
+    src: Map,
+    merge: bool,
+) -> Result<(), String> {
     for (key, val) in src {
-        match dst.get_mut(&key) {
+        match dst.get(&key) {
             Some(V::Nil) if !merge => {
                 dst.remove(&key);
             }
             None => {
                 dst.insert(key, val);
             }
-            Some(dv) => {
-                if let (V::Map(sv), V::Map(dm)) = (val, dv) {
-                    coalesce_tables(dm.make_mut(), sv.into_entries(), merge);
+            Some(V::Map(dm)) => {
+                if let V::Map(sv) = val {
+                    coalesce_shared(dm, &sv.entries(), merge)?;
                 }
             }
+            Some(_) => {}
         }
     }
+    Ok(())
+}
+
+/// [`coalesce_tables`] into a table held in other tables: changed in
+/// place, for every holder, as Go's map is.
+fn coalesce_shared(dst: &SharedMap, src: &Map, merge: bool) -> Result<(), String> {
+    for (key, val) in src {
+        match dst.get(key) {
+            Some(V::Nil) if !merge => {
+                dst.update(|m| m.remove(key))?;
+            }
+            None => {
+                dst.update(|m| m.insert(key.clone(), val.clone()))?;
+            }
+            Some(V::Map(dm)) => {
+                if let V::Map(sv) = val {
+                    coalesce_shared(&dm, &sv.entries(), merge)?;
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// `Values.Table`: the table at the dotted path `name`.
@@ -390,7 +441,7 @@ fn process_import_values(c: &mut Chart) -> Result<(), String> {
                     let child = format!("exports.{s}");
                     out.push(serde_json::json!({"child": child, "parent": "."}));
                     if let Some(t) = table(&cvals, &format!("{}.{child}", r.name)) {
-                        coalesce_tables_owned(&mut b, t);
+                        coalesce_tables(&mut b, t, true)?;
                     }
                     continue;
                 }
@@ -404,7 +455,7 @@ fn process_import_values(c: &mut Chart) -> Result<(), String> {
             };
             out.push(serde_json::json!({"child": child, "parent": parent}));
             if let Some(t) = table(&cvals, &format!("{}.{child}", r.name)) {
-                coalesce_tables_owned(&mut b, path_to_map(parent, t));
+                coalesce_tables(&mut b, path_to_map(parent, t), true)?;
             }
         }
         rewritten.push(out);
@@ -415,14 +466,9 @@ fn process_import_values(c: &mut Chart) -> Result<(), String> {
         }
     }
     let mut values = cvals;
-    coalesce_tables(&mut values, b, true);
+    coalesce_tables(&mut values, b, true)?;
     c.values = values;
     Ok(())
-}
-
-/// `MergeTables(b, src)`: `b` wins, nulls kept.
-fn coalesce_tables_owned(b: &mut Map, src: Map) {
-    coalesce_tables(b, src, true);
 }
 
 #[cfg(test)]
@@ -508,6 +554,40 @@ mod tests {
         assert_eq!(
             coalesce_values(&c, &bad).err().as_deref(),
             Some("type mismatch on db: %!t(string=off)")
+        );
+    }
+
+    #[test]
+    fn a_table_nested_in_a_global_table_is_shared_by_every_chart() {
+        // helm v3.17.1 on this chart (testdata/kustomize-helm/global-tables
+        // is the same shape): the subcharts' defaults two levels into
+        // `global` show in the parent and in each other; one level in, a
+        // subchart's own copy keeps them.
+        let s1 = chart(
+            "s1",
+            serde_json::json!({"global": {"x": {"tls": {"b": 2}, "z": 3}}}),
+            Vec::new(),
+        );
+        let s2 = chart(
+            "s2",
+            serde_json::json!({"global": {"x": {"tls": {"c": 4}}}}),
+            Vec::new(),
+        );
+        let p = chart(
+            "p",
+            serde_json::json!({"global": {"x": {"tls": {"a": 1}}}}),
+            vec![s1, s2],
+        );
+        let v = json(&coalesce_values(&p, &Map::new()).expect("coalesces"));
+        let all = serde_json::json!({"a": 1, "b": 2, "c": 4});
+        assert_eq!(v["global"], serde_json::json!({"x": {"tls": all}}));
+        assert_eq!(v["s1"]["global"], serde_json::json!({"x": {"tls": all, "z": 3}}));
+        assert_eq!(v["s2"]["global"], serde_json::json!({"x": {"tls": all}}));
+        // Each coalesce starts from copies: the charts' defaults are not
+        // changed.
+        assert_eq!(
+            json(&p.values)["global"],
+            serde_json::json!({"x": {"tls": {"a": 1}}})
         );
     }
 
