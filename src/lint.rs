@@ -1049,9 +1049,7 @@ pub(crate) fn render(
     };
     let rendered = crate::render::render(&cx, &spec, &crate::manifest::Scopes::default())
         .map_err(|e| LintError::Other(format!("cannot render: {}", e.message)))?;
-    Ok(yaml_stream(
-        rendered.manifests.iter().map(|m| m.value.as_ref()),
-    ))
+    Ok(yaml_stream(rendered.manifests.iter()))
 }
 
 /// `gitops-lint render --app NAME`: the manifests Argo CD would render for
@@ -1106,7 +1104,7 @@ pub fn render_app(rev: &Revision, name: &str, opts: &Options) -> Result<String, 
             return Err(LintError::Other(format!("app `{shown}` was not rendered")))
         }
     }
-    Ok(yaml_stream(app.resources.iter().map(|m| m.value.as_ref())))
+    Ok(yaml_stream(app.resources.iter()))
 }
 
 /// The app of `inv` that `name` designates: its display name, its
@@ -1148,11 +1146,19 @@ fn find_app<'i>(inv: &'i Inventory, name: &str) -> Result<&'i argocd::App, LintE
 }
 
 /// Objects as one YAML stream, each document opened by `---`.
-fn yaml_stream<'v>(values: impl Iterator<Item = &'v serde_json::Value>) -> String {
+/// The manifests as a YAML stream. A manifest with generated fields (see
+/// `render::generated`) is headed by a comment naming them: what is shown
+/// there is one draw of many, and no comparison of revisions reads it.
+fn yaml_stream<'m>(manifests: impl Iterator<Item = &'m crate::manifest::Manifest>) -> String {
     let mut out = String::new();
-    for v in values {
+    for m in manifests {
         out.push_str("---\n");
-        out.push_str(&crate::yaml::emit::to_yaml(v));
+        if !m.generated.is_empty() {
+            out.push_str("# gitops-lint: drawn anew at every render (random values or the clock), never compared: ");
+            out.push_str(&m.generated.join(", "));
+            out.push('\n');
+        }
+        out.push_str(&crate::yaml::emit::to_yaml(&m.value));
     }
     out
 }

@@ -226,9 +226,58 @@ fn a_helm_app_renders_with_its_release_values_and_parameters() {
         return;
     }
     let dir = repo();
-    let out = render(dir.path(), &["--app", "shop", "--rev", "main"], true);
+    let out = render(
+        dir.path(),
+        &[
+            "--app",
+            "shop",
+            "--rev",
+            "main",
+            "--helm-renderer",
+            "binary",
+        ],
+        true,
+    );
     assert_eq!(out.code, Some(0), "{:?}", out.stderr);
     assert_eq!(docs(&out.stdout), vec![storefront()]);
+}
+
+/// A field a chart fills from random values is rendered, and the document
+/// says it is one draw of many that no comparison reads.
+#[test]
+fn generated_fields_are_named_above_their_document() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files: Vec<(String, Vec<u8>)> = [
+        (
+            "apps/vault.yaml",
+            format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: vault, namespace: argocd}}\nspec:\n  source: {{repoURL: {REPO_URL}, targetRevision: main, path: charts/vault}}\n  destination: {{server: https://kubernetes.default.svc, namespace: vault}}\n"),
+        ),
+        (
+            "charts/vault/Chart.yaml",
+            "apiVersion: v2\nname: vault\nversion: 0.1.0\n".to_string(),
+        ),
+        (
+            "charts/vault/templates/secret.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData:\n  user: admin\n  password: {{ randAlphaNum 16 | quote }}\n".to_string(),
+        ),
+    ]
+    .into_iter()
+    .map(|(p, t)| (p.to_string(), t.into_bytes()))
+    .collect();
+    write_commit(dir.path(), "main", None, &files, "vault").expect("commit");
+    let out = render(dir.path(), &["--app", "vault", "--rev", "main"], false);
+    assert_eq!(out.code, Some(0), "{:?}", out.stderr);
+    assert!(
+        out.stdout.starts_with("---\n# gitops-lint: drawn anew at every render (random values or the clock), never compared: /stringData/password\n"),
+        "{}",
+        out.stdout
+    );
+    let doc = &docs(&out.stdout)[0];
+    assert_eq!(doc["stringData"]["user"], "admin");
+    assert_eq!(
+        doc["stringData"]["password"].as_str().map(str::len),
+        Some(16)
+    );
 }
 
 /// Without helm, a Helm app renders natively, as helm renders it; with the

@@ -536,6 +536,9 @@ mod tests {
             Some("x ")
         );
         // The values rendered from are not changed.
-        assert_eq!(reg, V::map([("host".to_string(), V::Str("h".into()))].into()));
+        assert_eq!(
+            reg,
+            V::map([("host".to_string(), V::Str("h".into()))].into())
+        );
     }
 }

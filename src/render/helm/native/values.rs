@@ -581,7 +581,10 @@ mod tests {
         let v = json(&coalesce_values(&p, &Map::new()).expect("coalesces"));
         let all = serde_json::json!({"a": 1, "b": 2, "c": 4});
         assert_eq!(v["global"], serde_json::json!({"x": {"tls": all}}));
-        assert_eq!(v["s1"]["global"], serde_json::json!({"x": {"tls": all, "z": 3}}));
+        assert_eq!(
+            v["s1"]["global"],
+            serde_json::json!({"x": {"tls": all, "z": 3}})
+        );
         assert_eq!(v["s2"]["global"], serde_json::json!({"x": {"tls": all}}));
         // Each coalesce starts from copies: the charts' defaults are not
         // changed.
