@@ -151,6 +151,12 @@ impl Manifest {
     }
 }
 
+/// A key as a JSON pointer reference token (RFC 6901: `~` is `~0`, `/`
+/// is `~1`).
+pub(crate) fn pointer_token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
 /// A string annotation of a Kubernetes object value.
 #[must_use]
 pub(crate) fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {

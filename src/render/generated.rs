@@ -70,7 +70,7 @@ fn diff(a: &Value, b: &Value, at: &mut String, out: &mut Vec<String>) -> Result<
             for (k, v) in x {
                 let len = at.len();
                 at.push('/');
-                at.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                at.push_str(&crate::manifest::pointer_token(k));
                 diff(v, &y[k], at, out)?;
                 at.truncate(len);
             }

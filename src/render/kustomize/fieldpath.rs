@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use super::fieldspec::FieldSpec;
 use super::smp::scalar_text;
 use super::{content, KResult};
+use crate::manifest::pointer_token;
 
 /// Splits a field-spec path on `/`, honouring `\/` escapes.
 #[must_use]
@@ -145,7 +146,7 @@ pub(crate) fn scalar_at<'a>(obj: &'a mut Value, fields: &[String]) -> Option<&'a
             }
         });
         ptr.push('/');
-        ptr.push_str(&esc(f));
+        ptr.push_str(&pointer_token(f));
     }
     obj.pointer_mut(&ptr)
         .filter(|cur| !cur.is_object() && !cur.is_array())
@@ -272,10 +273,6 @@ fn new_node(next: Option<&String>, create: MatchCreate) -> Value {
     }
 }
 
-fn esc(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
-}
-
 /// kyaml `PathMatcher`: JSON pointers of every node `parts` (a path split
 /// by [`split_dot_path`]) reaches, creating missing ones when asked.
 /// Created leaves are recorded.
@@ -391,7 +388,7 @@ pub(crate) fn match_nodes(
         }
         m.insert(head.clone(), new_node(rest.first(), create));
         if rest.is_empty() {
-            created.push(format!("{ptr}/{}", esc(head)));
+            created.push(format!("{ptr}/{}", pointer_token(head)));
         }
     }
     let Some(child) = m.get_mut(head.as_str()) else {
@@ -401,7 +398,7 @@ pub(crate) fn match_nodes(
         child,
         rest,
         create,
-        &format!("{ptr}/{}", esc(head)),
+        &format!("{ptr}/{}", pointer_token(head)),
         out,
         created,
     )
