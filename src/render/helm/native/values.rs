@@ -405,18 +405,38 @@ fn process_import_values_tree(c: &mut Chart) -> Result<(), String> {
     process_import_values(c)
 }
 
-/// `pathToMap`: `data` placed at the dotted path (`.` is the top).
-fn path_to_map(path: &str, data: Map) -> Map {
+/// `Values.Table` as `processImportValues` uses it: the table at the
+/// dotted path `name` itself, shared with `v` (`tableLookup` returns the
+/// map it finds), so what is merged into the copy later changes it in `v`.
+fn shared_table(v: &Map, name: &str) -> Option<SharedMap> {
+    let mut parts = name.split('.');
+    let Some(V::Map(mut cur)) = parts.next().and_then(|p| v.get(p)).cloned() else {
+        return None;
+    };
+    for part in parts {
+        let Some(V::Map(next)) = cur.get(part) else {
+            return None;
+        };
+        cur = next;
+    }
+    Some(cur)
+}
+
+/// `pathToMap`: `data` placed at the dotted path (`.` is the top, which
+/// merging then copies entry by entry); below the top it is the very
+/// table.
+fn path_to_map(path: &str, data: SharedMap) -> Map {
     if path == "." {
-        return data;
+        return data.entries().as_ref().clone();
     }
-    let mut cur = data;
+    let mut cur = V::Map(data);
     for part in path.split('.').rev() {
-        let mut m = Map::new();
-        m.insert(part.to_string(), V::map(cur));
-        cur = m;
+        cur = V::map([(part.to_string(), cur)].into());
     }
-    cur
+    match cur {
+        V::Map(m) => m.into_entries(),
+        _ => Map::new(),
+    }
 }
 
 /// `processImportValues` with merge: the chart's values become its
@@ -440,8 +460,8 @@ fn process_import_values(c: &mut Chart) -> Result<(), String> {
                 serde_json::Value::String(s) => {
                     let child = format!("exports.{s}");
                     out.push(serde_json::json!({"child": child, "parent": "."}));
-                    if let Some(t) = table(&cvals, &format!("{}.{child}", r.name)) {
-                        coalesce_tables(&mut b, t, true)?;
+                    if let Some(t) = shared_table(&cvals, &format!("{}.{child}", r.name)) {
+                        coalesce_tables(&mut b, path_to_map(".", t), true)?;
                     }
                     continue;
                 }
@@ -454,7 +474,7 @@ fn process_import_values(c: &mut Chart) -> Result<(), String> {
                 ));
             };
             out.push(serde_json::json!({"child": child, "parent": parent}));
-            if let Some(t) = table(&cvals, &format!("{}.{child}", r.name)) {
+            if let Some(t) = shared_table(&cvals, &format!("{}.{child}", r.name)) {
                 coalesce_tables(&mut b, path_to_map(parent, t), true)?;
             }
         }
@@ -664,6 +684,25 @@ mod tests {
         assert_eq!(j["port"], serde_json::json!(1), "the parent's value wins");
         assert_eq!(j["imported"], serde_json::json!({"a": 2}));
         assert_eq!(j["db"]["cfg"], serde_json::json!({"a": 1}));
+    }
+
+    #[test]
+    fn tables_imported_to_one_path_are_one_map_with_the_first_childs() {
+        // helm v3.17.1: `pathToMap` places the child's table itself, so the
+        // second import merged into it changes the first child's values.
+        let s1 = chart("s1", serde_json::json!({"data": {"a": 1}}), Vec::new());
+        let s2 = chart("s2", serde_json::json!({"data": {"b": 2}}), Vec::new());
+        let mut c = chart("iv", serde_json::json!({}), vec![s1, s2]);
+        let import = |d: &mut Dependency| {
+            d.import_values = vec![serde_json::json!({"child": "data", "parent": "shared"})];
+        };
+        c.metadata.dependencies = Some(vec![dep("s1", import), dep("s2", import)]);
+        process_dependencies(&mut c, &Map::new()).expect("processes");
+        let j = json(&coalesce_values(&c, &Map::new()).expect("coalesces"));
+        let both = serde_json::json!({"a": 1, "b": 2});
+        assert_eq!(j["shared"], both);
+        assert_eq!(j["s1"]["data"], both);
+        assert_eq!(j["s2"]["data"], serde_json::json!({"b": 2}));
     }
 
     #[test]
