@@ -1,7 +1,7 @@
 //! Command-line parsing and wiring; the only place that prints.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -79,6 +79,10 @@ struct Common {
     /// rendering the charts the native renderer does not implement.
     #[arg(long, global = true, value_name = "RENDERER", value_parser = crate::render::HelmRenderer::NAMES)]
     helm_renderer: Option<String>,
+    /// Render Helm charts with this helm binary (`helm template`, as Argo CD
+    /// runs it) instead of natively: `--helm-renderer binary` with BIN.
+    #[arg(long, global = true, value_name = "BIN")]
+    helm_binary: Option<PathBuf>,
     /// In `diff` and `pre-commit`, keep facts about content (what each blob
     /// and subtree holds, by git object id) in DIR between runs, so a small
     /// change reads little more than what it touches (default:
@@ -186,7 +190,10 @@ render error and exits 2."
 }
 
 fn options(c: &Common, progress: &Spinner) -> Options {
-    let helm = find_on_path("helm");
+    let helm = match &c.helm_binary {
+        Some(bin) => resolve_tool(bin),
+        None => find_on_path("helm"),
+    };
     Options {
         repo: c.repo.clone(),
         config: c.config.clone(),
@@ -198,7 +205,11 @@ fn options(c: &Common, progress: &Spinner) -> Options {
             helm_renderer: c
                 .helm_renderer
                 .as_deref()
-                .and_then(crate::render::HelmRenderer::parse),
+                .and_then(crate::render::HelmRenderer::parse)
+                .or(c
+                    .helm_binary
+                    .as_ref()
+                    .map(|_| crate::render::HelmRenderer::Binary)),
             chart_cache: c.chart_cache.as_ref().map(|d| {
                 std::sync::Arc::new(crate::render::chart_cache::ChartCache::new(
                     d.clone(),
@@ -323,22 +334,50 @@ fn requested_tools(c: &Common) -> Result<(), String> {
             ));
         }
     }
+    if let Some(bin) = &c.helm_binary {
+        if c.helm_renderer.as_deref() == Some("native") {
+            return Err(
+                "--helm-binary renders with helm and --helm-renderer native without: drop one"
+                    .to_string(),
+            );
+        }
+        if resolve_tool(bin).is_none() {
+            return Err(format!(
+                "--helm-binary {}: no such executable{}; install helm (v3.17.1), give its full path, or drop the option to render Helm natively",
+                bin.display(),
+                on_path_hint(bin)
+            ));
+        }
+    }
     let Some(bin) = &c.kustomize_binary else {
         return Ok(());
     };
-    let found = if bin.components().count() > 1 {
-        bin.is_file()
-    } else {
-        find_on_path(&bin.to_string_lossy()).is_some()
-    };
-    if found {
+    if resolve_tool(bin).is_some() {
         Ok(())
     } else {
         Err(format!(
             "--kustomize-binary {}: no such executable{}; install it, give its full path, or drop the option to render Kustomize natively",
             bin.display(),
-            if bin.components().count() > 1 { "" } else { " on PATH" }
+            on_path_hint(bin)
         ))
+    }
+}
+
+/// A tool named on the command line: a path as given, a bare name found
+/// on PATH.
+fn resolve_tool(bin: &Path) -> Option<PathBuf> {
+    if bin.components().count() > 1 {
+        bin.is_file().then(|| bin.to_path_buf())
+    } else {
+        find_on_path(&bin.to_string_lossy())
+    }
+}
+
+fn on_path_hint(bin: &Path) -> &'static str {
+    if bin.components().count() > 1 {
+        ""
+    } else {
+        " on PATH"
     }
 }
 
