@@ -219,6 +219,7 @@ fn render_native(
         skip_schema_validation: opts.skip_schema_validation,
         skip_tests: opts.skip_tests,
         no_hooks: false,
+        line: cx.options.helm_line(),
     };
     let text = native::template(cx, &inputs)?;
     let mut sources = Vec::new();
@@ -470,6 +471,7 @@ fn inflate_native(cx: &RenderContext<'_>, c: &InflatedChart) -> Result<String, R
         skip_schema_validation: false,
         skip_tests: c.skip_tests,
         no_hooks: c.skip_hooks,
+        line: cx.options.helm_line(),
     };
     native::template(cx, &inputs)
 }

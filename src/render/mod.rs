@@ -274,9 +274,22 @@ pub struct RenderOptions {
     /// How Helm charts are rendered (`None`: not chosen, the configuration
     /// decides, else [`RenderOptions::effective_helm_renderer`]).
     pub helm_renderer: Option<HelmRenderer>,
+    /// The target Argo CD release (`argocdVersion`), whose helm the native
+    /// renderer renders as where helm releases differ
+    /// ([`RenderOptions::helm_line`]). `None` (no configuration read):
+    /// helm v3.17.1, the corpus reference. The pinned helm binary is
+    /// v3.17.1 whatever this says.
+    pub argocd_version: Option<(u32, u32)>,
 }
 
 impl RenderOptions {
+    /// The helm release the native renderer renders as.
+    #[must_use]
+    pub(crate) fn helm_line(&self) -> helm::native::HelmLine {
+        self.argocd_version
+            .map_or_else(Default::default, helm::native::HelmLine::for_argocd)
+    }
+
     /// The Helm renderer in force: the one chosen, else the pinned helm
     /// when one is on PATH, else the native renderer, so that a runner
     /// without helm loses nothing it can render (what the native renderer
