@@ -75,7 +75,7 @@ fn all_templates(
     let mut next = Map::new();
     next.insert(
         "Chart".into(),
-        super::objects::chart(&c.metadata, is_root, &top.volatile),
+        super::objects::chart(&c.metadata, is_root, &top.volatile, top.line),
     );
     next.insert("Release".into(), top.release.clone());
     next.insert("Capabilities".into(), top.capabilities.clone());

@@ -393,3 +393,38 @@ mod tests {
             .is_some_and(|e| e.contains("cannot unmarshal number")));
     }
 }
+
+#[cfg(test)]
+mod line_tests {
+    use super::super::HelmLine;
+    use super::*;
+
+    #[test]
+    fn helm4_ranks_webhook_configurations_and_names_util_simple_head() {
+        // ingress-nginx__defaults under helm v4.1.4: the kind-less document
+        // moves after the ValidatingWebhookConfiguration.
+        let files: BTreeMap<String, String> = [(
+            "c/templates/a.yaml".to_string(),
+            "# only a comment\n---\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: w\n"
+                .to_string(),
+        )]
+        .into();
+        let kinds = |line| {
+            sort_manifests(&files, line)
+                .expect("sorts")
+                .0
+                .iter()
+                .map(|m| m.kind.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            kinds(HelmLine::V3_19),
+            ["", "ValidatingWebhookConfiguration"]
+        );
+        assert_eq!(kinds(HelmLine::V4), ["ValidatingWebhookConfiguration", ""]);
+        let bad: BTreeMap<String, String> =
+            [("c/templates/a.yaml".to_string(), "just text\n".to_string())].into();
+        let e = sort_manifests(&bad, HelmLine::V4).unwrap_err();
+        assert!(e.ends_with("of type util.SimpleHead"), "{e}");
+    }
+}

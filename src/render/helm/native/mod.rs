@@ -192,6 +192,15 @@ pub(in crate::render::helm) fn template(
             )));
         }
     }
+    // Helm 4.2's coalescing treats nulls otherwise (`cleanNilValues` and
+    // `coalesceTablesFullKey` in `pkg/chart/common/util/coalesce.go` at
+    // v4.2.1: a chart default's null is dropped, a user's null over a null
+    // default kept); only values without a null coalesce as Helm 3's.
+    if inp.line >= HelmLine::V4 && (chart_has_null(&chart) || map_has_null(&vals)) {
+        return Err(not_supported(
+            "null values coalesced as helm v4.2.1 coalesces them (cleanNilValues)",
+        ));
+    }
     values::process_dependencies(&mut chart, &vals).map_err(fail)?;
     let coalesced = values::coalesce_values(&chart, &vals).map_err(fail)?;
     if !inp.skip_schema_validation {
@@ -297,6 +306,24 @@ fn release_namespace<'a>(inp: &Inputs<'a>) -> &'a str {
         "default"
     } else {
         inp.namespace
+    }
+}
+
+/// Whether a chart of `c`'s tree has a null among its default values.
+fn chart_has_null(c: &chart::Chart) -> bool {
+    c.values.values().any(has_null) || c.dependencies.iter().any(chart_has_null)
+}
+
+fn map_has_null(m: &Map) -> bool {
+    m.values().any(has_null)
+}
+
+fn has_null(v: &V) -> bool {
+    match v {
+        V::Nil => true,
+        // Coalescing does not look into lists.
+        V::Map(m) => m.entries().values().any(has_null),
+        _ => false,
     }
 }
 

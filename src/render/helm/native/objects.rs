@@ -757,7 +757,85 @@ fn dependency(d: &Dependency, volatile: &Volatile) -> V {
 /// `.Chart`: `struct { chart.Metadata; IsRoot bool }` (`recAllTpls`). The
 /// embedded `Metadata` prints as one field, and its JSON members are the
 /// struct's own.
-pub(super) fn chart(md: &Metadata, is_root: bool, volatile: &Volatile) -> V {
+pub(super) fn chart(md: &Metadata, is_root: bool, volatile: &Volatile, line: HelmLine) -> V {
+    let c = chart_v3(md, is_root, volatile);
+    if line >= HelmLine::V4 {
+        return host(Helm4Chart(c, volatile.clone()));
+    }
+    c
+}
+
+/// Helm 4's `.Chart`: `MetadataAsMap` (`pkg/chart/common.go` `structToMap`
+/// at v4.2.1), a `map[string]any` of the metadata's Go field names with
+/// `IsRoot` (helm v4.1.4 prints `.Chart.Maintainers` as
+/// `[{"Email":…,"Name":…,"URL":""}]`). Its string and bool fields read as
+/// Helm 3's do; anything else (the map printed, serialized, ranged, a
+/// list or map field, a field it lacks) is refused.
+#[derive(Debug)]
+struct Helm4Chart(V, Volatile);
+
+impl Helm4Chart {
+    fn refuse(&self) {
+        self.1
+            .mark("`.Chart` as Helm 4's map of the chart's metadata (MetadataAsMap)");
+    }
+    fn inner(&self) -> Option<&dyn HostObject> {
+        match &self.0 {
+            V::Host(h) => Some(h.0.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+impl HostObject for Helm4Chart {
+    fn type_name(&self) -> &'static str {
+        "map[string]interface {}"
+    }
+    fn field(&self, name: &str) -> Option<V> {
+        const SCALARS: &[&str] = &[
+            "Name",
+            "Home",
+            "Version",
+            "Description",
+            "Icon",
+            "APIVersion",
+            "Condition",
+            "Tags",
+            "AppVersion",
+            "Deprecated",
+            "KubeVersion",
+            "Type",
+            "IsRoot",
+        ];
+        if SCALARS.contains(&name) {
+            return self.inner().and_then(|c| c.field(name));
+        }
+        self.refuse();
+        Some(V::Nil)
+    }
+    fn call(&self, _: &str, _: &[V]) -> Option<Result<V, String>> {
+        self.refuse();
+        None
+    }
+    fn value(&self) -> V {
+        self.refuse();
+        V::Nil
+    }
+    fn kind(&self) -> &'static str {
+        self.refuse();
+        "map"
+    }
+    fn format(&self, _: bool) -> String {
+        self.refuse();
+        String::new()
+    }
+    fn json(&self) -> Json {
+        self.refuse();
+        Json::Value(V::Nil)
+    }
+}
+
+fn chart_v3(md: &Metadata, is_root: bool, volatile: &Volatile) -> V {
     let s = |v: &str| V::Str(v.to_string());
     let strings = |l: &[String]| list_field("[]string", l.iter().map(|x| s(x)).collect());
     let annotations = if md.annotations.is_empty() {
@@ -914,7 +992,10 @@ mod tests {
                     ),
                 ),
                 ("Files".to_string(), super::files(&files, &volatile)),
-                ("Chart".to_string(), chart(md, true, &volatile)),
+                (
+                    "Chart".to_string(),
+                    chart(md, true, &volatile, HelmLine::V3_17),
+                ),
             ]
             .into(),
         );
@@ -1215,5 +1296,145 @@ mod tests {
             chart("{{ index .Chart.Dependencies 0 }}").unwrap(),
             "{dep 1.x file://dep  [] true [] }"
         );
+    }
+}
+
+#[cfg(test)]
+mod line_tests {
+    use super::*;
+    use crate::gotemplate::{FuncSet, MissingKey, TemplateSet};
+
+    /// `src` with `.Capabilities` of `line` for `--kube-version kube`.
+    fn caps(line: HelmLine, kube: &str, src: &str) -> Result<String, String> {
+        let volatile = Volatile::default();
+        let kv = super::super::version::parse_kube_version(line, kube)?;
+        let dot = V::Map(
+            [(
+                "Capabilities".to_string(),
+                capabilities(&kv, &[], &volatile, line),
+            )]
+            .into(),
+        );
+        let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero)
+            .with_helm_gen(line.template_gen());
+        set.add("t", src)?;
+        let out = set.execute("t", &dot)?;
+        match volatile.take() {
+            Some(why) => Err(why),
+            None => Ok(out),
+        }
+    }
+
+    #[test]
+    fn helm4_kube_version_has_a_normalized_field() {
+        // helm v4.1.4, `--kube-version` absent: `{v1.35.0 v1.35.0 1 35}`;
+        // `--kube-version 1.29`: `.Version` `v1.29`.
+        let t = "{{ .Capabilities.KubeVersion }}|{{ .Capabilities.KubeVersion | quote }}|{{ .Capabilities.KubeVersion.Version }}|{{ .Capabilities.KubeVersion | toJson }}";
+        assert_eq!(
+            caps(HelmLine::V4, "1.30.7-gke.1000", t).as_deref(),
+            Ok(
+                r#"v1.30.7|"{v1.30.7-gke.1000 v1.30.7 1 30}"|v1.30.7-gke.1000|{"Version":"v1.30.7-gke.1000","Major":"1","Minor":"30"}"#
+            )
+        );
+        assert_eq!(
+            caps(HelmLine::V3_19, "1.29", t).as_deref(),
+            Ok(r#"v1.29|"{v1.29 1 29}"|v1.29|{"Version":"v1.29","Major":"1","Minor":"29"}"#)
+        );
+    }
+
+    #[test]
+    fn build_info_is_the_releases_and_an_unknown_go_version_is_refused() {
+        assert_eq!(
+            caps(
+                HelmLine::V3_18,
+                "1.31",
+                "{{ .Capabilities.HelmVersion.Version }} {{ .Capabilities.HelmVersion.GitCommit }}"
+            )
+            .as_deref(),
+            Ok("v3.18.4 d80839cf37d860c8aa9a0503fe463278f26cd5e2")
+        );
+        assert_eq!(
+            caps(
+                HelmLine::V4,
+                "1.31",
+                "{{ .Capabilities.HelmVersion.KubeClientVersion }}"
+            )
+            .as_deref(),
+            Ok("v1.36")
+        );
+        let e = caps(
+            HelmLine::V3_19,
+            "1.31",
+            "{{ .Capabilities.HelmVersion.GoVersion }}",
+        )
+        .unwrap_err();
+        assert!(e.contains("Go version helm v3.19.4"), "{e}");
+        assert!(caps(
+            HelmLine::V4,
+            "1.31",
+            "{{ .Capabilities.HelmVersion | toJson }}"
+        )
+        .is_err());
+        // v3.17.1 is fully known.
+        assert!(caps(
+            HelmLine::V3_17,
+            "1.31",
+            "{{ .Capabilities.HelmVersion | toJson }}"
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn helm4_api_versions_answer_has_but_not_their_order() {
+        assert_eq!(
+            caps(HelmLine::V4, "1.31", r#"{{ .Capabilities.APIVersions.Has "resource.k8s.io/v1" }} {{ .Capabilities.APIVersions.Has "autoscaling/v2beta2" }}"#).as_deref(),
+            Ok("true false")
+        );
+        assert!(caps(
+            HelmLine::V4,
+            "1.31",
+            "{{ .Capabilities.APIVersions | toJson }}"
+        )
+        .is_err());
+        // v3.18.0 printed v1beta2 before v1beta1 (client-go v0.33).
+        let l = caps(
+            HelmLine::V3_18,
+            "1.31",
+            "{{ .Capabilities.APIVersions | toJson }}",
+        )
+        .unwrap();
+        assert!(
+            l.contains(r#""resource.k8s.io/v1beta2","resource.k8s.io/v1beta1""#),
+            "{l}"
+        );
+    }
+
+    #[test]
+    fn range_over_int_and_helm4_functions_follow_the_release() {
+        // helm v3.17.1 (go1.23.5): `range can't iterate over 3`; v3.18.0
+        // (go1.24.3): `0;1;2;`, `none`, and the two-variable error.
+        let r = "{{ range 3 }}{{ . }};{{ end }}{{ range -1 }}x{{ else }}none{{ end }}";
+        assert!(caps(HelmLine::V3_17, "1.31", r)
+            .unwrap_err()
+            .contains("range can't iterate over 3"));
+        assert_eq!(
+            caps(HelmLine::V3_18, "1.31", r).as_deref(),
+            Ok("0;1;2;none")
+        );
+        let e = caps(HelmLine::V3_19, "1.31", "{{ range $i, $e := 3 }}{{ end }}").unwrap_err();
+        assert!(
+            e.ends_with("at <3>: can't use 3 to iterate over more than one variable"),
+            "{e}"
+        );
+        // helm v3.17.1 and v3.18.0: `function "mustToYaml" not defined`.
+        let m = r#"{{ mustToYaml (dict "a" 1) }}"#;
+        assert!(caps(HelmLine::V3_19, "1.31", m)
+            .unwrap_err()
+            .contains(r#"function "mustToYaml" not defined"#));
+        assert_eq!(caps(HelmLine::V4, "1.31", m).as_deref(), Ok("a: 1"));
+        assert!(caps(HelmLine::V4, "1.31", r#"{{ mustToToml (dict "a" "b") }}"#).is_ok());
+        // BurntSushi/toml v1.6.0's floats (helm v4.1.4) are refused.
+        let e = caps(HelmLine::V4, "1.31", r#"{{ toToml (dict "a" 1.5) }}"#).unwrap_err();
+        assert!(e.contains("not supported by gitops-lint"), "{e}");
     }
 }
