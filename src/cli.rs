@@ -201,6 +201,8 @@ fn options(c: &Common, progress: &Spinner) -> Options {
         render_unchanged: false,
         render: crate::render::RenderOptions {
             helm,
+            // From the configuration's `argocdVersion` (`lint`).
+            argocd_version: None,
             external_kustomize: c.kustomize_binary.clone(),
             helm_renderer: c
                 .helm_renderer

@@ -434,6 +434,10 @@ fn with_chart_cache(repo: &GitRepo, mut render: RenderOptions, config: &Config) 
     if render.helm_renderer.is_none() {
         render.helm_renderer = config.helm_renderer;
     }
+    // The native Helm renderer renders as the helm of the target Argo CD.
+    if render.argocd_version.is_none() {
+        render.argocd_version = Some(config.argocd_version);
+    }
     if render.chart_cache.is_some() {
         return render;
     }

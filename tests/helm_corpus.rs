@@ -293,6 +293,12 @@ fn render_case(case: &Case, helm: Option<&Path>) -> Result<String, String> {
         "apps/app.yaml".into(),
         serde_json::to_vec(&app).map_err(|e| e.to_string())?,
     ));
+    // The corpus is helm v3.17.1's output, the helm of Argo CD 3.0: the
+    // native renderer renders as the target Argo CD's helm.
+    files.push((
+        ".gitops-lint.yaml".into(),
+        b"argocdVersion: \"3.0\"\n".to_vec(),
+    ));
     write_commit(tmp.path(), "main", None, &files, "case").map_err(|e| e.to_string())?;
     let opts = Options {
         repo: Some(tmp.path().to_path_buf()),

@@ -116,6 +116,19 @@ pub(super) fn check_name(name: &str, set: FuncSet) -> Result<(), String> {
     }
 }
 
+/// Functions only Helm 4 defines (`pkg/engine/funcs.go` `funcMap` at
+/// v4.2.1; helm v3.17.1 and v3.18.0 answer `function "mustToYaml" not
+/// defined`, verified with the binaries).
+const HELM4_ONLY: &[&str] = &["mustToYaml", "mustToToml"];
+
+/// [`check_name`] for a Helm set of the release `gen`.
+pub(super) fn check_name_gen(name: &str, set: FuncSet, gen: super::HelmGen) -> Result<(), String> {
+    if set == FuncSet::Helm && gen < super::HelmGen::Helm4 && HELM4_ONLY.contains(&name) {
+        return Err(format!("function {name:?} not defined"));
+    }
+    check_name(name, set)
+}
+
 /// Whether `name` is a function of `set` this engine does not evaluate.
 fn not_implemented(name: &str, set: FuncSet) -> bool {
     NOT_IMPLEMENTED.contains(&name)
@@ -752,6 +765,7 @@ const HELM_FUNCS: &[(&str, Func)] = &[
     ("getHostByName", f_get_host_by_name),
     ("mustToYaml", f_to_yaml),
     ("toToml", f_to_toml),
+    ("mustToToml", f_to_toml),
     ("fromYaml", f_helm_from_yaml),
     ("fromYamlArray", f_helm_from_yaml),
     ("fromJson", f_helm_from_json),

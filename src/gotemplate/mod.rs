@@ -79,6 +79,22 @@ pub enum FuncSet {
     Helm,
 }
 
+/// Which Helm release a [`FuncSet::Helm`] set executes as, where their
+/// template engines differ (`TemplateSet::with_helm_gen`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum HelmGen {
+    /// Helm 3.17, built with Go 1.23: `range` takes no integer.
+    #[default]
+    Go123,
+    /// Helm 3.18 and 3.19, built with Go 1.24 (`.github/env`
+    /// `GOLANG_VERSION=1.24`): `range` over an integer (Go 1.24
+    /// `text/template` `walkRange`).
+    Go124,
+    /// Helm 4 (Go 1.26): also `mustToYaml` and `mustToToml`
+    /// (`pkg/engine/funcs.go` `funcMap` at v4.2.1).
+    Helm4,
+}
+
 /// How a missing map key evaluates (`goTemplateOptions: ["missingkey=..."]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MissingKey {
@@ -442,9 +458,20 @@ impl State {
                 if self
                     .set
                     .as_ref()
-                    .is_some_and(|c| c.funcs() == FuncSet::Helm) =>
+                    .is_some_and(|c| c.funcs() == FuncSet::Helm && c.gen() < HelmGen::Go124) =>
             {
                 return Err(format!("range can't iterate over {n}").into())
+            }
+            // Go 1.24's `walkRange` binds one variable at most to an integer
+            // (verified with helm v3.18.0, built with go1.24.3).
+            V::Int(n)
+                if p.vars.len() > 1
+                    && self
+                        .set
+                        .as_ref()
+                        .is_some_and(|c| c.funcs() == FuncSet::Helm) =>
+            {
+                return Err(format!("can't use {n} to iterate over more than one variable").into())
             }
             // Go ranges over an int lazily; a bound keeps a hostile count finite.
             V::Int(n) if n > 1_000_000 => {
@@ -782,6 +809,17 @@ impl State {
             .set
             .as_ref()
             .map_or(FuncSet::ApplicationSet, SetCx::funcs);
+        // Helm 4 encodes TOML with BurntSushi/toml v1.6.0, whose floats
+        // differ from v1.4.0's (helm v4.1.4 prints `8080` and `6.02e+23`
+        // where v3.17.1 prints `8080.0` and `602000000000000000000000.0`).
+        if matches!(name, "toToml" | "mustToToml")
+            && self.set.as_ref().is_some_and(|c| c.gen() >= HelmGen::Helm4)
+            && vals.iter().any(value::holds_float)
+        {
+            return Err(Flow::Error(format!(
+                "error calling {name}: a float encoded by Helm 4's TOML encoder (BurntSushi/toml v1.6.0) is not supported by gitops-lint, so this template cannot be evaluated offline"
+            )));
+        }
         let out = funcs::call(name, vals, self.bytes_left, funcs)
             .map_err(|e| Flow::Error(format!("error calling {name}: {e}")))?;
         self.charge(&out)?;

@@ -18,7 +18,8 @@ use std::sync::Arc;
 use super::generators::{Generator, Variant};
 use super::parse::{self, List, Node, TemplateCall};
 use super::{
-    check_functions, Budget, Flow, FuncSet, MissingKey, State, MAX_STEPS, MAX_VALUE_BYTES, V,
+    check_functions, Budget, Flow, FuncSet, HelmGen, MissingKey, State, MAX_STEPS, MAX_VALUE_BYTES,
+    V,
 };
 
 pub(super) use super::funcs::go_quote;
@@ -66,6 +67,7 @@ type Trees = BTreeMap<String, Arc<Tree>>;
 pub struct TemplateSet {
     root: String,
     funcs: FuncSet,
+    gen: HelmGen,
     missing: MissingKey,
     trees: Arc<Trees>,
 }
@@ -75,6 +77,7 @@ pub struct TemplateSet {
 pub(super) struct SetCx {
     root: String,
     funcs: FuncSet,
+    gen: HelmGen,
     trees: Arc<Trees>,
     /// The template executing (Go's `state.tmpl.Name()`).
     name: String,
@@ -89,6 +92,10 @@ pub(super) struct SetCx {
 impl SetCx {
     pub(super) fn funcs(&self) -> FuncSet {
         self.funcs
+    }
+
+    pub(super) fn gen(&self) -> HelmGen {
+        self.gen
     }
 
     pub(super) fn generator(&self) -> Option<&Generator> {
@@ -125,8 +132,14 @@ fn parse_error(name: &str, src: &str, at: usize, msg: &str) -> String {
 /// replaces an earlier one, except that an empty body never replaces an
 /// existing template. Within one source, two non-empty definitions of one
 /// name are an error (`parse.Tree.add`).
-fn add_source(trees: &mut Trees, name: &str, src: &str, funcs: FuncSet) -> Result<(), String> {
-    let known = |f: &str| super::funcs::check_name(f, funcs);
+fn add_source(
+    trees: &mut Trees,
+    name: &str,
+    src: &str,
+    funcs: FuncSet,
+    gen: HelmGen,
+) -> Result<(), String> {
+    let known = |f: &str| super::funcs::check_name_gen(f, funcs, gen);
     let parsed =
         parse::parse_set(src, Some(&known)).map_err(|(at, e)| parse_error(name, src, at, &e))?;
     let check =
@@ -178,9 +191,17 @@ impl TemplateSet {
         TemplateSet {
             root: root.to_string(),
             funcs,
+            gen: HelmGen::default(),
             missing,
             trees: Arc::new(BTreeMap::new()),
         }
+    }
+
+    /// The set executing as the Helm release `gen` (default: Helm 3.17).
+    #[must_use]
+    pub fn with_helm_gen(mut self, gen: HelmGen) -> TemplateSet {
+        self.gen = gen;
+        self
     }
 
     /// Parses `src` as the template `name` (Go's `t.New(name).Parse(src)`):
@@ -193,7 +214,13 @@ impl TemplateSet {
     /// `template: NAME:LINE: MSG` (Helm's `cleanupParseError` turns that into
     /// `parse error at (NAME:LINE): MSG`).
     pub fn add(&mut self, name: &str, src: &str) -> Result<(), String> {
-        add_source(Arc::make_mut(&mut self.trees), name, src, self.funcs)
+        add_source(
+            Arc::make_mut(&mut self.trees),
+            name,
+            src,
+            self.funcs,
+            self.gen,
+        )
     }
 
     /// Whether the set holds a template called `name`.
@@ -261,6 +288,7 @@ impl TemplateSet {
             set: Some(SetCx {
                 root: self.root.clone(),
                 funcs: self.funcs,
+                gen: self.gen,
                 trees: self.trees.clone(),
                 name: name.to_string(),
                 tree: tree.clone(),
@@ -397,7 +425,7 @@ impl State {
         // are seen only by this execution.
         let root = cx.root.clone();
         let mut trees = (*cx.trees).clone();
-        add_source(&mut trees, &root, text, cx.funcs)
+        add_source(&mut trees, &root, text, cx.funcs, cx.gen)
             .map_err(|e| format!("cannot parse template {}: {e}", go_quote(text)))?;
         let Some(tree) = trees.get(&root).cloned() else {
             return Err(format!("cannot parse template {}", go_quote(text)));

@@ -51,7 +51,17 @@ pub(crate) fn render(
     cx: &RenderContext<'_>,
     spec: &SourceSpec,
 ) -> Result<Vec<RenderedObject>, RenderError> {
-    let opts = Options::parse(spec)?;
+    let opts = Options::parse(spec).map_err(|mut e| {
+        if e.message.starts_with("release name \"") {
+            if let Some(name) = e.message.strip_prefix("release name ").and_then(|r| {
+                let end = r.find("\": invalid release name")?;
+                serde_json::from_str::<String>(&r[..=end]).ok()
+            }) {
+                e.message = invalid_release_name_in(cx, &name);
+            }
+        }
+        e
+    })?;
     let build = dependencies::plan(cx, &spec.path)?;
     // With `--skip-schema-validation` helm never reads a schema, so none
     // can make it fetch or read anything (AC `util/helm/cmd.go` `template`
@@ -222,6 +232,7 @@ fn render_native(
         skip_schema_validation: opts.skip_schema_validation,
         skip_tests: opts.skip_tests,
         no_hooks: false,
+        line: cx.options.helm_line(),
     };
     let text = native::template(cx, &inputs)?;
     let mut sources = Vec::new();
@@ -453,7 +464,7 @@ pub(crate) fn inflate(cx: &RenderContext<'_>, c: &InflatedChart) -> Result<Strin
 fn inflate_native(cx: &RenderContext<'_>, c: &InflatedChart) -> Result<String, RenderError> {
     if let Some(r) = &c.release {
         if !valid_release_name(r) {
-            return Err(RenderError::content(invalid_release_name(r)));
+            return Err(RenderError::content(invalid_release_name_in(cx, r)));
         }
     }
     let release = c.release.clone().unwrap_or_else(|| "release-name".into());
@@ -480,6 +491,7 @@ fn inflate_native(cx: &RenderContext<'_>, c: &InflatedChart) -> Result<String, R
         skip_schema_validation: false,
         skip_tests: c.skip_tests,
         no_hooks: c.skip_hooks,
+        line: cx.options.helm_line(),
     };
     native::template(cx, &inputs)
 }
@@ -1087,6 +1099,19 @@ fn invalid_release_name(name: &str) -> String {
     format!(
         "release name {name:?}: invalid release name, must match regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ and the length must not be longer than 53"
     )
+}
+
+/// [`invalid_release_name`] as the helm in force words it: the native
+/// renderer as Helm 4 adds `release name check failed: ` (`pkg/action/
+/// install.go` `RunWithContext` at v4.2.1; helm v4.1.4 prints it).
+fn invalid_release_name_in(cx: &RenderContext<'_>, name: &str) -> String {
+    if cx.options.effective_helm_renderer() == HelmRenderer::Native
+        && cx.options.helm_line() >= native::HelmLine::V4
+    {
+        format!("release name check failed: {}", invalid_release_name(name))
+    } else {
+        invalid_release_name(name)
+    }
 }
 
 /// Helm's release-name rule (DNS-1123 subdomain, at most 53 characters).

@@ -34,11 +34,12 @@ pub(super) fn key(cx: &RenderContext<'_>, spec: &SourceSpec) -> Option<ObjectId>
         .collect();
     let o = cx.options;
     let options = format!(
-        "{:?} {:?} {:?} {}",
+        "{:?} {:?} {:?} {} {:?}",
         o.helm,
         o.external_kustomize,
         o.helm_renderer,
-        o.chart_cache.is_some()
+        o.chart_cache.is_some(),
+        o.argocd_version
     );
     Some(record_key(
         "footprint",

@@ -278,9 +278,22 @@ pub struct RenderOptions {
     /// How many times this run has started `helm template` (a count, not a
     /// setting: clones share it).
     pub helm_runs: Arc<std::sync::atomic::AtomicUsize>,
+    /// The target Argo CD release (`argocdVersion`), whose helm the native
+    /// renderer renders as where helm releases differ
+    /// ([`RenderOptions::helm_line`]). `None` (no configuration read):
+    /// helm v3.17.1, the corpus reference. The pinned helm binary is
+    /// v3.17.1 whatever this says.
+    pub argocd_version: Option<(u32, u32)>,
 }
 
 impl RenderOptions {
+    /// The helm release the native renderer renders as.
+    #[must_use]
+    pub(crate) fn helm_line(&self) -> helm::native::HelmLine {
+        self.argocd_version
+            .map_or_else(Default::default, helm::native::HelmLine::for_argocd)
+    }
+
     /// The Helm renderer in force: the one chosen, else the native one.
     /// The pinned helm stays the escape hatch: see
     /// [`RenderOptions::helm_fallback`].

@@ -53,6 +53,8 @@ pub(super) struct Top {
     pub(crate) variant: Variant,
     /// Whether a template drew a random value or the clock.
     pub(crate) generated: AtomicBool,
+    /// The helm release rendered as.
+    pub(crate) line: super::HelmLine,
 }
 
 /// `recAllTpls`: the templates of `c` (at `full_path`) and its subcharts,
@@ -73,7 +75,7 @@ fn all_templates(
     let mut next = Map::new();
     next.insert(
         "Chart".into(),
-        super::objects::chart(&c.metadata, is_root, &top.volatile),
+        super::objects::chart(&c.metadata, is_root, &top.volatile, top.line),
     );
     next.insert("Release".into(), top.release.clone());
     next.insert("Capabilities".into(), top.capabilities.clone());
@@ -236,6 +238,7 @@ fn render_within(
     // The set depends on the templates' names and sources alone, so
     // every render of the same chart content shares one parse.
     let mut digest = sha2::Sha256::new();
+    digest.update([top.line as u8]);
     for k in &keys {
         for part in [k.as_bytes(), tpls[*k].src.as_bytes()] {
             digest.update(part.len().to_le_bytes());
@@ -249,7 +252,8 @@ fn render_within(
                 return Err(not_supported(&format!("{what} in `{name}`")));
             }
         }
-        let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
+        let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero)
+            .with_helm_gen(top.line.template_gen());
         for k in &keys {
             if let Err(e) = set.add(k, &tpls[*k].src) {
                 if engine_refuses(&e) {
@@ -308,6 +312,20 @@ fn render_within(
                 return Err(RenderError::content(format!("`{k}`: {e}")))
             }
             Err(e) if engine_refuses(&e) => return Err(not_supported(&e)),
+            // Helm 4's `reformatExecErrorMsg` (`pkg/engine/engine.go` at
+            // v4.2.1) rewrites every execution error but `fail`'s and
+            // `required`'s into a multi-line trace walked along Go's
+            // wrapped errors (helm v4.1.4: `Error: c/templates/cm.yaml:31:28`
+            // then `executing … at <…>:` and the message, indented).
+            Err(e)
+                if top.line >= super::HelmLine::V4
+                    && e.starts_with("template: ")
+                    && !e.contains("HELM_ERR_START") =>
+            {
+                return Err(not_supported(&format!(
+                    "helm v4's wording of the template execution error in `{k}` ({e})"
+                )))
+            }
             Err(e) => return Err(helm_error(chart_dir, &exec_error(k, &e))),
         }
     }
@@ -333,13 +351,15 @@ mod tests {
         let top = Top {
             release: V::Map(Map::new().into()),
             capabilities: super::super::objects::capabilities(
-                "v1.31.0",
+                &("v1.31.0".into(), "v1.31.0".into()),
                 &[],
                 &super::super::objects::Volatile::default(),
+                super::super::HelmLine::V3_17,
             ),
             volatile: super::super::objects::Volatile::default(),
             variant: Variant::First,
             generated: AtomicBool::new(false),
+            line: super::super::HelmLine::V3_17,
         };
         render_within(&cache, &chart, &Map::new(), &top, "c", limit)
             .map(|r| r.len())
@@ -469,6 +489,7 @@ mod tests {
             volatile: super::super::objects::Volatile::default(),
             variant: Variant::First,
             generated: AtomicBool::new(false),
+            line: super::super::HelmLine::V3_17,
         };
         let out =
             render(&ParseCache::default(), &parent, &values, &top, "p").map_err(|e| e.to_string());
@@ -527,6 +548,7 @@ mod tests {
             volatile: super::super::objects::Volatile::default(),
             variant: Variant::First,
             generated: AtomicBool::new(false),
+            line: super::super::HelmLine::V3_17,
         };
         let out = render(&ParseCache::default(), &parent, &values, &top, "p")
             .map_err(|e| e.to_string())

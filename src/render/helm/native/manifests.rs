@@ -97,10 +97,26 @@ pub(in crate::render::helm) fn split_manifests(big: &str) -> Vec<String> {
         .collect()
 }
 
+/// Helm 4's `InstallOrder` (`pkg/release/v1/util/kind_sorter.go` at
+/// v4.2.1) ends with the two webhook configurations, which Helm 3 sorts as
+/// unknown kinds (helm v4.1.4 prints them before a kind-less document,
+/// where v3.17.1 prints them after).
+const HELM4_INSTALL_ORDER_TAIL: &[&str] = &[
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+];
+
 /// `lessByKind` over `InstallOrder`: known kinds by their rank, before
 /// unknown ones, which go by name.
-fn kind_rank(a: &str, b: &str) -> std::cmp::Ordering {
-    let rank = |k: &str| INSTALL_ORDER.iter().position(|x| *x == k);
+fn kind_rank(a: &str, b: &str, helm4: bool) -> std::cmp::Ordering {
+    let rank = |k: &str| {
+        INSTALL_ORDER.iter().position(|x| *x == k).or_else(|| {
+            helm4
+                .then(|| HELM4_INSTALL_ORDER_TAIL.iter().position(|x| *x == k))
+                .flatten()
+                .map(|i| INSTALL_ORDER.len() + i)
+        })
+    };
     match (rank(a), rank(b)) {
         (Some(x), Some(y)) => x.cmp(&y),
         (Some(_), None) => std::cmp::Ordering::Less,
@@ -111,7 +127,7 @@ fn kind_rank(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// The parts of a document `SimpleHead` reads: `kind` and the
 /// annotations, as `yaml.Unmarshal` into it would fail or read them.
-fn head(doc: &str, path: &str) -> Result<(String, BTreeMap<String, String>), String> {
+fn head(doc: &str, path: &str, helm4: bool) -> Result<(String, BTreeMap<String, String>), String> {
     let docs = crate::yaml::load_all_as(
         doc,
         crate::yaml::Dialect::SigsYaml,
@@ -133,7 +149,16 @@ fn head(doc: &str, path: &str) -> Result<(String, BTreeMap<String, String>), Str
     let obj = match &v {
         Value::Object(o) => o,
         Value::Null => return Ok((String::new(), BTreeMap::new())),
-        other => return Err(bad(kind_of(other), "value", "releaseutil.SimpleHead")),
+        // Helm 4's package is `util` (`pkg/release/v1/util`; helm v4.1.4
+        // prints `util.SimpleHead`).
+        other => {
+            let ty = if helm4 {
+                "util.SimpleHead"
+            } else {
+                "releaseutil.SimpleHead"
+            };
+            return Err(bad(kind_of(other), "value", ty));
+        }
     };
     let kind = match obj.get("kind") {
         None | Some(Value::Null) => String::new(),
@@ -208,7 +233,9 @@ fn head(doc: &str, path: &str) -> Result<(String, BTreeMap<String, String>), Str
 /// A document that is not valid YAML (helm's "YAML parse error on …").
 pub(in crate::render::helm) fn sort_manifests(
     files: &BTreeMap<String, String>,
+    line: super::HelmLine,
 ) -> Result<(Vec<Manifest>, Vec<Manifest>), String> {
+    let helm4 = line >= super::HelmLine::V4;
     let mut generic = Vec::new();
     let mut hooks = Vec::new();
     for (path, content) in files {
@@ -216,8 +243,13 @@ pub(in crate::render::helm) fn sort_manifests(
         if base.starts_with('_') || content.trim().is_empty() {
             continue;
         }
-        for doc in split_manifests(content) {
-            let (kind, annotations) = head(&doc, path)?;
+        let docs = if helm4 {
+            split_manifests_v4(content)
+        } else {
+            split_manifests(content)
+        };
+        for doc in docs {
+            let (kind, annotations) = head(&doc, path, helm4)?;
             let m = Manifest {
                 path: path.clone(),
                 content: doc,
@@ -240,9 +272,25 @@ pub(in crate::render::helm) fn sort_manifests(
             hooks.push(Manifest { test, ..m });
         }
     }
-    generic.sort_by(|a, b| kind_rank(&a.kind, &b.kind));
-    hooks.sort_by(|a, b| kind_rank(&a.kind, &b.kind));
+    generic.sort_by(|a, b| kind_rank(&a.kind, &b.kind, helm4));
+    hooks.sort_by(|a, b| kind_rank(&a.kind, &b.kind, helm4));
     Ok((generic, hooks))
+}
+
+/// Helm 4's `SplitManifests` (`pkg/release/v1/util/manifest.go` at
+/// v4.2.1): leading space trimmed, trailing space kept, documents of
+/// space alone dropped.
+fn split_manifests_v4(big: &str) -> Vec<String> {
+    static SEP: OnceLock<Option<Regex>> = OnceLock::new();
+    let sep = SEP.get_or_init(|| Regex::new(r"(?:^|[\t\n\f\r ]*\n)---[\t\n\f\r ]*").ok());
+    let trimmed = big.trim_start();
+    let Some(sep) = sep else {
+        return vec![trimmed.to_string()];
+    };
+    sep.split(trimmed)
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| d.trim_start().to_string())
+        .collect()
 }
 
 /// The text `helm template` prints: `crds` (path, content) first, then the
@@ -309,7 +357,8 @@ mod tests {
             "c/templates/ns.yaml".to_string(),
             "kind: Namespace\n".to_string(),
         );
-        let (generic, hooks) = sort_manifests(&files).expect("sorts");
+        let (generic, hooks) =
+            sort_manifests(&files, super::super::HelmLine::V3_17).expect("sorts");
         let kinds: Vec<&str> = generic.iter().map(|m| m.kind.as_str()).collect();
         assert_eq!(
             kinds,
@@ -332,15 +381,50 @@ mod tests {
     fn a_bad_document_fails_as_helm_fails() {
         let mut files = BTreeMap::new();
         files.insert("c/templates/x.yaml".to_string(), "a: [\n".to_string());
-        assert!(sort_manifests(&files)
+        assert!(sort_manifests(&files, super::super::HelmLine::V3_17)
             .err()
             .is_some_and(|e| e.starts_with("YAML parse error on c/templates/x.yaml")));
         files.insert(
             "c/templates/x.yaml".to_string(),
             "metadata:\n  annotations:\n    a: 1\n".to_string(),
         );
-        assert!(sort_manifests(&files)
+        assert!(sort_manifests(&files, super::super::HelmLine::V3_17)
             .err()
             .is_some_and(|e| e.contains("cannot unmarshal number")));
+    }
+}
+
+#[cfg(test)]
+mod line_tests {
+    use super::super::HelmLine;
+    use super::*;
+
+    #[test]
+    fn helm4_ranks_webhook_configurations_and_names_util_simple_head() {
+        // ingress-nginx__defaults under helm v4.1.4: the kind-less document
+        // moves after the ValidatingWebhookConfiguration.
+        let files: BTreeMap<String, String> = [(
+            "c/templates/a.yaml".to_string(),
+            "# only a comment\n---\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: w\n"
+                .to_string(),
+        )]
+        .into();
+        let kinds = |line| {
+            sort_manifests(&files, line)
+                .expect("sorts")
+                .0
+                .iter()
+                .map(|m| m.kind.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            kinds(HelmLine::V3_19),
+            ["", "ValidatingWebhookConfiguration"]
+        );
+        assert_eq!(kinds(HelmLine::V4), ["ValidatingWebhookConfiguration", ""]);
+        let bad: BTreeMap<String, String> =
+            [("c/templates/a.yaml".to_string(), "just text\n".to_string())].into();
+        let e = sort_manifests(&bad, HelmLine::V4).unwrap_err();
+        assert!(e.ends_with("of type util.SimpleHead"), "{e}");
     }
 }

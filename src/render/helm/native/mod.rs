@@ -28,6 +28,8 @@ mod schema;
 mod schema_format;
 pub(in crate::render::helm) mod strvals;
 pub(in crate::render::helm) mod values;
+mod version;
+pub use version::HelmLine;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -35,13 +37,7 @@ use std::sync::Arc;
 use super::super::{RenderContext, RenderError};
 use super::dependencies::Build;
 use crate::gotemplate::V;
-use crate::semver::Version;
 use values::Map;
-
-/// The Kubernetes version helm v3.17.1 assumes without `--kube-version`
-/// (`chartutil.DefaultCapabilities`, set from the client-go it is built
-/// with).
-pub(in crate::render::helm) const DEFAULT_KUBE_VERSION: &str = "v1.32.0";
 
 /// What the native renderer is given: the command line Argo CD would run,
 /// with every file it names already read from the repository.
@@ -80,6 +76,8 @@ pub(in crate::render::helm) struct Inputs<'a> {
     pub(crate) skip_tests: bool,
     /// `--no-hooks` (Kustomize's `skipHooks`): hooks are not printed.
     pub(crate) no_hooks: bool,
+    /// The helm release rendered as (from `argocdVersion`).
+    pub(crate) line: HelmLine,
 }
 
 /// The start of every message for what the native renderer does not
@@ -156,12 +154,6 @@ fn merge_user_values(inp: &Inputs<'_>) -> Result<Map, String> {
     Ok(base)
 }
 
-/// `chartutil.ParseKubeVersion`: `v<major>.<minor>.<patch>…`.
-fn parse_kube_version(v: &str) -> Result<String, String> {
-    // `"v" + sv.String()`: build metadata (`+k3s1`) is kept.
-    Ok(format!("v{}", Version::parse(v)?))
-}
-
 /// Renders the chart as `helm template` would print it.
 ///
 /// # Errors
@@ -173,10 +165,12 @@ pub(in crate::render::helm) fn template(
 ) -> Result<String, RenderError> {
     let fail = |m: String| helm_error(inp.chart_dir, &m);
     let kube_version = match inp.kube_version {
-        Some(v) => {
-            parse_kube_version(v).map_err(|e| fail(format!("invalid kube version '{v}': {e}")))?
+        Some(v) => version::parse_kube_version(inp.line, v)
+            .map_err(|e| fail(format!("invalid kube version '{v}': {e}")))?,
+        None => {
+            let d = inp.line.default_kube_version().to_string();
+            (d.clone(), d)
         }
-        None => DEFAULT_KUBE_VERSION.to_string(),
     };
     let vals = merge_user_values(inp).map_err(fail)?;
     let mut chart = chart::load(cx, inp.chart_dir, inp.build).map_err(|e| {
@@ -199,32 +193,60 @@ pub(in crate::render::helm) fn template(
             .map(|r| r.name.as_str())
             .collect();
         if !missing.is_empty() {
+            // Helm 4 lowercases the first word (`pkg/cmd/install.go`
+            // `runInstall` at v4.2.1; helm v4.1.4 prints `an error occurred`).
+            let first = if inp.line >= HelmLine::V4 { "an" } else { "An" };
             return Err(fail(format!(
-                "An error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: {}",
+                "{first} error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: {}",
                 missing.join(", ")
             )));
         }
     }
+    // Helm 4.2's coalescing treats nulls otherwise (`cleanNilValues` and
+    // `coalesceTablesFullKey` in `pkg/chart/common/util/coalesce.go` at
+    // v4.2.1: a chart default's null is dropped, a user's null over a null
+    // default kept); only values without a null coalesce as Helm 3's.
+    if inp.line >= HelmLine::V4 && (chart_has_null(&chart) || map_has_null(&vals)) {
+        return Err(not_supported(
+            "null values coalesced as helm v4.2.1 coalesces them (cleanNilValues)",
+        ));
+    }
     values::process_dependencies(&mut chart, &vals).map_err(fail)?;
     let coalesced = values::coalesce_values(&chart, &vals).map_err(fail)?;
     if !inp.skip_schema_validation {
+        // helm v3.19 validates with santhosh-tekuri/jsonschema/v6 instead of
+        // gojsonschema (`pkg/chartutil/jsonschema.go` at v3.19.4,
+        // `pkg/chart/common/util/jsonschema.go` at v4.2.1): other drafts by
+        // default, other keywords asserted, other messages (helm v4.1.4:
+        // `- at '/policy': got null, want string`).
+        if inp.line >= HelmLine::V3_19 {
+            if let Some(name) = first_schema(&chart) {
+                return Err(not_supported(&format!(
+                    "values.schema.json of `{name}` as helm {} validates it (santhosh-tekuri/jsonschema/v6)",
+                    inp.line.release()
+                )));
+            }
+        }
         check_schemas(inp, &chart, &coalesced)?;
     }
+    // `IsCompatibleRange(..., caps.KubeVersion.String())`: Helm 4 checks and
+    // prints the normalized version.
     if !chart.metadata.kube_version.is_empty()
-        && !values::is_compatible_range(&chart.metadata.kube_version, &kube_version)
+        && !values::is_compatible_range(&chart.metadata.kube_version, &kube_version.1)
     {
         return Err(fail(format!(
-            "chart requires kubeVersion: {} which is incompatible with Kubernetes {kube_version}",
-            chart.metadata.kube_version
+            "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
+            chart.metadata.kube_version, kube_version.1
         )));
     }
     let volatile = objects::Volatile::default();
     let top = engine::Top {
         release: release_value(inp),
-        capabilities: objects::capabilities(&kube_version, inp.api_versions, &volatile),
+        capabilities: objects::capabilities(&kube_version, inp.api_versions, &volatile, inp.line),
         volatile,
         variant: cx.variant,
         generated: std::sync::atomic::AtomicBool::new(false),
+        line: inp.line,
     };
     let rendered = engine::render(cx.cache, &chart, &coalesced, &top, inp.chart_dir);
     if top.generated.load(std::sync::atomic::Ordering::Relaxed) {
@@ -233,7 +255,7 @@ pub(in crate::render::helm) fn template(
     let mut rendered = rendered?;
     // `renderResources`: NOTES.txt is never a manifest.
     rendered.retain(|k, _| !k.ends_with("NOTES.txt"));
-    let (generic, hooks) = manifests::sort_manifests(&rendered).map_err(fail)?;
+    let (generic, hooks) = manifests::sort_manifests(&rendered, inp.line).map_err(fail)?;
     let crds = if inp.include_crds {
         chart.crd_objects(chart.name())
     } else {
@@ -297,6 +319,32 @@ fn release_namespace<'a>(inp: &Inputs<'a>) -> &'a str {
     }
 }
 
+/// Whether a chart of `c`'s tree has a null among its default values.
+fn chart_has_null(c: &chart::Chart) -> bool {
+    c.values.values().any(has_null) || c.dependencies.iter().any(chart_has_null)
+}
+
+fn map_has_null(m: &Map) -> bool {
+    m.values().any(has_null)
+}
+
+fn has_null(v: &V) -> bool {
+    match v {
+        V::Nil => true,
+        // Coalescing does not look into lists.
+        V::Map(m) => m.entries().values().any(has_null),
+        _ => false,
+    }
+}
+
+/// The first chart of `c`'s tree with a `values.schema.json`.
+fn first_schema(c: &chart::Chart) -> Option<String> {
+    if c.schema.is_some() {
+        return Some(c.name().to_string());
+    }
+    c.dependencies.iter().find_map(first_schema)
+}
+
 /// `ValidateAgainstSchema` (`pkg/chartutil/jsonschema.go`): the chart's
 /// schema against its values, then each subchart's against the subchart's,
 /// every failing chart's errors in that order under its name, as
@@ -355,23 +403,4 @@ fn collect_schema_failures(
         collect_schema_failures(sub, &sv, out)?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_kube_version;
-
-    #[test]
-    fn kube_version_keeps_its_build_metadata_as_helm_prints_it() {
-        // chartutil.ParseKubeVersion: "v" + semver's String().
-        assert_eq!(parse_kube_version("1.29").as_deref(), Ok("v1.29.0"));
-        assert_eq!(
-            parse_kube_version("v1.29.3+k3s1").as_deref(),
-            Ok("v1.29.3+k3s1")
-        );
-        assert_eq!(
-            parse_kube_version("1.29.x"),
-            Err("Invalid Semantic Version".to_string())
-        );
-    }
 }

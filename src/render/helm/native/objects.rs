@@ -20,72 +20,9 @@ use super::chart::{ChartFile, Dependency, Metadata};
 use crate::glob::{Glob, GlobError};
 use crate::gotemplate::{Host, HostObject, Json, V};
 
-/// `chartutil.DefaultVersionSet` of helm v3.17.1: the group/versions of
-/// client-go v0.32's scheme with the apiextensions ones, in its order.
-const DEFAULT_API_VERSIONS: &[&str] = &[
-    "v1",
-    "admissionregistration.k8s.io/v1",
-    "admissionregistration.k8s.io/v1alpha1",
-    "admissionregistration.k8s.io/v1beta1",
-    "internal.apiserver.k8s.io/v1alpha1",
-    "apps/v1",
-    "apps/v1beta1",
-    "apps/v1beta2",
-    "authentication.k8s.io/v1",
-    "authentication.k8s.io/v1alpha1",
-    "authentication.k8s.io/v1beta1",
-    "authorization.k8s.io/v1",
-    "authorization.k8s.io/v1beta1",
-    "autoscaling/v1",
-    "autoscaling/v2",
-    "autoscaling/v2beta1",
-    "autoscaling/v2beta2",
-    "batch/v1",
-    "batch/v1beta1",
-    "certificates.k8s.io/v1",
-    "certificates.k8s.io/v1beta1",
-    "certificates.k8s.io/v1alpha1",
-    "coordination.k8s.io/v1alpha2",
-    "coordination.k8s.io/v1beta1",
-    "coordination.k8s.io/v1",
-    "discovery.k8s.io/v1",
-    "discovery.k8s.io/v1beta1",
-    "events.k8s.io/v1",
-    "events.k8s.io/v1beta1",
-    "extensions/v1beta1",
-    "flowcontrol.apiserver.k8s.io/v1",
-    "flowcontrol.apiserver.k8s.io/v1beta1",
-    "flowcontrol.apiserver.k8s.io/v1beta2",
-    "flowcontrol.apiserver.k8s.io/v1beta3",
-    "networking.k8s.io/v1",
-    "networking.k8s.io/v1alpha1",
-    "networking.k8s.io/v1beta1",
-    "node.k8s.io/v1",
-    "node.k8s.io/v1alpha1",
-    "node.k8s.io/v1beta1",
-    "policy/v1",
-    "policy/v1beta1",
-    "rbac.authorization.k8s.io/v1",
-    "rbac.authorization.k8s.io/v1beta1",
-    "rbac.authorization.k8s.io/v1alpha1",
-    "resource.k8s.io/v1beta1",
-    "resource.k8s.io/v1alpha3",
-    "scheduling.k8s.io/v1alpha1",
-    "scheduling.k8s.io/v1beta1",
-    "scheduling.k8s.io/v1",
-    "storage.k8s.io/v1beta1",
-    "storage.k8s.io/v1",
-    "storage.k8s.io/v1alpha1",
-    "storagemigration.k8s.io/v1alpha1",
-    "apiextensions.k8s.io/v1beta1",
-    "apiextensions.k8s.io/v1",
-];
-
-/// helm v3.17.1's `version.BuildInfo` as the release binary reports it.
-const HELM_VERSION: &str = "v3.17.1";
-const HELM_GIT_COMMIT: &str = "980d8ac1939e39138101364400756af2bdee1da5";
-const HELM_GIT_TREE_STATE: &str = "clean";
-const HELM_GO_VERSION: &str = "go1.23.5";
+#[cfg(test)]
+use super::version::DEFAULT_API_VERSIONS_3_17 as DEFAULT_API_VERSIONS;
+use super::version::{BuildInfo, HelmLine};
 
 /// What a render read that Go does not determine; the engine refuses a
 /// render once this holds a reason.
@@ -134,34 +71,56 @@ fn struct_format(fields: &[V]) -> String {
 /// `chartutil.KubeVersion`. Reached through the `*Capabilities` it is
 /// addressable, so its pointer's `String` and `GitVersion` apply; a copy
 /// (what a function is given) has neither, and prints as a struct.
+///
+/// Helm 4's (`pkg/chart/common/capabilities.go` at v4.2.1) has the
+/// unexported `normalizedVersion` after `Version`: `%v` prints it (helm
+/// v4.1.4: `{v1.35.0 v1.35.0 1 35}`), JSON leaves it out, and `String()`
+/// returns it while `GitVersion()` returns `Version`.
 #[derive(Debug, Clone)]
 struct KubeVersion {
     version: String,
+    /// Helm 4's `normalizedVersion`.
+    normalized: Option<String>,
     major: String,
     minor: String,
     addressable: bool,
 }
 
 impl KubeVersion {
-    fn fields(&self) -> [V; 3] {
-        [
-            V::Str(self.version.clone()),
-            V::Str(self.major.clone()),
-            V::Str(self.minor.clone()),
-        ]
+    fn fields(&self) -> Vec<V> {
+        let mut f = vec![V::Str(self.version.clone())];
+        if let Some(n) = &self.normalized {
+            f.push(V::Str(n.clone()));
+        }
+        f.push(V::Str(self.major.clone()));
+        f.push(V::Str(self.minor.clone()));
+        f
+    }
+
+    /// `String()`.
+    fn string(&self) -> String {
+        match &self.normalized {
+            Some(n) if !n.is_empty() => n.clone(),
+            _ => self.version.clone(),
+        }
     }
 }
 
 impl HostObject for KubeVersion {
     fn type_name(&self) -> &'static str {
-        "chartutil.KubeVersion"
+        if self.normalized.is_some() {
+            "common.KubeVersion"
+        } else {
+            "chartutil.KubeVersion"
+        }
     }
     fn field(&self, name: &str) -> Option<V> {
         match name {
             "Version" => Some(V::Str(self.version.clone())),
             "Major" => Some(V::Str(self.major.clone())),
             "Minor" => Some(V::Str(self.minor.clone())),
-            "GitVersion" | "String" if self.addressable => Some(V::Str(self.version.clone())),
+            "GitVersion" if self.addressable => Some(V::Str(self.version.clone())),
+            "String" if self.addressable => Some(V::Str(self.string())),
             _ => None,
         }
     }
@@ -179,17 +138,16 @@ impl HostObject for KubeVersion {
     }
     fn printed(&self) -> String {
         if self.addressable {
-            self.version.clone()
+            self.string()
         } else {
             self.format(true)
         }
     }
     fn json(&self) -> Json {
-        let [v, ma, mi] = self.fields();
         Json::Object(vec![
-            ("Version".into(), v),
-            ("Major".into(), ma),
-            ("Minor".into(), mi),
+            ("Version".into(), V::Str(self.version.clone())),
+            ("Major".into(), V::Str(self.major.clone())),
+            ("Minor".into(), V::Str(self.minor.clone())),
         ])
     }
     fn boxed(&self) -> Option<V> {
@@ -202,9 +160,21 @@ impl HostObject for KubeVersion {
     }
 }
 
-/// `chartutil.VersionSet`.
+/// `chartutil.VersionSet`: the list, whether its order is known (see
+/// [`HelmLine::default_api_versions`]), and where a use of an unknown
+/// order is recorded.
 #[derive(Debug)]
-struct VersionSet(Vec<String>);
+struct VersionSet(Vec<String>, bool, Volatile);
+
+impl VersionSet {
+    fn order_read(&self) {
+        if !self.1 {
+            self.2.mark(
+                "the order of helm v4.2.1's default API versions (client-go v0.36.1's scheme), which is not known",
+            );
+        }
+    }
+}
 
 impl HostObject for VersionSet {
     fn type_name(&self) -> &'static str {
@@ -228,6 +198,7 @@ impl HostObject for VersionSet {
         }
     }
     fn value(&self) -> V {
+        self.order_read();
         str_list(&self.0)
     }
     fn kind(&self) -> &'static str {
@@ -235,17 +206,33 @@ impl HostObject for VersionSet {
     }
 }
 
-/// `version.BuildInfo` of helm v3.17.1.
+/// `version.BuildInfo` of the release (see [`HelmLine::build_info`]): a
+/// `GoVersion` that is not known is recorded as volatile where read.
 #[derive(Debug)]
-struct HelmVersion;
+struct HelmVersion(BuildInfo, Volatile);
 
 impl HelmVersion {
-    const FIELDS: [(&'static str, &'static str, &'static str); 4] = [
-        ("Version", "version", HELM_VERSION),
-        ("GitCommit", "git_commit", HELM_GIT_COMMIT),
-        ("GitTreeState", "git_tree_state", HELM_GIT_TREE_STATE),
-        ("GoVersion", "go_version", HELM_GO_VERSION),
-    ];
+    /// (Go name, JSON name, value), in the struct's order.
+    fn fields(&self) -> Vec<(&'static str, &'static str, &'static str)> {
+        let i = &self.0;
+        let go = i.go_version.unwrap_or_else(|| {
+            self.1.mark(&format!(
+                "the Go version helm {} was built with (`.Capabilities.HelmVersion.GoVersion`), which is not known",
+                i.version
+            ));
+            ""
+        });
+        let mut f = vec![
+            ("Version", "version", i.version),
+            ("GitCommit", "git_commit", i.git_commit),
+            ("GitTreeState", "git_tree_state", "clean"),
+            ("GoVersion", "go_version", go),
+        ];
+        if let Some(k) = i.kube_client_version {
+            f.push(("KubeClientVersion", "kube_client_version", k));
+        }
+        f
+    }
 }
 
 impl HostObject for HelmVersion {
@@ -253,10 +240,22 @@ impl HostObject for HelmVersion {
         "version.BuildInfo"
     }
     fn field(&self, name: &str) -> Option<V> {
-        Self::FIELDS
-            .iter()
-            .find(|(n, _, _)| *n == name)
-            .map(|(_, _, v)| V::Str((*v).to_string()))
+        let i = &self.0;
+        let v = match name {
+            "Version" => i.version,
+            "GitCommit" => i.git_commit,
+            "GitTreeState" => "clean",
+            "KubeClientVersion" => i.kube_client_version?,
+            "GoVersion" => {
+                return self
+                    .fields()
+                    .into_iter()
+                    .find(|f| f.0 == "GoVersion")
+                    .map(|f| V::Str(f.2.to_string()))
+            }
+            _ => return None,
+        };
+        Some(V::Str(v.to_string()))
     }
     fn call(&self, _: &str, _: &[V]) -> Option<Result<V, String>> {
         None
@@ -268,16 +267,18 @@ impl HostObject for HelmVersion {
         "struct"
     }
     fn format(&self, _: bool) -> String {
-        let fields: Vec<V> = Self::FIELDS
+        let fields: Vec<V> = self
+            .fields()
             .iter()
             .map(|(_, _, v)| V::Str((*v).to_string()))
             .collect();
         struct_format(&fields)
     }
     fn json(&self) -> Json {
-        // Every field is `omitempty` and none is empty.
+        // Every field but Helm 4's `kube_client_version` is `omitempty`,
+        // and none is empty.
         Json::Object(
-            Self::FIELDS
+            self.fields()
                 .iter()
                 .map(|(_, j, v)| ((*j).to_string(), V::Str((*v).to_string())))
                 .collect(),
@@ -346,28 +347,33 @@ fn pointer_format(volatile: &Volatile, top: bool, fields: &[V]) -> String {
 /// `.Capabilities` of `helm template`: the Kubernetes version given (as
 /// `ParseKubeVersion` made it) and helm's API versions with `--api-versions`
 /// appended (`pkg/action/install.go` `RunWithContext`, client-only).
+///
+/// `kube_version` is (`Version`, normalized), as
+/// [`super::version::parse_kube_version`] returns it; the API versions and
+/// the build information are the release's (`line`).
 pub(super) fn capabilities(
-    kube_version: &str,
+    kube_version: &(String, String),
     extra_api_versions: &[String],
     volatile: &Volatile,
+    line: HelmLine,
 ) -> V {
-    let mut parts = kube_version.trim_start_matches('v').split('.');
+    let (version, normalized) = kube_version;
+    let mut parts = normalized.trim_start_matches('v').split('.');
     let major = parts.next().unwrap_or_default().to_string();
     let minor = parts.next().unwrap_or_default().to_string();
-    let mut api: Vec<String> = DEFAULT_API_VERSIONS
-        .iter()
-        .map(|s| (*s).to_string())
-        .collect();
+    let (defaults, order_known) = line.default_api_versions();
+    let mut api: Vec<String> = defaults.iter().map(|s| (*s).to_string()).collect();
     api.extend(extra_api_versions.iter().cloned());
     host(Capabilities {
         kube: host(KubeVersion {
-            version: kube_version.to_string(),
+            version: version.clone(),
+            normalized: (line >= HelmLine::V4).then(|| normalized.clone()),
             major,
             minor,
             addressable: true,
         }),
-        api: host(VersionSet(api)),
-        helm: host(HelmVersion),
+        api: host(VersionSet(api, order_known, volatile.clone())),
+        helm: host(HelmVersion(line.build_info(), volatile.clone())),
         volatile: volatile.clone(),
     })
 }
@@ -751,7 +757,85 @@ fn dependency(d: &Dependency, volatile: &Volatile) -> V {
 /// `.Chart`: `struct { chart.Metadata; IsRoot bool }` (`recAllTpls`). The
 /// embedded `Metadata` prints as one field, and its JSON members are the
 /// struct's own.
-pub(super) fn chart(md: &Metadata, is_root: bool, volatile: &Volatile) -> V {
+pub(super) fn chart(md: &Metadata, is_root: bool, volatile: &Volatile, line: HelmLine) -> V {
+    let c = chart_v3(md, is_root, volatile);
+    if line >= HelmLine::V4 {
+        return host(Helm4Chart(c, volatile.clone()));
+    }
+    c
+}
+
+/// Helm 4's `.Chart`: `MetadataAsMap` (`pkg/chart/common.go` `structToMap`
+/// at v4.2.1), a `map[string]any` of the metadata's Go field names with
+/// `IsRoot` (helm v4.1.4 prints `.Chart.Maintainers` as
+/// `[{"Email":…,"Name":…,"URL":""}]`). Its string and bool fields read as
+/// Helm 3's do; anything else (the map printed, serialized, ranged, a
+/// list or map field, a field it lacks) is refused.
+#[derive(Debug)]
+struct Helm4Chart(V, Volatile);
+
+impl Helm4Chart {
+    fn refuse(&self) {
+        self.1
+            .mark("`.Chart` as Helm 4's map of the chart's metadata (MetadataAsMap)");
+    }
+    fn inner(&self) -> Option<&dyn HostObject> {
+        match &self.0 {
+            V::Host(h) => Some(h.0.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+impl HostObject for Helm4Chart {
+    fn type_name(&self) -> &'static str {
+        "map[string]interface {}"
+    }
+    fn field(&self, name: &str) -> Option<V> {
+        const SCALARS: &[&str] = &[
+            "Name",
+            "Home",
+            "Version",
+            "Description",
+            "Icon",
+            "APIVersion",
+            "Condition",
+            "Tags",
+            "AppVersion",
+            "Deprecated",
+            "KubeVersion",
+            "Type",
+            "IsRoot",
+        ];
+        if SCALARS.contains(&name) {
+            return self.inner().and_then(|c| c.field(name));
+        }
+        self.refuse();
+        Some(V::Nil)
+    }
+    fn call(&self, _: &str, _: &[V]) -> Option<Result<V, String>> {
+        self.refuse();
+        None
+    }
+    fn value(&self) -> V {
+        self.refuse();
+        V::Nil
+    }
+    fn kind(&self) -> &'static str {
+        self.refuse();
+        "map"
+    }
+    fn format(&self, _: bool) -> String {
+        self.refuse();
+        String::new()
+    }
+    fn json(&self) -> Json {
+        self.refuse();
+        Json::Value(V::Nil)
+    }
+}
+
+fn chart_v3(md: &Metadata, is_root: bool, volatile: &Volatile) -> V {
     let s = |v: &str| V::Str(v.to_string());
     let strings = |l: &[String]| list_field("[]string", l.iter().map(|x| s(x)).collect());
     let annotations = if md.annotations.is_empty() {
@@ -900,10 +984,18 @@ mod tests {
             [
                 (
                     "Capabilities".to_string(),
-                    capabilities("v1.32.0", &["x.io/v1".to_string()], &volatile),
+                    capabilities(
+                        &("v1.32.0".into(), "v1.32.0".into()),
+                        &["x.io/v1".to_string()],
+                        &volatile,
+                        HelmLine::V3_17,
+                    ),
                 ),
                 ("Files".to_string(), super::files(&files, &volatile)),
-                ("Chart".to_string(), chart(md, true, &volatile)),
+                (
+                    "Chart".to_string(),
+                    chart(md, true, &volatile, HelmLine::V3_17),
+                ),
             ]
             .into(),
         );
@@ -1204,5 +1296,145 @@ mod tests {
             chart("{{ index .Chart.Dependencies 0 }}").unwrap(),
             "{dep 1.x file://dep  [] true [] }"
         );
+    }
+}
+
+#[cfg(test)]
+mod line_tests {
+    use super::*;
+    use crate::gotemplate::{FuncSet, MissingKey, TemplateSet};
+
+    /// `src` with `.Capabilities` of `line` for `--kube-version kube`.
+    fn caps(line: HelmLine, kube: &str, src: &str) -> Result<String, String> {
+        let volatile = Volatile::default();
+        let kv = super::super::version::parse_kube_version(line, kube)?;
+        let dot = V::Map(
+            [(
+                "Capabilities".to_string(),
+                capabilities(&kv, &[], &volatile, line),
+            )]
+            .into(),
+        );
+        let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero)
+            .with_helm_gen(line.template_gen());
+        set.add("t", src)?;
+        let out = set.execute("t", &dot)?;
+        match volatile.take() {
+            Some(why) => Err(why),
+            None => Ok(out),
+        }
+    }
+
+    #[test]
+    fn helm4_kube_version_has_a_normalized_field() {
+        // helm v4.1.4, `--kube-version` absent: `{v1.35.0 v1.35.0 1 35}`;
+        // `--kube-version 1.29`: `.Version` `v1.29`.
+        let t = "{{ .Capabilities.KubeVersion }}|{{ .Capabilities.KubeVersion | quote }}|{{ .Capabilities.KubeVersion.Version }}|{{ .Capabilities.KubeVersion | toJson }}";
+        assert_eq!(
+            caps(HelmLine::V4, "1.30.7-gke.1000", t).as_deref(),
+            Ok(
+                r#"v1.30.7|"{v1.30.7-gke.1000 v1.30.7 1 30}"|v1.30.7-gke.1000|{"Version":"v1.30.7-gke.1000","Major":"1","Minor":"30"}"#
+            )
+        );
+        assert_eq!(
+            caps(HelmLine::V3_19, "1.29", t).as_deref(),
+            Ok(r#"v1.29|"{v1.29 1 29}"|v1.29|{"Version":"v1.29","Major":"1","Minor":"29"}"#)
+        );
+    }
+
+    #[test]
+    fn build_info_is_the_releases_and_an_unknown_go_version_is_refused() {
+        assert_eq!(
+            caps(
+                HelmLine::V3_18,
+                "1.31",
+                "{{ .Capabilities.HelmVersion.Version }} {{ .Capabilities.HelmVersion.GitCommit }}"
+            )
+            .as_deref(),
+            Ok("v3.18.4 d80839cf37d860c8aa9a0503fe463278f26cd5e2")
+        );
+        assert_eq!(
+            caps(
+                HelmLine::V4,
+                "1.31",
+                "{{ .Capabilities.HelmVersion.KubeClientVersion }}"
+            )
+            .as_deref(),
+            Ok("v1.36")
+        );
+        let e = caps(
+            HelmLine::V3_19,
+            "1.31",
+            "{{ .Capabilities.HelmVersion.GoVersion }}",
+        )
+        .unwrap_err();
+        assert!(e.contains("Go version helm v3.19.4"), "{e}");
+        assert!(caps(
+            HelmLine::V4,
+            "1.31",
+            "{{ .Capabilities.HelmVersion | toJson }}"
+        )
+        .is_err());
+        // v3.17.1 is fully known.
+        assert!(caps(
+            HelmLine::V3_17,
+            "1.31",
+            "{{ .Capabilities.HelmVersion | toJson }}"
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn helm4_api_versions_answer_has_but_not_their_order() {
+        assert_eq!(
+            caps(HelmLine::V4, "1.31", r#"{{ .Capabilities.APIVersions.Has "resource.k8s.io/v1" }} {{ .Capabilities.APIVersions.Has "autoscaling/v2beta2" }}"#).as_deref(),
+            Ok("true false")
+        );
+        assert!(caps(
+            HelmLine::V4,
+            "1.31",
+            "{{ .Capabilities.APIVersions | toJson }}"
+        )
+        .is_err());
+        // v3.18.0 printed v1beta2 before v1beta1 (client-go v0.33).
+        let l = caps(
+            HelmLine::V3_18,
+            "1.31",
+            "{{ .Capabilities.APIVersions | toJson }}",
+        )
+        .unwrap();
+        assert!(
+            l.contains(r#""resource.k8s.io/v1beta2","resource.k8s.io/v1beta1""#),
+            "{l}"
+        );
+    }
+
+    #[test]
+    fn range_over_int_and_helm4_functions_follow_the_release() {
+        // helm v3.17.1 (go1.23.5): `range can't iterate over 3`; v3.18.0
+        // (go1.24.3): `0;1;2;`, `none`, and the two-variable error.
+        let r = "{{ range 3 }}{{ . }};{{ end }}{{ range -1 }}x{{ else }}none{{ end }}";
+        assert!(caps(HelmLine::V3_17, "1.31", r)
+            .unwrap_err()
+            .contains("range can't iterate over 3"));
+        assert_eq!(
+            caps(HelmLine::V3_18, "1.31", r).as_deref(),
+            Ok("0;1;2;none")
+        );
+        let e = caps(HelmLine::V3_19, "1.31", "{{ range $i, $e := 3 }}{{ end }}").unwrap_err();
+        assert!(
+            e.ends_with("at <3>: can't use 3 to iterate over more than one variable"),
+            "{e}"
+        );
+        // helm v3.17.1 and v3.18.0: `function "mustToYaml" not defined`.
+        let m = r#"{{ mustToYaml (dict "a" 1) }}"#;
+        assert!(caps(HelmLine::V3_19, "1.31", m)
+            .unwrap_err()
+            .contains(r#"function "mustToYaml" not defined"#));
+        assert_eq!(caps(HelmLine::V4, "1.31", m).as_deref(), Ok("a: 1"));
+        assert!(caps(HelmLine::V4, "1.31", r#"{{ mustToToml (dict "a" "b") }}"#).is_ok());
+        // BurntSushi/toml v1.6.0's floats (helm v4.1.4) are refused.
+        let e = caps(HelmLine::V4, "1.31", r#"{{ toToml (dict "a" 1.5) }}"#).unwrap_err();
+        assert!(e.contains("not supported by gitops-lint"), "{e}");
     }
 }
