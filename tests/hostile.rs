@@ -361,7 +361,7 @@ fn argv_logging_helm(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     (helm, log, dir.join("executed"))
 }
 
-/// `helm` (where used) only ever runs `template`, with every flag before
+/// `helm` (with `--helm-renderer binary`) only ever runs `template`, with every flag before
 /// `--`, on a copy of a chart from the repository in a temporary
 /// directory; a release name that tries to be a flag never reaches it.
 #[test]
@@ -394,7 +394,7 @@ fn helm_runs_only_template_on_a_copy_outside_the_repository() {
     let out = bin()
         .current_dir(tmp.path())
         .env("PATH", format!("{}:/usr/bin:/bin", tools.path().display()))
-        .args(["diff", "main..change", "--format", "json"])
+        .args(["diff", "main..change", "--format", "json", "--helm-renderer", "binary"])
         .output()
         .expect("runs");
     let report = json(&out);
@@ -503,7 +503,7 @@ fn helm_charts_run_only_template_on_a_copy_outside_the_repository() {
     let out = bin()
         .current_dir(tmp.path())
         .env("PATH", format!("{}:/usr/bin:/bin", tools.path().display()))
-        .args(["diff", "main..change", "--format", "json"])
+        .args(["diff", "main..change", "--format", "json", "--helm-renderer", "binary"])
         .output()
         .expect("runs");
     let report = json(&out);
@@ -982,7 +982,8 @@ fn a_printf_width_in_the_hundreds_of_millions_is_not_allocated() {
 }
 
 /// An app-of-apps that generates a new child at every level (here a chart
-/// whose release `lN` renders the Application `lN+1`) never ends: after the
+/// whose release `lN` renders the Application `lN+1`, by a helm binary)
+/// never ends: after the
 /// last round followed, the app still waiting is GL000, not silently absent,
 /// and nothing is pruned.
 #[test]
@@ -1010,7 +1011,7 @@ printf -- '---\n# Source: chain/templates/app.yaml\napiVersion: argoproj.io/v1al
     let out = bin()
         .current_dir(tmp.path())
         .env("PATH", format!("{}:/usr/bin:/bin", tools.path().display()))
-        .args(["check", "main", "--format", "json"])
+        .args(["check", "main", "--format", "json", "--helm-renderer", "binary"])
         .timeout(std::time::Duration::from_secs(300))
         .output()
         .expect("runs");
@@ -1022,6 +1023,32 @@ printf -- '---\n# Source: chain/templates/app.yaml\napiVersion: argoproj.io/v1al
         .and_then(|f| f["message"].as_str())
         .unwrap_or_default();
     assert!(msg.contains("did not settle after 16 rounds"), "{msg}");
+    assert!(pruned_apps(&report).is_empty(), "{report:#}");
+}
+
+/// The same chain from a chart the native renderer renders: its template
+/// names the Application `lN+1` from the release `lN`.
+#[test]
+fn an_endless_app_of_apps_chain_rendered_natively_is_cut_and_reported() {
+    let template = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: l{{ add1 (trimPrefix \"l\" .Release.Name | atoi) }}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: https://github.com/acme/gitops.git\n    targetRevision: main\n    path: chart\n    helm:\n      releaseName: l{{ add1 (trimPrefix \"l\" .Release.Name | atoi) }}\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: chain\n";
+    let files = vec![
+        file(
+            "argocd/l0.yaml",
+            app_yaml("l0", "chart", "    helm:\n      releaseName: l0\n"),
+        ),
+        file("chart/Chart.yaml", CHART),
+        file("chart/templates/app.yaml", template),
+    ];
+    let tmp = repo(&files, &files);
+    let out = bin()
+        .current_dir(tmp.path())
+        .env("PATH", "/usr/bin:/bin")
+        .args(["check", "main", "--format", "json", "--helm-renderer", "native"])
+        .timeout(std::time::Duration::from_secs(300))
+        .output()
+        .expect("runs");
+    let report = json(&out);
+    assert_eq!(gl000_apps(&report), ["l16"], "{report:#}");
     assert!(pruned_apps(&report).is_empty(), "{report:#}");
 }
 
