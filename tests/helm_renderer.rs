@@ -203,4 +203,32 @@ fn native_by_default_and_helm_for_what_it_does_not_implement() {
     );
     assert_eq!(codes(&findings), ["GL001"], "{findings:?}");
     assert_eq!(stats.helm_runs, 2, "{stats}");
+
+    // `--helm-binary BIN` on the command line: that helm, with no helm on
+    // PATH.
+    let tmp = tempfile::tempdir().expect("temp dir");
+    write_commit(tmp.path(), "main", None, &base, "base").expect("base commit");
+    write_commit(tmp.path(), "change", Some("main"), &head, "head").expect("head commit");
+    add_remote(tmp.path(), "origin", URL).expect("remote");
+    let out = assert_cmd::Command::cargo_bin("gitops-lint")
+        .expect("the gitops-lint binary is built")
+        .env("PATH", "/usr/bin:/bin")
+        .env("GITOPS_LINT_STATS", "1")
+        .args([
+            "diff",
+            "main..change",
+            "--format",
+            "json",
+            "--no-cache",
+            "--repo",
+        ])
+        .arg(tmp.path())
+        .arg("--helm-binary")
+        .arg(&helm)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(", 2 helm runs"), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["findings"][0]["code"], "GL001", "{report:#}");
 }

@@ -394,7 +394,14 @@ fn helm_runs_only_template_on_a_copy_outside_the_repository() {
     let out = bin()
         .current_dir(tmp.path())
         .env("PATH", format!("{}:/usr/bin:/bin", tools.path().display()))
-        .args(["diff", "main..change", "--format", "json", "--helm-renderer", "binary"])
+        .args([
+            "diff",
+            "main..change",
+            "--format",
+            "json",
+            "--helm-renderer",
+            "binary",
+        ])
         .output()
         .expect("runs");
     let report = json(&out);
@@ -503,7 +510,14 @@ fn helm_charts_run_only_template_on_a_copy_outside_the_repository() {
     let out = bin()
         .current_dir(tmp.path())
         .env("PATH", format!("{}:/usr/bin:/bin", tools.path().display()))
-        .args(["diff", "main..change", "--format", "json", "--helm-renderer", "binary"])
+        .args([
+            "diff",
+            "main..change",
+            "--format",
+            "json",
+            "--helm-renderer",
+            "binary",
+        ])
         .output()
         .expect("runs");
     let report = json(&out);
@@ -1011,7 +1025,14 @@ printf -- '---\n# Source: chain/templates/app.yaml\napiVersion: argoproj.io/v1al
     let out = bin()
         .current_dir(tmp.path())
         .env("PATH", format!("{}:/usr/bin:/bin", tools.path().display()))
-        .args(["check", "main", "--format", "json", "--helm-renderer", "binary"])
+        .args([
+            "check",
+            "main",
+            "--format",
+            "json",
+            "--helm-renderer",
+            "binary",
+        ])
         .timeout(std::time::Duration::from_secs(300))
         .output()
         .expect("runs");
@@ -1043,7 +1064,14 @@ fn an_endless_app_of_apps_chain_rendered_natively_is_cut_and_reported() {
     let out = bin()
         .current_dir(tmp.path())
         .env("PATH", "/usr/bin:/bin")
-        .args(["check", "main", "--format", "json", "--helm-renderer", "native"])
+        .args([
+            "check",
+            "main",
+            "--format",
+            "json",
+            "--helm-renderer",
+            "native",
+        ])
         .timeout(std::time::Duration::from_secs(300))
         .output()
         .expect("runs");

@@ -278,3 +278,40 @@ fn a_missing_requested_kustomize_binary_is_a_usage_error() {
         );
     }
 }
+
+/// Likewise a helm binary asked for that does not exist, and one asked for
+/// beside `--helm-renderer native`.
+#[test]
+fn a_missing_requested_helm_binary_is_a_usage_error() {
+    let repo = repository(UPSTREAM, None, &[]);
+    for bin_arg in ["/missing/helm", "no-such-helm-binary"] {
+        let (code, stdout, stderr) = run(
+            repo.path(),
+            &["diff", "main..cleanup", "--helm-binary", bin_arg],
+        );
+        assert_eq!(
+            code,
+            Some(2),
+            "{bin_arg}: stdout:\n{stdout}\nstderr:\n{stderr}"
+        );
+        assert!(stdout.is_empty(), "{stdout}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains(&format!("--helm-binary {bin_arg}: no such executable")),
+            "{stderr}"
+        );
+    }
+    let (code, _, stderr) = run(
+        repo.path(),
+        &[
+            "diff",
+            "main..cleanup",
+            "--helm-binary",
+            "/bin/sh",
+            "--helm-renderer",
+            "native",
+        ],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("drop one"), "{stderr}");
+}
