@@ -202,17 +202,21 @@ pub(in crate::render::helm) fn template(
             )));
         }
     }
-    // Helm 4.2's coalescing treats nulls otherwise (`cleanNilValues` and
-    // `coalesceTablesFullKey` in `pkg/chart/common/util/coalesce.go` at
-    // v4.2.1: a chart default's null is dropped, a user's null over a null
-    // default kept); only values without a null coalesce as Helm 3's.
-    if inp.line >= HelmLine::V4 && (chart_has_null(&chart) || map_has_null(&vals)) {
+    let nulls = if inp.line >= HelmLine::V4 {
+        values::Nulls::Helm4
+    } else {
+        values::Nulls::Helm3
+    };
+    // Helm 4's `coalesceTablesFullKey` also writes the nulls of the table
+    // merged into over the one merged from, which `import-values` takes
+    // from the subcharts' own values: that sharing is not followed.
+    if nulls == values::Nulls::Helm4 && imports_values(&chart) && chart_has_null(&chart) {
         return Err(not_supported(
-            "null values coalesced as helm v4.2.1 coalesces them (cleanNilValues)",
+            "null values in a chart with `import-values`, merged as helm v4.2.1 merges them",
         ));
     }
-    values::process_dependencies(&mut chart, &vals).map_err(fail)?;
-    let coalesced = values::coalesce_values(&chart, &vals).map_err(fail)?;
+    values::process_dependencies(&mut chart, &vals, nulls).map_err(fail)?;
+    let coalesced = values::coalesce_values(&chart, &vals, nulls).map_err(fail)?;
     if !inp.skip_schema_validation {
         // helm v3.19 validates with santhosh-tekuri/jsonschema/v6 instead of
         // gojsonschema (`pkg/chartutil/jsonschema.go` at v3.19.4,
@@ -324,8 +328,14 @@ fn chart_has_null(c: &chart::Chart) -> bool {
     c.values.values().any(has_null) || c.dependencies.iter().any(chart_has_null)
 }
 
-fn map_has_null(m: &Map) -> bool {
-    m.values().any(has_null)
+/// Whether a chart of `c`'s tree imports values from a subchart.
+fn imports_values(c: &chart::Chart) -> bool {
+    c.metadata
+        .dependencies
+        .iter()
+        .flatten()
+        .any(|d| !d.import_values.is_empty())
+        || c.dependencies.iter().any(imports_values)
 }
 
 fn has_null(v: &V) -> bool {

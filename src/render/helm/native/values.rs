@@ -26,6 +26,19 @@ use crate::semver::{Constraint, Version};
 /// A values table (`map[string]interface{}`).
 pub(in crate::render::helm) type Map = BTreeMap<String, V>;
 
+/// How coalescing treats nulls, by helm release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(in crate::render::helm) enum Nulls {
+    /// Helm 3: a null deletes the key under it, the chart's own included.
+    #[default]
+    Helm3,
+    /// Helm v4.2 (`pkg/chart/common/util/coalesce.go` at v4.2.1): a
+    /// chart default's null is dropped before it merges (`cleanNilValues`),
+    /// and a null over a null default is kept (`coalesceTablesFullKey`'s
+    /// `srcOriginalNonNil`).
+    Helm4,
+}
+
 /// `IsCompatibleRange`: whether `version` satisfies `constraint` (both
 /// must parse).
 #[must_use]
@@ -57,9 +70,13 @@ pub(in crate::render::helm) fn merge_maps(a: &mut Map, b: Map) {
 ///
 /// # Errors
 /// A subchart's key that holds something other than a table.
-pub(in crate::render::helm) fn coalesce_values(chart: &Chart, vals: &Map) -> Result<Map, String> {
+pub(in crate::render::helm) fn coalesce_values(
+    chart: &Chart,
+    vals: &Map,
+    nulls: Nulls,
+) -> Result<Map, String> {
     let mut dest = fresh_copy(vals)?;
-    coalesce(chart, &mut dest, false)?;
+    coalesce(chart, &mut dest, false, nulls)?;
     Ok(dest)
 }
 
@@ -67,9 +84,13 @@ pub(in crate::render::helm) fn coalesce_values(chart: &Chart, vals: &Map) -> Res
 ///
 /// # Errors
 /// As [`coalesce_values`].
-pub(in crate::render::helm) fn merge_values(chart: &Chart, vals: &Map) -> Result<Map, String> {
+pub(in crate::render::helm) fn merge_values(
+    chart: &Chart,
+    vals: &Map,
+    nulls: Nulls,
+) -> Result<Map, String> {
     let mut dest = fresh_copy(vals)?;
-    coalesce(chart, &mut dest, true)?;
+    coalesce(chart, &mut dest, true, nulls)?;
     Ok(dest)
 }
 
@@ -84,9 +105,9 @@ fn fresh_copy(vals: &Map) -> Result<Map, String> {
         .ok_or_else(|| "values nest deeper than gitops-lint copies".to_string())
 }
 
-fn coalesce(ch: &Chart, dest: &mut Map, merge: bool) -> Result<(), String> {
-    coalesce_into(ch, dest, merge)?;
-    coalesce_deps(ch, dest, merge)
+fn coalesce(ch: &Chart, dest: &mut Map, merge: bool, nulls: Nulls) -> Result<(), String> {
+    coalesce_into(ch, dest, merge, nulls)?;
+    coalesce_deps(ch, dest, merge, nulls)
 }
 
 /// Go's `%t` of a value that is not a bool, as `errors.Errorf` prints it.
@@ -117,7 +138,7 @@ fn go_percent_t(v: &V) -> String {
 }
 
 /// `coalesceDeps`.
-fn coalesce_deps(ch: &Chart, dest: &mut Map, merge: bool) -> Result<(), String> {
+fn coalesce_deps(ch: &Chart, dest: &mut Map, merge: bool, nulls: Nulls) -> Result<(), String> {
     for sub in &ch.dependencies {
         let name = sub.name().to_string();
         let mut dv = match dest.remove(&name) {
@@ -130,7 +151,7 @@ fn coalesce_deps(ch: &Chart, dest: &mut Map, merge: bool) -> Result<(), String> 
             }
         };
         coalesce_globals(&mut dv, dest)?;
-        coalesce(sub, &mut dv, merge)?;
+        coalesce(sub, &mut dv, merge, nulls)?;
         dest.insert(name, V::map(dv));
     }
     Ok(())
@@ -161,7 +182,8 @@ fn coalesce_globals(dest: &mut Map, src: &Map) -> Result<(), String> {
                     Some(V::Map(destv)) => {
                         // Top-down: the parent's tables win, nulls kept
                         // (the coalesce that follows removes them).
-                        coalesce_shared(&vv, &destv.entries(), true)?;
+                        // With `merge`, Helm 4's nulls change nothing here.
+                        coalesce_shared(&vv, &destv.entries(), true, Nulls::Helm3)?;
                     }
                     // "cannot merge map onto non-map"
                     Some(_) => continue,
@@ -180,10 +202,20 @@ fn coalesce_globals(dest: &mut Map, src: &Map) -> Result<(), String> {
 }
 
 /// `coalesceValues`: the chart's defaults under `v`.
-fn coalesce_into(c: &Chart, v: &mut Map, merge: bool) -> Result<(), String> {
+fn coalesce_into(c: &Chart, v: &mut Map, merge: bool, nulls: Nulls) -> Result<(), String> {
+    let helm4 = nulls == Nulls::Helm4;
     for (key, val) in fresh_copy(&c.values)? {
         match v.get(&key) {
             None => {
+                // Helm 4: "skip chart default nils and clean nils from
+                // nested maps so they don't shadow globals".
+                if helm4 && !merge {
+                    match &val {
+                        V::Nil => continue,
+                        V::Map(sub) => clean_nil_values(sub)?,
+                        _ => {}
+                    }
+                }
                 v.insert(key, val);
             }
             Some(V::Nil) if !merge => {
@@ -193,10 +225,28 @@ fn coalesce_into(c: &Chart, v: &mut Map, merge: bool) -> Result<(), String> {
                 // "skipped value: Not a table" otherwise.
                 if let V::Map(src) = val {
                     let merge = merge || c.dependencies.iter().any(|s| s.name() == key);
-                    coalesce_shared(dest, &src.entries(), merge)?;
+                    if helm4 && !merge {
+                        clean_nil_values(&src)?;
+                    }
+                    coalesce_shared(dest, &src.entries(), merge, nulls)?;
                 }
             }
             Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// `cleanNilValues` (Helm 4): the nulls of `m` and of its tables removed,
+/// in place.
+fn clean_nil_values(m: &SharedMap) -> Result<(), String> {
+    for (key, val) in m.entries().iter() {
+        match val {
+            V::Nil => {
+                m.update(|t| t.remove(key))?;
+            }
+            V::Map(sub) => clean_nil_values(sub)?,
+            _ => {}
         }
     }
     Ok(())
@@ -208,10 +258,11 @@ pub(in crate::render::helm) fn coalesce_tables(
     dst: &mut Map,
     src: Map,
     merge: bool,
+    nulls: Nulls,
 ) -> Result<(), String> {
     for (key, val) in src {
         match dst.get(&key) {
-            Some(V::Nil) if !merge => {
+            Some(V::Nil) if !merge && nulls_delete(nulls, &val) => {
                 dst.remove(&key);
             }
             None => {
@@ -219,7 +270,7 @@ pub(in crate::render::helm) fn coalesce_tables(
             }
             Some(V::Map(dm)) => {
                 if let V::Map(sv) = val {
-                    coalesce_shared(dm, &sv.entries(), merge)?;
+                    coalesce_shared(dm, &sv.entries(), merge, nulls)?;
                 }
             }
             Some(_) => {}
@@ -228,12 +279,18 @@ pub(in crate::render::helm) fn coalesce_tables(
     Ok(())
 }
 
+/// Whether a null over `src` deletes its key: always in Helm 3; in Helm 4
+/// only over a value that is not null (`srcOriginalNonNil`).
+fn nulls_delete(nulls: Nulls, src: &V) -> bool {
+    nulls == Nulls::Helm3 || !matches!(src, V::Nil)
+}
+
 /// [`coalesce_tables`] into a table held in other tables: changed in
 /// place, for every holder, as Go's map is.
-fn coalesce_shared(dst: &SharedMap, src: &Map, merge: bool) -> Result<(), String> {
+fn coalesce_shared(dst: &SharedMap, src: &Map, merge: bool, nulls: Nulls) -> Result<(), String> {
     for (key, val) in src {
         match dst.get(key) {
-            Some(V::Nil) if !merge => {
+            Some(V::Nil) if !merge && nulls_delete(nulls, val) => {
                 dst.update(|m| m.remove(key))?;
             }
             None => {
@@ -241,7 +298,7 @@ fn coalesce_shared(dst: &SharedMap, src: &Map, merge: bool) -> Result<(), String
             }
             Some(V::Map(dm)) => {
                 if let V::Map(sv) = val {
-                    coalesce_shared(&dm, &sv.entries(), merge)?;
+                    coalesce_shared(&dm, &sv.entries(), merge, nulls)?;
                 }
             }
             Some(_) => {}
@@ -289,9 +346,10 @@ pub(in crate::render::helm) fn path_value(v: &Map, path: &str) -> Option<V> {
 pub(in crate::render::helm) fn process_dependencies(
     c: &mut Chart,
     vals: &Map,
+    nulls: Nulls,
 ) -> Result<(), String> {
-    process_enabled(c, vals, "")?;
-    process_import_values_tree(c)
+    process_enabled(c, vals, "", nulls)?;
+    process_import_values_tree(c, nulls)
 }
 
 /// `getAliasDependency`: a copy of the subchart `dep` names, renamed to
@@ -308,7 +366,7 @@ fn alias_dependency(charts: &[Chart], dep: &Dependency) -> Option<Chart> {
 }
 
 /// `processDependencyEnabled`.
-fn process_enabled(c: &mut Chart, v: &Map, path: &str) -> Result<(), String> {
+fn process_enabled(c: &mut Chart, v: &Map, path: &str, nulls: Nulls) -> Result<(), String> {
     let Some(mut reqs) = c.metadata.dependencies.take() else {
         return Ok(());
     };
@@ -335,7 +393,7 @@ fn process_enabled(c: &mut Chart, v: &Map, path: &str) -> Result<(), String> {
     }
     c.dependencies = chart_deps;
     c.metadata.dependencies = Some(reqs);
-    let cvals = coalesce_values(c, v)?;
+    let cvals = coalesce_values(c, v, nulls)?;
     let reqs = c
         .metadata
         .dependencies
@@ -355,7 +413,7 @@ fn process_enabled(c: &mut Chart, v: &Map, path: &str) -> Result<(), String> {
     }
     for t in &mut c.dependencies {
         let sub = format!("{path}{}.", t.name());
-        process_enabled(t, &cvals, &sub)?;
+        process_enabled(t, &cvals, &sub, nulls)?;
     }
     Ok(())
 }
@@ -398,11 +456,11 @@ fn process_conditions(reqs: &mut [Dependency], cvals: &Map, path: &str) {
 }
 
 /// `processDependencyImportValues`: subcharts first, then the chart.
-fn process_import_values_tree(c: &mut Chart) -> Result<(), String> {
+fn process_import_values_tree(c: &mut Chart, nulls: Nulls) -> Result<(), String> {
     for d in &mut c.dependencies {
-        process_import_values_tree(d)?;
+        process_import_values_tree(d, nulls)?;
     }
-    process_import_values(c)
+    process_import_values(c, nulls)
 }
 
 /// `Values.Table` as `processImportValues` uses it: the table at the
@@ -442,11 +500,11 @@ fn path_to_map(path: &str, data: SharedMap) -> Map {
 /// `processImportValues` with merge: the chart's values become its
 /// defaults merged with every subchart's (nulls kept), the imported
 /// tables beneath them.
-fn process_import_values(c: &mut Chart) -> Result<(), String> {
+fn process_import_values(c: &mut Chart, nulls: Nulls) -> Result<(), String> {
     let Some(reqs) = c.metadata.dependencies.clone() else {
         return Ok(());
     };
-    let cvals = merge_values(c, &Map::new())?;
+    let cvals = merge_values(c, &Map::new(), nulls)?;
     let mut b = Map::new();
     let mut rewritten = Vec::new();
     for r in &reqs {
@@ -461,7 +519,7 @@ fn process_import_values(c: &mut Chart) -> Result<(), String> {
                     let child = format!("exports.{s}");
                     out.push(serde_json::json!({"child": child, "parent": "."}));
                     if let Some(t) = shared_table(&cvals, &format!("{}.{child}", r.name)) {
-                        coalesce_tables(&mut b, path_to_map(".", t), true)?;
+                        coalesce_tables(&mut b, path_to_map(".", t), true, nulls)?;
                     }
                     continue;
                 }
@@ -475,7 +533,7 @@ fn process_import_values(c: &mut Chart) -> Result<(), String> {
             };
             out.push(serde_json::json!({"child": child, "parent": parent}));
             if let Some(t) = shared_table(&cvals, &format!("{}.{child}", r.name)) {
-                coalesce_tables(&mut b, path_to_map(parent, t), true)?;
+                coalesce_tables(&mut b, path_to_map(parent, t), true, nulls)?;
             }
         }
         rewritten.push(out);
@@ -486,7 +544,7 @@ fn process_import_values(c: &mut Chart) -> Result<(), String> {
         }
     }
     let mut values = cvals;
-    coalesce_tables(&mut values, b, true)?;
+    coalesce_tables(&mut values, b, true, nulls)?;
     c.values = values;
     Ok(())
 }
@@ -541,12 +599,12 @@ mod tests {
             Vec::new(),
         );
         let user = map(serde_json::json!({"a": {"b": null, "x": 9}, "d": null, "e": [3]}));
-        let v = coalesce_values(&c, &user).expect("coalesces");
+        let v = coalesce_values(&c, &user, Nulls::Helm3).expect("coalesces");
         assert_eq!(
             json(&v),
             serde_json::json!({"a": {"c": 2, "x": 9}, "e": [3]})
         );
-        let m = merge_values(&c, &user).expect("merges");
+        let m = merge_values(&c, &user, Nulls::Helm3).expect("merges");
         assert_eq!(
             json(&m),
             serde_json::json!({"a": {"b": null, "c": 2, "x": 9}, "d": null, "e": [3]})
@@ -565,14 +623,14 @@ mod tests {
             serde_json::json!({"global": {"region": "us", "tier": {"a": 9}}, "db": {"port": 1}}),
             vec![sub],
         );
-        let v = coalesce_values(&c, &Map::new()).expect("coalesces");
+        let v = coalesce_values(&c, &Map::new(), Nulls::Helm3).expect("coalesces");
         assert_eq!(
             json(&v)["db"],
             serde_json::json!({"global": {"region": "us", "tier": {"a": 9, "b": 2}}, "port": 1})
         );
         let bad = map(serde_json::json!({"db": "off"}));
         assert_eq!(
-            coalesce_values(&c, &bad).err().as_deref(),
+            coalesce_values(&c, &bad, Nulls::Helm3).err().as_deref(),
             Some("type mismatch on db: %!t(string=off)")
         );
     }
@@ -598,7 +656,7 @@ mod tests {
             serde_json::json!({"global": {"x": {"tls": {"a": 1}}}}),
             vec![s1, s2],
         );
-        let v = json(&coalesce_values(&p, &Map::new()).expect("coalesces"));
+        let v = json(&coalesce_values(&p, &Map::new(), Nulls::Helm3).expect("coalesces"));
         let all = serde_json::json!({"a": 1, "b": 2, "c": 4});
         assert_eq!(v["global"], serde_json::json!({"x": {"tls": all}}));
         assert_eq!(
@@ -635,7 +693,7 @@ mod tests {
             }),
             dep("db", |d| d.tags = vec!["backend".into()]),
         ]);
-        process_dependencies(&mut c, &Map::new()).expect("processes");
+        process_dependencies(&mut c, &Map::new(), Nulls::Helm3).expect("processes");
         let names: Vec<&str> = c.dependencies.iter().map(Chart::name).collect();
         assert_eq!(names, ["cache", "queue"], "db is off by its tag");
         let user = map(serde_json::json!({"cache": {"enabled": false}, "tags": {"backend": true}}));
@@ -654,7 +712,7 @@ mod tests {
             }),
             dep("db", |d| d.tags = vec!["backend".into()]),
         ]);
-        process_dependencies(&mut c2, &user).expect("processes");
+        process_dependencies(&mut c2, &user, Nulls::Helm3).expect("processes");
         let names: Vec<&str> = c2.dependencies.iter().map(Chart::name).collect();
         assert_eq!(names, ["db"]);
     }
@@ -677,13 +735,45 @@ mod tests {
                 serde_json::json!({"child": "cfg", "parent": "imported"}),
             ];
         })]);
-        process_dependencies(&mut c, &Map::new()).expect("processes");
-        let v = coalesce_values(&c, &Map::new()).expect("coalesces");
+        process_dependencies(&mut c, &Map::new(), Nulls::Helm3).expect("processes");
+        let v = coalesce_values(&c, &Map::new(), Nulls::Helm3).expect("coalesces");
         let j = json(&v);
         assert_eq!(j["host"], serde_json::json!("db"));
         assert_eq!(j["port"], serde_json::json!(1), "the parent's value wins");
         assert_eq!(j["imported"], serde_json::json!({"a": 2}));
         assert_eq!(j["db"]["cfg"], serde_json::json!({"a": 1}));
+    }
+
+    #[test]
+    fn nulls_coalesce_as_each_helm_release_coalesces_them() {
+        // From `coalesceValues`, `cleanNilValues` and
+        // `coalesceTablesFullKey` in `pkg/chartutil/coalesce.go` at v3.17.1
+        // and `pkg/chart/common/util/coalesce.go` at v4.2.1 (no 4.2 binary
+        // was at hand; v3.17.1's results are its binary's).
+        let c = chart(
+            "app",
+            serde_json::json!({
+                "gone": null,
+                "t": {"x": null, "y": 1},
+                "u": {"x": null},
+                "w": {"x": 1},
+                "top": null
+            }),
+            Vec::new(),
+        );
+        let user = map(serde_json::json!({"u": {"x": null}, "w": {"x": null}, "top": null}));
+        let helm3 = json(&coalesce_values(&c, &user, Nulls::Helm3).expect("coalesces"));
+        assert_eq!(
+            helm3,
+            serde_json::json!({"gone": null, "t": {"x": null, "y": 1}, "u": {}, "w": {}})
+        );
+        let helm4 = json(&coalesce_values(&c, &user, Nulls::Helm4).expect("coalesces"));
+        assert_eq!(
+            helm4,
+            serde_json::json!({"t": {"y": 1}, "u": {"x": null}, "w": {}})
+        );
+        // The chart's defaults are not changed by the cleaning.
+        assert_eq!(json(&c.values)["t"], serde_json::json!({"x": null, "y": 1}));
     }
 
     #[test]
@@ -697,8 +787,8 @@ mod tests {
             d.import_values = vec![serde_json::json!({"child": "data", "parent": "shared"})];
         };
         c.metadata.dependencies = Some(vec![dep("s1", import), dep("s2", import)]);
-        process_dependencies(&mut c, &Map::new()).expect("processes");
-        let j = json(&coalesce_values(&c, &Map::new()).expect("coalesces"));
+        process_dependencies(&mut c, &Map::new(), Nulls::Helm3).expect("processes");
+        let j = json(&coalesce_values(&c, &Map::new(), Nulls::Helm3).expect("coalesces"));
         let both = serde_json::json!({"a": 1, "b": 2});
         assert_eq!(j["shared"], both);
         assert_eq!(j["s1"]["data"], both);
