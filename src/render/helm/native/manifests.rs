@@ -119,8 +119,8 @@ fn head(doc: &str, path: &str) -> Result<(String, BTreeMap<String, String>), Str
     )
     .map_err(|e| {
         format!(
-            "YAML parse error on {path}: error converting YAML to JSON: yaml: line {}: {}",
-            e.line, e.message
+            "YAML parse error on {path}: error converting YAML to JSON: {}",
+            e.go_yaml_text()
         )
     })?;
     let v = docs.into_iter().next().map(|d| d.value).unwrap_or_default();
