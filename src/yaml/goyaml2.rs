@@ -42,6 +42,9 @@ pub(crate) struct GoError {
     context_mark: Mark,
     /// The line the text go-yaml read starts on.
     base_line: usize,
+    /// go-yaml's context (`while scanning a quoted scalar`), which it does
+    /// not print but says where the problem began; may be empty.
+    context: &'static str,
 }
 
 impl GoError {
@@ -69,6 +72,24 @@ impl GoError {
             Some(n) => format!("yaml: line {n}: {}", self.problem),
             None => format!("yaml: {}", self.problem),
         }
+    }
+
+    /// Our own wording: the problem, after go-yaml's context and where
+    /// that began when it is elsewhere (`while scanning a quoted scalar at
+    /// line 6 column 14: found unexpected end of stream`).
+    pub(crate) fn message(&self) -> String {
+        let c = self.context_mark;
+        let here = (c.line, c.column) == (self.problem_mark.line, self.problem_mark.column);
+        if self.context.is_empty() || here || self.kind == ErrorKind::Reader {
+            return self.problem.clone();
+        }
+        format!(
+            "{} at line {} column {}: {}",
+            self.context,
+            c.line + 1,
+            c.column + 1,
+            self.problem
+        )
     }
 
     /// Where the problem is, 1-based line and column, for our own report.
@@ -247,6 +268,7 @@ impl<'t> Scanner<'t> {
             problem_mark: Mark::default(),
             context_mark: self.bad_position(),
             base_line: self.base_line,
+            context: "",
         }
     }
 
@@ -356,6 +378,10 @@ impl<'t> Scanner<'t> {
     }
 
     fn error(&self, context_mark: Mark, problem: &str) -> GoError {
+        self.error_in(scanner_context(problem), context_mark, problem)
+    }
+
+    fn error_in(&self, context: &'static str, context_mark: Mark, problem: &str) -> GoError {
         if self.reader_failed.get() {
             return self.reader_error();
         }
@@ -365,6 +391,7 @@ impl<'t> Scanner<'t> {
             problem_mark: self.mark,
             context_mark,
             base_line: self.base_line,
+            context,
         }
     }
 
@@ -1121,7 +1148,11 @@ impl<'t> Scanner<'t> {
         }
         self.skip_blanks_and_comment();
         if !self.is_breakz(0) {
-            return Err(self.error(start, "did not find expected comment or line break"));
+            return Err(self.error_in(
+                "while scanning a block scalar",
+                start,
+                "did not find expected comment or line break",
+            ));
         }
         if self.is_break(0) {
             self.skip_line();
@@ -1442,6 +1473,58 @@ impl<'t> Scanner<'t> {
     }
 }
 
+/// The context go-yaml names with a scanner problem (`scannerc.go`).
+fn scanner_context(problem: &str) -> &'static str {
+    match problem {
+        "could not find expected ':'" => "while scanning a simple key",
+        "found character that cannot start any token" => "while scanning for the next token",
+        "could not find expected directive name"
+        | "found unexpected non-alphabetical character"
+        | "found unknown directive name"
+        | "did not find expected comment or line break" => "while scanning a directive",
+        "did not find expected digit or '.' character"
+        | "found extremely long version number"
+        | "did not find expected version number" => "while scanning a %YAML directive",
+        "did not find expected whitespace" => "while scanning a %TAG directive",
+        "did not find expected alphabetic or numeric character" => {
+            "while scanning an anchor or alias"
+        }
+        "did not find the expected '>'"
+        | "did not find expected whitespace or line break"
+        | "did not find expected '!'"
+        | "did not find expected tag URI"
+        | "did not find URI escaped octet"
+        | "found an incorrect leading UTF-8 octet"
+        | "found an incorrect trailing UTF-8 octet" => "while scanning a tag",
+        "found an indentation indicator equal to 0"
+        | "found a tab character where an indentation space is expected" => {
+            "while scanning a block scalar"
+        }
+        "found unexpected document indicator" | "found unexpected end of stream" => {
+            "while scanning a quoted scalar"
+        }
+        "found unknown escape character"
+        | "did not find expected hexdecimal number"
+        | "found invalid Unicode character escape code" => "while parsing a quoted scalar",
+        "found a tab character that violates indentation" => "while scanning a plain scalar",
+        _ => "",
+    }
+}
+
+/// The context go-yaml names with a parser problem (`parserc.go`).
+fn parser_context(problem: &str) -> &'static str {
+    match problem {
+        "found undefined tag handle" | "did not find expected node content" => {
+            "while parsing a node"
+        }
+        "did not find expected '-' indicator" => "while parsing a block collection",
+        "did not find expected key" => "while parsing a block mapping",
+        "did not find expected ',' or ']'" => "while parsing a flow sequence",
+        "did not find expected ',' or '}'" => "while parsing a flow mapping",
+        _ => "",
+    }
+}
+
 fn lossy(v: Vec<u8>) -> String {
     String::from_utf8(v).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
@@ -1524,6 +1607,7 @@ impl<'t> Parser<'t> {
             problem_mark: mark,
             context_mark,
             base_line: self.scanner.base_line,
+            context: parser_context(problem),
         }
     }
 

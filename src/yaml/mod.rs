@@ -378,7 +378,7 @@ fn load_goyaml2(text: &str, limits: &Limits, first_only: bool) -> Result<Vec<Doc
                 Err(e) => {
                     let (line, column) = e.position();
                     return Err(YamlError {
-                        message: e.problem.clone(),
+                        message: e.message(),
                         line,
                         column,
                         go_yaml: Some(e.text()),
