@@ -35,8 +35,18 @@
 //! keys written before it), `!` keeping the text a string, and flow empties
 //! staying null.
 //!
-//! Known differences from go-yaml, all rare in manifests: we accept the YAML
-//! 1.2 escape `\/` that go-yaml rejects; go-yaml's emitter, through which
+//! In [`Dialect::SigsYaml`], a stream saphyr-parser refuses, or one with an
+//! anchor or a `%` directive line, is read again by `goyaml2`, go-yaml
+//! v2's scanner and parser: what go-yaml reads beyond YAML 1.2 (a flow
+//! collection or quoted scalar continued left of its key's indentation)
+//! loads, and what it refuses fails with its wording and line
+//! ([`YamlError::go_yaml`]), each `---` piece read on its own and only its
+//! first document, as `yaml.Unmarshal` after helm's or apimachinery's
+//! splitting.
+//!
+//! Known differences from go-yaml, all rare in manifests: where saphyr-parser
+//! accepts a stream, we accept the YAML 1.2 escape `\/` that go-yaml rejects;
+//! go-yaml's emitter, through which
 //! Kustomize round-trips resources, adds line breaks to `>+`/`|+` scalars
 //! with more-indented lines, which we do not imitate.
 //!
