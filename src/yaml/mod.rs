@@ -240,7 +240,10 @@ fn load_inner(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<Doc>,
             // go-yaml allows fewer characters in an anchor's name
             // (`scannerc.go` `yaml_parser_scan_anchor`: letters, digits, `_`
             // and `-`). Anchors are rare in manifests.
-            Err(Failure::Scan(_)) | Ok((_, true)) if sigs => {
+            // A stream saphyr-parser reads but the loader refuses (a
+            // collection as a key, say) may be one go-yaml refuses as a
+            // syntax error: it judges that too.
+            Err(Failure::Scan(_) | Failure::Load(_)) | Ok((_, true)) if sigs => {
                 return load_goyaml2(original, limits, false)
             }
             Err(Failure::Scan(e)) => return Err(scan_error(&e)),
@@ -311,6 +314,8 @@ fn new_builder<'t>(text: &'t str, dialect: Dialect, limits: &Limits) -> Builder<
         doc: None,
         line_starts: std::cell::OnceCell::new(),
         exact_block_scalars: false,
+        go_yaml_differs: false,
+        deferred: None,
     }
 }
 
@@ -358,6 +363,7 @@ fn load_goyaml2(text: &str, limits: &Limits, first_only: bool) -> Result<Vec<Doc
             next_id
         })
     };
+    let mut contains_itself: Option<YamlError> = None;
     let mut pieces = goyaml2::pieces(text);
     if first_only {
         // The first piece with a document in it: the pieces before it hold
@@ -414,6 +420,22 @@ fn load_goyaml2(text: &str, limits: &Limits, first_only: bool) -> Result<Vec<Doc
                 }
                 goyaml2::Event::DocumentEnd => Event::DocumentEnd,
                 goyaml2::Event::Alias(name) => match anchors.get(&name) {
+                    // An alias inside its own anchor's node: go-yaml fails
+                    // when decoding (`decode.go` `decoder.alias`), after the
+                    // whole document parsed; read on with a null there.
+                    Some(&id) if !builder.anchors.contains_key(&id) => {
+                        if contains_itself.is_none() {
+                            contains_itself = Some(YamlError {
+                                message: format!("anchor '{name}' value contains itself"),
+                                line: line(span),
+                                column: column(span),
+                                go_yaml: Some(format!(
+                                    "yaml: anchor '{name}' value contains itself"
+                                )),
+                            });
+                        }
+                        Event::Scalar(Cow::Borrowed("~"), ScalarStyle::Plain, 0, None)
+                    }
                     Some(&id) => Event::Alias(id),
                     None => {
                         return Err(YamlError {
@@ -453,6 +475,9 @@ fn load_goyaml2(text: &str, limits: &Limits, first_only: bool) -> Result<Vec<Doc
             };
             builder.event(event, span)?;
             if last {
+                if let Some(e) = contains_itself.take() {
+                    return Err(e);
+                }
                 // `yaml.Unmarshal` reads one document of the piece.
                 break;
             }
@@ -487,7 +512,8 @@ fn go_tag(t: &str) -> saphyr_parser::Tag {
     }
 }
 
-/// The documents, and whether any anchor or alias was seen.
+/// The documents, and whether any anchor or alias, or anything else
+/// go-yaml v2 may read otherwise, was seen.
 fn load_once(text: &str, dialect: Dialect, limits: &Limits) -> Result<(Vec<Doc>, bool), Failure> {
     let mut builder = new_builder(text, dialect, limits);
     let mut parser = Parser::new_from_str(text);
@@ -505,7 +531,7 @@ fn load_once(text: &str, dialect: Dialect, limits: &Limits) -> Result<(Vec<Doc>,
             break;
         }
     }
-    Ok((builder.docs, anchors))
+    Ok((builder.docs, anchors || builder.go_yaml_differs))
 }
 
 /// The 1-based line of a span's start.
@@ -621,6 +647,10 @@ struct Builder<'t> {
     /// Block scalars arrive as go-yaml reads them (from [`goyaml2`]), with
     /// no end-of-stream fix to make.
     exact_block_scalars: bool,
+    /// Something go-yaml v2 reads otherwise than saphyr-parser was seen.
+    go_yaml_differs: bool,
+    /// A decoding error kept for the document's end ([`Builder::decode_error`]).
+    deferred: Option<YamlError>,
 }
 
 fn err_at(message: impl Into<String>, span: Span) -> YamlError {
@@ -659,6 +689,9 @@ impl Builder<'_> {
                 });
             }
             Event::DocumentEnd => {
+                if let Some(e) = self.deferred.take() {
+                    return Err(e);
+                }
                 if let Some(doc) = self.doc.take() {
                     let (value, line) = match doc.root {
                         Some((value, line)) => (value, line),
@@ -674,8 +707,35 @@ impl Builder<'_> {
             Event::Scalar(text, style, anchor, tag) => {
                 let text = self.clip_at_eof(text, style, span);
                 self.note_first_line(span, Some((&text, style)));
+                if self.dialect == Dialect::SigsYaml
+                    && style == ScalarStyle::Plain
+                    && self.stack.last().is_some_and(|f| f.flow)
+                    && (text.contains('?') || (text.is_empty() && self.waits_for_key()))
+                {
+                    // go-yaml v2 ends a plain scalar in a flow collection at
+                    // `?` (`scannerc.go` `yaml_parser_scan_plain_scalar`) and
+                    // has no empty key there: let it judge.
+                    self.go_yaml_differs = true;
+                }
                 let tag = tag_kind(tag.as_deref(), self.dialect);
                 if self.waits_for_key() {
+                    let null_key = match tag {
+                        TagKind::None => {
+                            style == ScalarStyle::Plain
+                                && matches!(&*text, "" | "~" | "null" | "Null" | "NULL")
+                        }
+                        TagKind::Core(CoreTag::Null) => true,
+                        _ => false,
+                    };
+                    if null_key && self.dialect == Dialect::SigsYaml {
+                        // sigs.k8s.io/yaml `convertToJSONableObject`:
+                        // "unsupported map key of type: %!s(<nil>), …",
+                        // Go's %#v of the value, not reproduced.
+                        self.decode_error(err_at(
+                            "a null mapping key, which sigs.k8s.io/yaml refuses (unsupported map key)",
+                            span,
+                        ))?;
+                    }
                     let key =
                         scalar_key(&text, style, tag, self.dialect).map_err(|m| err_at(m, span))?;
                     let merge = style == ScalarStyle::Plain
@@ -863,13 +923,26 @@ impl Builder<'_> {
         err_at(message, span)
     }
 
+    /// An error go-yaml v2 raises only once the document is parsed (when
+    /// decoding it): at once from saphyr-parser's events, whose stream is
+    /// then read again by [`goyaml2`]; there kept until the document's
+    /// end, for a syntax error further on comes first.
+    fn decode_error(&mut self, e: YamlError) -> Result<(), YamlError> {
+        if !self.exact_block_scalars {
+            return Err(e);
+        }
+        self.deferred.get_or_insert(e);
+        Ok(())
+    }
+
     fn open(&mut self, kind: FrameKind, anchor: usize, span: Span) -> Result<(), YamlError> {
         self.note_first_line(span, None);
         if self.waits_for_key() {
-            return Err(err_at(
+            // go-yaml: "invalid map key: %#v" when decoding, not reproduced.
+            self.decode_error(err_at(
                 "a mapping or sequence cannot be a mapping key",
                 span,
-            ));
+            ))?;
         }
         if self.stack.len() >= self.limits.max_depth {
             return Err(self.too_deep(span));
@@ -1073,6 +1146,15 @@ impl Builder<'_> {
         parent.height = parent.height.max(height + 1);
         match &mut parent.kind {
             FrameKind::Seq(items) => items.push(value),
+            FrameKind::Map(m) if m.key.is_none() && self.deferred.is_some() => {
+                // A collection as a key, already an error kept for the
+                // document's end: a placeholder key reads on.
+                m.key = Some(PendingKey {
+                    text: String::new(),
+                    merge: false,
+                    span,
+                });
+            }
             FrameKind::Map(m) => {
                 let Some(key) = m.key.take() else {
                     return Err(err_at("mapping value without a key", span));
