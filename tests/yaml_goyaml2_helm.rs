@@ -143,7 +143,11 @@ enum Verdict {
 /// is not about YAML.
 fn helm_verdict(helm: &Path, chart: &Path, content: &str) -> Option<Verdict> {
     std::fs::write(chart.join("templates/x.yaml"), content).ok()?;
-    let out = Command::new(helm).arg("template").arg(chart).output().ok()?;
+    let out = Command::new(helm)
+        .arg("template")
+        .arg(chart)
+        .output()
+        .ok()?;
     if out.status.success() {
         return Some(Verdict::Loads);
     }
@@ -156,9 +160,7 @@ fn helm_verdict(helm: &Path, chart: &Path, content: &str) -> Option<Verdict> {
     }
     let converting = rest.strip_prefix("error converting YAML to JSON: ")?;
     Some(match converting.strip_prefix("yaml: ") {
-        Some(go) if !go.starts_with("invalid map key") => {
-            Verdict::GoYaml(format!("yaml: {go}"))
-        }
+        Some(go) if !go.starts_with("invalid map key") => Verdict::GoYaml(format!("yaml: {go}")),
         _ => Verdict::Refused,
     })
 }

@@ -208,12 +208,21 @@ fn what_yaml_1_2_reads_but_go_yaml_v2_refuses_is_refused() {
     // Each checked with helm v3.17.1 (`fromYamlArray`, a template).
     // go-yaml v2 ends a plain scalar in a flow collection at `?`.
     let e = sigs_err("[get?, a]");
-    assert_eq!(e.go_yaml.as_deref(), Some("yaml: did not find expected ',' or ']'"));
+    assert_eq!(
+        e.go_yaml.as_deref(),
+        Some("yaml: did not find expected ',' or ']'")
+    );
     let e = sigs_err("a: [get,: list]");
-    assert_eq!(e.go_yaml.as_deref(), Some("yaml: did not find expected node content"));
+    assert_eq!(
+        e.go_yaml.as_deref(),
+        Some("yaml: did not find expected node content")
+    );
     // An alias inside its own anchor's node.
     let e = sigs_err("anchor: &base\n  k: v\n  use: *base\n");
-    assert_eq!(e.go_yaml.as_deref(), Some("yaml: anchor 'base' value contains itself"));
+    assert_eq!(
+        e.go_yaml.as_deref(),
+        Some("yaml: anchor 'base' value contains itself")
+    );
     // A null key: sigs.k8s.io/yaml's "unsupported map key of type:
     // %!s(<nil>)…" is not reproduced, but the stream is refused.
     for text in ["~: x\n", "a: 1\n? \n", "a: {b: 1, &x : 2}\n"] {
@@ -224,5 +233,8 @@ fn what_yaml_1_2_reads_but_go_yaml_v2_refuses_is_refused() {
     // A collection as a key is an error of decoding: a syntax error
     // further on in the document comes first, as in go-yaml.
     let e = sigs_err("verbs: {[get, list]\n- x: [\"/m\"]\n");
-    assert_eq!(e.go_yaml.as_deref(), Some("yaml: line 1: did not find expected ',' or '}'"));
+    assert_eq!(
+        e.go_yaml.as_deref(),
+        Some("yaml: line 1: did not find expected ',' or '}'")
+    );
 }

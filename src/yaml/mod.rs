@@ -32,8 +32,9 @@
 //! [`Dialect::SigsYaml`] differs only where go-yaml v2 does: YAML 1.1
 //! booleans (`yes`, `on`, `y`...), dates kept as text, a repeated key
 //! replacing the earlier one, `<<` applied where it stands (so it overrides
-//! keys written before it), `!` keeping the text a string, and flow empties
-//! staying null.
+//! keys written before it), `!` keeping the text a string, flow empties
+//! staying null, and a null key (`~: x`) an error, as sigs.k8s.io/yaml
+//! makes it.
 //!
 //! In [`Dialect::SigsYaml`], a stream saphyr-parser refuses, or one with an
 //! anchor or a `%` directive line, is read again by `goyaml2`, go-yaml
@@ -719,7 +720,7 @@ impl Builder<'_> {
                 }
                 let tag = tag_kind(tag.as_deref(), self.dialect);
                 if self.waits_for_key() {
-                    let null_key = match tag {
+                    let null_key = || match tag {
                         TagKind::None => {
                             style == ScalarStyle::Plain
                                 && matches!(&*text, "" | "~" | "null" | "Null" | "NULL")
@@ -727,7 +728,7 @@ impl Builder<'_> {
                         TagKind::Core(CoreTag::Null) => true,
                         _ => false,
                     };
-                    if null_key && self.dialect == Dialect::SigsYaml {
+                    if self.dialect == Dialect::SigsYaml && null_key() {
                         // sigs.k8s.io/yaml `convertToJSONableObject`:
                         // "unsupported map key of type: %!s(<nil>), …",
                         // Go's %#v of the value, not reproduced.
