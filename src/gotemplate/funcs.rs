@@ -1323,19 +1323,58 @@ fn f_get_host_by_name(_: &str, a: &[V], _: usize) -> R {
     Ok(V::Str(String::new()))
 }
 
-/// Helm's `fromYaml`/`fromYamlArray`: a decoding error is not a template
-/// error but the map `{"Error": msg}` (the list `[msg]`), whose message is
-/// go-yaml's or `encoding/json`'s wording (`error converting YAML to JSON:
-/// yaml: line 1: did not find expected ',' or ']'`). That wording is not
-/// reproduced, and a chart may print it: such a call is refused.
+/// Helm's `fromYaml`/`fromYamlArray` (`pkg/engine/funcs.go` `fromYAML`,
+/// `fromYAMLArray`): a decoding error is not a template error but the map
+/// `{"Error": msg}` (the list `[msg]`), whose message is sigs.k8s.io/yaml's
+/// (`error converting YAML to JSON: yaml: line 1: did not find expected ','
+/// or ']'`, go-yaml v2's wording) or `encoding/json`'s for a value of
+/// another type. Where the YAML error is not one worded as go-yaml words it
+/// (a limit of gitops-lint's), the call is refused.
 fn f_helm_from_yaml(name: &str, a: &[V], _: usize) -> R {
-    match f_sigs_from_yaml(name, a) {
-        Ok(v) => Ok(v),
-        Err(e) if e.starts_with("wrong") || e.starts_with("invalid value") => Err(e),
-        Err(_) => Err(format!(
-            "{name} of text that is not a YAML {}: the message helm puts in its result (go-yaml's wording) is not supported by gitops-lint, so this template cannot be evaluated offline",
-            if name == "fromYaml" { "map" } else { "list" }
-        )),
+    arity(a, 1)?;
+    let text = s(&a[0])?;
+    let want_list = name == "fromYamlArray";
+    let err = |e: String| {
+        Ok(if want_list {
+            V::List(vec![V::Str(e)])
+        } else {
+            V::Map([("Error".to_string(), V::Str(e))].into())
+        })
+    };
+    let v = match crate::yaml::load_first_sigs(text, &crate::yaml::Limits::default()) {
+        Ok(v) => V::from_json(&v),
+        Err(e) => match e.go_yaml {
+            Some(go) => return err(format!("error converting YAML to JSON: {go}")),
+            None => {
+                return Err(format!(
+                    "{name} of text that is not a YAML {}: {e}; the message helm puts in its result (go-yaml's wording) is not known for this error, so this template cannot be evaluated offline",
+                    if want_list { "list" } else { "map" }
+                ))
+            }
+        },
+    };
+    let go_type = if want_list {
+        "[]interface {}"
+    } else {
+        "map[string]interface {}"
+    };
+    match (want_list, v) {
+        (false, V::Map(m)) => Ok(V::Map(m)),
+        (false, V::Nil) => Ok(V::map(BTreeMap::new())),
+        (true, V::List(l)) => Ok(V::List(l)),
+        (true, V::Nil) => Ok(V::List(Vec::new())),
+        (_, other) => {
+            let kind = match other {
+                V::Map(_) => "object",
+                V::List(_) => "array",
+                V::Str(_) => "string",
+                V::Bool(_) => "bool",
+                _ => "number",
+            };
+            err(format!(
+                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {kind} into Go value of type {go_type}"
+            ))
+        }
     }
 }
 
@@ -2478,13 +2517,8 @@ fn f_from_yaml(name: &str, a: &[V], _: usize) -> R {
 fn f_sigs_from_yaml(name: &str, a: &[V]) -> R {
     arity(a, 1)?;
     let text = s(&a[0])?;
-    let docs = crate::yaml::load_all_as(
-        text,
-        crate::yaml::Dialect::SigsYaml,
-        &crate::yaml::Limits::default(),
-    )
-    .map_err(|e| format!("error unmarshaling YAML: {e}"))?;
-    let v = docs.into_iter().next().map(|d| d.value).unwrap_or_default();
+    let v = crate::yaml::load_first_sigs(text, &crate::yaml::Limits::default())
+        .map_err(|e| format!("error unmarshaling YAML: {e}"))?;
     decoded(name, V::from_json(&v))
 }
 

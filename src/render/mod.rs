@@ -242,6 +242,7 @@ impl ParseCache {
                     message: format!("file is not valid UTF-8 (byte {})", e.valid_up_to()),
                     line: 1,
                     column: 1,
+                    go_yaml: None,
                 }),
             })
         }))

@@ -32,11 +32,22 @@
 //! [`Dialect::SigsYaml`] differs only where go-yaml v2 does: YAML 1.1
 //! booleans (`yes`, `on`, `y`...), dates kept as text, a repeated key
 //! replacing the earlier one, `<<` applied where it stands (so it overrides
-//! keys written before it), `!` keeping the text a string, and flow empties
-//! staying null.
+//! keys written before it), `!` keeping the text a string, flow empties
+//! staying null, and a null key (`~: x`) an error, as sigs.k8s.io/yaml
+//! makes it.
 //!
-//! Known differences from go-yaml, all rare in manifests: we accept the YAML
-//! 1.2 escape `\/` that go-yaml rejects; go-yaml's emitter, through which
+//! In [`Dialect::SigsYaml`], a stream saphyr-parser refuses, or one with an
+//! anchor or a `%` directive line, is read again by `goyaml2`, go-yaml
+//! v2's scanner and parser: what go-yaml reads beyond YAML 1.2 (a flow
+//! collection or quoted scalar continued left of its key's indentation)
+//! loads, and what it refuses fails with its wording and line
+//! ([`YamlError::go_yaml`]), each `---` piece read on its own and only its
+//! first document, as `yaml.Unmarshal` after helm's or apimachinery's
+//! splitting.
+//!
+//! Known differences from go-yaml, all rare in manifests: where saphyr-parser
+//! accepts a stream, we accept the YAML 1.2 escape `\/` that go-yaml rejects;
+//! go-yaml's emitter, through which
 //! Kustomize round-trips resources, adds line breaks to `>+`/`|+` scalars
 //! with more-indented lines, which we do not imitate.
 //!
@@ -45,6 +56,7 @@
 //! nesting deeper than 255 on its own.
 
 pub(crate) mod emit;
+mod goyaml2;
 mod locate;
 mod resolve;
 
@@ -107,6 +119,23 @@ pub struct YamlError {
     pub line: u32,
     /// 1-based column.
     pub column: u32,
+    /// The error as go-yaml v2 words it (`yaml: line 3: mapping values are
+    /// not allowed in this context`), where the stream was read as go-yaml
+    /// v2 reads it ([`Dialect::SigsYaml`]) and go-yaml refuses it too.
+    pub go_yaml: Option<String>,
+}
+
+impl YamlError {
+    /// The error as sigs.k8s.io/yaml's go-yaml v2 prints it, after
+    /// `error converting YAML to JSON: `: go-yaml's own text where known,
+    /// else ours in its form (`yaml: line N: message`).
+    #[must_use]
+    pub fn go_yaml_text(&self) -> String {
+        match &self.go_yaml {
+            Some(t) => t.clone(),
+            None => format!("yaml: line {}: {}", self.line, self.message),
+        }
+    }
 }
 
 /// One step of a path into a document.
@@ -161,6 +190,7 @@ pub fn load_all_as(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<
             message: "internal error in the yaml parser".to_owned(),
             line: 1,
             column: 1,
+            go_yaml: None,
         })
     })
 }
@@ -187,16 +217,39 @@ fn load_inner(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<Doc>,
             ),
             line: 1,
             column: 1,
+            go_yaml: None,
         });
+    }
+    let original = text;
+    let sigs = dialect == Dialect::SigsYaml;
+    // A directive line: the readers that use go-yaml v2 cut the stream at
+    // `---` first, which leaves a directive in a piece of its own, and
+    // saphyr-parser knows nothing of that. Rare: read all as go-yaml does.
+    if sigs && (text.starts_with('%') || memchr::memmem::find(text.as_bytes(), b"\n%").is_some()) {
+        return load_goyaml2(original, limits, false);
     }
     let mut text = Cow::Borrowed(text);
     let mut patches = 0;
     loop {
         match load_once(&text, dialect, limits) {
             Err(Failure::Scan(e)) if patch_tab_after_colon(&mut text, &e, &mut patches) => {}
+            // Where go-yaml v2 is the real reader, a stream is read again as
+            // it reads it when saphyr-parser (YAML 1.2) refuses it, for
+            // go-yaml reads some it refuses (a flow collection or quoted
+            // scalar continued left of its key's indentation) and words its
+            // errors otherwise; and when it has an anchor or alias, for
+            // go-yaml allows fewer characters in an anchor's name
+            // (`scannerc.go` `yaml_parser_scan_anchor`: letters, digits, `_`
+            // and `-`). Anchors are rare in manifests.
+            // A stream saphyr-parser reads but the loader refuses (a
+            // collection as a key, say) may be one go-yaml refuses as a
+            // syntax error: it judges that too.
+            Err(Failure::Scan(_) | Failure::Load(_)) | Ok((_, true)) if sigs => {
+                return load_goyaml2(original, limits, false)
+            }
             Err(Failure::Scan(e)) => return Err(scan_error(&e)),
             Err(Failure::Load(e)) => return Err(e),
-            Ok(docs) => return Ok(docs),
+            Ok((docs, _)) => return Ok(docs),
         }
     }
 }
@@ -248,8 +301,8 @@ pub(crate) fn patch_tab_after_colon(
     true
 }
 
-fn load_once(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<Doc>, Failure> {
-    let mut builder = Builder {
+fn new_builder<'t>(text: &'t str, dialect: Dialect, limits: &Limits) -> Builder<'t> {
+    Builder {
         text,
         cursor: (0, 0),
         ascii: text.is_ascii(),
@@ -261,15 +314,225 @@ fn load_once(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<Doc>, 
         budget: 0,
         doc: None,
         line_starts: std::cell::OnceCell::new(),
+        exact_block_scalars: false,
+        go_yaml_differs: false,
+        deferred: None,
+    }
+}
+
+/// The first document of `text` as sigs.k8s.io/yaml's `Unmarshal` reads
+/// it (Helm's `fromYaml`, a values file): go-yaml v2 reads that document
+/// and nothing after it, so a later document's error does not count.
+/// `Value::Null` when there is none.
+///
+/// # Errors
+/// The first document's syntax error (go-yaml's, in
+/// [`YamlError::go_yaml`]), or an exceeded limit.
+pub fn load_first_sigs(text: &str, limits: &Limits) -> Result<Value, YamlError> {
+    let docs = match load_all_as(text, Dialect::SigsYaml, limits) {
+        Ok(docs) => docs,
+        Err(e) if text.len() > limits.max_bytes => return Err(e),
+        Err(_) => {
+            std::panic::catch_unwind(|| load_goyaml2(text, limits, true)).unwrap_or_else(|_| {
+                Err(YamlError {
+                    message: "internal error in the yaml parser".to_owned(),
+                    line: 1,
+                    column: 1,
+                    go_yaml: None,
+                })
+            })?
+        }
     };
+    Ok(docs.into_iter().next().map_or(Value::Null, |d| d.value))
+}
+
+/// Loads `text` through [`goyaml2`], go-yaml v2's reading, its events
+/// built as saphyr-parser's are; with `first_only`, only the first
+/// document, as `yaml.Unmarshal` reads it.
+fn load_goyaml2(text: &str, limits: &Limits, first_only: bool) -> Result<Vec<Doc>, YamlError> {
+    let mut builder = new_builder(text, Dialect::SigsYaml, limits);
+    // go-yaml's block scalars need no end-of-stream fix.
+    builder.exact_block_scalars = true;
+    // Anchor names to ids, per document as go-yaml scopes them
+    // (`decode.go` `parser.anchor`): a redefined name names the new node.
+    let mut anchors: HashMap<String, usize> = HashMap::new();
+    let mut next_id = 0usize;
+    let mut anchor_id = |name: Option<String>, anchors: &mut HashMap<String, usize>| {
+        name.map_or(0, |n| {
+            next_id += 1;
+            anchors.insert(n, next_id);
+            next_id
+        })
+    };
+    let mut contains_itself: Option<YamlError> = None;
+    let mut pieces = goyaml2::pieces(text);
+    if first_only {
+        // The first piece with a document in it: the pieces before it hold
+        // only blanks and comments (`---` starts the next piece).
+        let (mut first, mut n) = (0, 0);
+        for (i, &(start, _)) in pieces.iter().enumerate() {
+            let end = pieces.get(i + 1).map_or(text.len(), |p| p.0);
+            first = i;
+            n = i + 1;
+            if has_content(&text[start..end]) {
+                break;
+            }
+        }
+        pieces = pieces.drain(first..n).collect();
+    }
+    let zero = Span::new(
+        saphyr_parser::Marker::new(0, 1, 0),
+        saphyr_parser::Marker::new(0, 1, 0),
+    );
+    builder.event(Event::StreamStart, zero)?;
+    for (i, &(start, mark)) in pieces.iter().enumerate() {
+        let end = pieces.get(i + 1).map_or(text.len(), |p| p.0);
+        let mut parser = goyaml2::Parser::new(text, start, end, mark);
+        loop {
+            let (event, start, end) = match parser.next_event() {
+                Ok(Some(e)) => e,
+                Ok(None) => break,
+                Err(e) => {
+                    let (line, column) = e.position();
+                    return Err(YamlError {
+                        message: e.message(),
+                        line,
+                        column,
+                        go_yaml: Some(e.text()),
+                    });
+                }
+            };
+            let last = matches!(event, goyaml2::Event::DocumentEnd);
+            if matches!(
+                event,
+                goyaml2::Event::StreamStart | goyaml2::Event::StreamEnd
+            ) {
+                continue;
+            }
+            let marker =
+                |m: goyaml2::Mark| saphyr_parser::Marker::new(m.index, m.line + 1, m.column);
+            let mut span = Span::new(marker(start), marker(end));
+            let tag = |t: Option<String>| t.map(|t| Cow::Owned(go_tag(&t)));
+            let event = match event {
+                goyaml2::Event::StreamStart | goyaml2::Event::StreamEnd => continue,
+                goyaml2::Event::DocumentStart => {
+                    anchors.clear();
+                    Event::DocumentStart(false)
+                }
+                goyaml2::Event::DocumentEnd => Event::DocumentEnd,
+                goyaml2::Event::Alias(name) => match anchors.get(&name) {
+                    // An alias inside its own anchor's node: go-yaml fails
+                    // when decoding (`decode.go` `decoder.alias`), after the
+                    // whole document parsed; read on with a null there.
+                    Some(&id) if !builder.anchors.contains_key(&id) => {
+                        if contains_itself.is_none() {
+                            contains_itself = Some(YamlError {
+                                message: format!("anchor '{name}' value contains itself"),
+                                line: line(span),
+                                column: column(span),
+                                go_yaml: Some(format!(
+                                    "yaml: anchor '{name}' value contains itself"
+                                )),
+                            });
+                        }
+                        Event::Scalar(Cow::Borrowed("~"), ScalarStyle::Plain, 0, None)
+                    }
+                    Some(&id) => Event::Alias(id),
+                    None => {
+                        return Err(YamlError {
+                            message: format!("unknown anchor '{name}' referenced"),
+                            line: line(span),
+                            column: column(span),
+                            go_yaml: Some(format!("yaml: unknown anchor '{name}' referenced")),
+                        })
+                    }
+                },
+                goyaml2::Event::Scalar(anchor, t, value, style) => {
+                    let style = match style {
+                        goyaml2::Style::Plain => ScalarStyle::Plain,
+                        goyaml2::Style::Single => ScalarStyle::SingleQuoted,
+                        goyaml2::Style::Double => ScalarStyle::DoubleQuoted,
+                        goyaml2::Style::Literal => ScalarStyle::Literal,
+                        goyaml2::Style::Folded => ScalarStyle::Folded,
+                    };
+                    if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
+                        // Placed as saphyr-parser places a block scalar: at its
+                        // first content line, which `scalar_line` reads back.
+                        let breaks = value.bytes().take_while(|&b| b == b'\n').count();
+                        span.start =
+                            saphyr_parser::Marker::new(start.index, start.line + 2 + breaks, 0);
+                    }
+                    let id = anchor_id(anchor, &mut anchors);
+                    Event::Scalar(Cow::Owned(value), style, id, tag(t))
+                }
+                goyaml2::Event::SequenceStart(anchor, t, _) => {
+                    Event::SequenceStart(anchor_id(anchor, &mut anchors), tag(t))
+                }
+                goyaml2::Event::MappingStart(anchor, t, _) => {
+                    Event::MappingStart(anchor_id(anchor, &mut anchors), tag(t))
+                }
+                goyaml2::Event::SequenceEnd => Event::SequenceEnd,
+                goyaml2::Event::MappingEnd => Event::MappingEnd,
+            };
+            builder.event(event, span)?;
+            if last {
+                if let Some(e) = contains_itself.take() {
+                    return Err(e);
+                }
+                // `yaml.Unmarshal` reads one document of the piece.
+                break;
+            }
+        }
+    }
+    builder.event(Event::StreamEnd, zero)?;
+    Ok(builder.docs)
+}
+
+/// Whether a piece holds more than blanks and comments.
+fn has_content(piece: &str) -> bool {
+    piece.lines().any(|l| {
+        let t = l.trim_start_matches([' ', '\t', '\r', '\u{feff}']);
+        !t.is_empty() && !t.starts_with('#')
+    })
+}
+
+/// A tag go-yaml resolved (`tag:yaml.org,2002:str`, `!local`, a verbatim
+/// URI) as saphyr-parser hands tags over: handle and suffix.
+fn go_tag(t: &str) -> saphyr_parser::Tag {
+    const CORE: &str = "tag:yaml.org,2002:";
+    let (handle, suffix) = if let Some(s) = t.strip_prefix(CORE) {
+        (CORE, s)
+    } else if let Some(s) = t.strip_prefix('!') {
+        ("!", s)
+    } else {
+        ("", t)
+    };
+    saphyr_parser::Tag {
+        handle: handle.to_owned(),
+        suffix: suffix.to_owned(),
+    }
+}
+
+/// The documents, and whether any anchor or alias, or anything else
+/// go-yaml v2 may read otherwise, was seen.
+fn load_once(text: &str, dialect: Dialect, limits: &Limits) -> Result<(Vec<Doc>, bool), Failure> {
+    let mut builder = new_builder(text, dialect, limits);
     let mut parser = Parser::new_from_str(text);
+    let mut anchors = false;
     while let Some(next) = parser.next_event() {
         let (event, span) = next.map_err(Failure::Scan)?;
+        anchors |= matches!(
+            event,
+            Event::Alias(_)
+                | Event::Scalar(_, _, 1.., _)
+                | Event::SequenceStart(1.., _)
+                | Event::MappingStart(1.., _)
+        );
         if builder.event(event, span)? {
             break;
         }
     }
-    Ok(builder.docs)
+    Ok((builder.docs, anchors || builder.go_yaml_differs))
 }
 
 /// The 1-based line of a span's start.
@@ -305,6 +568,7 @@ fn scan_error(e: &ScanError) -> YamlError {
         message,
         line: u32::try_from(e.marker().line()).unwrap_or(u32::MAX).max(1),
         column: u32::try_from(e.marker().col() + 1).unwrap_or(u32::MAX),
+        go_yaml: None,
     }
 }
 
@@ -381,6 +645,13 @@ struct Builder<'t> {
     /// Byte offset of each line's start, computed on first use: looking up
     /// a line must not scan the whole stream per scalar.
     line_starts: std::cell::OnceCell<Vec<usize>>,
+    /// Block scalars arrive as go-yaml reads them (from [`goyaml2`]), with
+    /// no end-of-stream fix to make.
+    exact_block_scalars: bool,
+    /// Something go-yaml v2 reads otherwise than saphyr-parser was seen.
+    go_yaml_differs: bool,
+    /// A decoding error kept for the document's end ([`Builder::decode_error`]).
+    deferred: Option<YamlError>,
 }
 
 fn err_at(message: impl Into<String>, span: Span) -> YamlError {
@@ -388,6 +659,7 @@ fn err_at(message: impl Into<String>, span: Span) -> YamlError {
         message: message.into(),
         line: line(span).max(1),
         column: column(span),
+        go_yaml: None,
     }
 }
 
@@ -418,6 +690,9 @@ impl Builder<'_> {
                 });
             }
             Event::DocumentEnd => {
+                if let Some(e) = self.deferred.take() {
+                    return Err(e);
+                }
                 if let Some(doc) = self.doc.take() {
                     let (value, line) = match doc.root {
                         Some((value, line)) => (value, line),
@@ -433,8 +708,35 @@ impl Builder<'_> {
             Event::Scalar(text, style, anchor, tag) => {
                 let text = self.clip_at_eof(text, style, span);
                 self.note_first_line(span, Some((&text, style)));
+                if self.dialect == Dialect::SigsYaml
+                    && style == ScalarStyle::Plain
+                    && self.stack.last().is_some_and(|f| f.flow)
+                    && (text.contains('?') || (text.is_empty() && self.waits_for_key()))
+                {
+                    // go-yaml v2 ends a plain scalar in a flow collection at
+                    // `?` (`scannerc.go` `yaml_parser_scan_plain_scalar`) and
+                    // has no empty key there: let it judge.
+                    self.go_yaml_differs = true;
+                }
                 let tag = tag_kind(tag.as_deref(), self.dialect);
                 if self.waits_for_key() {
+                    let null_key = || match tag {
+                        TagKind::None => {
+                            style == ScalarStyle::Plain
+                                && matches!(&*text, "" | "~" | "null" | "Null" | "NULL")
+                        }
+                        TagKind::Core(CoreTag::Null) => true,
+                        _ => false,
+                    };
+                    if self.dialect == Dialect::SigsYaml && null_key() {
+                        // sigs.k8s.io/yaml `convertToJSONableObject`:
+                        // "unsupported map key of type: %!s(<nil>), …",
+                        // Go's %#v of the value, not reproduced.
+                        self.decode_error(err_at(
+                            "a null mapping key, which sigs.k8s.io/yaml refuses (unsupported map key)",
+                            span,
+                        ))?;
+                    }
                     let key =
                         scalar_key(&text, style, tag, self.dialect).map_err(|m| err_at(m, span))?;
                     let merge = style == ScalarStyle::Plain
@@ -622,13 +924,26 @@ impl Builder<'_> {
         err_at(message, span)
     }
 
+    /// An error go-yaml v2 raises only once the document is parsed (when
+    /// decoding it): at once from saphyr-parser's events, whose stream is
+    /// then read again by [`goyaml2`]; there kept until the document's
+    /// end, for a syntax error further on comes first.
+    fn decode_error(&mut self, e: YamlError) -> Result<(), YamlError> {
+        if !self.exact_block_scalars {
+            return Err(e);
+        }
+        self.deferred.get_or_insert(e);
+        Ok(())
+    }
+
     fn open(&mut self, kind: FrameKind, anchor: usize, span: Span) -> Result<(), YamlError> {
         self.note_first_line(span, None);
         if self.waits_for_key() {
-            return Err(err_at(
+            // go-yaml: "invalid map key: %#v" when decoding, not reproduced.
+            self.decode_error(err_at(
                 "a mapping or sequence cannot be a mapping key",
                 span,
-            ));
+            ))?;
         }
         if self.stack.len() >= self.limits.max_depth {
             return Err(self.too_deep(span));
@@ -666,7 +981,7 @@ impl Builder<'_> {
     /// without one (go-yaml). saphyr-parser adds a `\n` in both cases: fix it.
     fn clip_at_eof<'a>(&self, text: Cow<'a, str>, style: ScalarStyle, span: Span) -> Cow<'a, str> {
         let block = matches!(style, ScalarStyle::Literal | ScalarStyle::Folded);
-        if !block || !text.ends_with('\n') {
+        if !block || !text.ends_with('\n') || self.exact_block_scalars {
             return text;
         }
         let header_line = scalar_line(span, &text, style) as usize;
@@ -832,6 +1147,15 @@ impl Builder<'_> {
         parent.height = parent.height.max(height + 1);
         match &mut parent.kind {
             FrameKind::Seq(items) => items.push(value),
+            FrameKind::Map(m) if m.key.is_none() && self.deferred.is_some() => {
+                // A collection as a key, already an error kept for the
+                // document's end: a placeholder key reads on.
+                m.key = Some(PendingKey {
+                    text: String::new(),
+                    merge: false,
+                    span,
+                });
+            }
             FrameKind::Map(m) => {
                 let Some(key) = m.key.take() else {
                     return Err(err_at("mapping value without a key", span));

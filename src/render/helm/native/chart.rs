@@ -197,13 +197,7 @@ fn strip_bom(data: Arc<[u8]>) -> Arc<[u8]> {
 /// The first YAML document of `data` as sigs.k8s.io/yaml decodes it.
 fn yaml_doc(data: &[u8]) -> Result<Value, String> {
     let text = std::str::from_utf8(data).map_err(|e| format!("not UTF-8: {e}"))?;
-    let docs = crate::yaml::load_all_as(
-        text,
-        crate::yaml::Dialect::SigsYaml,
-        &crate::yaml::Limits::default(),
-    )
-    .map_err(|e| e.to_string())?;
-    Ok(docs.into_iter().next().map(|d| d.value).unwrap_or_default())
+    crate::yaml::load_first_sigs(text, &crate::yaml::Limits::default()).map_err(|e| e.to_string())
 }
 
 /// The name Go's `encoding/json` gives a value's type in an unmarshal error.

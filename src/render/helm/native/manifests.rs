@@ -135,8 +135,8 @@ fn head(doc: &str, path: &str, helm4: bool) -> Result<(String, BTreeMap<String, 
     )
     .map_err(|e| {
         format!(
-            "YAML parse error on {path}: error converting YAML to JSON: yaml: line {}: {}",
-            e.line, e.message
+            "YAML parse error on {path}: error converting YAML to JSON: {}",
+            e.go_yaml_text()
         )
     })?;
     let v = docs.into_iter().next().map(|d| d.value).unwrap_or_default();

@@ -110,18 +110,14 @@ fn merge_user_values(inp: &Inputs<'_>) -> Result<Map, String> {
     for (shown, bytes) in &inp.value_files {
         let text = std::str::from_utf8(bytes)
             .map_err(|e| format!("failed to parse {shown}: not UTF-8: {e}"))?;
-        let docs = crate::yaml::load_all_as(
-            text,
-            crate::yaml::Dialect::SigsYaml,
-            &crate::yaml::Limits::default(),
-        )
-        .map_err(|e| {
-            format!(
-                "failed to parse {shown}: error converting YAML to JSON: yaml: line {}: {}",
-                e.line, e.message
-            )
-        })?;
-        let doc = docs.into_iter().next().map(|d| d.value).unwrap_or_default();
+        // `chartutil.ReadValues`: sigs.k8s.io/yaml reads the first document.
+        let doc =
+            crate::yaml::load_first_sigs(text, &crate::yaml::Limits::default()).map_err(|e| {
+                format!(
+                    "failed to parse {shown}: error converting YAML to JSON: {}",
+                    e.go_yaml_text()
+                )
+            })?;
         match V::from_json(&doc) {
             V::Map(m) => values::merge_maps(&mut base, m.into_entries()),
             V::Nil => {}
