@@ -255,16 +255,11 @@ fn edits_not_committed_are_said_and_can_be_included() {
     assert_eq!(v["head"], "INDEX");
 }
 
-/// A Kustomize binary asked for by path or name that does not exist is a
-/// usage error, not a warning on every app and a pass.
-#[test]
-fn a_missing_requested_kustomize_binary_is_a_usage_error() {
-    let repo = repository(UPSTREAM, None, &[]);
-    for bin_arg in ["/missing/kustomize", "no-such-kustomize-binary"] {
-        let (code, stdout, stderr) = run(
-            repo.path(),
-            &["diff", "main..cleanup", "--kustomize-binary", bin_arg],
-        );
+/// Running `diff` with `flag` naming a binary that does not exist, by path
+/// or by name, is a usage error: exit 2, one line, nothing on stdout.
+fn assert_missing_binary_is_a_usage_error(repo: &std::path::Path, flag: &str, tool: &str) {
+    for bin_arg in [format!("/missing/{tool}"), format!("no-such-{tool}-binary")] {
+        let (code, stdout, stderr) = run(repo, &["diff", "main..cleanup", flag, &bin_arg]);
         assert_eq!(
             code,
             Some(2),
@@ -273,10 +268,18 @@ fn a_missing_requested_kustomize_binary_is_a_usage_error() {
         assert!(stdout.is_empty(), "{stdout}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(
-            stderr.contains(&format!("--kustomize-binary {bin_arg}: no such executable")),
+            stderr.contains(&format!("{flag} {bin_arg}: no such executable")),
             "{stderr}"
         );
     }
+}
+
+/// A Kustomize binary asked for by path or name that does not exist is a
+/// usage error, not a warning on every app and a pass.
+#[test]
+fn a_missing_requested_kustomize_binary_is_a_usage_error() {
+    let repo = repository(UPSTREAM, None, &[]);
+    assert_missing_binary_is_a_usage_error(repo.path(), "--kustomize-binary", "kustomize");
 }
 
 /// Likewise a helm binary asked for that does not exist, and one asked for
@@ -284,23 +287,7 @@ fn a_missing_requested_kustomize_binary_is_a_usage_error() {
 #[test]
 fn a_missing_requested_helm_binary_is_a_usage_error() {
     let repo = repository(UPSTREAM, None, &[]);
-    for bin_arg in ["/missing/helm", "no-such-helm-binary"] {
-        let (code, stdout, stderr) = run(
-            repo.path(),
-            &["diff", "main..cleanup", "--helm-binary", bin_arg],
-        );
-        assert_eq!(
-            code,
-            Some(2),
-            "{bin_arg}: stdout:\n{stdout}\nstderr:\n{stderr}"
-        );
-        assert!(stdout.is_empty(), "{stdout}");
-        assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        assert!(
-            stderr.contains(&format!("--helm-binary {bin_arg}: no such executable")),
-            "{stderr}"
-        );
-    }
+    assert_missing_binary_is_a_usage_error(repo.path(), "--helm-binary", "helm");
     let (code, _, stderr) = run(
         repo.path(),
         &[
