@@ -127,8 +127,8 @@ fn parse_error(name: &str, src: &str, at: usize, msg: &str) -> String {
 /// name are an error (`parse.Tree.add`).
 fn add_source(trees: &mut Trees, name: &str, src: &str, funcs: FuncSet) -> Result<(), String> {
     let known = |f: &str| super::funcs::check_name(f, funcs);
-    let parsed =
-        parse::parse_set(src, Some(&known)).map_err(|(at, e)| parse_error(name, src, at, &e))?;
+    let parsed = parse::parse_set(src, name, Some(&known))
+        .map_err(|(at, e)| parse_error(name, src, at, &e))?;
     let check =
         |l: &List| check_functions(l, funcs).map_err(|(at, e)| parse_error(name, src, at, &e));
     check(&parsed.root)?;
