@@ -35,6 +35,7 @@
 
 mod funcs;
 mod generators;
+mod gotime;
 mod parse;
 mod printf;
 mod semver;
