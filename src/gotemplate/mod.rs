@@ -33,6 +33,7 @@
 //! this engine does not implement fails with its name: a template is never
 //! rendered approximately.
 
+mod crypto;
 mod funcs;
 mod generators;
 mod gotime;
