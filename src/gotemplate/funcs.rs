@@ -86,8 +86,6 @@ const NOT_IMPLEMENTED: &[&str] = &[
     "uuidv4",
     "semver",
     "semverCompare",
-    "urlParse",
-    "urlJoin",
 ];
 
 /// Functions Helm offers that this engine does not evaluate (beyond
@@ -1410,6 +1408,8 @@ const FUNCS: &[(&str, Func)] = &[
     ("plural", f_plural),
     ("sha256sum", f_sha256sum),
     ("derivePassword", super::crypto::f_derive_password),
+    ("urlParse", super::url::f_url_parse),
+    ("urlJoin", super::url::f_url_join),
     ("toString", f_to_string),
     ("atoi", f_atoi),
     ("int64", f_int64),

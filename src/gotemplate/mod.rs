@@ -45,6 +45,7 @@ pub(crate) mod yaml_out;
 
 mod set;
 mod toml_out;
+mod url;
 
 use std::borrow::Cow;
 
