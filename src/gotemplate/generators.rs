@@ -451,6 +451,11 @@ fn slice_arg(v: &V) -> Result<&[V], String> {
     }
 }
 
+/// Sprig's `certificate` of `cert` and `key` (PEM text).
+pub(super) fn certificate(cert: String, key: String) -> V {
+    V::Host(Host(Arc::new(Certificate { cert, key })))
+}
+
 /// Sprig's `certificate` struct.
 #[derive(Debug)]
 struct Certificate {
