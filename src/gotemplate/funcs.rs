@@ -73,8 +73,6 @@ const NOT_IMPLEMENTED: &[&str] = &[
     "bcrypt",
     "htpasswd",
     "genPrivateKey",
-    "derivePassword",
-    "buildCustomCert",
     "genCA",
     "genCAWithKey",
     "genSelfSignedCert",
@@ -87,8 +85,6 @@ const NOT_IMPLEMENTED: &[&str] = &[
     "uuidv4",
     "semver",
     "semverCompare",
-    "urlParse",
-    "urlJoin",
 ];
 
 /// Functions Helm offers that this engine does not evaluate (beyond
@@ -1463,6 +1459,10 @@ const FUNCS: &[(&str, Func)] = &[
     ("replace", f_replace),
     ("plural", f_plural),
     ("sha256sum", f_sha256sum),
+    ("derivePassword", super::crypto::f_derive_password),
+    ("urlParse", super::url::f_url_parse),
+    ("urlJoin", super::url::f_url_join),
+    ("buildCustomCert", super::crypto::f_build_custom_cert),
     ("toString", f_to_string),
     ("atoi", f_atoi),
     ("int64", f_int64),

@@ -27,6 +27,7 @@ use rand_chacha::ChaCha8Rng;
 use sha2::Digest as _;
 
 use super::funcs::{arity, fits, int, s, type_err};
+use super::gotime;
 use super::value::{Host, HostObject, Json, V};
 
 type R = Result<V, String>;
@@ -50,6 +51,15 @@ pub(super) const NAMES: &[&str] = &[
     "htmlDate",
     "htmlDateInZone",
     "unixEpoch",
+    "toDate",
+    "mustToDate",
+    "dateModify",
+    "date_modify",
+    "mustDateModify",
+    "must_date_modify",
+    "duration",
+    "durationRound",
+    "ago",
     "genCA",
     "genSelfSignedCert",
     "genSignedCert",
@@ -146,7 +156,13 @@ impl Generator {
             "randBytes" => st.rand_bytes(a, room),
             "shuffle" => st.shuffle(a),
             "uuidv4" => st.uuidv4(a),
-            "now" => arity(a, 0).map(|()| time(st.now())),
+            "now" => arity(a, 0).map(|()| {
+                let t = st.now();
+                V::Host(Host(Arc::new(Time {
+                    t,
+                    mono: Some(NOW_MONO),
+                })))
+            }),
             "date" => arity(a, 2).and_then(|()| st.date_in_zone(s(&a[0])?, &a[1], "Local")),
             "dateInZone" | "date_in_zone" => {
                 arity(a, 3).and_then(|()| st.date_in_zone(s(&a[0])?, &a[1], s(&a[2])?))
@@ -157,7 +173,18 @@ impl Generator {
             }
             "unixEpoch" => arity(a, 1)
                 .and_then(|()| time_arg(&a[0]))
-                .map(|t| V::Str(t.secs.to_string())),
+                .map(|t| V::Str(t.t.secs.to_string())),
+            "toDate" => arity(a, 2).and_then(|()| to_date(s(&a[0])?, s(&a[1])?, false)),
+            "mustToDate" => arity(a, 2).and_then(|()| to_date(s(&a[0])?, s(&a[1])?, true)),
+            "dateModify" | "date_modify" => {
+                arity(a, 2).and_then(|()| date_modify(s(&a[0])?, &a[1], false))
+            }
+            "mustDateModify" | "must_date_modify" => {
+                arity(a, 2).and_then(|()| date_modify(s(&a[0])?, &a[1], true))
+            }
+            "duration" => arity(a, 1).and_then(|()| duration(&a[0])),
+            "durationRound" => arity(a, 1).and_then(|()| st.duration_round(&a[0])),
+            "ago" => arity(a, 1).and_then(|()| st.ago(&a[0])),
             "genCA" => st.gen_ca(a),
             "genSelfSignedCert" => st.gen_self_signed(a),
             "genSignedCert" => st.gen_signed(a),
@@ -283,7 +310,7 @@ impl Stream {
     /// current time; a zone `LoadLocation` cannot load falls back to UTC.
     fn date_in_zone(&mut self, layout: &str, date: &V, zone: &str) -> R {
         let t = match date {
-            V::Host(h) if h.0.type_name() == "time.Time" => time_arg(date)?,
+            V::Host(h) if h.0.type_name() == "time.Time" => time_arg(date)?.t,
             V::Int(secs) => Instant {
                 secs: *secs,
                 nanos: 0,
@@ -424,6 +451,11 @@ fn slice_arg(v: &V) -> Result<&[V], String> {
     }
 }
 
+/// Sprig's `certificate` of `cert` and `key` (PEM text).
+pub(super) fn certificate(cert: String, key: String) -> V {
+    V::Host(Host(Arc::new(Certificate { cert, key })))
+}
+
 /// Sprig's `certificate` struct.
 #[derive(Debug)]
 struct Certificate {
@@ -468,30 +500,237 @@ pub(crate) struct Instant {
 
 /// Years beyond which gitops-lint does not format a time (Go's `Time`
 /// reaches further; no chart prints such dates).
-const MAX_ABS_SECS: i64 = 250_000_000_000;
+const MAX_ABS_SECS: i64 = 400_000_000_000;
 
 fn time(t: Instant) -> V {
-    V::Host(Host(Arc::new(Time(t))))
+    V::Host(Host(Arc::new(Time { t, mono: None })))
 }
 
-fn time_arg(v: &V) -> Result<Instant, String> {
+/// The monotonic reading `now` gives (Go's `m=+0.000000001`: the clock of
+/// a process just started).
+const NOW_MONO: i64 = 1;
+
+fn time_arg(v: &V) -> Result<Time, String> {
     match v {
-        V::Host(h) if h.0.type_name() == "time.Time" => {
-            match (h.0.field("Unix"), h.0.field("Nanosecond")) {
-                (Some(V::Int(secs)), Some(V::Int(n))) => Ok(Instant {
-                    secs,
-                    nanos: u32::try_from(n).unwrap_or(0),
-                }),
-                _ => Err(type_err("time.Time", v)),
-            }
-        }
+        V::Host(h) => match h.0.as_any().and_then(|a| a.downcast_ref::<Time>()) {
+            Some(t) => Ok(Time {
+                t: t.t,
+                mono: t.mono,
+            }),
+            None => Err(type_err("time.Time", v)),
+        },
         other => Err(type_err("time.Time", other)),
     }
 }
 
-/// `time.Time` (UTC, as the repo-server's zone is).
-#[derive(Debug)]
-struct Time(Instant);
+/// `time.Time` (UTC, as the repo-server's zone is) and the monotonic
+/// reading `now` gives it, in nanoseconds.
+#[derive(Debug, Clone, Copy)]
+struct Time {
+    t: Instant,
+    mono: Option<i64>,
+}
+
+/// Unix seconds of 1885-01-01, from which Go packs a monotonic time's wall
+/// seconds in 33 bits (`time.go` `wallToInternal`).
+const MONO_WALL_MIN: i64 = -2_682_374_400;
+
+impl Time {
+    /// `Time.Add`: the monotonic reading moves too, and is dropped where it
+    /// overflows or the wall clock leaves what Go packs with it.
+    fn add(self, d: i64) -> Time {
+        let mut secs = self.t.secs + d / gotime::SECOND;
+        let mut nanos = i64::from(self.t.nanos) + d % gotime::SECOND;
+        if nanos >= gotime::SECOND {
+            secs += 1;
+            nanos -= gotime::SECOND;
+        } else if nanos < 0 {
+            secs -= 1;
+            nanos += gotime::SECOND;
+        }
+        let t = Instant {
+            secs,
+            nanos: u32::try_from(nanos).unwrap_or(0),
+        };
+        let packed = (0..1_i64 << 33).contains(&(secs - MONO_WALL_MIN));
+        let mono = self.mono.filter(|_| packed).and_then(|m| m.checked_add(d));
+        Time { t, mono }
+    }
+
+    /// `Time.Sub`: by the monotonic readings where both have one, else by
+    /// the wall clocks, saturating.
+    fn sub(self, u: Time) -> i64 {
+        if let (Some(a), Some(b)) = (self.mono, u.mono) {
+            return match a.checked_sub(b) {
+                Some(d) => d,
+                None if a > b => i64::MAX,
+                None => i64::MIN,
+            };
+        }
+        let whole = i128::from(self.t.secs - u.t.secs) * i128::from(gotime::SECOND)
+            + i128::from(i64::from(self.t.nanos) - i64::from(u.t.nanos));
+        i64::try_from(whole).unwrap_or(if whole > 0 { i64::MAX } else { i64::MIN })
+    }
+}
+
+/// `time.ParseInLocation(layout, value, time.Local)` (Sprig's `toDate`,
+/// `mustToDate`); `toDate` gives the zero time for what does not parse.
+fn to_date(layout: &str, value: &str, must: bool) -> R {
+    match gotime::parse(layout, value) {
+        Ok(gotime::Parsed::Utc(secs, nanos)) => {
+            let t = Instant { secs, nanos };
+            if t.secs.abs() > MAX_ABS_SECS {
+                return Err(far_date());
+            }
+            Ok(time(t))
+        }
+        Ok(gotime::Parsed::OtherZone) => Err(format!(
+            "the time zone of {value:?} is not supported by gitops-lint (UTC is), so this template cannot be evaluated offline"
+        )),
+        Err(e) if must => Err(e),
+        // January 1 of year 1, 00:00:00 UTC.
+        Err(_) => Ok(time(Instant {
+            secs: -62_135_596_800,
+            nanos: 0,
+        })),
+    }
+}
+
+/// Sprig's `dateModify`: the time plus a `time.ParseDuration` duration;
+/// what does not parse leaves it as it is (`mustDateModify`: Go's error).
+fn date_modify(duration: &str, date: &V, must: bool) -> R {
+    let t = time_arg(date)?;
+    let d = match gotime::parse_duration(duration) {
+        Ok(d) => d,
+        Err(e) if must => return Err(e),
+        Err(_) => return Ok(V::Host(Host(Arc::new(t)))),
+    };
+    let moved = t.add(d);
+    if moved.t.secs.abs() > MAX_ABS_SECS {
+        return Err(far_date());
+    }
+    Ok(V::Host(Host(Arc::new(moved))))
+}
+
+fn far_date() -> String {
+    "a date this far from today is not supported by gitops-lint, so this template cannot be evaluated offline".into()
+}
+
+/// Sprig's `duration`: a string of seconds (`strconv.ParseInt`, whose
+/// range error still gives the bound) or an `int64`, else 0.
+fn duration(v: &V) -> R {
+    let n: i64 = match v {
+        V::Str(text) => parse_int_saturating(text),
+        V::Int(0) => 0,
+        // Go's `int` (a literal) is no `int64` here and gives 0; Helm's
+        // `--set` integers are `int64`: gitops-lint does not tell them
+        // apart.
+        V::Int(_) => return Err(int_refusal("duration")),
+        _ => 0,
+    };
+    Ok(V::Str(gotime::duration_string(
+        n.wrapping_mul(gotime::SECOND),
+    )))
+}
+
+fn int_refusal(name: &str) -> String {
+    format!("{name} of a non-zero integer is not supported by gitops-lint (Sprig reads an int64 but not an int, which it cannot tell apart), so this template cannot be evaluated offline")
+}
+
+/// `strconv.ParseInt(s, 10, 64)` as Sprig keeps its value: 0 for a
+/// syntax error, the bound for a range error.
+fn parse_int_saturating(s: &str) -> i64 {
+    let (neg, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return 0;
+    }
+    let mut n: i128 = 0;
+    for c in digits.bytes() {
+        n = (n * 10 + i128::from(c - b'0')).min(i128::from(u64::MAX));
+    }
+    if neg {
+        i64::try_from(-n).unwrap_or(i64::MIN)
+    } else {
+        i64::try_from(n).unwrap_or(i64::MAX)
+    }
+}
+
+/// Sprig's `durationRound` buckets: whole years (365 days), months (30),
+/// days, hours, minutes, seconds, each past a strict `>`.
+fn round_buckets(d: i64) -> String {
+    const H: u64 = 3_600_000_000_000;
+    let u = d.unsigned_abs();
+    for (unit, suffix) in [
+        (H * 24 * 365, "y"),
+        (H * 24 * 30, "mo"),
+        (H * 24, "d"),
+        (H, "h"),
+        (60_000_000_000, "m"),
+        (1_000_000_000, "s"),
+    ] {
+        if u > unit {
+            return format!("{}{suffix}", u / unit);
+        }
+    }
+    "0s".into()
+}
+
+impl Stream {
+    /// The clock as a function reads it after the template's `now`: a
+    /// nanosecond later on both clocks, as time has passed.
+    fn since(&mut self, t: Time) -> i64 {
+        let now = Time {
+            t: self.now(),
+            mono: Some(NOW_MONO),
+        }
+        .add(1);
+        now.sub(t)
+    }
+
+    /// Sprig's `durationRound`: a `time.ParseDuration` string (0 where it
+    /// does not parse), an `int64` of nanoseconds, or the time since a
+    /// `time.Time`; anything else is 0.
+    fn duration_round(&mut self, v: &V) -> R {
+        let d = match v {
+            V::Str(text) => gotime::parse_duration(text).unwrap_or(0),
+            // An `int` gives 0, an `int64` itself: both are "0s" up to a
+            // second.
+            V::Int(n) if n.unsigned_abs() <= 1_000_000_000 => 0,
+            V::Int(_) => return Err(int_refusal("durationRound")),
+            V::Host(_) => match time_arg(v) {
+                Ok(t) => self.since(t),
+                Err(_) => 0,
+            },
+            _ => 0,
+        };
+        Ok(V::Str(round_buckets(d)))
+    }
+
+    /// Sprig's `dateAgo`: the time since a `time.Time` or Unix seconds
+    /// (anything else: now), to the second.
+    fn ago(&mut self, v: &V) -> R {
+        let t = match v {
+            V::Int(secs) => Time {
+                t: Instant {
+                    secs: *secs,
+                    nanos: 0,
+                },
+                mono: None,
+            },
+            V::Host(_) if time_arg(v).is_ok() => time_arg(v)?,
+            _ => Time {
+                t: self.now(),
+                mono: Some(NOW_MONO),
+            },
+        };
+        let d = gotime::duration_round(self.since(t), gotime::SECOND);
+        Ok(V::Str(gotime::duration_string(d)))
+    }
+}
 
 /// `time.Time`'s methods this module does not evaluate.
 const TIME_METHODS: &[&str] = &[
@@ -526,7 +765,7 @@ impl HostObject for Time {
         "time.Time"
     }
     fn field(&self, name: &str) -> Option<V> {
-        let t = self.0;
+        let t = self.t;
         let (y, m, d, yday, wday) = civil(t.secs.div_euclid(86_400));
         let sod = t.secs.rem_euclid(86_400);
         Some(match name {
@@ -556,7 +795,7 @@ impl HostObject for Time {
     fn call(&self, name: &str, args: &[V]) -> Option<Result<V, String>> {
         match name {
             "Format" => Some(match args {
-                [V::Str(layout)] => format_time(layout, self.0).map(V::Str),
+                [V::Str(layout)] => format_time(layout, self.t).map(V::Str),
                 [other] => Err(type_err("string", other)),
                 _ => Err(format!(
                     "wrong number of args for Format: want 1 got {}",
@@ -580,13 +819,27 @@ impl HostObject for Time {
     /// carries.
     fn printed(&self) -> String {
         let wall =
-            format_time("2006-01-02 15:04:05.999999999 -0700 MST", self.0).unwrap_or_default();
-        format!("{wall} m=+0.000000001")
+            format_time("2006-01-02 15:04:05.999999999 -0700 MST", self.t).unwrap_or_default();
+        match self.mono {
+            // `m=±s.nnnnnnnnn`
+            Some(m) => {
+                let (sign, u) = (if m < 0 { '-' } else { '+' }, m.unsigned_abs());
+                format!(
+                    "{wall} m={sign}{}.{:09}",
+                    u / 1_000_000_000,
+                    u % 1_000_000_000
+                )
+            }
+            None => wall,
+        }
     }
     /// `Time.MarshalJSON`: RFC 3339 with nanoseconds.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
+    }
     fn json(&self) -> Json {
         Json::Value(V::Str(
-            format_time("2006-01-02T15:04:05.999999999Z07:00", self.0).unwrap_or_default(),
+            format_time("2006-01-02T15:04:05.999999999Z07:00", self.t).unwrap_or_default(),
         ))
     }
 }
@@ -875,6 +1128,105 @@ mod tests {
         let _ = g.call("date", &[V::Str("2006".into()), V::Int(0)], 100);
         assert!(!g.used(), "a date given in seconds draws nothing");
         let _ = g.call("randAlpha", &[V::Int(1)], 100);
+        assert!(g.used());
+    }
+
+    #[test]
+    fn date_functions_give_what_helm_gives() {
+        // helm v3.17.1, a chart's template printing each call (TZ empty).
+        let g = Generator::new("t", Variant::First);
+        let call = |name: &str, args: &[V]| g.call(name, args, 1 << 20).expect("known");
+        let st = |x: &str| V::Str(x.into());
+        let printed = |v: Result<V, String>| match v.expect("evaluates") {
+            V::Host(h) => h.0.printed(),
+            other => other.go_string(),
+        };
+        let date = |layout: &str, value: &str| call("toDate", &[st(layout), st(value)]);
+        assert_eq!(
+            printed(date("2006-01-02", "2024-02-29")),
+            "2024-02-29 00:00:00 +0000 UTC"
+        );
+        // what does not parse is the zero time
+        assert_eq!(
+            printed(date("2006-01-02", "2024-02-30")),
+            "0001-01-01 00:00:00 +0000 UTC"
+        );
+        let ten = || date("2006-01-02 15:04", "2024-01-01 10:00").expect("toDate");
+        assert_eq!(
+            printed(call("dateModify", &[st("+90m"), ten()])),
+            "2024-01-01 11:30:00 +0000 UTC"
+        );
+        assert_eq!(
+            printed(call("date_modify", &[st("-999ns"), ten()])),
+            "2024-01-01 09:59:59.999999001 +0000 UTC"
+        );
+        // a duration that does not parse leaves the time as it is
+        assert_eq!(
+            printed(call("dateModify", &[st("bogus"), ten()])),
+            "2024-01-01 10:00:00 +0000 UTC"
+        );
+        assert_eq!(
+            call("mustDateModify", &[st("1d"), ten()]),
+            Err(r#"time: unknown unit "d" in duration "1d""#.to_string())
+        );
+        assert_eq!(
+            call("mustToDate", &[st("2006-01-02"), st("2024-13-01")]),
+            Err(r#"parsing time "2024-13-01": month out of range"#.to_string())
+        );
+        assert_eq!(
+            call(
+                "dateInZone",
+                &[st("2006-01-02T15:04:05Z07:00"), ten(), st("UTC")]
+            ),
+            Ok(st("2024-01-01T10:00:00Z"))
+        );
+        assert!(
+            call("toDate", &[st("2006-01-02 -0700"), st("2024-01-01 +0100")])
+                .expect_err("zone")
+                .contains("not supported by gitops-lint")
+        );
+        for (d, want) in [
+            ("2h10m5s", "2h"),
+            ("-49h", "2d"),
+            ("8760h", "12mo"),
+            ("8761h", "1y"),
+            ("721h", "1mo"),
+            ("1s", "0s"),
+            ("1.5s", "1s"),
+            ("61m", "1h"),
+            ("nope", "0s"),
+        ] {
+            assert_eq!(call("durationRound", &[st(d)]), Ok(st(want)), "{d}");
+        }
+        assert_eq!(call("durationRound", &[V::Int(5)]), Ok(st("0s")));
+        assert_eq!(call("durationRound", &[V::Float(3.5)]), Ok(st("0s")));
+        for (secs, want) in [
+            ("95", "1m35s"),
+            ("-1", "-1s"),
+            ("x", "0s"),
+            ("+7", "7s"),
+            // ParseInt's range error keeps MaxInt64, whose seconds wrap
+            ("99999999999999999999", "-1s"),
+        ] {
+            assert_eq!(call("duration", &[st(secs)]), Ok(st(want)), "{secs}");
+        }
+        assert_eq!(call("duration", &[V::Float(1.5)]), Ok(st("0s")));
+        assert!(call("duration", &[V::Int(95)])
+            .expect_err("int or int64")
+            .contains("not supported by gitops-lint"));
+        assert!(!g.used(), "none of these reads the clock");
+        // `ago now` and `dateModify "-2h" now | ago`: 0s and 2h0m0s
+        let now = call("now", &[]).expect("now");
+        assert_eq!(call("ago", std::slice::from_ref(&now)), Ok(st("0s")));
+        let before = call("dateModify", &[st("-2h"), now.clone()]).expect("modify");
+        // The monotonic reading is gitops-lint's own (`now` reads 1ns).
+        assert_eq!(
+            printed(Ok(before.clone())).split(" m=").nth(1),
+            Some("-7199.999999999")
+        );
+        assert_eq!(call("ago", std::slice::from_ref(&before)), Ok(st("2h0m0s")));
+        assert_eq!(call("durationRound", &[before]), Ok(st("2h")));
+        assert_eq!(call("durationRound", &[now]), Ok(st("0s")));
         assert!(g.used());
     }
 

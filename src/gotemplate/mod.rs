@@ -33,8 +33,10 @@
 //! this engine does not implement fails with its name: a template is never
 //! rendered approximately.
 
+mod crypto;
 mod funcs;
 mod generators;
+mod gotime;
 mod parse;
 mod printf;
 mod semver;
@@ -43,6 +45,7 @@ pub(crate) mod yaml_out;
 
 mod set;
 mod toml_out;
+mod url;
 
 use std::borrow::Cow;
 

@@ -122,7 +122,7 @@ enum Tok {
 /// # Errors
 /// A syntax error, with a short description.
 pub(crate) fn parse(src: &str) -> Result<List, String> {
-    parse_inner(src, false, None)
+    parse_inner(src, "", false, None)
         .map(|p| p.root)
         .map_err(|(_, e)| e)
 }
@@ -137,18 +137,18 @@ pub(crate) struct Parsed {
     pub(crate) defines: Vec<(String, List)>,
 }
 
-/// Parses a source of a template set, where `define`, `template` and
-/// `block` are allowed; `known` checks each function name as Go's parser
-/// does when it meets one.
+/// Parses a source of a template set named `name`, where `define`,
+/// `template` and `block` are allowed; `known` checks each function name
+/// as Go's parser does when it meets one.
 ///
 /// # Errors
 /// A syntax error with the byte offset of the token (or action) it was
 /// found at.
-pub(crate) fn parse_set(src: &str, known: Known) -> Result<Parsed, (usize, String)> {
-    parse_inner(src, true, known)
+pub(crate) fn parse_set(src: &str, name: &str, known: Known) -> Result<Parsed, (usize, String)> {
+    parse_inner(src, name, true, known)
 }
 
-fn parse_inner(src: &str, sets: bool, known: Known) -> Result<Parsed, (usize, String)> {
+fn parse_inner(src: &str, name: &str, sets: bool, known: Known) -> Result<Parsed, (usize, String)> {
     let items = split_actions(src).map_err(|e| (src.len(), e))?;
     let mut p = Parser {
         items,
@@ -158,6 +158,9 @@ fn parse_inner(src: &str, sets: bool, known: Known) -> Result<Parsed, (usize, St
         defines: Vec::new(),
         at: 0,
         known,
+        src,
+        name,
+        delim: 0,
     };
     let (list, end) = p.list().map_err(|e| (p.at, e))?;
     match end {
@@ -171,8 +174,26 @@ fn parse_inner(src: &str, sets: bool, known: Known) -> Result<Parsed, (usize, St
 
 enum Item {
     Text(String),
-    /// The text inside the delimiters and its byte offset in the source.
-    Action(String, usize),
+    /// The text inside the delimiters, its byte offset in the source and
+    /// that of the left delimiter.
+    Action(String, usize, usize),
+    /// An action the lexer cannot close. Go's parser reads items in order,
+    /// so an error at an earlier token of the action (or in an earlier
+    /// action) is the one reported (text/template/parse `lex.go`,
+    /// `Tree.parse`).
+    Broken(Broken),
+}
+
+struct Broken {
+    /// The rest of the source from the action's start.
+    body: String,
+    /// The byte offset of `body`.
+    off: usize,
+    /// The byte offset of the left delimiter.
+    delim: usize,
+    /// The lexer's error and its byte offset.
+    err: String,
+    err_at: usize,
 }
 
 /// Splits text and actions, applying trim markers and dropping comments.
@@ -223,15 +244,28 @@ fn split_actions(src: &str) -> Result<Vec<Item>, String> {
             }
             continue;
         }
-        let close = find_close(body, 0)?;
+        let offset = src.len() - body.len();
+        let delim = src.len() - rest.len() + open;
+        let close = match find_close(body, 0) {
+            Ok(c) => c,
+            Err((at, err)) => {
+                items.push(Item::Broken(Broken {
+                    body: body.to_string(),
+                    off: offset,
+                    delim,
+                    err,
+                    err_at: offset + at,
+                }));
+                break;
+            }
+        };
         let mut inner_text = &body[..close];
         trim_next = false;
         if inner_text.ends_with('-') && inner_text[..inner_text.len() - 1].ends_with(is_space) {
             inner_text = &inner_text[..inner_text.len() - 1];
             trim_next = true;
         }
-        let offset = src.len() - body.len();
-        items.push(Item::Action(inner_text.to_string(), offset));
+        items.push(Item::Action(inner_text.to_string(), offset, delim));
         rest = &body[close + 2..];
     }
     Ok(items)
@@ -241,34 +275,38 @@ fn is_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\r' | '\n')
 }
 
-/// Finds the closing `}}` of an action, skipping quoted strings.
-fn find_close(body: &str, from: usize) -> Result<usize, String> {
+/// Finds the closing `}}` of an action, skipping quoted strings; an
+/// error has the byte offset Go's lexer gives it (where the string starts,
+/// or the end).
+fn find_close(body: &str, from: usize) -> Result<usize, (usize, String)> {
     let b = body.as_bytes();
     let mut i = from;
     while i < b.len() {
         match b[i] {
             b'"' => {
+                let start = i;
                 i += 1;
                 while i < b.len() && b[i] != b'"' {
                     if b[i] == b'\\' {
                         i += 1;
                     }
                     if b[i.min(b.len() - 1)] == b'\n' {
-                        return Err("unterminated quoted string".into());
+                        return Err((start, "unterminated quoted string".into()));
                     }
                     i += 1;
                 }
                 if i >= b.len() {
-                    return Err("unterminated quoted string".into());
+                    return Err((start, "unterminated quoted string".into()));
                 }
             }
             b'`' => {
+                let start = i;
                 i += 1;
                 while i < b.len() && b[i] != b'`' {
                     i += 1;
                 }
                 if i >= b.len() {
-                    return Err("unterminated raw quoted string".into());
+                    return Err((start, "unterminated raw quoted string".into()));
                 }
             }
             b'\'' => {
@@ -285,7 +323,7 @@ fn find_close(body: &str, from: usize) -> Result<usize, String> {
         }
         i += 1;
     }
-    Err("unclosed action".into())
+    Err((b.len(), "unclosed action".into()))
 }
 
 /// A token and the byte range of its text.
@@ -293,11 +331,12 @@ type Spanned = (Tok, usize, usize);
 
 fn lex(src: &str) -> Result<Vec<Spanned>, String> {
     let mut out = Vec::new();
-    lex_partial(src, &mut out).map(|()| out)
+    lex_partial(src, &mut out).map(|()| out).map_err(|(_, e)| e)
 }
 
-/// Lexes into `out`, which keeps the tokens before an error.
-fn lex_partial(src: &str, out: &mut Vec<Spanned>) -> Result<(), String> {
+/// Lexes into `out`, which keeps the tokens before an error; an error has
+/// the byte offset of the token it was met at.
+fn lex_partial(src: &str, out: &mut Vec<Spanned>) -> Result<(), (usize, String)> {
     let chars: Vec<char> = src.chars().collect();
     let byte_at: Vec<usize> = src
         .char_indices()
@@ -307,6 +346,7 @@ fn lex_partial(src: &str, out: &mut Vec<Spanned>) -> Result<(), String> {
     let mut toks = Vec::new();
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut i = 0;
+    let err = |start: usize, e: String| (byte_at[start], e);
     let ident_char = |c: char| c == '_' || c.is_alphanumeric();
     let read_fields = |i: &mut usize, chars: &[char]| -> Vec<String> {
         let mut fields = Vec::new();
@@ -379,13 +419,13 @@ fn lex_partial(src: &str, out: &mut Vec<Spanned>) -> Result<(), String> {
                 let mut s = String::new();
                 loop {
                     let Some(&c) = chars.get(i) else {
-                        return Err("unterminated quoted string".into());
+                        return Err(err(start, "unterminated quoted string".into()));
                     };
                     i += 1;
                     match c {
                         '"' => break,
                         '\\' => {
-                            let (ch, n) = unescape(&chars[i..])?;
+                            let (ch, n) = unescape(&chars[i..]).map_err(|e| err(start, e))?;
                             s.push_str(&ch);
                             i += n;
                         }
@@ -401,7 +441,7 @@ fn lex_partial(src: &str, out: &mut Vec<Spanned>) -> Result<(), String> {
                     i += 1;
                 }
                 if i >= chars.len() {
-                    return Err("unterminated raw quoted string".into());
+                    return Err(err(start, "unterminated raw quoted string".into()));
                 }
                 toks.push(Tok::Str(chars[s..i].iter().collect()));
                 i += 1;
@@ -409,14 +449,14 @@ fn lex_partial(src: &str, out: &mut Vec<Spanned>) -> Result<(), String> {
             '\'' => {
                 i += 1;
                 let (ch, n) = if chars.get(i) == Some(&'\\') {
-                    let (s, n) = unescape(&chars[i + 1..])?;
+                    let (s, n) = unescape(&chars[i + 1..]).map_err(|e| err(start, e))?;
                     (s, n + 1)
                 } else {
                     (chars.get(i).map(ToString::to_string).unwrap_or_default(), 1)
                 };
                 i += n;
                 if chars.get(i) != Some(&'\'') {
-                    return Err("malformed character constant".into());
+                    return Err(err(start, "malformed character constant".into()));
                 }
                 i += 1;
                 let code = ch.chars().next().map_or(0, |c| i64::from(u32::from(c)));
@@ -438,7 +478,7 @@ fn lex_partial(src: &str, out: &mut Vec<Spanned>) -> Result<(), String> {
                     i += 1;
                 }
                 let text: String = chars[s..i].iter().collect();
-                toks.push(number(&text)?);
+                toks.push(number(&text).map_err(|e| err(start, e))?);
             }
             c if ident_char(c) => {
                 let s = i;
@@ -451,21 +491,27 @@ fn lex_partial(src: &str, out: &mut Vec<Spanned>) -> Result<(), String> {
             // as an `itemChar`, which the parser meets where an operand may
             // end (`Tree.command`); anything else it refuses itself.
             c if c.is_ascii_graphic() => {
-                return Err(format!(
-                    "unexpected {} in operand",
-                    super::funcs::go_quote(&c.to_string())
+                return Err(err(
+                    start,
+                    format!(
+                        "unexpected {} in operand",
+                        super::funcs::go_quote(&c.to_string())
+                    ),
                 ))
             }
             c if c.is_control() => {
-                return Err(format!(
-                    "unrecognized character in action: U+{:04X}",
-                    u32::from(c)
+                return Err(err(
+                    start,
+                    format!("unrecognized character in action: U+{:04X}", u32::from(c)),
                 ))
             }
             c => {
-                return Err(format!(
-                    "unrecognized character in action: U+{:04X} '{c}'",
-                    u32::from(c)
+                return Err(err(
+                    start,
+                    format!(
+                        "unrecognized character in action: U+{:04X} '{c}'",
+                        u32::from(c)
+                    ),
                 ))
             }
         }
@@ -592,6 +638,12 @@ struct Parser<'k> {
     at: usize,
     /// Checks a function name as the parser meets it (template sets).
     known: Known<'k>,
+    /// The source and its name, for where a lexer's error says its action
+    /// started.
+    src: &'k str,
+    name: &'k str,
+    /// Byte offset of the current action's left delimiter.
+    delim: usize,
 }
 
 /// What tells the parser whether a function name is defined.
@@ -614,9 +666,18 @@ impl Parser<'_> {
                     out.push(Node::Text(t.clone()));
                     continue;
                 }
-                Item::Action(a, off) => {
+                Item::Action(a, off, delim) => {
+                    self.delim = *delim;
                     let lead = a.len() - a.trim_start_matches(is_space).len();
                     (a.trim_matches(is_space).to_string(), off + lead)
+                }
+                Item::Broken(b) => {
+                    let b = Broken {
+                        body: b.body.clone(),
+                        err: b.err.clone(),
+                        ..*b
+                    };
+                    return Err(self.broken(b));
                 }
             };
             self.at = base;
@@ -775,6 +836,78 @@ impl Parser<'_> {
         Ok((name, Some(p)))
     }
 
+    /// The error of an action the lexer cannot close: a function not
+    /// defined or a character no operand may hold at a token before the
+    /// lexer's error comes first, as Go's parser reads tokens as the lexer
+    /// emits them.
+    fn broken(&mut self, b: Broken) -> String {
+        let Broken {
+            body,
+            off,
+            delim,
+            err,
+            err_at,
+        } = b;
+        self.delim = delim;
+        let body = body.as_str();
+        let lead = body.len() - body.trim_start_matches(is_space).len();
+        let (kw, rest) = split_keyword(&body[lead..]);
+        let (text, base) = if kw.is_empty() {
+            (&body[lead..], off + lead)
+        } else {
+            (rest, off + body.len() - rest.len())
+        };
+        let mut spanned = Vec::new();
+        let lexed = lex_partial(text, &mut spanned);
+        spanned.retain(|t| base + t.1 < err_at);
+        if let Some(known) = self.known {
+            for (t, a, _) in &spanned {
+                if let Tok::Ident(id) = t {
+                    if !matches!(id.as_str(), "true" | "false" | "nil") {
+                        if let Err(e) = known(id) {
+                            self.at = base + a;
+                            return e;
+                        }
+                    }
+                }
+            }
+        }
+        match lexed {
+            Err((at, e)) if base + at < err_at => {
+                self.at = base + at;
+                self.located(e)
+            }
+            _ => {
+                self.at = err_at;
+                self.located(err)
+            }
+        }
+    }
+
+    /// A lexer's error (Go's `itemError`) at `self.at`: one on another line
+    /// than its action's left delimiter says where that action started
+    /// (text/template/parse `Tree.unexpected`).
+    fn located(&self, e: String) -> String {
+        let lexers = [
+            "unterminated",
+            "unclosed",
+            "unrecognized character",
+            "malformed character",
+        ];
+        if self.name.is_empty() || !lexers.iter().any(|p| e.starts_with(p)) {
+            return e;
+        }
+        let line = |at: usize| 1 + self.src.get(..at).unwrap_or(self.src).matches('\n').count();
+        let started = line(self.delim);
+        if line(self.at) == started {
+            e
+        } else if e.ends_with(" action") {
+            format!("{e} started at {}:{started}", self.name)
+        } else {
+            format!("{e} in action started at {}:{started}", self.name)
+        }
+    }
+
     /// Parses one pipeline (the text inside an action); `base` is the byte
     /// offset of `src` in the template's source.
     fn pipeline(&mut self, src: &str, base: usize) -> Result<Pipe, String> {
@@ -792,9 +925,9 @@ impl Parser<'_> {
                 }
             }
         }
-        if let Err(e) = lexed {
-            self.at = base + spanned.last().map_or(0, |t| t.2);
-            return Err(e);
+        if let Err((at, e)) = lexed {
+            self.at = base + at;
+            return Err(self.located(e));
         }
         pipeline(src, base, &spanned)
     }

@@ -140,8 +140,8 @@ fn add_source(
     gen: HelmGen,
 ) -> Result<(), String> {
     let known = |f: &str| super::funcs::check_name_gen(f, funcs, gen);
-    let parsed =
-        parse::parse_set(src, Some(&known)).map_err(|(at, e)| parse_error(name, src, at, &e))?;
+    let parsed = parse::parse_set(src, name, Some(&known))
+        .map_err(|(at, e)| parse_error(name, src, at, &e))?;
     let check =
         |l: &List| check_functions(l, funcs).map_err(|(at, e)| parse_error(name, src, at, &e));
     check(&parsed.root)?;

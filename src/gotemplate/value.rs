@@ -73,6 +73,11 @@ pub trait HostObject: std::fmt::Debug + Send + Sync {
     fn as_text(&self) -> Option<Result<String, String>> {
         None
     }
+    /// The object itself, for a function that takes only its own type
+    /// (Sprig's date functions take a `time.Time`).
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }
 
 /// What `encoding/json` writes for a [`HostObject`].
