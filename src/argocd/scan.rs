@@ -36,22 +36,6 @@ pub(super) fn scan(
             out: &mut known,
         });
     walk(input.tree.as_ref(), "", &mut files, prev);
-    let argo = memchr::memmem::Finder::new(b"argoproj.io");
-    let crd = memchr::memmem::Finder::new(b"CustomResourceDefinition");
-    let argocd_cm = memchr::memmem::Finder::new(b"argocd-cm");
-    // Most files naming `argoproj.io` only carry sync annotations; an
-    // Application or ApplicationSet also spells out its kind, and a cluster
-    // Secret its `secret-type` label, unless YAML escapes hide the letters.
-    let declares = [
-        "Application",
-        "AppProject",
-        "ArgoCD",
-        "secret-type",
-        "\\x",
-        "\\u",
-        "\\U",
-    ]
-    .map(|m| memchr::memmem::Finder::new(m.as_bytes()).into_owned());
     // In walk order (a directory's entries by name, depth first): the first
     // of two declarations of one Application is the one used.
     let known: BTreeSet<String> = known.into_iter().collect();
@@ -73,11 +57,18 @@ pub(super) fn scan(
             if !candidate && facts.and_then(|x| x.get(Question::MayDeclare, id)) == Some(false) {
                 return None;
             }
+            // A parse known without reading (this run's other revision, or
+            // kept by an earlier run) carries the byte test's answer.
+            let content_addressed = input.tree.content_addressed();
+            if let Some((parsed, flags)) = content_addressed
+                .then(|| input.cache.known_sigs(id))
+                .flatten()
+            {
+                return (candidate || flags.has(render::kept_parse::Flags::MAY_DECLARE))
+                    .then(|| (f.clone(), id, parsed));
+            }
             let bytes = input.tree.read_raw(f).ok()?;
-            let argo_object =
-                argo.find(&bytes).is_some() && declares.iter().any(|m| m.find(&bytes).is_some());
-            let may_declare =
-                argo_object || crd.find(&bytes).is_some() || argocd_cm.find(&bytes).is_some();
+            let may_declare = may_declare(&bytes);
             if !may_declare {
                 // Only the answers that spare a read are kept.
                 if let Some(x) = facts {
@@ -93,7 +84,9 @@ pub(super) fn scan(
             Some((
                 f.clone(),
                 id,
-                input.cache.get_or_parse_as(id, &bytes, Dialect::SigsYaml),
+                input
+                    .cache
+                    .get_or_parse_in(id, &bytes, Dialect::SigsYaml, content_addressed),
             ))
         })
         .collect();
@@ -182,6 +175,44 @@ pub(super) fn scan(
         }
     }
     (apps, appsets, others)
+}
+
+/// The scan's byte test: whether `bytes` may declare an Application,
+/// ApplicationSet, AppProject, CRD, cluster Secret or Argo CD setting.
+/// Most files naming `argoproj.io` only carry sync annotations; an
+/// Application or ApplicationSet also spells out its kind, and a cluster
+/// Secret its `secret-type` label, unless YAML escapes hide the letters.
+pub(crate) fn may_declare(bytes: &[u8]) -> bool {
+    use memchr::memmem::Finder;
+    static FINDERS: std::sync::OnceLock<(
+        Finder<'static>,
+        Vec<Finder<'static>>,
+        [Finder<'static>; 2],
+    )> = std::sync::OnceLock::new();
+    let (argo, declares, others) = FINDERS.get_or_init(|| {
+        let declares = [
+            "Application",
+            "AppProject",
+            "ArgoCD",
+            "secret-type",
+            "\\x",
+            "\\u",
+            "\\U",
+        ]
+        .iter()
+        .map(|m| Finder::new(m.as_bytes()).into_owned())
+        .collect();
+        (
+            Finder::new(b"argoproj.io"),
+            declares,
+            [
+                Finder::new(b"CustomResourceDefinition"),
+                Finder::new(b"argocd-cm"),
+            ],
+        )
+    });
+    (argo.find(bytes).is_some() && declares.iter().any(|m| m.find(bytes).is_some()))
+        || others.iter().any(|m| m.find(bytes).is_some())
 }
 
 /// The other revision's scan, for [`walk`] to skip directories identical there.

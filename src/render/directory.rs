@@ -9,6 +9,7 @@
 
 use serde_json::Value;
 
+use super::kept_parse::Flags;
 use super::{expand_lists, RenderContext, RenderError, RenderedObject, SourceSpec};
 use crate::glob::{Glob, GlobError};
 use crate::manifest::Origin;
@@ -16,7 +17,7 @@ use crate::source::walk::Flow;
 use crate::source::{path, EntryKind};
 
 /// Marker that makes Argo CD skip a file.
-const SKIP_MARKER: &[u8] = b"+argocd:skip-file-rendering";
+pub(crate) const SKIP_MARKER: &[u8] = b"+argocd:skip-file-rendering";
 
 /// The `spec.source.directory` options gitops-lint honours.
 #[derive(Debug, Clone, Default)]
@@ -210,18 +211,34 @@ fn render_file(
     file: &str,
     out: &mut Vec<RenderedObject>,
 ) -> Result<(), RenderError> {
-    let bytes = cx.read(file)?;
-    if contains(&bytes, SKIP_MARKER) {
+    // A parse known without reading the blob (earlier in this run, or kept
+    // by an earlier one) comes with what is tested in its bytes here.
+    let (skip, looks_like_manifest, known) = match cx.known_sigs(file)? {
+        Some((docs, flags)) => (
+            flags.has(Flags::SKIP_MARKER),
+            flags.has(Flags::LOOKS_LIKE_MANIFEST),
+            Some(docs.to_vec()),
+        ),
+        None => {
+            let bytes = cx.read(file)?;
+            (
+                contains(&bytes, SKIP_MARKER),
+                contains(&bytes, b"apiVersion:")
+                    && contains(&bytes, b"kind:")
+                    && contains(&bytes, b"metadata:"),
+                None,
+            )
+        }
+    };
+    if skip {
         return Ok(());
     }
     // A YAML file that fails to decode before its first object and does not
     // look like a manifest is ignored (AC `getObjsFromYAMLOrJson`): a values
     // file or a tool's config next to the manifests. JSON gets no such leniency.
-    let looks_like_manifest = contains(&bytes, b"apiVersion:")
-        && contains(&bytes, b"kind:")
-        && contains(&bytes, b"metadata:");
     let lenient = !file.ends_with(".json") && !looks_like_manifest;
-    let docs = match cx.load_yaml_as(file, crate::yaml::Dialect::SigsYaml) {
+    let docs = match known.map_or_else(|| cx.load_yaml_as(file, crate::yaml::Dialect::SigsYaml), Ok)
+    {
         Ok(docs) => docs,
         Err(_) if lenient => return Ok(()),
         Err(e) => return Err(e),

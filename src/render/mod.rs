@@ -11,6 +11,7 @@ pub(crate) mod directory;
 mod generated;
 pub(crate) mod helm;
 mod kept_footprint;
+pub(crate) mod kept_parse;
 pub mod kustomize;
 pub(crate) mod materialize;
 pub(crate) mod overrides;
@@ -158,6 +159,14 @@ pub struct ParseCache {
     /// Helm charts' parsed templates by the digest of their names and
     /// sources: a chart 500 apps render is parsed once per run.
     template_sets: Mutex<HashMap<[u8; 32], Arc<crate::gotemplate::TemplateSet>>>,
+    /// What readers test in the bytes of each blob parsed as
+    /// sigs.k8s.io/yaml from a content-addressed tree, so that a later
+    /// reader of the parse need not read the blob.
+    flags: Mutex<HashMap<ObjectId, kept_parse::Flags, foldhash::fast::RandomState>>,
+    /// Where those parses are kept between runs ([`kept_parse`]).
+    kept: Option<Arc<crate::source::facts::Facts>>,
+    /// Parses taken from `kept` instead of the blob.
+    kept_hits: AtomicUsize,
 }
 
 /// Most distinct template sets a run keeps; past it a chart is parsed for
@@ -171,6 +180,91 @@ pub(crate) type ParsedStream = Arc<Result<Vec<Doc>, YamlError>>;
 type ParseSlot = Arc<OnceLock<ParsedStream>>;
 
 impl ParseCache {
+    /// A cache that keeps its sigs.k8s.io/yaml parses of content-addressed
+    /// blobs in `facts`, and takes them from there ([`kept_parse`]).
+    #[must_use]
+    pub(crate) fn with_kept(facts: Option<Arc<crate::source::facts::Facts>>) -> ParseCache {
+        ParseCache {
+            kept: facts,
+            ..ParseCache::default()
+        }
+    }
+
+    /// The sigs.k8s.io/yaml parse of content-addressed blob `id`, with
+    /// what readers test in its bytes, when known without reading the
+    /// blob: parsed earlier in this run, or kept by an earlier one.
+    pub(crate) fn known_sigs(&self, id: ObjectId) -> Option<(ParsedStream, kept_parse::Flags)> {
+        let cell = Arc::clone(
+            self.map
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry((id, Dialect::SigsYaml))
+                .or_default(),
+        );
+        if let Some(parsed) = cell.get() {
+            let flags = *self
+                .flags
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(&id)?;
+            return Some((Arc::clone(parsed), flags));
+        }
+        let (flags, docs) = kept_parse::kept(self.kept.as_deref()?, id)?;
+        self.flags
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id, flags);
+        let mut fresh = false;
+        let parsed = cell.get_or_init(|| {
+            fresh = true;
+            Arc::new(Ok(docs))
+        });
+        if fresh {
+            self.kept_hits.fetch_add(1, Ordering::Relaxed);
+        }
+        Some((Arc::clone(parsed), flags))
+    }
+
+    /// [`ParseCache::get_or_parse_as`] for a blob of a content-addressed
+    /// tree (`content_addressed`): a sigs.k8s.io/yaml parse is then known
+    /// to [`ParseCache::known_sigs`], and kept between runs.
+    pub(crate) fn get_or_parse_in(
+        &self,
+        id: ObjectId,
+        bytes: &[u8],
+        dialect: Dialect,
+        content_addressed: bool,
+    ) -> ParsedStream {
+        let parsed = self.get_or_parse_as(id, bytes, dialect);
+        if !content_addressed || dialect != Dialect::SigsYaml || id.0 == [0; 20] {
+            return parsed;
+        }
+        let Ok(docs) = parsed.as_ref() else {
+            return parsed;
+        };
+        let flags = kept_parse::Flags::of(bytes);
+        let first = self
+            .flags
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id, flags)
+            .is_none();
+        // Only blobs the inventory scan parses at every run are worth
+        // keeping: those that may declare an Argo CD object (Application
+        // files, read again by each app-of-apps rendering them).
+        let worth = first && flags.has(kept_parse::Flags::MAY_DECLARE);
+        if let Some(facts) = self.kept.as_deref().filter(|_| worth) {
+            kept_parse::keep(facts, id, flags, docs);
+        }
+        parsed
+    }
+
+    /// How many parses were taken from those kept between runs.
+    #[must_use]
+    pub(crate) fn kept_hits(&self) -> usize {
+        self.kept_hits.load(Ordering::Relaxed)
+    }
+
     /// The template set parsed from the sources digested as `key`, parsing
     /// it with `parse` the first time. A failed parse is not kept.
     ///
@@ -461,6 +555,40 @@ impl<'a> RenderContext<'a> {
             .map_err(|e| RenderError::from_source(&e).at(path, None))
     }
 
+    /// The sigs.k8s.io/yaml parse of file `path` with what is tested in its
+    /// bytes, recorded as read, when known without reading the blob
+    /// ([`ParseCache::known_sigs`]); `None` otherwise (nothing is recorded
+    /// then: read it with [`RenderContext::read`]).
+    ///
+    /// # Errors
+    /// Missing files, escaping symlinks.
+    pub(crate) fn known_sigs(
+        &self,
+        path: &str,
+    ) -> Result<Option<(SharedDocs, kept_parse::Flags)>, RenderError> {
+        if !self.tree.content_addressed() {
+            return Ok(None);
+        }
+        let real = source::resolve(self.tree, path)
+            .map_err(|e| RenderError::from_source(&e).at(path, None))?;
+        let Some(entry) = self
+            .tree
+            .entry(&real)
+            .map_err(|e| RenderError::from_source(&e))?
+            .filter(|e| e.kind == EntryKind::File)
+        else {
+            return Ok(None);
+        };
+        let Some((parsed, flags)) = self.cache.known_sigs(entry.id) else {
+            return Ok(None);
+        };
+        if parsed.is_err() {
+            return Ok(None);
+        }
+        self.record(path, entry.id);
+        Ok(Some((SharedDocs(parsed), flags)))
+    }
+
     /// Lists a directory (following in-repository symlinks) and records it.
     ///
     /// # Errors
@@ -530,11 +658,21 @@ impl<'a> RenderContext<'a> {
                 RenderError::content(format!("`{path}` does not exist")).at(path, None)
             })?;
         self.record(path, entry.id);
-        let bytes = self
-            .tree
-            .read_raw(&real)
-            .map_err(|e| RenderError::from_source(&e).at(path, None))?;
-        let parsed = self.cache.get_or_parse_as(entry.id, &bytes, dialect);
+        let content_addressed = self.tree.content_addressed();
+        let known = (content_addressed && dialect == Dialect::SigsYaml)
+            .then(|| self.cache.known_sigs(entry.id))
+            .flatten();
+        let parsed = match known {
+            Some((parsed, _)) => parsed,
+            None => {
+                let bytes = self
+                    .tree
+                    .read_raw(&real)
+                    .map_err(|e| RenderError::from_source(&e).at(path, None))?;
+                self.cache
+                    .get_or_parse_in(entry.id, &bytes, dialect, content_addressed)
+            }
+        };
         match parsed.as_ref() {
             Ok(_) => Ok(SharedDocs(parsed)),
             Err(e) => Err(RenderError::from_yaml(path, e)),
