@@ -167,7 +167,13 @@ pub struct ParseCache {
     kept: Option<Arc<crate::source::facts::Facts>>,
     /// Parses taken from `kept` instead of the blob.
     kept_hits: AtomicUsize,
+    /// Each document of a parse as one shared value, for readers that
+    /// keep documents (the inventory scan): both revisions of a diff then
+    /// hold one object for an unchanged file, compared by address.
+    shared: Mutex<SharedValues>,
 }
+
+type SharedValues = HashMap<(ObjectId, Dialect), Arc<[Arc<Value>]>, foldhash::fast::RandomState>;
 
 /// Most distinct template sets a run keeps; past it a chart is parsed for
 /// each render (still right, only slower), so memory stays bounded.
@@ -257,6 +263,25 @@ impl ParseCache {
             kept_parse::keep(facts, id, flags, docs);
         }
         parsed
+    }
+
+    /// The documents `docs` of blob `id` parsed in `dialect`, each as one
+    /// value shared by every caller.
+    pub(crate) fn shared_values(
+        &self,
+        id: ObjectId,
+        dialect: Dialect,
+        docs: &[Doc],
+    ) -> Arc<[Arc<Value>]> {
+        let mut shared = self
+            .shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(
+            shared
+                .entry((id, dialect))
+                .or_insert_with(|| docs.iter().map(|d| Arc::new(d.value.clone())).collect()),
+        )
     }
 
     /// How many parses were taken from those kept between runs.
