@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::Value;
 
 use crate::gotemplate::Variant;
-use crate::manifest::{manifest_from_value, Manifest, Origin, Scopes};
+use crate::manifest::{manifest_from_shared, Manifest, Origin, Scopes};
 use crate::source::{self, Entry, EntryKind, ObjectId, SourceError, Tree};
 use crate::yaml::{self, Dialect, Doc, YamlError};
 
@@ -611,7 +611,14 @@ impl<'a> RenderContext<'a> {
             return Ok(None);
         }
         self.record(path, entry.id);
-        Ok(Some((SharedDocs(parsed), flags)))
+        Ok(Some((
+            SharedDocs {
+                parsed,
+                id: entry.id,
+                dialect: Dialect::SigsYaml,
+            },
+            flags,
+        )))
     }
 
     /// Lists a directory (following in-repository symlinks) and records it.
@@ -699,7 +706,11 @@ impl<'a> RenderContext<'a> {
             }
         };
         match parsed.as_ref() {
-            Ok(_) => Ok(SharedDocs(parsed)),
+            Ok(_) => Ok(SharedDocs {
+                parsed,
+                id: entry.id,
+                dialect,
+            }),
             Err(e) => Err(RenderError::from_yaml(path, e)),
         }
     }
@@ -707,14 +718,26 @@ impl<'a> RenderContext<'a> {
 
 /// The documents of one parsed file, shared with the parse cache.
 #[derive(Clone)]
-pub(crate) struct SharedDocs(ParsedStream);
+pub(crate) struct SharedDocs {
+    parsed: ParsedStream,
+    id: ObjectId,
+    dialect: Dialect,
+}
+
+impl SharedDocs {
+    /// Each document as the one value the parse cache shares
+    /// ([`ParseCache::shared_values`]).
+    pub(crate) fn values(&self, cache: &ParseCache) -> Arc<[Arc<Value>]> {
+        cache.shared_values(self.id, self.dialect, self)
+    }
+}
 
 impl std::ops::Deref for SharedDocs {
     type Target = [Doc];
 
     fn deref(&self) -> &[Doc] {
         // Only built from a successful parse.
-        self.0.as_ref().as_ref().map_or(&[], Vec::as_slice)
+        self.parsed.as_ref().as_ref().map_or(&[], Vec::as_slice)
     }
 }
 
@@ -923,10 +946,17 @@ fn render_variant(
     let spec = overrides::apply(cx, spec)?;
     let spec = spec.as_ref();
     let source_type = detect(cx, spec)?;
+    let owned = |objects: Vec<RenderedObject>| -> Vec<(Arc<Value>, Origin)> {
+        objects
+            .into_iter()
+            .map(|o| (Arc::new(o.value), o.origin))
+            .collect()
+    };
+    // The directory renderer's objects are the parse cache's own, shared.
     let objects = match source_type {
         SourceType::Directory => directory::render(cx, spec)?,
-        SourceType::Kustomize => kustomize::render(cx, spec)?,
-        SourceType::Helm => helm::render(cx, spec)?,
+        SourceType::Kustomize => owned(kustomize::render(cx, spec)?),
+        SourceType::Helm => owned(helm::render(cx, spec)?),
         SourceType::Plugin => {
             return Err(RenderError::unsupported(format!(
                 "`{}` uses a config-management plugin, which gitops-lint never runs",
@@ -943,13 +973,13 @@ fn render_variant(
         cx.cache.charge(objects.len())?;
     }
     let mut manifests = Vec::with_capacity(objects.len());
-    for obj in objects {
-        let origin = obj.origin.clone();
-        match manifest_from_value(obj.value, obj.origin, &spec.namespace, scopes) {
+    for (value, origin) in objects {
+        let at = origin.clone();
+        match manifest_from_shared(value, origin, &spec.namespace, scopes) {
             Ok(m) => manifests.push(m),
             Err(e) => {
-                let file = origin.file.clone().unwrap_or_default();
-                return Err(RenderError::content(format!("`{file}`: {e}")).at(file, origin.line));
+                let file = at.file.clone().unwrap_or_default();
+                return Err(RenderError::content(format!("`{file}`: {e}")).at(file, at.line));
             }
         }
     }
