@@ -39,7 +39,6 @@ use crate::yaml::Dialect;
 use rendering::*;
 pub use rendering::{source_spec, source_spec_in};
 use rounds::*;
-pub(crate) use scan::may_declare;
 use scan::*;
 
 /// Whether and how an app was rendered at this revision.

@@ -73,7 +73,7 @@ pub(super) fn scan(
                     .then(|| (f.clone(), id, parsed));
             }
             let bytes = input.tree.read_raw(f).ok()?;
-            let may_declare = may_declare(&bytes);
+            let may_declare = render::kept_parse::may_declare(&bytes);
             if !may_declare {
                 // Only the answers that spare a read are kept.
                 if let Some(x) = facts {
@@ -185,44 +185,6 @@ pub(super) fn scan(
         }
     }
     (apps, appsets, others)
-}
-
-/// The scan's byte test: whether `bytes` may declare an Application,
-/// ApplicationSet, AppProject, CRD, cluster Secret or Argo CD setting.
-/// Most files naming `argoproj.io` only carry sync annotations; an
-/// Application or ApplicationSet also spells out its kind, and a cluster
-/// Secret its `secret-type` label, unless YAML escapes hide the letters.
-pub(crate) fn may_declare(bytes: &[u8]) -> bool {
-    use memchr::memmem::Finder;
-    static FINDERS: std::sync::OnceLock<(
-        Finder<'static>,
-        Vec<Finder<'static>>,
-        [Finder<'static>; 2],
-    )> = std::sync::OnceLock::new();
-    let (argo, declares, others) = FINDERS.get_or_init(|| {
-        let declares = [
-            "Application",
-            "AppProject",
-            "ArgoCD",
-            "secret-type",
-            "\\x",
-            "\\u",
-            "\\U",
-        ]
-        .iter()
-        .map(|m| Finder::new(m.as_bytes()).into_owned())
-        .collect();
-        (
-            Finder::new(b"argoproj.io"),
-            declares,
-            [
-                Finder::new(b"CustomResourceDefinition"),
-                Finder::new(b"argocd-cm"),
-            ],
-        )
-    });
-    (argo.find(bytes).is_some() && declares.iter().any(|m| m.find(bytes).is_some()))
-        || others.iter().any(|m| m.find(bytes).is_some())
 }
 
 /// The other revision's scan, for [`walk`] to skip directories identical there.

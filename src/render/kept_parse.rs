@@ -39,7 +39,7 @@ impl Flags {
     pub(crate) fn of(bytes: &[u8]) -> Flags {
         let has = |n: &[u8]| memchr::memmem::find(bytes, n).is_some();
         let mut f = 0;
-        if crate::argocd::may_declare(bytes) {
+        if may_declare(bytes) {
             f |= Self::MAY_DECLARE;
         }
         if has(super::directory::SKIP_MARKER) {
@@ -56,6 +56,45 @@ impl Flags {
     pub(crate) fn has(self, flag: u8) -> bool {
         self.0 & flag != 0
     }
+}
+
+/// The inventory scan's byte test (`argocd::scan`), here because the
+/// parses kept are those of blobs that pass it: whether `bytes` may declare an Application,
+/// ApplicationSet, AppProject, CRD, cluster Secret or Argo CD setting.
+/// Most files naming `argoproj.io` only carry sync annotations; an
+/// Application or ApplicationSet also spells out its kind, and a cluster
+/// Secret its `secret-type` label, unless YAML escapes hide the letters.
+pub(crate) fn may_declare(bytes: &[u8]) -> bool {
+    use memchr::memmem::Finder;
+    static FINDERS: std::sync::OnceLock<(
+        Finder<'static>,
+        Vec<Finder<'static>>,
+        [Finder<'static>; 2],
+    )> = std::sync::OnceLock::new();
+    let (argo, declares, others) = FINDERS.get_or_init(|| {
+        let declares = [
+            "Application",
+            "AppProject",
+            "ArgoCD",
+            "secret-type",
+            "\\x",
+            "\\u",
+            "\\U",
+        ]
+        .iter()
+        .map(|m| Finder::new(m.as_bytes()).into_owned())
+        .collect();
+        (
+            Finder::new(b"argoproj.io"),
+            declares,
+            [
+                Finder::new(b"CustomResourceDefinition"),
+                Finder::new(b"argocd-cm"),
+            ],
+        )
+    });
+    (argo.find(bytes).is_some() && declares.iter().any(|m| m.find(bytes).is_some()))
+        || others.iter().any(|m| m.find(bytes).is_some())
 }
 
 const VERSION: u8 = 1;
