@@ -106,6 +106,9 @@ pub struct RunStats {
     pub facts_learned: usize,
     /// `helm template` runs (charts rendered with the helm binary).
     pub helm_runs: usize,
+    /// Blobs whose parse was taken from the cache directory instead of
+    /// being read and parsed (diff only).
+    pub kept_parses: usize,
 }
 
 impl std::fmt::Display for RunStats {
@@ -131,6 +134,9 @@ impl std::fmt::Display for RunStats {
                 ", {} facts from the cache and {} learned",
                 self.facts_loaded, self.facts_learned
             )?;
+        }
+        if self.kept_parses > 0 {
+            write!(f, ", {} parses from the cache", self.kept_parses)?;
         }
         Ok(())
     }
@@ -811,19 +817,19 @@ fn diff_trees(
     let mut identity =
         RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref());
     identity.branches.extend(target.map(str::to_string));
+    let facts = match &opts.cache_dir {
+        Some(dir) => Some(Arc::new(open_facts(repo, dir)?)),
+        None => None,
+    };
     let mut session = Session {
         repo,
-        cache: ParseCache::default(),
+        cache: ParseCache::with_kept(facts.clone()),
         identity,
         render: with_chart_cache(repo, tools_outside(repo, &opts.render), &config),
         split: BTreeSet::new(),
     };
     // Apps whose inputs are identical at both revisions are rendered at
     // neither, unless every resource is wanted (`--all`).
-    let facts = match &opts.cache_dir {
-        Some(dir) => Some(Arc::new(open_facts(repo, dir)?)),
-        None => None,
-    };
     let subtrees = Arc::new(
         facts
             .clone()
@@ -907,6 +913,7 @@ fn diff_trees(
             facts_loaded: facts.as_ref().map_or(0, |f| f.stats().loaded),
             facts_learned: facts.as_ref().map_or(0, |f| f.stats().learned),
             helm_runs: helm_runs(opts),
+            kept_parses: session.cache.kept_hits(),
         };
     });
     let cx = RuleContext {

@@ -612,8 +612,23 @@ pub(crate) enum ObjectError {
 ///
 /// # Errors
 /// A value that is not a mapping or lacks `apiVersion`/`kind`/a name.
+#[cfg(any(test, feature = "fuzz"))]
 pub(crate) fn manifest_from_value(
     value: Value,
+    origin: Origin,
+    default_namespace: &str,
+    scopes: &Scopes,
+) -> Result<Manifest, ObjectError> {
+    manifest_from_shared(Arc::new(value), origin, default_namespace, scopes)
+}
+
+/// [`manifest_from_value`] of an object shared with others (the parse
+/// cache's), which the manifest then shares too.
+///
+/// # Errors
+/// A value that is not a mapping or lacks `apiVersion`/`kind`/a name.
+pub(crate) fn manifest_from_shared(
+    value: Arc<Value>,
     origin: Origin,
     default_namespace: &str,
     scopes: &Scopes,
@@ -668,7 +683,7 @@ pub(crate) fn manifest_from_value(
             namespace,
             name,
         },
-        value: Arc::new(value),
+        value,
         origin,
         generated: Arc::from(Vec::new()),
     })

@@ -281,7 +281,7 @@ fn plain_repo(n: usize) -> tempfile::TempDir {
 }
 
 #[test]
-fn with_facts_kept_a_one_app_change_reads_what_it_touches_and_the_applications() {
+fn with_facts_kept_a_one_app_change_reads_what_it_touches() {
     let mut warm_reads = Vec::new();
     for n in [20, 40] {
         let repo = plain_repo(n);
@@ -303,11 +303,13 @@ fn with_facts_kept_a_one_app_change_reads_what_it_touches_and_the_applications()
         );
         assert!(warm.facts_loaded > 0, "{warm}");
         warm_reads.push(warm.blob_reads);
-        // The Applications and the changed app's six files.
-        assert_eq!(warm.blob_reads, n + 6, "{warm}");
+        // The changed app's six files: the Application files' parses are
+        // kept by blob id, and so are the answers that spare the others.
+        assert_eq!(warm.blob_reads, 6, "{warm}");
+        assert_eq!(warm.kept_parses, n, "{warm}");
     }
-    // Twenty more unchanged apps cost their twenty Application files only.
-    assert_eq!(warm_reads[1] - warm_reads[0], 20);
+    // Twenty more unchanged apps cost no read at all.
+    assert_eq!(warm_reads[1], warm_reads[0]);
 }
 
 #[test]
@@ -409,15 +411,15 @@ fn with_footprints_kept_an_unchanged_kustomization_is_neither_read_nor_parsed() 
         assert_eq!(warm.unchanged, n - 1, "{warm}");
         assert_eq!(warm.facts_learned, 0, "{warm}");
         // Without kept footprints, each unchanged app's two kustomizations
-        // are read and parsed; with them, only the Applications and the
-        // changed app's files (its two kustomizations, and its ConfigMap
-        // at both revisions).
+        // are read and parsed; with them (and the Application files' parses
+        // kept), only the changed app's files: its two kustomizations, and
+        // its ConfigMap at both revisions.
         assert!(none.parses >= 3 * n, "{none}");
-        assert_eq!(warm.blob_reads, n + 4, "{warm}");
-        assert_eq!(warm.parses, n + 4, "{warm}");
+        assert_eq!(warm.blob_reads, 4, "{warm}");
+        assert_eq!(warm.parses, 4, "{warm}");
         warm_reads.push(warm.blob_reads);
     }
-    assert_eq!(warm_reads[1] - warm_reads[0], 20);
+    assert_eq!(warm_reads[1], warm_reads[0]);
 }
 
 #[test]
@@ -467,4 +469,91 @@ fn a_kept_footprint_that_no_longer_holds_is_computed_again() {
     assert_eq!(kept_out, none_out);
     assert!(kept_out.contains("app001 rendered"), "{kept_out}");
     assert_eq!(kept.unchanged, none.unchanged, "{kept} / {none}");
+}
+
+/// [`plain_fleet`] with an app-of-apps: `bootstrap/root.yaml` renders
+/// `argocd/`, where the Applications are.
+fn app_of_apps_repo(n: usize) -> tempfile::TempDir {
+    let with_root = |changed| {
+        let mut files = plain_fleet(n, changed);
+        files.push((
+            "bootstrap/root.yaml".to_string(),
+            application("root")
+                .replace("path: root", "path: argocd")
+                .into_bytes(),
+        ));
+        files
+    };
+    let tmp = tempfile::tempdir().expect("temp dir");
+    write_commit(tmp.path(), "main", None, &with_root(None), "base").expect("base");
+    write_commit(
+        tmp.path(),
+        "change",
+        Some("main"),
+        &with_root(Some(0)),
+        "head",
+    )
+    .expect("head");
+    add_remote(tmp.path(), "origin", URL).expect("remote");
+    tmp
+}
+
+#[test]
+fn with_facts_kept_an_app_of_apps_one_app_change_reads_o_of_the_change() {
+    let mut warm_counts = Vec::new();
+    for n in [20, 40] {
+        let repo = app_of_apps_repo(n);
+        let cache = tempfile::tempdir().expect("cache dir");
+        let (none, none_out) = diff_cached(repo.path(), None);
+        let (_, cold_out) = diff_cached(repo.path(), Some(cache.path()));
+        let (warm, warm_out) = diff_cached(repo.path(), Some(cache.path()));
+        assert_eq!(cold_out, none_out);
+        assert_eq!(warm_out, none_out);
+        assert_eq!(warm.unchanged, n - 1, "{warm}");
+        assert_eq!(warm.facts_learned, 0, "{warm}");
+        // The scan and the root's render both take the Application files'
+        // parses (the root's own among them) from the cache: what is read
+        // and parsed is the changed app's six files.
+        assert!(none.blob_reads > n, "{none}");
+        assert_eq!(warm.kept_parses, n + 1, "{warm}");
+        assert_eq!((warm.blob_reads, warm.parses), (6, 6), "{warm}");
+        warm_counts.push((warm.blob_reads, warm.parses));
+    }
+    assert_eq!(warm_counts[0], warm_counts[1]);
+}
+
+#[test]
+fn a_damaged_kept_parse_is_not_trusted_and_is_computed_again() {
+    let repo = app_of_apps_repo(20);
+    let cache = tempfile::tempdir().expect("cache dir");
+    let (cold, cold_out) = diff_cached(repo.path(), Some(cache.path()));
+    let file = std::fs::read_dir(cache.path())
+        .expect("cache written")
+        .map(|e| e.expect("entry").path())
+        .next()
+        .expect("one file");
+    let bytes = std::fs::read(&file).expect("facts");
+    // One byte of a kept document (the JSON of app007's Application),
+    // anywhere it occurs: the store is refused, and every parse is
+    // computed again from the blobs, with the same answer.
+    let needle = b"\"app007\"";
+    let at: Vec<usize> = bytes
+        .windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle)
+        .map(|(i, _)| i + 4)
+        .collect();
+    assert!(!at.is_empty(), "the parse of app007.yaml is kept");
+    for i in at {
+        let mut bad = bytes.clone();
+        bad[i] = b'8';
+        std::fs::write(&file, &bad).expect("damage");
+        let (again, again_out) = diff_cached(repo.path(), Some(cache.path()));
+        assert_eq!(again_out, cold_out);
+        assert_eq!(again.kept_parses, 0, "{again}");
+        assert_eq!(again.blob_reads, cold.blob_reads, "{again}");
+    }
+    let (warm, warm_out) = diff_cached(repo.path(), Some(cache.path()));
+    assert_eq!(warm_out, cold_out);
+    assert_eq!(warm.kept_parses, 21, "{warm}");
 }

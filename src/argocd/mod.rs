@@ -365,7 +365,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
 
     let clusters: Vec<appset::Cluster> = cluster_secrets
         .iter()
-        .filter_map(appset::clusters_from_secret)
+        .filter_map(|v| appset::clusters_from_secret(v))
         .chain(input.config.clusters.iter().map(|c| appset::Cluster {
             name: c.name.clone(),
             server: c.server.clone(),
@@ -416,17 +416,10 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         let instance = instances::instance_of(input.config, split, file);
         let key = app_key(&spec, instance.as_deref());
         if !seen.insert(key.clone()) {
-            duplicates.push((key, d.origin.file, Arc::new(d.value)));
+            duplicates.push((key, d.origin.file, d.value));
             continue;
         }
-        let app = new_app(
-            key,
-            spec,
-            Arc::new(d.value),
-            d.origin,
-            None,
-            instance.clone(),
-        );
+        let app = new_app(key, spec, d.value, d.origin, None, instance.clone());
         groups.entry(instance).or_default().push(app);
     }
     for d in declared_sets {
@@ -435,13 +428,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             continue;
         }
         let instance = instances::instance_of(input.config, split, file);
-        let entry = expand_set(
-            &actx,
-            Arc::new(d.value),
-            d.origin,
-            None,
-            instance.as_deref(),
-        );
+        let entry = expand_set(&actx, d.value, d.origin, None, instance.as_deref());
         let generated = generated_apps(&entry, input.reuse, instance.as_deref());
         groups.entry(instance).or_default().extend(generated);
         inv.appsets.insert(entry.key.clone(), entry);

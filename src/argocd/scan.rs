@@ -6,9 +6,14 @@ use super::*;
 use crate::source::facts::Question;
 use crate::source::walk::Flow;
 use std::collections::HashSet;
+/// A document the scan keeps, with where it is declared.
+type Kept = (Arc<Value>, Origin);
+
 /// A raw declaration found by scanning files.
 pub(super) struct Declared {
-    pub(super) value: Value,
+    /// Shared with the parse cache: the other revision's scan of the same
+    /// blob holds the same object.
+    pub(super) value: Arc<Value>,
     pub(super) origin: Origin,
 }
 
@@ -21,7 +26,7 @@ pub(super) struct Declared {
 pub(super) fn scan(
     input: &InventoryInput<'_>,
     inv: &mut Inventory,
-) -> (Vec<Declared>, Vec<Declared>, Vec<Value>) {
+) -> (Vec<Declared>, Vec<Declared>, Vec<Arc<Value>>) {
     let mut files = Vec::new();
     // At head, a directory identical at base holds the same candidates:
     // they are taken from base's scan instead of reading every file again.
@@ -36,22 +41,6 @@ pub(super) fn scan(
             out: &mut known,
         });
     walk(input.tree.as_ref(), "", &mut files, prev);
-    let argo = memchr::memmem::Finder::new(b"argoproj.io");
-    let crd = memchr::memmem::Finder::new(b"CustomResourceDefinition");
-    let argocd_cm = memchr::memmem::Finder::new(b"argocd-cm");
-    // Most files naming `argoproj.io` only carry sync annotations; an
-    // Application or ApplicationSet also spells out its kind, and a cluster
-    // Secret its `secret-type` label, unless YAML escapes hide the letters.
-    let declares = [
-        "Application",
-        "AppProject",
-        "ArgoCD",
-        "secret-type",
-        "\\x",
-        "\\u",
-        "\\U",
-    ]
-    .map(|m| memchr::memmem::Finder::new(m.as_bytes()).into_owned());
     // In walk order (a directory's entries by name, depth first): the first
     // of two declarations of one Application is the one used.
     let known: BTreeSet<String> = known.into_iter().collect();
@@ -73,11 +62,18 @@ pub(super) fn scan(
             if !candidate && facts.and_then(|x| x.get(Question::MayDeclare, id)) == Some(false) {
                 return None;
             }
+            // A parse known without reading (this run's other revision, or
+            // kept by an earlier run) carries the byte test's answer.
+            let content_addressed = input.tree.content_addressed();
+            if let Some((parsed, flags)) = content_addressed
+                .then(|| input.cache.known_sigs(id))
+                .flatten()
+            {
+                return (candidate || flags.has(render::kept_parse::Flags::MAY_DECLARE))
+                    .then(|| (f.clone(), id, parsed));
+            }
             let bytes = input.tree.read_raw(f).ok()?;
-            let argo_object =
-                argo.find(&bytes).is_some() && declares.iter().any(|m| m.find(&bytes).is_some());
-            let may_declare =
-                argo_object || crd.find(&bytes).is_some() || argocd_cm.find(&bytes).is_some();
+            let may_declare = render::kept_parse::may_declare(&bytes);
             if !may_declare {
                 // Only the answers that spare a read are kept.
                 if let Some(x) = facts {
@@ -93,7 +89,9 @@ pub(super) fn scan(
             Some((
                 f.clone(),
                 id,
-                input.cache.get_or_parse_as(id, &bytes, Dialect::SigsYaml),
+                input
+                    .cache
+                    .get_or_parse_in(id, &bytes, Dialect::SigsYaml, content_addressed),
             ))
         })
         .collect();
@@ -108,22 +106,27 @@ pub(super) fn scan(
             || appset::clusters_from_secret(v).is_some()
             || tracking::LearnedTracking::from_object(v, None).is_some()
     };
-    let kept: Vec<Result<Vec<(Value, Origin)>, RenderError>> = parsed
+    let kept: Vec<Result<Vec<Kept>, RenderError>> = parsed
         .par_iter()
-        .map(|(file, _, docs)| {
+        .map(|(file, id, docs)| {
             let docs = docs
                 .as_ref()
                 .as_ref()
                 .map_err(|e| RenderError::from_yaml(file, e))?;
             let mut out = Vec::new();
-            for d in docs {
+            let mut shared = None;
+            for (i, d) in docs.iter().enumerate() {
                 let mut items = Vec::new();
                 // Anything with `items` may be a list (see `expand_lists`).
                 if d.value.get("items").is_some() {
-                    render::expand_lists(d.value.clone(), &mut items);
-                    items.retain(|v| wanted(v));
+                    let mut list = Vec::new();
+                    render::expand_lists(d.value.clone(), &mut list);
+                    items.extend(list.into_iter().filter(|v| wanted(v)).map(Arc::new));
                 } else if wanted(&d.value) {
-                    items.push(d.value.clone());
+                    let shared = shared.get_or_insert_with(|| {
+                        input.cache.shared_values(*id, Dialect::SigsYaml, docs)
+                    });
+                    items.push(Arc::clone(&shared[i]));
                 }
                 let origin = Origin {
                     file: Some(file.clone()),
@@ -164,10 +167,10 @@ pub(super) fn scan(
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_string();
-                inv.projects.entry(name).or_default().push(DeclaredProject {
-                    object: Arc::new(v),
-                    origin,
-                });
+                inv.projects
+                    .entry(name)
+                    .or_default()
+                    .push(DeclaredProject { object: v, origin });
             } else if v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition") {
                 inv.scopes.learn_crd(&v);
                 others.push(v);

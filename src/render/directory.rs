@@ -7,16 +7,19 @@
 //! objects expanded, empty documents skipped, and files containing
 //! `+argocd:skip-file-rendering` skipped.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
-use super::{expand_lists, RenderContext, RenderError, RenderedObject, SourceSpec};
+use super::kept_parse::Flags;
+use super::{expand_lists, RenderContext, RenderError, SourceSpec};
 use crate::glob::{Glob, GlobError};
 use crate::manifest::Origin;
 use crate::source::walk::Flow;
 use crate::source::{path, EntryKind};
 
 /// Marker that makes Argo CD skip a file.
-const SKIP_MARKER: &[u8] = b"+argocd:skip-file-rendering";
+pub(crate) const SKIP_MARKER: &[u8] = b"+argocd:skip-file-rendering";
 
 /// The `spec.source.directory` options gitops-lint honours.
 #[derive(Debug, Clone, Default)]
@@ -87,7 +90,7 @@ pub(crate) fn is_manifest_file(name: &str) -> bool {
 pub(crate) fn render(
     cx: &RenderContext<'_>,
     spec: &SourceSpec,
-) -> Result<Vec<RenderedObject>, RenderError> {
+) -> Result<Vec<(Arc<Value>, Origin)>, RenderError> {
     let opts = options(spec)?;
     let _ = opts.has_jsonnet;
     let mut files = Vec::new();
@@ -205,40 +208,73 @@ impl crate::source::walk::Visitor for Collect<'_, '_> {
     }
 }
 
+/// Renders one file. An object that is a whole document is the parse
+/// cache's shared value of it (the inventory scan holds the same one);
+/// the items of a list are copies.
 fn render_file(
     cx: &RenderContext<'_>,
     file: &str,
-    out: &mut Vec<RenderedObject>,
+    out: &mut Vec<(Arc<Value>, Origin)>,
 ) -> Result<(), RenderError> {
-    let bytes = cx.read(file)?;
-    if contains(&bytes, SKIP_MARKER) {
+    // A parse known without reading the blob (earlier in this run, or kept
+    // by an earlier one) comes with what is tested in its bytes here.
+    let (skip, looks_like_manifest, known) = match cx.known_sigs(file)? {
+        Some((docs, flags)) => (
+            flags.has(Flags::SKIP_MARKER),
+            flags.has(Flags::LOOKS_LIKE_MANIFEST),
+            Some(docs),
+        ),
+        None => {
+            let bytes = cx.read(file)?;
+            (
+                contains(&bytes, SKIP_MARKER),
+                contains(&bytes, b"apiVersion:")
+                    && contains(&bytes, b"kind:")
+                    && contains(&bytes, b"metadata:"),
+                None,
+            )
+        }
+    };
+    if skip {
         return Ok(());
     }
     // A YAML file that fails to decode before its first object and does not
     // look like a manifest is ignored (AC `getObjsFromYAMLOrJson`): a values
     // file or a tool's config next to the manifests. JSON gets no such leniency.
-    let looks_like_manifest = contains(&bytes, b"apiVersion:")
-        && contains(&bytes, b"kind:")
-        && contains(&bytes, b"metadata:");
     let lenient = !file.ends_with(".json") && !looks_like_manifest;
-    let docs = match cx.load_yaml_as(file, crate::yaml::Dialect::SigsYaml) {
+    let docs = match known.map_or_else(
+        || cx.load_yaml_shared_as(file, crate::yaml::Dialect::SigsYaml),
+        Ok,
+    ) {
         Ok(docs) => docs,
         Err(_) if lenient => return Ok(()),
         Err(e) => return Err(e),
     };
     let mut decoded = 0;
-    for doc in docs {
+    let mut shared = None;
+    for (i, doc) in docs.iter().enumerate() {
         let has_kind = doc
             .value
             .get("kind")
             .and_then(Value::as_str)
             .is_some_and(|k| !k.is_empty());
-        match doc.value {
+        match &doc.value {
             Value::Null => {}
-            Value::Object(_) if has_kind => {
+            Value::Object(m) if has_kind => {
                 decoded += 1;
+                let origin = Origin {
+                    file: Some(file.to_string()),
+                    line: Some(doc.line),
+                    doc_index: Some(doc.index),
+                };
+                // Anything with `items` may be a list (see `expand_lists`).
+                if !m.contains_key("items") {
+                    let values = shared.get_or_insert_with(|| docs.values(cx.cache));
+                    out.push((Arc::clone(&values[i]), origin));
+                    continue;
+                }
                 let mut items = Vec::new();
-                expand_lists(doc.value, &mut items);
+                expand_lists(doc.value.clone(), &mut items);
                 for value in items {
                     if !value.is_object() {
                         return Err(RenderError::content(format!(
@@ -247,14 +283,7 @@ fn render_file(
                         ))
                         .at(file, Some(doc.line)));
                     }
-                    out.push(RenderedObject {
-                        value,
-                        origin: Origin {
-                            file: Some(file.to_string()),
-                            line: Some(doc.line),
-                            doc_index: Some(doc.index),
-                        },
-                    });
+                    out.push((Arc::new(value), origin.clone()));
                 }
             }
             _ if decoded == 0 && lenient => return Ok(()),

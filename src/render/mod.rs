@@ -11,6 +11,7 @@ pub(crate) mod directory;
 mod generated;
 pub(crate) mod helm;
 mod kept_footprint;
+pub(crate) mod kept_parse;
 pub mod kustomize;
 pub(crate) mod materialize;
 pub(crate) mod overrides;
@@ -22,7 +23,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::Value;
 
 use crate::gotemplate::Variant;
-use crate::manifest::{manifest_from_value, Manifest, Origin, Scopes};
+use crate::manifest::{manifest_from_shared, Manifest, Origin, Scopes};
 use crate::source::{self, Entry, EntryKind, ObjectId, SourceError, Tree};
 use crate::yaml::{self, Dialect, Doc, YamlError};
 
@@ -158,7 +159,21 @@ pub struct ParseCache {
     /// Helm charts' parsed templates by the digest of their names and
     /// sources: a chart 500 apps render is parsed once per run.
     template_sets: Mutex<HashMap<[u8; 32], Arc<crate::gotemplate::TemplateSet>>>,
+    /// What readers test in the bytes of each blob parsed as
+    /// sigs.k8s.io/yaml from a content-addressed tree, so that a later
+    /// reader of the parse need not read the blob.
+    flags: Mutex<HashMap<ObjectId, kept_parse::Flags, foldhash::fast::RandomState>>,
+    /// Where those parses are kept between runs ([`kept_parse`]).
+    kept: Option<Arc<crate::source::facts::Facts>>,
+    /// Parses taken from `kept` instead of the blob.
+    kept_hits: AtomicUsize,
+    /// Each document of a parse as one shared value, for readers that
+    /// keep documents (the inventory scan): both revisions of a diff then
+    /// hold one object for an unchanged file, compared by address.
+    shared: Mutex<SharedValues>,
 }
+
+type SharedValues = HashMap<(ObjectId, Dialect), Arc<[Arc<Value>]>, foldhash::fast::RandomState>;
 
 /// Most distinct template sets a run keeps; past it a chart is parsed for
 /// each render (still right, only slower), so memory stays bounded.
@@ -171,6 +186,110 @@ pub(crate) type ParsedStream = Arc<Result<Vec<Doc>, YamlError>>;
 type ParseSlot = Arc<OnceLock<ParsedStream>>;
 
 impl ParseCache {
+    /// A cache that keeps its sigs.k8s.io/yaml parses of content-addressed
+    /// blobs in `facts`, and takes them from there ([`kept_parse`]).
+    #[must_use]
+    pub(crate) fn with_kept(facts: Option<Arc<crate::source::facts::Facts>>) -> ParseCache {
+        ParseCache {
+            kept: facts,
+            ..ParseCache::default()
+        }
+    }
+
+    /// The sigs.k8s.io/yaml parse of content-addressed blob `id`, with
+    /// what readers test in its bytes, when known without reading the
+    /// blob: parsed earlier in this run, or kept by an earlier one.
+    pub(crate) fn known_sigs(&self, id: ObjectId) -> Option<(ParsedStream, kept_parse::Flags)> {
+        let cell = Arc::clone(
+            self.map
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry((id, Dialect::SigsYaml))
+                .or_default(),
+        );
+        if let Some(parsed) = cell.get() {
+            let flags = *self
+                .flags
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(&id)?;
+            return Some((Arc::clone(parsed), flags));
+        }
+        let (flags, docs) = kept_parse::kept(self.kept.as_deref()?, id)?;
+        self.flags
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id, flags);
+        let mut fresh = false;
+        let parsed = cell.get_or_init(|| {
+            fresh = true;
+            Arc::new(Ok(docs))
+        });
+        if fresh {
+            self.kept_hits.fetch_add(1, Ordering::Relaxed);
+        }
+        Some((Arc::clone(parsed), flags))
+    }
+
+    /// [`ParseCache::get_or_parse_as`] for a blob of a content-addressed
+    /// tree (`content_addressed`): a sigs.k8s.io/yaml parse is then known
+    /// to [`ParseCache::known_sigs`], and kept between runs.
+    pub(crate) fn get_or_parse_in(
+        &self,
+        id: ObjectId,
+        bytes: &[u8],
+        dialect: Dialect,
+        content_addressed: bool,
+    ) -> ParsedStream {
+        let parsed = self.get_or_parse_as(id, bytes, dialect);
+        if !content_addressed || dialect != Dialect::SigsYaml || id.0 == [0; 20] {
+            return parsed;
+        }
+        let Ok(docs) = parsed.as_ref() else {
+            return parsed;
+        };
+        let flags = kept_parse::Flags::of(bytes);
+        let first = self
+            .flags
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id, flags)
+            .is_none();
+        // Only blobs the inventory scan parses at every run are worth
+        // keeping: those that may declare an Argo CD object (Application
+        // files, read again by each app-of-apps rendering them).
+        let worth = first && flags.has(kept_parse::Flags::MAY_DECLARE);
+        if let Some(facts) = self.kept.as_deref().filter(|_| worth) {
+            kept_parse::keep(facts, id, flags, docs);
+        }
+        parsed
+    }
+
+    /// The documents `docs` of blob `id` parsed in `dialect`, each as one
+    /// value shared by every caller.
+    pub(crate) fn shared_values(
+        &self,
+        id: ObjectId,
+        dialect: Dialect,
+        docs: &[Doc],
+    ) -> Arc<[Arc<Value>]> {
+        let mut shared = self
+            .shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(
+            shared
+                .entry((id, dialect))
+                .or_insert_with(|| docs.iter().map(|d| Arc::new(d.value.clone())).collect()),
+        )
+    }
+
+    /// How many parses were taken from those kept between runs.
+    #[must_use]
+    pub(crate) fn kept_hits(&self) -> usize {
+        self.kept_hits.load(Ordering::Relaxed)
+    }
+
     /// The template set parsed from the sources digested as `key`, parsing
     /// it with `parse` the first time. A failed parse is not kept.
     ///
@@ -483,6 +602,47 @@ impl<'a> RenderContext<'a> {
             .map_err(|e| RenderError::from_source(&e).at(path, None))
     }
 
+    /// The sigs.k8s.io/yaml parse of file `path` with what is tested in its
+    /// bytes, recorded as read, when known without reading the blob
+    /// ([`ParseCache::known_sigs`]); `None` otherwise (nothing is recorded
+    /// then: read it with [`RenderContext::read`]).
+    ///
+    /// # Errors
+    /// Missing files, escaping symlinks.
+    pub(crate) fn known_sigs(
+        &self,
+        path: &str,
+    ) -> Result<Option<(SharedDocs, kept_parse::Flags)>, RenderError> {
+        if !self.tree.content_addressed() {
+            return Ok(None);
+        }
+        let real = source::resolve(self.tree, path)
+            .map_err(|e| RenderError::from_source(&e).at(path, None))?;
+        let Some(entry) = self
+            .tree
+            .entry(&real)
+            .map_err(|e| RenderError::from_source(&e))?
+            .filter(|e| e.kind == EntryKind::File)
+        else {
+            return Ok(None);
+        };
+        let Some((parsed, flags)) = self.cache.known_sigs(entry.id) else {
+            return Ok(None);
+        };
+        if parsed.is_err() {
+            return Ok(None);
+        }
+        self.record(path, entry.id);
+        Ok(Some((
+            SharedDocs {
+                parsed,
+                id: entry.id,
+                dialect: Dialect::SigsYaml,
+            },
+            flags,
+        )))
+    }
+
     /// Lists a directory (following in-repository symlinks) and records it.
     ///
     /// # Errors
@@ -552,13 +712,27 @@ impl<'a> RenderContext<'a> {
                 RenderError::content(format!("`{path}` does not exist")).at(path, None)
             })?;
         self.record(path, entry.id);
-        let bytes = self
-            .tree
-            .read_raw(&real)
-            .map_err(|e| RenderError::from_source(&e).at(path, None))?;
-        let parsed = self.cache.get_or_parse_as(entry.id, &bytes, dialect);
+        let content_addressed = self.tree.content_addressed();
+        let known = (content_addressed && dialect == Dialect::SigsYaml)
+            .then(|| self.cache.known_sigs(entry.id))
+            .flatten();
+        let parsed = match known {
+            Some((parsed, _)) => parsed,
+            None => {
+                let bytes = self
+                    .tree
+                    .read_raw(&real)
+                    .map_err(|e| RenderError::from_source(&e).at(path, None))?;
+                self.cache
+                    .get_or_parse_in(entry.id, &bytes, dialect, content_addressed)
+            }
+        };
         match parsed.as_ref() {
-            Ok(_) => Ok(SharedDocs(parsed)),
+            Ok(_) => Ok(SharedDocs {
+                parsed,
+                id: entry.id,
+                dialect,
+            }),
             Err(e) => Err(RenderError::from_yaml(path, e)),
         }
     }
@@ -566,14 +740,26 @@ impl<'a> RenderContext<'a> {
 
 /// The documents of one parsed file, shared with the parse cache.
 #[derive(Clone)]
-pub(crate) struct SharedDocs(ParsedStream);
+pub(crate) struct SharedDocs {
+    parsed: ParsedStream,
+    id: ObjectId,
+    dialect: Dialect,
+}
+
+impl SharedDocs {
+    /// Each document as the one value the parse cache shares
+    /// ([`ParseCache::shared_values`]).
+    pub(crate) fn values(&self, cache: &ParseCache) -> Arc<[Arc<Value>]> {
+        cache.shared_values(self.id, self.dialect, self)
+    }
+}
 
 impl std::ops::Deref for SharedDocs {
     type Target = [Doc];
 
     fn deref(&self) -> &[Doc] {
         // Only built from a successful parse.
-        self.0.as_ref().as_ref().map_or(&[], Vec::as_slice)
+        self.parsed.as_ref().as_ref().map_or(&[], Vec::as_slice)
     }
 }
 
@@ -782,10 +968,17 @@ fn render_variant(
     let spec = overrides::apply(cx, spec)?;
     let spec = spec.as_ref();
     let source_type = detect(cx, spec)?;
+    let owned = |objects: Vec<RenderedObject>| -> Vec<(Arc<Value>, Origin)> {
+        objects
+            .into_iter()
+            .map(|o| (Arc::new(o.value), o.origin))
+            .collect()
+    };
+    // The directory renderer's objects are the parse cache's own, shared.
     let objects = match source_type {
         SourceType::Directory => directory::render(cx, spec)?,
-        SourceType::Kustomize => kustomize::render(cx, spec)?,
-        SourceType::Helm => helm::render(cx, spec)?,
+        SourceType::Kustomize => owned(kustomize::render(cx, spec)?),
+        SourceType::Helm => owned(helm::render(cx, spec)?),
         SourceType::Plugin => {
             return Err(RenderError::unsupported(format!(
                 "`{}` uses a config-management plugin, which gitops-lint never runs",
@@ -802,13 +995,13 @@ fn render_variant(
         cx.cache.charge(objects.len())?;
     }
     let mut manifests = Vec::with_capacity(objects.len());
-    for obj in objects {
-        let origin = obj.origin.clone();
-        match manifest_from_value(obj.value, obj.origin, &spec.namespace, scopes) {
+    for (value, origin) in objects {
+        let at = origin.clone();
+        match manifest_from_shared(value, origin, &spec.namespace, scopes) {
             Ok(m) => manifests.push(m),
             Err(e) => {
-                let file = origin.file.clone().unwrap_or_default();
-                return Err(RenderError::content(format!("`{file}`: {e}")).at(file, origin.line));
+                let file = at.file.clone().unwrap_or_default();
+                return Err(RenderError::content(format!("`{file}`: {e}")).at(file, at.line));
             }
         }
     }

@@ -1,0 +1,220 @@
+//! Parses kept between runs ([`crate::source::facts`] records), so that a
+//! warm run neither reads nor parses a blob it parsed before as
+//! sigs.k8s.io/yaml (the dialect of the inventory scan and the directory
+//! renderer) and that may declare an Argo CD object: an Application file
+//! of a large fleet is read by both at every run, whatever changed.
+//!
+//! A blob id is its content, so a record keyed by it describes that
+//! content whatever tree or path holds it. The record holds the documents
+//! (as JSON, which holds every value the loader makes) with their index
+//! and line, and what those readers test in the bytes ([`Flags`]); a
+//! digest of the whole closes it. A record is kept only when decoding it
+//! gives back exactly the parse it was made from, and used only when its
+//! digest, lengths and JSON are right: anything else is parsed again from
+//! the blob, never trusted. Failed parses are not kept.
+
+use std::hash::Hasher;
+
+use crate::source::facts::{record_key, Facts};
+use crate::source::ObjectId;
+use crate::yaml::Doc;
+
+/// What the readers of a parsed blob test in its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Flags(u8);
+
+impl Flags {
+    /// The inventory scan's byte test passed: the blob may declare an Argo
+    /// CD object, a CRD or a setting.
+    pub(crate) const MAY_DECLARE: u8 = 1;
+    /// The blob holds Argo CD's `+argocd:skip-file-rendering` marker.
+    pub(crate) const SKIP_MARKER: u8 = 2;
+    /// The blob spells `apiVersion:`, `kind:` and `metadata:`.
+    pub(crate) const LOOKS_LIKE_MANIFEST: u8 = 4;
+
+    const ALL: u8 = 7;
+
+    /// The flags of `bytes`.
+    #[must_use]
+    pub(crate) fn of(bytes: &[u8]) -> Flags {
+        let has = |n: &[u8]| memchr::memmem::find(bytes, n).is_some();
+        let mut f = 0;
+        if may_declare(bytes) {
+            f |= Self::MAY_DECLARE;
+        }
+        if has(super::directory::SKIP_MARKER) {
+            f |= Self::SKIP_MARKER;
+        }
+        if has(b"apiVersion:") && has(b"kind:") && has(b"metadata:") {
+            f |= Self::LOOKS_LIKE_MANIFEST;
+        }
+        Flags(f)
+    }
+
+    /// Whether `flag` is set.
+    #[must_use]
+    pub(crate) fn has(self, flag: u8) -> bool {
+        self.0 & flag != 0
+    }
+}
+
+/// The inventory scan's byte test (`argocd::scan`), here because the
+/// parses kept are those of blobs that pass it: whether `bytes` may declare an Application,
+/// ApplicationSet, AppProject, CRD, cluster Secret or Argo CD setting.
+/// Most files naming `argoproj.io` only carry sync annotations; an
+/// Application or ApplicationSet also spells out its kind, and a cluster
+/// Secret its `secret-type` label, unless YAML escapes hide the letters.
+pub(crate) fn may_declare(bytes: &[u8]) -> bool {
+    use memchr::memmem::Finder;
+    static FINDERS: std::sync::OnceLock<(
+        Finder<'static>,
+        Vec<Finder<'static>>,
+        [Finder<'static>; 2],
+    )> = std::sync::OnceLock::new();
+    let (argo, declares, others) = FINDERS.get_or_init(|| {
+        let declares = [
+            "Application",
+            "AppProject",
+            "ArgoCD",
+            "secret-type",
+            "\\x",
+            "\\u",
+            "\\U",
+        ]
+        .iter()
+        .map(|m| Finder::new(m.as_bytes()).into_owned())
+        .collect();
+        (
+            Finder::new(b"argoproj.io"),
+            declares,
+            [
+                Finder::new(b"CustomResourceDefinition"),
+                Finder::new(b"argocd-cm"),
+            ],
+        )
+    });
+    (argo.find(bytes).is_some() && declares.iter().any(|m| m.find(bytes).is_some()))
+        || others.iter().any(|m| m.find(bytes).is_some())
+}
+
+const VERSION: u8 = 1;
+
+fn key(id: ObjectId) -> ObjectId {
+    record_key("sigs-yaml-parse", &[&id.0])
+}
+
+/// The parse of blob `id` kept in `facts`, when its record is whole.
+pub(super) fn kept(facts: &Facts, id: ObjectId) -> Option<(Flags, Vec<Doc>)> {
+    decode(&facts.record(key(id))?)
+}
+
+/// Keeps the parse `docs` of `bytes` (blob `id`) in `facts`, unless it does
+/// not come back exactly from its record.
+pub(super) fn keep(facts: &Facts, id: ObjectId, flags: Flags, docs: &[Doc]) {
+    let Some(bytes) = encode(flags, docs) else {
+        return;
+    };
+    if decode(&bytes).is_some_and(|(f, d)| f == flags && d == docs) {
+        facts.put_record(key(id), bytes);
+    }
+}
+
+fn digest(bytes: &[u8]) -> u64 {
+    // The store is read only by the binary that wrote it, so a hasher
+    // that is stable within one build is enough.
+    #[allow(deprecated)]
+    let mut h = std::hash::SipHasher::new_with_keys(0x676c_6b65_7074, 0x7061_7273_6531);
+    h.write(bytes);
+    h.finish()
+}
+
+fn encode(flags: Flags, docs: &[Doc]) -> Option<Vec<u8>> {
+    let mut out = vec![VERSION, flags.0];
+    out.extend_from_slice(&u32::try_from(docs.len()).ok()?.to_le_bytes());
+    for d in docs {
+        let json = serde_json::to_vec(&d.value).ok()?;
+        out.extend_from_slice(&u32::try_from(d.index).ok()?.to_le_bytes());
+        out.extend_from_slice(&d.line.to_le_bytes());
+        out.extend_from_slice(&u32::try_from(json.len()).ok()?.to_le_bytes());
+        out.extend_from_slice(&json);
+    }
+    let sum = digest(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    Some(out)
+}
+
+fn decode(bytes: &[u8]) -> Option<(Flags, Vec<Doc>)> {
+    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
+    if digest(body).to_le_bytes() != sum {
+        return None;
+    }
+    let mut r = Reader(body);
+    if r.take(1)? != [VERSION] {
+        return None;
+    }
+    let flags = r.take(1)?[0];
+    if flags & !Flags::ALL != 0 {
+        return None;
+    }
+    let n = r.u32()?;
+    let mut docs = Vec::with_capacity(n.min(1024) as usize);
+    for _ in 0..n {
+        let index = r.u32()? as usize;
+        let line = r.u32()?;
+        let len = r.u32()? as usize;
+        let value = serde_json::from_slice(r.take(len)?).ok()?;
+        docs.push(Doc { value, index, line });
+    }
+    r.0.is_empty().then_some((Flags(flags), docs))
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (a, b) = self.0.split_at_checked(n)?;
+        self.0 = b;
+        Some(a)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::{load_all_as, Dialect, Limits};
+
+    fn parse(text: &str) -> Vec<Doc> {
+        load_all_as(text, Dialect::SigsYaml, &Limits::default()).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    #[test]
+    fn a_kept_parse_comes_back_whole_and_a_damaged_one_is_refused() {
+        let text = "a: 1.0\nb: -0.0\nc: 18446744073709551615\nd: -9\ne: \"\\u00e9\"\nf: [1e300, null, true]\n---\n---\nkind: X\n";
+        let docs = parse(text);
+        let flags = Flags::of(text.as_bytes());
+        let bytes = encode(flags, &docs).unwrap_or_default();
+        assert_eq!(decode(&bytes), Some((flags, docs.clone())));
+        // Any one byte changed, anywhere: refused.
+        for at in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0x20;
+            assert_eq!(decode(&bad), None, "byte {at}");
+        }
+        assert_eq!(decode(&bytes[..bytes.len() - 1]), None);
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let facts = Facts::open(dir.path());
+        let id = ObjectId([3; 20]);
+        keep(&facts, id, flags, &docs);
+        assert_eq!(kept(&facts, id), Some((flags, docs)));
+        // A record damaged in the store is not used.
+        let mut bad = bytes;
+        let mid = bad.len() / 2;
+        bad[mid] ^= 1;
+        facts.put_record(key(id), bad);
+        assert_eq!(kept(&facts, id), None);
+    }
+}
