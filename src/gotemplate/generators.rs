@@ -19,6 +19,7 @@
 //! hold no key or certificate anyone could parse: their bytes start with
 //! `gitops-lint: generated offline` and are random after it.
 
+use super::gotime::{DAYS, MONTHS};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use base64::Engine as _;
@@ -875,30 +876,6 @@ impl HostObject for Refused {
         Some(Err(self.0.clone()))
     }
 }
-
-const MONTHS: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
-const DAYS: [&str; 7] = [
-    "Sunday",
-    "Monday",
-    "Tuesday",
-    "Wednesday",
-    "Thursday",
-    "Friday",
-    "Saturday",
-];
 
 /// Year, month, day, day of the year and weekday (Sunday = 0) of a day
 /// counted from 1970-01-01 (the proleptic Gregorian calendar, as Go's).

@@ -179,7 +179,8 @@ fn parse_error(
     }
 }
 
-const MONTHS: [&str; 12] = [
+/// Go's month names (`time/format.go` `longMonthNames`).
+pub(super) const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",
@@ -193,7 +194,8 @@ const MONTHS: [&str; 12] = [
     "November",
     "December",
 ];
-const DAYS: [&str; 7] = [
+/// Go's day names (`time/format.go` `longDayNames`).
+pub(super) const DAYS: [&str; 7] = [
     "Sunday",
     "Monday",
     "Tuesday",
