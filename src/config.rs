@@ -428,7 +428,7 @@ impl Config {
         };
         c.keys(&[], &value, TOP_KEYS);
         let mut cfg = Config {
-            raw: value.clone(),
+            raw: (*value).clone(),
             ..Config::default()
         };
         if !value.is_object() {

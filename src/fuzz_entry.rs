@@ -87,7 +87,7 @@ pub fn resource_model(data: &[u8]) {
     let mut scopes = Scopes::default();
     let mut values = Vec::new();
     for d in docs {
-        expand_lists(d.value, &mut values);
+        expand_lists(d.into_value(), &mut values);
     }
     for v in &values {
         if v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition") {

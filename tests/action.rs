@@ -30,7 +30,7 @@ fn action() -> Value {
         .into_iter()
         .next()
         .expect("one document")
-        .value
+        .into_value()
 }
 
 /// What a runner provides around the steps.

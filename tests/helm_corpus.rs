@@ -96,7 +96,7 @@ impl Case {
                     .expect("case.yaml is YAML")
                     .into_iter()
                     .next()
-                    .map(|d| d.value)
+                    .map(|d| d.into_value())
                     .expect("case.yaml has a document");
                 Case {
                     name: dir
@@ -324,7 +324,7 @@ fn argocd_objects(text: &str) -> Result<Vec<Value>, String> {
     let mut out = Vec::new();
     for d in docs {
         if !d.value.is_null() {
-            expand_lists(d.value, &mut out);
+            expand_lists(d.into_value(), &mut out);
         }
     }
     Ok(out)

@@ -154,7 +154,7 @@ fn docs(text: &str) -> Vec<Value> {
     yaml::load_all(text)
         .expect("render prints YAML")
         .into_iter()
-        .map(|d| d.value)
+        .map(|d| d.into_value())
         .collect()
 }
 

@@ -109,7 +109,7 @@ fn by_kind(text: &str) -> Vec<(String, Value)> {
         .map(|d| {
             (
                 d.value["kind"].as_str().unwrap_or_default().to_owned(),
-                d.value,
+                d.into_value(),
             )
         })
         .collect();
@@ -364,7 +364,7 @@ fn loader_values_pass_kustomize_json_patch_tests() {
         let value = load_all(text)
             .unwrap_or_else(|e| panic!("{name} loads: {e}"))
             .remove(0)
-            .value;
+            .into_value();
         docs.push((name.to_owned(), value));
     }
     assert_eq!(docs[0].1["spec"], docs[1].1["spec"], "CRLF reads like LF");

@@ -120,7 +120,7 @@ pub(super) fn scan(
                 // Anything with `items` may be a list (see `expand_lists`).
                 if d.value.get("items").is_some() {
                     let mut list = Vec::new();
-                    render::expand_lists(d.value.clone(), &mut list);
+                    render::expand_lists((*d.value).clone(), &mut list);
                     items.extend(list.into_iter().filter(|v| wanted(v)).map(Arc::new));
                 } else if wanted(&d.value) {
                     let shared = shared.get_or_insert_with(|| {

@@ -258,7 +258,7 @@ fn render_file(
             .get("kind")
             .and_then(Value::as_str)
             .is_some_and(|k| !k.is_empty());
-        match &doc.value {
+        match doc.value.as_ref() {
             Value::Null => {}
             Value::Object(m) if has_kind => {
                 decoded += 1;
@@ -274,7 +274,7 @@ fn render_file(
                     continue;
                 }
                 let mut items = Vec::new();
-                expand_lists(doc.value.clone(), &mut items);
+                expand_lists((*doc.value).clone(), &mut items);
                 for value in items {
                     if !value.is_object() {
                         return Err(RenderError::content(format!(

@@ -1295,7 +1295,7 @@ fn parse_output(
                 continue;
             }
             let mut items = Vec::new();
-            expand_lists(d.value, &mut items);
+            expand_lists(d.into_value(), &mut items);
             for value in items {
                 let file = source.as_ref().and_then(|s| {
                     match sources

@@ -132,7 +132,7 @@ fn encode(flags: Flags, docs: &[Doc]) -> Option<Vec<u8>> {
     let mut out = vec![VERSION, flags.0];
     out.extend_from_slice(&u32::try_from(docs.len()).ok()?.to_le_bytes());
     for d in docs {
-        let json = serde_json::to_vec(&d.value).ok()?;
+        let json = serde_json::to_vec(d.value.as_ref()).ok()?;
         out.extend_from_slice(&u32::try_from(d.index).ok()?.to_le_bytes());
         out.extend_from_slice(&d.line.to_le_bytes());
         out.extend_from_slice(&u32::try_from(json.len()).ok()?.to_le_bytes());
@@ -163,7 +163,11 @@ fn decode(bytes: &[u8]) -> Option<(Flags, Vec<Doc>)> {
         let line = r.u32()?;
         let len = r.u32()? as usize;
         let value = serde_json::from_slice(r.take(len)?).ok()?;
-        docs.push(Doc { value, index, line });
+        docs.push(Doc {
+            value: std::sync::Arc::new(value),
+            index,
+            line,
+        });
     }
     r.0.is_empty().then_some((Flags(flags), docs))
 }

@@ -280,7 +280,7 @@ impl ParseCache {
         Arc::clone(
             shared
                 .entry((id, dialect))
-                .or_insert_with(|| docs.iter().map(|d| Arc::new(d.value.clone())).collect()),
+                .or_insert_with(|| docs.iter().map(|d| Arc::clone(&d.value)).collect()),
         )
     }
 
@@ -1219,7 +1219,7 @@ mod cache_tests {
         let sigs = cache.get_or_parse_as(id, text, Dialect::SigsYaml);
         let kyaml = cache.get_or_parse_as(id, text, Dialect::Kyaml);
         assert_eq!(cache.parses(), 2);
-        let first = |p: &ParsedStream| p.as_ref().as_ref().map(|d| d[0].value.clone()).ok();
+        let first = |p: &ParsedStream| p.as_ref().as_ref().map(|d| (*d[0].value).clone()).ok();
         assert_eq!(first(&sigs), Some(serde_json::json!({"namePrefix": true})));
         assert_eq!(first(&kyaml), Some(serde_json::json!({"namePrefix": "on"})));
     }

@@ -16,7 +16,7 @@ fn sigs(text: &str) -> Vec<serde_json::Value> {
     load_all_as(text, Dialect::SigsYaml, &Limits::default())
         .unwrap_or_else(|e| panic!("{text:?} should load: {e}"))
         .into_iter()
-        .map(|d| d.value)
+        .map(|d| d.into_value())
         .collect()
 }
 

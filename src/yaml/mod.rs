@@ -101,12 +101,22 @@ impl Default for Limits {
 /// One document of a YAML stream.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Doc {
-    /// The document's value (`Value::Null` for an empty document).
-    pub value: Value,
+    /// The document's value (`Value::Null` for an empty document), shared:
+    /// readers that keep a document (the inventory scan, the directory
+    /// renderer) hold this very value instead of a copy.
+    pub value: std::sync::Arc<Value>,
     /// Position of the document in its stream, counting from 0 (empty documents included).
     pub(crate) index: usize,
     /// 1-based line where the document's content starts.
     pub(crate) line: u32,
+}
+
+impl Doc {
+    /// The document's value, copied only when another reader shares it.
+    #[must_use]
+    pub fn into_value(self) -> Value {
+        std::sync::Arc::unwrap_or_clone(self.value)
+    }
 }
 
 /// Why a stream could not be loaded.
@@ -343,7 +353,7 @@ pub fn load_first_sigs(text: &str, limits: &Limits) -> Result<Value, YamlError> 
             })?
         }
     };
-    Ok(docs.into_iter().next().map_or(Value::Null, |d| d.value))
+    Ok(docs.into_iter().next().map_or(Value::Null, Doc::into_value))
 }
 
 /// Loads `text` through [`goyaml2`], go-yaml v2's reading, its events
@@ -699,7 +709,7 @@ impl Builder<'_> {
                         None => (Value::Null, line(doc.start)),
                     };
                     self.docs.push(Doc {
-                        value,
+                        value: std::sync::Arc::new(value),
                         index: doc.index,
                         line: line.max(1),
                     });
@@ -1227,7 +1237,7 @@ pub(crate) fn parse_first_doc(text: &str) -> Result<Value, String> {
         }
     }
     let docs = load_all(text).map_err(|e| e.to_string())?;
-    Ok(docs.into_iter().next().map_or(Value::Null, |d| d.value))
+    Ok(docs.into_iter().next().map_or(Value::Null, Doc::into_value))
 }
 
 #[cfg(test)]

@@ -7,7 +7,10 @@ use super::*;
 fn one(text: &str) -> Value {
     let docs = load_all(text).unwrap_or_else(|e| panic!("{text:?} should load: {e}"));
     assert_eq!(docs.len(), 1, "{text:?}: one document expected");
-    docs.into_iter().next().map(|d| d.value).unwrap_or_default()
+    docs.into_iter()
+        .next()
+        .map(|d| d.into_value())
+        .unwrap_or_default()
 }
 
 fn err(text: &str) -> YamlError {
@@ -136,7 +139,7 @@ tagged:
 fn sigs_yaml_dialect_replaces_repeated_keys_and_merges_in_place() {
     let load = |t: &str| {
         load_all_as(t, Dialect::SigsYaml, &Limits::default())
-            .map(|d| d.into_iter().map(|d| d.value).collect::<Vec<_>>())
+            .map(|d| d.into_iter().map(|d| d.into_value()).collect::<Vec<_>>())
     };
     assert_eq!(
         load("namePrefix: a-\nnamePrefix: b-\non: yes\nd: 2001-12-14\n"),
@@ -302,7 +305,7 @@ fn documents_are_indexed_with_their_lines() {
     let docs = load_all(text).expect("loads");
     let got: Vec<(usize, u32, Value)> = docs
         .into_iter()
-        .map(|d| (d.index, d.line, d.value))
+        .map(|d| (d.index, d.line, (*d.value).clone()))
         .collect();
     assert_eq!(
         got,
@@ -319,7 +322,7 @@ fn documents_are_indexed_with_their_lines() {
     // A lone marker is one empty document.
     let docs = load_all("---\n").expect("loads");
     assert_eq!(docs.len(), 1);
-    assert_eq!(docs[0].value, Value::Null);
+    assert_eq!(*docs[0].value, Value::Null);
 }
 
 #[test]
@@ -351,7 +354,7 @@ fn empty_values_in_flow_collections_are_empty_strings() {
         json!({"\u{e9}\u{e9}": "caf\u{e9}", "k\u{fc}": {"\u{e9}": "", "x": [{"\u{fc}": ""}]}, "b\u{e9}": null})
     );
     let docs = load_all_as("a: {x: }\n", Dialect::SigsYaml, &Limits::default()).expect("loads");
-    assert_eq!(docs[0].value, json!({"a": {"x": null}}));
+    assert_eq!(*docs[0].value, json!({"a": {"x": null}}));
 }
 
 #[test]

@@ -111,7 +111,7 @@ fn read_meta(dir: &Path) -> Value {
         Ok(t) => gitops_lint::yaml::load_all(&t)
             .ok()
             .and_then(|d| d.into_iter().next())
-            .map_or(Value::Null, |d| d.value),
+            .map_or(Value::Null, |d| d.into_value()),
         Err(_) => Value::Null,
     }
 }

@@ -110,7 +110,7 @@ pub fn parse_stream(text: &str) -> Vec<Value> {
     yaml::load_all(text)
         .expect("parse")
         .into_iter()
-        .map(|d| d.value)
+        .map(|d| d.into_value())
         .filter(|v| !v.is_null())
         .collect()
 }

@@ -87,7 +87,7 @@ pub(crate) fn render(
         .into_iter()
         .filter(|d| !d.value.is_null())
         .map(|d| RenderedObject {
-            value: d.value,
+            value: d.into_value(),
             origin: Origin {
                 file: None,
                 line: None,

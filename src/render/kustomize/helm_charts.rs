@@ -318,7 +318,7 @@ fn values(cx: &RenderContext<'_>, k: &Kustomization, c: &Configured) -> KResult<
             .map_err(|e| RenderError::from_yaml(&p, &e))?;
         let file = docs
             .into_iter()
-            .map(|d| d.value)
+            .map(crate::yaml::Doc::into_value)
             .find(|v| !v.is_null())
             .unwrap_or_else(|| Value::Object(Map::new()));
         if !file.is_object() {

@@ -260,7 +260,7 @@ pub(crate) fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> 
     let docs: Vec<&yaml::Doc> = docs.iter().filter(|d| !d.value.is_null()).collect();
     let mut k = match docs.as_slice() {
         [] => Map::new(),
-        [d] => match &d.value {
+        [d] => match d.value.as_ref() {
             Value::Object(m) => m.clone(),
             _ => {
                 return Err(
@@ -476,7 +476,12 @@ pub(crate) fn resources_from_docs(
             doc_index: Some(d.index),
         };
         let start = out.len();
-        push_expanded(d.value.clone(), &origin, file.unwrap_or("inline"), &mut out)?;
+        push_expanded(
+            (*d.value).clone(),
+            &origin,
+            file.unwrap_or("inline"),
+            &mut out,
+        )?;
         if has_null(&d.value) && !lines.is_empty() {
             let from = (d.line as usize).saturating_sub(1);
             let to = docs

@@ -25,7 +25,7 @@ fn parse_body(text: &str, source: &str, file: &str) -> KResult<Body> {
     })?;
     let vals: Vec<Value> = docs
         .into_iter()
-        .map(|d| d.value)
+        .map(crate::yaml::Doc::into_value)
         .filter(|v| !v.is_null())
         .collect();
     if vals.is_empty() {
@@ -430,7 +430,7 @@ pub(crate) fn patches_json6902(
             let docs =
                 yaml::load_all(&text).map_err(|e| k.err(format!("decoding JSON patch: {e}")))?;
             docs.into_iter()
-                .map(|d| d.value)
+                .map(crate::yaml::Doc::into_value)
                 .find(|v| !v.is_null())
                 .unwrap_or(Value::Null)
         };

@@ -328,7 +328,11 @@ pub(crate) fn run(
             }
             let file = k.restricted(cx, p)?;
             let docs = cx.load_yaml(&file)?;
-            match docs.into_iter().map(|d| d.value).find(|v| !v.is_null()) {
+            match docs
+                .into_iter()
+                .map(crate::yaml::Doc::into_value)
+                .find(|v| !v.is_null())
+            {
                 Some(Value::Array(items)) => all.extend(items),
                 Some(m @ Value::Object(_)) => all.push(m),
                 _ => return Err(k.err(format!("unsupported replacement type in `{p}`"))),

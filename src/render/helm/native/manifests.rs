@@ -139,7 +139,11 @@ fn head(doc: &str, path: &str, helm4: bool) -> Result<(String, BTreeMap<String, 
             e.go_yaml_text()
         )
     })?;
-    let v = docs.into_iter().next().map(|d| d.value).unwrap_or_default();
+    let v = docs
+        .into_iter()
+        .next()
+        .map(crate::yaml::Doc::into_value)
+        .unwrap_or_default();
     let bad = |what: &str, field: &str, ty: &str| {
         format!(
             "YAML parse error on {path}: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {what} into Go {field} of type {ty}"
