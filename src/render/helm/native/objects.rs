@@ -160,21 +160,10 @@ impl HostObject for KubeVersion {
     }
 }
 
-/// `chartutil.VersionSet`: the list, whether its order is known (see
-/// [`HelmLine::default_api_versions`]), and where a use of an unknown
-/// order is recorded.
+/// `chartutil.VersionSet`: the defaults in their order (see
+/// [`HelmLine::default_api_versions`]), then `--api-versions`.
 #[derive(Debug)]
-struct VersionSet(Vec<String>, bool, Volatile);
-
-impl VersionSet {
-    fn order_read(&self) {
-        if !self.1 {
-            self.2.mark(
-                "the order of helm v4.2.1's default API versions (client-go v0.36.1's scheme), which is not known",
-            );
-        }
-    }
-}
+struct VersionSet(Vec<String>);
 
 impl HostObject for VersionSet {
     fn type_name(&self) -> &'static str {
@@ -198,7 +187,6 @@ impl HostObject for VersionSet {
         }
     }
     fn value(&self) -> V {
-        self.order_read();
         str_list(&self.0)
     }
     fn kind(&self) -> &'static str {
@@ -361,7 +349,7 @@ pub(super) fn capabilities(
     let mut parts = normalized.trim_start_matches('v').split('.');
     let major = parts.next().unwrap_or_default().to_string();
     let minor = parts.next().unwrap_or_default().to_string();
-    let (defaults, order_known) = line.default_api_versions();
+    let defaults = line.default_api_versions();
     let mut api: Vec<String> = defaults.iter().map(|s| (*s).to_string()).collect();
     api.extend(extra_api_versions.iter().cloned());
     host(Capabilities {
@@ -372,7 +360,7 @@ pub(super) fn capabilities(
             minor,
             addressable: true,
         }),
-        api: host(VersionSet(api, order_known, volatile.clone())),
+        api: host(VersionSet(api)),
         helm: host(HelmVersion(line.build_info(), volatile.clone())),
         volatile: volatile.clone(),
     })
@@ -1385,17 +1373,32 @@ mod line_tests {
     }
 
     #[test]
-    fn helm4_api_versions_answer_has_but_not_their_order() {
+    fn helm4_api_versions_are_client_go_v0_36_1s_in_registration_order() {
         assert_eq!(
             caps(HelmLine::V4, "1.31", r#"{{ .Capabilities.APIVersions.Has "resource.k8s.io/v1" }} {{ .Capabilities.APIVersions.Has "autoscaling/v2beta2" }}"#).as_deref(),
             Ok("true false")
         );
-        assert!(caps(
+        // The forms helm v4.1.4 printed (with its own list, 58 with one
+        // `--api-versions`): `["v1","admissionregistration.k8s.io/v1",…`,
+        // `[v1 admissionregistration.k8s.io/v1 …`, `index … 1`.
+        let t = r#"{{ .Capabilities.APIVersions | toJson | trunc 38 }}|{{ printf "%v" .Capabilities.APIVersions | trunc 36 }}|{{ index .Capabilities.APIVersions 1 }}|{{ len .Capabilities.APIVersions }}"#;
+        assert_eq!(
+            caps(HelmLine::V4, "1.31", t).as_deref(),
+            Ok(
+                r#"["v1","admissionregistration.k8s.io/v1|[v1 admissionregistration.k8s.io/v1 |admissionregistration.k8s.io/v1|55"#
+            )
+        );
+        // client-go v0.36.1 `register.go`: scheduling v1alpha2, v1beta1, v1.
+        let l = caps(
             HelmLine::V4,
             "1.31",
-            "{{ .Capabilities.APIVersions | toJson }}"
+            "{{ range .Capabilities.APIVersions }}{{ . }} {{ end }}",
         )
-        .is_err());
+        .unwrap();
+        assert!(
+            l.contains(" scheduling.k8s.io/v1alpha2 scheduling.k8s.io/v1beta1 scheduling.k8s.io/v1 storage.k8s.io/v1beta1 "),
+            "{l}"
+        );
         // v3.18.0 printed v1beta2 before v1beta1 (client-go v0.33).
         let l = caps(
             HelmLine::V3_18,
