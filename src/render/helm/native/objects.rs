@@ -742,84 +742,130 @@ fn dependency(d: &Dependency, volatile: &Volatile) -> V {
     })
 }
 
-/// `.Chart`: `struct { chart.Metadata; IsRoot bool }` (`recAllTpls`). The
-/// embedded `Metadata` prints as one field, and its JSON members are the
-/// struct's own.
+/// `.Chart`: `struct { chart.Metadata; IsRoot bool }` (`recAllTpls`) up
+/// to helm 3, Helm 4's map of the metadata ([`chart_v4`]). The embedded
+/// `Metadata` prints as one field, and its JSON members are the struct's
+/// own.
 pub(super) fn chart(md: &Metadata, is_root: bool, volatile: &Volatile, line: HelmLine) -> V {
-    let c = chart_v3(md, is_root, volatile);
     if line >= HelmLine::V4 {
-        return host(Helm4Chart(c, volatile.clone()));
+        return chart_v4(md, is_root);
     }
-    c
+    chart_v3(md, is_root, volatile)
 }
 
-/// Helm 4's `.Chart`: `MetadataAsMap` (`pkg/chart/common.go` `structToMap`
-/// at v4.2.1), a `map[string]any` of the metadata's Go field names with
-/// `IsRoot` (helm v4.1.4 prints `.Chart.Maintainers` as
-/// `[{"Email":…,"Name":…,"URL":""}]`). Its string and bool fields read as
-/// Helm 3's do; anything else (the map printed, serialized, ranged, a
-/// list or map field, a field it lacks) is refused.
+/// Helm 4's `.Chart`: `MetadataAsMap` with `IsRoot` set (`recAllTpls`,
+/// `pkg/engine/engine.go` at v4.2.1). `structToMap` (`pkg/chart/common.go`)
+/// walks `chart.Metadata` by reflection: every field, by its Go name, JSON
+/// tags and `omitempty` ignored; a struct or pointer to one becomes such a
+/// map too; a slice becomes a new `[]any` (a nil one an empty one) with
+/// its struct and pointer elements as maps; anything else is the field's
+/// value, so `Annotations` stays a `map[string]string`, nil when absent
+/// (helm v4.1.4 prints `map[]` and `null` to JSON for it, `[]` for an
+/// absent `Keywords`, `[map[Email:… Name:… URL:]]` for `Maintainers`).
+fn chart_v4(md: &Metadata, is_root: bool) -> V {
+    let s = |v: &str| V::Str(v.to_string());
+    let strings = |l: &[String]| V::List(l.iter().map(|x| s(x)).collect());
+    let maintainers = md
+        .maintainers
+        .iter()
+        .map(|m| {
+            let f = |k: &str| {
+                s(m.get(k)
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or_default())
+            };
+            V::map(BTreeMap::from([
+                ("Name".to_string(), f("name")),
+                ("Email".to_string(), f("email")),
+                ("URL".to_string(), f("url")),
+            ]))
+        })
+        .collect();
+    let dependencies = md
+        .dependencies
+        .iter()
+        .flatten()
+        .map(|d| {
+            V::map(BTreeMap::from([
+                ("Name".to_string(), s(&d.name)),
+                ("Version".to_string(), s(&d.version)),
+                ("Repository".to_string(), s(&d.repository)),
+                ("Condition".to_string(), s(&d.condition)),
+                ("Tags".to_string(), strings(&d.tags)),
+                ("Enabled".to_string(), V::Bool(d.enabled)),
+                (
+                    "ImportValues".to_string(),
+                    V::List(d.import_values.iter().map(V::from_json).collect()),
+                ),
+                ("Alias".to_string(), s(&d.alias)),
+            ]))
+        })
+        .collect();
+    V::map(BTreeMap::from([
+        ("Name".to_string(), s(&md.name)),
+        ("Home".to_string(), s(&md.home)),
+        ("Sources".to_string(), strings(&md.sources)),
+        ("Version".to_string(), s(&md.version)),
+        ("Description".to_string(), s(&md.description)),
+        ("Keywords".to_string(), strings(&md.keywords)),
+        ("Maintainers".to_string(), V::List(maintainers)),
+        ("Icon".to_string(), s(&md.icon)),
+        ("APIVersion".to_string(), s(&md.api_version)),
+        ("Condition".to_string(), s(&md.condition)),
+        ("Tags".to_string(), s(&md.tags)),
+        ("AppVersion".to_string(), s(&md.app_version)),
+        ("Deprecated".to_string(), V::Bool(md.deprecated)),
+        (
+            "Annotations".to_string(),
+            host(StringMap(
+                (!md.annotations.is_empty()).then(|| md.annotations.clone()),
+            )),
+        ),
+        ("KubeVersion".to_string(), s(&md.kube_version)),
+        ("Dependencies".to_string(), V::List(dependencies)),
+        ("Type".to_string(), s(&md.chart_type)),
+        ("IsRoot".to_string(), V::Bool(is_root)),
+    ]))
+}
+
+/// A `map[string]string` (`None`: nil, `null` to JSON): Go's template
+/// functions that take a `map[string]interface {}` refuse it.
 #[derive(Debug)]
-struct Helm4Chart(V, Volatile);
+struct StringMap(Option<BTreeMap<String, String>>);
 
-impl Helm4Chart {
-    fn refuse(&self) {
-        self.1
-            .mark("`.Chart` as Helm 4's map of the chart's metadata (MetadataAsMap)");
-    }
-    fn inner(&self) -> Option<&dyn HostObject> {
-        match &self.0 {
-            V::Host(h) => Some(h.0.as_ref()),
-            _ => None,
-        }
-    }
-}
-
-impl HostObject for Helm4Chart {
+impl HostObject for StringMap {
     fn type_name(&self) -> &'static str {
-        "map[string]interface {}"
+        "map[string]string"
     }
     fn field(&self, name: &str) -> Option<V> {
-        const SCALARS: &[&str] = &[
-            "Name",
-            "Home",
-            "Version",
-            "Description",
-            "Icon",
-            "APIVersion",
-            "Condition",
-            "Tags",
-            "AppVersion",
-            "Deprecated",
-            "KubeVersion",
-            "Type",
-            "IsRoot",
-        ];
-        if SCALARS.contains(&name) {
-            return self.inner().and_then(|c| c.field(name));
-        }
-        self.refuse();
-        Some(V::Nil)
+        self.0
+            .as_ref()
+            .and_then(|m| m.get(name))
+            .map(|v| V::Str(v.clone()))
     }
     fn call(&self, _: &str, _: &[V]) -> Option<Result<V, String>> {
-        self.refuse();
         None
     }
     fn value(&self) -> V {
-        self.refuse();
-        V::Nil
+        V::map(
+            self.0
+                .iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), V::Str(v.clone())))
+                .collect(),
+        )
+    }
+    fn is_map(&self) -> bool {
+        true
     }
     fn kind(&self) -> &'static str {
-        self.refuse();
         "map"
     }
-    fn format(&self, _: bool) -> String {
-        self.refuse();
-        String::new()
-    }
     fn json(&self) -> Json {
-        self.refuse();
-        Json::Value(V::Nil)
+        match self.0 {
+            None => Json::Value(V::Nil),
+            Some(_) => Json::Value(self.value()),
+        }
     }
 }
 
@@ -1311,6 +1357,118 @@ mod line_tests {
             Some(why) => Err(why),
             None => Ok(out),
         }
+    }
+
+    /// `src` with Helm 4's `.Chart` of `md` (the root chart).
+    fn chart4(md: &Metadata, src: &str) -> Result<String, String> {
+        let volatile = Volatile::default();
+        let dot = V::Map(
+            [(
+                "Chart".to_string(),
+                chart(md, true, &volatile, HelmLine::V4),
+            )]
+            .into(),
+        );
+        let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero)
+            .with_helm_gen(HelmLine::V4.template_gen());
+        set.add("t", src)?;
+        let out = set.execute("t", &dot)?;
+        match volatile.take() {
+            Some(why) => Err(why),
+            None => Ok(out),
+        }
+    }
+
+    fn full_metadata() -> Metadata {
+        let strings = |l: &[&str]| l.iter().map(|s| (*s).to_string()).collect();
+        Metadata {
+            name: "full".into(),
+            home: "https://example.com".into(),
+            sources: strings(&["https://s1", "https://s2"]),
+            version: "1.2.3".into(),
+            description: "A chart".into(),
+            keywords: strings(&["a", "b"]),
+            maintainers: vec![
+                serde_json::json!({"name": "Jo", "email": "jo@example.com"}),
+                serde_json::json!({"name": "Al", "url": "https://al"}),
+            ],
+            icon: "https://example.com/i.png".into(),
+            api_version: "v2".into(),
+            app_version: "4.5".into(),
+            deprecated: true,
+            annotations: [("b".into(), "2".into()), ("a".into(), "x".into())].into(),
+            kube_version: ">=1.20.0-0".into(),
+            dependencies: Some(vec![Dependency {
+                name: "other".into(),
+                version: "0.1.0".into(),
+                repository: "file://charts/sub".into(),
+                condition: "other.enabled".into(),
+                tags: strings(&["t1"]),
+                enabled: true,
+                import_values: vec![
+                    serde_json::json!({"child": "foo", "parent": "bar"}),
+                    serde_json::json!({"child": "exports.data", "parent": "."}),
+                ],
+                alias: "other".into(),
+            }]),
+            chart_type: "application".into(),
+            ..Metadata::default()
+        }
+    }
+
+    #[test]
+    fn helm4_chart_is_metadata_as_map() {
+        // Printed by helm v4.1.4 for a chart with these fields (its
+        // `structToMap` is v4.2.1's) and for `apiVersion`, `name` and
+        // `version` alone.
+        let full = full_metadata();
+        assert_eq!(
+            chart4(&full, "{{ .Chart }}").as_deref(),
+            Ok("map[APIVersion:v2 Annotations:map[a:x b:2] AppVersion:4.5 Condition: Dependencies:[map[Alias:other Condition:other.enabled Enabled:true ImportValues:[map[child:foo parent:bar] map[child:exports.data parent:.]] Name:other Repository:file://charts/sub Tags:[t1] Version:0.1.0]] Deprecated:true Description:A chart Home:https://example.com Icon:https://example.com/i.png IsRoot:true Keywords:[a b] KubeVersion:>=1.20.0-0 Maintainers:[map[Email:jo@example.com Name:Jo URL:] map[Email: Name:Al URL:https://al]] Name:full Sources:[https://s1 https://s2] Tags: Type:application Version:1.2.3]")
+        );
+        assert_eq!(
+            chart4(&full, "{{ .Chart | toJson }}").as_deref(),
+            Ok(
+                r#"{"APIVersion":"v2","Annotations":{"a":"x","b":"2"},"AppVersion":"4.5","Condition":"","Dependencies":[{"Alias":"other","Condition":"other.enabled","Enabled":true,"ImportValues":[{"child":"foo","parent":"bar"},{"child":"exports.data","parent":"."}],"Name":"other","Repository":"file://charts/sub","Tags":["t1"],"Version":"0.1.0"}],"Deprecated":true,"Description":"A chart","Home":"https://example.com","Icon":"https://example.com/i.png","IsRoot":true,"Keywords":["a","b"],"KubeVersion":"\u003e=1.20.0-0","Maintainers":[{"Email":"jo@example.com","Name":"Jo","URL":""},{"Email":"","Name":"Al","URL":"https://al"}],"Name":"full","Sources":["https://s1","https://s2"],"Tags":"","Type":"application","Version":"1.2.3"}"#
+            )
+        );
+        let bare = Metadata {
+            name: "bare".into(),
+            version: "0.1.0".into(),
+            api_version: "v2".into(),
+            ..Metadata::default()
+        };
+        assert_eq!(
+            chart4(&bare, "{{ .Chart }}").as_deref(),
+            Ok("map[APIVersion:v2 Annotations:map[] AppVersion: Condition: Dependencies:[] Deprecated:false Description: Home: Icon: IsRoot:true Keywords:[] KubeVersion: Maintainers:[] Name:bare Sources:[] Tags: Type: Version:0.1.0]")
+        );
+        assert_eq!(
+            chart4(&bare, "{{ .Chart | toYaml }}").as_deref(),
+            Ok("APIVersion: v2\nAnnotations: null\nAppVersion: \"\"\nCondition: \"\"\nDependencies: []\nDeprecated: false\nDescription: \"\"\nHome: \"\"\nIcon: \"\"\nIsRoot: true\nKeywords: []\nKubeVersion: \"\"\nMaintainers: []\nName: bare\nSources: []\nTags: \"\"\nType: \"\"\nVersion: 0.1.0")
+        );
+        let t = r#"{{ hasKey .Chart "Name" }} {{ hasKey .Chart "name" }} {{ .Chart.Foo }}|{{ typeOf .Chart }} {{ typeOf .Chart.Maintainers }} {{ typeOf .Chart.Annotations }} {{ kindOf .Chart.Annotations }}|{{ .Chart.Annotations | toJson }} {{ .Chart.Keywords | toJson }} {{ len .Chart.Keywords }}"#;
+        assert_eq!(
+            chart4(&bare, t).as_deref(),
+            Ok("true false <no value>|map[string]interface {} []interface {} map[string]string map|null [] 0")
+        );
+        let t = r#"{{ (index .Chart.Maintainers 0).Name }} {{ typeOf (index .Chart.Maintainers 0) }} {{ .Chart.Annotations.a }}-{{ index .Chart.Annotations "b" }}-{{ range $k, $v := .Chart.Annotations }}{{ $k }}{{ $v }}{{ end }} {{ keys .Chart | sortAlpha | join "," }}"#;
+        assert_eq!(
+            chart4(&full, t).as_deref(),
+            Ok("Jo map[string]interface {} x-2-axb2 APIVersion,Annotations,AppVersion,Condition,Dependencies,Deprecated,Description,Home,Icon,IsRoot,Keywords,KubeVersion,Maintainers,Name,Sources,Tags,Type,Version")
+        );
+        // A `map[string]string` is no `map[string]interface {}` to Sprig.
+        let e = chart4(&full, r#"{{ hasKey .Chart.Annotations "a" }}"#).unwrap_err();
+        assert!(
+            e.ends_with(
+                "wrong type for value; expected map[string]interface {}; got map[string]string"
+            ),
+            "{e}"
+        );
+        let e = chart4(&full, r#"{{ dig "Annotations" "a" "z" .Chart }}"#).unwrap_err();
+        assert!(
+            e.ends_with("interface conversion: interface {} is map[string]string, not map[string]interface {}"),
+            "{e}"
+        );
     }
 
     #[test]
