@@ -817,9 +817,7 @@ fn chart_v4(md: &Metadata, is_root: bool) -> V {
         ("Deprecated".to_string(), V::Bool(md.deprecated)),
         (
             "Annotations".to_string(),
-            host(StringMap(
-                (!md.annotations.is_empty()).then(|| md.annotations.clone()),
-            )),
+            host(StringMap(md.annotations.clone())),
         ),
         ("KubeVersion".to_string(), s(&md.kube_version)),
         ("Dependencies".to_string(), V::List(dependencies)),
@@ -872,15 +870,9 @@ impl HostObject for StringMap {
 fn chart_v3(md: &Metadata, is_root: bool, volatile: &Volatile) -> V {
     let s = |v: &str| V::Str(v.to_string());
     let strings = |l: &[String]| list_field("[]string", l.iter().map(|x| s(x)).collect());
-    let annotations = if md.annotations.is_empty() {
-        host(NilMap)
-    } else {
-        V::Map(
-            md.annotations
-                .iter()
-                .map(|(k, v)| (k.clone(), s(v)))
-                .collect(),
-        )
+    let annotations = match &md.annotations {
+        None => host(NilMap),
+        Some(a) => V::Map(a.iter().map(|(k, v)| (k.clone(), s(v))).collect()),
     };
     let dependencies = match &md.dependencies {
         None => host(NilSlice("[]*chart.Dependency")),
@@ -1264,7 +1256,7 @@ mod tests {
             api_version: "v2".into(),
             keywords: vec!["demo".into()],
             maintainers: vec![serde_json::json!({"name": "Team", "email": "t@x.io"})],
-            annotations: [("k".to_string(), "v".to_string())].into(),
+            annotations: Some([("k".to_string(), "v".to_string())].into()),
             ..Metadata::default()
         }
     }
@@ -1301,6 +1293,21 @@ mod tests {
         assert_eq!(
             run("{{ .Chart }}", &[], &plain).unwrap(),
             "{{c  [] 1.0.0  [demo] []  v2    false map[k:v]  [] } true}"
+        );
+        // `annotations: {}` is an empty map, not nil (helm v3.17.1: `{}`,
+        // and `omitempty` leaves it out of `.Chart`).
+        let empty = Metadata {
+            annotations: Some(BTreeMap::new()),
+            ..plain
+        };
+        assert_eq!(
+            run(
+                "{{ .Chart.Annotations | toJson }} {{ .Chart | toJson }}",
+                &[],
+                &empty
+            )
+            .unwrap(),
+            r#"{} {"name":"c","version":"1.0.0","keywords":["demo"],"apiVersion":"v2","IsRoot":true}"#
         );
     }
 
@@ -1396,7 +1403,7 @@ mod line_tests {
             api_version: "v2".into(),
             app_version: "4.5".into(),
             deprecated: true,
-            annotations: [("b".into(), "2".into()), ("a".into(), "x".into())].into(),
+            annotations: Some([("b".into(), "2".into()), ("a".into(), "x".into())].into()),
             kube_version: ">=1.20.0-0".into(),
             dependencies: Some(vec![Dependency {
                 name: "other".into(),
@@ -1455,6 +1462,19 @@ mod line_tests {
         assert_eq!(
             chart4(&full, t).as_deref(),
             Ok("Jo map[string]interface {} x-2-axb2 APIVersion,Annotations,AppVersion,Condition,Dependencies,Deprecated,Description,Home,Icon,IsRoot,Keywords,KubeVersion,Maintainers,Name,Sources,Tags,Type,Version")
+        );
+        // `annotations: {}`: an empty map, not nil (v4.1.4: `{}`).
+        let empty = Metadata {
+            annotations: Some(BTreeMap::new()),
+            ..bare.clone()
+        };
+        assert_eq!(
+            chart4(
+                &empty,
+                "{{ .Chart.Annotations | toJson }} {{ .Chart.Annotations }}"
+            )
+            .as_deref(),
+            Ok("{} map[]")
         );
         // A `map[string]string` is no `map[string]interface {}` to Sprig.
         let e = chart4(&full, r#"{{ hasKey .Chart.Annotations "a" }}"#).unwrap_err();
