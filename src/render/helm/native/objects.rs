@@ -3,8 +3,9 @@
 //! `APIVersions` with `Has`, `HelmVersion`), `.Files` (`engine.files`:
 //! `Get`, `GetBytes`, `Glob`, `AsConfig`, `AsSecrets`, `Lines`) and
 //! `.Chart` (`chart.Metadata` with `IsRoot`, its `Maintainers` and
-//! `Dependencies`). Each prints as Go's `fmt` prints it, and serializes
-//! as `encoding/json` does (JSON names, field order, `omitempty`).
+//! `Dependencies`; Helm 4's is a map of them). Each prints as Go's `fmt`
+//! prints it, and serializes as `encoding/json` does (JSON names, field
+//! order, `omitempty`).
 //!
 //! What Go does not determine is never rendered: a pointer printed inside
 //! a value (Go prints its address) or `AsConfig` of two files with the
@@ -742,10 +743,10 @@ fn dependency(d: &Dependency, volatile: &Volatile) -> V {
     })
 }
 
-/// `.Chart`: `struct { chart.Metadata; IsRoot bool }` (`recAllTpls`) up
-/// to helm 3, Helm 4's map of the metadata ([`chart_v4`]). The embedded
-/// `Metadata` prints as one field, and its JSON members are the struct's
-/// own.
+/// `.Chart`: up to helm 3 `struct { chart.Metadata; IsRoot bool }`
+/// (`recAllTpls`), whose embedded `Metadata` prints as one field and whose
+/// JSON members are the struct's own; Helm 4's map of the metadata
+/// ([`chart_v4`]).
 pub(super) fn chart(md: &Metadata, is_root: bool, volatile: &Volatile, line: HelmLine) -> V {
     if line >= HelmLine::V4 {
         return chart_v4(md, is_root);
@@ -759,8 +760,8 @@ pub(super) fn chart(md: &Metadata, is_root: bool, volatile: &Volatile, line: Hel
 /// tags and `omitempty` ignored; a struct or pointer to one becomes such a
 /// map too; a slice becomes a new `[]any` (a nil one an empty one) with
 /// its struct and pointer elements as maps; anything else is the field's
-/// value, so `Annotations` stays a `map[string]string`, nil when absent
-/// (helm v4.1.4 prints `map[]` and `null` to JSON for it, `[]` for an
+/// value, so `Annotations` stays a `map[string]string`, nil when absent or
+/// null (helm v4.1.4 prints `map[]` and `null` to JSON for it, `[]` for an
 /// absent `Keywords`, `[map[Email:… Name:… URL:]]` for `Maintainers`).
 fn chart_v4(md: &Metadata, is_root: bool) -> V {
     let s = |v: &str| V::Str(v.to_string());
@@ -795,7 +796,7 @@ fn chart_v4(md: &Metadata, is_root: bool) -> V {
                 ("Enabled".to_string(), V::Bool(d.enabled)),
                 (
                     "ImportValues".to_string(),
-                    V::List(d.import_values.iter().map(V::from_json).collect()),
+                    V::List(d.import_values.iter().map(import_value).collect()),
                 ),
                 ("Alias".to_string(), s(&d.alias)),
             ]))
@@ -824,6 +825,21 @@ fn chart_v4(md: &Metadata, is_root: bool) -> V {
         ("Type".to_string(), s(&md.chart_type)),
         ("IsRoot".to_string(), V::Bool(is_root)),
     ]))
+}
+
+/// An entry of a dependency's `ImportValues` once `processImportValues`
+/// has rewritten it (`pkg/chart/v2/util/dependencies.go` at v4.2.1): a
+/// `map[string]string` of `child` and `parent`.
+fn import_value(iv: &serde_json::Value) -> V {
+    let strings = iv.as_object().and_then(|m| {
+        m.iter()
+            .map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+            .collect::<Option<BTreeMap<_, _>>>()
+    });
+    match strings {
+        Some(m) => host(StringMap(Some(m))),
+        None => V::from_json(iv),
+    }
 }
 
 /// A `map[string]string` (`None`: nil, `null` to JSON): Go's template
@@ -1475,6 +1491,11 @@ mod line_tests {
             )
             .as_deref(),
             Ok("{} map[]")
+        );
+        let t = "{{ range (index .Chart.Dependencies 0).ImportValues }}{{ typeOf . }} {{ .child }};{{ end }}";
+        assert_eq!(
+            chart4(&full, t).as_deref(),
+            Ok("map[string]string foo;map[string]string exports.data;")
         );
         // A `map[string]string` is no `map[string]interface {}` to Sprig.
         let e = chart4(&full, r#"{{ hasKey .Chart.Annotations "a" }}"#).unwrap_err();
