@@ -2396,21 +2396,47 @@ fn f_concat(_: &str, a: &[V], _: usize) -> R {
     Ok(V::List(out))
 }
 
+/// Sprig's `dig` takes `...interface{}` and asserts its arguments' types
+/// (`dict.go` `dig`, `digFromDict`), so a wrong one is the panic text/template
+/// turns into the call's error: `interface conversion: …`.
 fn f_dig(_: &str, a: &[V], _: usize) -> R {
     at_least(a, 3)?;
-    let dict = map_arg(&a[a.len() - 1])?;
+    let dict = dig_map(&a[a.len() - 1])?;
     let default = &a[a.len() - 2];
-    let keys: Vec<&str> = a[..a.len() - 2].iter().map(s).collect::<Result<_, _>>()?;
+    let keys: Vec<&str> = a[..a.len() - 2]
+        .iter()
+        .map(|k| match k {
+            V::Str(k) => Ok(k.as_str()),
+            other => Err(interface_conversion(other, "string")),
+        })
+        .collect::<Result<_, _>>()?;
     let mut cur = dict;
     for (i, k) in keys.iter().enumerate() {
         let next = match cur.get(*k) {
+            None => return Ok(default.clone()),
             Some(v) if i == keys.len() - 1 => return Ok(v.clone()),
-            Some(V::Map(m)) => m.entries(),
-            _ => return Ok(default.clone()),
+            Some(v) => dig_map(v)?,
         };
         cur = next;
     }
     Ok(default.clone())
+}
+
+/// `v.(map[string]interface{})` in `dig`.
+fn dig_map(v: &V) -> Result<Arc<BTreeMap<String, V>>, String> {
+    match v {
+        V::Map(m) => Ok(m.entries()),
+        other => Err(interface_conversion(other, "map[string]interface {}")),
+    }
+}
+
+/// Go's `runtime.TypeAssertionError` for `x.(want)` of an `interface{}`.
+fn interface_conversion(v: &V, want: &str) -> String {
+    let have = match v {
+        V::Missing | V::Nil => "nil",
+        other => other.type_name(),
+    };
+    format!("interface conversion: interface {{}} is {have}, not {want}")
 }
 
 fn f_chunk(_: &str, a: &[V], _: usize) -> R {

@@ -74,6 +74,14 @@ fn table() -> Vec<(&'static str, Value, MissingKey, Want)> {
             E,
             Out("engineering-prod-my-name-suffix"),
         ),
+        // Sprig `dig` asserts its arguments' types: text/template reports
+        // the panic (helm v4.1.4 prints these).
+        (r#"{{ dig "a" "b" "z" . }}"#, json!({"a": null}), I, Err("error calling dig: interface conversion: interface {} is nil, not map[string]interface {}")),
+        (r#"{{ dig "a" "b" "z" . }}"#, json!({"a": "s"}), I, Err("error calling dig: interface conversion: interface {} is string, not map[string]interface {}")),
+        (r#"{{ dig "a" "b" "z" . }}"#, json!({"a": [1]}), I, Err("error calling dig: interface conversion: interface {} is []interface {}, not map[string]interface {}")),
+        (r#"{{ dig 1 "z" . }}"#, json!({}), I, Err("error calling dig: interface conversion: interface {} is int, not string")),
+        (r#"{{ dig "a" "z" "notmap" }}"#, json!({}), I, Err("error calling dig: interface conversion: interface {} is string, not map[string]interface {}")),
+        (r#"{{ dig "a" "b" "z" . }}"#, json!({"b": 1}), I, Out("z")),
         ("{{index .path.segments 1}}", json!({"path": {"segments": ["apps", "web"]}}), E, Out("web")),
         ("{{normalize .path.path}}", json!({"path": {"path": "Apps/My_App"}}), E, Out("apps-my-app")),
         ("{{base .path.path}}", json!({"path": {"path": "apps/web"}}), E, Out("web")),

@@ -88,8 +88,9 @@ pub(in crate::render::helm) struct Metadata {
     pub(crate) app_version: String,
     /// `deprecated`.
     pub(crate) deprecated: bool,
-    /// `annotations`.
-    pub(crate) annotations: BTreeMap<String, String>,
+    /// `annotations` (`None`: absent or null, Go's nil map, which encodes
+    /// as `null`; `{}` is an empty map, `{}`).
+    pub(crate) annotations: Option<BTreeMap<String, String>>,
     /// `kubeVersion`, a constraint.
     pub(crate) kube_version: String,
     /// `dependencies` (`None`: the key is absent, which helm tells from
@@ -295,7 +296,7 @@ fn read_metadata(md: &mut Metadata, doc: &Value) -> Result<(), String> {
         md.maintainers.clone_from(a);
     }
     if let Some(Value::Object(a)) = doc.get("annotations") {
-        md.annotations = a
+        md.annotations = Some(a
             .iter()
             .map(|(k, v)| {
                 let s = match v {
@@ -308,7 +309,7 @@ fn read_metadata(md: &mut Metadata, doc: &Value) -> Result<(), String> {
                 };
                 Ok((k.clone(), s))
             })
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, _>>()?);
     }
     match doc.get("dependencies") {
         None => {}

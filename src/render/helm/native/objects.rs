@@ -3,8 +3,9 @@
 //! `APIVersions` with `Has`, `HelmVersion`), `.Files` (`engine.files`:
 //! `Get`, `GetBytes`, `Glob`, `AsConfig`, `AsSecrets`, `Lines`) and
 //! `.Chart` (`chart.Metadata` with `IsRoot`, its `Maintainers` and
-//! `Dependencies`). Each prints as Go's `fmt` prints it, and serializes
-//! as `encoding/json` does (JSON names, field order, `omitempty`).
+//! `Dependencies`; Helm 4's is a map of them). Each prints as Go's `fmt`
+//! prints it, and serializes as `encoding/json` does (JSON names, field
+//! order, `omitempty`).
 //!
 //! What Go does not determine is never rendered: a pointer printed inside
 //! a value (Go prints its address) or `AsConfig` of two files with the
@@ -160,21 +161,10 @@ impl HostObject for KubeVersion {
     }
 }
 
-/// `chartutil.VersionSet`: the list, whether its order is known (see
-/// [`HelmLine::default_api_versions`]), and where a use of an unknown
-/// order is recorded.
+/// `chartutil.VersionSet`: the defaults in their order (see
+/// [`HelmLine::default_api_versions`]), then `--api-versions`.
 #[derive(Debug)]
-struct VersionSet(Vec<String>, bool, Volatile);
-
-impl VersionSet {
-    fn order_read(&self) {
-        if !self.1 {
-            self.2.mark(
-                "the order of helm v4.2.1's default API versions (client-go v0.36.1's scheme), which is not known",
-            );
-        }
-    }
-}
+struct VersionSet(Vec<String>);
 
 impl HostObject for VersionSet {
     fn type_name(&self) -> &'static str {
@@ -198,7 +188,6 @@ impl HostObject for VersionSet {
         }
     }
     fn value(&self) -> V {
-        self.order_read();
         str_list(&self.0)
     }
     fn kind(&self) -> &'static str {
@@ -361,7 +350,7 @@ pub(super) fn capabilities(
     let mut parts = normalized.trim_start_matches('v').split('.');
     let major = parts.next().unwrap_or_default().to_string();
     let minor = parts.next().unwrap_or_default().to_string();
-    let (defaults, order_known) = line.default_api_versions();
+    let defaults = line.default_api_versions();
     let mut api: Vec<String> = defaults.iter().map(|s| (*s).to_string()).collect();
     api.extend(extra_api_versions.iter().cloned());
     host(Capabilities {
@@ -372,7 +361,7 @@ pub(super) fn capabilities(
             minor,
             addressable: true,
         }),
-        api: host(VersionSet(api, order_known, volatile.clone())),
+        api: host(VersionSet(api)),
         helm: host(HelmVersion(line.build_info(), volatile.clone())),
         volatile: volatile.clone(),
     })
@@ -754,99 +743,152 @@ fn dependency(d: &Dependency, volatile: &Volatile) -> V {
     })
 }
 
-/// `.Chart`: `struct { chart.Metadata; IsRoot bool }` (`recAllTpls`). The
-/// embedded `Metadata` prints as one field, and its JSON members are the
-/// struct's own.
+/// `.Chart`: up to helm 3 `struct { chart.Metadata; IsRoot bool }`
+/// (`recAllTpls`), whose embedded `Metadata` prints as one field and whose
+/// JSON members are the struct's own; Helm 4's map of the metadata
+/// ([`chart_v4`]).
 pub(super) fn chart(md: &Metadata, is_root: bool, volatile: &Volatile, line: HelmLine) -> V {
-    let c = chart_v3(md, is_root, volatile);
     if line >= HelmLine::V4 {
-        return host(Helm4Chart(c, volatile.clone()));
+        return chart_v4(md, is_root);
     }
-    c
+    chart_v3(md, is_root, volatile)
 }
 
-/// Helm 4's `.Chart`: `MetadataAsMap` (`pkg/chart/common.go` `structToMap`
-/// at v4.2.1), a `map[string]any` of the metadata's Go field names with
-/// `IsRoot` (helm v4.1.4 prints `.Chart.Maintainers` as
-/// `[{"Email":…,"Name":…,"URL":""}]`). Its string and bool fields read as
-/// Helm 3's do; anything else (the map printed, serialized, ranged, a
-/// list or map field, a field it lacks) is refused.
+/// Helm 4's `.Chart`: `MetadataAsMap` with `IsRoot` set (`recAllTpls`,
+/// `pkg/engine/engine.go` at v4.2.1). `structToMap` (`pkg/chart/common.go`)
+/// walks `chart.Metadata` by reflection: every field, by its Go name, JSON
+/// tags and `omitempty` ignored; a struct or pointer to one becomes such a
+/// map too; a slice becomes a new `[]any` (a nil one an empty one) with
+/// its struct and pointer elements as maps; anything else is the field's
+/// value, so `Annotations` stays a `map[string]string`, nil when absent or
+/// null (helm v4.1.4 prints `map[]` and `null` to JSON for it, `[]` for an
+/// absent `Keywords`, `[map[Email:… Name:… URL:]]` for `Maintainers`).
+fn chart_v4(md: &Metadata, is_root: bool) -> V {
+    let s = |v: &str| V::Str(v.to_string());
+    let strings = |l: &[String]| V::List(l.iter().map(|x| s(x)).collect());
+    let maintainers = md
+        .maintainers
+        .iter()
+        .map(|m| {
+            let f = |k: &str| {
+                s(m.get(k)
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or_default())
+            };
+            V::map(BTreeMap::from([
+                ("Name".to_string(), f("name")),
+                ("Email".to_string(), f("email")),
+                ("URL".to_string(), f("url")),
+            ]))
+        })
+        .collect();
+    let dependencies = md
+        .dependencies
+        .iter()
+        .flatten()
+        .map(|d| {
+            V::map(BTreeMap::from([
+                ("Name".to_string(), s(&d.name)),
+                ("Version".to_string(), s(&d.version)),
+                ("Repository".to_string(), s(&d.repository)),
+                ("Condition".to_string(), s(&d.condition)),
+                ("Tags".to_string(), strings(&d.tags)),
+                ("Enabled".to_string(), V::Bool(d.enabled)),
+                (
+                    "ImportValues".to_string(),
+                    V::List(d.import_values.iter().map(import_value).collect()),
+                ),
+                ("Alias".to_string(), s(&d.alias)),
+            ]))
+        })
+        .collect();
+    V::map(BTreeMap::from([
+        ("Name".to_string(), s(&md.name)),
+        ("Home".to_string(), s(&md.home)),
+        ("Sources".to_string(), strings(&md.sources)),
+        ("Version".to_string(), s(&md.version)),
+        ("Description".to_string(), s(&md.description)),
+        ("Keywords".to_string(), strings(&md.keywords)),
+        ("Maintainers".to_string(), V::List(maintainers)),
+        ("Icon".to_string(), s(&md.icon)),
+        ("APIVersion".to_string(), s(&md.api_version)),
+        ("Condition".to_string(), s(&md.condition)),
+        ("Tags".to_string(), s(&md.tags)),
+        ("AppVersion".to_string(), s(&md.app_version)),
+        ("Deprecated".to_string(), V::Bool(md.deprecated)),
+        (
+            "Annotations".to_string(),
+            host(StringMap(md.annotations.clone())),
+        ),
+        ("KubeVersion".to_string(), s(&md.kube_version)),
+        ("Dependencies".to_string(), V::List(dependencies)),
+        ("Type".to_string(), s(&md.chart_type)),
+        ("IsRoot".to_string(), V::Bool(is_root)),
+    ]))
+}
+
+/// An entry of a dependency's `ImportValues` once `processImportValues`
+/// has rewritten it (`pkg/chart/v2/util/dependencies.go` at v4.2.1): a
+/// `map[string]string` of `child` and `parent`.
+fn import_value(iv: &serde_json::Value) -> V {
+    let strings = iv.as_object().and_then(|m| {
+        m.iter()
+            .map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+            .collect::<Option<BTreeMap<_, _>>>()
+    });
+    match strings {
+        Some(m) => host(StringMap(Some(m))),
+        None => V::from_json(iv),
+    }
+}
+
+/// A `map[string]string` (`None`: nil, `null` to JSON): Go's template
+/// functions that take a `map[string]interface {}` refuse it.
 #[derive(Debug)]
-struct Helm4Chart(V, Volatile);
+struct StringMap(Option<BTreeMap<String, String>>);
 
-impl Helm4Chart {
-    fn refuse(&self) {
-        self.1
-            .mark("`.Chart` as Helm 4's map of the chart's metadata (MetadataAsMap)");
-    }
-    fn inner(&self) -> Option<&dyn HostObject> {
-        match &self.0 {
-            V::Host(h) => Some(h.0.as_ref()),
-            _ => None,
-        }
-    }
-}
-
-impl HostObject for Helm4Chart {
+impl HostObject for StringMap {
     fn type_name(&self) -> &'static str {
-        "map[string]interface {}"
+        "map[string]string"
     }
     fn field(&self, name: &str) -> Option<V> {
-        const SCALARS: &[&str] = &[
-            "Name",
-            "Home",
-            "Version",
-            "Description",
-            "Icon",
-            "APIVersion",
-            "Condition",
-            "Tags",
-            "AppVersion",
-            "Deprecated",
-            "KubeVersion",
-            "Type",
-            "IsRoot",
-        ];
-        if SCALARS.contains(&name) {
-            return self.inner().and_then(|c| c.field(name));
-        }
-        self.refuse();
-        Some(V::Nil)
+        self.0
+            .as_ref()
+            .and_then(|m| m.get(name))
+            .map(|v| V::Str(v.clone()))
     }
     fn call(&self, _: &str, _: &[V]) -> Option<Result<V, String>> {
-        self.refuse();
         None
     }
     fn value(&self) -> V {
-        self.refuse();
-        V::Nil
+        V::map(
+            self.0
+                .iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), V::Str(v.clone())))
+                .collect(),
+        )
+    }
+    fn is_map(&self) -> bool {
+        true
     }
     fn kind(&self) -> &'static str {
-        self.refuse();
         "map"
     }
-    fn format(&self, _: bool) -> String {
-        self.refuse();
-        String::new()
-    }
     fn json(&self) -> Json {
-        self.refuse();
-        Json::Value(V::Nil)
+        match self.0 {
+            None => Json::Value(V::Nil),
+            Some(_) => Json::Value(self.value()),
+        }
     }
 }
 
 fn chart_v3(md: &Metadata, is_root: bool, volatile: &Volatile) -> V {
     let s = |v: &str| V::Str(v.to_string());
     let strings = |l: &[String]| list_field("[]string", l.iter().map(|x| s(x)).collect());
-    let annotations = if md.annotations.is_empty() {
-        host(NilMap)
-    } else {
-        V::Map(
-            md.annotations
-                .iter()
-                .map(|(k, v)| (k.clone(), s(v)))
-                .collect(),
-        )
+    let annotations = match &md.annotations {
+        None => host(NilMap),
+        Some(a) => V::Map(a.iter().map(|(k, v)| (k.clone(), s(v))).collect()),
     };
     let dependencies = match &md.dependencies {
         None => host(NilSlice("[]*chart.Dependency")),
@@ -1230,7 +1272,7 @@ mod tests {
             api_version: "v2".into(),
             keywords: vec!["demo".into()],
             maintainers: vec![serde_json::json!({"name": "Team", "email": "t@x.io"})],
-            annotations: [("k".to_string(), "v".to_string())].into(),
+            annotations: Some([("k".to_string(), "v".to_string())].into()),
             ..Metadata::default()
         }
     }
@@ -1267,6 +1309,21 @@ mod tests {
         assert_eq!(
             run("{{ .Chart }}", &[], &plain).unwrap(),
             "{{c  [] 1.0.0  [demo] []  v2    false map[k:v]  [] } true}"
+        );
+        // `annotations: {}` is an empty map, not nil (helm v3.17.1: `{}`,
+        // and `omitempty` leaves it out of `.Chart`).
+        let empty = Metadata {
+            annotations: Some(BTreeMap::new()),
+            ..plain
+        };
+        assert_eq!(
+            run(
+                "{{ .Chart.Annotations | toJson }} {{ .Chart | toJson }}",
+                &[],
+                &empty
+            )
+            .unwrap(),
+            r#"{} {"name":"c","version":"1.0.0","keywords":["demo"],"apiVersion":"v2","IsRoot":true}"#
         );
     }
 
@@ -1323,6 +1380,136 @@ mod line_tests {
             Some(why) => Err(why),
             None => Ok(out),
         }
+    }
+
+    /// `src` with Helm 4's `.Chart` of `md` (the root chart).
+    fn chart4(md: &Metadata, src: &str) -> Result<String, String> {
+        let volatile = Volatile::default();
+        let dot = V::Map(
+            [(
+                "Chart".to_string(),
+                chart(md, true, &volatile, HelmLine::V4),
+            )]
+            .into(),
+        );
+        let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero)
+            .with_helm_gen(HelmLine::V4.template_gen());
+        set.add("t", src)?;
+        let out = set.execute("t", &dot)?;
+        match volatile.take() {
+            Some(why) => Err(why),
+            None => Ok(out),
+        }
+    }
+
+    fn full_metadata() -> Metadata {
+        let strings = |l: &[&str]| l.iter().map(|s| (*s).to_string()).collect();
+        Metadata {
+            name: "full".into(),
+            home: "https://example.com".into(),
+            sources: strings(&["https://s1", "https://s2"]),
+            version: "1.2.3".into(),
+            description: "A chart".into(),
+            keywords: strings(&["a", "b"]),
+            maintainers: vec![
+                serde_json::json!({"name": "Jo", "email": "jo@example.com"}),
+                serde_json::json!({"name": "Al", "url": "https://al"}),
+            ],
+            icon: "https://example.com/i.png".into(),
+            api_version: "v2".into(),
+            app_version: "4.5".into(),
+            deprecated: true,
+            annotations: Some([("b".into(), "2".into()), ("a".into(), "x".into())].into()),
+            kube_version: ">=1.20.0-0".into(),
+            dependencies: Some(vec![Dependency {
+                name: "other".into(),
+                version: "0.1.0".into(),
+                repository: "file://charts/sub".into(),
+                condition: "other.enabled".into(),
+                tags: strings(&["t1"]),
+                enabled: true,
+                import_values: vec![
+                    serde_json::json!({"child": "foo", "parent": "bar"}),
+                    serde_json::json!({"child": "exports.data", "parent": "."}),
+                ],
+                alias: "other".into(),
+            }]),
+            chart_type: "application".into(),
+            ..Metadata::default()
+        }
+    }
+
+    #[test]
+    fn helm4_chart_is_metadata_as_map() {
+        // Printed by helm v4.1.4 for a chart with these fields (its
+        // `structToMap` is v4.2.1's) and for `apiVersion`, `name` and
+        // `version` alone.
+        let full = full_metadata();
+        assert_eq!(
+            chart4(&full, "{{ .Chart }}").as_deref(),
+            Ok("map[APIVersion:v2 Annotations:map[a:x b:2] AppVersion:4.5 Condition: Dependencies:[map[Alias:other Condition:other.enabled Enabled:true ImportValues:[map[child:foo parent:bar] map[child:exports.data parent:.]] Name:other Repository:file://charts/sub Tags:[t1] Version:0.1.0]] Deprecated:true Description:A chart Home:https://example.com Icon:https://example.com/i.png IsRoot:true Keywords:[a b] KubeVersion:>=1.20.0-0 Maintainers:[map[Email:jo@example.com Name:Jo URL:] map[Email: Name:Al URL:https://al]] Name:full Sources:[https://s1 https://s2] Tags: Type:application Version:1.2.3]")
+        );
+        assert_eq!(
+            chart4(&full, "{{ .Chart | toJson }}").as_deref(),
+            Ok(
+                r#"{"APIVersion":"v2","Annotations":{"a":"x","b":"2"},"AppVersion":"4.5","Condition":"","Dependencies":[{"Alias":"other","Condition":"other.enabled","Enabled":true,"ImportValues":[{"child":"foo","parent":"bar"},{"child":"exports.data","parent":"."}],"Name":"other","Repository":"file://charts/sub","Tags":["t1"],"Version":"0.1.0"}],"Deprecated":true,"Description":"A chart","Home":"https://example.com","Icon":"https://example.com/i.png","IsRoot":true,"Keywords":["a","b"],"KubeVersion":"\u003e=1.20.0-0","Maintainers":[{"Email":"jo@example.com","Name":"Jo","URL":""},{"Email":"","Name":"Al","URL":"https://al"}],"Name":"full","Sources":["https://s1","https://s2"],"Tags":"","Type":"application","Version":"1.2.3"}"#
+            )
+        );
+        let bare = Metadata {
+            name: "bare".into(),
+            version: "0.1.0".into(),
+            api_version: "v2".into(),
+            ..Metadata::default()
+        };
+        assert_eq!(
+            chart4(&bare, "{{ .Chart }}").as_deref(),
+            Ok("map[APIVersion:v2 Annotations:map[] AppVersion: Condition: Dependencies:[] Deprecated:false Description: Home: Icon: IsRoot:true Keywords:[] KubeVersion: Maintainers:[] Name:bare Sources:[] Tags: Type: Version:0.1.0]")
+        );
+        assert_eq!(
+            chart4(&bare, "{{ .Chart | toYaml }}").as_deref(),
+            Ok("APIVersion: v2\nAnnotations: null\nAppVersion: \"\"\nCondition: \"\"\nDependencies: []\nDeprecated: false\nDescription: \"\"\nHome: \"\"\nIcon: \"\"\nIsRoot: true\nKeywords: []\nKubeVersion: \"\"\nMaintainers: []\nName: bare\nSources: []\nTags: \"\"\nType: \"\"\nVersion: 0.1.0")
+        );
+        let t = r#"{{ hasKey .Chart "Name" }} {{ hasKey .Chart "name" }} {{ .Chart.Foo }}|{{ typeOf .Chart }} {{ typeOf .Chart.Maintainers }} {{ typeOf .Chart.Annotations }} {{ kindOf .Chart.Annotations }}|{{ .Chart.Annotations | toJson }} {{ .Chart.Keywords | toJson }} {{ len .Chart.Keywords }}"#;
+        assert_eq!(
+            chart4(&bare, t).as_deref(),
+            Ok("true false <no value>|map[string]interface {} []interface {} map[string]string map|null [] 0")
+        );
+        let t = r#"{{ (index .Chart.Maintainers 0).Name }} {{ typeOf (index .Chart.Maintainers 0) }} {{ .Chart.Annotations.a }}-{{ index .Chart.Annotations "b" }}-{{ range $k, $v := .Chart.Annotations }}{{ $k }}{{ $v }}{{ end }} {{ keys .Chart | sortAlpha | join "," }}"#;
+        assert_eq!(
+            chart4(&full, t).as_deref(),
+            Ok("Jo map[string]interface {} x-2-axb2 APIVersion,Annotations,AppVersion,Condition,Dependencies,Deprecated,Description,Home,Icon,IsRoot,Keywords,KubeVersion,Maintainers,Name,Sources,Tags,Type,Version")
+        );
+        // `annotations: {}`: an empty map, not nil (v4.1.4: `{}`).
+        let empty = Metadata {
+            annotations: Some(BTreeMap::new()),
+            ..bare.clone()
+        };
+        assert_eq!(
+            chart4(
+                &empty,
+                "{{ .Chart.Annotations | toJson }} {{ .Chart.Annotations }}"
+            )
+            .as_deref(),
+            Ok("{} map[]")
+        );
+        let t = "{{ range (index .Chart.Dependencies 0).ImportValues }}{{ typeOf . }} {{ .child }};{{ end }}";
+        assert_eq!(
+            chart4(&full, t).as_deref(),
+            Ok("map[string]string foo;map[string]string exports.data;")
+        );
+        // A `map[string]string` is no `map[string]interface {}` to Sprig.
+        let e = chart4(&full, r#"{{ hasKey .Chart.Annotations "a" }}"#).unwrap_err();
+        assert!(
+            e.ends_with(
+                "wrong type for value; expected map[string]interface {}; got map[string]string"
+            ),
+            "{e}"
+        );
+        let e = chart4(&full, r#"{{ dig "Annotations" "a" "z" .Chart }}"#).unwrap_err();
+        assert!(
+            e.ends_with("interface conversion: interface {} is map[string]string, not map[string]interface {}"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1385,17 +1572,32 @@ mod line_tests {
     }
 
     #[test]
-    fn helm4_api_versions_answer_has_but_not_their_order() {
+    fn helm4_api_versions_are_client_go_v0_36_1s_in_registration_order() {
         assert_eq!(
             caps(HelmLine::V4, "1.31", r#"{{ .Capabilities.APIVersions.Has "resource.k8s.io/v1" }} {{ .Capabilities.APIVersions.Has "autoscaling/v2beta2" }}"#).as_deref(),
             Ok("true false")
         );
-        assert!(caps(
+        // The forms helm v4.1.4 printed (with its own list, 58 with one
+        // `--api-versions`): `["v1","admissionregistration.k8s.io/v1",…`,
+        // `[v1 admissionregistration.k8s.io/v1 …`, `index … 1`.
+        let t = r#"{{ .Capabilities.APIVersions | toJson | trunc 38 }}|{{ printf "%v" .Capabilities.APIVersions | trunc 36 }}|{{ index .Capabilities.APIVersions 1 }}|{{ len .Capabilities.APIVersions }}"#;
+        assert_eq!(
+            caps(HelmLine::V4, "1.31", t).as_deref(),
+            Ok(
+                r#"["v1","admissionregistration.k8s.io/v1|[v1 admissionregistration.k8s.io/v1 |admissionregistration.k8s.io/v1|55"#
+            )
+        );
+        // client-go v0.36.1 `register.go`: scheduling v1alpha2, v1beta1, v1.
+        let l = caps(
             HelmLine::V4,
             "1.31",
-            "{{ .Capabilities.APIVersions | toJson }}"
+            "{{ range .Capabilities.APIVersions }}{{ . }} {{ end }}",
         )
-        .is_err());
+        .unwrap();
+        assert!(
+            l.contains(" scheduling.k8s.io/v1alpha2 scheduling.k8s.io/v1beta1 scheduling.k8s.io/v1 storage.k8s.io/v1beta1 "),
+            "{l}"
+        );
         // v3.18.0 printed v1beta2 before v1beta1 (client-go v0.33).
         let l = caps(
             HelmLine::V3_18,

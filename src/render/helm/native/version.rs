@@ -110,52 +110,47 @@ impl HelmLine {
 
     /// `chartutil.DefaultVersionSet` (`allKnownVersions`: client-go's
     /// scheme, `PrioritizedVersionsAllGroups`, with the apiextensions
-    /// groups), and whether its order is known. 3.17: printed by v3.17.1.
-    /// 3.18: printed by v3.18.0 (client-go v0.33.0, whose
-    /// `kubernetes/scheme/register.go` is v0.33.2's). 3.19: v4.1.4's list
-    /// (client-go v0.35.1) with `storagemigration.k8s.io/v1beta1` back to
-    /// `v1alpha1`, the only change to `register.go` from v0.34.2 to v0.35.1
-    /// (the group is alone in its place, so the order is known). 4.2.1
-    /// (client-go v0.36.1): v4.1.4's list without `autoscaling/v2beta1` and
-    /// `v2beta2` and with `scheduling.k8s.io/v1alpha2` for `v1alpha1`; where
-    /// `v1alpha2` sorts among the scheduling versions is not known, so
-    /// only membership (`Has`) is answered.
-    pub(super) fn default_api_versions(self) -> (Vec<&'static str>, bool) {
+    /// groups). client-go never sets a version priority, so the order is
+    /// the scheme's `observedVersions`: registration order, `v1` first
+    /// (`metav1.AddToGroupVersion`'s unversioned types), then
+    /// `kubernetes/scheme/register.go` `localSchemeBuilder`, then
+    /// apiextensions (k8s.io/apimachinery `pkg/runtime/scheme.go`
+    /// `addObservedVersion`). 3.17: printed by v3.17.1. 3.18: printed by
+    /// v3.18.0 (client-go v0.33.0, whose `register.go` is v0.33.2's). 3.19:
+    /// v4.1.4's list (client-go v0.35.1) with `storagemigration.k8s.io/v1beta1`
+    /// back to `v1alpha1`, the only change to `register.go` from v0.34.2 to
+    /// v0.35.1. 4.2.1 (client-go v0.36.1): v4.1.4's list without
+    /// `autoscaling/v2beta1` and `v2beta2` and with `scheduling.k8s.io/v1alpha2`
+    /// in `v1alpha1`'s place, the only changes to `register.go` from v0.35.1
+    /// (k8s.io/api v0.36.1 adds types to no other group version).
+    pub(super) fn default_api_versions(self) -> Vec<&'static str> {
         let base = DEFAULT_API_VERSIONS_3_17;
         match self {
-            HelmLine::V3_17 => (base.to_vec(), true),
-            HelmLine::V3_18 => (
-                base.iter()
-                    .flat_map(|v| match *v {
-                        "resource.k8s.io/v1beta1" => {
-                            vec!["resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1"]
-                        }
-                        v => vec![v],
-                    })
-                    .collect(),
-                true,
-            ),
-            HelmLine::V3_19 => (
-                v4_1_4()
-                    .into_iter()
-                    .map(|v| match v {
-                        "storagemigration.k8s.io/v1beta1" => "storagemigration.k8s.io/v1alpha1",
-                        v => v,
-                    })
-                    .collect(),
-                true,
-            ),
-            HelmLine::V4 => (
-                v4_1_4()
-                    .into_iter()
-                    .filter(|v| !matches!(*v, "autoscaling/v2beta1" | "autoscaling/v2beta2"))
-                    .map(|v| match v {
-                        "scheduling.k8s.io/v1alpha1" => "scheduling.k8s.io/v1alpha2",
-                        v => v,
-                    })
-                    .collect(),
-                false,
-            ),
+            HelmLine::V3_17 => base.to_vec(),
+            HelmLine::V3_18 => base
+                .iter()
+                .flat_map(|v| match *v {
+                    "resource.k8s.io/v1beta1" => {
+                        vec!["resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1"]
+                    }
+                    v => vec![v],
+                })
+                .collect(),
+            HelmLine::V3_19 => v4_1_4()
+                .into_iter()
+                .map(|v| match v {
+                    "storagemigration.k8s.io/v1beta1" => "storagemigration.k8s.io/v1alpha1",
+                    v => v,
+                })
+                .collect(),
+            HelmLine::V4 => v4_1_4()
+                .into_iter()
+                .filter(|v| !matches!(*v, "autoscaling/v2beta1" | "autoscaling/v2beta2"))
+                .map(|v| match v {
+                    "scheduling.k8s.io/v1alpha1" => "scheduling.k8s.io/v1alpha2",
+                    v => v,
+                })
+                .collect(),
         }
     }
 }
@@ -166,7 +161,6 @@ impl HelmLine {
 fn v4_1_4() -> Vec<&'static str> {
     HelmLine::V3_18
         .default_api_versions()
-        .0
         .into_iter()
         .filter(|v| *v != "networking.k8s.io/v1alpha1")
         .flat_map(|v| match v {
@@ -408,10 +402,9 @@ mod tests {
 
     #[test]
     fn default_api_versions_follow_client_go() {
-        let (l17, _) = HelmLine::V3_17.default_api_versions();
-        let (l18, _) = HelmLine::V3_18.default_api_versions();
-        let (l19, o19) = HelmLine::V3_19.default_api_versions();
-        let (l4, o4) = HelmLine::V4.default_api_versions();
+        let l17 = HelmLine::V3_17.default_api_versions();
+        let l18 = HelmLine::V3_18.default_api_versions();
+        let l19 = HelmLine::V3_19.default_api_versions();
         assert_eq!(l17.len(), 56);
         // v3.18.0 printed resource.k8s.io v1beta2 before v1beta1.
         let i = l18
@@ -420,14 +413,17 @@ mod tests {
             .unwrap();
         assert_eq!(l18[i + 1], "resource.k8s.io/v1beta1");
         assert!(
-            o19 && l19.contains(&"resource.k8s.io/v1")
-                && !l19.contains(&"networking.k8s.io/v1alpha1")
+            l19.contains(&"resource.k8s.io/v1") && !l19.contains(&"networking.k8s.io/v1alpha1")
         );
         assert!(l19.contains(&"storagemigration.k8s.io/v1alpha1"));
-        assert!(
-            !o4 && !l4.contains(&"autoscaling/v2beta1")
-                && l4.contains(&"scheduling.k8s.io/v1alpha2")
-        );
-        assert!(l4.contains(&"storagemigration.k8s.io/v1beta1"));
+        // `{{ range .Capabilities.APIVersions }}` printed by helm v4.1.4
+        // (client-go v0.35.1).
+        let printed_by_4_1_4 = "v1 admissionregistration.k8s.io/v1 admissionregistration.k8s.io/v1alpha1 admissionregistration.k8s.io/v1beta1 internal.apiserver.k8s.io/v1alpha1 apps/v1 apps/v1beta1 apps/v1beta2 authentication.k8s.io/v1 authentication.k8s.io/v1alpha1 authentication.k8s.io/v1beta1 authorization.k8s.io/v1 authorization.k8s.io/v1beta1 autoscaling/v1 autoscaling/v2 autoscaling/v2beta1 autoscaling/v2beta2 batch/v1 batch/v1beta1 certificates.k8s.io/v1 certificates.k8s.io/v1beta1 certificates.k8s.io/v1alpha1 coordination.k8s.io/v1alpha2 coordination.k8s.io/v1beta1 coordination.k8s.io/v1 discovery.k8s.io/v1 discovery.k8s.io/v1beta1 events.k8s.io/v1 events.k8s.io/v1beta1 extensions/v1beta1 flowcontrol.apiserver.k8s.io/v1 flowcontrol.apiserver.k8s.io/v1beta1 flowcontrol.apiserver.k8s.io/v1beta2 flowcontrol.apiserver.k8s.io/v1beta3 networking.k8s.io/v1 networking.k8s.io/v1beta1 node.k8s.io/v1 node.k8s.io/v1alpha1 node.k8s.io/v1beta1 policy/v1 policy/v1beta1 rbac.authorization.k8s.io/v1 rbac.authorization.k8s.io/v1beta1 rbac.authorization.k8s.io/v1alpha1 resource.k8s.io/v1 resource.k8s.io/v1beta2 resource.k8s.io/v1beta1 resource.k8s.io/v1alpha3 scheduling.k8s.io/v1alpha1 scheduling.k8s.io/v1beta1 scheduling.k8s.io/v1 storage.k8s.io/v1beta1 storage.k8s.io/v1 storage.k8s.io/v1alpha1 storagemigration.k8s.io/v1beta1 apiextensions.k8s.io/v1beta1 apiextensions.k8s.io/v1";
+        assert_eq!(v4_1_4().join(" "), printed_by_4_1_4);
+        // helm v4.2.1: client-go v0.36.1 `kubernetes/scheme/register.go`
+        // `localSchemeBuilder` (no autoscaling v2beta1/v2beta2; scheduling
+        // v1alpha2, beta1, v1), `v1` first, apiextensions last.
+        let v4_2_1 = "v1 admissionregistration.k8s.io/v1 admissionregistration.k8s.io/v1alpha1 admissionregistration.k8s.io/v1beta1 internal.apiserver.k8s.io/v1alpha1 apps/v1 apps/v1beta1 apps/v1beta2 authentication.k8s.io/v1 authentication.k8s.io/v1alpha1 authentication.k8s.io/v1beta1 authorization.k8s.io/v1 authorization.k8s.io/v1beta1 autoscaling/v1 autoscaling/v2 batch/v1 batch/v1beta1 certificates.k8s.io/v1 certificates.k8s.io/v1beta1 certificates.k8s.io/v1alpha1 coordination.k8s.io/v1alpha2 coordination.k8s.io/v1beta1 coordination.k8s.io/v1 discovery.k8s.io/v1 discovery.k8s.io/v1beta1 events.k8s.io/v1 events.k8s.io/v1beta1 extensions/v1beta1 flowcontrol.apiserver.k8s.io/v1 flowcontrol.apiserver.k8s.io/v1beta1 flowcontrol.apiserver.k8s.io/v1beta2 flowcontrol.apiserver.k8s.io/v1beta3 networking.k8s.io/v1 networking.k8s.io/v1beta1 node.k8s.io/v1 node.k8s.io/v1alpha1 node.k8s.io/v1beta1 policy/v1 policy/v1beta1 rbac.authorization.k8s.io/v1 rbac.authorization.k8s.io/v1beta1 rbac.authorization.k8s.io/v1alpha1 resource.k8s.io/v1 resource.k8s.io/v1beta2 resource.k8s.io/v1beta1 resource.k8s.io/v1alpha3 scheduling.k8s.io/v1alpha2 scheduling.k8s.io/v1beta1 scheduling.k8s.io/v1 storage.k8s.io/v1beta1 storage.k8s.io/v1 storage.k8s.io/v1alpha1 storagemigration.k8s.io/v1beta1 apiextensions.k8s.io/v1beta1 apiextensions.k8s.io/v1";
+        assert_eq!(HelmLine::V4.default_api_versions().join(" "), v4_2_1);
     }
 }
