@@ -232,3 +232,53 @@ fn native_by_default_and_helm_for_what_it_does_not_implement() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(report["findings"][0]["code"], "GL001", "{report:#}");
 }
+
+/// From helm v3.18 `LoadDir` refuses a chart file over 5 MiB
+/// (`MaxDecompressedFileSize`), where v3.17.1 loads it: a pull request
+/// adding one is a render failure under the Argo CD that ships such a
+/// helm, and a change like any other under Argo CD 3.0. Native renders
+/// only, so no helm is needed.
+#[test]
+fn a_chart_file_over_5_mib_fails_from_helm_3_18() {
+    let native = || RenderOptions {
+        helm_renderer: Some(HelmRenderer::Native),
+        ..RenderOptions::default()
+    };
+    let repo = |argocd: &str, file_bytes: usize| -> (Files, Files) {
+        let config = (
+            ".gitops-lint.yaml".to_string(),
+            format!("argocdVersion: \"{argocd}\"\n").into_bytes(),
+        );
+        let app = ("apps/big.yaml".to_string(), application("big").into_bytes());
+        let mut base = chart("big", false, false);
+        base.extend([config, app]);
+        let mut head = base.clone();
+        head.push((
+            "charts/big/files/dashboard.json".into(),
+            vec![b'a'; file_bytes],
+        ));
+        (base, head)
+    };
+    let limit = 5 * 1024 * 1024;
+
+    let (base, head) = repo("3.2", limit + 1);
+    let (findings, _) = diff(&base, &head, native());
+    assert!(
+        findings.iter().any(|(c, m)| c == "GL000"
+            && m.contains(
+                "chart file \"dashboard.json\" is larger than the maximum file size 5242880"
+            )),
+        "{findings:?}"
+    );
+
+    // Exactly 5 MiB loads, and Argo CD 3.0's helm has no bound.
+    for (argocd, bytes) in [("3.2", limit), ("3.0", limit + 1)] {
+        let (base, head) = repo(argocd, bytes);
+        let (findings, _) = diff(&base, &head, native());
+        assert_eq!(
+            codes(&findings),
+            Vec::<&str>::new(),
+            "{argocd}: {findings:?}"
+        );
+    }
+}

@@ -158,8 +158,9 @@ pub(in crate::render::helm) fn load(
     cx: &RenderContext<'_>,
     dir: &str,
     build: Option<&dependencies::Build>,
+    line: super::HelmLine,
 ) -> Result<Chart, RenderError> {
-    let mut files = walk(cx, dir)?;
+    let mut files = walk(cx, dir, line)?;
     let mut archives: Vec<(String, Files)> = Vec::new();
     if let Some(b) = build {
         files.retain(|f| !b.removed.iter().any(|r| f.name == format!("charts/{r}")));
@@ -168,7 +169,7 @@ pub(in crate::render::helm) fn load(
             files.retain(|f| f.name != format!("charts/{name}"));
             // In the archive's (name) order, as `helm dependency build`
             // packs it.
-            let mut packed = walk(cx, &dep.dir)?;
+            let mut packed = walk(cx, &dep.dir, line)?;
             packed.sort_by(|a, b| a.name.cmp(&b.name));
             archives.push((name, packed));
         }
@@ -177,9 +178,27 @@ pub(in crate::render::helm) fn load(
     load_files(files, archives, 0, &mut count).map_err(RenderError::content)
 }
 
-/// `LoadDir`: the files of `dir` in walk order, `.helmignore` applied.
-fn walk(cx: &RenderContext<'_>, dir: &str) -> Result<Files, RenderError> {
-    Ok(dependencies::chart_files(cx, dir)?
+/// Largest file `LoadDir` loads from helm v3.18 on
+/// (`loader.MaxDecompressedFileSize`, `pkg/chart/loader/directory.go` at
+/// v3.18.4, `pkg/chart/v2/loader/directory.go` at v4.2.1; v3.17.1 has no
+/// such bound).
+const MAX_DIR_FILE_BYTES: usize = 5 * 1024 * 1024;
+
+/// `LoadDir`: the files of `dir` in walk order, `.helmignore` applied. From
+/// helm v3.18 the first file (in walk order) over 5 MiB fails the load,
+/// named by its base name (`fi.Name()`), its size taken before the byte
+/// order mark is removed.
+fn walk(cx: &RenderContext<'_>, dir: &str, line: super::HelmLine) -> Result<Files, RenderError> {
+    let files = dependencies::chart_files(cx, dir)?;
+    if line >= super::HelmLine::V3_18 {
+        if let Some((name, _)) = files.iter().find(|(_, d)| d.len() > MAX_DIR_FILE_BYTES) {
+            let base = name.rsplit('/').next().unwrap_or(name);
+            return Err(RenderError::content(format!(
+                "chart file {base:?} is larger than the maximum file size {MAX_DIR_FILE_BYTES}"
+            )));
+        }
+    }
+    Ok(files
         .into_iter()
         .map(|(name, data)| ChartFile {
             name,

@@ -347,7 +347,8 @@ mod tests {
         let tree = MemTree::new(&bytes);
         let (cache, options) = (ParseCache::default(), RenderOptions::default());
         let cx = RenderContext::new(&tree, &cache, &options);
-        let chart = super::super::chart::load(&cx, "c", None).map_err(|e| e.message)?;
+        let chart = super::super::chart::load(&cx, "c", None, super::super::HelmLine::V4)
+            .map_err(|e| e.message)?;
         let top = Top {
             release: V::Map(Map::new().into()),
             capabilities: super::super::objects::capabilities(

@@ -169,7 +169,7 @@ pub(in crate::render::helm) fn template(
         }
     };
     let vals = merge_user_values(inp).map_err(fail)?;
-    let mut chart = chart::load(cx, inp.chart_dir, inp.build).map_err(|e| {
+    let mut chart = chart::load(cx, inp.chart_dir, inp.build, inp.line).map_err(|e| {
         if e.kind == super::super::RenderErrorKind::Content {
             fail(e.message)
         } else {
@@ -288,7 +288,8 @@ pub(in crate::render::helm) fn names_generators(
         regex::Regex::new(&format!(r"\b(?:{names})\b")).ok()
     });
     let Some(re) = re else { return false };
-    chart::load(cx, chart_dir, build).is_ok_and(|c| any(&c, re))
+    // The pinned helm binary is v3.17.1.
+    chart::load(cx, chart_dir, build, HelmLine::V3_17).is_ok_and(|c| any(&c, re))
 }
 
 /// `.Release` (`chartutil.ToRenderValues`): a first install.
