@@ -295,9 +295,13 @@ fn render_case(case: &Case, helm: Option<&Path>) -> Result<String, String> {
     ));
     // The corpus is helm v3.17.1's output, the helm of Argo CD 3.0: the
     // native renderer renders as the target Argo CD's helm.
+    // `GITOPS_LINT_CORPUS_ARGOCD_VERSION` renders as another's, to see
+    // which cases that helm's differences touch (not identical then).
+    let argocd =
+        std::env::var("GITOPS_LINT_CORPUS_ARGOCD_VERSION").unwrap_or_else(|_| "3.0".into());
     files.push((
         ".gitops-lint.yaml".into(),
-        b"argocdVersion: \"3.0\"\n".to_vec(),
+        format!("argocdVersion: \"{argocd}\"\n").into_bytes(),
     ));
     write_commit(tmp.path(), "main", None, &files, "case").map_err(|e| e.to_string())?;
     let opts = Options {
