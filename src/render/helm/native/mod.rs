@@ -13,8 +13,9 @@
 //! and the output sorted and assembled ([`manifests`]).
 //!
 //! Whatever is not implemented fails with "not supported natively: …"
-//! (GL000), never a partial render: today values a `values.schema.json`
-//! refuses (helm's message is gojsonschema's), what Go does not determine
+//! (GL000), never a partial render: values a `values.schema.json` refuses
+//! where helm's message is not reproduced (see [`schema`] and
+//! [`schema6`]), what Go does not determine
 //! (see [`objects`]), and the Sprig functions the template engine does not
 //! implement (see [`engine`]).
 
