@@ -291,8 +291,7 @@ fn a_values_schema_is_validated_natively_as_helm_4_validates_it() {
     let message = findings
         .iter()
         .find(|(c, _)| c == "GL000")
-        .map(|(_, m)| m.as_str())
-        .unwrap_or_else(|| panic!("{findings:?}"));
+        .map_or_else(|| panic!("{findings:?}"), |(_, m)| m.as_str());
     assert!(
         message.contains(
             "Error: values don't meet the specifications of the schema(s) in the following chart(s):\nschemed:\n- at '/port': got string, want integer"
