@@ -16,8 +16,9 @@
 //! not a known draft) is refused, never fetched or read; a `urn:` `$ref`
 //! is the `true` schema helm's `urnLoader` gives an unresolved URN. What
 //! is not implemented here (`unevaluated*`, anchors, dynamic and recursive
-//! references, embedded `$id`s, `format` of a string before 2019-09 other
-//! than `regex`) is "not supported natively" where the schema uses it.
+//! references, embedded `$id`s, a `format` of a string before 2019-09
+//! whose checker rests on a Go parser) is "not supported natively" where
+//! the schema uses it.
 //!
 //! When the values fail, helm prints v6's `ValidationError.Error()` tree
 //! less its first line; it is reproduced where every part of it is worded
