@@ -270,7 +270,13 @@ struct Checker<'a> {
     root: &'a Value,
     draft: Draft,
     regexes: RefCell<HashMap<String, Option<regex::Regex>>>,
+    /// Schema evaluations so far, against [`MAX_STEPS`].
+    steps: std::cell::Cell<usize>,
 }
+
+/// Most schema evaluations one check takes (nested `anyOf`s can take
+/// exponentially many).
+const MAX_STEPS: usize = 2_000_000;
 
 /// Checks `values` (helm's coalesced values) against `schema`, the
 /// parsed `values.schema.json`.
@@ -292,6 +298,7 @@ fn check(schema: &Value, values: &V) -> R<Option<Error>> {
         root: schema,
         draft,
         regexes: RefCell::new(HashMap::new()),
+        steps: std::cell::Cell::new(0),
     };
     c.meta()?;
     let v = Inst::from_v(values, 0)?;
@@ -527,6 +534,11 @@ impl<'a> Checker<'a> {
     /// The pattern as Go's regexp reads it; `Err` when Rust's regex does
     /// not read it (Go's may, or may refuse it).
     fn regex(&self, p: &str) -> R<regex::Regex> {
+        if !same_in_go(p) {
+            return Err(format!(
+                "the pattern {p:?}, which Go's regexp reads otherwise"
+            ));
+        }
         let mut cache = self.regexes.borrow_mut();
         let re = cache
             .entry(p.to_string())
@@ -862,6 +874,10 @@ impl<'a> Checker<'a> {
     ) -> R<Option<Error>> {
         if depth > MAX_DEPTH {
             return Err("a schema nested (or referring to itself) too deep".into());
+        }
+        self.steps.set(self.steps.get() + 1);
+        if self.steps.get() > MAX_STEPS {
+            return Err("a schema whose check takes too many steps".into());
         }
         let o = match s {
             Value::Bool(true) => return Ok(None),
@@ -1500,6 +1516,41 @@ fn has_duplicates(a: &[Value]) -> bool {
     })
 }
 
+/// Whether Rust's regex reads `p` as Go's RE2 does, as far as classes
+/// go: inside one Rust reads `[` as a nested class and `&&`, `--`, `~~`
+/// as set operations, where RE2 reads characters (a POSIX `[:name:]`
+/// aside).
+fn same_in_go(p: &str) -> bool {
+    let b = p.as_bytes();
+    let mut i = 0;
+    let mut in_class = false;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'[' if !in_class => {
+                in_class = true;
+                // A `]` first in the class (after a `^`) is a character.
+                if b.get(i + 1) == Some(&b'^') {
+                    i += 1;
+                }
+                if b.get(i + 1) == Some(&b']') {
+                    i += 1;
+                }
+            }
+            b'[' if b.get(i + 1) == Some(&b':') => match p[i..].find(":]") {
+                Some(end) => i += end + 1,
+                None => return false,
+            },
+            b'[' => return false,
+            b']' => in_class = false,
+            c @ (b'&' | b'-' | b'~') if in_class && b.get(i + 1) == Some(&c) => return false,
+            _ => {}
+        }
+        i += 1;
+    }
+    true
+}
+
 /// `url.PathUnescape`.
 fn path_unescape(s: &str) -> Option<String> {
     let b = s.as_bytes();
@@ -1802,6 +1853,19 @@ mod tests {
         refused(
             json!({"$schema": d7, "$defs": {"x": {"type": 5}}, "$ref": "#/$defs/x"}),
             json!({}),
+        );
+        // Patterns Rust's regex reads otherwise than RE2 are not judged.
+        valid(
+            props(json!({"p": {"pattern": "^[a-z][a-z0-9-]*[[:alpha:]]$"}})),
+            json!({"p": "ab-c"}),
+        );
+        refused(
+            props(json!({"p": {"pattern": "^[a[b]]$"}})),
+            json!({"p": "a"}),
+        );
+        refused(
+            props(json!({"p": {"pattern": "^[a-z&&[^x]]$"}})),
+            json!({"p": "a"}),
         );
         // Unknown keywords are ignored.
         valid(
