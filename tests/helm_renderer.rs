@@ -233,6 +233,85 @@ fn native_by_default_and_helm_for_what_it_does_not_implement() {
     assert_eq!(report["findings"][0]["code"], "GL001", "{report:#}");
 }
 
+/// `chart(name, false, with_pvc)` with a `values.schema.json` (draft-07, a
+/// `$ref` to a definition) and `port` set to `port`, in a repository whose
+/// target Argo CD is 3.5 (helm v4.2.1, which validates with
+/// santhosh-tekuri/jsonschema/v6).
+fn schema_chart(name: &str, port: &str, with_pvc: bool) -> Files {
+    let mut files: Files = chart(name, false, with_pvc)
+        .into_iter()
+        .filter(|(p, _)| !p.ends_with("/values.yaml"))
+        .collect();
+    files.push((
+        format!("charts/{name}/values.yaml"),
+        format!("port: {port}\n").into_bytes(),
+    ));
+    files.push((
+        format!("charts/{name}/values.schema.json"),
+        br##"{
+  "$schema": "http://json-schema.org/draft-07/schema#",
+  "type": "object",
+  "required": ["port"],
+  "properties": {"port": {"$ref": "#/definitions/port", "description": "listen port"}},
+  "definitions": {"port": {"type": "integer", "minimum": 1, "maximum": 65535}}
+}"##
+        .to_vec(),
+    ));
+    files.push((
+        ".gitops-lint.yaml".into(),
+        b"argocdVersion: \"3.5\"\n".to_vec(),
+    ));
+    files.push((format!("apps/{name}.yaml"), application(name).into_bytes()));
+    files
+}
+
+#[test]
+fn a_values_schema_is_validated_natively_as_helm_4_validates_it() {
+    let native = || RenderOptions {
+        helm_renderer: Some(HelmRenderer::Native),
+        ..RenderOptions::default()
+    };
+    // Values the schema accepts: the chart renders (no helm), and the
+    // removed PVC is found.
+    let (findings, stats) = diff(
+        &schema_chart("schemed", "8080", true),
+        &schema_chart("schemed", "8080", false),
+        native(),
+    );
+    assert_eq!(codes(&findings), ["GL001"], "{findings:?}");
+    assert_eq!(stats.helm_runs, 0, "{stats}");
+
+    // Values it refuses: helm v4's error, as helm v4.1.4 prints it for
+    // this chart (jsonschema/v6 v6.0.2's wording).
+    let (findings, _) = diff(
+        &schema_chart("schemed", "8080", true),
+        &schema_chart("schemed", "\"http\"", false),
+        native(),
+    );
+    let message = findings
+        .iter()
+        .find(|(c, _)| c == "GL000")
+        .map_or_else(|| panic!("{findings:?}"), |(_, m)| m.as_str());
+    assert!(
+        message.contains(
+            "Error: values don't meet the specifications of the schema(s) in the following chart(s):\nschemed:\n- at '/port': got string, want integer"
+        ),
+        "{message}"
+    );
+    let (findings, _) = diff(
+        &schema_chart("schemed", "8080", true),
+        &schema_chart("schemed", "70000", false),
+        native(),
+    );
+    assert!(
+        findings
+            .iter()
+            .any(|(c, m)| c == "GL000"
+                && m.contains("- at '/port': maximum: got 70,000, want 65,535")),
+        "{findings:?}"
+    );
+}
+
 /// From helm v3.18 `LoadDir` refuses a chart file over 5 MiB
 /// (`MaxDecompressedFileSize`), where v3.17.1 loads it: a pull request
 /// adding one is a render failure under the Argo CD that ships such a

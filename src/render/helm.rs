@@ -1238,7 +1238,11 @@ fn external_ref(v: &Value) -> Option<String> {
             for (k, x) in m {
                 if matches!(k.as_str(), "$ref" | "$dynamicRef" | "$recursiveRef") {
                     if let Some(s) = x.as_str() {
-                        if !s.starts_with('#') {
+                        // A `urn:` is loaded from nowhere: helm v3.19+
+                        // reads an unresolved URN as the schema `true`
+                        // (`urnLoader`, `pkg/chartutil/jsonschema.go` at
+                        // v3.19.4).
+                        if !s.starts_with('#') && !s.starts_with("urn:") {
                             return Some(s.to_string());
                         }
                     }

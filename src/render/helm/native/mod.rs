@@ -13,8 +13,9 @@
 //! and the output sorted and assembled ([`manifests`]).
 //!
 //! Whatever is not implemented fails with "not supported natively: …"
-//! (GL000), never a partial render: today values a `values.schema.json`
-//! refuses (helm's message is gojsonschema's), what Go does not determine
+//! (GL000), never a partial render: values a `values.schema.json` refuses
+//! where helm's message is not reproduced (see [`schema`] and
+//! [`schema6`]), what Go does not determine
 //! (see [`objects`]), and the Sprig functions the template engine does not
 //! implement (see [`engine`]).
 
@@ -25,6 +26,8 @@ pub(crate) use engine::RENDER_BUDGET;
 pub(in crate::render::helm) mod manifests;
 mod objects;
 mod schema;
+mod schema6;
+mod schema6_num;
 mod schema_format;
 pub(in crate::render::helm) mod strvals;
 pub(in crate::render::helm) mod values;
@@ -216,18 +219,12 @@ pub(in crate::render::helm) fn template(
     if !inp.skip_schema_validation {
         // helm v3.19 validates with santhosh-tekuri/jsonschema/v6 instead of
         // gojsonschema (`pkg/chartutil/jsonschema.go` at v3.19.4,
-        // `pkg/chart/common/util/jsonschema.go` at v4.2.1): other drafts by
-        // default, other keywords asserted, other messages (helm v4.1.4:
-        // `- at '/policy': got null, want string`).
+        // `pkg/chart/common/util/jsonschema.go` at v4.2.1).
         if inp.line >= HelmLine::V3_19 {
-            if let Some(name) = first_schema(&chart) {
-                return Err(not_supported(&format!(
-                    "values.schema.json of `{name}` as helm {} validates it (santhosh-tekuri/jsonschema/v6)",
-                    inp.line.release()
-                )));
-            }
+            check_schemas(inp, &chart, &coalesced, collect_schema6_failures)?;
+        } else {
+            check_schemas(inp, &chart, &coalesced, collect_schema_failures)?;
         }
-        check_schemas(inp, &chart, &coalesced)?;
     }
     // `IsCompatibleRange(..., caps.KubeVersion.String())`: Helm 4 checks and
     // prints the normalized version.
@@ -344,21 +341,18 @@ fn has_null(v: &V) -> bool {
     }
 }
 
-/// The first chart of `c`'s tree with a `values.schema.json`.
-fn first_schema(c: &chart::Chart) -> Option<String> {
-    if c.schema.is_some() {
-        return Some(c.name().to_string());
-    }
-    c.dependencies.iter().find_map(first_schema)
-}
-
 /// `ValidateAgainstSchema` (`pkg/chartutil/jsonschema.go`): the chart's
 /// schema against its values, then each subchart's against the subchart's,
 /// every failing chart's errors in that order under its name, as
 /// `- field: description` lines.
-fn check_schemas(inp: &Inputs<'_>, c: &chart::Chart, values: &Map) -> Result<(), RenderError> {
+fn check_schemas(
+    inp: &Inputs<'_>,
+    c: &chart::Chart,
+    values: &Map,
+    collect: fn(&chart::Chart, &Map, &mut String) -> Result<(), RenderError>,
+) -> Result<(), RenderError> {
     let mut failures = String::new();
-    collect_schema_failures(c, values, &mut failures)?;
+    collect(c, values, &mut failures)?;
     if failures.is_empty() {
         return Ok(());
     }
@@ -371,18 +365,25 @@ fn check_schemas(inp: &Inputs<'_>, c: &chart::Chart, values: &Map) -> Result<(),
     ))
 }
 
+/// A chart's `values.schema.json`, parsed.
+fn schema_doc(c: &chart::Chart) -> Result<Option<serde_json::Value>, RenderError> {
+    let Some(bytes) = &c.schema else {
+        return Ok(None);
+    };
+    serde_json::from_slice(bytes).map(Some).map_err(|_| {
+        not_supported(&format!(
+            "a values.schema.json of `{}` that is not JSON",
+            c.name()
+        ))
+    })
+}
+
 fn collect_schema_failures(
     c: &chart::Chart,
     values: &Map,
     out: &mut String,
 ) -> Result<(), RenderError> {
-    if let Some(bytes) = &c.schema {
-        let Ok(doc) = serde_json::from_slice::<serde_json::Value>(bytes) else {
-            return Err(not_supported(&format!(
-                "a values.schema.json of `{}` that is not JSON",
-                c.name()
-            )));
-        };
+    if let Some(doc) = schema_doc(c)? {
         match schema::validate(&doc, &V::map(values.clone()).to_json()) {
             schema::Verdict::Valid => {}
             schema::Verdict::Invalid(Ok(line)) => {
@@ -408,6 +409,51 @@ fn collect_schema_failures(
             _ => Map::new(),
         };
         collect_schema_failures(sub, &sv, out)?;
+    }
+    Ok(())
+}
+
+/// `ValidateAgainstSchema` of helm v3.19.4 and v4.2.1: the chart's schema
+/// (jsonschema/v6's message under the chart's name), then each subchart
+/// whose values are set, against them.
+fn collect_schema6_failures(
+    c: &chart::Chart,
+    values: &Map,
+    out: &mut String,
+) -> Result<(), RenderError> {
+    if let Some(doc) = schema_doc(c)? {
+        match schema6::validate(&doc, &V::map(values.clone())) {
+            schema::Verdict::Valid => {}
+            schema::Verdict::Invalid(Ok(text)) => {
+                out.push_str(&format!("{}:\n{text}\n", c.name()));
+            }
+            schema::Verdict::Invalid(Err(_)) => {
+                return Err(not_supported(&format!(
+                    "the values fail values.schema.json of `{}`, and helm's message (jsonschema/v6's wording) is not reproduced",
+                    c.name()
+                )))
+            }
+            schema::Verdict::Unsupported(what) => {
+                return Err(not_supported(&format!(
+                    "{what} in values.schema.json of `{}`",
+                    c.name()
+                )))
+            }
+        }
+    }
+    for sub in &c.dependencies {
+        match values.get(sub.name()) {
+            // No values: nothing is validated, the subchart's own
+            // subcharts neither.
+            None | Some(V::Nil) => {}
+            Some(V::Map(m)) => collect_schema6_failures(sub, m.entries().as_ref(), out)?,
+            Some(_) => {
+                return Err(not_supported(&format!(
+                    "values of subchart `{}` that are not a map (helm reports their Go type)",
+                    sub.name()
+                )))
+            }
+        }
     }
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! `values.schema.json` as helm v3.17 checks it (`pkg/chartutil`
+//! `values.schema.json` as helm v3.17 and v3.18 check it (`pkg/chartutil`
 //! `ValidateAgainstSchema`: the chart's schema against its values, then
 //! each subchart's against the subchart's values; xeipuuv/gojsonschema,
 //! which ignores keywords it does not know).

@@ -216,7 +216,7 @@ fn date_time(s: &str) -> bool {
 /// A URI (`scheme:` first when `absolute`) of plain ASCII that
 /// `url.Parse` surely accepts: no backslash, `%` only before two hex
 /// digits, an authority of a host name and an optional numeric port.
-fn uri(s: &str, absolute: bool) -> bool {
+pub(super) fn uri(s: &str, absolute: bool) -> bool {
     const OTHER: &[u8] = b"-._~:/?#[]@!$&'()*+,;=%";
     let b = s.as_bytes();
     if !b

@@ -39,12 +39,6 @@ impl HelmLine {
         }
     }
 
-    /// The release, as `helm version` prints it.
-    #[must_use]
-    pub fn release(self) -> &'static str {
-        self.build_info().version
-    }
-
     /// The Go text/template the release runs.
     pub(super) fn template_gen(self) -> HelmGen {
         match self {
