@@ -1046,11 +1046,13 @@ pub(crate) fn render(
     let (_, tree) = tree_of(&repo, rev)?;
     let path = resolve_user_path(&repo, path)?;
     let cache = ParseCache::default();
-    let tools = tools_outside(&repo, &opts.render);
-    let cx = crate::render::RenderContext::new(tree.as_ref(), &cache, &tools);
     // A bare directory has no Application: Argo CD's Kustomize build
-    // options come from the configuration only.
+    // options come from the configuration only, and so do the Helm
+    // renderer, the target Argo CD's helm and the chart cache, as for an
+    // app.
     let config = load_config(opts.config.as_deref(), tree.as_ref())?;
+    let tools = with_chart_cache(&repo, tools_outside(&repo, &opts.render), &config);
+    let cx = crate::render::RenderContext::new(tree.as_ref(), &cache, &tools);
     let spec = crate::render::SourceSpec {
         path,
         namespace: namespace.to_string(),

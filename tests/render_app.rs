@@ -397,3 +397,35 @@ fn render_takes_a_path_or_an_app_not_both() {
         out.stderr
     );
 }
+
+/// `render PATH` of a chart renders as the helm of the configured
+/// `argocdVersion`, as an app's render does: the default kube version is
+/// that helm's (v1.32.0 for Argo CD 3.0's v3.17.1, v1.33.0 for 3.2's
+/// v3.18.4), and `helmRenderer` is the configuration's too.
+#[test]
+fn a_chart_path_renders_as_the_configured_argo_cds_helm() {
+    for (argocd, kube) in [("3.0", "v1.32.0"), ("3.2", "v1.33.0")] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let files = vec![
+            (
+                ".gitops-lint.yaml".to_string(),
+                format!("argocdVersion: \"{argocd}\"\nhelmRenderer: native\n").into_bytes(),
+            ),
+            (
+                "kv/Chart.yaml".to_string(),
+                b"apiVersion: v2\nname: kv\nversion: 0.1.0\n".to_vec(),
+            ),
+            (
+                "kv/templates/cm.yaml".to_string(),
+                b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kv}\ndata: {kube: \"{{ .Capabilities.KubeVersion }}\"}\n"
+                    .to_vec(),
+            ),
+        ];
+        write_commit(dir.path(), "main", None, &files, "chart").expect("commit");
+        let out = render(dir.path(), &["kv", "--rev", "main"], true);
+        assert_eq!(out.code, Some(0), "{argocd}: {:?}", out.stderr);
+        let got = docs(&out.stdout);
+        assert_eq!(got.len(), 1, "{argocd}: {}", out.stdout);
+        assert_eq!(got[0]["data"]["kube"], kube, "{argocd}: {}", out.stdout);
+    }
+}
