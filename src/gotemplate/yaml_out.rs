@@ -297,14 +297,21 @@ fn scalar_text(v: &V) -> String {
     match v {
         V::Bool(b) => b.to_string(),
         V::Int(i) => i.to_string(),
-        V::Float(f) => {
-            let j = v.to_json();
-            if j.is_i64() {
-                j.to_string()
-            } else {
-                super::value::format_float_g(*f)
+        // sigs.k8s.io/yaml's `Marshal` writes JSON first (`encoding/json`:
+        // a whole float below 1e21 as its shortest digits, no exponent) and
+        // reads it back with go-yaml v2, which takes those digits as an
+        // int or a uint64 where one fits (`resolve`), else as a float it
+        // writes with `%g` (`encode.go` `floatv`): helm prints 1.2345678901234567e19
+        // as 12345678901234567000 and 2e20 as 2e+20.
+        V::Float(f) if f.fract() == 0.0 && f.abs() < 1e21 => {
+            let digits = format!("{f}");
+            match (digits.parse::<i64>(), digits.parse::<u64>()) {
+                (Ok(i), _) => i.to_string(),
+                (_, Ok(u)) => u.to_string(),
+                _ => super::value::format_float_g(*f),
             }
         }
+        V::Float(f) => super::value::format_float_g(*f),
         _ => "null".into(),
     }
 }
@@ -1143,6 +1150,26 @@ h: 10",
                                                                                     minim
                                                                                     veniam"
         );
+    }
+
+    /// helm v3.17.1's `toYaml` (the sem-yaml-types corpus case: values
+    /// 12345678901234567890 and 9223372036854775807 read as float64).
+    #[test]
+    fn whole_floats_print_as_json_digits_read_back_by_go_yaml() {
+        let cases = [
+            (1.234_567_890_123_456_7e19, "12345678901234567000\n"),
+            (9.223_372_036_854_776e18, "9223372036854776000\n"),
+            (1_234_567.0, "1234567\n"),
+            (-0.0, "0\n"),
+            // Past uint64, the digits are a float again: `%g`.
+            (2e20, "2e+20\n"),
+            (-1e19, "-1e+19\n"),
+            (1e21, "1e+21\n"),
+            (0.1, "0.1\n"),
+        ];
+        for (f, want) in cases {
+            assert_eq!(to_yaml(&V::Float(f)), want, "{f:e}");
+        }
     }
 
     #[test]
