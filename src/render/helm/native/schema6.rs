@@ -1205,6 +1205,12 @@ impl<'a> Checker<'a> {
             // `duplicates`: the first later item equal to an earlier one.
             'outer: for i in 1..len {
                 for j in 0..i {
+                    // Each comparison is a step: a long list must not make
+                    // the quadratic search unbounded.
+                    self.steps.set(self.steps.get() + 1);
+                    if self.steps.get() > MAX_STEPS {
+                        return Err("a schema whose check takes too many steps".into());
+                    }
                     if equals(&arr[i], &arr[j]) {
                         errors.push(says(
                             at,
@@ -1606,6 +1612,20 @@ mod tests {
 
     fn props(p: Value) -> Value {
         json!({ "properties": p })
+    }
+
+    /// `uniqueItems` compares every pair: a long list is bounded by the
+    /// step budget (refused), never an unbounded check; a short one is
+    /// judged.
+    #[test]
+    fn unique_items_of_a_long_list_is_bounded() {
+        let schema = props(json!({"l": {"uniqueItems": true}}));
+        let long: Vec<Value> = (0..3000).map(Value::from).collect();
+        match run(&schema, &json!({ "l": long })) {
+            Verdict::Unsupported(why) => assert!(why.contains("too many steps"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(run(&schema, &json!({"l": [1, 2, 3]})), Verdict::Valid);
     }
 
     #[test]
