@@ -231,6 +231,8 @@ impl Template {
             steps_left: steps,
             bytes_left: bytes,
             set: None,
+            paid: std::collections::HashMap::new(),
+            measured: value::CostMemo::default(),
         };
         let r = st.walk(data, &self.root);
         budget.steps -= steps - st.steps_left;
@@ -277,6 +279,11 @@ struct State {
     /// Bytes of values this execution may still materialise (see
     /// [`MAX_VALUE_BYTES`]).
     bytes_left: usize,
+    /// The maps whose contents have been charged, by identity: handing one
+    /// out again hands out a reference (see [`State::charge`]).
+    paid: std::collections::HashMap<usize, SharedMap>,
+    /// The maps measured whole (see [`State::charge`]).
+    measured: value::CostMemo,
 }
 
 const MAX_DEPTH: usize = 100;
@@ -294,6 +301,10 @@ const MAX_STEPS: usize = 1_000_000;
 /// larger than what is left, so no chain of them (`$x = list $x $x`, nested
 /// `dict` reassignment) can exhaust memory or spend unbounded time copying.
 const MAX_VALUE_BYTES: usize = 16 << 20;
+/// The bytes of value cost one step pays for when a handed-out value is
+/// measured ([`State::charge`]): walking values is bounded with the rest
+/// of an execution's work.
+const WALK_BYTES_PER_STEP: usize = 256;
 /// Bounds how deep a value may nest, so printing, copying and dropping it
 /// cannot overflow the stack (`fromYaml` alone may nest 256 levels).
 const MAX_VALUE_DEPTH: usize = 300;
@@ -336,10 +347,24 @@ impl State {
         Ok(())
     }
 
-    /// Charges a value about to be handed out or stored.
+    /// Charges a value about to be handed out or stored. The whole value
+    /// must be within [`MAX_VALUE_BYTES`] on its own, since printing or
+    /// copying it walks all of it (a map holding one map under many keys,
+    /// nested, is small in memory but exponential to print), and that walk
+    /// is charged as steps; the bytes charged are only what the maps
+    /// already charged do not hold. A Go map is a reference: a chart's
+    /// helpers pass the root context in a `dict` at every level of a
+    /// recursion over `.Values` (nats' `tplYamlItr`), which copies nothing.
     fn charge(&mut self, v: &V) -> Result<(), Flow> {
-        match v.cost(MAX_VALUE_DEPTH, self.bytes_left) {
-            Ok(cost) => self.charge_bytes(cost),
+        match v.measure(MAX_VALUE_DEPTH, MAX_VALUE_BYTES, &mut self.measured) {
+            Ok(m) => {
+                if m.cost > MAX_VALUE_BYTES {
+                    return self.charge_bytes(usize::MAX);
+                }
+                self.charge_steps(m.walked / WALK_BYTES_PER_STEP)?;
+                let fresh = v.fresh_cost(&mut self.paid, self.bytes_left);
+                self.charge_bytes(fresh)
+            }
             Err(value::Unmeasurable::TooDeep) => Err(Flow::Error(format!(
                 "a template value nests deeper than {MAX_VALUE_DEPTH} levels {BEYOND_LIMITS}"
             ))),

@@ -295,6 +295,8 @@ impl TemplateSet {
                 included: BTreeMap::new(),
                 generator: (self.funcs == FuncSet::Helm).then(|| generator.clone()),
             }),
+            paid: std::collections::HashMap::new(),
+            measured: super::value::CostMemo::default(),
         };
         let r = st.walk(data, &tree.body);
         budget.steps -= steps - st.steps_left;

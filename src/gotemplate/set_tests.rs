@@ -971,6 +971,45 @@ fn a_map_containing_itself_is_an_error_not_a_hang() {
     assert!(err.contains("MiB"), "{err}");
 }
 
+/// nats' `tplYamlItr` pattern: a recursion over `.Values` that hands the
+/// root context to each level in a `dict`. A Go map is a reference, so
+/// this copies nothing; it renders, where charging the context's contents
+/// again at every `dict` (500 KiB, 2,000 times) went past the value budget.
+#[test]
+fn passing_the_root_context_down_a_recursion_copies_nothing() {
+    let values: BTreeMap<String, V> = (0..2000)
+        .map(|i| (format!("key{i:04}"), s(&"v".repeat(200))))
+        .collect();
+    let dot = map(&[("Values", V::map(values))]);
+    let set = helm_set(&[
+        (
+            "_h.tpl",
+            r#"{{- define "walk" -}}{{- range $k, $v := .value -}}{{ include "leaf" (dict "ctx" $.ctx "key" $k) }}{{- end -}}{{- end -}}
+{{- define "leaf" -}}{{ if hasKey .ctx.Values .key }}.{{ end }}{{- end -}}"#,
+        ),
+        (
+            "t",
+            r#"{{ include "walk" (dict "ctx" $ "value" .Values) | len }}"#,
+        ),
+    ]);
+    assert_eq!(set.execute("t", &dot).as_deref(), Ok("2000"));
+}
+
+/// A map measured once is not walked again, but its height still counts
+/// where it is placed: wrapping it deeper and deeper stops at the depth
+/// bound, as walking it whole would; 299 levels are within it.
+#[test]
+fn a_measured_map_still_counts_its_depth() {
+    let nest = |n: usize| {
+        format!(
+            r#"{{{{ $d := dict }}}}{{{{ range until {n} }}}}{{{{ $d = dict "a" $d }}}}{{{{ end }}}}{{{{ len $d }}}}"#
+        )
+    };
+    let err = run_helm(&nest(400), &map(&[])).expect_err("too deep");
+    assert!(err.contains("nests deeper than 300"), "{err}");
+    assert_eq!(run_helm(&nest(299), &map(&[])).as_deref(), Ok("1"));
+}
+
 #[test]
 fn case_and_wrap_functions_match_sprig() {
     let run = |src: &str| {

@@ -116,8 +116,41 @@ impl PartialEq for Host {
     }
 }
 
-/// The fixed part of [`V::cost`]: what one node takes beside its text.
+/// The fixed part of [`V::measure`]'s cost: what one node takes beside its text.
 pub(crate) const NODE_COST: usize = 32;
+
+/// Changes made to maps in place ([`SharedMap::update`]), in any thread:
+/// a measure taken before one may no longer hold (a map may have grown, or
+/// come to contain itself).
+static MAP_CHANGES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The maps [`V::measure`] has walked whole, with their cost and height,
+/// valid while no map changes; each kept alive, so that its address names
+/// it while it is here.
+#[derive(Default)]
+pub(crate) struct CostMemo {
+    changes: u64,
+    costs: std::collections::HashMap<usize, (usize, usize, SharedMap)>,
+}
+
+impl CostMemo {
+    /// Forgets every measure if a map has changed since they were taken.
+    fn refresh(&mut self) {
+        let now = MAP_CHANGES.load(std::sync::atomic::Ordering::Relaxed);
+        if now != self.changes {
+            self.costs.clear();
+            self.changes = now;
+        }
+    }
+}
+
+/// What [`V::measure`] found.
+pub(crate) struct Measured {
+    /// The value's whole cost (maps in the memo counted at their cost).
+    pub(crate) cost: usize,
+    /// What this walk visited itself: the work it did.
+    pub(crate) walked: usize,
+}
 
 /// Said when a template changes a map of ApplicationSet parameters.
 pub(crate) const FROZEN_MAP: &str = "changes a map of the template parameters in place: Argo CD shares the parameters between the fields it renders, which gitops-lint does not model";
@@ -240,6 +273,7 @@ impl SharedMap {
             .entries
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
+        MAP_CHANGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(change(Arc::make_mut(&mut guard)))
     }
 }
@@ -537,53 +571,145 @@ impl V {
     /// holds and the time spent walking it. A map met twice counts twice, as
     /// printing it prints it twice. The walk stops as soon as the cost passes
     /// `limit` (a map holding one map under many keys, nested, is small in
-    /// memory but exponential to print), returning what it counted so far.
+    /// memory but exponential to print). A map `memo` measured whole since
+    /// the last change to any map ([`SharedMap::update`]) is not walked
+    /// again: its cost and height are taken from there, and every map
+    /// walked whole is recorded in it.
     ///
     /// # Errors
     /// A value nesting deeper than `max_depth` (deeper values would
     /// overflow the recursive printers), or a map containing itself.
-    pub(crate) fn cost(&self, max_depth: usize, limit: usize) -> Result<usize, Unmeasurable> {
+    pub(crate) fn measure(
+        &self,
+        max_depth: usize,
+        limit: usize,
+        memo: &mut CostMemo,
+    ) -> Result<Measured, Unmeasurable> {
+        struct Walk<'m> {
+            ancestors: Vec<usize>,
+            total: usize,
+            walked: usize,
+            limit: usize,
+            memo: &'m mut CostMemo,
+        }
+        /// How many lists and maps nest in `v`, itself included.
+        fn walk(v: &V, depth_left: usize, w: &mut Walk<'_>) -> Result<usize, Unmeasurable> {
+            w.total = w.total.saturating_add(NODE_COST);
+            w.walked = w.walked.saturating_add(NODE_COST);
+            match v {
+                V::Str(s) => {
+                    w.total = w.total.saturating_add(s.len());
+                    w.walked = w.walked.saturating_add(s.len());
+                    Ok(0)
+                }
+                V::List(l) => {
+                    let d = depth_left.checked_sub(1).ok_or(Unmeasurable::TooDeep)?;
+                    let mut below = 0;
+                    for e in l {
+                        if w.total > w.limit {
+                            break;
+                        }
+                        below = below.max(walk(e, d, w)?);
+                    }
+                    Ok(below + 1)
+                }
+                V::Map(m) => {
+                    let d = depth_left.checked_sub(1).ok_or(Unmeasurable::TooDeep)?;
+                    if let Some(&(cost, height, _)) = w.memo.costs.get(&m.id()) {
+                        if height > depth_left {
+                            return Err(Unmeasurable::TooDeep);
+                        }
+                        // The node itself was counted above.
+                        w.total = w.total.saturating_add(cost - NODE_COST);
+                        return Ok(height);
+                    }
+                    if w.ancestors.contains(&m.id()) {
+                        return Err(Unmeasurable::ContainsItself);
+                    }
+                    w.ancestors.push(m.id());
+                    let before = w.total - NODE_COST;
+                    let mut below = 0;
+                    let mut whole = true;
+                    for (k, e) in m.entries().iter() {
+                        if w.total > w.limit {
+                            whole = false;
+                            break;
+                        }
+                        w.total = w.total.saturating_add(k.len());
+                        below = below.max(walk(e, d, w)?);
+                    }
+                    w.ancestors.pop();
+                    if whole && w.total <= w.limit {
+                        w.memo
+                            .costs
+                            .insert(m.id(), (w.total - before, below + 1, m.clone()));
+                    }
+                    Ok(below + 1)
+                }
+                _ => Ok(0),
+            }
+        }
+        memo.refresh();
+        let mut w = Walk {
+            ancestors: Vec::new(),
+            total: 0,
+            walked: 0,
+            limit,
+            memo,
+        };
+        walk(self, max_depth, &mut w)?;
+        Ok(Measured {
+            cost: w.total,
+            walked: w.walked,
+        })
+    }
+
+    /// What holding this value adds to what the maps in `paid` hold: a map
+    /// found there is a reference (a node, as a Go map value is a pointer);
+    /// every other map met is added to `paid` as it is counted, and kept
+    /// alive there, so that its address names it while it is counted. The
+    /// walk stops once the cost passes `limit`. Only for a value
+    /// [`V::cost`] has measured (no cycle, not too deep).
+    pub(crate) fn fresh_cost(
+        &self,
+        paid: &mut std::collections::HashMap<usize, SharedMap>,
+        limit: usize,
+    ) -> usize {
         fn walk(
             v: &V,
-            depth_left: usize,
-            ancestors: &mut Vec<usize>,
+            paid: &mut std::collections::HashMap<usize, SharedMap>,
             total: &mut usize,
             limit: usize,
-        ) -> Result<(), Unmeasurable> {
+        ) {
             *total = total.saturating_add(NODE_COST);
             match v {
                 V::Str(s) => *total = total.saturating_add(s.len()),
                 V::List(l) => {
-                    let d = depth_left.checked_sub(1).ok_or(Unmeasurable::TooDeep)?;
                     for e in l {
                         if *total > limit {
-                            break;
+                            return;
                         }
-                        walk(e, d, ancestors, total, limit)?;
+                        walk(e, paid, total, limit);
                     }
                 }
                 V::Map(m) => {
-                    let d = depth_left.checked_sub(1).ok_or(Unmeasurable::TooDeep)?;
-                    if ancestors.contains(&m.id()) {
-                        return Err(Unmeasurable::ContainsItself);
+                    if paid.insert(m.id(), m.clone()).is_some() {
+                        return;
                     }
-                    ancestors.push(m.id());
                     for (k, e) in m.entries().iter() {
                         if *total > limit {
-                            break;
+                            return;
                         }
                         *total = total.saturating_add(k.len());
-                        walk(e, d, ancestors, total, limit)?;
+                        walk(e, paid, total, limit);
                     }
-                    ancestors.pop();
                 }
                 _ => {}
             }
-            Ok(())
         }
         let mut total = 0;
-        walk(self, max_depth, &mut Vec::new(), &mut total, limit)?;
-        Ok(total)
+        walk(self, paid, &mut total, limit);
+        total
     }
 
     /// Empties the maps of `self` that contain themselves, so that the
