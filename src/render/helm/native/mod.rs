@@ -378,30 +378,41 @@ fn schema_doc(c: &chart::Chart) -> Result<Option<serde_json::Value>, RenderError
     })
 }
 
+/// Adds chart `c`'s failure to `out` as helm prints it (the chart's name,
+/// then `message` of the validator's text), or refuses what the validator
+/// (`library`) would word otherwise or cannot judge.
+fn record_verdict(
+    c: &chart::Chart,
+    verdict: schema::Verdict,
+    library: &str,
+    message: impl Fn(&str) -> String,
+    out: &mut String,
+) -> Result<(), RenderError> {
+    match verdict {
+        schema::Verdict::Valid => Ok(()),
+        schema::Verdict::Invalid(Ok(text)) => {
+            out.push_str(&format!("{}:\n{}\n", c.name(), message(&text)));
+            Ok(())
+        }
+        schema::Verdict::Invalid(Err(_)) => Err(not_supported(&format!(
+            "the values fail values.schema.json of `{}`, and helm's message ({library}'s wording) is not reproduced",
+            c.name()
+        ))),
+        schema::Verdict::Unsupported(what) => Err(not_supported(&format!(
+            "{what} in values.schema.json of `{}`",
+            c.name()
+        ))),
+    }
+}
+
 fn collect_schema_failures(
     c: &chart::Chart,
     values: &Map,
     out: &mut String,
 ) -> Result<(), RenderError> {
     if let Some(doc) = schema_doc(c)? {
-        match schema::validate(&doc, &V::map(values.clone()).to_json()) {
-            schema::Verdict::Valid => {}
-            schema::Verdict::Invalid(Ok(line)) => {
-                out.push_str(&format!("{}:\n- {line}\n", c.name()));
-            }
-            schema::Verdict::Invalid(Err(_)) => {
-                return Err(not_supported(&format!(
-                    "the values fail values.schema.json of `{}`, and helm's message (gojsonschema's wording) is not reproduced",
-                    c.name()
-                )))
-            }
-            schema::Verdict::Unsupported(what) => {
-                return Err(not_supported(&format!(
-                    "{what} in values.schema.json of `{}`",
-                    c.name()
-                )))
-            }
-        }
+        let verdict = schema::validate(&doc, &V::map(values.clone()).to_json());
+        record_verdict(c, verdict, "gojsonschema", |line| format!("- {line}"), out)?;
     }
     for sub in &c.dependencies {
         let sv = match values.get(sub.name()) {
@@ -422,24 +433,8 @@ fn collect_schema6_failures(
     out: &mut String,
 ) -> Result<(), RenderError> {
     if let Some(doc) = schema_doc(c)? {
-        match schema6::validate(&doc, &V::map(values.clone())) {
-            schema::Verdict::Valid => {}
-            schema::Verdict::Invalid(Ok(text)) => {
-                out.push_str(&format!("{}:\n{text}\n", c.name()));
-            }
-            schema::Verdict::Invalid(Err(_)) => {
-                return Err(not_supported(&format!(
-                    "the values fail values.schema.json of `{}`, and helm's message (jsonschema/v6's wording) is not reproduced",
-                    c.name()
-                )))
-            }
-            schema::Verdict::Unsupported(what) => {
-                return Err(not_supported(&format!(
-                    "{what} in values.schema.json of `{}`",
-                    c.name()
-                )))
-            }
-        }
+        let verdict = schema6::validate(&doc, &V::map(values.clone()));
+        record_verdict(c, verdict, "jsonschema/v6", str::to_string, out)?;
     }
     for sub in &c.dependencies {
         match values.get(sub.name()) {
