@@ -187,7 +187,7 @@ fn check_functions(list: &List, set: FuncSet) -> Result<(), (usize, String)> {
 pub struct Budget {
     /// Template nodes still allowed.
     pub steps: usize,
-    /// Bytes of values (see [`V::cost`]) still allowed.
+    /// Bytes of values (see [`V::measure`]) still allowed.
     pub bytes: usize,
 }
 
@@ -295,7 +295,7 @@ const MAX_OUTPUT: usize = 10 << 20;
 const MAX_STEPS: usize = 1_000_000;
 /// Bounds the values one execution materialises, intermediate ones
 /// included: every value a function returns, a variable or field hands out,
-/// or the template prints is charged its [`V::cost`]. Functions whose result
+/// or the template prints is charged its [`V::measure`]. Functions whose result
 /// can outgrow their arguments (`repeat`, `indent`, `replace`, `join`,
 /// `regexReplaceAll`, `toPrettyJson`...) refuse before allocating a result
 /// larger than what is left, so no chain of them (`$x = list $x $x`, nested

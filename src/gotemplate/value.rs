@@ -354,7 +354,7 @@ pub enum V {
     Host(Host),
 }
 
-/// Why [`V::cost`] could not measure a value.
+/// Why [`V::measure`] could not measure a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Unmeasurable {
     /// It nests deeper than allowed.
@@ -669,7 +669,7 @@ impl V {
     /// every other map met is added to `paid` as it is counted, and kept
     /// alive there, so that its address names it while it is counted. The
     /// walk stops once the cost passes `limit`. Only for a value
-    /// [`V::cost`] has measured (no cycle, not too deep).
+    /// [`V::measure`] has measured (no cycle, not too deep).
     pub(crate) fn fresh_cost(
         &self,
         paid: &mut std::collections::HashMap<usize, SharedMap>,
@@ -713,7 +713,7 @@ impl V {
     }
 
     /// Empties the maps of `self` that contain themselves, so that the
-    /// cycles [`V::cost`] refused do not keep their memory alive once the
+    /// cycles [`V::measure`] refused do not keep their memory alive once the
     /// failed execution drops them (the change is never seen: the
     /// execution stops with an error). Each map is walked once.
     pub(crate) fn break_cycles(&self) {
@@ -792,7 +792,7 @@ impl V {
 }
 
 /// How deep `%v` prints: beyond what a template may hold (values are
-/// measured by [`V::cost`] before they are printed), so only a value that
+/// measured by [`V::measure`] before they are printed), so only a value that
 /// escaped measuring, such as a map containing itself printed in a Rust
 /// error message, is cut short (Go would overflow its stack).
 const PRINT_DEPTH: usize = 1000;

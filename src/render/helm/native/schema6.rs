@@ -34,6 +34,7 @@ use serde_json::{Map as JsonMap, Value};
 use super::schema::Verdict;
 use super::schema6_num::{print_int, Dec};
 use crate::gotemplate::V;
+use crate::manifest::pointer_token;
 
 /// The JSON Schema drafts v6 knows (`draft.go`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -357,7 +358,7 @@ fn display(e: &Error, indent: usize, out: &mut String) -> Result<(), String> {
 fn json_ptr(tokens: &[String]) -> String {
     tokens
         .iter()
-        .map(|t| format!("/{}", t.replace('~', "~0").replace('/', "~1")))
+        .map(|t| format!("/{}", pointer_token(t)))
         .collect()
 }
 
@@ -633,7 +634,7 @@ impl<'a> Checker<'a> {
         todo: &mut Vec<(String, &'a Value)>,
     ) -> R<()> {
         let d = self.draft;
-        let at = |k: &str| format!("{ptr}/{}", k.replace('~', "~0").replace('/', "~1"));
+        let at = |k: &str| format!("{ptr}/{}", pointer_token(k));
         let bad = |k: &str, why: &str| Err(invalid(&at(k), why));
         for (k, v) in o {
             let schema = |todo: &mut Vec<(String, &'a Value)>| -> R<()> {
@@ -665,7 +666,7 @@ impl<'a> Checker<'a> {
                     if !self.is_schema(x) {
                         return bad(k, "holds what is not a schema");
                     }
-                    let p = format!("{}/{}", at(k), name.replace('~', "~0").replace('/', "~1"));
+                    let p = format!("{}/{}", at(k), pointer_token(name));
                     todo.push((p, x));
                 }
                 Ok(())
@@ -799,7 +800,7 @@ impl<'a> Checker<'a> {
                         return bad(k, "is not an object");
                     };
                     for (name, x) in m {
-                        let p = format!("{}/{}", at(k), name.replace('~', "~0").replace('/', "~1"));
+                        let p = format!("{}/{}", at(k), pointer_token(name));
                         if x.is_array() || k == "dependentRequired" {
                             self.string_array(x, &p)?;
                         } else if self.is_schema(x) {
