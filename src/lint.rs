@@ -86,6 +86,9 @@ pub struct Options {
 pub struct RunStats {
     /// Blobs read from the git object database.
     pub blob_reads: usize,
+    /// Tree objects decoded (each once per run; a subtree whose size an
+    /// earlier run kept is decoded only where it is read).
+    pub trees_decoded: usize,
     /// Blobs parsed as YAML.
     pub parses: usize,
     /// Bytes of YAML parsed.
@@ -115,8 +118,9 @@ impl std::fmt::Display for RunStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} blobs read, {} parsed ({} KiB), apps rendered {} at base and {} at head, {} reused at head, {} unchanged (not rendered), {} with changes",
+            "{} blobs read, {} trees decoded, {} parsed ({} KiB), apps rendered {} at base and {} at head, {} reused at head, {} unchanged (not rendered), {} with changes",
             self.blob_reads,
+            self.trees_decoded,
             self.parses,
             self.parsed_bytes / 1024,
             self.base_renders,
@@ -316,6 +320,15 @@ fn open_facts(repo: &GitRepo, dir: &Path) -> Result<source::facts::Facts, LintEr
         )));
     }
     Ok(source::facts::Facts::open(dir))
+}
+
+/// Opens the facts of `--cache-dir` (unless `--no-cache`) for `repo`, so
+/// that the trees it indexes and the diff it runs both use them.
+fn keep_facts(repo: &GitRepo, opts: &Options) -> Result<(), LintError> {
+    if let Some(dir) = &opts.cache_dir {
+        repo.keep_facts(Arc::new(open_facts(repo, dir)?));
+    }
+    Ok(())
 }
 
 /// `p` made absolute with its existing part's symlinks resolved, so two
@@ -632,6 +645,7 @@ impl<'a> Session<'a> {
 pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
     opts.progress.step("resolving revisions");
     let repo = open_repo(opts)?;
+    keep_facts(&repo, opts)?;
     let spec = range;
     let (git_spec, live_head) = split_live_head(spec);
     let range = repo
@@ -782,6 +796,7 @@ fn target_branch(repo: &GitRepo, spec: &str) -> Option<String> {
 /// Unusable requests.
 pub(crate) fn diff_staged(opts: &Options) -> Result<Report, LintError> {
     let repo = open_repo(opts)?;
+    keep_facts(&repo, opts)?;
     let head_tree = repo.index_tree()?;
     let (base_label, base_tree): (String, Arc<dyn Tree>) = match repo.head_commit() {
         Some(c) => {
@@ -817,10 +832,7 @@ fn diff_trees(
     let mut identity =
         RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref());
     identity.branches.extend(target.map(str::to_string));
-    let facts = match &opts.cache_dir {
-        Some(dir) => Some(Arc::new(open_facts(repo, dir)?)),
-        None => None,
-    };
+    let facts = repo.facts();
     let mut session = Session {
         repo,
         cache: ParseCache::with_kept(facts.clone()),
@@ -903,6 +915,7 @@ fn diff_trees(
     record_stats(opts, |s| {
         *s = RunStats {
             blob_reads: repo.blob_reads(),
+            trees_decoded: repo.trees_decoded(),
             parses: session.cache.parses(),
             parsed_bytes: session.cache.parsed_bytes(),
             base_renders: base_inv.renders,
@@ -982,6 +995,7 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
     record_stats(opts, |s| {
         *s = RunStats {
             blob_reads: repo.blob_reads(),
+            trees_decoded: repo.trees_decoded(),
             parses: session.cache.parses(),
             parsed_bytes: session.cache.parsed_bytes(),
             head_renders: inv.renders,

@@ -732,6 +732,74 @@ fn a_git_bomb_is_refused_with_one_line() {
     );
 }
 
+/// With a cache, a subtree indexed before is counted from its kept size
+/// instead of being decoded: a head that repeats it a thousand times is
+/// refused as the same tree without a cache is.
+#[test]
+fn a_git_bomb_of_a_subtree_indexed_before_is_refused_with_a_cache() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let repo = git2::Repository::init(tmp.path()).expect("init");
+    let cm = repo.blob(b"kind: ConfigMap\n").expect("blob");
+    let names: Vec<String> = (0..1000).map(|i| format!("f{i}.yaml")).collect();
+    let files: Vec<(&str, git2::Oid, i32)> =
+        names.iter().map(|n| (n.as_str(), cm, 0o100_644)).collect();
+    let s = tree_of(&repo, &files);
+    let sig =
+        git2::Signature::new("t", "t@example.invalid", &git2::Time::new(0, 0)).expect("signature");
+    let commit = |refname: &str, tree: git2::Oid, parents: &[&git2::Commit<'_>]| {
+        let tree = repo.find_tree(tree).expect("tree");
+        repo.commit(Some(refname), &sig, &sig, "t", &tree, parents)
+            .expect("commit")
+    };
+    let base = commit(
+        "refs/heads/main",
+        tree_of(&repo, &[("s", s, 0o040_000)]),
+        &[],
+    );
+    let base = repo.find_commit(base).expect("base");
+    let small = tree_of(&repo, &[("s", s, 0o040_000), ("t", s, 0o040_000)]);
+    commit("refs/heads/change", small, &[&base]);
+    let cache = tempfile::tempdir().expect("cache dir");
+    let cache_dir = cache.path().to_string_lossy().to_string();
+    let diff = |extra: &[&str]| {
+        let mut args = vec!["diff", "main..change"];
+        args.extend_from_slice(extra);
+        run(tmp.path(), &args)
+    };
+    let first = diff(&["--cache-dir", &cache_dir]);
+    assert_ne!(
+        first.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let dirs: Vec<String> = (0..1001).map(|i| format!("d{i}")).collect();
+    let mut entries: Vec<(&str, git2::Oid, i32)> =
+        dirs.iter().map(|n| (n.as_str(), s, 0o040_000)).collect();
+    entries.push(("s", s, 0o040_000));
+    let bomb = tree_of(&repo, &entries);
+    repo.reference(
+        "refs/heads/change",
+        commit("refs/heads/bomb", bomb, &[&base]),
+        true,
+        "t",
+    )
+    .expect("move change");
+    for extra in [
+        &["--cache-dir", cache_dir.as_str()][..],
+        &["--no-cache"][..],
+    ] {
+        let out = diff(extra);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        let lines = stderr_lines(&out);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].contains("more than 1000000 files and directories"),
+            "{extra:?}: {lines:?}"
+        );
+    }
+}
+
 /// A 4 MiB line and a stream of 100,000 tiny documents are read (they are
 /// within the limits) in bounded time, and the app is analysed.
 #[test]

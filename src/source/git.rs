@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use git2::{ObjectType, Oid, Repository};
 
+use super::facts::Facts;
 use super::{DirTree, Entry, EntryKind, ObjectId, SourceError, Tree};
 
 fn oid_to_id(oid: Oid) -> ObjectId {
@@ -193,13 +194,170 @@ fn decode_tree(repo: &Repository, id: Oid) -> Result<Listing, Undecodable> {
     Ok(entries.into())
 }
 
+/// What indexing a whole subtree counts, kept between runs by tree id (a
+/// tree id is its content), so that a later index adds a subtree seen
+/// before without decoding it and its size limits stay exact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SubtreeSize {
+    /// Entries of every listing in it, its own included.
+    entries: u64,
+    /// Bytes of those entries' names.
+    name_bytes: u64,
+    /// Directories in it, itself included.
+    dirs: u64,
+    /// Bytes of each of those directories' paths relative to it.
+    rel_path_bytes: u64,
+    /// Segments of its deepest directory's relative path (0: none).
+    depth: u32,
+    /// Whether any entry in it is a symlink.
+    symlinks: bool,
+}
+
+impl SubtreeSize {
+    const LEN: usize = 37;
+
+    fn key(id: ObjectId) -> ObjectId {
+        super::facts::record_key("subtree-size", &[&id.0])
+    }
+
+    /// The size kept for tree `id`, if a well-formed one is.
+    fn kept(facts: &Facts, id: ObjectId) -> Option<SubtreeSize> {
+        let b = facts.record(Self::key(id))?;
+        if b.len() != Self::LEN || b[36] > 1 {
+            return None;
+        }
+        let u = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap_or_default());
+        let size = SubtreeSize {
+            entries: u(0),
+            name_bytes: u(1),
+            dirs: u(2),
+            rel_path_bytes: u(3),
+            depth: u32::from_le_bytes(b[32..36].try_into().unwrap_or_default()),
+            symlinks: b[36] == 1,
+        };
+        (size.dirs >= 1 && size.entries + 1 >= size.dirs).then_some(size)
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(Self::LEN);
+        for n in [
+            self.entries,
+            self.name_bytes,
+            self.dirs,
+            self.rel_path_bytes,
+        ] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        out.extend_from_slice(&self.depth.to_le_bytes());
+        out.push(u8::from(self.symlinks));
+        out
+    }
+
+    /// What indexing adds to its byte count for this subtree at a path of
+    /// `path_len` bytes: every name, and every directory's path (the
+    /// subtree's own, then `path/rel` for each below it).
+    fn path_and_name_bytes(&self, path_len: usize) -> u64 {
+        let p = path_len as u64;
+        self.name_bytes
+            .saturating_add(self.dirs.saturating_mul(p))
+            .saturating_add(self.dirs - 1)
+            .saturating_add(self.rel_path_bytes)
+    }
+
+    /// The size of a directory listing `entries` whose subdirectories have
+    /// `children` sizes (name, size); `None` when one is unknown.
+    fn of(entries: &[Entry], mut child: impl FnMut(&str) -> Option<SubtreeSize>) -> Option<Self> {
+        let mut size = SubtreeSize {
+            entries: entries.len() as u64,
+            name_bytes: 0,
+            dirs: 1,
+            rel_path_bytes: 0,
+            depth: 0,
+            symlinks: false,
+        };
+        for e in entries {
+            size.name_bytes += e.name.len() as u64;
+            size.symlinks |= e.kind == EntryKind::Symlink;
+            if e.kind != EntryKind::Dir {
+                continue;
+            }
+            let c = child(&e.name)?;
+            let n = e.name.len() as u64;
+            size.entries += c.entries;
+            size.name_bytes += c.name_bytes;
+            size.dirs += c.dirs;
+            // The child's own path is `name`; each below it `name/rel`.
+            size.rel_path_bytes += c.dirs * n + (c.dirs - 1) + c.rel_path_bytes;
+            size.depth = size.depth.max(c.depth + 1);
+            size.symlinks |= c.symlinks;
+        }
+        Some(size)
+    }
+
+    /// Keeps the size of every subtree an index decoded whole (`dirs`,
+    /// with `counted` the subtrees it added from kept sizes); a subtree cut
+    /// by the depth limit is not whole and is not kept.
+    fn keep_all(
+        facts: &Facts,
+        root: ObjectId,
+        dirs: &FastMap<String, Listing>,
+        counted: &FastMap<String, SubtreeSize>,
+    ) {
+        let mut paths: Vec<&String> = dirs.keys().collect();
+        paths.sort_by_key(|p| std::cmp::Reverse(super::depth(p)));
+        let mut sizes: FastMap<&str, Option<SubtreeSize>> = FastMap::default();
+        for dir in paths {
+            let join = |name: &str| {
+                if dir.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{dir}/{name}")
+                }
+            };
+            let size = SubtreeSize::of(&dirs[dir], |name| {
+                let p = join(name);
+                counted
+                    .get(&p)
+                    .copied()
+                    .or_else(|| sizes.get(p.as_str()).copied().flatten())
+            });
+            sizes.insert(dir.as_str(), size);
+        }
+        // Each decoded directory's id is in its parent's listing.
+        let mut ids: Vec<(ObjectId, SubtreeSize)> = Vec::new();
+        for (dir, listing) in dirs {
+            for e in listing.iter().filter(|e| e.kind == EntryKind::Dir) {
+                let p = if dir.is_empty() {
+                    e.name.clone()
+                } else {
+                    format!("{dir}/{}", e.name)
+                };
+                if let Some(Some(size)) = sizes.get(p.as_str()) {
+                    ids.push((e.id, *size));
+                }
+            }
+        }
+        if let Some(Some(size)) = sizes.get("") {
+            ids.push((root, *size));
+        }
+        for (id, size) in ids {
+            if SubtreeSize::kept(facts, id) != Some(size) {
+                facts.put_record(SubtreeSize::key(id), size.encode());
+            }
+        }
+    }
+}
+
 /// An open repository.
 pub struct GitRepo {
     repo: Mutex<Repository>,
     workdir: Option<PathBuf>,
     blobs: Arc<BlobCache>,
     /// Tree objects decoded by this run (see [`TreeListings`]).
-    listings: TreeListings,
+    listings: Arc<TreeListings>,
+    /// Facts kept between runs, when a cache is used: the sizes of
+    /// subtrees indexed before ([`SubtreeSize`]).
+    facts: std::sync::OnceLock<Arc<Facts>>,
     /// Spare handles for blob reads (see `SharedRepo::read`).
     handles: Arc<Mutex<Vec<Repository>>>,
     shallow: bool,
@@ -242,7 +400,8 @@ impl GitRepo {
             repo: Mutex::new(repo),
             workdir,
             blobs: Arc::new(BlobCache::default()),
-            listings: TreeListings::default(),
+            listings: Arc::default(),
+            facts: std::sync::OnceLock::new(),
             handles: Arc::default(),
             shallow,
         }
@@ -252,6 +411,19 @@ impl GitRepo {
         self.repo
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Uses `facts` (kept between runs) for the trees indexed from now on
+    /// and hands them out to this run's other readers ([`GitRepo::facts`]);
+    /// the first call wins.
+    pub(crate) fn keep_facts(&self, facts: Arc<Facts>) {
+        let _ = self.facts.set(facts);
+    }
+
+    /// The facts given to [`GitRepo::keep_facts`].
+    #[must_use]
+    pub(crate) fn facts(&self) -> Option<Arc<Facts>> {
+        self.facts.get().cloned()
     }
 
     /// The working directory, if the repository is not bare.
@@ -271,6 +443,12 @@ impl GitRepo {
     #[must_use]
     pub(crate) fn blob_reads(&self) -> usize {
         self.blobs.reads.load(Ordering::Relaxed)
+    }
+
+    /// How many tree objects this run decoded (each at most once).
+    #[must_use]
+    pub(crate) fn trees_decoded(&self) -> usize {
+        self.listings.decoded.load(Ordering::Relaxed)
     }
 
     /// Whether this is a shallow clone.
@@ -459,7 +637,11 @@ impl GitRepo {
         let g = |e: git2::Error| RepoError::Git(e.message().to_string());
         let oid = Oid::from_str(commit).map_err(g)?;
         let root = repo.find_commit(oid).map_err(g)?.tree_id();
+        let facts = self.facts.get().map(Arc::as_ref);
         let mut dirs: FastMap<String, Listing> = FastMap::default();
+        // Subtrees counted from their kept size instead of being decoded.
+        let mut counted: FastMap<String, SubtreeSize> = FastMap::default();
+        let mut symlinks = false;
         let mut stack = vec![(String::new(), root)];
         // Trees another thread was decoding when this walk reached them,
         // listed once the rest is done (by then they are usually decoded).
@@ -467,7 +649,10 @@ impl GitRepo {
         // Of two entries with one name, the one in the first directory by
         // path is reported, whatever order the walk took.
         let mut two_named: Option<(String, String)> = None;
-        let (mut entries_seen, mut bytes_seen) = (0usize, 0usize);
+        let (mut entries_seen, mut bytes_seen) = (0u64, 0u64);
+        let too_large = |entries: u64, bytes: u64| {
+            entries > super::MAX_ENTRIES as u64 || bytes > super::MAX_INDEX_BYTES as u64
+        };
         loop {
             let (dir, id, wait) = match stack.pop() {
                 Some((dir, id)) => (dir, id, false),
@@ -492,11 +677,12 @@ impl GitRepo {
                     continue;
                 }
             };
-            bytes_seen = bytes_seen.saturating_add(dir.len());
+            bytes_seen = bytes_seen.saturating_add(dir.len() as u64);
             for e in entries.iter() {
                 entries_seen += 1;
-                bytes_seen = bytes_seen.saturating_add(e.name.len());
-                if entries_seen > super::MAX_ENTRIES || bytes_seen > super::MAX_INDEX_BYTES {
+                bytes_seen = bytes_seen.saturating_add(e.name.len() as u64);
+                symlinks |= e.kind == EntryKind::Symlink;
+                if too_large(entries_seen, bytes_seen) {
                     return Err(RepoError::TreeTooLarge(commit.to_string()));
                 }
                 // Directories at the depth limit are listed but not read:
@@ -507,6 +693,23 @@ impl GitRepo {
                     } else {
                         format!("{dir}/{}", e.name)
                     };
+                    // A subtree indexed whole by an earlier run adds what it
+                    // counted then, when it lies wholly above the depth limit
+                    // here: the totals, and so the limits, are the same as
+                    // decoding it would give.
+                    let kept = facts
+                        .and_then(|f| SubtreeSize::kept(f, e.id))
+                        .filter(|s| super::depth(&p) + (s.depth as usize) < super::MAX_DEPTH);
+                    if let Some(size) = kept {
+                        entries_seen = entries_seen.saturating_add(size.entries);
+                        bytes_seen = bytes_seen.saturating_add(size.path_and_name_bytes(p.len()));
+                        symlinks |= size.symlinks;
+                        if too_large(entries_seen, bytes_seen) {
+                            return Err(RepoError::TreeTooLarge(commit.to_string()));
+                        }
+                        counted.insert(p, size);
+                        continue;
+                    }
                     stack.push((p, Oid::from_bytes(&e.id.0).map_err(g)?));
                 }
             }
@@ -517,12 +720,21 @@ impl GitRepo {
                 "the tree of commit `{commit}` has two entries named `{name}` in `{dir}` once their names, which are not UTF-8, are read; gitops-lint cannot tell them apart"
             )));
         }
-        Ok(Arc::new(IndexedTree::new(
-            commit[..commit.len().min(12)].to_string(),
-            oid_to_id(root),
+        if let Some(f) = facts {
+            SubtreeSize::keep_all(f, oid_to_id(root), &dirs, &counted);
+        }
+        let lazy = (!counted.is_empty()).then(|| Arc::clone(&self.listings));
+        Ok(Arc::new(IndexedTree {
+            label: commit[..commit.len().min(12)].to_string(),
+            root_id: oid_to_id(root),
             dirs,
-            BlobStore::Git(self.shared()),
-        )))
+            store: BlobStore::Git(self.shared()),
+            symlinks,
+            lazy: lazy.map(|listings| LazyListings {
+                listings,
+                decoded: Mutex::default(),
+            }),
+        }))
     }
 
     /// The staged content (what the next commit will contain).
@@ -803,13 +1015,25 @@ enum BlobStore {
     Git(SharedRepo),
 }
 
-/// A tree whose directory structure was read up front (a commit or the index).
+/// A tree whose directory structure was read up front (a commit or the
+/// index), except for subtrees an earlier run indexed whole: those are
+/// counted from their kept size and decoded when first read.
 struct IndexedTree {
     label: String,
     root_id: ObjectId,
     dirs: FastMap<String, Listing>,
     store: BlobStore,
     symlinks: bool,
+    /// How the directories not in `dirs` are read, when some are not.
+    lazy: Option<LazyListings>,
+}
+
+/// The directories of an [`IndexedTree`] decoded on first read.
+struct LazyListings {
+    /// Shared with the run's other trees.
+    listings: Arc<TreeListings>,
+    /// By path, as they were read.
+    decoded: Mutex<FastMap<String, Listing>>,
 }
 
 impl IndexedTree {
@@ -829,7 +1053,61 @@ impl IndexedTree {
             dirs,
             store,
             symlinks,
+            lazy: None,
         }
+    }
+
+    /// The listing of directory `dir`, `None` when no directory is there
+    /// (or it lies at the depth limit, whose directories are not read).
+    fn listing(&self, dir: &str) -> Result<Option<Listing>, SourceError> {
+        if let Some(l) = self.dirs.get(dir) {
+            return Ok(Some(Arc::clone(l)));
+        }
+        let Some(lazy) = &self.lazy else {
+            return Ok(None);
+        };
+        let lock = || {
+            lazy.decoded
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(l) = lock().get(dir) {
+            return Ok(Some(Arc::clone(l)));
+        }
+        if dir.is_empty() || super::depth(dir) >= super::MAX_DEPTH {
+            return Ok(None);
+        }
+        let (parent, name) = match dir.rfind('/') {
+            Some(i) => (&dir[..i], &dir[i + 1..]),
+            None => ("", dir),
+        };
+        let Some(up) = self.listing(parent)? else {
+            return Ok(None);
+        };
+        let Ok(i) = up.binary_search_by(|e| e.name.as_str().cmp(name)) else {
+            return Ok(None);
+        };
+        if up[i].kind != EntryKind::Dir {
+            return Ok(None);
+        }
+        let BlobStore::Git(store) = &self.store;
+        let repo = store.take_handle()?;
+        let oid = Oid::from_bytes(&up[i].id.0).map_err(|e| io(&e));
+        let decoded = oid.map(|oid| lazy.listings.get_or_decode(&repo, oid, true));
+        store.give_back(repo);
+        let listing = match decoded? {
+            Some(Ok(l)) => l,
+            // The subtree was indexed whole before, under the same id.
+            Some(Err(Undecodable::Git(m))) => return Err(SourceError::Io(format!("`{dir}`: {m}"))),
+            Some(Err(Undecodable::TwoNamed(n))) => {
+                return Err(SourceError::Io(format!(
+                    "`{dir}` has two entries named `{n}` once their names, which are not UTF-8, are read"
+                )))
+            }
+            None => return Err(SourceError::Io(format!("`{dir}` could not be read"))),
+        };
+        lock().insert(dir.to_string(), Arc::clone(&listing));
+        Ok(Some(listing))
     }
 }
 
@@ -861,7 +1139,7 @@ impl Tree for IndexedTree {
             Some(i) => (&path[..i], &path[i + 1..]),
             None => ("", path),
         };
-        let Some(entries) = self.dirs.get(parent) else {
+        let Some(entries) = self.listing(parent)? else {
             return Ok(None);
         };
         Ok(entries
@@ -878,7 +1156,7 @@ impl Tree for IndexedTree {
                 None => Err(SourceError::NotFound(dir.to_string())),
             };
         }
-        match self.dirs.get(dir) {
+        match self.listing(dir)? {
             Some(v) => Ok(v.to_vec()),
             None => match self.entry(dir)? {
                 Some(_) => Err(SourceError::NotADir(dir.to_string())),
