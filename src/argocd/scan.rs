@@ -3,11 +3,14 @@
 //! setting, parsed once and shared with rendering.
 
 use super::*;
-use crate::source::facts::Question;
+use crate::source::facts::{Facts, Question};
 use crate::source::walk::Flow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 /// A document the scan keeps, with where it is declared.
 type Kept = (Arc<Value>, Origin);
+
+/// A file that may declare what the scan keeps: path, blob id and parse.
+type Candidate = (String, ObjectId, render::ParsedStream);
 
 /// A raw declaration found by scanning files.
 pub(super) struct Declared {
@@ -28,8 +31,9 @@ pub(super) fn scan(
     inv: &mut Inventory,
 ) -> (Vec<Declared>, Vec<Declared>, Vec<Arc<Value>>) {
     let mut files = Vec::new();
-    // At head, a directory identical at base holds the same candidates:
-    // they are taken from base's scan instead of reading every file again.
+    // A directory scanned whole before, or at head one identical at base,
+    // holds the same candidates: they are taken from that scan instead of
+    // reading every file again.
     let mut known = Vec::new();
     let prev = input
         .defer
@@ -38,64 +42,49 @@ pub(super) fn scan(
         .map(|(d, r)| PrevScan {
             tree: d.other.as_ref(),
             candidates: &r.scan_candidates,
-            out: &mut known,
         });
-    walk(input.tree.as_ref(), "", &mut files, prev);
-    // In walk order (a directory's entries by name, depth first): the first
-    // of two declarations of one Application is the one used.
-    let known: BTreeSet<String> = known.into_iter().collect();
-    files.extend(known.iter().cloned());
-    files.sort_by(|a, b| a.split('/').cmp(b.split('/')));
     // The byte test depends on the blob alone: a blob that failed it in an
-    // earlier run (facts kept by content id) is not read again.
+    // earlier run (facts kept by content id) is not read again, and a
+    // directory scanned whole before (kept by tree id) is not walked again.
     let facts = input
         .defer
         .as_ref()
         .and_then(|d| d.subtrees.facts())
         .filter(|_| input.tree.content_addressed());
-    let parsed: Vec<(String, ObjectId, render::ParsedStream)> = files
+    let walked = walk_kept(input.tree.as_ref(), facts, &mut files, &mut known, prev);
+    if let Some(why) = walked.unreadable {
+        inv.over_limit = Some(why);
+        return (Vec::new(), Vec::new(), Vec::new());
+    }
+    // In walk order (a directory's entries by name, depth first): the first
+    // of two declarations of one Application is the one used.
+    let known: BTreeSet<String> = known.into_iter().collect();
+    files.extend(known.iter().cloned());
+    files.sort_by(|a, b| a.split('/').cmp(b.split('/')));
+    let answers: Vec<(Option<Candidate>, bool)> = files
         .par_iter()
-        .filter_map(|f| {
-            // `walk` lists regular files only, so no symlink needs resolving.
-            let id = input.tree.entry(f).ok().flatten()?.id;
-            let candidate = known.contains(f);
-            if !candidate && facts.and_then(|x| x.get(Question::MayDeclare, id)) == Some(false) {
-                return None;
-            }
-            // A parse known without reading (this run's other revision, or
-            // kept by an earlier run) carries the byte test's answer.
-            let content_addressed = input.tree.content_addressed();
-            if let Some((parsed, flags)) = content_addressed
-                .then(|| input.cache.known_sigs(id))
-                .flatten()
-            {
-                return (candidate || flags.has(render::kept_parse::Flags::MAY_DECLARE))
-                    .then(|| (f.clone(), id, parsed));
-            }
-            let bytes = input.tree.read_raw(f).ok()?;
-            let may_declare = render::kept_parse::may_declare(&bytes);
-            if !may_declare {
-                // Only the answers that spare a read are kept.
-                if let Some(x) = facts {
-                    x.put(Question::MayDeclare, id, false);
-                }
-                if !candidate {
-                    return None;
-                }
-            }
-            // Read as Argo CD and kubectl read manifests (sigs.k8s.io/yaml),
-            // as the directory renderer does: an Application file rendered
-            // by an app-of-apps is then parsed once, not once per dialect.
-            Some((
-                f.clone(),
-                id,
-                input
-                    .cache
-                    .get_or_parse_in(id, &bytes, Dialect::SigsYaml, content_addressed),
-            ))
+        .map(|f| {
+            let mut definite = false;
+            let parsed = candidate_parse(input, facts, &known, f, &mut definite);
+            (parsed, definite)
         })
         .collect();
+    if let Some(f) = facts {
+        let found: HashSet<&str> = answers
+            .iter()
+            .filter_map(|(p, _)| p.as_ref().map(|(f, _, _)| f.as_str()))
+            .collect();
+        let unknown: HashSet<&str> = files
+            .iter()
+            .zip(&answers)
+            .filter(|(_, (_, definite))| !definite)
+            .map(|(f, _)| f.as_str())
+            .collect();
+        walked.keep(f, &found, &unknown);
+    }
+    let parsed: Vec<Candidate> = answers.into_iter().filter_map(|(p, _)| p).collect();
     inv.scan_candidates = parsed.iter().map(|(f, _, _)| f.clone()).collect();
+
     // Copying the kept documents out of the shared parses is done in
     // parallel; they are then taken in walk order.
     let wanted = |v: &Value| {
@@ -187,36 +176,311 @@ pub(super) fn scan(
     (apps, appsets, others)
 }
 
-/// The other revision's scan, for [`walk`] to skip directories identical there.
+/// The parse of manifest file `f` when it may declare what the scan keeps
+/// (or is `known` to: the same blob did in a directory scanned before).
+/// `definite` is set unless the answer came from a failure to read, which
+/// a later run must not take for "declares nothing".
+fn candidate_parse(
+    input: &InventoryInput<'_>,
+    facts: Option<&Facts>,
+    known: &BTreeSet<String>,
+    f: &String,
+    definite: &mut bool,
+) -> Option<Candidate> {
+    // `walk` lists regular files only, so no symlink needs resolving.
+    let id = input.tree.entry(f).ok().flatten()?.id;
+    let candidate = known.contains(f);
+    if !candidate && facts.and_then(|x| x.get(Question::MayDeclare, id)) == Some(false) {
+        *definite = true;
+        return None;
+    }
+    // A parse known without reading (this run's other revision, or
+    // kept by an earlier run) carries the byte test's answer.
+    let content_addressed = input.tree.content_addressed();
+    if let Some((parsed, flags)) = content_addressed
+        .then(|| input.cache.known_sigs(id))
+        .flatten()
+    {
+        *definite = true;
+        return (candidate || flags.has(render::kept_parse::Flags::MAY_DECLARE))
+            .then(|| (f.clone(), id, parsed));
+    }
+    let bytes = input.tree.read_raw(f).ok()?;
+    *definite = true;
+    let may_declare = render::kept_parse::may_declare(&bytes);
+    if !may_declare {
+        // Only the answers that spare a read are kept.
+        if let Some(x) = facts {
+            x.put(Question::MayDeclare, id, false);
+        }
+        if !candidate {
+            return None;
+        }
+    }
+    // Read as Argo CD and kubectl read manifests (sigs.k8s.io/yaml),
+    // as the directory renderer does: an Application file rendered
+    // by an app-of-apps is then parsed once, not once per dialect.
+    Some((
+        f.clone(),
+        id,
+        input
+            .cache
+            .get_or_parse_in(id, &bytes, Dialect::SigsYaml, content_addressed),
+    ))
+}
+
+/// The other revision's scan, for [`walk_kept`] to skip directories
+/// identical there.
 pub(super) struct PrevScan<'a> {
     tree: &'a dyn Tree,
     candidates: &'a BTreeSet<String>,
-    out: &'a mut Vec<String>,
 }
 
-/// Lists the manifest files below `dir`. With `prev`, a directory whose id
-/// is the same in the other revision is not entered: the files of it that
-/// the other revision's scan kept go to `prev.out` instead.
-pub(super) fn walk(tree: &dyn Tree, dir: &str, out: &mut Vec<String>, prev: Option<PrevScan<'_>>) {
+/// A directory the scan walked: its id, the manifest files directly in it
+/// and its subdirectories, each walked, skipped as kept or identical at the
+/// other revision (then `found` tells whether a candidate lies below).
+struct WalkedDir {
+    path: String,
+    id: ObjectId,
+    files: Vec<String>,
+    /// Name, id and, for a subdirectory not walked, whether it holds a
+    /// candidate.
+    dirs: Vec<(String, ObjectId, Option<bool>)>,
+}
+
+/// What [`walk_kept`] saw, for [`Walked::keep`] to record once the byte
+/// tests are done.
+pub(super) struct Walked {
+    dirs: Vec<WalkedDir>,
+    /// Why a directory could not be listed, when one could not: the scan
+    /// then cannot know what the revision declares.
+    pub(super) unreadable: Option<String>,
+}
+
+/// The key of what a scan keeps for tree `id`: the manifest files directly
+/// in it that may declare something, and its subdirectories holding any
+/// (by name and tree id). Only a tree's content decides both, so the record
+/// holds wherever that tree appears.
+fn scan_key(id: ObjectId) -> ObjectId {
+    crate::source::facts::record_key("scan", &[&id.0])
+}
+
+fn encode_scan(files: &[&str], dirs: &[(&str, ObjectId)]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let len = |n: usize| u32::try_from(n).ok().map(u32::to_le_bytes);
+    out.extend_from_slice(&len(files.len())?);
+    for f in files {
+        out.extend_from_slice(&len(f.len())?);
+        out.extend_from_slice(f.as_bytes());
+    }
+    out.extend_from_slice(&len(dirs.len())?);
+    for (d, id) in dirs {
+        out.extend_from_slice(&len(d.len())?);
+        out.extend_from_slice(d.as_bytes());
+        out.extend_from_slice(&id.0);
+    }
+    Some(out)
+}
+
+/// The candidates kept for tree `id` at `dir`, with those of every
+/// subdirectory they name, appended to `out`; `false` (and `out` as it
+/// was) when a record is missing or damaged.
+fn expand_kept(
+    facts: &Facts,
+    dir: &str,
+    id: ObjectId,
+    out: &mut Vec<String>,
+    depth: usize,
+) -> bool {
+    let mark = out.len();
+    let ok = expand_into(facts, dir, id, out, depth);
+    if !ok {
+        out.truncate(mark);
+    }
+    ok
+}
+
+fn expand_into(
+    facts: &Facts,
+    dir: &str,
+    id: ObjectId,
+    out: &mut Vec<String>,
+    depth: usize,
+) -> bool {
+    if depth >= crate::source::MAX_DEPTH {
+        return false;
+    }
+    let Some(bytes) = facts.record(scan_key(id)) else {
+        return false;
+    };
+    let Some(items) = decode_scan(&bytes) else {
+        return false;
+    };
+    for (name, sub) in items {
+        let full = crate::source::path::child(dir, &name);
+        match sub {
+            None => out.push(full),
+            Some(id) => {
+                if !expand_into(facts, &full, id, out, depth + 1) {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// A record of [`encode_scan`]: its files (no id) and subdirectories, in
+/// walk order (by name); `None` when damaged.
+fn decode_scan(bytes: &[u8]) -> Option<Vec<(String, Option<ObjectId>)>> {
+    let mut r = bytes;
+    let mut take = |n: usize| -> Option<&[u8]> {
+        let (head, rest) = r.split_at_checked(n)?;
+        r = rest;
+        Some(head)
+    };
+    let mut items = Vec::new();
+    for with_id in [false, true] {
+        let n = u32::from_le_bytes(take(4)?.try_into().ok()?);
+        for _ in 0..n {
+            let len = u32::from_le_bytes(take(4)?.try_into().ok()?);
+            let name = std::str::from_utf8(take(usize::try_from(len).ok()?)?).ok()?;
+            let id = if with_id {
+                Some(ObjectId(take(20)?.try_into().ok()?))
+            } else {
+                None
+            };
+            items.push((name.to_string(), id));
+        }
+    }
+    if !take(0).is_some_and(|_| r.is_empty()) {
+        return None;
+    }
+    items.sort();
+    Some(items)
+}
+
+impl Walked {
+    /// Records, for each directory walked whole whose every file got an
+    /// answer (`unknown` lists those that did not), the candidates `found`
+    /// in it by tree id, for later scans to take instead of walking it.
+    pub(super) fn keep(&self, facts: &Facts, found: &HashSet<&str>, unknown: &HashSet<&str>) {
+        // Deepest first, so that a directory knows its subdirectories'.
+        let mut order: Vec<&WalkedDir> = self.dirs.iter().collect();
+        order.sort_by_key(|d| std::cmp::Reverse(crate::source::depth(&d.path)));
+        // Per walked path: whether a candidate lies below, or `None` when
+        // it is not known whole.
+        let mut holds: HashMap<&str, Option<bool>> = HashMap::new();
+        for d in order {
+            let mut whole = d.files.iter().all(|f| !unknown.contains(f.as_str()));
+            let files: Vec<&str> = d
+                .files
+                .iter()
+                .filter(|f| found.contains(f.as_str()))
+                .map(|f| f.rsplit('/').next().unwrap_or(f))
+                .collect();
+            let mut dirs = Vec::new();
+            for (name, id, skipped) in &d.dirs {
+                let below = match skipped {
+                    Some(b) => Some(*b),
+                    None => holds
+                        .get(crate::source::path::child(&d.path, name).as_str())
+                        .copied()
+                        .flatten(),
+                };
+                match below {
+                    Some(true) => dirs.push((name.as_str(), *id)),
+                    Some(false) => {}
+                    None => whole = false,
+                }
+            }
+            let any = !files.is_empty() || !dirs.is_empty();
+            holds.insert(d.path.as_str(), whole.then_some(any));
+            if whole {
+                if let Some(bytes) = encode_scan(&files, &dirs) {
+                    if facts.record(scan_key(d.id)).as_deref() != Some(&bytes[..]) {
+                        facts.put_record(scan_key(d.id), bytes);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Lists the manifest files below the root into `out`. A directory whose
+/// candidates an earlier scan kept (by tree id, in `facts`) is not
+/// entered: its candidates go to `known`; so do, with `prev`, those of a
+/// directory whose id is the same in the other revision, taken from that
+/// revision's scan.
+pub(super) fn walk_kept(
+    tree: &dyn Tree,
+    facts: Option<&Facts>,
+    out: &mut Vec<String>,
+    known: &mut Vec<String>,
+    prev: Option<PrevScan<'_>>,
+) -> Walked {
+    let root = tree.entry("").ok().flatten().map(|e| e.id);
     let mut scan = ScanWalk {
         out,
+        known,
         prev,
+        facts,
         charts: HashSet::new(),
+        walked: Vec::new(),
+        open: Vec::new(),
+        pending: root,
+        unreadable: None,
     };
-    // Unreadable directories are left out; nothing else fails.
-    let _ = source::walk::walk(tree, dir, &mut scan);
+    let kept_root = match (facts, root) {
+        (Some(f), Some(id)) => expand_kept(f, "", id, scan.known, 0),
+        _ => false,
+    };
+    if !kept_root {
+        let _ = source::walk::walk(tree, "", &mut scan);
+    }
+    Walked {
+        dirs: scan.walked,
+        unreadable: scan.unreadable,
+    }
 }
 
-/// The visitor of [`walk`].
+/// The visitor of [`walk_kept`].
 struct ScanWalk<'a, 'p> {
     out: &'a mut Vec<String>,
+    known: &'a mut Vec<String>,
     prev: Option<PrevScan<'p>>,
+    facts: Option<&'p Facts>,
     /// Directories holding a `Chart.yaml`, while they are walked.
     charts: HashSet<String>,
+    /// Directories left, with what was seen in them.
+    walked: Vec<WalkedDir>,
+    /// Directories entered and not yet left.
+    open: Vec<WalkedDir>,
+    /// The id of the directory about to be entered.
+    pending: Option<ObjectId>,
+    unreadable: Option<String>,
 }
 
 impl source::walk::Visitor for ScanWalk<'_, '_> {
     type Error = std::convert::Infallible;
+
+    fn list(
+        &mut self,
+        tree: &dyn Tree,
+        dir: &str,
+    ) -> Result<Option<Vec<source::Entry>>, Self::Error> {
+        match tree.list_raw(dir) {
+            Ok(entries) => Ok(Some(entries)),
+            // What the object database cannot give is not "nothing there".
+            Err(e @ source::SourceError::Io(_)) => {
+                self.unreadable
+                    .get_or_insert_with(|| format!("the directory `{dir}` cannot be read: {e}"));
+                Ok(None)
+            }
+            // Directories at the depth limit are left out.
+            Err(_) => Ok(None),
+        }
+    }
 
     fn enter(&mut self, dir: &str, entries: &[source::Entry]) -> Result<Flow, Self::Error> {
         // A Helm chart's files are templates and values, not manifests: the
@@ -228,20 +492,61 @@ impl source::walk::Visitor for ScanWalk<'_, '_> {
         {
             self.charts.insert(dir.to_string());
         }
+        self.open.push(WalkedDir {
+            path: dir.to_string(),
+            id: self.pending.take().unwrap_or(ObjectId([0; 20])),
+            files: Vec::new(),
+            dirs: Vec::new(),
+        });
         Ok(Flow::Continue)
     }
 
     fn entry(&mut self, dir: &str, full: &str, e: &source::Entry) -> Result<Flow, Self::Error> {
+        let flow = self.visit(dir, full, e);
+        if let Some(here) = self.open.last_mut() {
+            match (e.kind, flow) {
+                (EntryKind::Dir, Flow::Continue) => {
+                    here.dirs.push((e.name.clone(), e.id, None));
+                    self.pending = Some(e.id);
+                }
+                (EntryKind::File, Flow::Continue) if is_manifest_file(&e.name) => {
+                    here.files.push(full.to_string());
+                }
+                _ => {}
+            }
+        }
+        Ok(flow)
+    }
+
+    fn leave(&mut self, dir: &str) -> Result<(), Self::Error> {
+        self.charts.remove(dir);
+        if let Some(done) = self.open.pop() {
+            self.walked.push(done);
+        }
+        Ok(())
+    }
+}
+
+impl ScanWalk<'_, '_> {
+    fn visit(&mut self, dir: &str, full: &str, e: &source::Entry) -> Flow {
         if self.charts.contains(dir) {
-            return Ok(if e.kind == EntryKind::Dir && e.name == "crds" {
+            return if e.kind == EntryKind::Dir && e.name == "crds" {
                 Flow::Continue
             } else {
                 Flow::Skip
-            });
+            };
         }
         match e.kind {
             EntryKind::Dir if e.name != ".git" => {
-                if let Some(p) = self.prev.as_mut() {
+                let mark = self.known.len();
+                if let Some(f) = self.facts {
+                    if expand_kept(f, full, e.id, self.known, 0) {
+                        let any = self.known.len() > mark;
+                        self.skipped(e, Some(any));
+                        return Flow::Skip;
+                    }
+                }
+                if let Some(p) = self.prev.as_ref() {
                     if p.tree
                         .entry(full)
                         .ok()
@@ -249,28 +554,33 @@ impl source::walk::Visitor for ScanWalk<'_, '_> {
                         .is_some_and(|o| o.id == e.id)
                     {
                         let below = format!("{full}/");
-                        p.out.extend(
+                        self.known.extend(
                             p.candidates
                                 .range(below.clone()..)
                                 .take_while(|f| f.starts_with(&below))
                                 .cloned(),
                         );
-                        return Ok(Flow::Skip);
+                        // Not known whole: that scan may have failed to read
+                        // a file, so no record is made from it.
+                        self.skipped(e, None);
+                        return Flow::Skip;
                     }
                 }
-                Ok(Flow::Continue)
+                Flow::Continue
             }
-            EntryKind::Dir => Ok(Flow::Skip),
+            EntryKind::Dir => Flow::Skip,
             EntryKind::File if is_manifest_file(&e.name) => {
                 self.out.push(full.to_string());
-                Ok(Flow::Continue)
+                Flow::Continue
             }
-            _ => Ok(Flow::Continue),
+            _ => Flow::Continue,
         }
     }
 
-    fn leave(&mut self, dir: &str) -> Result<(), Self::Error> {
-        self.charts.remove(dir);
-        Ok(())
+    /// Notes a subdirectory not entered, whose candidates are known.
+    fn skipped(&mut self, e: &source::Entry, any: Option<bool>) {
+        if let Some(here) = self.open.last_mut() {
+            here.dirs.push((e.name.clone(), e.id, any));
+        }
     }
 }
