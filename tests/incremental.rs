@@ -302,7 +302,12 @@ fn with_facts_kept_a_one_app_change_reads_what_it_touches() {
             "{cold} / {warm}"
         );
         assert!(warm.facts_loaded > 0, "{warm}");
-        warm_reads.push(warm.blob_reads);
+        warm_reads.push((warm.blob_reads, warm.trees_decoded));
+        // Subtrees indexed and scanned before are counted and scanned from
+        // what was kept by tree id: the changed app's directory and the
+        // ones on the way to it, not one per app.
+        assert!(none.trees_decoded > n, "{none}");
+        assert!(warm.trees_decoded < 8, "{warm}");
         // The changed app's six files: the Application files' parses are
         // kept by blob id, and so are the answers that spare the others.
         assert_eq!(warm.blob_reads, 6, "{warm}");
@@ -310,6 +315,55 @@ fn with_facts_kept_a_one_app_change_reads_what_it_touches() {
     }
     // Twenty more unchanged apps cost no read at all.
     assert_eq!(warm_reads[1], warm_reads[0]);
+}
+
+/// The scan keeps, by tree id, which files of a directory may declare an
+/// Application: a directory that changed has another id, so an Application
+/// added or removed anywhere below one scanned before is found.
+#[test]
+fn an_application_added_or_removed_below_a_kept_directory_is_seen() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let repo = tmp.path();
+    let nested = |mut files: Vec<(String, Vec<u8>)>| {
+        for (p, _) in &mut files {
+            if let Some(rest) = p.strip_prefix("argocd/") {
+                *p = format!("argocd/team/{rest}");
+            }
+        }
+        files
+    };
+    let base = nested(plain_fleet(4, None));
+    write_commit(repo, "main", None, &base, "base").expect("base");
+    write_commit(
+        repo,
+        "change",
+        Some("main"),
+        &nested(plain_fleet(4, Some(0))),
+        "head",
+    )
+    .expect("head");
+    add_remote(repo, "origin", URL).expect("remote");
+    let cache = tempfile::tempdir().expect("cache dir");
+    diff_cached(repo, Some(cache.path()));
+    // Head now adds app900 in the kept directory's subdirectory and drops
+    // app003's Application.
+    let mut head = nested(plain_fleet(4, Some(0)));
+    head.retain(|(p, _)| p != "argocd/team/app003.yaml");
+    head.push((
+        "argocd/team/new/app900.yaml".into(),
+        application("app900").into_bytes(),
+    ));
+    head.push((
+        "app900/cm.yaml".into(),
+        configmap("app900-cm", "1").into_bytes(),
+    ));
+    write_commit(repo, "change", None, &head, "head moved").expect("head moved");
+    let (_, none_out) = diff_cached(repo, None);
+    let (kept, kept_out) = diff_cached(repo, Some(cache.path()));
+    assert_eq!(kept_out, none_out);
+    assert!(kept_out.contains("app900 "), "{kept_out}");
+    assert!(kept_out.contains("app003 "), "{kept_out}");
+    assert!(kept.facts_loaded > 0, "{kept}");
 }
 
 #[test]
@@ -417,7 +471,9 @@ fn with_footprints_kept_an_unchanged_kustomization_is_neither_read_nor_parsed() 
         assert!(none.parses >= 3 * n, "{none}");
         assert_eq!(warm.blob_reads, 4, "{warm}");
         assert_eq!(warm.parses, 4, "{warm}");
-        warm_reads.push(warm.blob_reads);
+        assert!(none.trees_decoded > 2 * n, "{none}");
+        assert!(warm.trees_decoded < 10, "{warm}");
+        warm_reads.push((warm.blob_reads, warm.trees_decoded));
     }
     assert_eq!(warm_reads[1], warm_reads[0]);
 }

@@ -278,8 +278,11 @@ fn same_in_both(input: &InventoryInput<'_>, d: &Deferral, fp: &render::Footprint
     let here = input.tree.as_ref();
     let there = d.other.as_ref();
     let same_entry = |p: &str| {
-        let entry = |t: &dyn Tree| t.entry(p).ok().flatten().map(|e| (e.kind, e.id));
-        symlink_free(here, p) && symlink_free(there, p) && entry(here) == entry(there)
+        symlink_free(here, p)
+            && symlink_free(there, p)
+            && d.footprints
+                .entries_in(here, there, p)
+                .is_some_and(|(a, b)| a == b)
     };
     // A path inside a compared subtree is compared with it.
     let inside = |p: &str| {
@@ -289,10 +292,8 @@ fn same_in_both(input: &InventoryInput<'_>, d: &Deferral, fp: &render::Footprint
     };
     fp.subtrees.iter().all(|r| {
         same_entry(r)
-            && match here.entry(r) {
-                Ok(Some(e)) if e.kind == EntryKind::Dir => {
-                    d.subtrees.is_plain(here, input.cache, r, e.id)
-                }
+            && match d.footprints.entry(here, r) {
+                Ok(Some((EntryKind::Dir, id))) => d.subtrees.is_plain(here, input.cache, r, id),
                 _ => false,
             }
     }) && fp.entries.iter().all(|p| inside(p) || same_entry(p))

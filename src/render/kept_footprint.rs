@@ -12,6 +12,12 @@
 //! entries at all of them; anything else is computed again. A record holds
 //! up to two variants, so that the two revisions of a diff that see
 //! different footprints for one spec keep one each.
+//!
+//! Each variant also keeps the entry at each path's covering directory (its
+//! first two segments): where that entry is the same, so is every entry
+//! below it, so a spec whose files lie in one unchanged directory is
+//! checked by one lookup there, not by decoding every directory on the way
+//! to each path.
 
 use super::{Footprint, RenderContext, SourceSpec};
 use crate::source::facts::{record_key, Facts};
@@ -42,7 +48,7 @@ pub(super) fn key(cx: &RenderContext<'_>, spec: &SourceSpec) -> Option<ObjectId>
         o.argocd_version
     );
     Some(record_key(
-        "footprint",
+        "footprint-2",
         &[
             spec.path.as_bytes(),
             &json(&spec.directory),
@@ -61,11 +67,29 @@ pub(super) fn key(cx: &RenderContext<'_>, spec: &SourceSpec) -> Option<ObjectId>
 /// Most variants kept for one spec.
 const VARIANTS: usize = 2;
 
+/// An entry as a record keeps it: kind and id, or nothing there.
+pub(crate) type Seen = Option<(EntryKind, ObjectId)>;
+
 /// The footprint kept under `key`, when every path one of its variants
-/// names has the entry recorded with it in `tree`.
-pub(super) fn kept(facts: &Facts, tree: &dyn Tree, key: ObjectId) -> Option<Footprint> {
+/// names has the entry recorded with it in `tree`; with the entry each of
+/// those paths (and covering directories) has there.
+pub(super) fn kept(
+    facts: &Facts,
+    tree: &dyn Tree,
+    key: ObjectId,
+) -> Option<(Footprint, Vec<(String, Seen)>)> {
     let bytes = facts.record(key)?;
     variants(&bytes)?.into_iter().find_map(|v| checked(v, tree))
+}
+
+/// The directories whose entries stand for `path`'s in a record: its first
+/// segment, then its first two (the path itself when it has fewer).
+pub(crate) fn covering(path: &str) -> [&str; 2] {
+    let cut = |n: usize| match path.match_indices('/').nth(n) {
+        Some((i, _)) => &path[..i],
+        None => path,
+    };
+    [cut(0), cut(1)]
 }
 
 /// The variants of a record, or `None` when it is not as [`keep`] writes it.
@@ -83,10 +107,11 @@ fn variants(bytes: &[u8]) -> Option<Vec<&[u8]>> {
     r.0.is_empty().then_some(out)
 }
 
-/// The footprint of one variant, when it holds in `tree`.
-fn checked(variant: &[u8], tree: &dyn Tree) -> Option<Footprint> {
+/// The footprint of one variant, when it holds in `tree`, with the
+/// entries it found there.
+fn checked(variant: &[u8], tree: &dyn Tree) -> Option<(Footprint, Vec<(String, Seen)>)> {
     let mut r = Reader(variant);
-    let mut lists = [Vec::new(), Vec::new()];
+    let mut lists: [Vec<(String, Seen)>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     for list in &mut lists {
         let n = r.u32()?;
         for _ in 0..n {
@@ -96,18 +121,49 @@ fn checked(variant: &[u8], tree: &dyn Tree) -> Option<Footprint> {
                 0 => None,
                 k => Some((kind_of_code(k)?, ObjectId(r.take(20)?.try_into().ok()?))),
             };
-            let now = tree.entry(path).ok()?.map(|e| (e.kind, e.id));
-            if now != seen {
-                return None;
-            }
-            list.push(path.to_string());
+            list.push((path.to_string(), seen));
         }
     }
     if !r.0.is_empty() {
         return None;
     }
-    let [subtrees, entries] = lists;
-    Some(Footprint { subtrees, entries })
+    let [subtrees, entries, covers] = lists;
+    let now = |p: &str| tree.entry(p).ok().map(|e| e.map(|e| (e.kind, e.id)));
+    // A covering directory with the entry it had holds the same entries
+    // below it (a content id, in a tree without symlinks). The shallower
+    // one is looked at first: looking a deeper one up lists its parent.
+    let recorded: std::collections::HashMap<&str, Seen> =
+        covers.iter().map(|(c, s)| (c.as_str(), *s)).collect();
+    let mut looked: std::collections::HashMap<&str, Seen> = std::collections::HashMap::new();
+    let mut found = Vec::with_capacity(covers.len() + subtrees.len() + entries.len());
+    for (p, seen) in subtrees.iter().chain(&entries) {
+        let mut held = false;
+        for c in covering(p) {
+            let then = recorded.get(c)?;
+            let here = match looked.get(c) {
+                Some(h) => *h,
+                None => {
+                    let h = now(c)?;
+                    looked.insert(c, h);
+                    found.push((c.to_string(), h));
+                    h
+                }
+            };
+            if here == *then {
+                held = true;
+                break;
+            }
+        }
+        if !held && now(p)? != *seen {
+            return None;
+        }
+        found.push((p.clone(), *seen));
+    }
+    let fp = Footprint {
+        subtrees: subtrees.into_iter().map(|(p, _)| p).collect(),
+        entries: entries.into_iter().map(|(p, _)| p).collect(),
+    };
+    Some((fp, found))
 }
 
 /// Keeps `fp`, found in `tree`, under `key`, with the entry at each path,
@@ -133,10 +189,19 @@ pub(super) fn keep(facts: &Facts, tree: &dyn Tree, key: ObjectId, fp: &Footprint
     facts.put_record(key, out);
 }
 
-/// One variant: each path of `fp` with the entry at it in `tree`.
+/// One variant: each path of `fp` with the entry at it in `tree`, then
+/// each covering directory of those paths with its entry.
 fn encode(tree: &dyn Tree, fp: &Footprint) -> Option<Vec<u8>> {
+    let mut covers: Vec<String> = fp
+        .subtrees
+        .iter()
+        .chain(&fp.entries)
+        .flat_map(|p| covering(p).map(str::to_string))
+        .collect();
+    covers.sort();
+    covers.dedup();
     let mut out = Vec::new();
-    for list in [&fp.subtrees, &fp.entries] {
+    for list in [&fp.subtrees, &fp.entries, &covers] {
         out.extend_from_slice(&u32::try_from(list.len()).ok()?.to_le_bytes());
         for path in list {
             // An entry that cannot be read now could not be checked later.
@@ -215,24 +280,36 @@ mod tests {
         };
         let key = ObjectId([7; 20]);
         keep(&facts, &tree(b"a", false), key, &fp);
-        assert_eq!(kept(&facts, &tree(b"a", false), key), Some(fp.clone()));
+        assert_eq!(
+            kept(&facts, &tree(b"a", false), key).map(|k| k.0),
+            Some(fp.clone())
+        );
         // A file it names differs: the record is stale.
-        assert_eq!(kept(&facts, &tree(b"b", false), key), None);
+        assert_eq!(kept(&facts, &tree(b"b", false), key).map(|k| k.0), None);
         // Kept for the other tree too, each tree finds its own, and a
         // third one pushes out the oldest.
         keep(&facts, &tree(b"b", false), key, &fp);
-        assert_eq!(kept(&facts, &tree(b"a", false), key), Some(fp.clone()));
-        assert_eq!(kept(&facts, &tree(b"b", false), key), Some(fp.clone()));
+        assert_eq!(
+            kept(&facts, &tree(b"a", false), key).map(|k| k.0),
+            Some(fp.clone())
+        );
+        assert_eq!(
+            kept(&facts, &tree(b"b", false), key).map(|k| k.0),
+            Some(fp.clone())
+        );
         keep(&facts, &tree(b"c", false), key, &fp);
-        assert_eq!(kept(&facts, &tree(b"a", false), key), None);
-        assert_eq!(kept(&facts, &tree(b"b", false), key), Some(fp.clone()));
+        assert_eq!(kept(&facts, &tree(b"a", false), key).map(|k| k.0), None);
+        assert_eq!(
+            kept(&facts, &tree(b"b", false), key).map(|k| k.0),
+            Some(fp.clone())
+        );
         keep(&facts, &tree(b"a", false), key, &fp);
         // So does a path that was absent and is now there.
-        assert_eq!(kept(&facts, &tree(b"a", true), key), None);
+        assert_eq!(kept(&facts, &tree(b"a", true), key).map(|k| k.0), None);
         // A damaged record is not used.
         let mut bytes = facts.record(key).map(|b| b.to_vec()).unwrap_or_default();
         bytes.truncate(bytes.len() - 3);
         facts.put_record(key, bytes);
-        assert_eq!(kept(&facts, &tree(b"a", false), key), None);
+        assert_eq!(kept(&facts, &tree(b"a", false), key).map(|k| k.0), None);
     }
 }

@@ -1037,6 +1037,10 @@ impl Footprint {
 pub struct FootprintMemo {
     map: Mutex<HashMap<String, Arc<Footprint>, foldhash::fast::RandomState>>,
     facts: Option<Arc<source::facts::Facts>>,
+    /// Entries of the tree that kept footprints were checked against, by
+    /// path, so that comparing them with another revision's looks up none
+    /// of them again.
+    seen: Mutex<HashMap<String, kept_footprint::Seen, foldhash::fast::RandomState>>,
 }
 
 impl FootprintMemo {
@@ -1046,7 +1050,50 @@ impl FootprintMemo {
         FootprintMemo {
             map: Mutex::default(),
             facts,
+            seen: Mutex::default(),
         }
+    }
+
+    /// The entry at `path` in `tree`, the tree this memo's footprints are
+    /// of: as a kept footprint's check found it, else looked up.
+    ///
+    /// # Errors
+    /// The tree's, for a path looked up.
+    pub(crate) fn entry(
+        &self,
+        tree: &dyn Tree,
+        path: &str,
+    ) -> Result<kept_footprint::Seen, source::SourceError> {
+        let seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(path)
+            .copied();
+        match seen {
+            Some(s) => Ok(s),
+            None => Ok(tree.entry(path)?.map(|e| (e.kind, e.id))),
+        }
+    }
+
+    /// The entries at `path` in `tree` (this memo's) and in `other`: the
+    /// same without looking below when the covering directory kept
+    /// footprints are checked by has the same entry in both.
+    #[must_use]
+    pub(crate) fn entries_in(
+        &self,
+        tree: &dyn Tree,
+        other: &dyn Tree,
+        path: &str,
+    ) -> Option<(kept_footprint::Seen, kept_footprint::Seen)> {
+        let here = self.entry(tree, path).ok()?;
+        for cover in kept_footprint::covering(path) {
+            let there = other.entry(cover).ok()?.map(|e| (e.kind, e.id));
+            if self.entry(tree, cover).ok()? == there {
+                return Some((here, here));
+            }
+        }
+        Some((here, other.entry(path).ok()?.map(|e| (e.kind, e.id))))
     }
 
     fn get(&self, dir: &str) -> Option<Arc<Footprint>> {
@@ -1081,7 +1128,11 @@ pub fn footprint(
         .facts
         .as_deref()
         .and_then(|f| Some((f, kept_footprint::key(cx, spec)?)));
-    if let Some(fp) = kept.and_then(|(f, key)| kept_footprint::kept(f, cx.tree, key)) {
+    if let Some((fp, seen)) = kept.and_then(|(f, key)| kept_footprint::kept(f, cx.tree, key)) {
+        memo.seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(seen);
         return Some(fp);
     }
     let spec = overrides::apply(cx, spec).ok()?;
@@ -1097,8 +1148,10 @@ pub fn footprint(
         SourceType::Plugin => return None,
     };
     fp.entries.extend(overrides::files(spec));
-    // Only a kustomization's footprint costs reads and parses to find.
-    if source_type == SourceType::Kustomize {
+    // A kustomization's footprint costs reads and parses to find, and a
+    // directory's the listing that tells its type; both are kept. (Each
+    // names its source directory, so a file added there is seen.)
+    if matches!(source_type, SourceType::Kustomize | SourceType::Directory) {
         if let Some((f, key)) = kept {
             kept_footprint::keep(f, cx.tree, key, &fp);
         }
