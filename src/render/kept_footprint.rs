@@ -257,59 +257,76 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::MemTree;
 
     #[test]
     fn a_kept_footprint_is_used_only_while_every_path_it_names_is_the_same() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let facts = Facts::open(dir.path());
+        let repo_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let base: &[u8] = b"resources: [../b]";
-        let tree = |b: &[u8], extra: bool| {
-            let mut files: Vec<(&str, &[u8])> =
-                vec![("o/kustomization.yaml", base), ("b/kustomization.yaml", b)];
+        let branches = std::cell::Cell::new(0);
+        // A commit's tree (content ids, as a kept footprint needs) with
+        // `b/kustomization.yaml` holding `b`, `o/missing.yaml` when
+        // `extra`, and an unrelated file holding `other`.
+        let tree_with = |b: &[u8], extra: bool, other: &[u8]| {
+            let mut files = vec![
+                ("o/kustomization.yaml".to_string(), base.to_vec()),
+                ("b/kustomization.yaml".to_string(), b.to_vec()),
+                ("z/other.yaml".to_string(), other.to_vec()),
+            ];
             if extra {
-                files.push(("o/missing.yaml", b"x"));
+                files.push(("o/missing.yaml".to_string(), b"x".to_vec()));
             }
-            MemTree::new(&files)
+            branches.set(branches.get() + 1);
+            let branch = format!("b{}", branches.get());
+            let commit = crate::source::write_commit(repo_dir.path(), &branch, None, &files, "t")
+                .unwrap_or_else(|e| panic!("{e}"));
+            crate::source::GitRepo::open(repo_dir.path())
+                .and_then(|r| r.commit_tree(&commit))
+                .unwrap_or_else(|e| panic!("{e}"))
         };
-        // (A memory tree's directory ids are not content ids: the test
-        // names the files themselves.)
+        let tree = |b: &[u8], extra: bool| tree_with(b, extra, b"1");
         let fp = Footprint {
             subtrees: vec!["o".into()],
             entries: vec!["b/kustomization.yaml".into(), "o/missing.yaml".into()],
         };
         let key = ObjectId([7; 20]);
-        keep(&facts, &tree(b"a", false), key, &fp);
+        keep(&facts, &*tree(b"a", false), key, &fp);
         assert_eq!(
-            kept(&facts, &tree(b"a", false), key).map(|k| k.0),
+            kept(&facts, &*tree(b"a", false), key).map(|k| k.0),
+            Some(fp.clone())
+        );
+        // A change outside the directories it names leaves it standing.
+        assert_eq!(
+            kept(&facts, &*tree_with(b"a", false, b"2"), key).map(|k| k.0),
             Some(fp.clone())
         );
         // A file it names differs: the record is stale.
-        assert_eq!(kept(&facts, &tree(b"b", false), key).map(|k| k.0), None);
+        assert_eq!(kept(&facts, &*tree(b"b", false), key).map(|k| k.0), None);
         // Kept for the other tree too, each tree finds its own, and a
         // third one pushes out the oldest.
-        keep(&facts, &tree(b"b", false), key, &fp);
+        keep(&facts, &*tree(b"b", false), key, &fp);
         assert_eq!(
-            kept(&facts, &tree(b"a", false), key).map(|k| k.0),
+            kept(&facts, &*tree(b"a", false), key).map(|k| k.0),
             Some(fp.clone())
         );
         assert_eq!(
-            kept(&facts, &tree(b"b", false), key).map(|k| k.0),
+            kept(&facts, &*tree(b"b", false), key).map(|k| k.0),
             Some(fp.clone())
         );
-        keep(&facts, &tree(b"c", false), key, &fp);
-        assert_eq!(kept(&facts, &tree(b"a", false), key).map(|k| k.0), None);
+        keep(&facts, &*tree(b"c", false), key, &fp);
+        assert_eq!(kept(&facts, &*tree(b"a", false), key).map(|k| k.0), None);
         assert_eq!(
-            kept(&facts, &tree(b"b", false), key).map(|k| k.0),
+            kept(&facts, &*tree(b"b", false), key).map(|k| k.0),
             Some(fp.clone())
         );
-        keep(&facts, &tree(b"a", false), key, &fp);
+        keep(&facts, &*tree(b"a", false), key, &fp);
         // So does a path that was absent and is now there.
-        assert_eq!(kept(&facts, &tree(b"a", true), key).map(|k| k.0), None);
+        assert_eq!(kept(&facts, &*tree(b"a", true), key).map(|k| k.0), None);
         // A damaged record is not used.
         let mut bytes = facts.record(key).map(|b| b.to_vec()).unwrap_or_default();
         bytes.truncate(bytes.len() - 3);
         facts.put_record(key, bytes);
-        assert_eq!(kept(&facts, &tree(b"a", false), key).map(|k| k.0), None);
+        assert_eq!(kept(&facts, &*tree(b"a", false), key).map(|k| k.0), None);
     }
 }
