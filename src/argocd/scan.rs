@@ -5,6 +5,7 @@
 use super::*;
 use crate::source::facts::{Facts, Question};
 use crate::source::walk::Flow;
+use crate::source::SMALL_LEAF;
 use std::collections::{HashMap, HashSet};
 /// A document the scan keeps, with where it is declared.
 type Kept = (Arc<Value>, Origin);
@@ -396,11 +397,12 @@ impl Walked {
             }
             let any = !files.is_empty() || !dirs.is_empty();
             holds.insert(d.path.as_str(), whole.then_some(any));
-            if whole {
+            // A small directory holding nothing and no subdirectory is
+            // walked again sooner than its record is read.
+            let small = d.dirs.is_empty() && d.files.len() as u64 <= SMALL_LEAF;
+            if whole && (any || !small) {
                 if let Some(bytes) = encode_scan(&files, &dirs) {
-                    if facts.record(scan_key(d.id)).as_deref() != Some(&bytes[..]) {
-                        facts.put_record(scan_key(d.id), bytes);
-                    }
+                    facts.put_record(scan_key(d.id), bytes);
                 }
             }
         }
@@ -492,6 +494,10 @@ impl source::walk::Visitor for ScanWalk<'_, '_> {
         {
             self.charts.insert(dir.to_string());
         }
+        // What a directory holds is recorded only to be kept.
+        if self.facts.is_none() {
+            return Ok(Flow::Continue);
+        }
         self.open.push(WalkedDir {
             path: dir.to_string(),
             id: self.pending.take().unwrap_or(ObjectId([0; 20])),
@@ -520,6 +526,9 @@ impl source::walk::Visitor for ScanWalk<'_, '_> {
 
     fn leave(&mut self, dir: &str) -> Result<(), Self::Error> {
         self.charts.remove(dir);
+        if self.facts.is_none() {
+            return Ok(());
+        }
         if let Some(done) = self.open.pop() {
             self.walked.push(done);
         }

@@ -18,7 +18,7 @@ pub(crate) mod overrides;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use serde_json::Value;
 
@@ -1040,7 +1040,8 @@ pub struct FootprintMemo {
     /// Entries of the tree that kept footprints were checked against, by
     /// path, so that comparing them with another revision's looks up none
     /// of them again.
-    seen: Mutex<HashMap<String, kept_footprint::Seen, foldhash::fast::RandomState>>,
+    /// Read by every worker: a lock they share would make them wait.
+    seen: RwLock<HashMap<String, kept_footprint::Seen, foldhash::fast::RandomState>>,
 }
 
 impl FootprintMemo {
@@ -1050,7 +1051,7 @@ impl FootprintMemo {
         FootprintMemo {
             map: Mutex::default(),
             facts,
-            seen: Mutex::default(),
+            seen: RwLock::default(),
         }
     }
 
@@ -1066,7 +1067,7 @@ impl FootprintMemo {
     ) -> Result<kept_footprint::Seen, source::SourceError> {
         let seen = self
             .seen
-            .lock()
+            .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(path)
             .copied();
@@ -1087,6 +1088,12 @@ impl FootprintMemo {
         path: &str,
     ) -> Option<(kept_footprint::Seen, kept_footprint::Seen)> {
         let here = self.entry(tree, path).ok()?;
+        // Where the other tree's listing is at hand (it was indexed whole),
+        // the entry itself costs less than its covering directories do.
+        let parent = path.rfind('/').map_or("", |i| &path[..i]);
+        if other.has_listing(parent) {
+            return Some((here, other.entry(path).ok()?.map(|e| (e.kind, e.id))));
+        }
         for cover in kept_footprint::covering(path) {
             let there = other.entry(cover).ok()?.map(|e| (e.kind, e.id));
             if self.entry(tree, cover).ok()? == there {
@@ -1130,7 +1137,7 @@ pub fn footprint(
         .and_then(|f| Some((f, kept_footprint::key(cx, spec)?)));
     if let Some((fp, seen)) = kept.and_then(|(f, key)| kept_footprint::kept(f, cx.tree, key)) {
         memo.seen
-            .lock()
+            .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .extend(seen);
         return Some(fp);

@@ -229,11 +229,11 @@ impl Facts {
             let map = self.lock();
             let mut facts: Vec<(&(Question, ObjectId), &Fact)> = map.iter().collect();
             // Used facts first, so the bound drops the stale ones.
-            facts.sort_by_key(|(k, f)| (!f.used, k.0 as u8, k.1));
+            facts.sort_unstable_by_key(|(k, f)| (!f.used, k.0 as u8, k.1));
             facts.truncate(MAX_FACTS);
             let records = self.lock_records();
             let mut kept: Vec<(&ObjectId, &Record)> = records.iter().collect();
-            kept.sort_by_key(|(k, r)| (!r.used, **k));
+            kept.sort_unstable_by_key(|(k, r)| (!r.used, **k));
             let mut total = 0usize;
             kept.retain(|(_, r)| {
                 total = total.saturating_add(r.bytes.len());

@@ -6,6 +6,7 @@
 //! are the decoded tree objects of the index (two revisions of a diff
 //! share every unchanged directory's listing).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -265,8 +266,8 @@ impl SubtreeSize {
     }
 
     /// The size of a directory listing `entries` whose subdirectories have
-    /// `children` sizes (name, size); `None` when one is unknown.
-    fn of(entries: &[Entry], mut child: impl FnMut(&str) -> Option<SubtreeSize>) -> Option<Self> {
+    /// the sizes `child` gives; `None` when one is unknown.
+    fn of(entries: &[Entry], mut child: impl FnMut(&Entry) -> Option<SubtreeSize>) -> Option<Self> {
         let mut size = SubtreeSize {
             entries: entries.len() as u64,
             name_bytes: 0,
@@ -281,7 +282,7 @@ impl SubtreeSize {
             if e.kind != EntryKind::Dir {
                 continue;
             }
-            let c = child(&e.name)?;
+            let c = child(e)?;
             let n = e.name.len() as u64;
             size.entries += c.entries;
             size.name_bytes += c.name_bytes;
@@ -306,44 +307,35 @@ impl SubtreeSize {
         let mut paths: Vec<&String> = dirs.keys().collect();
         paths.sort_by_key(|p| std::cmp::Reverse(super::depth(p)));
         let mut sizes: FastMap<&str, Option<SubtreeSize>> = FastMap::default();
-        for dir in paths {
-            let join = |name: &str| {
-                if dir.is_empty() {
-                    name.to_string()
-                } else {
-                    format!("{dir}/{name}")
-                }
-            };
-            let size = SubtreeSize::of(&dirs[dir], |name| {
-                let p = join(name);
-                counted
-                    .get(&p)
-                    .copied()
-                    .or_else(|| sizes.get(p.as_str()).copied().flatten())
-            });
-            sizes.insert(dir.as_str(), size);
-        }
-        // Each decoded directory's id is in its parent's listing.
+        // Each decoded directory's id is in its parent's listing: its size
+        // is kept as its parent's is computed.
         let mut ids: Vec<(ObjectId, SubtreeSize)> = Vec::new();
-        for (dir, listing) in dirs {
-            for e in listing.iter().filter(|e| e.kind == EntryKind::Dir) {
+        for dir in paths {
+            let size = SubtreeSize::of(&dirs[dir], |e| {
                 let p = if dir.is_empty() {
                     e.name.clone()
                 } else {
                     format!("{dir}/{}", e.name)
                 };
-                if let Some(Some(size)) = sizes.get(p.as_str()) {
-                    ids.push((e.id, *size));
+                if let Some(size) = counted.get(&p) {
+                    return Some(*size);
                 }
-            }
+                let size = sizes.get(p.as_str()).copied().flatten()?;
+                ids.push((e.id, size));
+                Some(size)
+            });
+            sizes.insert(dir.as_str(), size);
         }
         if let Some(Some(size)) = sizes.get("") {
             ids.push((root, *size));
         }
         for (id, size) in ids {
-            if SubtreeSize::kept(facts, id) != Some(size) {
-                facts.put_record(SubtreeSize::key(id), size.encode());
+            // A small directory with no subdirectory is quicker to decode
+            // again than to keep; its parent's size counts it.
+            if size.dirs == 1 && size.entries <= super::SMALL_LEAF {
+                continue;
             }
+            facts.put_record(SubtreeSize::key(id), size.encode());
         }
     }
 }
@@ -1059,9 +1051,12 @@ impl IndexedTree {
 
     /// The listing of directory `dir`, `None` when no directory is there
     /// (or it lies at the depth limit, whose directories are not read).
-    fn listing(&self, dir: &str) -> Result<Option<Listing>, SourceError> {
+    /// An indexed one is borrowed: every worker reads the same few
+    /// listings, and cloning their `Arc` makes the threads contend for its
+    /// count.
+    fn listing(&self, dir: &str) -> Result<Option<Cow<'_, Listing>>, SourceError> {
         if let Some(l) = self.dirs.get(dir) {
-            return Ok(Some(Arc::clone(l)));
+            return Ok(Some(Cow::Borrowed(l)));
         }
         let Some(lazy) = &self.lazy else {
             return Ok(None);
@@ -1072,7 +1067,7 @@ impl IndexedTree {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
         };
         if let Some(l) = lock().get(dir) {
-            return Ok(Some(Arc::clone(l)));
+            return Ok(Some(Cow::Owned(Arc::clone(l))));
         }
         if dir.is_empty() || super::depth(dir) >= super::MAX_DEPTH {
             return Ok(None);
@@ -1107,7 +1102,7 @@ impl IndexedTree {
             None => return Err(SourceError::Io(format!("`{dir}` could not be read"))),
         };
         lock().insert(dir.to_string(), Arc::clone(&listing));
-        Ok(Some(listing))
+        Ok(Some(Cow::Owned(listing)))
     }
 }
 
@@ -1122,6 +1117,16 @@ impl Tree for IndexedTree {
 
     fn content_addressed(&self) -> bool {
         true
+    }
+
+    fn has_listing(&self, dir: &str) -> bool {
+        self.dirs.contains_key(dir)
+            || self.lazy.as_ref().is_none_or(|lazy| {
+                lazy.decoded
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .contains_key(dir)
+            })
     }
 
     fn entry(&self, path: &str) -> Result<Option<Entry>, SourceError> {

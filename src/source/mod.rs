@@ -34,6 +34,11 @@ pub(crate) const MAX_ENTRIES: usize = 1_000_000;
 /// [`MAX_ENTRIES`] alone.
 pub(crate) const MAX_INDEX_BYTES: usize = 256 * 1024 * 1024;
 
+/// Most entries of a directory without subdirectories whose facts by tree
+/// id (its size, its scan) are not kept between runs: such a directory
+/// costs less to read again than its record does to keep and load.
+pub(crate) const SMALL_LEAF: u64 = 16;
+
 /// The number of segments of a repository-relative path (`""` has none).
 #[must_use]
 pub(crate) fn depth(path: &str) -> usize {
@@ -157,6 +162,11 @@ pub trait Tree: Send + Sync {
     /// directory, whose files may change between listing and reading.
     fn content_addressed(&self) -> bool {
         false
+    }
+    /// Whether the entries of directory `dir` are at hand: looking one up
+    /// decodes no tree object. Only a tree indexed lazily says no.
+    fn has_listing(&self, _dir: &str) -> bool {
+        true
     }
 }
 
