@@ -249,13 +249,26 @@ fn is_empty(v: &V) -> bool {
 /// `cast.ToInt64` as Sprig uses it: failures become 0.
 fn to_i64(v: &V) -> i64 {
     match v {
-        V::Int(i) => *i,
+        V::Int(i) | V::Int64(i) => *i,
+        // Go's `int64(f)` (cast v1.7.0 `ToInt64E`); a float out of range,
+        // or NaN, gives what Go leaves to the machine: on linux/amd64, where
+        // helm's and Argo CD's binaries run, `CVTTSD2SQ`'s MinInt64 (checked
+        // with helm v3.17.1: `int64 (float64 "1e19")`, `"-1e19"`, `"NaN"`,
+        // `"Inf"` all print -9223372036854775808).
         #[allow(clippy::cast_possible_truncation)]
-        V::Float(f) => *f as i64,
+        V::Float(f) if in_i64_range(*f) => *f as i64,
+        V::Float(_) => i64::MIN,
         V::Bool(b) => i64::from(*b),
         V::Str(s) => parse_go_int(s).unwrap_or(0),
         _ => 0,
     }
+}
+
+/// Whether `int64(f)` is defined in Go: -2⁶³ ≤ f < 2⁶³.
+fn in_i64_range(f: f64) -> bool {
+    #[allow(clippy::cast_precision_loss)]
+    let min = i64::MIN as f64;
+    (min..-min).contains(&f)
 }
 
 /// `strconv.ParseInt(trimZeroDecimal(s), 0, 0)`.
@@ -289,7 +302,7 @@ fn parse_go_int(s: &str) -> Option<i64> {
 fn to_f64(v: &V) -> f64 {
     match v {
         #[allow(clippy::cast_precision_loss)]
-        V::Int(i) => *i as f64,
+        V::Int(i) | V::Int64(i) => *i as f64,
         V::Float(f) => *f,
         V::Bool(b) => f64::from(u8::from(*b)),
         V::Str(s) => s.parse().unwrap_or(0.0),
@@ -564,7 +577,8 @@ fn eq(a: &V, b: &V) -> Result<bool, String> {
         (V::Missing | V::Nil, V::Missing | V::Nil) => true,
         (V::Missing | V::Nil, _) | (_, V::Missing | V::Nil) => false,
         (V::Bool(x), V::Bool(y)) => x == y,
-        (V::Int(x), V::Int(y)) => x == y,
+        // text/template `basicKind`: every signed integer type is `intKind`.
+        (V::Int(x) | V::Int64(x), V::Int(y) | V::Int64(y)) => x == y,
         #[allow(clippy::float_cmp)]
         (V::Float(x), V::Float(y)) => x == y,
         (V::Str(x), V::Str(y)) => x == y,
@@ -581,12 +595,13 @@ fn eq(a: &V, b: &V) -> Result<bool, String> {
 
 fn lt(a: &V, b: &V) -> Result<bool, String> {
     Ok(match (a, b) {
-        (V::Int(x), V::Int(y)) => x < y,
+        (V::Int(x) | V::Int64(x), V::Int(y) | V::Int64(y)) => x < y,
         (V::Float(x), V::Float(y)) => x < y,
         (V::Str(x), V::Str(y)) => x < y,
-        (V::Int(_) | V::Float(_) | V::Str(_), V::Int(_) | V::Float(_) | V::Str(_)) => {
-            return Err("incompatible types for comparison".into())
-        }
+        (
+            V::Int(_) | V::Int64(_) | V::Float(_) | V::Str(_),
+            V::Int(_) | V::Int64(_) | V::Float(_) | V::Str(_),
+        ) => return Err("incompatible types for comparison".into()),
         _ => return Err("invalid type for comparison".into()),
     })
 }
@@ -1622,11 +1637,11 @@ fn f_index(_: &str, a: &[V], _: usize) -> R {
                     other.type_name()
                 ))
             }
-            (V::List(l), V::Int(i)) => usize::try_from(*i)
+            (V::List(l), V::Int(i) | V::Int64(i)) => usize::try_from(*i)
                 .ok()
                 .and_then(|i| l.get(i).cloned())
                 .ok_or_else(|| format!("index out of range: {i}"))?,
-            (V::Str(s), V::Int(i)) => usize::try_from(*i)
+            (V::Str(s), V::Int(i) | V::Int64(i)) => usize::try_from(*i)
                 .ok()
                 .and_then(|i| s.as_bytes().get(i).copied())
                 .map(|b| V::Int(i64::from(b)))
@@ -1927,9 +1942,17 @@ fn f_atoi(_: &str, a: &[V], _: usize) -> R {
     Ok(V::Int(s(&a[0])?.parse().unwrap_or(0)))
 }
 
-fn f_int64(_: &str, a: &[V], _: usize) -> R {
+/// Sprig's `int` (`cast.ToInt`, an `int`) and `int64` (`cast.ToInt64`, an
+/// `int64`): the same value on a 64-bit machine, of different types
+/// (numeric.go@v3.3.0 `toInt`, `toInt64`).
+fn f_int64(name: &str, a: &[V], _: usize) -> R {
     arity(a, 1)?;
-    Ok(V::Int(to_i64(&a[0])))
+    let n = to_i64(&a[0]);
+    Ok(if name == "int" {
+        V::Int(n)
+    } else {
+        V::Int64(n)
+    })
 }
 
 fn f_float64(_: &str, a: &[V], _: usize) -> R {
@@ -1985,21 +2008,23 @@ fn f_until_step(_: &str, a: &[V], room: usize) -> R {
 
 fn f_add1(_: &str, a: &[V], _: usize) -> R {
     arity(a, 1)?;
-    Ok(V::Int(to_i64(&a[0]).wrapping_add(1)))
+    Ok(V::Int64(to_i64(&a[0]).wrapping_add(1)))
 }
 
+// Sprig's integer arithmetic returns `int64` (functions.go@v3.3.0 `add1`,
+// `add`, `sub`, `div`, `mod`, `mul`; numeric.go `max`, `min`).
 fn f_add(_: &str, a: &[V], _: usize) -> R {
-    Ok(V::Int(a.iter().map(to_i64).fold(0i64, i64::wrapping_add)))
+    Ok(V::Int64(a.iter().map(to_i64).fold(0i64, i64::wrapping_add)))
 }
 
 fn f_sub(_: &str, a: &[V], _: usize) -> R {
     arity(a, 2)?;
-    Ok(V::Int(to_i64(&a[0]).wrapping_sub(to_i64(&a[1]))))
+    Ok(V::Int64(to_i64(&a[0]).wrapping_sub(to_i64(&a[1]))))
 }
 
 fn f_mul(_: &str, a: &[V], _: usize) -> R {
     at_least(a, 1)?;
-    Ok(V::Int(a.iter().map(to_i64).fold(1i64, i64::wrapping_mul)))
+    Ok(V::Int64(a.iter().map(to_i64).fold(1i64, i64::wrapping_mul)))
 }
 
 fn f_div(name: &str, a: &[V], _: usize) -> R {
@@ -2008,7 +2033,7 @@ fn f_div(name: &str, a: &[V], _: usize) -> R {
     if y == 0 {
         return Err("runtime error: integer divide by zero".into());
     }
-    Ok(V::Int(if name == "div" {
+    Ok(V::Int64(if name == "div" {
         x.wrapping_div(y)
     } else {
         x.wrapping_rem(y)
@@ -2018,7 +2043,7 @@ fn f_div(name: &str, a: &[V], _: usize) -> R {
 fn f_max(name: &str, a: &[V], _: usize) -> R {
     at_least(a, 1)?;
     let vals = a.iter().map(to_i64);
-    Ok(V::Int(if name == "min" {
+    Ok(V::Int64(if name == "min" {
         vals.min().unwrap_or(0)
     } else {
         vals.max().unwrap_or(0)

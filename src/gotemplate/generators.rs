@@ -183,8 +183,8 @@ impl Generator {
             "mustDateModify" | "must_date_modify" => {
                 arity(a, 2).and_then(|()| date_modify(s(&a[0])?, &a[1], true))
             }
-            "duration" => arity(a, 1).and_then(|()| duration(&a[0])),
-            "durationRound" => arity(a, 1).and_then(|()| st.duration_round(&a[0])),
+            "duration" => arity(a, 1).map(|()| duration(&a[0])),
+            "durationRound" => arity(a, 1).map(|()| st.duration_round(&a[0])),
             "ago" => arity(a, 1).and_then(|()| st.ago(&a[0])),
             "genCA" => st.gen_ca(a),
             "genSelfSignedCert" => st.gen_self_signed(a),
@@ -312,7 +312,7 @@ impl Stream {
     fn date_in_zone(&mut self, layout: &str, date: &V, zone: &str) -> R {
         let t = match date {
             V::Host(h) if h.0.type_name() == "time.Time" => time_arg(date)?.t,
-            V::Int(secs) => Instant {
+            V::Int(secs) | V::Int64(secs) => Instant {
                 secs: *secs,
                 nanos: 0,
             },
@@ -618,24 +618,15 @@ fn far_date() -> String {
 }
 
 /// Sprig's `duration`: a string of seconds (`strconv.ParseInt`, whose
-/// range error still gives the bound) or an `int64`, else 0.
-fn duration(v: &V) -> R {
+/// range error still gives the bound) or an `int64`, else 0: an `int` (a
+/// literal, `len`) is no `int64` in its type switch (date.go@v3.3.0).
+fn duration(v: &V) -> V {
     let n: i64 = match v {
         V::Str(text) => parse_int_saturating(text),
-        V::Int(0) => 0,
-        // Go's `int` (a literal) is no `int64` here and gives 0; Helm's
-        // `--set` integers are `int64`: gitops-lint does not tell them
-        // apart.
-        V::Int(_) => return Err(int_refusal("duration")),
+        V::Int64(n) => *n,
         _ => 0,
     };
-    Ok(V::Str(gotime::duration_string(
-        n.wrapping_mul(gotime::SECOND),
-    )))
-}
-
-fn int_refusal(name: &str) -> String {
-    format!("{name} of a non-zero integer is not supported by gitops-lint (Sprig reads an int64 but not an int, which it cannot tell apart), so this template cannot be evaluated offline")
+    V::Str(gotime::duration_string(n.wrapping_mul(gotime::SECOND)))
 }
 
 /// `strconv.ParseInt(s, 10, 64)` as Sprig keeps its value: 0 for a
@@ -695,27 +686,26 @@ impl Stream {
     /// Sprig's `durationRound`: a `time.ParseDuration` string (0 where it
     /// does not parse), an `int64` of nanoseconds, or the time since a
     /// `time.Time`; anything else is 0.
-    fn duration_round(&mut self, v: &V) -> R {
+    fn duration_round(&mut self, v: &V) -> V {
         let d = match v {
             V::Str(text) => gotime::parse_duration(text).unwrap_or(0),
-            // An `int` gives 0, an `int64` itself: both are "0s" up to a
-            // second.
-            V::Int(n) if n.unsigned_abs() <= 1_000_000_000 => 0,
-            V::Int(_) => return Err(int_refusal("durationRound")),
+            // An `int64` is nanoseconds; an `int` is no `int64` in its type
+            // switch and gives 0 (date.go@v3.3.0).
+            V::Int64(n) => *n,
             V::Host(_) => match time_arg(v) {
                 Ok(t) => self.since(t),
                 Err(_) => 0,
             },
             _ => 0,
         };
-        Ok(V::Str(round_buckets(d)))
+        V::Str(round_buckets(d))
     }
 
     /// Sprig's `dateAgo`: the time since a `time.Time` or Unix seconds
     /// (anything else: now), to the second.
     fn ago(&mut self, v: &V) -> R {
         let t = match v {
-            V::Int(secs) => Time {
+            V::Int(secs) | V::Int64(secs) => Time {
                 t: Instant {
                     secs: *secs,
                     nanos: 0,
@@ -779,10 +769,11 @@ impl HostObject for Time {
             "Minute" => V::Int(sod / 60 % 60),
             "Second" => V::Int(sod % 60),
             "Nanosecond" => V::Int(i64::from(t.nanos)),
-            "Unix" => V::Int(t.secs),
-            "UnixMilli" => V::Int(t.secs * 1000 + i64::from(t.nanos / 1_000_000)),
-            "UnixMicro" => V::Int(t.secs * 1_000_000 + i64::from(t.nanos / 1000)),
-            "UnixNano" => V::Int(
+            // `time.Time`'s `Unix…` methods return `int64`, the others `int`.
+            "Unix" => V::Int64(t.secs),
+            "UnixMilli" => V::Int64(t.secs * 1000 + i64::from(t.nanos / 1_000_000)),
+            "UnixMicro" => V::Int64(t.secs * 1_000_000 + i64::from(t.nanos / 1000)),
+            "UnixNano" => V::Int64(
                 t.secs
                     .saturating_mul(1_000_000_000)
                     .saturating_add(i64::from(t.nanos)),
@@ -1188,9 +1179,25 @@ mod tests {
             assert_eq!(call("duration", &[st(secs)]), Ok(st(want)), "{secs}");
         }
         assert_eq!(call("duration", &[V::Float(1.5)]), Ok(st("0s")));
-        assert!(call("duration", &[V::Int(95)])
-            .expect_err("int or int64")
-            .contains("not supported by gitops-lint"));
+        // helm v3.17.1 (`duration 95`, `duration (add 95 0)`, `duration
+        // .Values.n` with `--set n=-42`; `durationRound 5000000000`,
+        // `durationRound (mul 5000000000 1)`, `--set big=7200000000000`)
+        // printed `0s 1m35s -42s 0s 5s 2h`: an `int` is no `int64` to Sprig.
+        assert_eq!(call("duration", &[V::Int(95)]), Ok(st("0s")));
+        assert_eq!(call("duration", &[V::Int64(95)]), Ok(st("1m35s")));
+        assert_eq!(call("duration", &[V::Int64(-42)]), Ok(st("-42s")));
+        assert_eq!(
+            call("durationRound", &[V::Int(5_000_000_000)]),
+            Ok(st("0s"))
+        );
+        assert_eq!(
+            call("durationRound", &[V::Int64(5_000_000_000)]),
+            Ok(st("5s"))
+        );
+        assert_eq!(
+            call("durationRound", &[V::Int64(7_200_000_000_000)]),
+            Ok(st("2h"))
+        );
         assert!(!g.used(), "none of these reads the clock");
         // `ago now` and `dateModify "-2h" now | ago`: 0s and 2h0m0s
         let now = call("now", &[]).expect("now");

@@ -482,7 +482,7 @@ impl State {
                 .collect(),
             // Helm 3.17 is built with Go 1.23, whose `range` takes no integer
             // (text/template `walkRange`; integers came with Go 1.24).
-            V::Int(n)
+            V::Int(n) | V::Int64(n)
                 if self
                     .set
                     .as_ref()
@@ -492,7 +492,7 @@ impl State {
             }
             // Go 1.24's `walkRange` binds one variable at most to an integer
             // (verified with helm v3.18.0, built with go1.24.3).
-            V::Int(n)
+            V::Int(n) | V::Int64(n)
                 if p.vars.len() > 1
                     && self
                         .set
@@ -502,18 +502,22 @@ impl State {
                 return Err(format!("can't use {n} to iterate over more than one variable").into())
             }
             // Go ranges over an int lazily; a bound keeps a hostile count finite.
-            V::Int(n) if n > 1_000_000 => {
+            V::Int(n) | V::Int64(n) if n > 1_000_000 => {
                 return Err(format!(
                     "range over {n} iterations exceeds the limit of 1000000 {BEYOND_LIMITS}"
                 )
                 .into())
             }
-            V::Int(n) => {
+            // Go 1.24's `walkRange` yields values of the integer's own type
+            // (`reflect.Value.Seq`).
+            V::Int(n) | V::Int64(n) => {
+                let wide = matches!(v, V::Int64(_));
                 let n = usize::try_from(n).unwrap_or(0);
                 self.charge_bytes(n.saturating_mul(2 * value::NODE_COST))?;
                 (0..n)
                     .map(|i| {
-                        let i = V::Int(i64::try_from(i).unwrap_or(i64::MAX));
+                        let i = i64::try_from(i).unwrap_or(i64::MAX);
+                        let i = if wide { V::Int64(i) } else { V::Int(i) };
                         (i.clone(), i)
                     })
                     .collect()

@@ -87,7 +87,8 @@ pub(crate) fn sprintf(format: &str, args: &[V]) -> Result<String, String> {
         out.push_str(&pad(
             &body,
             &spec,
-            matches!(arg, V::Int(_) | V::Float(_)) && verb != 's' && verb != 'q',
+            matches!(arg, V::Int(_) | V::Int64(_) | V::Float(_))
+                && !matches!(verb, 's' | 'q' | 'T'),
         ));
     }
     if argi < args.len() {
@@ -127,7 +128,10 @@ fn format_one(verb: char, spec: &Spec, arg: &V) -> Result<String, String> {
             Some(_) => return format_one('g', spec, arg),
             None => sign(f.is_sign_negative() && *f != 0.0, format_float_g(f.abs())),
         },
-        ('v' | 'd', V::Int(n)) => sign(*n < 0, n.unsigned_abs().to_string()),
+        // fmt's `%T`: the type's name, as a string (`<nil>` for nil); a
+        // host object's Go type is refused below.
+        ('T', other) if !matches!(other, V::Host(_)) => truncate(arg.type_name(), spec.prec),
+        ('v' | 'd', V::Int(n) | V::Int64(n)) => sign(*n < 0, n.unsigned_abs().to_string()),
         ('v', other) => truncate(&other.go_string(), spec.prec),
         // A `[]byte` prints as text with `%s` and `%q`; what a struct or a
         // map of them prints with another verb is not modelled.
@@ -157,7 +161,7 @@ fn format_one(verb: char, spec: &Spec, arg: &V) -> Result<String, String> {
         ('s', V::List(_) | V::Map(_)) => arg.go_string(),
         ('q', V::Str(s)) => quote(s),
         ('t', V::Bool(b)) => b.to_string(),
-        ('x' | 'X', V::Int(n)) => {
+        ('x' | 'X', V::Int(n) | V::Int64(n)) => {
             let h = format!("{:x}", n.unsigned_abs());
             let h = if spec.sharp { format!("0x{h}") } else { h };
             let h = if verb == 'X' { h.to_uppercase() } else { h };
@@ -174,7 +178,7 @@ fn format_one(verb: char, spec: &Spec, arg: &V) -> Result<String, String> {
                 h
             }
         }
-        ('c', V::Int(n)) => u32::try_from(*n)
+        ('c', V::Int(n) | V::Int64(n)) => u32::try_from(*n)
             .ok()
             .and_then(char::from_u32)
             .unwrap_or('\u{fffd}')

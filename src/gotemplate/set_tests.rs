@@ -1134,3 +1134,58 @@ fn helm_from_yaml_of_an_error_not_worded_as_go_yaml_is_refused() {
         .expect_err("refused");
     assert!(err.contains("cannot be evaluated offline"), "{err}");
 }
+
+// Go's `int` and `int64` are different types. Checked against helm
+// v3.17.1: `helm template` of a chart whose template held these lines
+// printed exactly this (template literals, `len`, `int`, `atoi`, `until`
+// are `int`; Sprig's arithmetic and `int64` are `int64`; `eq` and `lt`
+// compare them as one kind, `deepEqual`, `has` and `uniq` do not; a float
+// out of `int64`'s range converts as on linux/amd64).
+#[test]
+fn int_and_int64_are_told_apart_as_go_does() {
+    let src = r#"a: {{ kindOf 1 }} {{ typeOf 1 }} {{ printf "%T" 1 }}
+b: {{ kindOf (add 1 2) }} {{ typeOf (add 1 2) }} {{ printf "%T" (add 1 2) }}
+c: {{ kindOf (len "ab") }} {{ typeOf (len "ab") }}
+e: {{ deepEqual 1 (add 0 1) }} {{ deepEqual 1 1 }} {{ deepEqual (add 0 1) (add1 0) }}
+f: {{ eq 1 (add 0 1) }} {{ lt 1 (add 1 1) }} {{ eq (add 0 1) 1 }}
+g: {{ kindOf (int 3) }} {{ kindOf (int64 3) }} {{ kindOf (atoi "3") }} {{ kindOf (max 1 2) }} {{ kindOf (min 1 2) }} {{ kindOf (biggest 1 2) }} {{ kindOf (sub 3 1) }} {{ kindOf (mul 2 2) }} {{ kindOf (div 4 2) }} {{ kindOf (mod 4 3) }} {{ kindOf (add1 1) }}
+h: {{ kindOf (first (until 2)) }} {{ kindOf (until 2) }} {{ kindIs "int" 1 }} {{ kindIs "int64" 1 }} {{ typeIs "int64" (add 1 1) }}
+i: {{ duration 95 }} {{ duration (add 95 0) }} {{ durationRound 5000000000 }} {{ durationRound (mul 5000000000 1) }}
+j: {{ has 1 (list (add 1 0)) }} {{ has (add 1 0) (list (add 1 0)) }} {{ list 1 (add 0 1) | uniq }} {{ printf "%s" 3 }} {{ printf "%s" (add 1 2) }}
+l: {{ int64 (float64 "1e19") }} {{ int (float64 "NaN") }} {{ add (float64 "-1e19") 0 }} {{ int64 (float64 "9.2233720368547748e18") }}
+k: {{ trunc (add 1 1) "abc" }}
+"#;
+    let set = helm_set(&[("t", src)]);
+    let err = set
+        .execute("t", &map(&[("Values", map(&[]))]))
+        .expect_err("trunc takes an int");
+    // helm v3.17.1: `... at <1>: wrong type for value; expected int; got
+    // int64` (text/template `validateType`: `trunc` takes an `int`).
+    assert!(
+        err.contains("wrong type for value; expected int; got int64"),
+        "{err}"
+    );
+    let src = src.replace(
+        "k: {{ trunc (add 1 1) \"abc\" }}\n",
+        "k: {{ trunc 2 \"abc\" }}\n",
+    );
+    let set = helm_set(&[("t", &src)]);
+    let out = set
+        .execute("t", &map(&[("Values", map(&[]))]))
+        .expect("renders");
+    assert_eq!(
+        out,
+        "a: int int int
+b: int64 int64 int64
+c: int int
+e: false true true
+f: true true true
+g: int int64 int int64 int64 int64 int64 int64 int64 int64 int64
+h: int slice true false true
+i: 0s 1m35s 0s 5s
+j: false true [1 1] %!s(int=3) %!s(int64=3)
+l: -9223372036854775808 -9223372036854775808 -9223372036854775808 9223372036854774784
+k: ab
+"
+    );
+}

@@ -92,12 +92,15 @@ impl Out {
         match v {
             V::Str(s) => self.write(&format!("\"{}\"", escape(s))),
             V::Bool(b) => self.write(if *b { "true" } else { "false" }),
-            V::Int(i) => self.write(&i.to_string()),
+            V::Int(i) | V::Int64(i) => self.write(&i.to_string()),
             V::Float(f) => self.write(&float(*f)),
             V::List(items) => {
                 self.write("[");
                 for (i, e) in items.iter().enumerate() {
-                    if !matches!(e, V::Str(_) | V::Bool(_) | V::Int(_) | V::Float(_)) {
+                    if !matches!(
+                        e,
+                        V::Str(_) | V::Bool(_) | V::Int(_) | V::Int64(_) | V::Float(_)
+                    ) {
                         return Err(refused(
                             "an array holding other than strings, numbers and booleans",
                         ));

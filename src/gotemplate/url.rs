@@ -400,8 +400,9 @@ fn dict_string(d: &BTreeMap<String, V>, key: &str) -> Result<String, String> {
         Some(V::Float(_)) => "float64",
         Some(V::List(_)) => "slice",
         Some(V::Map(_)) => "map",
-        // Go's `int` and `int64` (from `--set`) name different kinds.
-        Some(V::Int(_) | V::Host(_)) => {
+        Some(V::Int(_)) => "int",
+        Some(V::Int64(_)) => "int64",
+        Some(V::Host(_)) => {
             return Err(format!("urlJoin of a {key} that is no string is not supported by gitops-lint, so this template cannot be evaluated offline"))
         }
     };

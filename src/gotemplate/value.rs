@@ -339,8 +339,13 @@ pub enum V {
     Nil,
     /// `bool`.
     Bool(bool),
-    /// `int` / `int64`.
+    /// `int`: template literals, `len`, `atoi`, `int`, `until`.
     Int(i64),
+    /// `int64`: Sprig's integer arithmetic (`add`, `sub`, `max`…, `int64`),
+    /// Helm's `--set` integers. Prints as `int` does and compares equal to
+    /// one in `eq`/`lt` (text/template `basicKind`), but not in `deepEqual`,
+    /// and `kindOf`/`typeOf` tell them apart.
+    Int64(i64),
     /// `float64`.
     Float(f64),
     /// `string`.
@@ -480,7 +485,7 @@ impl V {
         match self {
             V::Missing | V::Nil => serde_json::Value::Null,
             V::Bool(b) => serde_json::Value::Bool(*b),
-            V::Int(i) => serde_json::Value::from(*i),
+            V::Int(i) | V::Int64(i) => serde_json::Value::from(*i),
             V::Float(f) => {
                 if f.fract() == 0.0 && f.abs() < 9.0e15 {
                     // Whole floats print without a fraction in Go's JSON too.
@@ -527,7 +532,7 @@ impl V {
         match self {
             V::Missing | V::Nil => false,
             V::Bool(b) => *b,
-            V::Int(i) => *i != 0,
+            V::Int(i) | V::Int64(i) => *i != 0,
             V::Float(f) => *f != 0.0,
             V::Str(s) => !s.is_empty(),
             V::List(l) => !l.is_empty(),
@@ -543,6 +548,7 @@ impl V {
             V::Missing | V::Nil => "<nil>",
             V::Bool(_) => "bool",
             V::Int(_) => "int",
+            V::Int64(_) => "int64",
             V::Float(_) => "float64",
             V::Str(_) => "string",
             V::List(_) => "[]interface {}",
@@ -558,6 +564,7 @@ impl V {
             V::Missing | V::Nil => "invalid",
             V::Bool(_) => "bool",
             V::Int(_) => "int",
+            V::Int64(_) => "int64",
             V::Float(_) => "float64",
             V::Str(_) => "string",
             V::List(_) => "slice",
@@ -810,7 +817,7 @@ fn write_v(out: &mut String, v: &V, top: bool, depth_left: usize, nodes_left: &m
         V::Nil => out.push_str("<nil>"),
         V::Host(h) => out.push_str(&h.0.format(top)),
         V::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        V::Int(i) => {
+        V::Int(i) | V::Int64(i) => {
             let _ = write!(out, "{i}");
         }
         V::Float(f) => out.push_str(&format_float_g(*f)),

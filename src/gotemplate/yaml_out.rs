@@ -296,7 +296,7 @@ fn select_style(requested: Style, a: &Analysis, empty: bool, simple_key: bool) -
 fn scalar_text(v: &V) -> String {
     match v {
         V::Bool(b) => b.to_string(),
-        V::Int(i) => i.to_string(),
+        V::Int(i) | V::Int64(i) => i.to_string(),
         // sigs.k8s.io/yaml's `Marshal` writes JSON first (`encoding/json`:
         // a whole float below 1e21 as its shortest digits, no exponent) and
         // reads it back with go-yaml v2, which takes those digits as an
@@ -399,7 +399,7 @@ impl Emitter {
             V::Map(_) => self.empty_flow("{", "}"),
             V::List(_) => self.empty_flow("[", "]"),
             V::Str(s) => self.scalar(s, requested_style(s), simple_key),
-            V::Missing | V::Nil | V::Bool(_) | V::Int(_) | V::Float(_) => {
+            V::Missing | V::Nil | V::Bool(_) | V::Int(_) | V::Int64(_) | V::Float(_) => {
                 self.scalar(&scalar_text(v), Style::Plain, simple_key);
             }
         }

@@ -86,7 +86,7 @@ impl Inst {
         Ok(match v {
             V::Missing | V::Nil => Inst::Null,
             V::Bool(b) => Inst::Bool(*b),
-            V::Int(i) => Inst::Num(Dec::from_i64(*i)),
+            V::Int(i) | V::Int64(i) => Inst::Num(Dec::from_i64(*i)),
             V::Float(f) => Inst::Num(
                 Dec::from_f64(*f)
                     .ok_or_else(|| format!("the value {f}, which v6 cannot compare"))?,

@@ -83,14 +83,14 @@ fn typed(s: &str, strings: bool) -> V {
         return V::Nil;
     }
     if s == "0" {
-        return V::Int(0);
+        return V::Int64(0);
     }
     if !s.is_empty() && !s.starts_with('0') {
         // strconv.ParseInt(s, 10, 64): an optional sign, then digits.
         let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
         if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
             if let Ok(i) = s.parse::<i64>() {
-                return V::Int(i);
+                return V::Int64(i);
             }
         }
     }
@@ -125,7 +125,8 @@ fn go_type(v: &V) -> &'static str {
     match v {
         V::Missing | V::Nil => "nil",
         V::Bool(_) => "bool",
-        V::Int(_) => "int64",
+        V::Int(_) => "int",
+        V::Int64(_) => "int64",
         V::Float(_) => "float64",
         V::Str(_) => "string",
         V::List(_) => "[]interface {}",
@@ -388,9 +389,9 @@ mod tests {
         assert_eq!(typed_of("true"), V::Bool(true));
         assert_eq!(typed_of("FALSE"), V::Bool(false));
         assert_eq!(typed_of("null"), V::Nil);
-        assert_eq!(typed_of("0"), V::Int(0));
-        assert_eq!(typed_of("42"), V::Int(42));
-        assert_eq!(typed_of("-7"), V::Int(-7));
+        assert_eq!(typed_of("0"), V::Int64(0));
+        assert_eq!(typed_of("42"), V::Int64(42));
+        assert_eq!(typed_of("-7"), V::Int64(-7));
         assert_eq!(typed_of("007"), V::Str("007".into()));
         assert_eq!(typed_of("1.5"), V::Str("1.5".into()));
         assert_eq!(
@@ -417,5 +418,38 @@ mod tests {
             Some(serde_json::json!({"cfg": "content\n"}))
         );
         assert!(parse("cfg=missing", Reader::File(&read)).is_err());
+    }
+
+    // `--set` integers are `int64` (`typedVal`: `strconv.ParseInt`).
+    // Checked against helm v3.17.1: `helm template --set n=-42 --set one=1
+    // --set big=7200000000000` of a chart whose template held these lines
+    // printed exactly this.
+    #[test]
+    fn set_integers_are_int64_in_templates() {
+        use crate::gotemplate::{FuncSet, MissingKey, TemplateSet};
+        let mut values = Map::new();
+        parse_into("n=-42,one=1,big=7200000000000", &mut values, Reader::Typed).expect("parses");
+        let src = r#"d: {{ kindOf .Values.n }} {{ typeOf .Values.n }} {{ printf "%T %v %d" .Values.n .Values.n .Values.n }}
+e: {{ deepEqual (add 0 1) .Values.one }} {{ deepEqual 1 .Values.one }}
+f: {{ eq .Values.one 1 }} {{ lt .Values.n 1 }}
+h: {{ kindIs "int64" .Values.n }} {{ typeIs "int" .Values.n }}
+i: {{ duration .Values.n }} {{ durationRound .Values.big }}
+j: {{ printf "%s" .Values.n }}
+k: {{ toJson (dict "a" .Values.n "b" 1) }} {{ .Values.n | toString }}
+"#;
+        let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
+        set.add("t", src).expect("parses");
+        let dot = V::map(std::iter::once(("Values".to_string(), V::map(values))).collect());
+        assert_eq!(
+            set.execute("t", &dot).expect("renders"),
+            r#"d: int64 int64 int64 -42 -42
+e: true false
+f: true true
+h: true false
+i: -42s 2h
+j: %!s(int64=-42)
+k: {"a":-42,"b":1} -42
+"#
+        );
     }
 }

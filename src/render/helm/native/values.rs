@@ -115,7 +115,8 @@ fn go_percent_t(v: &V) -> String {
     match v {
         V::Bool(b) => b.to_string(),
         V::Nil | V::Missing => "%!t(<nil>)".into(),
-        V::Int(i) => format!("%!t(int64={i})"),
+        V::Int(i) => format!("%!t(int={i})"),
+        V::Int64(i) => format!("%!t(int64={i})"),
         V::Float(f) => format!(
             "%!t(float64={})",
             crate::gotemplate::value::format_float_g(*f)
