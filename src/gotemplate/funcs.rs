@@ -814,10 +814,15 @@ const HELM_FUNCS: &[(&str, Func)] = &[
     ("urlquery", f_escape),
 ];
 
-/// Helm's `toToml` (see [`super::toml_out`]).
+/// Helm 3's `toToml` (see [`super::toml_out`]).
 fn f_to_toml(_: &str, a: &[V], room: usize) -> R {
+    to_toml(a, room, super::toml_out::Floats::Fixed)
+}
+
+/// `toToml` with the floats of the encoder in use (Helm 4's: [`super::toml_out::Floats::Shortest`]).
+pub(super) fn to_toml(a: &[V], room: usize, floats: super::toml_out::Floats) -> R {
     arity(a, 1)?;
-    let text = super::toml_out::to_toml(&a[0])?;
+    let text = super::toml_out::to_toml(&a[0], floats)?;
     fits(text.len(), room)?;
     Ok(V::Str(text))
 }

@@ -842,18 +842,16 @@ impl State {
             .as_ref()
             .map_or(FuncSet::ApplicationSet, SetCx::funcs);
         // Helm 4 encodes TOML with BurntSushi/toml v1.6.0, whose floats
-        // differ from v1.4.0's (helm v4.1.4 prints `8080` and `6.02e+23`
-        // where v3.17.1 prints `8080.0` and `602000000000000000000000.0`).
-        if matches!(name, "toToml" | "mustToToml")
-            && self.set.as_ref().is_some_and(|c| c.gen() >= HelmGen::Helm4)
-            && vals.iter().any(value::holds_float)
-        {
-            return Err(Flow::Error(format!(
-                "error calling {name}: a float encoded by Helm 4's TOML encoder (BurntSushi/toml v1.6.0) is not supported by gitops-lint, so this template cannot be evaluated offline"
-            )));
+        // differ from v1.4.0's (helm v4.1.4 prints `6.02e+23` where v3.17.1
+        // prints `602000000000000000000000.0`).
+        let helm4_toml = matches!(name, "toToml" | "mustToToml")
+            && self.set.as_ref().is_some_and(|c| c.gen() >= HelmGen::Helm4);
+        let out = if helm4_toml {
+            funcs::to_toml(&vals, self.bytes_left, toml_out::Floats::Shortest)
+        } else {
+            funcs::call(name, vals, self.bytes_left, funcs)
         }
-        let out = funcs::call(name, vals, self.bytes_left, funcs)
-            .map_err(|e| Flow::Error(format!("error calling {name}: {e}")))?;
+        .map_err(|e| Flow::Error(format!("error calling {name}: {e}")))?;
         self.charge(&out)?;
         Ok(out)
     }

@@ -4,6 +4,7 @@
 //! first, then those holding tables, each group sorted; a table's header
 //! after a blank line at the top level, nested ones indented two spaces a
 //! level; nil values left out; floats in full with at least one decimal.
+//! Helm 4 vendors v1.6.0, which writes floats otherwise ([`Floats`]).
 //!
 //! What this engine does not write as the encoder would is refused, never
 //! approximated: a value that is not a map at the top, arrays of tables,
@@ -11,14 +12,29 @@
 
 use super::value::V;
 
+/// How the encoder writes a float: the one difference between the
+/// BurntSushi/toml versions Helm 3 and Helm 4 vendor that these values reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Floats {
+    /// v1.4.0 (Helm 3): `floatAddDecimal(strconv.FormatFloat(f, 'f', -1, 64))`,
+    /// which adds `.0` unless there is a `.`: `8080.0`,
+    /// `602000000000000000000000.0`.
+    Fixed,
+    /// v1.6.0 (Helm 4): `floatAddDecimal(strconv.FormatFloat(f, 'g', -1,
+    /// 64))`, which adds `.0` unless there is a `.` or an `e`: `8080.0`,
+    /// `6.02e+23`, `1e+06` (`encode.go` `eElement`, `floatAddDecimal`).
+    Shortest,
+}
+
 /// The TOML of `v`, or why it is not written here.
-pub(crate) fn to_toml(v: &V) -> Result<String, String> {
+pub(crate) fn to_toml(v: &V, floats: Floats) -> Result<String, String> {
     let V::Map(m) = v else {
         return Err(refused("a value that is not a map"));
     };
     let mut out = Out {
         text: String::new(),
         written: false,
+        floats,
     };
     out.map(&mut Vec::new(), &m.entries())?;
     Ok(out.text)
@@ -32,6 +48,7 @@ struct Out {
     text: String,
     /// `Encoder.hasWritten`: a blank line comes only after something.
     written: bool,
+    floats: Floats,
 }
 
 impl Out {
@@ -93,7 +110,7 @@ impl Out {
             V::Str(s) => self.write(&format!("\"{}\"", escape(s))),
             V::Bool(b) => self.write(if *b { "true" } else { "false" }),
             V::Int(i) | V::Int64(i) => self.write(&i.to_string()),
-            V::Float(f) => self.write(&float(*f)),
+            V::Float(f) => self.write(&float(*f, self.floats)),
             V::List(items) => {
                 self.write("[");
                 for (i, e) in items.iter().enumerate() {
@@ -158,8 +175,9 @@ fn escape(s: &str) -> String {
     out
 }
 
-/// `floatAddDecimal(strconv.FormatFloat(f, 'f', -1, 64))`, `nan`, `inf`.
-fn float(f: f64) -> String {
+/// `floatAddDecimal` of `strconv.FormatFloat` as [`Floats`] says, `nan`,
+/// `inf` (a `-` before either when the sign bit is set).
+fn float(f: f64, floats: Floats) -> String {
     let sign = if f.is_sign_negative() { "-" } else { "" };
     if f.is_nan() {
         return format!("{sign}nan");
@@ -167,10 +185,15 @@ fn float(f: f64) -> String {
     if f.is_infinite() {
         return format!("{sign}inf");
     }
-    // Rust's shortest round-trip digits, written without an exponent, are
-    // Go's `'f', -1`.
-    let s = format!("{f}");
-    if s.contains('.') {
+    let s = match floats {
+        // Rust's shortest round-trip digits, written without an exponent,
+        // are Go's `'f', -1`.
+        Floats::Fixed => format!("{f}"),
+        // Go's `'g', -1`: shortest digits, an exponent when it is below -4
+        // or from 6 (`strconv` `formatDigits`, `eprec = 6` for shortest).
+        Floats::Shortest => super::value::format_float_g(f),
+    };
+    if s.contains('.') || (floats == Floats::Shortest && s.contains('e')) {
         s
     } else {
         format!("{s}.0")
@@ -179,8 +202,12 @@ fn float(f: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::to_toml;
+    use super::{to_toml, Floats};
     use crate::gotemplate::V;
+
+    fn to_toml_v3(v: &V) -> Result<String, String> {
+        to_toml(v, Floats::Fixed)
+    }
 
     fn yaml(text: &str) -> V {
         V::from_json(&crate::yaml::parse_first_doc(text).expect("yaml"))
@@ -192,15 +219,52 @@ mod tests {
         // `[[l]]` tables, nested arrays and a bare top-level value, which
         // are refused here.
         assert_eq!(
-            to_toml(&yaml("numbers: {int: 8080, float: 0.25, neg: -1, exp: 6.02e23}")),
+            to_toml_v3(&yaml("numbers: {int: 8080, float: 0.25, neg: -1, exp: 6.02e23}")),
             Ok("[numbers]\n  exp = 602000000000000000000000.0\n  float = 0.25\n  int = 8080.0\n  neg = -1.0\n".to_string())
         );
         assert_eq!(
-            to_toml(&yaml("b: {c: x, d: {e: true}, \"k.y\": [1, \"a\"]}\na: \"q\\\"\\n\"\nn: null")),
+            to_toml_v3(&yaml("b: {c: x, d: {e: true}, \"k.y\": [1, \"a\"]}\na: \"q\\\"\\n\"\nn: null")),
             Ok("a = \"q\\\"\\n\"\n\n[b]\n  c = \"x\"\n  \"k.y\" = [1.0, \"a\"]\n  [b.d]\n    e = true\n".to_string())
         );
-        assert!(to_toml(&yaml("l: [{a: 1}]")).is_err());
-        assert!(to_toml(&yaml("l: [[1]]")).is_err());
-        assert!(to_toml(&V::Str("x".into())).is_err());
+        assert!(to_toml_v3(&yaml("l: [{a: 1}]")).is_err());
+        assert!(to_toml_v3(&yaml("l: [[1]]")).is_err());
+        assert!(to_toml_v3(&V::Str("x".into())).is_err());
+    }
+
+    #[test]
+    fn helm4_floats_are_burntsushi_toml_v1_6_0s() {
+        // helm v4.1.4 printed exactly this for `toToml .Values` of these
+        // values and `f: -0.0` (helm v3.17.1 printed each in full without
+        // an exponent),
+        // and `nan`, `inf`, `-inf`, `1e+100` for `float64 "NaN"`, `"Inf"`,
+        // `"-Inf"`, `"1e100"`.
+        let v = yaml(
+            "a: 8080\nb: 6.02e23\nc: 0.1\nd: 1.0e+21\ne: 1.0e-7\ng: 1.5e300\nh: 1000000\ni: 123456.0\nj: 1234567\nk: 0.0001\nl: 0.00001\nm: 0.00012\nnn: 5.0e-324\no: 1.7976931348623157e308\np: 100000\nq: 12345678.9\nr: -2.5e-10\ns: 0\nt: -1\nu: 999999\nw: [1, 2.5, 3e10]\n",
+        );
+        assert_eq!(
+            to_toml(&v, Floats::Shortest).as_deref(),
+            Ok("a = 8080.0\nb = 6.02e+23\nc = 0.1\nd = 1e+21\ne = 1e-07\ng = 1.5e+300\nh = 1e+06\ni = 123456.0\nj = 1.234567e+06\nk = 0.0001\nl = 1e-05\nm = 0.00012\nnn = 5e-324\no = 1.7976931348623157e+308\np = 100000.0\nq = 1.23456789e+07\nr = -2.5e-10\ns = 0.0\nt = -1.0\nu = 999999.0\nw = [1.0, 2.5, 3e+10]\n")
+        );
+        let special = V::map(
+            [
+                ("nan", f64::NAN),
+                ("inf", f64::INFINITY),
+                ("ninf", f64::NEG_INFINITY),
+                ("big", 1e100),
+                ("f", -0.0),
+            ]
+            .into_iter()
+            .map(|(k, f)| (k.to_string(), V::Float(f)))
+            .collect(),
+        );
+        assert_eq!(
+            to_toml(&special, Floats::Shortest).as_deref(),
+            Ok("big = 1e+100\nf = -0.0\ninf = inf\nnan = nan\nninf = -inf\n")
+        );
+        // helm v3.17.1: the same values in full.
+        assert_eq!(
+            to_toml(&yaml("b: 6.02e23\ne: 1.0e-7\nh: 1000000"), Floats::Fixed).as_deref(),
+            Ok("b = 602000000000000000000000.0\ne = 0.0000001\nh = 1000000.0\n")
+        );
     }
 }

@@ -911,25 +911,6 @@ pub(crate) fn format_float_g(f: f64) -> String {
     out
 }
 
-/// Whether `v` holds a `float64` anywhere (a host object by its value).
-/// A map that contains itself is taken to hold one: such a value is not
-/// encoded anyway.
-pub(crate) fn holds_float(v: &V) -> bool {
-    fn walk(v: &V, depth: usize) -> bool {
-        if depth > 10_000 {
-            return true;
-        }
-        match v {
-            V::Float(_) => true,
-            V::List(l) => l.iter().any(|e| walk(e, depth + 1)),
-            V::Map(m) => m.entries().iter().any(|(_, e)| walk(e, depth + 1)),
-            V::Host(h) => walk(&h.0.value(), depth + 1),
-            _ => false,
-        }
-    }
-    walk(v, 0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

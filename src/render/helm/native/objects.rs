@@ -1635,8 +1635,16 @@ mod line_tests {
             .contains(r#"function "mustToYaml" not defined"#));
         assert_eq!(caps(HelmLine::V4, "1.31", m).as_deref(), Ok("a: 1"));
         assert!(caps(HelmLine::V4, "1.31", r#"{{ mustToToml (dict "a" "b") }}"#).is_ok());
-        // BurntSushi/toml v1.6.0's floats (helm v4.1.4) are refused.
-        let e = caps(HelmLine::V4, "1.31", r#"{{ toToml (dict "a" 1.5) }}"#).unwrap_err();
-        assert!(e.contains("not supported by gitops-lint"), "{e}");
+        // BurntSushi/toml v1.6.0's floats under Helm 4, v1.4.0's under
+        // Helm 3: helm v4.1.4 and v3.17.1 printed these.
+        let t = r#"{{ toToml (dict "a" 1.5 "b" 6.02e23 "c" (float64 "NaN") "d" 8080.0 "e" 1e6) }}"#;
+        assert_eq!(
+            caps(HelmLine::V4, "1.31", t).as_deref(),
+            Ok("a = 1.5\nb = 6.02e+23\nc = nan\nd = 8080.0\ne = 1e+06\n")
+        );
+        assert_eq!(
+            caps(HelmLine::V3_19, "1.31", t).as_deref(),
+            Ok("a = 1.5\nb = 602000000000000000000000.0\nc = nan\nd = 8080.0\ne = 1000000.0\n")
+        );
     }
 }
