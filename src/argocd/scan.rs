@@ -5,7 +5,6 @@
 use super::*;
 use crate::source::facts::{Facts, Question};
 use crate::source::walk::Flow;
-use crate::source::SMALL_LEAF;
 use std::collections::{HashMap, HashSet};
 /// A document the scan keeps, with where it is declared.
 type Kept = (Arc<Value>, Origin);
@@ -397,10 +396,7 @@ impl Walked {
             }
             let any = !files.is_empty() || !dirs.is_empty();
             holds.insert(d.path.as_str(), whole.then_some(any));
-            // A small directory holding nothing and no subdirectory is
-            // walked again sooner than its record is read.
-            let small = d.dirs.is_empty() && d.files.len() as u64 <= SMALL_LEAF;
-            if whole && (any || !small) {
+            if whole {
                 if let Some(bytes) = encode_scan(&files, &dirs) {
                     facts.put_record(scan_key(d.id), bytes);
                 }

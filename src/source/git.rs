@@ -330,11 +330,6 @@ impl SubtreeSize {
             ids.push((root, *size));
         }
         for (id, size) in ids {
-            // A small directory with no subdirectory is quicker to decode
-            // again than to keep; its parent's size counts it.
-            if size.dirs == 1 && size.entries <= super::SMALL_LEAF {
-                continue;
-            }
             facts.put_record(SubtreeSize::key(id), size.encode());
         }
     }

@@ -34,11 +34,6 @@ pub(crate) const MAX_ENTRIES: usize = 1_000_000;
 /// [`MAX_ENTRIES`] alone.
 pub(crate) const MAX_INDEX_BYTES: usize = 256 * 1024 * 1024;
 
-/// Most entries of a directory without subdirectories whose facts by tree
-/// id (its size, its scan) are not kept between runs: such a directory
-/// costs less to read again than its record does to keep and load.
-pub(crate) const SMALL_LEAF: u64 = 16;
-
 /// The number of segments of a repository-relative path (`""` has none).
 #[must_use]
 pub(crate) fn depth(path: &str) -> usize {
