@@ -183,6 +183,145 @@ fn exec_error(filename: &str, err: &str) -> String {
     err.to_string()
 }
 
+/// Helm 4's `reformatExecErrorMsg` (`pkg/engine/engine.go`, the same at
+/// v4.1.4 and v4.2.1): `fail`'s and `required`'s message as Helm 3 gives
+/// it; any other execution error walked along Go's wrapped errors, each
+/// link read as a `TraceableError` (`parseTemplateExecErrorString`) and
+/// printed as a location, the `executing …` line and the message,
+/// indented; when one link does not read as a template error (a function's
+/// own error: `index out of range`, `tpl`'s), the error unchanged. The
+/// links are found in the message itself: text/template's `evalCall` wraps
+/// a function's error (`error calling NAME: %w`), `include` passes the
+/// nested template's error on, and no other execution error wraps one.
+/// `Err` when the message cannot be split as Go's error values are: a
+/// node's context (at most 20 characters and `...`, `ErrorContext`)
+/// holding `>: ` itself.
+fn exec_error_v4(filename: &str, err: &str) -> Result<String, String> {
+    let is_exec = err.starts_with("template: ") && err.contains(": executing ");
+    if !is_exec || err.contains("HELM_ERR_START") || err.splitn(3, ": ").count() != 3 {
+        return Ok(exec_error(filename, err));
+    }
+    let mut links: Vec<Traceable<'_>> = Vec::new();
+    let mut current = Some(err);
+    while let Some(text) = current {
+        let Some((link, wrapped)) = Traceable::parse(text)? else {
+            return Ok(err.to_string());
+        };
+        // An `ExecError` and the error it holds read the same.
+        if links.last() != Some(&link) {
+            links.push(link);
+        }
+        current = wrapped;
+    }
+    let mut out = String::new();
+    for l in &links {
+        if !l.location.is_empty() {
+            out.push_str(l.location);
+            out.push_str("\n  ");
+        }
+        if let Some(f) = &l.executed {
+            out.push_str(f);
+            out.push_str("\n    ");
+        }
+        if !l.message.is_empty() {
+            out.push_str(l.message);
+            out.push('\n');
+        }
+    }
+    Ok(out.trim().to_string())
+}
+
+/// Helm 4's `TraceableError`: one link of an execution error.
+#[derive(Debug, PartialEq, Eq)]
+struct Traceable<'a> {
+    location: &'a str,
+    message: &'a str,
+    /// `executing "NAME" at <CONTEXT>:`.
+    executed: Option<String>,
+}
+
+impl<'a> Traceable<'a> {
+    /// `parseTemplateExecErrorString` of `s`, with the error `s` wraps;
+    /// `None` when `s` is no template error.
+    #[allow(clippy::type_complexity)]
+    fn parse(s: &'a str) -> Result<Option<(Traceable<'a>, Option<&'a str>)>, String> {
+        let Some(rest) = s.strip_prefix("template: ") else {
+            return Ok(None);
+        };
+        // `no template %q associated with template %q` (exec.go).
+        if rest.starts_with("no template ") {
+            let link = Traceable {
+                location: "",
+                message: s,
+                executed: None,
+            };
+            return Ok(Some((link, None)));
+        }
+        if let Some(found) = Self::executing(rest)? {
+            return Ok(Some(found));
+        }
+        // `<templateName>: <errMsg>`, split at the last `: `.
+        let Some(sep) = rest.rfind(": ") else {
+            return Ok(None);
+        };
+        let message = &rest[sep + 2..];
+        let message = message
+            .find(" template:")
+            .map_or(message, |cut| &message[..cut]);
+        let link = Traceable {
+            location: &rest[..sep],
+            message,
+            executed: None,
+        };
+        Ok(Some((link, None)))
+    }
+
+    /// `parseTemplateExecutingAtErrorType`: `<templateName>: executing
+    /// "<funcName>" at <<context>>: <errMsg>`.
+    #[allow(clippy::type_complexity)]
+    fn executing(rest: &'a str) -> Result<Option<(Traceable<'a>, Option<&'a str>)>, String> {
+        let Some((location, after)) = rest.split_once(": executing ") else {
+            return Ok(None);
+        };
+        let Some(after) = after.strip_prefix('"') else {
+            return Ok(None);
+        };
+        let Some(end) = after.find('"') else {
+            return Ok(None);
+        };
+        let function = &after[..end];
+        let Some(at) = after[end + 1..].strip_prefix(" at <") else {
+            return Ok(None);
+        };
+        let Some((context, message)) = at.split_once(">: ") else {
+            return Ok(None);
+        };
+        // The context is at most 20 characters and `...`: a second `>: `
+        // within that reach may be where it ends, and which one is is not
+        // in the text.
+        let after_first = context.len() + 3;
+        let second = at[after_first..].find(">: ").map(|p| after_first + p);
+        if second.is_some_and(|p| at[..p].chars().count() <= 23) {
+            return Err(format!(
+                "helm v4's wording of an execution error whose template context holds `>: ` ({rest})"
+            ));
+        }
+        let wrapped = message
+            .strip_prefix("error calling ")
+            .and_then(|m| m.split_once(": "))
+            .map(|(_, inner)| inner);
+        let shown = message
+            .find(" template:")
+            .map_or(message, |cut| &message[..cut]);
+        let link = Traceable {
+            location,
+            message: shown,
+            executed: Some(format!("executing \"{function}\" at <{context}>:")),
+        };
+        Ok(Some((link, wrapped)))
+    }
+}
+
 /// An engine message that says it cannot evaluate something.
 fn engine_refuses(msg: &str) -> bool {
     msg.contains("not supported by gitops-lint")
@@ -312,19 +451,11 @@ fn render_within(
                 return Err(RenderError::content(format!("`{k}`: {e}")))
             }
             Err(e) if engine_refuses(&e) => return Err(not_supported(&e)),
-            // Helm 4's `reformatExecErrorMsg` (`pkg/engine/engine.go` at
-            // v4.2.1) rewrites every execution error but `fail`'s and
-            // `required`'s into a multi-line trace walked along Go's
-            // wrapped errors (helm v4.1.4: `Error: c/templates/cm.yaml:31:28`
-            // then `executing … at <…>:` and the message, indented).
-            Err(e)
-                if top.line >= super::HelmLine::V4
-                    && e.starts_with("template: ")
-                    && !e.contains("HELM_ERR_START") =>
-            {
-                return Err(not_supported(&format!(
-                    "helm v4's wording of the template execution error in `{k}` ({e})"
-                )))
+            Err(e) if top.line >= super::HelmLine::V4 => {
+                return Err(match exec_error_v4(k, &e) {
+                    Ok(msg) => helm_error(chart_dir, &msg),
+                    Err(why) => not_supported(&why),
+                })
             }
             Err(e) => return Err(helm_error(chart_dir, &exec_error(k, &e))),
         }
@@ -423,6 +554,57 @@ mod tests {
         );
         let plain = "template: c/templates/d.yaml:1:6: executing \"c/templates/d.yaml\" at <.Values.a.b>: nil pointer evaluating interface {}.b";
         assert_eq!(exec_error("c/templates/d.yaml", plain), plain);
+    }
+
+    // Each pair: what the engine says, and what helm v4.1.4 printed after
+    // `Error: ` for the chart whose template raised it (helm v3.17.1
+    // printed the first unchanged).
+    #[test]
+    fn helm4_execution_errors_are_traced_as_helm_4_prints_them() {
+        let d = "c/templates/d.yaml";
+        let cases = [
+            (
+                r#"template: c/templates/d.yaml:1:13: executing "c/templates/d.yaml" at <.Values.a.b>: nil pointer evaluating interface {}.b"#,
+                "c/templates/d.yaml:1:13\n  executing \"c/templates/d.yaml\" at <.Values.a.b>:\n    nil pointer evaluating interface {}.b",
+            ),
+            (
+                r#"template: c/templates/d.yaml:1:6: executing "c/templates/d.yaml" at <include "x" .>: error calling include: template: c/templates/_h.tpl:1:19: executing "x" at <include "y" .>: error calling include: template: c/templates/_h.tpl:1:70: executing "y" at <.Values.a.b>: nil pointer evaluating interface {}.b"#,
+                "c/templates/d.yaml:1:6\n  executing \"c/templates/d.yaml\" at <include \"x\" .>:\n    error calling include:\nc/templates/_h.tpl:1:19\n  executing \"x\" at <include \"y\" .>:\n    error calling include:\nc/templates/_h.tpl:1:70\n  executing \"y\" at <.Values.a.b>:\n    nil pointer evaluating interface {}.b",
+            ),
+            (
+                r#"template: c/templates/d.yaml:1:6: executing "c/templates/d.yaml" at <include "nope" .>: error calling include: template: no template "nope" associated with template "gotpl""#,
+                "c/templates/d.yaml:1:6\n  executing \"c/templates/d.yaml\" at <include \"nope\" .>:\n    error calling include:\ntemplate: no template \"nope\" associated with template \"gotpl\"",
+            ),
+            (
+                r#"template: c/templates/d.yaml:1:12: executing "c/templates/d.yaml" at <"a">: expected integer; found "a""#,
+                "c/templates/d.yaml:1:12\n  executing \"c/templates/d.yaml\" at <\"a\">:\n    expected integer; found \"a\"",
+            ),
+            // A function's own error is no template error: unchanged.
+            (
+                r#"template: c/templates/d.yaml:1:6: executing "c/templates/d.yaml" at <include "x" .>: error calling include: template: c/templates/_h.tpl:1:19: executing "x" at <index (list 1) 5>: error calling index: index out of range: 5"#,
+                r#"template: c/templates/d.yaml:1:6: executing "c/templates/d.yaml" at <include "x" .>: error calling include: template: c/templates/_h.tpl:1:19: executing "x" at <index (list 1) 5>: error calling index: index out of range: 5"#,
+            ),
+            (
+                r#"template: c/templates/d.yaml:1:6: executing "c/templates/d.yaml" at <tpl "{{ .Values.a.b }}" .>: error calling tpl: error during tpl function execution for "{{ .Values.a.b }}": template: gotpl:1:10: executing "gotpl" at <.Values.a.b>: nil pointer evaluating interface {}.b"#,
+                r#"template: c/templates/d.yaml:1:6: executing "c/templates/d.yaml" at <tpl "{{ .Values.a.b }}" .>: error calling tpl: error during tpl function execution for "{{ .Values.a.b }}": template: gotpl:1:10: executing "gotpl" at <.Values.a.b>: nil pointer evaluating interface {}.b"#,
+            ),
+            // `fail` inside an `include`: as Helm 3 gives it.
+            (
+                r#"template: c/templates/d.yaml:1:6: executing "c/templates/d.yaml" at <include "x" .>: error calling include: template: c/templates/_h.tpl:1:19: executing "x" at <fail "boom">: error calling fail: HELM_ERR_STARTboomHELM_ERR_END"#,
+                "execution error at (c/templates/d.yaml:1:6): boom",
+            ),
+        ];
+        for (engine, helm) in cases {
+            assert_eq!(exec_error_v4(d, engine).as_deref(), Ok(helm), "{engine}");
+        }
+        // Where the context may end is not in the text: refused.
+        let hidden = r#"template: c/templates/d.yaml:1:6: executing "c/templates/d.yaml" at <include "a>: b" .>: error calling include: template: no template "a>: b" associated with template "gotpl""#;
+        assert!(exec_error_v4(d, hidden).is_err());
+        // A `>: ` beyond the context's reach is the message's own.
+        let later = r#"template: c/templates/d.yaml:1:6: executing "c/templates/d.yaml" at <include "nope" .>: error calling include: template: no template "nope>: x" associated with template "gotpl""#;
+        assert!(exec_error_v4(d, later).is_ok_and(
+            |m| m.ends_with(r#"no template "nope>: x" associated with template "gotpl""#)
+        ));
     }
 
     #[test]
