@@ -478,6 +478,7 @@ fn format_holds(name: &str, s: &str) -> Option<bool> {
                     }),
             )
         }
+        "email" => email(s),
         "json-pointer" => Some(json_pointer(s)),
         // `validateRelativeJSONPointer`.
         "relative-json-pointer" => {
@@ -495,6 +496,44 @@ fn format_holds(name: &str, s: &str) -> Option<bool> {
         "uri-reference" | "iri-reference" if s.contains('\\') => Some(false),
         "uri-reference" | "iri-reference" => super::schema_format::uri(s, false).then_some(true),
         _ => None,
+    }
+}
+
+/// `validateEmail`: at most 254 bytes, split at the last `@`; a local
+/// part of at most 64 bytes, either quoted (it only tests the opening
+/// quote, and refuses a backslash or quote between the first and last
+/// byte) or of the allowed characters without a leading, trailing or
+/// doubled dot; a domain that is a bracketed IPv4 address or a host name.
+/// `None` for a bracketed IPv6 address (`netip.ParseAddr`).
+fn email(s: &str) -> Option<bool> {
+    if s.len() > 254 {
+        return Some(false);
+    }
+    let Some(at) = s.rfind('@') else {
+        return Some(false);
+    };
+    let (local, domain) = (&s[..at], &s[at + 1..]);
+    if local.len() > 64 {
+        return Some(false);
+    }
+    if local.len() > 1 && local.starts_with('"') {
+        let inner = &local.as_bytes()[1..local.len() - 1];
+        if inner.contains(&b'\\') || inner.contains(&b'"') {
+            return Some(false);
+        }
+    } else if local.starts_with('.')
+        || local.ends_with('.')
+        || local.contains("..")
+        || !local
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".!#$%&'*+-/=?^_`{|}~".contains(c))
+    {
+        return Some(false);
+    }
+    match domain.strip_prefix('[').and_then(|d| d.strip_suffix(']')) {
+        Some(ip) if ip.starts_with("IPv6:") => None,
+        Some(ip) => format_holds("ipv4", ip),
+        None => format_holds("hostname", domain),
     }
 }
 
@@ -1812,7 +1851,28 @@ mod tests {
         fails(f7("json-pointer"), json!({"p": "/a~2"}));
         valid(f7("uri"), json!({"p": "https://charts.example.com/x"}));
         refused(f7("uri"), json!({"p": "relative/x"}));
-        refused(f7("email"), json!({"p": "a@example.com"}));
+        // helm v4.1.4 accepted the first six and refused the next six.
+        for ok in [
+            "admin@example.com",
+            "a.b+c@sub.example.com.",
+            "\"q d\"@example.com",
+            "\"x@y\"@example.com",
+            "a@[10.0.0.1]",
+            "{x}~@e-x.io",
+        ] {
+            valid(f7("email"), json!({ "p": ok }));
+        }
+        for bad in [
+            "a..b@example.com",
+            ".a@example.com",
+            "a@-example.com",
+            "a b@example.com",
+            "a@[300.0.0.1]",
+            "no-at-sign",
+        ] {
+            fails(f7("email"), json!({ "p": bad }));
+        }
+        refused(f7("email"), json!({"p": "a@[IPv6:::1]"}));
         // `dependentRequired` is a 2019-09 keyword, `dependencies` all
         // drafts'.
         valid(
