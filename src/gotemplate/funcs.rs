@@ -154,7 +154,39 @@ fn at_least(args: &[V], n: usize) -> Result<(), String> {
     }
 }
 
+thread_local! {
+    /// Where the value [`type_err`] last refused lies in memory, so that
+    /// the caller can tell whether it was one of a call's arguments
+    /// ([`refused_arg`]).
+    static REFUSED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The index in `args` of the argument [`type_err`] refused since this was
+/// last asked, if it refused one of them (rather than a value inside one).
+/// text/template checks an argument's type against the function's
+/// parameter before the call, and words and places that error itself
+/// (`evalArg`); the engine's functions check their own arguments, and this
+/// says which one failed.
+pub(super) fn refused_arg(args: ArgsAt) -> Option<usize> {
+    let at = REFUSED.with(|c| c.replace(0));
+    let size = std::mem::size_of::<V>();
+    let offset = at.checked_sub(args.0)?;
+    (offset % size == 0 && offset / size < args.1).then_some(offset / size)
+}
+
+/// Where a call's arguments lie (the address of the first, and how many),
+/// taken before they are handed to the function.
+#[derive(Clone, Copy)]
+pub(super) struct ArgsAt(usize, usize);
+
+impl ArgsAt {
+    pub(super) fn of(args: &[V]) -> ArgsAt {
+        ArgsAt(args.as_ptr() as usize, args.len())
+    }
+}
+
 pub(super) fn type_err(expected: &str, v: &V) -> String {
+    REFUSED.with(|c| c.set(std::ptr::from_ref(v) as usize));
     match v {
         V::Missing => format!("invalid value; expected {expected}"),
         V::Nil => format!("wrong type for value; expected {expected}; got interface {{}}"),

@@ -830,9 +830,14 @@ impl State {
             self.charge(&out)?;
             return Ok(out);
         }
+        // The functions are handed the arguments where they lie now (a
+        // `Vec` moves without moving its elements).
+        let at = funcs::ArgsAt::of(&vals);
+        // Forget what an earlier call refused.
+        funcs::refused_arg(at);
         if let Some(generator) = self.set.as_ref().and_then(SetCx::generator) {
             if let Some(r) = generator.call(name, &vals, self.bytes_left) {
-                let out = r.map_err(|e| Flow::Error(format!("error calling {name}: {e}")))?;
+                let out = r.map_err(|e| self.function_error(name, args, c, at, &e))?;
                 self.charge(&out)?;
                 return Ok(out);
             }
@@ -851,9 +856,119 @@ impl State {
         } else {
             funcs::call(name, vals, self.bytes_left, funcs)
         }
-        .map_err(|e| Flow::Error(format!("error calling {name}: {e}")))?;
+        .map_err(|e| self.function_error(name, args, c, at, &e))?;
         self.charge(&out)?;
         Ok(out)
+    }
+
+    /// Function `name`'s error `e`: `error calling NAME: …`, unless it
+    /// refused the type of one of the arguments at `at`, which
+    /// text/template reports before the call ([`State::argument_error`]).
+    fn function_error(
+        &self,
+        name: &str,
+        args: &[Arg],
+        c: Option<&Cmd>,
+        at: funcs::ArgsAt,
+        e: &str,
+    ) -> Flow {
+        funcs::refused_arg(at)
+            .and_then(|i| self.argument_error(args, c, i, e))
+            .unwrap_or_else(|| Flow::Error(format!("error calling {name}: {e}")))
+    }
+
+    /// A function's refusal of argument `i`'s type (`i == args.len()`: the
+    /// value piped in) as text/template gives it before the call
+    /// (`evalArg`, exec.go): a constant as `expected integer; found "a"`
+    /// at the constant, any other value as `validateType`'s message at
+    /// the node evaluated last, which for a parenthesized pipeline is the
+    /// last operand inside it. `None` where that node is not plain (a
+    /// field of a pipeline's result, a method call), or where Go would
+    /// take the constant: the function's own message is kept.
+    fn argument_error(&self, args: &[Arg], c: Option<&Cmd>, i: usize, e: &str) -> Option<Flow> {
+        self.set.as_ref()?;
+        let c = c?;
+        let expected = e
+            .strip_prefix("wrong type for value; expected ")
+            .or_else(|| e.strip_prefix("invalid value; expected "))?;
+        let expected = expected.split("; got ").next().unwrap_or(expected);
+        // A pipeline's value held in an empty interface is taken out of it
+        // (`evalPipeline`: "dig down one level"): a nil one is no value.
+        let piped = || {
+            if e.ends_with("; got interface {}") {
+                format!("invalid value; expected {expected}")
+            } else {
+                e.to_string()
+            }
+        };
+        let (at, text, msg) = match args.get(i) {
+            // The piped value is checked after every operand.
+            None => {
+                let (at, text) = match args.len() {
+                    0 => (*c.pos.first()?, c.texts.first()?.clone()),
+                    n => last_evaluated(c, n)?,
+                };
+                (at, text, piped())
+            }
+            Some(Arg::Sub(..)) => {
+                let (at, text) = last_evaluated(c, i + 1)?;
+                (at, text, piped())
+            }
+            Some(a @ (Arg::Str(_) | Arg::Int(_) | Arg::Float(_) | Arg::Bool(_) | Arg::Nil)) => {
+                let text = c.texts.get(i + 1)?.clone();
+                let accepted = match a {
+                    Arg::Str(_) => expected == "string",
+                    Arg::Int(n) if expected.starts_with("uint") => *n >= 0,
+                    Arg::Int(_) => expected.starts_with("int") || expected.starts_with("float"),
+                    Arg::Float(_) => expected.starts_with("float"),
+                    Arg::Bool(_) => expected == "bool",
+                    _ => false,
+                };
+                if accepted {
+                    return None;
+                }
+                let msg = match (a, expected) {
+                    (Arg::Nil, t) => format!("cannot assign nil to {t}"),
+                    (_, "bool") => format!("expected bool; found {text}"),
+                    (_, "string") => format!("expected string; found {text}"),
+                    (_, t) if t.starts_with("uint") => {
+                        format!("expected unsigned integer; found {text}")
+                    }
+                    (_, t) if t.starts_with("int") => format!("expected integer; found {text}"),
+                    (_, t) if t.starts_with("float") => format!("expected float; found {text}"),
+                    (_, t) => format!("can't handle {text} for arg of type {t}"),
+                };
+                (*c.pos.get(i + 1)?, text, msg)
+            }
+            Some(_) => {
+                let (at, text) = last_evaluated(c, i + 1)?;
+                (at, text, e.to_string())
+            }
+        };
+        Some(self.locate(at, &text, Flow::Error(msg)))
+    }
+}
+
+/// Where text/template's state stands once operand `j` of `c` is
+/// evaluated (`state.at`): the operand itself, or, inside a parenthesized
+/// pipeline, the node its last command evaluated last.
+fn last_evaluated(c: &Cmd, j: usize) -> Option<(usize, String)> {
+    match c.args.get(j)? {
+        Arg::Sub(pipe, fields) => {
+            let last = pipe.cmds.last()?;
+            if !fields.is_empty() || !pipe.vars.is_empty() {
+                return None;
+            }
+            // A function's last operand; a lone operand itself. A field or
+            // variable with operands is a method call, not followed here.
+            match &last.args[..] {
+                [Arg::Ident(_), _, ..] => last_evaluated(last, last.args.len() - 1),
+                [Arg::Sub(..)] => last_evaluated(last, 0),
+                [_] => Some((*last.pos.first()?, last.texts.first()?.clone())),
+                _ => None,
+            }
+        }
+        _ => Some((*c.pos.get(j)?, c.texts.get(j)?.clone())),
     }
 }
 

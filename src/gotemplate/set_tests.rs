@@ -1189,3 +1189,98 @@ k: ab
 "
     );
 }
+
+// text/template checks each argument against the function's parameter
+// before the call, and words and places that error itself (`evalArg`,
+// `validateType`): at the argument, or at the node evaluated last inside a
+// parenthesized pipeline; a constant as `expected integer; found "a"`; a
+// nil from a pipeline as no value. helm v3.17.1 printed these (after
+// `Error: `) for a chart whose `templates/d.yaml` held each template, with
+// values `num: 1` and `s: x`.
+#[test]
+fn a_wrongly_typed_argument_is_reported_where_text_template_checks_it() {
+    let cases = [
+        (
+            r#"x: {{ trunc .Values.s "abc" }}"#,
+            r#"template: c/templates/d.yaml:1:19: executing "c/templates/d.yaml" at <.Values.s>: wrong type for value; expected int; got string"#,
+        ),
+        (
+            r#"x: {{ trunc (add 1 1) "abc" }}"#,
+            r#"template: c/templates/d.yaml:1:19: executing "c/templates/d.yaml" at <1>: wrong type for value; expected int; got int64"#,
+        ),
+        (
+            r#"x: {{ trunc "a" "b" }}"#,
+            r#"template: c/templates/d.yaml:1:12: executing "c/templates/d.yaml" at <"a">: expected integer; found "a""#,
+        ),
+        (
+            r#"x: {{ trunc 1.5 "b" }}"#,
+            r#"template: c/templates/d.yaml:1:12: executing "c/templates/d.yaml" at <1.5>: expected integer; found 1.5"#,
+        ),
+        (
+            r"x: {{ trunc 2 5 }}",
+            r#"template: c/templates/d.yaml:1:14: executing "c/templates/d.yaml" at <5>: expected string; found 5"#,
+        ),
+        (
+            r"x: {{ upper nil }}",
+            r#"template: c/templates/d.yaml:1:12: executing "c/templates/d.yaml" at <nil>: cannot assign nil to string"#,
+        ),
+        (
+            r"x: {{ .Values.nope | upper }}",
+            r#"template: c/templates/d.yaml:1:21: executing "c/templates/d.yaml" at <upper>: invalid value; expected string"#,
+        ),
+        (
+            r"x: {{ upper (.Values.nope) }}",
+            r#"template: c/templates/d.yaml:1:20: executing "c/templates/d.yaml" at <.Values.nope>: invalid value; expected string"#,
+        ),
+        (
+            r"x: {{ upper .Values.nope }}",
+            r#"template: c/templates/d.yaml:1:19: executing "c/templates/d.yaml" at <.Values.nope>: wrong type for value; expected string; got interface {}"#,
+        ),
+        (
+            r"x: {{ .Values.num | upper }}",
+            r#"template: c/templates/d.yaml:1:20: executing "c/templates/d.yaml" at <upper>: wrong type for value; expected string; got float64"#,
+        ),
+        (
+            r"x: {{ upper (list 1 2 | len) }}",
+            r#"template: c/templates/d.yaml:1:24: executing "c/templates/d.yaml" at <len>: wrong type for value; expected string; got int"#,
+        ),
+        (
+            r#"{{ $x := "a" }}x: {{ trunc $x "b" }}"#,
+            r#"template: c/templates/d.yaml:1:27: executing "c/templates/d.yaml" at <$x>: wrong type for value; expected int; got string"#,
+        ),
+        (
+            r#"x: {{ derivePassword -1 "long" "p" "u" "s" }}"#,
+            r#"template: c/templates/d.yaml:1:21: executing "c/templates/d.yaml" at <-1>: expected unsigned integer; found -1"#,
+        ),
+        (
+            r"x: {{ date 5 now }}",
+            r#"template: c/templates/d.yaml:1:11: executing "c/templates/d.yaml" at <5>: expected string; found 5"#,
+        ),
+        (
+            r"x: {{ upper true }}",
+            r#"template: c/templates/d.yaml:1:12: executing "c/templates/d.yaml" at <true>: expected string; found true"#,
+        ),
+    ];
+    let name = "c/templates/d.yaml";
+    for (src, helm) in cases {
+        let set = helm_set(&[(name, src)]);
+        let err = set
+            .execute(name, &helm_dot("c", "num: 1\ns: x", name))
+            .expect_err(src);
+        assert_eq!(err, helm, "{src}");
+    }
+    // A function's own error about what it was given is still its own
+    // (helm v3.17.1: `dig` asserts its last argument is a map).
+    let set = helm_set(&[(name, r#"x: {{ dig "a" "d" 5 }}"#)]);
+    assert_eq!(
+        set.execute(name, &helm_dot("c", "{}", name))
+            .expect_err("dig"),
+        r#"template: c/templates/d.yaml:1:6: executing "c/templates/d.yaml" at <dig "a" "d" 5>: error calling dig: interface conversion: interface {} is int, not map[string]interface {}"#
+    );
+    // The same value of the right type renders.
+    let set = helm_set(&[(name, r#"x: {{ trunc 2 "abc" | upper }}"#)]);
+    assert_eq!(
+        set.execute(name, &helm_dot("c", "{}", name)).as_deref(),
+        Ok("x: AB")
+    );
+}
