@@ -174,6 +174,11 @@ pub(super) fn refused_arg(args: ArgsAt) -> Option<usize> {
     (offset % size == 0 && offset / size < args.1).then_some(offset / size)
 }
 
+/// Forgets what [`type_err`] refused before a call.
+pub(super) fn forget_refused() {
+    REFUSED.with(|c| c.set(0));
+}
+
 /// Where a call's arguments lie (the address of the first, and how many),
 /// taken before they are handed to the function.
 #[derive(Clone, Copy)]

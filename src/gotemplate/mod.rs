@@ -833,8 +833,7 @@ impl State {
         // The functions are handed the arguments where they lie now (a
         // `Vec` moves without moving its elements).
         let at = funcs::ArgsAt::of(&vals);
-        // Forget what an earlier call refused.
-        funcs::refused_arg(at);
+        funcs::forget_refused();
         if let Some(generator) = self.set.as_ref().and_then(SetCx::generator) {
             if let Some(r) = generator.call(name, &vals, self.bytes_left) {
                 let out = r.map_err(|e| self.function_error(name, args, c, at, &e))?;

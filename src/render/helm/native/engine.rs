@@ -166,8 +166,7 @@ fn parse_error(filename: &str, err: &str) -> String {
 /// `cleanupExecError` (the engine's execution errors are Go's
 /// `ExecError`s when they read `template: NAME:LINE:COL: executing …`).
 fn exec_error(filename: &str, err: &str) -> String {
-    let is_exec = err.starts_with("template: ") && err.contains(": executing ");
-    if !is_exec {
+    if !is_exec_error(err) {
         return err.to_string();
     }
     let tokens: Vec<&str> = err.splitn(3, ": ").collect();
@@ -181,6 +180,12 @@ fn exec_error(filename: &str, err: &str) -> String {
         }
     }
     err.to_string()
+}
+
+/// Whether the engine's message `err` is one of Go's `ExecError`s:
+/// `template: NAME:LINE:COL: executing …`.
+fn is_exec_error(err: &str) -> bool {
+    err.starts_with("template: ") && err.contains(": executing ")
 }
 
 /// Helm 4's `reformatExecErrorMsg` (`pkg/engine/engine.go`, the same at
@@ -197,8 +202,8 @@ fn exec_error(filename: &str, err: &str) -> String {
 /// node's context (at most 20 characters and `...`, `ErrorContext`)
 /// holding `>: ` itself.
 fn exec_error_v4(filename: &str, err: &str) -> Result<String, String> {
-    let is_exec = err.starts_with("template: ") && err.contains(": executing ");
-    if !is_exec || err.contains("HELM_ERR_START") || err.splitn(3, ": ").count() != 3 {
+    // `fail`'s and `required`'s, and what is no `ExecError`, as Helm 3.
+    if !is_exec_error(err) || err.contains("HELM_ERR_START") || err.splitn(3, ": ").count() != 3 {
         return Ok(exec_error(filename, err));
     }
     let mut links: Vec<Traceable<'_>> = Vec::new();
