@@ -847,11 +847,18 @@ fn diff_trees(
             .clone()
             .map_or_else(SubtreeMemo::default, SubtreeMemo::with_facts),
     );
+    let defers = !opts.render_unchanged && !opts.all;
+    // One tree diff serves both revisions' deferrals (it is symmetric).
+    let changes = defers
+        .then(|| source::changes::Changes::between(base.1.as_ref(), head.1.as_ref()))
+        .flatten()
+        .map(Arc::new);
     let deferral = |other: &Arc<dyn Tree>| {
-        (!opts.render_unchanged && !opts.all).then(|| Deferral {
+        defers.then(|| Deferral {
             other: Arc::clone(other),
             subtrees: Arc::clone(&subtrees),
             footprints: crate::render::FootprintMemo::with_facts(facts.clone()),
+            changes: changes.clone(),
         })
     };
     let mut builds = 0;

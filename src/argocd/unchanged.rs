@@ -94,6 +94,9 @@ pub struct Deferral {
     pub(crate) subtrees: Arc<SubtreeMemo>,
     /// Footprints of this revision's kustomization directories.
     pub(crate) footprints: render::FootprintMemo,
+    /// The paths that differ between the two trees, when a tree diff found
+    /// them: most entries are then compared without looking them up.
+    pub(crate) changes: Option<Arc<source::changes::Changes>>,
 }
 
 /// Per tree id: whether the subtree is free of symlinks, submodules and
@@ -280,9 +283,13 @@ fn same_in_both(input: &InventoryInput<'_>, d: &Deferral, fp: &render::Footprint
     let same_entry = |p: &str| {
         symlink_free(here, p)
             && symlink_free(there, p)
-            && d.footprints
-                .entries_in(here, there, p)
-                .is_some_and(|(a, b)| a == b)
+            && match d.changes.as_deref().and_then(|c| c.same(p)) {
+                Some(same) => same,
+                None => d
+                    .footprints
+                    .entries_in(here, there, p)
+                    .is_some_and(|(a, b)| a == b),
+            }
     };
     // A path inside a compared subtree is compared with it.
     let inside = |p: &str| {

@@ -4,6 +4,7 @@
 //! Knows nothing of YAML or Kubernetes. Paths are repository-relative,
 //! `/`-separated, with no leading `/`; the root is `""`.
 
+pub(crate) mod changes;
 mod dir;
 pub(crate) mod facts;
 mod git;
