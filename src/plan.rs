@@ -1098,7 +1098,7 @@ mod tests {
                 line: Some(1),
                 doc_index: Some(0),
             },
-            spec,
+            spec: Arc::new(spec),
             object: Arc::new(object),
             manager: manager.map(|m| Manager::App(format!("argocd/{m}"))),
             status: AppStatus::Rendered,

@@ -88,8 +88,9 @@ pub struct App {
     /// The Argo CD instance whose root tree holds the app (`None`: the
     /// default one).
     pub(crate) instance: Option<String>,
-    /// The parsed spec.
-    pub spec: AppSpec,
+    /// The parsed spec, shared with the other revision's app of the same
+    /// object ([`known_spec`]).
+    pub spec: Arc<AppSpec>,
     /// The Application object (implicit apps have a synthesised one).
     pub(crate) object: Arc<Value>,
     /// Where the Application is declared (file of the raw manifest, if any).
@@ -333,6 +334,9 @@ fn app_key(spec: &AppSpec, instance: Option<&str>) -> String {
     instances::qualify(format!("{}/{}", spec.namespace, spec.name), instance)
 }
 
+/// A root file's Application: its spec, key and instance.
+type RootDeclaration = (Arc<AppSpec>, String, Option<String>);
+
 /// Builds the inventory of one revision.
 #[must_use]
 pub fn build(input: &InventoryInput<'_>) -> Inventory {
@@ -397,24 +401,27 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     let mut groups: BTreeMap<Option<String>, Vec<App>> = BTreeMap::new();
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut duplicates: Vec<(String, Option<String>, Arc<Value>)> = Vec::new();
-    let declared: Vec<(Declared, Option<AppSpec>)> = declared
+    let split = input.split;
+    let declared: Vec<(Declared, Option<RootDeclaration>)> = declared
         .into_par_iter()
         .map(|d| {
-            let spec = AppSpec::parse(&d.value);
+            let file = d.origin.file.as_deref();
+            let spec = AppSpec::identity(&d.value)
+                .filter(|_| instances::may_be_root(input.config, file))
+                .and_then(|(name, namespace)| {
+                    let instance = instances::instance_of(input.config, split, file);
+                    let key =
+                        instances::qualify(format!("{namespace}/{name}"), instance.as_deref());
+                    let spec = spec_of(input.reuse, &key, &d.value)?;
+                    Some((spec, key, instance))
+                });
             (d, spec)
         })
         .collect();
-    let split = input.split;
     for (d, spec) in declared {
-        let Some(spec) = spec else {
+        let Some((spec, key, instance)) = spec else {
             continue;
         };
-        let file = d.origin.file.as_deref();
-        if !instances::may_be_root(input.config, file) {
-            continue;
-        }
-        let instance = instances::instance_of(input.config, split, file);
-        let key = app_key(&spec, instance.as_deref());
         if !seen.insert(key.clone()) {
             duplicates.push((key, d.origin.file, d.value));
             continue;
@@ -625,9 +632,23 @@ impl IfEmpty for String {
     }
 }
 
+/// The spec of the app `key` of `other` (the other revision's inventory)
+/// when its Application object is `object`: a spec is a function of the
+/// object, so it is not read again.
+fn known_spec(other: Option<&Inventory>, key: &str, object: &Value) -> Option<Arc<AppSpec>> {
+    let prev = other?.apps.get(key)?;
+    (*prev.object == *object).then(|| Arc::clone(&prev.spec))
+}
+
+/// The spec of a declared or rendered Application `object` whose key is
+/// `key`: the other revision's ([`known_spec`]), else read from it.
+fn spec_of(other: Option<&Inventory>, key: &str, object: &Value) -> Option<Arc<AppSpec>> {
+    known_spec(other, key, object).or_else(|| AppSpec::parse(object).map(Arc::new))
+}
+
 fn new_app(
     key: String,
-    spec: AppSpec,
+    spec: Arc<AppSpec>,
     object: Arc<Value>,
     origin: Origin,
     manager: Option<Manager>,
@@ -691,7 +712,7 @@ fn implicit_app(dir: &str, tree: &dyn Tree) -> App {
             src.remove("directory");
         }
     }
-    let spec = AppSpec::parse(&object).unwrap_or_else(|| unreachable_spec(&name));
+    let spec = Arc::new(AppSpec::parse(&object).unwrap_or_else(|| unreachable_spec(&name)));
     let mut app = new_app(
         format!("argocd/{name}"),
         spec,

@@ -125,9 +125,11 @@ impl Rounds<'_> {
                 .values()
                 .flat_map(|p| p.resources.iter().map(move |m| (p, m)))
                 .collect();
-            // A child already known with this very object keeps its app: its
-            // spec (a function of the object) is not read again.
-            let parsed_children: Vec<Option<(String, Option<AppSpec>)>> = rendered
+            // A child already known with this very object keeps its app; one
+            // declared in a root file too takes that app's spec. A spec (a
+            // function of the object) is read only for an object new here
+            // and at the other revision.
+            let parsed_children: Vec<Option<(String, Option<Arc<AppSpec>>)>> = rendered
                 .par_iter()
                 .map(|(_, m)| {
                     if !is_application(&m.value) || is_application_set(&m.value) {
@@ -135,13 +137,17 @@ impl Rounds<'_> {
                     }
                     let (name, namespace) = AppSpec::identity(&m.value)?;
                     let key = instances::qualify(format!("{namespace}/{name}"), instance);
-                    let same = done.get(&key).is_some_and(|e| {
-                        e.object.as_ref() == m.value.as_ref() && e.manager.is_some()
-                    });
-                    if same {
-                        return Some((key, None));
+                    let known = done
+                        .get(&key)
+                        .filter(|e| e.object.as_ref() == m.value.as_ref());
+                    match known {
+                        Some(e) if e.manager.is_some() => Some((key, None)),
+                        Some(e) => Some((key, Some(Arc::clone(&e.spec)))),
+                        None => {
+                            let spec = spec_of(input.reuse, &key, &m.value)?;
+                            Some((key, Some(spec)))
+                        }
                     }
-                    Some((key, Some(AppSpec::parse(&m.value)?)))
                 })
                 .collect();
             for (&(parent, m), child) in rendered.iter().zip(parsed_children) {
@@ -362,12 +368,21 @@ pub(super) fn generated_apps(
     objects
         .into_iter()
         .filter_map(|o| {
-            let spec = AppSpec::parse(o)?;
-            let key = app_key(&spec, instance);
+            let (name, namespace) = AppSpec::identity(o)?;
+            let key = instances::qualify(format!("{namespace}/{name}"), instance);
+            // The other revision's app of the same object lends its spec and
+            // its copy of the object.
+            let prev = live
+                .and_then(|r| r.apps.get(&key))
+                .filter(|p| *p.object == *o);
+            let (spec, object) = match prev {
+                Some(p) => (Arc::clone(&p.spec), Arc::clone(&p.object)),
+                None => (Arc::new(AppSpec::parse(o)?), Arc::new(o.clone())),
+            };
             Some(new_app(
                 key,
                 spec,
-                Arc::new(o.clone()),
+                object,
                 entry.origin.clone(),
                 Some(Manager::AppSet(entry.key.clone())),
                 instance.map(str::to_string),

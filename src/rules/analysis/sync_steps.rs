@@ -205,7 +205,7 @@ mod tests {
         App {
             key: "argocd/a".into(),
             instance: None,
-            spec,
+            spec: std::sync::Arc::new(spec),
             object: Arc::new(obj),
             origin: Origin::default(),
             manager: None,

@@ -33,7 +33,7 @@ pub(crate) fn app(obj: Value, resources: Vec<Value>) -> App {
     App {
         key: format!("argocd/{}", spec.name),
         instance: None,
-        spec,
+        spec: std::sync::Arc::new(spec),
         object: Arc::new(obj),
         origin: Origin::default(),
         manager: None,
