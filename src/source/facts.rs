@@ -9,22 +9,26 @@
 //! The file lives in a cache directory outside the repository, one per
 //! binary (its version, size and modification time name it), so a fact
 //! computed by another build is never read. It is read whole and trusted
-//! only when its header, length and checksum are right; anything else is
-//! an empty store and every fact is computed again. A run writes the file
-//! anew through a temporary file renamed into place, so concurrent runs
-//! each leave a whole file (the last one wins) and a crash leaves the old
-//! one. The store is bounded ([`MAX_FACTS`], [`MAX_RECORDS`],
+//! only when its header, length, checksum, order and offsets are right;
+//! anything else is an empty store and every fact is computed again. Its
+//! tables are sorted by key and looked up where they lie, so opening a
+//! store of a large fleet costs a read and a checksum, not an index. A
+//! run writes the file anew through a temporary file renamed into place,
+//! so concurrent runs each leave a whole file (the last one wins) and a
+//! run that stops leaves the old one; a file that the machine's crash
+//! leaves torn fails its checksum. The store is bounded ([`MAX_FACTS`], [`MAX_RECORDS`],
 //! [`MAX_RECORD_BYTES`]): beyond it, what this run did not use is dropped
 //! first.
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
 
 use super::ObjectId;
 
-/// Most facts kept (23 bytes each on disk).
+/// Most facts kept (22 bytes each on disk).
 pub(crate) const MAX_FACTS: usize = 1 << 21;
 
 /// Most records kept.
@@ -37,7 +41,7 @@ pub(crate) const MAX_RECORD_BYTES: usize = 256 << 20;
 pub(crate) const MAX_RECORD_LEN: usize = 1 << 20;
 
 /// The question a fact answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub(crate) enum Question {
     /// A blob may declare an Argo CD object, CRD or setting (the inventory
@@ -56,35 +60,237 @@ impl Question {
             _ => None,
         }
     }
+
+    fn byte(self) -> u8 {
+        self as u8
+    }
 }
 
-const MAGIC: &[u8; 8] = b"GLFACTS2";
+const MAGIC: &[u8; 8] = b"GLFACTS3";
 
-/// One fact: its answer, and whether this run used or made it.
-#[derive(Clone, Copy)]
-struct Fact {
-    answer: bool,
-    used: bool,
+/// Bytes of one fact on disk: question, id, answer.
+const FACT_LEN: usize = 22;
+
+/// Bytes of one record's entry in the table on disk: key, offset, length.
+const ENTRY_LEN: usize = 28;
+
+/// The facts and records of the file a run opened, read where they lie:
+/// both tables are sorted by key, so a lookup is a binary search and
+/// opening a store does no work per entry beyond checking it.
+#[derive(Default)]
+struct Stored {
+    bytes: Vec<u8>,
+    /// The facts, [`FACT_LEN`] bytes each, sorted by question and id.
+    facts: std::ops::Range<usize>,
+    /// The records' entries, [`ENTRY_LEN`] bytes each, sorted by key.
+    table: std::ops::Range<usize>,
+    /// The records' bytes, which the entries' offsets point into.
+    bodies: std::ops::Range<usize>,
+    /// Which facts and records this run used (the bound keeps those first).
+    used_facts: Vec<AtomicBool>,
+    used_records: Vec<AtomicBool>,
 }
 
-/// One record: its bytes, and whether this run used or made it.
-#[derive(Clone)]
-struct Record {
-    bytes: Arc<[u8]>,
-    used: bool,
+impl Stored {
+    fn fact_count(&self) -> usize {
+        self.facts.len() / FACT_LEN
+    }
+
+    fn record_count(&self) -> usize {
+        self.table.len() / ENTRY_LEN
+    }
+
+    fn fact_at(&self, i: usize) -> &[u8] {
+        let at = self.facts.start + i * FACT_LEN;
+        &self.bytes[at..at + FACT_LEN]
+    }
+
+    fn entry_at(&self, i: usize) -> &[u8] {
+        let at = self.table.start + i * ENTRY_LEN;
+        &self.bytes[at..at + ENTRY_LEN]
+    }
+
+    /// The body of record `i` (its entry was checked when the file was read).
+    fn body_at(&self, i: usize) -> &[u8] {
+        let e = self.entry_at(i);
+        let word =
+            |at: usize| u32::from_le_bytes([e[at], e[at + 1], e[at + 2], e[at + 3]]) as usize;
+        let (offset, len) = (word(20), word(24));
+        &self.bytes[self.bodies.start + offset..self.bodies.start + offset + len]
+    }
+
+    /// The index and answer of the fact `(q, id)`.
+    fn find_fact(&self, q: Question, id: ObjectId) -> Option<(usize, bool)> {
+        let mut key = [0u8; 21];
+        key[0] = q.byte();
+        key[1..].copy_from_slice(&id.0);
+        let i = search(self.fact_count(), |i| self.fact_at(i)[..21].cmp(&key))?;
+        Some((i, self.fact_at(i)[21] == 1))
+    }
+
+    /// The index of the record kept under `key`.
+    fn find_record(&self, key: ObjectId) -> Option<usize> {
+        search(self.record_count(), |i| self.entry_at(i)[..20].cmp(&key.0))
+    }
+
+    /// The store in `bytes` when it is exactly as [`encode`] writes it for
+    /// `binary`: header, bounds, order, answers and offsets all right.
+    fn decode(bytes: Vec<u8>, binary: &str) -> Option<Stored> {
+        let (body, sum) = bytes.split_at(bytes.len().checked_sub(20)?);
+        if checksum(body).0 != sum {
+            return None;
+        }
+        let mut at = 0usize;
+        let mut take = |n: usize| -> Option<std::ops::Range<usize>> {
+            let end = at.checked_add(n).filter(|&e| e <= body.len())?;
+            let r = at..end;
+            at = end;
+            Some(r)
+        };
+        let word = |r: std::ops::Range<usize>| -> Option<usize> {
+            let b = &body[r];
+            let n = if b.len() == 4 {
+                u64::from(u32::from_le_bytes(b.try_into().ok()?))
+            } else {
+                u64::from_le_bytes(b.try_into().ok()?)
+            };
+            usize::try_from(n).ok()
+        };
+        if body[take(8)?] != MAGIC[..] {
+            return None;
+        }
+        let name_len = word(take(4)?)?;
+        if body[take(name_len)?] != *binary.as_bytes() {
+            return None;
+        }
+        let fact_count = word(take(8)?)?;
+        if fact_count > MAX_FACTS {
+            return None;
+        }
+        let facts = take(fact_count.checked_mul(FACT_LEN)?)?;
+        let record_count = word(take(8)?)?;
+        if record_count > MAX_RECORDS {
+            return None;
+        }
+        let table = take(record_count.checked_mul(ENTRY_LEN)?)?;
+        let body_len = word(take(8)?)?;
+        let bodies = take(body_len)?;
+        if at != body.len() {
+            return None;
+        }
+        let stored = Stored {
+            used_facts: (0..fact_count).map(|_| AtomicBool::new(false)).collect(),
+            used_records: (0..record_count).map(|_| AtomicBool::new(false)).collect(),
+            bytes,
+            facts,
+            table,
+            bodies,
+        };
+        let facts_ok = (0..fact_count).all(|i| {
+            let f = stored.fact_at(i);
+            Question::from_byte(f[0]).is_some()
+                && f[21] <= 1
+                && (i == 0 || stored.fact_at(i - 1)[..21] < f[..21])
+        });
+        let records_ok = (0..record_count).all(|i| {
+            let e = stored.entry_at(i);
+            let word =
+                |at: usize| u32::from_le_bytes([e[at], e[at + 1], e[at + 2], e[at + 3]]) as usize;
+            let (offset, len) = (word(20), word(24));
+            len <= MAX_RECORD_LEN
+                && offset.checked_add(len).is_some_and(|end| end <= body_len)
+                && (i == 0 || stored.entry_at(i - 1)[..20] < e[..20])
+        });
+        (facts_ok && records_ok).then_some(stored)
+    }
 }
 
-type FactMap = HashMap<(Question, ObjectId), Fact, foldhash::fast::RandomState>;
-type RecordMap = HashMap<ObjectId, Record, foldhash::fast::RandomState>;
+/// The index in `0..n` where `cmp` (of an index against the sought key)
+/// says equal, over entries sorted by that order.
+fn search(n: usize, cmp: impl Fn(usize) -> std::cmp::Ordering) -> Option<usize> {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match cmp(mid) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Some(mid),
+        }
+    }
+    None
+}
+
+/// Shards of what a run learns, chosen by a key's first byte (keys are
+/// digests): the workers of a cold run each add thousands, and one lock and
+/// one counter they all took would make them wait on each other.
+const SHARDS: usize = 16;
+
+/// One shard of [`Learned`], on a cache line of its own.
+#[repr(align(128))]
+struct Shard<K, V> {
+    map: RwLock<HashMap<K, V, foldhash::fast::RandomState>>,
+    /// Entries in `map`: while none, a lookup takes no lock.
+    entries: AtomicUsize,
+    /// Entries added or replaced by different ones.
+    learned: AtomicUsize,
+}
+
+/// Facts or records one run learned (new, or unlike the file's).
+struct Learned<K, V> {
+    shards: [Shard<K, V>; SHARDS],
+}
+
+impl<K, V> Default for Learned<K, V> {
+    fn default() -> Self {
+        Learned {
+            shards: std::array::from_fn(|_| Shard {
+                map: RwLock::default(),
+                entries: AtomicUsize::new(0),
+                learned: AtomicUsize::new(0),
+            }),
+        }
+    }
+}
+
+impl<K, V> Learned<K, V> {
+    fn shard(&self, id: ObjectId) -> &Shard<K, V> {
+        &self.shards[usize::from(id.0[0]) % SHARDS]
+    }
+
+    fn learned(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| s.learned.load(Ordering::Relaxed))
+            .sum()
+    }
+}
+
+impl<K, V> Shard<K, V> {
+    fn read(
+        &self,
+    ) -> Option<std::sync::RwLockReadGuard<'_, HashMap<K, V, foldhash::fast::RandomState>>> {
+        (self.entries.load(Ordering::Acquire) > 0).then(|| {
+            self.map
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        })
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<K, V, foldhash::fast::RandomState>> {
+        self.map
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
 
 /// What one run knows and learns; see the module doc.
 pub(crate) struct Facts {
     file: Option<PathBuf>,
     binary: String,
-    map: Mutex<FactMap>,
-    records: Mutex<RecordMap>,
-    loaded: usize,
-    learned: Mutex<usize>,
+    /// What the file held when the run began.
+    stored: Stored,
+    new_answers: Learned<(Question, ObjectId), bool>,
+    new_records: Learned<ObjectId, Arc<[u8]>>,
 }
 
 /// What a run did with the store, for `GITOPS_LINT_STATS`.
@@ -103,17 +309,15 @@ impl Facts {
     pub(crate) fn open(dir: &Path) -> Facts {
         let binary = binary_identity();
         let file = dir.join(format!("facts-{}.bin", short_hash(binary.as_bytes())));
-        let (map, records) = read_bounded(&file)
-            .and_then(|bytes| decode(&bytes, &binary))
+        let stored = read_bounded(&file)
+            .and_then(|bytes| Stored::decode(bytes, &binary))
             .unwrap_or_default();
-        let loaded = map.len() + records.len();
         Facts {
             file: Some(file),
             binary,
-            map: Mutex::new(map),
-            records: Mutex::new(records),
-            loaded,
-            learned: Mutex::new(0),
+            stored,
+            new_answers: Learned::default(),
+            new_records: Learned::default(),
         }
     }
 
@@ -124,33 +328,21 @@ impl Facts {
         self.file.as_deref()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, FactMap> {
-        self.map
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn lock_records(&self) -> std::sync::MutexGuard<'_, RecordMap> {
-        self.records
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn count_learned(&self) {
-        *self
-            .learned
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
-    }
-
     /// The record kept under `key` (see [`record_key`]), to be checked by
     /// the caller before use.
     #[must_use]
     pub(crate) fn record(&self, key: ObjectId) -> Option<Arc<[u8]>> {
-        let mut records = self.lock_records();
-        let rec = records.get_mut(&key)?;
-        rec.used = true;
-        Some(Arc::clone(&rec.bytes))
+        if let Some(r) = self
+            .new_records
+            .shard(key)
+            .read()
+            .and_then(|m| m.get(&key).cloned())
+        {
+            return Some(r);
+        }
+        let i = self.stored.find_record(key)?;
+        self.stored.used_records[i].store(true, Ordering::Relaxed);
+        Some(self.stored.body_at(i).into())
     }
 
     /// Keeps `bytes` under `key`; a record larger than [`MAX_RECORD_LEN`]
@@ -159,30 +351,45 @@ impl Facts {
         if bytes.len() > MAX_RECORD_LEN {
             return;
         }
-        let mut records = self.lock_records();
+        let shard = self.new_records.shard(key);
+        let mut records = shard.write();
+        if !records.contains_key(&key) {
+            if let Some(i) = self.stored.find_record(key) {
+                if self.stored.body_at(i) == bytes.as_slice() {
+                    self.stored.used_records[i].store(true, Ordering::Relaxed);
+                    return;
+                }
+            }
+        }
         // A record replaced by a different one is learned too: the file
         // must be written again.
-        let changed = records.get(&key).is_none_or(|r| *r.bytes != bytes[..]);
-        records.insert(
-            key,
-            Record {
-                bytes: bytes.into(),
-                used: true,
-            },
-        );
-        drop(records);
+        let bytes: Arc<[u8]> = bytes.into();
+        let changed = match records.insert(key, Arc::clone(&bytes)) {
+            None => {
+                shard.entries.fetch_add(1, Ordering::Release);
+                true
+            }
+            Some(previous) => previous != bytes,
+        };
         if changed {
-            self.count_learned();
+            shard.learned.fetch_add(1, Ordering::Relaxed);
         }
     }
 
     /// The known answer to `q` about `id`.
     #[must_use]
     pub(crate) fn get(&self, q: Question, id: ObjectId) -> Option<bool> {
-        let mut map = self.lock();
-        let fact = map.get_mut(&(q, id))?;
-        fact.used = true;
-        Some(fact.answer)
+        if let Some(a) = self
+            .new_answers
+            .shard(id)
+            .read()
+            .and_then(|m| m.get(&(q, id)).copied())
+        {
+            return Some(a);
+        }
+        let (i, answer) = self.stored.find_fact(q, id)?;
+        self.stored.used_facts[i].store(true, Ordering::Relaxed);
+        Some(answer)
     }
 
     /// Records the answer to `q` about `id`. An all-zero id is a
@@ -191,12 +398,19 @@ impl Facts {
         if id.0 == [0; 20] {
             return;
         }
-        let fresh = self
-            .lock()
-            .insert((q, id), Fact { answer, used: true })
-            .is_none();
-        if fresh {
-            self.count_learned();
+        let shard = self.new_answers.shard(id);
+        let mut facts = shard.write();
+        if !facts.contains_key(&(q, id)) {
+            if let Some((i, known)) = self.stored.find_fact(q, id) {
+                if known == answer {
+                    self.stored.used_facts[i].store(true, Ordering::Relaxed);
+                    return;
+                }
+            }
+        }
+        if facts.insert((q, id), answer).is_none() {
+            shard.entries.fetch_add(1, Ordering::Release);
+            shard.learned.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -204,11 +418,8 @@ impl Facts {
     #[must_use]
     pub(crate) fn stats(&self) -> FactStats {
         FactStats {
-            loaded: self.loaded,
-            learned: *self
-                .learned
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
+            loaded: self.stored.fact_count() + self.stored.record_count(),
+            learned: self.new_answers.learned() + self.new_records.learned(),
         }
     }
 
@@ -226,35 +437,73 @@ impl Facts {
             return Ok(());
         }
         let body = {
-            let map = self.lock();
-            let mut facts: Vec<(&(Question, ObjectId), &Fact)> = map.iter().collect();
-            // Used facts first, so the bound drops the stale ones.
-            facts.sort_unstable_by_key(|(k, f)| (!f.used, k.0 as u8, k.1));
-            facts.truncate(MAX_FACTS);
-            let records = self.lock_records();
-            let mut kept: Vec<(&ObjectId, &Record)> = records.iter().collect();
-            kept.sort_unstable_by_key(|(k, r)| (!r.used, **k));
-            let mut total = 0usize;
-            kept.retain(|(_, r)| {
-                total = total.saturating_add(r.bytes.len());
-                total <= MAX_RECORD_BYTES
-            });
-            kept.truncate(MAX_RECORDS);
-            encode(&facts, &kept, &self.binary)
+            let answers: Vec<_> = self.new_answers.shards.iter().map(Shard::write).collect();
+            let learned = |key: &(Question, ObjectId)| {
+                answers[usize::from(key.1 .0[0]) % SHARDS].contains_key(key)
+            };
+            let s = &self.stored;
+            // (used, key, answer): the file's facts this run did not
+            // replace, then the learned ones.
+            let mut facts: Vec<(bool, (Question, ObjectId), bool)> = (0..s.fact_count())
+                .filter_map(|i| {
+                    let f = s.fact_at(i);
+                    let key = (
+                        Question::from_byte(f[0])?,
+                        ObjectId(f[1..21].try_into().ok()?),
+                    );
+                    let used = s.used_facts[i].load(Ordering::Relaxed);
+                    (!learned(&key)).then_some((used, key, f[21] == 1))
+                })
+                .chain(
+                    answers
+                        .iter()
+                        .flat_map(|m| m.iter().map(|(k, a)| (true, *k, *a))),
+                )
+                .collect();
+            if facts.len() > MAX_FACTS {
+                // Used facts first, so the bound drops the stale ones.
+                facts.sort_unstable_by_key(|(used, key, _)| (!used, *key));
+                facts.truncate(MAX_FACTS);
+            }
+            facts.sort_unstable_by_key(|(_, key, _)| *key);
+            let kept: Vec<_> = self.new_records.shards.iter().map(Shard::write).collect();
+            let learned = |key: &ObjectId| kept[usize::from(key.0[0]) % SHARDS].contains_key(key);
+            let mut records: Vec<(bool, ObjectId, &[u8])> = (0..s.record_count())
+                .filter_map(|i| {
+                    let key = ObjectId(s.entry_at(i)[..20].try_into().ok()?);
+                    let used = s.used_records[i].load(Ordering::Relaxed);
+                    (!learned(&key)).then(|| (used, key, s.body_at(i)))
+                })
+                .chain(
+                    kept.iter()
+                        .flat_map(|m| m.iter().map(|(k, r)| (true, *k, &r[..]))),
+                )
+                .collect();
+            let total: usize = records.iter().map(|(_, _, b)| b.len()).sum();
+            if records.len() > MAX_RECORDS || total > MAX_RECORD_BYTES {
+                records.sort_unstable_by_key(|(used, key, _)| (!used, *key));
+                let mut total = 0usize;
+                records.retain(|(_, _, b)| {
+                    total = total.saturating_add(b.len());
+                    total <= MAX_RECORD_BYTES
+                });
+                records.truncate(MAX_RECORDS);
+            }
+            records.sort_unstable_by_key(|(_, key, _)| *key);
+            let facts: Vec<((Question, ObjectId), bool)> =
+                facts.into_iter().map(|(_, k, a)| (k, a)).collect();
+            let records: Vec<(ObjectId, &[u8])> =
+                records.into_iter().map(|(_, k, b)| (k, b)).collect();
+            encode(&facts, &records, &self.binary)
         };
         let dir = file.parent().unwrap_or_else(|| Path::new("."));
         std::fs::create_dir_all(dir)?;
+        // Not synced to disk: a file a crash leaves torn fails its
+        // checksum and is an empty store, which costs a run its speed only.
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
         tmp.write_all(&body)?;
-        tmp.as_file().sync_all()?;
         tmp.persist(file).map_err(|e| e.error)?;
         Ok(())
-    }
-}
-
-impl Question {
-    fn byte(self) -> u8 {
-        self as u8
     }
 }
 
@@ -292,97 +541,42 @@ fn checksum(bytes: &[u8]) -> ObjectId {
     ObjectId(id)
 }
 
-/// The header, the binary's identity, the facts, the records and a
-/// checksum of it all.
+/// The header, the binary's identity, the facts, the records' table and
+/// bytes, and a checksum of it all. Both lists come sorted by key.
 fn encode(
-    facts: &[(&(Question, ObjectId), &Fact)],
-    records: &[(&ObjectId, &Record)],
+    facts: &[((Question, ObjectId), bool)],
+    records: &[(ObjectId, &[u8])],
     binary: &str,
 ) -> Vec<u8> {
-    let record_bytes: usize = records.iter().map(|(_, r)| 24 + r.bytes.len()).sum();
-    let mut out = Vec::with_capacity(48 + binary.len() + facts.len() * 22 + record_bytes);
+    let body_len: usize = records.iter().map(|(_, b)| b.len()).sum();
+    let mut out = Vec::with_capacity(
+        64 + binary.len() + facts.len() * FACT_LEN + records.len() * ENTRY_LEN + body_len,
+    );
+    let word = |n: usize| u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes();
     out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&u32::try_from(binary.len()).unwrap_or(0).to_le_bytes());
+    out.extend_from_slice(&word(binary.len()));
     out.extend_from_slice(binary.as_bytes());
     out.extend_from_slice(&(facts.len() as u64).to_le_bytes());
-    for ((q, id), f) in facts {
+    for ((q, id), answer) in facts {
         out.push(q.byte());
         out.extend_from_slice(&id.0);
-        out.push(u8::from(f.answer));
+        out.push(u8::from(*answer));
     }
     out.extend_from_slice(&(records.len() as u64).to_le_bytes());
-    for (key, r) in records {
+    let mut offset = 0usize;
+    for (key, body) in records {
         out.extend_from_slice(&key.0);
-        out.extend_from_slice(&u32::try_from(r.bytes.len()).unwrap_or(0).to_le_bytes());
-        out.extend_from_slice(&r.bytes);
+        out.extend_from_slice(&word(offset));
+        out.extend_from_slice(&word(body.len()));
+        offset += body.len();
+    }
+    out.extend_from_slice(&(body_len as u64).to_le_bytes());
+    for (_, body) in records {
+        out.extend_from_slice(body);
     }
     let sum = checksum(&out);
     out.extend_from_slice(&sum.0);
     out
-}
-
-/// The facts and records of a file written by `binary`, or `None` when
-/// anything in it is not exactly as [`encode`] writes it.
-fn decode(bytes: &[u8], binary: &str) -> Option<(FactMap, RecordMap)> {
-    let (body, sum) = bytes.split_at(bytes.len().checked_sub(20)?);
-    if checksum(body).0 != sum {
-        return None;
-    }
-    let rest = body.strip_prefix(MAGIC.as_slice())?;
-    let (len, rest) = rest.split_at_checked(4)?;
-    let len = usize::try_from(u32::from_le_bytes(len.try_into().ok()?)).ok()?;
-    let (name, rest) = rest.split_at_checked(len)?;
-    if name != binary.as_bytes() {
-        return None;
-    }
-    let (count, rest) = rest.split_at_checked(8)?;
-    let count = usize::try_from(u64::from_le_bytes(count.try_into().ok()?)).ok()?;
-    if count > MAX_FACTS {
-        return None;
-    }
-    let (fact_bytes, mut rest) = rest.split_at_checked(count.checked_mul(22)?)?;
-    let mut map = HashMap::default();
-    for rec in fact_bytes.chunks_exact(22) {
-        let q = Question::from_byte(rec[0])?;
-        let id = ObjectId(rec[1..21].try_into().ok()?);
-        let answer = match rec[21] {
-            0 => false,
-            1 => true,
-            _ => return None,
-        };
-        map.insert(
-            (q, id),
-            Fact {
-                answer,
-                used: false,
-            },
-        );
-    }
-    let (count, more) = rest.split_at_checked(8)?;
-    rest = more;
-    let count = usize::try_from(u64::from_le_bytes(count.try_into().ok()?)).ok()?;
-    if count > MAX_RECORDS {
-        return None;
-    }
-    let mut records = HashMap::default();
-    for _ in 0..count {
-        let (key, more) = rest.split_at_checked(20)?;
-        let (len, more) = more.split_at_checked(4)?;
-        let len = usize::try_from(u32::from_le_bytes(len.try_into().ok()?)).ok()?;
-        if len > MAX_RECORD_LEN {
-            return None;
-        }
-        let (body, more) = more.split_at_checked(len)?;
-        rest = more;
-        records.insert(
-            ObjectId(key.try_into().ok()?),
-            Record {
-                bytes: body.into(),
-                used: false,
-            },
-        );
-    }
-    rest.is_empty().then_some((map, records))
 }
 
 /// The key of a record: a digest of the kind of question (`what`) and of
@@ -400,7 +594,7 @@ pub(crate) fn record_key(what: &str, parts: &[&[u8]]) -> ObjectId {
 
 /// The file's bytes, unless it is missing or larger than a whole store.
 fn read_bounded(file: &Path) -> Option<Vec<u8>> {
-    let max = 64 + 4096 + MAX_FACTS * 22 + MAX_RECORDS * 24 + MAX_RECORD_BYTES;
+    let max = 64 + 4096 + MAX_FACTS * FACT_LEN + MAX_RECORDS * ENTRY_LEN + MAX_RECORD_BYTES;
     let len = std::fs::metadata(file).ok()?.len();
     if len > max as u64 {
         return None;
@@ -450,16 +644,84 @@ mod tests {
 
     #[test]
     fn another_binary_does_not_read_the_facts() {
-        let facts: Vec<((Question, ObjectId), Fact)> = vec![(
-            (Question::MayDeclare, id(7)),
-            Fact {
-                answer: true,
-                used: true,
-            },
-        )];
-        let refs: Vec<(&(Question, ObjectId), &Fact)> = facts.iter().map(|(k, f)| (k, f)).collect();
-        let bytes = encode(&refs, &[], "0.1.0 123-456");
-        assert!(decode(&bytes, "0.1.0 123-456").is_some_and(|(m, _)| m.len() == 1));
-        assert!(decode(&bytes, "0.1.0 123-457").is_none());
+        let bytes = encode(
+            &[((Question::MayDeclare, id(7)), true)],
+            &[],
+            "0.1.0 123-456",
+        );
+        assert!(Stored::decode(bytes.clone(), "0.1.0 123-456").is_some_and(|s| s.fact_count() == 1));
+        assert!(Stored::decode(bytes, "0.1.0 123-457").is_none());
+    }
+
+    /// `bytes` with a checksum made for them, as a buggy writer would.
+    fn sealed(mut bytes: Vec<u8>) -> Vec<u8> {
+        bytes.truncate(bytes.len() - 20);
+        let sum = checksum(&bytes);
+        bytes.extend_from_slice(&sum.0);
+        bytes
+    }
+
+    #[test]
+    fn a_store_out_of_order_or_pointing_outside_itself_is_not_read() {
+        let name = "0.1.0 1-2";
+        let facts = [
+            ((Question::MayDeclare, id(1)), true),
+            ((Question::MayDeclare, id(2)), false),
+        ];
+        let records: [(ObjectId, &[u8]); 2] = [(id(3), b"abc"), (id(4), b"de")];
+        let good = encode(&facts, &records, name);
+        let stored = Stored::decode(good.clone(), name).unwrap_or_else(|| panic!("well formed"));
+        assert_eq!(
+            stored.find_fact(Question::MayDeclare, id(2)),
+            Some((1, false))
+        );
+        assert_eq!(stored.find_fact(Question::PlainSubtree, id(2)), None);
+        assert_eq!(
+            stored.find_record(id(4)).map(|i| stored.body_at(i)),
+            Some(&b"de"[..])
+        );
+        assert_eq!(stored.find_record(id(5)), None);
+        // Two facts swapped: a binary search would miss one, so the store
+        // is refused.
+        let facts_at = 8 + 4 + name.len() + 8;
+        let mut swapped = good.clone();
+        swapped[facts_at..facts_at + FACT_LEN]
+            .copy_from_slice(&good[facts_at + FACT_LEN..facts_at + 2 * FACT_LEN]);
+        swapped[facts_at + FACT_LEN..facts_at + 2 * FACT_LEN]
+            .copy_from_slice(&good[facts_at..facts_at + FACT_LEN]);
+        assert!(Stored::decode(sealed(swapped), name).is_none());
+        // A record whose length runs past the records' bytes.
+        let table_at = facts_at + 2 * FACT_LEN + 8;
+        let mut long = good.clone();
+        long[table_at + ENTRY_LEN + 24] = 9;
+        assert!(Stored::decode(sealed(long), name).is_none());
+        // An answer that is neither yes nor no.
+        let mut odd = good;
+        odd[facts_at + 21] = 2;
+        assert!(Stored::decode(sealed(odd), name).is_none());
+    }
+
+    #[test]
+    fn what_a_run_learns_is_kept_beside_the_stored_facts_and_a_replaced_record_wins() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let first = Facts::open(dir.path());
+        first.put(Question::MayDeclare, id(1), true);
+        first.put_record(id(9), b"old".to_vec());
+        first.save().unwrap_or_else(|e| panic!("{e}"));
+        let second = Facts::open(dir.path());
+        // Known already: nothing learned, nothing to write.
+        second.put(Question::MayDeclare, id(1), true);
+        second.put_record(id(9), b"old".to_vec());
+        assert_eq!(second.stats().learned, 0);
+        second.put(Question::PlainSubtree, id(2), false);
+        second.put_record(id(9), b"new".to_vec());
+        assert_eq!(second.stats().learned, 2);
+        assert_eq!(second.record(id(9)).as_deref(), Some(&b"new"[..]));
+        second.save().unwrap_or_else(|e| panic!("{e}"));
+        let third = Facts::open(dir.path());
+        assert_eq!(third.stats().loaded, 3);
+        assert_eq!(third.get(Question::MayDeclare, id(1)), Some(true));
+        assert_eq!(third.get(Question::PlainSubtree, id(2)), Some(false));
+        assert_eq!(third.record(id(9)).as_deref(), Some(&b"new"[..]));
     }
 }
