@@ -304,8 +304,11 @@ impl SubtreeSize {
         dirs: &FastMap<String, Listing>,
         counted: &FastMap<String, SubtreeSize>,
     ) {
+        // Deepest first, each path's depth counted once.
         let mut paths: Vec<&String> = dirs.keys().collect();
-        paths.sort_by_key(|p| std::cmp::Reverse(super::depth(p)));
+        paths.sort_by_cached_key(|p| {
+            std::cmp::Reverse(p.bytes().filter(|b| *b == b'/').count() + usize::from(!p.is_empty()))
+        });
         let mut sizes: FastMap<&str, Option<SubtreeSize>> = FastMap::default();
         // Each decoded directory's id is in its parent's listing: its size
         // is kept as its parent's is computed.
