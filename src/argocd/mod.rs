@@ -635,14 +635,16 @@ impl IfEmpty for String {
 /// The spec of the app `key` of `other` (the other revision's inventory)
 /// when its Application object is `object`: a spec is a function of the
 /// object, so it is not read again.
-fn known_spec(other: Option<&Inventory>, key: &str, object: &Value) -> Option<Arc<AppSpec>> {
+fn known_spec(other: Option<&Inventory>, key: &str, object: &Arc<Value>) -> Option<Arc<AppSpec>> {
     let prev = other?.apps.get(key)?;
-    (*prev.object == *object).then(|| Arc::clone(&prev.spec))
+    // Comparing the `Arc`s: one value the parse cache shares is equal to
+    // itself without a walk.
+    (prev.object == *object).then(|| Arc::clone(&prev.spec))
 }
 
 /// The spec of a declared or rendered Application `object` whose key is
 /// `key`: the other revision's ([`known_spec`]), else read from it.
-fn spec_of(other: Option<&Inventory>, key: &str, object: &Value) -> Option<Arc<AppSpec>> {
+fn spec_of(other: Option<&Inventory>, key: &str, object: &Arc<Value>) -> Option<Arc<AppSpec>> {
     known_spec(other, key, object).or_else(|| AppSpec::parse(object).map(Arc::new))
 }
 

@@ -137,9 +137,9 @@ impl Rounds<'_> {
                     }
                     let (name, namespace) = AppSpec::identity(&m.value)?;
                     let key = instances::qualify(format!("{namespace}/{name}"), instance);
-                    let known = done
-                        .get(&key)
-                        .filter(|e| e.object.as_ref() == m.value.as_ref());
+                    // `Arc`s compared: a value shared with the parse cache
+                    // is equal to itself without a walk.
+                    let known = done.get(&key).filter(|e| e.object == m.value);
                     match known {
                         Some(e) if e.manager.is_some() => Some((key, None)),
                         Some(e) => Some((key, Some(Arc::clone(&e.spec)))),
