@@ -228,6 +228,7 @@ fn options(c: &Common, progress: &Spinner) -> Options {
         } else {
             c.cache_dir.clone().or_else(default_cache_dir)
         },
+        exit_after: true,
     }
 }
 
