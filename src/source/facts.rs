@@ -503,7 +503,35 @@ impl Facts {
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
         tmp.write_all(&body)?;
         tmp.persist(file).map_err(|e| e.error)?;
+        remove_old_stores(dir, file);
         Ok(())
+    }
+}
+
+/// Stores of other binaries kept beside this one's: a few builds may share
+/// a cache directory at once (two versions on one runner), but each upgrade
+/// would otherwise leave its store behind for good.
+const OTHER_STORES: usize = 3;
+
+/// Removes from `dir` the stores of other binaries beyond the
+/// [`OTHER_STORES`] written last. Best effort: a store that cannot be
+/// removed costs disk space, never an answer.
+fn remove_old_stores(dir: &Path, own: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut others: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("facts-") && name.ends_with(".bin") && e.path() != own
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    others.sort_unstable_by_key(|(written, _)| std::cmp::Reverse(*written));
+    for (_, path) in others.into_iter().skip(OTHER_STORES) {
+        let _ = std::fs::remove_file(path);
     }
 }
 
@@ -640,6 +668,57 @@ mod tests {
         // A truncated file too.
         std::fs::write(&file, &bytes[..10]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(Facts::open(dir.path()).stats().loaded, 0);
+    }
+
+    #[test]
+    fn a_save_keeps_the_three_stores_of_other_binaries_written_last() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let day = std::time::Duration::from_secs(86_400);
+        let now = std::time::SystemTime::now();
+        for (i, name) in [
+            "facts-a.bin",
+            "facts-b.bin",
+            "facts-c.bin",
+            "facts-d.bin",
+            "facts-e.bin",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let path = dir.path().join(name);
+            std::fs::write(&path, b"old").unwrap_or_else(|e| panic!("{e}"));
+            let file = std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let age = u32::try_from(i).unwrap_or(0) + 1;
+            file.set_modified(now - day * age)
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        std::fs::write(dir.path().join("notes.txt"), b"mine").unwrap_or_else(|e| panic!("{e}"));
+        let facts = Facts::open(dir.path());
+        facts.put(Question::MayDeclare, id(1), true);
+        facts.save().unwrap_or_else(|e| panic!("{e}"));
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let own = facts
+            .file()
+            .and_then(Path::file_name)
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut expected = vec![
+            "facts-a.bin".to_string(),
+            "facts-b.bin".to_string(),
+            "facts-c.bin".to_string(),
+            "notes.txt".to_string(),
+            own,
+        ];
+        expected.sort();
+        assert_eq!(names, expected);
     }
 
     #[test]
