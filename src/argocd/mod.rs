@@ -331,7 +331,13 @@ enum Outcome {
 }
 
 fn app_key(spec: &AppSpec, instance: Option<&str>) -> String {
-    instances::qualify(format!("{}/{}", spec.namespace, spec.name), instance)
+    identity_key((&spec.name, &spec.namespace), instance)
+}
+
+/// The key of the Application whose [`AppSpec::identity`] is `(name,
+/// namespace)`, as [`app_key`] gives it once its spec is read.
+fn identity_key((name, namespace): (&str, &str), instance: Option<&str>) -> String {
+    instances::qualify(format!("{namespace}/{name}"), instance)
 }
 
 /// A root file's Application: its spec, key and instance.
@@ -408,10 +414,9 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             let file = d.origin.file.as_deref();
             let spec = AppSpec::identity(&d.value)
                 .filter(|_| instances::may_be_root(input.config, file))
-                .and_then(|(name, namespace)| {
+                .and_then(|identity| {
                     let instance = instances::instance_of(input.config, split, file);
-                    let key =
-                        instances::qualify(format!("{namespace}/{name}"), instance.as_deref());
+                    let key = identity_key(identity, instance.as_deref());
                     let spec = spec_of(input.reuse, &key, &d.value)?;
                     Some((spec, key, instance))
                 });

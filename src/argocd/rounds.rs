@@ -135,8 +135,7 @@ impl Rounds<'_> {
                     if !is_application(&m.value) || is_application_set(&m.value) {
                         return None;
                     }
-                    let (name, namespace) = AppSpec::identity(&m.value)?;
-                    let key = instances::qualify(format!("{namespace}/{name}"), instance);
+                    let key = identity_key(AppSpec::identity(&m.value)?, instance);
                     // `Arc`s compared: a value shared with the parse cache
                     // is equal to itself without a walk.
                     let known = done.get(&key).filter(|e| e.object == m.value);
@@ -368,8 +367,7 @@ pub(super) fn generated_apps(
     objects
         .into_iter()
         .filter_map(|o| {
-            let (name, namespace) = AppSpec::identity(o)?;
-            let key = instances::qualify(format!("{namespace}/{name}"), instance);
+            let key = identity_key(AppSpec::identity(o)?, instance);
             // The other revision's app of the same object lends its spec and
             // its copy of the object.
             let prev = live
