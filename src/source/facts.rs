@@ -112,10 +112,7 @@ impl Stored {
 
     /// The body of record `i` (its entry was checked when the file was read).
     fn body_at(&self, i: usize) -> &[u8] {
-        let e = self.entry_at(i);
-        let word =
-            |at: usize| u32::from_le_bytes([e[at], e[at + 1], e[at + 2], e[at + 3]]) as usize;
-        let (offset, len) = (word(20), word(24));
+        let (offset, len) = span(self.entry_at(i));
         &self.bytes[self.bodies.start + offset..self.bodies.start + offset + len]
     }
 
@@ -194,15 +191,21 @@ impl Stored {
         });
         let records_ok = (0..record_count).all(|i| {
             let e = stored.entry_at(i);
-            let word =
-                |at: usize| u32::from_le_bytes([e[at], e[at + 1], e[at + 2], e[at + 3]]) as usize;
-            let (offset, len) = (word(20), word(24));
+            let (offset, len) = span(e);
             len <= MAX_RECORD_LEN
                 && offset.checked_add(len).is_some_and(|end| end <= body_len)
                 && (i == 0 || stored.entry_at(i - 1)[..20] < e[..20])
         });
         (facts_ok && records_ok).then_some(stored)
     }
+}
+
+/// The offset and length a record's table entry gives its bytes.
+fn span(entry: &[u8]) -> (usize, usize) {
+    let word = |at: usize| {
+        u32::from_le_bytes([entry[at], entry[at + 1], entry[at + 2], entry[at + 3]]) as usize
+    };
+    (word(20), word(24))
 }
 
 /// The index in `0..n` where `cmp` (of an index against the sought key)
@@ -224,6 +227,11 @@ fn search(n: usize, cmp: impl Fn(usize) -> std::cmp::Ordering) -> Option<usize> 
 /// digests): the workers of a cold run each add thousands, and one lock and
 /// one counter they all took would make them wait on each other.
 const SHARDS: usize = 16;
+
+/// The shard of a key whose id is `id`.
+fn shard_of(id: ObjectId) -> usize {
+    usize::from(id.0[0]) % SHARDS
+}
 
 /// One shard of [`Learned`], on a cache line of its own.
 #[repr(align(128))]
@@ -254,7 +262,7 @@ impl<K, V> Default for Learned<K, V> {
 
 impl<K, V> Learned<K, V> {
     fn shard(&self, id: ObjectId) -> &Shard<K, V> {
-        &self.shards[usize::from(id.0[0]) % SHARDS]
+        &self.shards[shard_of(id)]
     }
 
     fn learned(&self) -> usize {
@@ -438,9 +446,7 @@ impl Facts {
         }
         let body = {
             let answers: Vec<_> = self.new_answers.shards.iter().map(Shard::write).collect();
-            let learned = |key: &(Question, ObjectId)| {
-                answers[usize::from(key.1 .0[0]) % SHARDS].contains_key(key)
-            };
+            let learned = |key: &(Question, ObjectId)| answers[shard_of(key.1)].contains_key(key);
             let s = &self.stored;
             // (used, key, answer): the file's facts this run did not
             // replace, then the learned ones.
@@ -467,7 +473,7 @@ impl Facts {
             }
             facts.sort_unstable_by_key(|(_, key, _)| *key);
             let kept: Vec<_> = self.new_records.shards.iter().map(Shard::write).collect();
-            let learned = |key: &ObjectId| kept[usize::from(key.0[0]) % SHARDS].contains_key(key);
+            let learned = |key: &ObjectId| kept[shard_of(*key)].contains_key(key);
             let mut records: Vec<(bool, ObjectId, &[u8])> = (0..s.record_count())
                 .filter_map(|i| {
                     let key = ObjectId(s.entry_at(i)[..20].try_into().ok()?);
