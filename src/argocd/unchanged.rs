@@ -105,18 +105,28 @@ pub struct Deferral {
 /// With [`Facts`] kept between runs, the answers for trees of a
 /// content-addressed tree ([`Tree::content_addressed`]) are read from and
 /// added to them, and so is the inventory scan's byte test of each blob.
+///
+/// The answers are split by the id's first byte (ids are digests): both
+/// workers look up every app's directories, and one lock made them wait on
+/// each other.
 #[derive(Default)]
 pub(crate) struct SubtreeMemo {
-    plain: Mutex<HashMap<ObjectId, bool, foldhash::fast::RandomState>>,
+    plain: [Mutex<PlainAnswers>; MEMO_SHARDS],
     facts: Option<Arc<Facts>>,
 }
+
+/// One shard of [`SubtreeMemo`]'s answers.
+type PlainAnswers = HashMap<ObjectId, bool, foldhash::fast::RandomState>;
+
+/// Shards of [`SubtreeMemo`].
+const MEMO_SHARDS: usize = 16;
 
 impl SubtreeMemo {
     /// A memo that also reads and records `facts`.
     #[must_use]
     pub(crate) fn with_facts(facts: Arc<Facts>) -> SubtreeMemo {
         SubtreeMemo {
-            plain: Mutex::default(),
+            plain: Default::default(),
             facts: Some(facts),
         }
     }
@@ -129,7 +139,7 @@ impl SubtreeMemo {
     /// The known answer for subtree `id` of `tree`: this run's, else one
     /// kept between runs (only for content-addressed trees).
     fn known(&self, tree: &dyn Tree, id: ObjectId) -> Option<bool> {
-        if let Some(&known) = self.lock().get(&id) {
+        if let Some(&known) = self.lock(id).get(&id) {
             return Some(known);
         }
         let kept = self
@@ -137,12 +147,12 @@ impl SubtreeMemo {
             .as_ref()
             .filter(|_| tree.content_addressed())?
             .get(Question::PlainSubtree, id)?;
-        self.lock().insert(id, kept);
+        self.lock(id).insert(id, kept);
         Some(kept)
     }
 
     fn record(&self, tree: &dyn Tree, id: ObjectId, plain: bool) {
-        self.lock().insert(id, plain);
+        self.lock(id).insert(id, plain);
         if let Some(f) = self.facts.as_ref().filter(|_| tree.content_addressed()) {
             f.put(Question::PlainSubtree, id, plain);
         }
@@ -167,10 +177,8 @@ impl SubtreeMemo {
         plain
     }
 
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<ObjectId, bool, foldhash::fast::RandomState>> {
-        self.plain
+    fn lock(&self, id: ObjectId) -> std::sync::MutexGuard<'_, PlainAnswers> {
+        self.plain[usize::from(id.0[0]) % MEMO_SHARDS]
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -266,18 +274,24 @@ pub(super) fn defers(input: &InventoryInput<'_>, app: &App) -> bool {
             return false;
         }
         let cx = RenderContext::unrecorded(tree.as_ref(), input.cache, input.render_options);
-        let Some(fp) =
-            render::footprint(&cx, &source_spec_in(input, app, src, path), &d.footprints)
+        let Some((fp, seen)) =
+            render::footprint_seen(&cx, &source_spec_in(input, app, src, path), &d.footprints)
         else {
             return false;
         };
-        same_in_both(input, d, &fp)
+        same_in_both(input, d, &fp, &seen)
     })
 }
 
 /// Whether everything `fp` names in this revision's tree is the same in
-/// the other one, with no symlink in or on the way to it.
-fn same_in_both(input: &InventoryInput<'_>, d: &Deferral, fp: &render::Footprint) -> bool {
+/// the other one, with no symlink in or on the way to it (`seen`: entries
+/// of this tree already found).
+fn same_in_both(
+    input: &InventoryInput<'_>,
+    d: &Deferral,
+    fp: &render::Footprint,
+    seen: &[render::SeenEntry],
+) -> bool {
     let here = input.tree.as_ref();
     let there = d.other.as_ref();
     let same_entry = |p: &str| {
@@ -285,10 +299,7 @@ fn same_in_both(input: &InventoryInput<'_>, d: &Deferral, fp: &render::Footprint
             && symlink_free(there, p)
             && match d.changes.as_deref().and_then(|c| c.same(p)) {
                 Some(same) => same,
-                None => d
-                    .footprints
-                    .entries_in(here, there, p)
-                    .is_some_and(|(a, b)| a == b),
+                None => render::entries_in(here, seen, there, p).is_some_and(|(a, b)| a == b),
             }
     };
     // A path inside a compared subtree is compared with it.
@@ -299,7 +310,7 @@ fn same_in_both(input: &InventoryInput<'_>, d: &Deferral, fp: &render::Footprint
     };
     fp.subtrees.iter().all(|r| {
         same_entry(r)
-            && match d.footprints.entry(here, r) {
+            && match render::entry_in(here, seen, r) {
                 Ok(Some((EntryKind::Dir, id))) => d.subtrees.is_plain(here, input.cache, r, id),
                 _ => false,
             }
@@ -329,7 +340,7 @@ fn chart_defers(
         // changed: then the change touches an app it cannot judge, and the
         // app is rendered to say so.
         let spec = source_spec_in(input, app, src, "");
-        return render::helm::ref_footprint(&spec).is_ok_and(|fp| same_in_both(input, d, &fp));
+        return render::helm::ref_footprint(&spec).is_ok_and(|fp| same_in_both(input, d, &fp, &[]));
     };
     // What the chart renders may matter to other apps, as for a chart in git.
     let archive = cached.tree.as_ref();
@@ -347,7 +358,7 @@ fn chart_defers(
         return true;
     };
     match render::helm::ref_footprint(spec.as_ref()) {
-        Ok(fp) => same_in_both(input, d, &fp),
+        Ok(fp) => same_in_both(input, d, &fp, &[]),
         Err(_) => false,
     }
 }

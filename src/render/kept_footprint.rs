@@ -20,7 +20,9 @@
 //! to each path.
 
 use super::{Footprint, RenderContext, SourceSpec};
-use crate::source::facts::{record_key, Facts};
+use std::io::Write as _;
+
+use crate::source::facts::{Facts, RecordKey};
 use crate::source::{EntryKind, ObjectId, Tree};
 
 /// The record key of `spec`'s footprint in `cx`, or `None` when the tree
@@ -32,36 +34,37 @@ pub(super) fn key(cx: &RenderContext<'_>, spec: &SourceSpec) -> Option<ObjectId>
     if !cx.tree.content_addressed() || cx.tree.may_have_symlinks() || !spec.refs.is_empty() {
         return None;
     }
-    let json = |v: &Option<serde_json::Value>| serde_json::to_vec(v).unwrap_or_default();
-    let env: Vec<u8> = spec
-        .env
-        .iter()
-        .flat_map(|(k, v)| [k.as_bytes(), b"\0", v.as_bytes(), b"\0"].concat())
-        .collect();
+    let mut key = RecordKey::new("footprint-3");
+    key.part(spec.path.as_bytes());
+    // One buffer for the parts that are written out first.
+    let mut scratch = Vec::with_capacity(64);
+    for v in [&spec.directory, &spec.kustomize, &spec.helm, &spec.plugin] {
+        scratch.clear();
+        serde_json::to_writer(&mut scratch, v).ok()?;
+        key.part(&scratch);
+    }
+    key.part(spec.app_name.as_bytes());
+    key.part(spec.namespace.as_bytes());
+    key.part(&(spec.env.len() as u64).to_le_bytes());
+    for (k, v) in &spec.env {
+        key.part(k.as_bytes());
+        key.part(v.as_bytes());
+    }
+    key.part(spec.kustomize_build_options.as_bytes());
     let o = cx.options;
-    let options = format!(
+    scratch.clear();
+    write!(
+        scratch,
         "{:?} {:?} {:?} {} {:?}",
         o.helm,
         o.external_kustomize,
         o.helm_renderer,
         o.chart_cache.is_some(),
         o.argocd_version
-    );
-    Some(record_key(
-        "footprint-2",
-        &[
-            spec.path.as_bytes(),
-            &json(&spec.directory),
-            &json(&spec.kustomize),
-            &json(&spec.helm),
-            &json(&spec.plugin),
-            spec.app_name.as_bytes(),
-            spec.namespace.as_bytes(),
-            &env,
-            spec.kustomize_build_options.as_bytes(),
-            options.as_bytes(),
-        ],
-    ))
+    )
+    .ok()?;
+    key.part(&scratch);
+    Some(key.finish())
 }
 
 /// Most variants kept for one spec.
@@ -77,7 +80,7 @@ pub(super) fn kept(
     facts: &Facts,
     tree: &dyn Tree,
     key: ObjectId,
-) -> Option<(Footprint, Vec<(String, Seen)>)> {
+) -> Option<(Footprint, super::SeenEntries)> {
     let bytes = facts.record(key)?;
     variants(&bytes)?.into_iter().find_map(|v| checked(v, tree))
 }
@@ -109,7 +112,7 @@ fn variants(bytes: &[u8]) -> Option<Vec<&[u8]>> {
 
 /// The footprint of one variant, when it holds in `tree`, with the
 /// entries it found there.
-fn checked(variant: &[u8], tree: &dyn Tree) -> Option<(Footprint, Vec<(String, Seen)>)> {
+fn checked(variant: &[u8], tree: &dyn Tree) -> Option<(Footprint, super::SeenEntries)> {
     let mut r = Reader(variant);
     let mut lists: [Vec<(String, Seen)>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     for list in &mut lists {
@@ -132,24 +135,25 @@ fn checked(variant: &[u8], tree: &dyn Tree) -> Option<(Footprint, Vec<(String, S
     // A covering directory with the entry it had holds the same entries
     // below it (a content id, in a tree without symlinks). The shallower
     // one is looked at first: looking a deeper one up lists its parent.
-    let recorded: std::collections::HashMap<&str, Seen> =
-        covers.iter().map(|(c, s)| (c.as_str(), *s)).collect();
-    let mut looked: std::collections::HashMap<&str, Seen> = std::collections::HashMap::new();
+    // Covering directories are kept sorted (one out of order is not found,
+    // and the record is then not used); each is looked up once.
+    let mut looked: Vec<Option<Seen>> = vec![None; covers.len()];
     let mut found = Vec::with_capacity(covers.len() + subtrees.len() + entries.len());
     for (p, seen) in subtrees.iter().chain(&entries) {
         let mut held = false;
         for c in covering(p) {
-            let then = recorded.get(c)?;
-            let here = match looked.get(c) {
-                Some(h) => *h,
+            let at = covers.binary_search_by(|(k, _)| k.as_str().cmp(c)).ok()?;
+            let then = covers[at].1;
+            let here = match looked[at] {
+                Some(h) => h,
                 None => {
                     let h = now(c)?;
-                    looked.insert(c, h);
+                    looked[at] = Some(h);
                     found.push((c.to_string(), h));
                     h
                 }
             };
-            if here == *then {
+            if here == then {
                 held = true;
                 break;
             }

@@ -18,7 +18,7 @@ pub(crate) mod overrides;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
@@ -1037,12 +1037,14 @@ impl Footprint {
 pub struct FootprintMemo {
     map: Mutex<HashMap<String, Arc<Footprint>, foldhash::fast::RandomState>>,
     facts: Option<Arc<source::facts::Facts>>,
-    /// Entries of the tree that kept footprints were checked against, by
-    /// path, so that comparing them with another revision's looks up none
-    /// of them again.
-    /// Read by every worker: a lock they share would make them wait.
-    seen: RwLock<HashMap<String, kept_footprint::Seen, foldhash::fast::RandomState>>,
 }
+
+/// Entries of a tree that a kept footprint's check found, by path (a few),
+/// so that comparing them with another revision's looks none up again.
+pub(crate) type SeenEntries = Vec<SeenEntry>;
+
+/// A path and the entry a kept footprint's check found there.
+pub(crate) type SeenEntry = (String, kept_footprint::Seen);
 
 impl FootprintMemo {
     /// A memo that also reads and keeps footprints in `facts`.
@@ -1051,56 +1053,7 @@ impl FootprintMemo {
         FootprintMemo {
             map: Mutex::default(),
             facts,
-            seen: RwLock::default(),
         }
-    }
-
-    /// The entry at `path` in `tree`, the tree this memo's footprints are
-    /// of: as a kept footprint's check found it, else looked up.
-    ///
-    /// # Errors
-    /// The tree's, for a path looked up.
-    pub(crate) fn entry(
-        &self,
-        tree: &dyn Tree,
-        path: &str,
-    ) -> Result<kept_footprint::Seen, source::SourceError> {
-        let seen = self
-            .seen
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(path)
-            .copied();
-        match seen {
-            Some(s) => Ok(s),
-            None => Ok(tree.entry(path)?.map(|e| (e.kind, e.id))),
-        }
-    }
-
-    /// The entries at `path` in `tree` (this memo's) and in `other`: the
-    /// same without looking below when the covering directory kept
-    /// footprints are checked by has the same entry in both.
-    #[must_use]
-    pub(crate) fn entries_in(
-        &self,
-        tree: &dyn Tree,
-        other: &dyn Tree,
-        path: &str,
-    ) -> Option<(kept_footprint::Seen, kept_footprint::Seen)> {
-        let here = self.entry(tree, path).ok()?;
-        // Where the other tree's listing is at hand (it was indexed whole),
-        // the entry itself costs less than its covering directories do.
-        let parent = path.rfind('/').map_or("", |i| &path[..i]);
-        if other.has_listing(parent) {
-            return Some((here, other.entry(path).ok()?.map(|e| (e.kind, e.id))));
-        }
-        for cover in kept_footprint::covering(path) {
-            let there = other.entry(cover).ok()?.map(|e| (e.kind, e.id));
-            if self.entry(tree, cover).ok()? == there {
-                return Some((here, here));
-            }
-        }
-        Some((here, other.entry(path).ok()?.map(|e| (e.kind, e.id))))
     }
 
     fn get(&self, dir: &str) -> Option<Arc<Footprint>> {
@@ -1119,6 +1072,49 @@ impl FootprintMemo {
     }
 }
 
+/// The entry at `path` in `tree`: as a kept footprint's check found it
+/// (`seen`), else looked up.
+///
+/// # Errors
+/// The tree's, for a path looked up.
+pub(crate) fn entry_in(
+    tree: &dyn Tree,
+    seen: &[SeenEntry],
+    path: &str,
+) -> Result<kept_footprint::Seen, source::SourceError> {
+    match seen.iter().find(|(p, _)| p == path) {
+        Some((_, s)) => Ok(*s),
+        None => Ok(tree.entry(path)?.map(|e| (e.kind, e.id))),
+    }
+}
+
+/// The entries at `path` in `tree` (whose kept footprint's check found
+/// `seen`) and in `other`: the same without looking below when the
+/// covering directory kept footprints are checked by has the same entry in
+/// both.
+#[must_use]
+pub(crate) fn entries_in(
+    tree: &dyn Tree,
+    seen: &[SeenEntry],
+    other: &dyn Tree,
+    path: &str,
+) -> Option<(kept_footprint::Seen, kept_footprint::Seen)> {
+    let here = entry_in(tree, seen, path).ok()?;
+    // Where the other tree's listing is at hand (it was indexed whole),
+    // the entry itself costs less than its covering directories do.
+    let parent = path.rfind('/').map_or("", |i| &path[..i]);
+    if other.has_listing(parent) {
+        return Some((here, other.entry(path).ok()?.map(|e| (e.kind, e.id))));
+    }
+    for cover in kept_footprint::covering(path) {
+        let there = other.entry(cover).ok()?.map(|e| (e.kind, e.id));
+        if entry_in(tree, seen, cover).ok()? == there {
+            return Some((here, here));
+        }
+    }
+    Some((here, other.entry(path).ok()?.map(|e| (e.kind, e.id))))
+}
+
 /// What a render of `spec` depends on, or `None` when that cannot be told
 /// without rendering: plugins, and sources that fail to load. A directory
 /// source reads only below its path; a kustomization only below the
@@ -1131,16 +1127,22 @@ pub fn footprint(
     spec: &SourceSpec,
     memo: &FootprintMemo,
 ) -> Option<Footprint> {
+    footprint_seen(cx, spec, memo).map(|(fp, _)| fp)
+}
+
+/// [`footprint`], with the entries of the tree found on the way when it
+/// was kept between runs (none when it was computed).
+pub(crate) fn footprint_seen(
+    cx: &RenderContext<'_>,
+    spec: &SourceSpec,
+    memo: &FootprintMemo,
+) -> Option<(Footprint, SeenEntries)> {
     let kept = memo
         .facts
         .as_deref()
         .and_then(|f| Some((f, kept_footprint::key(cx, spec)?)));
-    if let Some((fp, seen)) = kept.and_then(|(f, key)| kept_footprint::kept(f, cx.tree, key)) {
-        memo.seen
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend(seen);
-        return Some(fp);
+    if let Some(found) = kept.and_then(|(f, key)| kept_footprint::kept(f, cx.tree, key)) {
+        return Some(found);
     }
     let spec = overrides::apply(cx, spec).ok()?;
     let spec = spec.as_ref();
@@ -1163,7 +1165,7 @@ pub fn footprint(
             kept_footprint::keep(f, cx.tree, key, &fp);
         }
     }
-    Some(fp)
+    Some((fp, Vec::new()))
 }
 
 /// Expands list objects into their items, as Argo CD does for every source

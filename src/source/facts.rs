@@ -618,12 +618,43 @@ fn encode(
 /// delimited by its length so that no two lists of parts share a key.
 #[must_use]
 pub(crate) fn record_key(what: &str, parts: &[&[u8]]) -> ObjectId {
-    let mut buf = Vec::with_capacity(64 + parts.iter().map(|p| p.len() + 8).sum::<usize>());
-    for part in std::iter::once(what.as_bytes()).chain(parts.iter().copied()) {
-        buf.extend_from_slice(&(part.len() as u64).to_le_bytes());
-        buf.extend_from_slice(part);
+    let mut key = RecordKey::new(what);
+    for part in parts {
+        key.part(part);
     }
-    checksum(&buf)
+    key.finish()
+}
+
+/// A [`record_key`] digested part by part, for keys with many parts: no
+/// buffer holds them all.
+pub(crate) struct RecordKey(sha2::Sha256);
+
+impl RecordKey {
+    /// The key of a `what` record, before its parts.
+    #[must_use]
+    pub(crate) fn new(what: &str) -> RecordKey {
+        use sha2::Digest as _;
+        let mut key = RecordKey(sha2::Sha256::new());
+        key.part(what.as_bytes());
+        key
+    }
+
+    /// Adds one part, delimited by its length.
+    pub(crate) fn part(&mut self, bytes: &[u8]) {
+        use sha2::Digest as _;
+        self.0.update((bytes.len() as u64).to_le_bytes());
+        self.0.update(bytes);
+    }
+
+    /// The key.
+    #[must_use]
+    pub(crate) fn finish(self) -> ObjectId {
+        use sha2::Digest as _;
+        let digest = self.0.finalize();
+        let mut id = [0; 20];
+        id.copy_from_slice(&digest[..20]);
+        ObjectId(id)
+    }
 }
 
 /// The file's bytes, unless it is missing or larger than a whole store.
