@@ -3,6 +3,7 @@
 //!
 //! Knows nothing of git or of how resources were rendered.
 
+use crate::json::Pointer as _;
 use std::fmt;
 use std::sync::Arc;
 
@@ -108,7 +109,7 @@ impl Manifest {
     /// A string label.
     #[must_use]
     pub(crate) fn label(&self, key: &str) -> Option<&str> {
-        self.value.pointer("/metadata/labels")?.get(key)?.as_str()
+        self.value.at("/metadata/labels")?.get(key)?.as_str()
     }
 
     /// The parsed `argocd.argoproj.io/sync-options`.
@@ -134,18 +135,18 @@ impl Manifest {
     #[must_use]
     pub(crate) fn uses_generate_name(&self) -> bool {
         self.value
-            .pointer("/metadata/name")
+            .at("/metadata/name")
             .and_then(Value::as_str)
             .unwrap_or("")
             .is_empty()
-            && self.value.pointer("/metadata/generateName").is_some()
+            && self.value.at("/metadata/generateName").is_some()
     }
 
     /// Whether the object lists `ownerReferences` (never a prune candidate).
     #[must_use]
     pub(crate) fn has_owner_references(&self) -> bool {
         self.value
-            .pointer("/metadata/ownerReferences")
+            .at("/metadata/ownerReferences")
             .and_then(Value::as_array)
             .is_some_and(|a| !a.is_empty())
     }
@@ -160,7 +161,7 @@ pub(crate) fn pointer_token(key: &str) -> String {
 /// A string annotation of a Kubernetes object value.
 #[must_use]
 pub(crate) fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
-    obj.pointer("/metadata/annotations")?.get(key)?.as_str()
+    obj.at("/metadata/annotations")?.get(key)?.as_str()
 }
 
 /// See [`Manifest::sync_wave`].
@@ -558,9 +559,9 @@ pub struct Scopes {
 impl Scopes {
     /// Records the scope declared by a CRD object.
     pub(crate) fn learn_crd(&mut self, crd: &Value) {
-        let group = crd.pointer("/spec/group").and_then(Value::as_str);
-        let kind = crd.pointer("/spec/names/kind").and_then(Value::as_str);
-        let scope = crd.pointer("/spec/scope").and_then(Value::as_str);
+        let group = crd.at("/spec/group").and_then(Value::as_str);
+        let kind = crd.at("/spec/names/kind").and_then(Value::as_str);
+        let scope = crd.at("/spec/scope").and_then(Value::as_str);
         if let (Some(g), Some(k)) = (group, kind) {
             self.crds
                 .insert((g.to_string(), k.to_string()), scope == Some("Cluster"));

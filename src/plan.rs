@@ -3,6 +3,7 @@
 //!
 //! Knows nothing of rules or output formats.
 
+use crate::json::Pointer as _;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
@@ -332,7 +333,7 @@ fn applied_from_git(app: &App) -> bool {
 fn auto_sync_refuses(b: &App, h: &App) -> bool {
     let allows_empty = |a: &App| {
         a.object
-            .pointer("/spec/syncPolicy/automated/allowEmpty")
+            .at("/spec/syncPolicy/automated/allowEmpty")
             .and_then(serde_json::Value::as_bool)
             .unwrap_or(false)
     };
@@ -383,7 +384,7 @@ fn refused_at_head(b: &App, h: &App) -> bool {
 fn keeps_managed_namespace(m: &Manifest, b: &App, h: &App) -> bool {
     let managed = |a: &App| {
         a.object
-            .pointer("/spec/syncPolicy/managedNamespaceMetadata")
+            .at("/spec/syncPolicy/managedNamespaceMetadata")
             .is_some_and(|v| !v.is_null())
             && a.spec.dest_namespace == m.id.name
     };
@@ -496,7 +497,7 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
 fn destination(app: &App, config: &Config) -> (Option<String>, String) {
     let field = |f: &str| {
         app.object
-            .pointer(&format!("/spec/destination/{f}"))
+            .at(&format!("/spec/destination/{f}"))
             .and_then(serde_json::Value::as_str)
             .map(|s| s.trim_end_matches('/').to_string())
             .filter(|s| !s.is_empty())
@@ -528,7 +529,7 @@ fn cluster_move(b: &App, h: &App, config: &Config) -> Option<(String, String)> {
     let (hs, hw) = destination(h, config);
     let by_name = |a: &App| {
         a.object
-            .pointer("/spec/destination/server")
+            .at("/spec/destination/server")
             .and_then(serde_json::Value::as_str)
             .is_none_or(str::is_empty)
     };
@@ -645,7 +646,7 @@ fn prune_reason(
     }
     let explicit_ns = m
         .value
-        .pointer("/metadata/namespace")
+        .at("/metadata/namespace")
         .and_then(serde_json::Value::as_str)
         .is_some_and(|s| !s.is_empty());
     if !explicit_ns && !m.id.namespace.is_empty() && b.spec.dest_namespace != h.spec.dest_namespace
@@ -768,7 +769,7 @@ fn child_object<'a>(parent: &'a App, child: &App) -> Option<&'a Manifest> {
     parent.resources.iter().find(|m| {
         crate::argocd::is_application(&m.value)
             && m.value
-                .pointer("/metadata/name")
+                .at("/metadata/name")
                 .and_then(serde_json::Value::as_str)
                 == Some(child.spec.name.as_str())
     })
@@ -1008,7 +1009,7 @@ fn appset_removed(base: &Inventory, head: &Inventory, set_key: &str, name: &str)
         Some(AppStatus::Rendered) => {
             let set_name = entry
                 .object
-                .pointer("/metadata/name")
+                .at("/metadata/name")
                 .and_then(serde_json::Value::as_str)
                 .unwrap_or("");
             let protected = base

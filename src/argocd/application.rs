@@ -1,5 +1,6 @@
 //! The fields of an `Application` that decide what a sync renders and prunes.
 
+use crate::json::Pointer as _;
 use serde_json::Value;
 
 use crate::manifest::SyncOptions;
@@ -72,7 +73,7 @@ impl AppSpec {
         if !is_application(obj) {
             return None;
         }
-        let s = |p: &str| at(obj, p).and_then(Value::as_str).unwrap_or("");
+        let s = |p: &str| obj.at(p).and_then(Value::as_str).unwrap_or("");
         let namespace = match s("/metadata/namespace") {
             "" => "argocd",
             n => n,
@@ -85,7 +86,7 @@ impl AppSpec {
     pub(crate) fn parse(obj: &Value) -> Option<AppSpec> {
         let (name, namespace) = Self::identity(obj)?;
         let (name, namespace) = (name.to_string(), namespace.to_string());
-        let s = |p: &str| at(obj, p).and_then(Value::as_str).unwrap_or("").to_string();
+        let s = |p: &str| obj.at(p).and_then(Value::as_str).unwrap_or("").to_string();
         let spec = obj.get("spec");
         let sources = match spec
             .and_then(|s| s.get("sources"))
@@ -98,7 +99,7 @@ impl AppSpec {
                 .into_iter()
                 .collect(),
         };
-        let automated = at(obj, "/spec/syncPolicy/automated");
+        let automated = obj.at("/spec/syncPolicy/automated");
         let prune_mode = match automated {
             Some(a) if a.is_object() => {
                 let enabled = a.get("enabled").and_then(Value::as_bool).unwrap_or(true);
@@ -114,7 +115,7 @@ impl AppSpec {
         let sync_options = SyncOptions {
             items: obj
                 .get("spec")
-                .and_then(|v| at(v, "/syncPolicy/syncOptions"))
+                .and_then(|v| v.at("/syncPolicy/syncOptions"))
                 .and_then(Value::as_array)
                 .map(|a| {
                     a.iter()
@@ -164,13 +165,6 @@ impl AppSource {
             raw: v.clone(),
         }
     }
-}
-
-/// `v.pointer(path)` for paths without `~` escapes, without the copies
-/// `pointer` makes of each segment (this runs for every Application of a
-/// fleet at both revisions).
-fn at<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
-    path.split('/').skip(1).try_fold(v, |cur, seg| cur.get(seg))
 }
 
 /// Whether an object is an Argo CD `Application`.

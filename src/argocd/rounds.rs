@@ -2,6 +2,7 @@
 //! generate into them.
 
 use super::*;
+use crate::json::Pointer as _;
 /// Two ApplicationSets of one instance generating one Application name: the
 /// controller sets itself as the Application's controller reference
 /// (argo-cd `applicationset/controllers/applicationset_controller.go`
@@ -284,11 +285,11 @@ impl Rounds<'_> {
 
 pub(super) fn set_key(obj: &Value, instance: Option<&str>) -> String {
     let name = obj
-        .pointer("/metadata/name")
+        .at("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or("");
     let ns = obj
-        .pointer("/metadata/namespace")
+        .at("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or("argocd");
     instances::qualify(format!("{ns}/{name}"), instance)
@@ -305,7 +306,7 @@ pub(super) fn expand_set(
 ) -> AppSetEntry {
     let key = set_key(&object, instance);
     let mut obj = object.as_ref().clone();
-    if obj.pointer("/metadata/namespace").is_none() {
+    if obj.at("/metadata/namespace").is_none() {
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.insert("namespace".into(), Value::String("argocd".into()));
         }

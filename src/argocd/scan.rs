@@ -3,6 +3,7 @@
 //! setting, parsed once and shared with rendering.
 
 use super::*;
+use crate::json::Pointer as _;
 use crate::source::facts::{Facts, Question};
 use crate::source::walk::Flow;
 use std::collections::{HashMap, HashSet};
@@ -152,7 +153,7 @@ pub(super) fn scan(
                 appsets.push(Declared { value: v, origin });
             } else if is_app_project(&v) {
                 let name = v
-                    .pointer("/metadata/name")
+                    .at("/metadata/name")
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_string();

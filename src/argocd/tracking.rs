@@ -12,6 +12,7 @@
 //! while a CRD keeps the metadata written in git: only a CRD whose metadata
 //! names this app is this app's, and only that one is pruned.
 
+use crate::json::Pointer as _;
 use serde_json::Value;
 
 use crate::config::Config;
@@ -45,7 +46,7 @@ impl LearnedTracking {
         }
         let is_cm = v.get("kind").and_then(Value::as_str) == Some("ConfigMap")
             && v.get("apiVersion").and_then(Value::as_str) == Some("v1")
-            && v.pointer("/metadata/name").and_then(Value::as_str) == Some("argocd-cm");
+            && v.at("/metadata/name").and_then(Value::as_str) == Some("argocd-cm");
         if !is_cm {
             return None;
         }
@@ -80,13 +81,13 @@ impl LearnedTracking {
             return None;
         }
         let spec = |k: &str| {
-            v.pointer(&format!("/spec/{k}"))
+            v.at(&format!("/spec/{k}"))
                 .and_then(Value::as_str)
                 .map(|s| s.trim().to_string())
                 .filter(|s| !s.is_empty())
         };
         let extra = |k: &str| {
-            v.pointer("/spec/extraConfig")
+            v.at("/spec/extraConfig")
                 .and_then(|m| m.get(k))
                 .and_then(Value::as_str)
                 .map(|s| s.trim().to_string())
@@ -240,7 +241,7 @@ fn kept_as_written(m: &Manifest) -> bool {
     }
     let stray_namespace = m
         .value
-        .pointer("/metadata/namespace")
+        .at("/metadata/namespace")
         .and_then(Value::as_str)
         .is_some_and(|n| !n.is_empty());
     !stray_namespace

@@ -1,5 +1,6 @@
 //! GL001 stateful-prune: a prune that deletes data or everything inside it.
 
+use crate::json::Pointer as _;
 use serde_json::Value;
 
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
@@ -33,7 +34,7 @@ pub(super) fn what_is_lost(p: &Prune, cx: &RuleContext<'_>) -> Option<(String, b
         )),
         ("", "PersistentVolume") => {
             let policy = v
-                .pointer("/spec/persistentVolumeReclaimPolicy")
+                .at("/spec/persistentVolumeReclaimPolicy")
                 .and_then(Value::as_str)
                 .unwrap_or("Retain");
             Some((format!("the volume (reclaim policy `{policy}`)"), true))
@@ -67,7 +68,7 @@ pub(super) fn what_is_lost(p: &Prune, cx: &RuleContext<'_>) -> Option<(String, b
         }
         ("apps", "StatefulSet") => {
             let policy = v
-                .pointer("/spec/persistentVolumeClaimRetentionPolicy/whenDeleted")
+                .at("/spec/persistentVolumeClaimRetentionPolicy/whenDeleted")
                 .and_then(Value::as_str)
                 .unwrap_or("Retain");
             if policy == "Delete" {
@@ -79,9 +80,7 @@ pub(super) fn what_is_lost(p: &Prune, cx: &RuleContext<'_>) -> Option<(String, b
                 ))
             }
         }
-        ("", "Service")
-            if v.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer") =>
-        {
+        ("", "Service") if v.at("/spec/type").and_then(Value::as_str) == Some("LoadBalancer") => {
             Some((
                 "its load balancer and the external address clients use".into(),
                 true,

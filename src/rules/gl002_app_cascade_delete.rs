@@ -5,6 +5,7 @@ use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::{Manager, PruneMode};
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
+use crate::json::Pointer as _;
 use crate::plan::PruneReason;
 
 /// See `rules/GL002-app-cascade-delete.md`.
@@ -112,7 +113,7 @@ impl Rule for AppCascadeDelete {
                         || (p.id.kind == "Service"
                             && p.base
                                 .value
-                                .pointer("/spec/type")
+                                .at("/spec/type")
                                 .and_then(serde_json::Value::as_str)
                                 == Some("LoadBalancer"))
                 })

@@ -1,6 +1,7 @@
 //! GL004 missing-prune-false: a stateful resource that nothing keeps from
 //! being deleted by an automated prune or a cascading app deletion.
 
+use crate::json::Pointer as _;
 use serde_json::Value;
 
 use super::analysis::{at_resource, scoped_resources};
@@ -34,7 +35,7 @@ fn loss(m: &Manifest, cx: &RuleContext<'_>) -> Option<&'static str> {
             Some("its pods, and its volumes if its claims are deleted with it")
         }
         ("", "Service")
-            if m.value.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer") =>
+            if m.value.at("/spec/type").and_then(Value::as_str) == Some("LoadBalancer") =>
         {
             Some("its load balancer and external address")
         }

@@ -6,6 +6,7 @@ use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::config::edit_distance;
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
+use crate::json::Pointer as _;
 use crate::manifest::{
     parse_go_atoi, HookType, Manifest, ANN_HELM_HOOK, ANN_HELM_HOOK_DELETE_POLICY,
     ANN_HELM_HOOK_WEIGHT, ANN_HOOK, ANN_HOOK_DELETE_POLICY, ANN_SYNC_OPTIONS, ANN_SYNC_WAVE,
@@ -332,7 +333,7 @@ fn resource_findings(m: &Manifest, cx: &RuleContext<'_>) -> Vec<Finding> {
     }
     if let Some(anns) = m
         .value
-        .pointer("/metadata/annotations")
+        .at("/metadata/annotations")
         .and_then(|a| a.as_object())
     {
         for k in anns.keys() {
@@ -376,7 +377,7 @@ impl Rule for UnknownSyncOption {
             }
             let items: Vec<String> = app
                 .object
-                .pointer("/spec/syncPolicy/syncOptions")
+                .at("/spec/syncPolicy/syncOptions")
                 .and_then(|v| v.as_array())
                 .map(|a| {
                     a.iter()

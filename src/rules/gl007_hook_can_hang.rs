@@ -1,6 +1,7 @@
 //! GL007 hook-can-hang: hooks that can keep a sync Running forever, never
 //! re-run after a failure, or pile up in the cluster.
 
+use crate::json::Pointer as _;
 use serde_json::Value;
 
 use super::analysis::podspec::{self, RefKind};
@@ -57,7 +58,7 @@ impl Rule for HookCanHang {
             };
             let is_job = m.id.group == "batch" && m.id.kind == "Job";
             let is_pod = m.id.group.is_empty() && m.id.kind == "Pod";
-            if (is_job || is_pod) && v.pointer("/spec/activeDeadlineSeconds").is_none() {
+            if (is_job || is_pod) && v.at("/spec/activeDeadlineSeconds").is_none() {
                 push(
                     format!("{what} has no `activeDeadlineSeconds`: a pod that never starts (unschedulable, image pull, missing ConfigMap) keeps the hook, and the sync, Running with no timeout"),
                     "set `spec.activeDeadlineSeconds` to a bound on how long the hook may take",
@@ -89,7 +90,7 @@ impl Rule for HookCanHang {
                         &["metadata", "generateName"],
                 );
             }
-            if is_job && v.pointer("/spec/ttlSecondsAfterFinished").is_some() {
+            if is_job && v.at("/spec/ttlSecondsAfterFinished").is_some() {
                 push(
                     format!("{what} sets `ttlSecondsAfterFinished`: the Job can be garbage-collected before Argo CD reads its result, leaving the hook Running (argo-cd#21055)"),
                     "remove `ttlSecondsAfterFinished` and let a hook delete policy clean up",

@@ -2,6 +2,7 @@
 //! (phase, wave) that cannot become healthy until something of a later wave
 //! exists, so the sync waits forever (or fails).
 
+use crate::json::Pointer as _;
 use serde_json::Value;
 
 use super::analysis::generated;
@@ -103,11 +104,7 @@ fn is_lb_provider(m: &Manifest) -> bool {
 
 /// Workloads whose pods a Service selects.
 fn selected<'a>(app: &'a App, svc: &Manifest) -> Vec<&'a Manifest> {
-    let Some(sel) = svc
-        .value
-        .pointer("/spec/selector")
-        .and_then(Value::as_object)
-    else {
+    let Some(sel) = svc.value.at("/spec/selector").and_then(Value::as_object) else {
         return Vec::new();
     };
     if sel.is_empty() {
@@ -127,17 +124,17 @@ fn selected<'a>(app: &'a App, svc: &Manifest) -> Vec<&'a Manifest> {
 /// Whether a PVC binds only once a pod uses it.
 fn waits_for_consumer(pvc: &Manifest, head: &Inventory, config: &Config) -> bool {
     let v = pvc.value.as_ref();
-    if v.pointer("/spec/volumeName")
+    if v.at("/spec/volumeName")
         .and_then(Value::as_str)
         .is_some_and(|s| !s.is_empty())
     {
         return false;
     }
     let class = v
-        .pointer("/spec/storageClassName")
+        .at("/spec/storageClassName")
         .and_then(Value::as_str)
         .or_else(|| {
-            v.pointer("/metadata/annotations/volume.beta.kubernetes.io~1storage-class")
+            v.at("/metadata/annotations/volume.beta.kubernetes.io~1storage-class")
                 .and_then(Value::as_str)
         });
     let classes = head
@@ -146,10 +143,7 @@ fn waits_for_consumer(pvc: &Manifest, head: &Inventory, config: &Config) -> bool
         .flat_map(|a| a.resources.iter())
         .filter(|m| m.id.group == "storage.k8s.io" && m.id.kind == "StorageClass");
     let mode = |m: &Manifest| {
-        m.value
-            .pointer("/volumeBindingMode")
-            .and_then(Value::as_str)
-            == Some("WaitForFirstConsumer")
+        m.value.at("/volumeBindingMode").and_then(Value::as_str) == Some("WaitForFirstConsumer")
     };
     match class {
         Some("") => false,
@@ -173,7 +167,7 @@ fn edges<'a>(app: &'a App, cx: &RuleContext<'_>) -> Vec<Edge<'a>> {
         let ns = m.id.namespace.as_str();
         let hook = m.hook();
         // Scaled to zero, a workload is healthy without any pod.
-        let scaled_to_zero = m.value.pointer("/spec/replicas").and_then(Value::as_i64) == Some(0);
+        let scaled_to_zero = m.value.at("/spec/replicas").and_then(Value::as_i64) == Some(0);
         if let Some(spec) =
             podspec::pod_spec(m).filter(|_| health_wait(m).is_some() && !scaled_to_zero)
         {
@@ -287,11 +281,11 @@ fn edges<'a>(app: &'a App, cx: &RuleContext<'_>) -> Vec<Edge<'a>> {
             ("apiregistration.k8s.io", "APIService") => {
                 let v = m.value.as_ref();
                 let sns = v
-                    .pointer("/spec/service/namespace")
+                    .at("/spec/service/namespace")
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 let sname = v
-                    .pointer("/spec/service/name")
+                    .at("/spec/service/name")
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 if let Some(svc) = find(app, "", "Service", sns, sname) {
@@ -335,11 +329,11 @@ fn edges<'a>(app: &'a App, cx: &RuleContext<'_>) -> Vec<Edge<'a>> {
                         continue;
                     }
                     let sns = wh
-                        .pointer("/clientConfig/service/namespace")
+                        .at("/clientConfig/service/namespace")
                         .and_then(Value::as_str)
                         .unwrap_or("");
                     let sname = wh
-                        .pointer("/clientConfig/service/name")
+                        .at("/clientConfig/service/name")
                         .and_then(Value::as_str)
                         .unwrap_or("");
                     let whn = wh.get("name").and_then(Value::as_str).unwrap_or("?");
@@ -363,15 +357,15 @@ fn edges<'a>(app: &'a App, cx: &RuleContext<'_>) -> Vec<Edge<'a>> {
             ("autoscaling", "HorizontalPodAutoscaler") => {
                 let v = m.value.as_ref();
                 let kind = v
-                    .pointer("/spec/scaleTargetRef/kind")
+                    .at("/spec/scaleTargetRef/kind")
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 let name = v
-                    .pointer("/spec/scaleTargetRef/name")
+                    .at("/spec/scaleTargetRef/name")
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 let api = v
-                    .pointer("/spec/scaleTargetRef/apiVersion")
+                    .at("/spec/scaleTargetRef/apiVersion")
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 let group = crate::manifest::split_api_version(api).0;

@@ -6,6 +6,7 @@
 //! git leaves unset are kept by the API server on update, so an unset field
 //! at head is never a change unless the validator says otherwise.
 
+use crate::json::Pointer as _;
 use serde_json::{Map, Value};
 
 use super::analysis::at_field;
@@ -242,7 +243,7 @@ fn refuse(out: &mut Vec<Refusal>, field: &str, x: Option<&Value>, y: Option<&Val
 
 /// `ValidateImmutableField` at a JSON pointer: any difference, unset included.
 fn immutable(out: &mut Vec<Refusal>, b: &Value, h: &Value, ptr: &str) {
-    let (x, y) = (b.pointer(ptr), h.pointer(ptr));
+    let (x, y) = (b.at(ptr), h.at(ptr));
     if none_if_null(x) != none_if_null(y) {
         refuse(out, &ptr[1..].replace('/', "."), x, y);
     }
@@ -250,7 +251,7 @@ fn immutable(out: &mut Vec<Refusal>, b: &Value, h: &Value, ptr: &str) {
 
 /// Like [`immutable`], with the value the API server defaults an unset field to.
 fn immutable_defaulted(out: &mut Vec<Refusal>, b: &Value, h: &Value, ptr: &str, default: &Value) {
-    let (x, y) = (b.pointer(ptr), h.pointer(ptr));
+    let (x, y) = (b.at(ptr), h.at(ptr));
     let (dx, dy) = (
         none_if_null(x).unwrap_or(default),
         none_if_null(y).unwrap_or(default),
@@ -294,9 +295,9 @@ fn job(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
     // validateCompletions: an Indexed Job whose completions equal its
     // parallelism before and after may scale (elastic Indexed Jobs).
     let elastic = |v: &Value| {
-        v.pointer("/spec/completionMode").and_then(Value::as_str) == Some("Indexed")
-            && v.pointer("/spec/completions").is_some()
-            && v.pointer("/spec/completions") == v.pointer("/spec/parallelism")
+        v.at("/spec/completionMode").and_then(Value::as_str) == Some("Indexed")
+            && v.at("/spec/completions").is_some()
+            && v.at("/spec/completions") == v.at("/spec/parallelism")
     };
     if !(elastic(b) && elastic(h)) {
         immutable(out, b, h, "/spec/completions");
@@ -323,18 +324,18 @@ fn pvc(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
     }) {
         immutable(out, b, h, &format!("/spec/{k}"));
     }
-    if h.pointer("/spec/volumeName").is_some() {
+    if h.at("/spec/volumeName").is_some() {
         immutable(out, b, h, "/spec/volumeName");
     }
     let (x, y) = (
-        b.pointer("/spec/volumeAttributesClassName"),
-        h.pointer("/spec/volumeAttributesClassName"),
+        b.at("/spec/volumeAttributesClassName"),
+        h.at("/spec/volumeAttributesClassName"),
     );
     if none_if_null(x).is_some() && none_if_null(y).is_none() {
         refuse(out, "spec.volumeAttributesClassName", x, y);
     }
     let size = |v: &Value| {
-        v.pointer("/spec/resources/requests/storage")
+        v.at("/spec/resources/requests/storage")
             .and_then(Value::as_str)
             .map(str::to_string)
     };
@@ -357,8 +358,8 @@ fn pv(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
         // A CSI volume may gain a controllerExpandSecretRef it lacked.
         if k == "csi" {
             let strip = |v: &Value| {
-                let mut c = v.pointer("/spec/csi").cloned();
-                if b.pointer("/spec/csi/controllerExpandSecretRef").is_none() {
+                let mut c = v.at("/spec/csi").cloned();
+                if b.at("/spec/csi/controllerExpandSecretRef").is_none() {
                     if let Some(Value::Object(o)) = c.as_mut() {
                         o.remove("controllerExpandSecretRef");
                     }
@@ -366,19 +367,19 @@ fn pv(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
                 c
             };
             if strip(b) != strip(h) {
-                refuse(out, "spec.csi", b.pointer(&ptr), h.pointer(&ptr));
+                refuse(out, "spec.csi", b.at(&ptr), h.at(&ptr));
             }
             continue;
         }
         immutable(out, b, h, &ptr);
     }
     immutable(out, b, h, "/spec/volumeMode");
-    if none_if_null(b.pointer("/spec/nodeAffinity")).is_some() {
+    if none_if_null(b.at("/spec/nodeAffinity")).is_some() {
         immutable(out, b, h, "/spec/nodeAffinity");
     }
     let (x, y) = (
-        b.pointer("/spec/volumeAttributesClassName"),
-        h.pointer("/spec/volumeAttributesClassName"),
+        b.at("/spec/volumeAttributesClassName"),
+        h.at("/spec/volumeAttributesClassName"),
     );
     if none_if_null(x).is_some() && none_if_null(y).is_none() {
         refuse(out, "spec.volumeAttributesClassName", x, y);
@@ -387,7 +388,7 @@ fn pv(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
 
 fn service(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
     let ty = |v: &Value| {
-        v.pointer("/spec/type")
+        v.at("/spec/type")
             .and_then(Value::as_str)
             .unwrap_or("ClusterIP")
             .to_string()
@@ -399,11 +400,11 @@ fn service(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
     // head keeps the allocated one (patchAllocatedValues), so only values
     // both sides spell out can clash.
     let ips = |v: &Value| -> Vec<String> {
-        let list: Vec<String> = crate::manifest::strings(v.pointer("/spec/clusterIPs"));
+        let list: Vec<String> = crate::manifest::strings(v.at("/spec/clusterIPs"));
         if !list.is_empty() {
             return list;
         }
-        v.pointer("/spec/clusterIP")
+        v.at("/spec/clusterIP")
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
             .map(|s| vec![s.to_string()])
@@ -440,7 +441,7 @@ fn service(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
         }
     }
     let fams = |v: &Value| -> Vec<Value> {
-        v.pointer("/spec/ipFamilies")
+        v.at("/spec/ipFamilies")
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default()
@@ -454,14 +455,12 @@ fn service(b: &Value, h: &Value, out: &mut Vec<Refusal>) {
     }
     let needs_hc = |v: &Value| {
         ty(v) == "LoadBalancer"
-            && v.pointer("/spec/externalTrafficPolicy")
-                .and_then(Value::as_str)
-                == Some("Local")
+            && v.at("/spec/externalTrafficPolicy").and_then(Value::as_str) == Some("Local")
     };
     if needs_hc(b)
         && needs_hc(h)
-        && b.pointer("/spec/healthCheckNodePort").is_some()
-        && h.pointer("/spec/healthCheckNodePort").is_some()
+        && b.at("/spec/healthCheckNodePort").is_some()
+        && h.at("/spec/healthCheckNodePort").is_some()
     {
         immutable(out, b, h, "/spec/healthCheckNodePort");
     }

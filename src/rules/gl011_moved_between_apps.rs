@@ -17,6 +17,7 @@ use crate::argocd::application::RESOURCES_FINALIZERS;
 use crate::argocd::{instances, is_application, App, Inventory, Manager, PruneMode};
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
+use crate::json::Pointer as _;
 use crate::plan::{Prune, PruneReason};
 
 /// See `rules/GL011-moved-between-apps.md`.
@@ -51,7 +52,7 @@ fn new_owner(p: &Prune, head: &Inventory) -> Option<String> {
     let ns = p
         .base
         .value
-        .pointer("/metadata/namespace")
+        .at("/metadata/namespace")
         .and_then(serde_json::Value::as_str)
         .filter(|n| !n.is_empty())
         .unwrap_or("argocd");
@@ -70,7 +71,7 @@ fn new_owner(p: &Prune, head: &Inventory) -> Option<String> {
 
 /// The resources finalizer on an Application object, if any.
 fn finalizer(v: &serde_json::Value) -> Option<&str> {
-    v.pointer("/metadata/finalizers")
+    v.at("/metadata/finalizers")
         .and_then(serde_json::Value::as_array)?
         .iter()
         .filter_map(serde_json::Value::as_str)

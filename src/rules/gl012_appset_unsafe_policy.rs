@@ -2,6 +2,7 @@
 //! cascade on deletion while its policy lets the controller delete them, so
 //! any shrink of its generators deletes workloads.
 
+use crate::json::Pointer as _;
 use serde_json::Value;
 
 use super::analysis::appset_resource;
@@ -34,7 +35,7 @@ fn generated_apps_cascade(e: &AppSetEntry, preserve: bool) -> bool {
     // Nothing generated (or not evaluable): read the template as the controller would.
     let finalizers: Vec<&str> = e
         .object
-        .pointer("/spec/template/metadata/finalizers")
+        .at("/spec/template/metadata/finalizers")
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();

@@ -14,6 +14,7 @@
 //! known by only one of its name and server, a kind of unknown scope that
 //! one scope would permit) is not reported.
 
+use crate::json::Pointer as _;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
@@ -94,7 +95,7 @@ fn projects(inv: &Inventory) -> BTreeMap<&str, Project<'_>> {
                 name: name.as_str(),
                 namespace: p
                     .object
-                    .pointer("/metadata/namespace")
+                    .at("/metadata/namespace")
                     .and_then(Value::as_str)
                     .filter(|n| !n.is_empty())
                     .unwrap_or(CONTROL_PLANE_NAMESPACE),
@@ -185,7 +186,7 @@ struct Cluster {
 }
 
 fn cluster(app: &App, config: &Config) -> Cluster {
-    let d = app.object.pointer("/spec/destination");
+    let d = app.object.at("/spec/destination");
     let server = d.map_or("", |d| text(d, "server")).to_string();
     let name = d.map_or("", |d| text(d, "name")).to_string();
     let known = std::iter::once(IN_CLUSTER)
@@ -385,9 +386,7 @@ fn denials<'a>(
             .clone()
             .filter(|_| {
                 text(
-                    app.object
-                        .pointer("/spec/destination")
-                        .unwrap_or(&Value::Null),
+                    app.object.at("/spec/destination").unwrap_or(&Value::Null),
                     "name",
                 )
                 .is_empty()

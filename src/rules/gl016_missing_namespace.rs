@@ -1,6 +1,7 @@
 //! GL016 missing-namespace: namespaced resources synced into a namespace that
 //! nothing creates, so the sync fails with `namespaces "x" not found`.
 
+use crate::json::Pointer as _;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::analysis::{at_field, at_resource};
@@ -108,7 +109,7 @@ fn needs_namespace(inv: &Inventory, m: &Manifest) -> bool {
     }
     let explicit = m
         .value
-        .pointer("/metadata/namespace")
+        .at("/metadata/namespace")
         .and_then(serde_json::Value::as_str)
         .is_some_and(|s| !s.is_empty());
     explicit
@@ -241,7 +242,7 @@ impl Rule for MissingNamespace {
                         )
                         .field(app.origin.doc_index, &["spec", "destination", "namespace"])
                 } else if let Some(first) = ms.first() {
-                    if first.value.pointer("/metadata/namespace").is_some() {
+                    if first.value.at("/metadata/namespace").is_some() {
                         at_field(f, app, first, &["metadata", "namespace"])
                     } else {
                         at_resource(f, app, first)

@@ -16,6 +16,7 @@ mod policy;
 mod render;
 mod selector;
 
+use crate::json::Pointer as _;
 use std::collections::{BTreeMap, BTreeSet};
 
 use base64::Engine as _;
@@ -104,14 +105,12 @@ pub(crate) fn clusters_from_secret(secret: &Value) -> Option<Cluster> {
     let field = |k: &str| -> Option<String> {
         // `stringData` is merged over `data` by the API server.
         if let Some(s) = secret
-            .pointer(&format!("/stringData/{k}"))
+            .at(&format!("/stringData/{k}"))
             .and_then(Value::as_str)
         {
             return Some(s.to_string());
         }
-        let b = secret
-            .pointer(&format!("/data/{k}"))
-            .and_then(Value::as_str)?;
+        let b = secret.at(&format!("/data/{k}")).and_then(Value::as_str)?;
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(b.trim())
             .ok()?;
@@ -142,7 +141,7 @@ impl GeneratedApp {
     #[must_use]
     pub(crate) fn name(&self) -> &str {
         self.application
-            .pointer("/metadata/name")
+            .at("/metadata/name")
             .and_then(Value::as_str)
             .unwrap_or("")
     }
@@ -152,7 +151,7 @@ impl GeneratedApp {
     #[must_use]
     pub(crate) fn cascades(&self) -> bool {
         self.application
-            .pointer("/metadata/finalizers")
+            .at("/metadata/finalizers")
             .and_then(Value::as_array)
             .is_some_and(|f| {
                 f.iter().filter_map(Value::as_str).any(|f| {
@@ -253,12 +252,12 @@ fn expand_within_limits(
         .and_then(Value::as_object)
         .ok_or_else(|| AppSetError("ApplicationSet has no spec".into()))?;
     let name = appset
-        .pointer("/metadata/name")
+        .at("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
     let namespace = appset
-        .pointer("/metadata/namespace")
+        .at("/metadata/namespace")
         .and_then(Value::as_str)
         .map(str::to_string);
     let go_template = spec
@@ -311,7 +310,7 @@ fn expand_within_limits(
                     })?;
                 let app = finish(app, &name, namespace.as_deref());
                 let app_name = app
-                    .pointer("/metadata/name")
+                    .at("/metadata/name")
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_string();

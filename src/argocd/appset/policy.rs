@@ -3,6 +3,7 @@
 //! `--enable-policy-override` (AC `applicationset/utils/policy.go`
 //! `DefaultPolicy`).
 
+use crate::json::Pointer as _;
 use serde_json::Value;
 
 use super::{AppSetError, AppSetSettings};
@@ -57,7 +58,7 @@ pub(crate) fn effective(
     // The flag's default is `policy == ""`, read when the flag is defined: an
     // explicit `--enable-policy-override` wins either way.
     let allow_override = settings.policy_override.unwrap_or(controller.is_empty());
-    let sync_policy = appset.pointer("/spec/syncPolicy");
+    let sync_policy = appset.at("/spec/syncPolicy");
     let own = match sync_policy.and_then(|p| p.get("applicationsSync")) {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if POLICIES.contains(&s.as_str()) => Some(s.clone()),

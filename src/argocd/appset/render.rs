@@ -5,6 +5,7 @@
 //! `controllers/template/{template,patch}.go`,
 //! `generators/generator_spec_processor.go`).
 
+use crate::json::Pointer as _;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -216,7 +217,7 @@ impl Renderer {
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
             let has_finalizers = app
-                .pointer("/metadata/finalizers")
+                .at("/metadata/finalizers")
                 .and_then(Value::as_array)
                 .is_some_and(|a| !a.is_empty());
             if !preserve && !has_finalizers {
@@ -231,7 +232,7 @@ impl Renderer {
                 .map_err(|e| format!("error while converting templatePatch to json: {e}"))?;
             match patch_value {
                 Value::Object(_) => {
-                    let project = app.pointer("/spec/project").cloned();
+                    let project = app.at("/spec/project").cloned();
                     strategic_merge(&mut app, &patch_value, &[]);
                     // Argo CD refuses to let a patch change the project.
                     match project {

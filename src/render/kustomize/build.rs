@@ -3,6 +3,7 @@
 //! transformers in their fixed order, vars), then hashing, name-reference
 //! fixing, var resolution, local-config removal and sorting at the top.
 
+use crate::json::Pointer as _;
 use serde_json::Value;
 
 use super::accumulator::Acc;
@@ -52,7 +53,7 @@ pub(crate) fn build(cx: &RenderContext<'_>, spec: &SourceSpec) -> KResult<Vec<Re
     nameref::fix(&mut acc.res, &acc.config)?;
     vars::resolve(&mut acc)?;
     acc.res.retain(|r| {
-        r.v.pointer("/metadata/annotations/config.kubernetes.io~1local-config")
+        r.v.at("/metadata/annotations/config.kubernetes.io~1local-config")
             .and_then(Value::as_str)
             != Some("true")
     });
@@ -364,7 +365,7 @@ impl Builder<'_, '_> {
         let kind = v.get("kind").and_then(Value::as_str).unwrap_or("");
         let api = v.get("apiVersion").and_then(Value::as_str).unwrap_or("");
         if api != "builtin"
-            || v.pointer("/metadata/annotations/config.kubernetes.io~1function")
+            || v.at("/metadata/annotations/config.kubernetes.io~1function")
                 .is_some()
         {
             return Err(unsupported_plugin(k, "transformers", v));
@@ -396,7 +397,7 @@ impl Builder<'_, '_> {
             }
             "NamespaceTransformer" => {
                 let ns = v
-                    .pointer("/metadata/namespace")
+                    .at("/metadata/namespace")
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 let mode = match v

@@ -2,6 +2,7 @@
 //! options, behaviours) and the content-hash name suffix applied at the
 //! end of a build.
 
+use crate::json::Pointer as _;
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
@@ -292,11 +293,11 @@ pub(crate) fn absorb(acc: &mut Acc, mut r: Res) -> KResult<()> {
             for f in ["labels", "annotations"] {
                 let o = old
                     .v
-                    .pointer(&format!("/metadata/{f}"))
+                    .at(&format!("/metadata/{f}"))
                     .cloned()
                     .unwrap_or(Value::Null);
                 let n =
-                    r.v.pointer(&format!("/metadata/{f}"))
+                    r.v.at(&format!("/metadata/{f}"))
                         .cloned()
                         .unwrap_or(Value::Null);
                 let merged = merge_string_maps(&o, &n);

@@ -3,6 +3,7 @@
 //! strategic-merge from JSON 6902 the way Kustomize does, choosing targets
 //! and applying them.
 
+use crate::json::Pointer as _;
 use serde_json::Value;
 
 use super::accumulator::Acc;
@@ -125,7 +126,7 @@ fn apply_json(cx: &RenderContext<'_>, r: &mut Res, ops: &Value, source: &str) ->
     };
     // Kustomize keeps its build annotations (previous names, prefixes) in
     // `metadata.annotations`, so a patch adding an annotation finds the map.
-    let had_map = r.v.pointer("/metadata/annotations").is_some();
+    let had_map = r.v.at("/metadata/annotations").is_some();
     let has_build =
         !r.prev.is_empty() || !r.prefixes.is_empty() || !r.suffixes.is_empty() || r.needs_hash;
     if has_build && !had_map {
@@ -142,8 +143,8 @@ fn apply_json(cx: &RenderContext<'_>, r: &mut Res, ops: &Value, source: &str) ->
                 .unwrap_or("")
                 .to_string();
             if let Some((parent, _)) = path.rsplit_once('/') {
-                let missing = r.v.pointer(parent).is_some_and(Value::is_object)
-                    && r.v.pointer(&path).is_none();
+                let missing =
+                    r.v.at(parent).is_some_and(Value::is_object) && r.v.at(&path).is_none();
                 if missing {
                     op["op"] = Value::String("add".into());
                 }
@@ -276,7 +277,7 @@ pub(crate) fn patch_entry(
     };
     let opt = |f: &str| {
         entry
-            .pointer(&format!("/options/{f}"))
+            .at(&format!("/options/{f}"))
             .and_then(Value::as_bool)
             .unwrap_or(false)
     };

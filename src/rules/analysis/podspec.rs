@@ -2,6 +2,7 @@
 //! spec needs before its pods can run, and which ConfigMap key a mounted
 //! file comes from.
 
+use crate::json::Pointer as _;
 use serde_json::Value;
 
 use crate::manifest::Manifest;
@@ -70,11 +71,11 @@ pub(crate) fn pod_spec(m: &Manifest) -> Option<&Value> {
     let v = m.value.as_ref();
     match (m.id.group.as_str(), m.id.kind.as_str()) {
         ("", "Pod") => v.get("spec"),
-        ("batch", "CronJob") => v.pointer("/spec/jobTemplate/spec/template/spec"),
+        ("batch", "CronJob") => v.at("/spec/jobTemplate/spec/template/spec"),
         ("apps", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet")
         | ("batch", "Job")
         | ("", "ReplicationController")
-        | ("argoproj.io", "Rollout") => v.pointer("/spec/template/spec"),
+        | ("argoproj.io", "Rollout") => v.at("/spec/template/spec"),
         _ => None,
     }
 }
@@ -91,7 +92,7 @@ pub(crate) fn pod_labels(m: &Manifest) -> Option<&serde_json::Map<String, Value>
         "/spec/template/metadata/labels"
     };
     pod_spec(m)?;
-    v.pointer(p)?.as_object()
+    v.at(p)?.as_object()
 }
 
 /// Every container of a pod spec, init containers first.
@@ -166,7 +167,7 @@ pub(crate) fn references(spec: &Value) -> Vec<PodRef> {
     {
         let vname = s(vol, "name").unwrap_or("?");
         let projected = vol
-            .pointer("/projected/sources")
+            .at("/projected/sources")
             .and_then(Value::as_array)
             .into_iter()
             .flatten();
@@ -201,12 +202,12 @@ pub(crate) fn references(spec: &Value) -> Vec<PodRef> {
     for c in containers(spec) {
         for e in c.get("env").and_then(Value::as_array).into_iter().flatten() {
             let ename = s(e, "name").unwrap_or("?");
-            if let Some(r) = e.pointer("/valueFrom/configMapKeyRef") {
+            if let Some(r) = e.at("/valueFrom/configMapKeyRef") {
                 if let Some(n) = s(r, "name") {
                     push(RefKind::ConfigMap, n, optional(r), format!("env `{ename}`"));
                 }
             }
-            if let Some(r) = e.pointer("/valueFrom/secretKeyRef") {
+            if let Some(r) = e.at("/valueFrom/secretKeyRef") {
                 if let Some(n) = s(r, "name") {
                     push(RefKind::Secret, n, optional(r), format!("env `{ename}`"));
                 }
@@ -286,7 +287,7 @@ pub(crate) fn mounted_config_map_file(
             sources.push(cm);
         }
         for src in vol
-            .pointer("/projected/sources")
+            .at("/projected/sources")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
@@ -342,7 +343,7 @@ pub(crate) fn mounted_config_maps(spec: &Value, container: &Value) -> Vec<(Strin
             .into_iter()
             .collect();
         for src in vol
-            .pointer("/projected/sources")
+            .at("/projected/sources")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
@@ -370,7 +371,7 @@ pub(crate) fn env_source(container: &Value, name: &str) -> Option<EnvSource> {
     if let Some(v) = e.get("value").and_then(Value::as_str) {
         return Some(EnvSource::Literal(v.to_string()));
     }
-    let r = e.pointer("/valueFrom/configMapKeyRef")?;
+    let r = e.at("/valueFrom/configMapKeyRef")?;
     Some(EnvSource::ConfigMapKey(MountedFile {
         config_map: s(r, "name")?.to_string(),
         key: s(r, "key")?.to_string(),

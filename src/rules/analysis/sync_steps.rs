@@ -4,6 +4,7 @@
 //! the next, except after the last step. Hooks are always awaited
 //! (gitops-engine `sync_context.go`, `sync_tasks.go`; ARGOCD.md §4).
 
+use crate::json::Pointer as _;
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -177,9 +178,7 @@ pub(crate) fn health_wait(m: &Manifest) -> Option<HealthWait> {
         | ("batch", "Job")
         | ("argoproj.io", "Rollout") => Some(HealthWait::Pods),
         ("", "PersistentVolumeClaim") => Some(HealthWait::Bound),
-        ("", "Service")
-            if v.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer") =>
-        {
+        ("", "Service") if v.at("/spec/type").and_then(Value::as_str) == Some("LoadBalancer") => {
             Some(HealthWait::LoadBalancer)
         }
         ("networking.k8s.io" | "extensions", "Ingress") => Some(HealthWait::LoadBalancer),

@@ -14,6 +14,7 @@
 // float64 as gojsonschema reads them.
 #![allow(clippy::cast_precision_loss)]
 
+use crate::json::Pointer as _;
 use serde_json::Value;
 
 /// Why a schema cannot be judged natively, or why the values fail it.
@@ -313,7 +314,7 @@ fn resolve<'s>(root: &'s Value, r: &str) -> Option<&'s Value> {
         return Some(root);
     }
     let decoded: String = frag.replace("%25", "%").replace("%22", "\"");
-    root.pointer(&decoded)
+    root.at(&decoded)
 }
 
 fn regex(p: &str) -> Result<regex::Regex, Fail> {
