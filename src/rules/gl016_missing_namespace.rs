@@ -112,13 +112,14 @@ fn needs_namespace(inv: &Inventory, m: &Manifest) -> bool {
         .at("/metadata/namespace")
         .and_then(serde_json::Value::as_str)
         .is_some_and(|s| !s.is_empty());
+    // The CRD lookup (which copies the key) last: most kinds are built in.
     explicit
+        || BUILTIN_GROUPS.contains(&m.id.group.as_str())
         || inv
             .scopes
             .crds
             .get(&(m.id.group.clone(), m.id.kind.clone()))
             .is_some_and(|cluster| !cluster)
-        || BUILTIN_GROUPS.contains(&m.id.group.as_str())
 }
 
 /// Every (cluster, namespace) an app syncs resources into that nothing
@@ -134,7 +135,9 @@ fn missing<'a>(
             continue;
         }
         for m in &app.resources {
-            if !needs_namespace(inv, m) || preexisting(config, &m.id.namespace) {
+            // A namespace every cluster has is checked first: it needs no
+            // lookup in the object (an app-of-apps renders thousands there).
+            if preexisting(config, &m.id.namespace) || !needs_namespace(inv, m) {
                 continue;
             }
             let place = (app.spec.dest_cluster.clone(), m.id.namespace.clone());
