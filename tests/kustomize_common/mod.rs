@@ -298,10 +298,17 @@ pub fn kubectl_kustomize_with(root: &Path, entry: &str, flags: &[&str]) -> Kubec
     let recorded: Option<KubectlRun> = std::fs::read_to_string(&file)
         .ok()
         .map(|t| serde_json::from_str(&t).expect("a recording is JSON"));
-    let Some(bin) = live_kubectl() else {
+    // `--enable-helm` makes kubectl run the `helm` on PATH: without the
+    // pinned one a live run is not the oracle (kubectl alone may be there).
+    let helm_ok = !flags.contains(&"--enable-helm") || pinned_helm().is_some();
+    assert!(
+        helm_ok || std::env::var_os("GITOPS_LINT_REQUIRE_ORACLES").is_none(),
+        "GITOPS_LINT_REQUIRE_ORACLES is set but no helm {PINNED_HELM} is on PATH for `kubectl kustomize --enable-helm` (scripts/install-oracles.sh installs it)"
+    );
+    let Some(bin) = live_kubectl().filter(|_| helm_ok) else {
         return recorded.unwrap_or_else(|| {
             panic!(
-                "no recorded `kubectl kustomize` output for {} ({}) and no kubectl with {ORACLE_KUSTOMIZE} on PATH: \
+                "no recorded `kubectl kustomize` output for {} ({}) and no kubectl with {ORACLE_KUSTOMIZE} (with helm {PINNED_HELM} for `--enable-helm`) on PATH: \
                  run scripts/install-oracles.sh, put its directory first on PATH and run the test with GITOPS_LINT_BLESS=1",
                 dir.display(),
                 file.display()
