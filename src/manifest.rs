@@ -303,8 +303,11 @@ impl HookSpec {
     /// Reads the hook annotations of `obj` (GE `pkg/sync/hook`).
     #[must_use]
     pub(crate) fn of(obj: &Value) -> HookSpec {
-        let argo = annotation(obj, ANN_HOOK);
-        let helm = annotation(obj, ANN_HELM_HOOK);
+        // Every resource of every app is asked: the annotations are found once.
+        let annotations = obj.at("/metadata/annotations");
+        let annotation = |key: &str| annotations?.get(key)?.as_str();
+        let argo = annotation(ANN_HOOK);
+        let helm = annotation(ANN_HELM_HOOK);
         let mut spec = HookSpec {
             is_hook: argo.is_some() || helm.is_some(),
             ..HookSpec::default()
@@ -329,14 +332,14 @@ impl HookSpec {
         };
         spec.types.sort();
         spec.types.dedup();
-        if let Some(v) = annotation(obj, ANN_HOOK_DELETE_POLICY) {
+        if let Some(v) = annotation(ANN_HOOK_DELETE_POLICY) {
             spec.delete_policies.extend(
                 v.split(',')
                     .map(|s| s.trim().to_string())
                     .filter(|s| !s.is_empty()),
             );
         }
-        if let Some(v) = annotation(obj, ANN_HELM_HOOK_DELETE_POLICY) {
+        if let Some(v) = annotation(ANN_HELM_HOOK_DELETE_POLICY) {
             for p in v.split(',') {
                 let mapped = match p.trim() {
                     "hook-succeeded" => "HookSucceeded",
