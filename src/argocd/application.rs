@@ -37,9 +37,13 @@ pub struct AppSource {
     pub(crate) chart: Option<String>,
     /// `ref`, for sources used only for value files.
     pub(crate) ref_name: Option<String>,
-    /// The raw source object.
-    pub(crate) raw: Value,
+    /// The source's `directory`, `kustomize`, `helm` and `plugin` options,
+    /// as written: what renders it besides the fields above.
+    pub(crate) options: [Option<Value>; 4],
 }
+
+/// The keys of [`AppSource::options`], in order.
+pub(crate) const SOURCE_OPTIONS: [&str; 4] = ["directory", "kustomize", "helm", "plugin"];
 
 /// The parsed parts of an Application object.
 #[derive(Debug, Clone, PartialEq)]
@@ -162,7 +166,9 @@ impl AppSource {
             path: s("path").map(|p| crate::source::path::normalize(&p).unwrap_or(p)),
             chart: s("chart").filter(|c| !c.is_empty()),
             ref_name: s("ref").filter(|c| !c.is_empty()),
-            raw: v.clone(),
+            // Only the options are kept, not a copy of the whole source:
+            // every Application of a fleet is read.
+            options: SOURCE_OPTIONS.map(|k| v.get(k).cloned()),
         }
     }
 }

@@ -117,12 +117,13 @@ pub(super) fn render_app(
 /// What the renderer needs of one source of `app` (the source's `path`).
 #[must_use]
 pub fn source_spec(app: &App, src: &AppSource, path: &str) -> SourceSpec {
+    let [directory, kustomize, helm, plugin] = src.options.clone();
     SourceSpec {
         path: path.to_string(),
-        directory: src.raw.get("directory").cloned(),
-        kustomize: src.raw.get("kustomize").cloned(),
-        helm: src.raw.get("helm").cloned(),
-        plugin: src.raw.get("plugin").cloned(),
+        directory,
+        kustomize,
+        helm,
+        plugin,
         app_name: app.spec.name.clone(),
         namespace: app.spec.dest_namespace.clone(),
         refs: Vec::new(),
