@@ -88,11 +88,12 @@ pub(super) fn kept(
 /// The directories whose entries stand for `path`'s in a record: its first
 /// segment, then its first two (the path itself when it has fewer).
 pub(crate) fn covering(path: &str) -> [&str; 2] {
-    let cut = |n: usize| match path.match_indices('/').nth(n) {
-        Some((i, _)) => &path[..i],
-        None => path,
-    };
-    [cut(0), cut(1)]
+    // One scan for both cuts: every path of every kept footprint is cut.
+    let mut slashes = memchr::memchr_iter(b'/', path.as_bytes());
+    let first = slashes.next();
+    let second = first.and_then(|_| slashes.next());
+    let cut = |at: Option<usize>| at.map_or(path, |i| &path[..i]);
+    [cut(first), cut(second)]
 }
 
 /// The variants of a record, or `None` when it is not as [`keep`] writes it.
@@ -261,6 +262,16 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_is_covered_by_its_first_one_and_two_segments() {
+        assert_eq!(covering("apps/a/overlays/prod"), ["apps", "apps/a"]);
+        assert_eq!(covering("apps/a"), ["apps", "apps/a"]);
+        assert_eq!(covering("apps"), ["apps", "apps"]);
+        assert_eq!(covering(""), ["", ""]);
+        assert_eq!(covering("a//b"), ["a", "a/"]);
+        assert_eq!(covering("/a/b"), ["", "/a"]);
+    }
 
     #[test]
     fn a_kept_footprint_is_used_only_while_every_path_it_names_is_the_same() {
