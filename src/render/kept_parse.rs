@@ -6,12 +6,14 @@
 //!
 //! A blob id is its content, so a record keyed by it describes that
 //! content whatever tree or path holds it. The record holds the documents
-//! (as JSON, which holds every value the loader makes) with their index
-//! and line, and what those readers test in the bytes ([`Flags`]); a
-//! digest of the whole closes it. A record is kept only when decoding it
-//! gives back exactly the parse it was made from, and used only when its
-//! digest, lengths and JSON are right: anything else is parsed again from
-//! the blob, never trusted. Failed parses are not kept.
+//! (JSON values in a binary form, [`put_value`]: decoding it is a walk with
+//! no text to scan, and a warm run decodes every Application file of a
+//! fleet) with their index and line, and what those readers test in the
+//! bytes ([`Flags`]); a digest of the whole closes it. A record is kept
+//! only when decoding it gives back exactly the parse it was made from,
+//! and used only when its digest, lengths and values are right: anything
+//! else is parsed again from the blob, never trusted. Failed parses are
+//! not kept.
 
 use std::hash::Hasher;
 
@@ -97,7 +99,7 @@ pub(crate) fn may_declare(bytes: &[u8]) -> bool {
         || others.iter().any(|m| m.find(bytes).is_some())
 }
 
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 
 fn key(id: ObjectId) -> ObjectId {
     record_key("sigs-yaml-parse", &[&id.0])
@@ -132,11 +134,9 @@ fn encode(flags: Flags, docs: &[Doc]) -> Option<Vec<u8>> {
     let mut out = vec![VERSION, flags.0];
     out.extend_from_slice(&u32::try_from(docs.len()).ok()?.to_le_bytes());
     for d in docs {
-        let json = serde_json::to_vec(d.value.as_ref()).ok()?;
         out.extend_from_slice(&u32::try_from(d.index).ok()?.to_le_bytes());
         out.extend_from_slice(&d.line.to_le_bytes());
-        out.extend_from_slice(&u32::try_from(json.len()).ok()?.to_le_bytes());
-        out.extend_from_slice(&json);
+        put_value(&mut out, d.value.as_ref(), MAX_NESTING)?;
     }
     let sum = digest(&out);
     out.extend_from_slice(&sum.to_le_bytes());
@@ -161,8 +161,7 @@ fn decode(bytes: &[u8]) -> Option<(Flags, Vec<Doc>)> {
     for _ in 0..n {
         let index = r.u32()? as usize;
         let line = r.u32()?;
-        let len = r.u32()? as usize;
-        let value = serde_json::from_slice(r.take(len)?).ok()?;
+        let value = r.value(MAX_NESTING)?;
         docs.push(Doc {
             value: std::sync::Arc::new(value),
             index,
@@ -170,6 +169,75 @@ fn decode(bytes: &[u8]) -> Option<(Flags, Vec<Doc>)> {
         });
     }
     r.0.is_empty().then_some((Flags(flags), docs))
+}
+
+/// Arrays and objects nested deeper than this are not kept (`serde_json`,
+/// which read records before, refused them too), so a damaged record
+/// cannot make the decoder recurse without bound.
+const MAX_NESTING: usize = 128;
+
+/// The tags of [`put_value`].
+const NULL: u8 = 0;
+const FALSE: u8 = 1;
+const TRUE: u8 = 2;
+const UINT: u8 = 3;
+const NEG_INT: u8 = 4;
+const FLOAT: u8 = 5;
+const STRING: u8 = 6;
+const ARRAY: u8 = 7;
+const OBJECT: u8 = 8;
+
+/// Appends `v`: a tag, then a number's 8 bytes, or a string's length and
+/// bytes, or a count and each item (an object's key, as a string, before
+/// its value, in the map's order). `None` past `depth` nested arrays and
+/// objects or for a length over `u32`.
+fn put_value(out: &mut Vec<u8>, v: &serde_json::Value, depth: usize) -> Option<()> {
+    use serde_json::Value;
+    match v {
+        Value::Null => out.push(NULL),
+        Value::Bool(false) => out.push(FALSE),
+        Value::Bool(true) => out.push(TRUE),
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                out.push(UINT);
+                out.extend_from_slice(&u.to_le_bytes());
+            } else if let Some(i) = n.as_i64() {
+                out.push(NEG_INT);
+                out.extend_from_slice(&i.to_le_bytes());
+            } else {
+                out.push(FLOAT);
+                out.extend_from_slice(&n.as_f64()?.to_bits().to_le_bytes());
+            }
+        }
+        Value::String(s) => {
+            out.push(STRING);
+            put_str(out, s)?;
+        }
+        Value::Array(items) => {
+            let depth = depth.checked_sub(1)?;
+            out.push(ARRAY);
+            out.extend_from_slice(&u32::try_from(items.len()).ok()?.to_le_bytes());
+            for item in items {
+                put_value(out, item, depth)?;
+            }
+        }
+        Value::Object(map) => {
+            let depth = depth.checked_sub(1)?;
+            out.push(OBJECT);
+            out.extend_from_slice(&u32::try_from(map.len()).ok()?.to_le_bytes());
+            for (k, item) in map {
+                put_str(out, k)?;
+                put_value(out, item, depth)?;
+            }
+        }
+    }
+    Some(())
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) -> Option<()> {
+    out.extend_from_slice(&u32::try_from(s.len()).ok()?.to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+    Some(())
 }
 
 struct Reader<'a>(&'a [u8]);
@@ -183,6 +251,58 @@ impl<'a> Reader<'a> {
 
     fn u32(&mut self) -> Option<u32> {
         Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    fn eight(&mut self) -> Option<[u8; 8]> {
+        self.take(8)?.try_into().ok()
+    }
+
+    fn string(&mut self) -> Option<String> {
+        let len = self.u32()? as usize;
+        Some(std::str::from_utf8(self.take(len)?).ok()?.to_string())
+    }
+
+    /// A value as [`put_value`] writes it, with at most `depth` arrays and
+    /// objects nested in it; `None` for anything else.
+    fn value(&mut self, depth: usize) -> Option<serde_json::Value> {
+        use serde_json::{Map, Number, Value};
+        Some(match self.take(1)?[0] {
+            NULL => Value::Null,
+            FALSE => Value::Bool(false),
+            TRUE => Value::Bool(true),
+            UINT => Value::Number(Number::from(u64::from_le_bytes(self.eight()?))),
+            // Only a negative integer is written so.
+            NEG_INT => Value::Number(Number::from(
+                Some(i64::from_le_bytes(self.eight()?)).filter(|i| *i < 0)?,
+            )),
+            FLOAT => Value::Number(Number::from_f64(f64::from_le_bytes(self.eight()?))?),
+            STRING => Value::String(self.string()?),
+            ARRAY => {
+                let depth = depth.checked_sub(1)?;
+                let n = self.u32()? as usize;
+                // An item takes a byte at least: a count past what is left
+                // is damage, not a reason to allocate.
+                let mut items = Vec::with_capacity(n.min(self.0.len()));
+                for _ in 0..n {
+                    items.push(self.value(depth)?);
+                }
+                Value::Array(items)
+            }
+            OBJECT => {
+                let depth = depth.checked_sub(1)?;
+                let n = self.u32()?;
+                let mut map = Map::new();
+                for _ in 0..n {
+                    let k = self.string()?;
+                    let v = self.value(depth)?;
+                    if map.insert(k, v).is_some() {
+                        return None;
+                    }
+                }
+                Value::Object(map)
+            }
+            _ => return None,
+        })
     }
 }
 
@@ -220,5 +340,63 @@ mod tests {
         bad[mid] ^= 1;
         facts.put_record(key(id), bad);
         assert_eq!(kept(&facts, id), None);
+    }
+
+    /// A record whose digest is right but whose values `put_value` never
+    /// writes (the digest guards against damage, not against a writer
+    /// of the cache directory) is refused without a panic or an
+    /// allocation it names.
+    #[test]
+    fn a_record_with_a_right_digest_and_a_wrong_shape_is_refused() {
+        let record = |value: &[u8]| {
+            let mut out = vec![VERSION, 0];
+            out.extend_from_slice(&1u32.to_le_bytes());
+            out.extend_from_slice(&0u32.to_le_bytes());
+            out.extend_from_slice(&1u32.to_le_bytes());
+            out.extend_from_slice(value);
+            let sum = digest(&out);
+            out.extend_from_slice(&sum.to_le_bytes());
+            out
+        };
+        assert!(decode(&record(&[NULL])).is_some());
+        // `n` arrays, each holding the next.
+        let nested = |n: usize| -> Vec<u8> {
+            (0..n)
+                .flat_map(|i| [&[ARRAY][..], &u32::from(i + 1 < n).to_le_bytes()].concat())
+                .collect()
+        };
+        assert!(decode(&record(&nested(MAX_NESTING))).is_some());
+        let obj = |n: u32, rest: &[u8]| [&[OBJECT][..], &n.to_le_bytes(), rest].concat();
+        let key = |k: &str, v: &[u8]| {
+            [
+                &u32::try_from(k.len()).unwrap_or(u32::MAX).to_le_bytes()[..],
+                k.as_bytes(),
+                v,
+            ]
+            .concat()
+        };
+        let shapes: Vec<Vec<u8>> = vec![
+            vec![9],                                                    // no such tag
+            [&[NEG_INT][..], &5i64.to_le_bytes()].concat(),             // not negative
+            [&[FLOAT][..], &f64::NAN.to_le_bytes()].concat(),           // not a JSON number
+            [&[STRING][..], &2u32.to_le_bytes(), b"\xff\xfe"].concat(), // not UTF-8
+            [&[ARRAY][..], &u32::MAX.to_le_bytes()].concat(),           // more items than bytes
+            obj(2, &[key("a", &[NULL]), key("a", &[TRUE])].concat()),   // a key twice
+            nested(MAX_NESTING + 1),                                    // nested too deep
+            vec![UINT, 1, 2],                                           // cut short
+        ];
+        for (i, shape) in shapes.iter().enumerate() {
+            assert_eq!(decode(&record(shape)), None, "shape {i}");
+        }
+        // And a parse nested deeper than a record holds is not kept.
+        let deep = (0..=MAX_NESTING).fold(serde_json::Value::Null, |v, _| {
+            serde_json::Value::Array(vec![v])
+        });
+        let doc = Doc {
+            value: std::sync::Arc::new(deep),
+            index: 0,
+            line: 1,
+        };
+        assert_eq!(encode(Flags::default(), &[doc]), None);
     }
 }
