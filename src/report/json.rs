@@ -12,18 +12,22 @@ use crate::manifest::ResourceId;
 /// The contract version.
 pub(crate) const VERSION: u32 = 1;
 
+// Every object's fields are declared in the order of their names: the
+// contract's keys are sorted (as a `serde_json::Value` writes them), and
+// `emit` writes these structs directly, without building that value.
+
 #[derive(Serialize)]
 struct Out<'a> {
-    version: u32,
-    base: Option<&'a str>,
-    head: &'a str,
     apps: Vec<AppOut<'a>>,
-    prunes: Vec<PruneOut<'a>>,
+    base: Option<&'a str>,
     findings: Vec<FindingOut<'a>>,
-    summary: Summary,
+    head: &'a str,
     /// What the human report says besides findings (assumptions, the
     /// configuration used, acknowledgements by commit trailer).
     notes: &'a [String],
+    prunes: Vec<PruneOut<'a>>,
+    summary: Summary,
+    version: u32,
 }
 
 #[derive(Serialize)]
@@ -31,34 +35,34 @@ struct Out<'a> {
 struct AppOut<'a> {
     name: &'a str,
     namespace: &'a str,
+    prune_mode: PruneMode,
     source: &'a str,
     status: &'a str,
-    prune_mode: PruneMode,
 }
 
 #[derive(Serialize)]
 struct PruneOut<'a> {
     app: &'a str,
-    resource: &'a ResourceId,
-    reason: &'a str,
     protected: bool,
+    reason: &'a str,
+    resource: ResourceOut<'a>,
 }
 
 #[derive(Serialize)]
 struct FindingOut<'a> {
-    code: &'a str,
-    name: &'a str,
-    severity: &'a str,
-    message: &'a str,
-    app: Option<&'a str>,
-    resource: Option<&'a ResourceId>,
-    file: Option<&'a str>,
-    line: Option<u32>,
     /// Shown but not counted in `summary`, nor failing the run.
     acknowledged: bool,
     /// Where the acknowledgement came from; absent when not acknowledged.
     #[serde(skip_serializing_if = "Option::is_none")]
     acknowledgement: Option<AckOut<'a>>,
+    app: Option<&'a str>,
+    code: &'a str,
+    file: Option<&'a str>,
+    line: Option<u32>,
+    message: &'a str,
+    name: &'a str,
+    resource: Option<ResourceOut<'a>>,
+    severity: &'a str,
 }
 
 #[derive(Serialize)]
@@ -72,15 +76,36 @@ struct AckOut<'a> {
 #[derive(Serialize)]
 struct Summary {
     error: usize,
-    warning: usize,
     info: usize,
+    warning: usize,
+}
+
+/// A resource id with its fields in the order of their names.
+struct ResourceOut<'a>(&'a ResourceId);
+
+impl Serialize for ResourceOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let r = self.0;
+        let mut out = s.serialize_struct("ResourceId", 4)?;
+        out.serialize_field("group", &r.group)?;
+        out.serialize_field("kind", &r.kind)?;
+        out.serialize_field("name", &r.name)?;
+        out.serialize_field("namespace", &r.namespace)?;
+        out.end()
+    }
 }
 
 /// Builds the contract value.
 #[must_use]
 pub fn to_value(r: &Report) -> serde_json::Value {
+    serde_json::to_value(out(r)).unwrap_or(serde_json::Value::Null)
+}
+
+/// The report as the contract's structs.
+fn out(r: &Report) -> Out<'_> {
     let (error, warning, info) = r.counts();
-    let out = Out {
+    Out {
         version: VERSION,
         base: r.base.as_deref(),
         head: &r.head,
@@ -100,7 +125,7 @@ pub fn to_value(r: &Report) -> serde_json::Value {
             .iter()
             .map(|p| PruneOut {
                 app: &p.app,
-                resource: &p.resource,
+                resource: ResourceOut(&p.resource),
                 reason: p.reason,
                 protected: p.protection.is_some(),
             })
@@ -114,7 +139,7 @@ pub fn to_value(r: &Report) -> serde_json::Value {
                 severity: f.severity.as_str(),
                 message: &f.message,
                 app: f.app.as_deref(),
-                resource: f.resource.as_ref(),
+                resource: f.resource.as_ref().map(ResourceOut),
                 file: f.location.as_ref().map(|l| l.file.as_str()),
                 line: f.location.as_ref().and_then(|l| l.line),
                 acknowledged: f.acknowledged.is_some(),
@@ -126,19 +151,37 @@ pub fn to_value(r: &Report) -> serde_json::Value {
             .collect(),
         summary: Summary {
             error,
-            warning,
             info,
+            warning,
         },
         notes: &r.notes,
-    };
-    serde_json::to_value(out).unwrap_or(serde_json::Value::Null)
+    }
 }
 
 /// Writes the JSON report.
 ///
 /// # Errors
 /// Write failures.
-pub(crate) fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(&to_value(r)).map_err(std::io::Error::other)?;
-    writeln!(out, "{text}")
+pub(crate) fn emit(r: &Report, w: &mut dyn Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, &out(r)).map_err(std::io::Error::other)?;
+    writeln!(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What is written is the contract value, keys sorted at every level,
+    /// as `serde_json` prints it.
+    #[test]
+    fn the_report_is_written_as_its_value_prints() {
+        let r = crate::report::tests::sample();
+        assert!(r.findings.iter().any(|f| f.acknowledged.is_some()) && !r.prunes.is_empty());
+        let mut written = Vec::new();
+        emit(&r, &mut written).unwrap_or_else(|e| panic!("{e}"));
+        let value = to_value(&r);
+        let printed = serde_json::to_string_pretty(&value).unwrap_or_default() + "\n";
+        assert_eq!(String::from_utf8_lossy(&written), printed);
+        assert_eq!(value["prunes"][0]["resource"]["namespace"], "payments");
+    }
 }
