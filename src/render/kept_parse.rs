@@ -290,16 +290,18 @@ impl<'a> Reader<'a> {
             }
             OBJECT => {
                 let depth = depth.checked_sub(1)?;
-                let n = self.u32()?;
-                let mut map = Map::new();
+                let n = self.u32()? as usize;
+                let mut entries: Vec<(String, Value)> = Vec::with_capacity(n.min(self.0.len()));
                 for _ in 0..n {
                     let k = self.string()?;
-                    let v = self.value(depth)?;
-                    if map.insert(k, v).is_some() {
+                    // A map is written in its order: each key after the last.
+                    if entries.last().is_some_and(|(last, _)| *last >= k) {
                         return None;
                     }
+                    entries.push((k, self.value(depth)?));
                 }
-                Value::Object(map)
+                // Sorted already, so the map is built without a search per key.
+                Value::Object(entries.into_iter().collect::<Map<String, Value>>())
             }
             _ => return None,
         })
@@ -382,9 +384,15 @@ mod tests {
             [&[STRING][..], &2u32.to_le_bytes(), b"\xff\xfe"].concat(), // not UTF-8
             [&[ARRAY][..], &u32::MAX.to_le_bytes()].concat(),           // more items than bytes
             obj(2, &[key("a", &[NULL]), key("a", &[TRUE])].concat()),   // a key twice
+            obj(2, &[key("b", &[NULL]), key("a", &[TRUE])].concat()),   // keys out of order
             nested(MAX_NESTING + 1),                                    // nested too deep
             vec![UINT, 1, 2],                                           // cut short
         ];
+        assert!(decode(&record(&obj(
+            2,
+            &[key("a", &[NULL]), key("b", &[TRUE])].concat()
+        )))
+        .is_some());
         for (i, shape) in shapes.iter().enumerate() {
             assert_eq!(decode(&record(shape)), None, "shape {i}");
         }
