@@ -2,6 +2,7 @@
 //! revision's inventory, or left unrendered as unchanged.
 
 use super::*;
+use std::collections::hash_map::{Entry, HashMap};
 /// Which tree a source renders from, or why it is external.
 pub(super) fn source_tree(
     input: &InventoryInput<'_>,
@@ -267,20 +268,36 @@ pub(super) fn render_fresh(
         app.status = AppStatus::External(externals.join(", "));
         return app;
     }
-    // The last occurrence of a key wins (Argo CD's RepeatedResourceWarning).
-    let mut index: BTreeMap<crate::manifest::ResourceId, usize> = BTreeMap::new();
-    let mut out: Vec<Manifest> = Vec::with_capacity(resources.len());
-    for m in resources {
-        if let Some(&i) = index.get(&m.id) {
-            out[i] = m;
-        } else {
-            index.insert(m.id.clone(), out.len());
-            out.push(m);
-        }
-    }
-    app.resources = out;
+    app.resources = last_of_each_id(resources);
     app.status = AppStatus::Rendered;
     app
+}
+
+/// One resource per id, where the first of that id stood, as the last of
+/// that id is (Argo CD's `RepeatedResourceWarning`). Ids are hashed, not
+/// copied or ordered: an app-of-apps renders thousands.
+fn last_of_each_id(resources: Vec<Manifest>) -> Vec<Manifest> {
+    let mut last: HashMap<&crate::manifest::ResourceId, usize, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(resources.len(), foldhash::fast::RandomState::default());
+    let mut firsts: Vec<usize> = Vec::with_capacity(resources.len());
+    for (i, m) in resources.iter().enumerate() {
+        match last.entry(&m.id) {
+            Entry::Occupied(mut e) => *e.get_mut() = i,
+            Entry::Vacant(e) => {
+                e.insert(i);
+                firsts.push(i);
+            }
+        }
+    }
+    if firsts.len() == resources.len() {
+        return resources;
+    }
+    let winners: Vec<usize> = firsts.iter().map(|&f| last[&resources[f].id]).collect();
+    let mut slots: Vec<Option<Manifest>> = resources.into_iter().map(Some).collect();
+    winners
+        .into_iter()
+        .filter_map(|i| slots[i].take())
+        .collect()
 }
 
 /// The key under which an app records the chart archive it rendered, by
@@ -387,4 +404,38 @@ pub(super) fn reusable(tree: &dyn Tree, app: &App, prev: &App) -> bool {
                 .ok()
                 .is_some_and(|real| real != p && same(tree.entry(&real).ok().flatten()))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::{manifest_from_value, Scopes};
+
+    #[test]
+    fn a_repeated_resource_keeps_its_first_place_and_its_last_content() {
+        let m = |name: &str, data: &str| {
+            let v = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name}, "data": {"k": data}});
+            manifest_from_value(v, Origin::default(), "ns", &Scopes::default()).expect("object")
+        };
+        let shown = |ms: &[Manifest]| -> Vec<String> {
+            ms.iter()
+                .map(|m| format!("{}={}", m.id.name, m.value["data"]["k"]))
+                .collect()
+        };
+        let once = vec![m("a", "1"), m("b", "1")];
+        assert_eq!(shown(&last_of_each_id(once)), ["a=\"1\"", "b=\"1\""]);
+        let repeated = vec![
+            m("a", "1"),
+            m("b", "1"),
+            m("a", "2"),
+            m("c", "1"),
+            m("b", "2"),
+            m("a", "3"),
+        ];
+        assert_eq!(
+            shown(&last_of_each_id(repeated)),
+            ["a=\"3\"", "b=\"2\"", "c=\"1\""]
+        );
+    }
 }
