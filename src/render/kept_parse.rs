@@ -176,6 +176,10 @@ fn decode(bytes: &[u8]) -> Option<(Flags, Vec<Doc>)> {
 /// cannot make the decoder recurse without bound.
 const MAX_NESTING: usize = 128;
 
+/// Most items an array or object of a record is given room for before
+/// they are read (more are added as they are).
+const PREALLOCATED: usize = 32;
+
 /// The tags of [`put_value`].
 const NULL: u8 = 0;
 const FALSE: u8 = 1;
@@ -280,9 +284,9 @@ impl<'a> Reader<'a> {
             ARRAY => {
                 let depth = depth.checked_sub(1)?;
                 let n = self.u32()? as usize;
-                // An item takes a byte at least: a count past what is left
-                // is damage, not a reason to allocate.
-                let mut items = Vec::with_capacity(n.min(self.0.len()));
+                // A count is not trusted to size an allocation: at every
+                // level of nesting it could claim the whole record.
+                let mut items = Vec::with_capacity(n.min(PREALLOCATED));
                 for _ in 0..n {
                     items.push(self.value(depth)?);
                 }
@@ -291,7 +295,7 @@ impl<'a> Reader<'a> {
             OBJECT => {
                 let depth = depth.checked_sub(1)?;
                 let n = self.u32()? as usize;
-                let mut entries: Vec<(String, Value)> = Vec::with_capacity(n.min(self.0.len()));
+                let mut entries: Vec<(String, Value)> = Vec::with_capacity(n.min(PREALLOCATED));
                 for _ in 0..n {
                     let k = self.string()?;
                     // A map is written in its order: each key after the last.
@@ -311,6 +315,7 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::facts::MAX_RECORD_LEN;
     use crate::yaml::{load_all_as, Dialect, Limits};
 
     fn parse(text: &str) -> Vec<Doc> {
@@ -387,6 +392,12 @@ mod tests {
             obj(2, &[key("b", &[NULL]), key("a", &[TRUE])].concat()),   // keys out of order
             nested(MAX_NESTING + 1),                                    // nested too deep
             vec![UINT, 1, 2],                                           // cut short
+            // Every level claiming more items than a record can hold, over
+            // a record's worth of bytes: refused without room made for them.
+            (0..MAX_NESTING)
+                .flat_map(|_| [&[ARRAY][..], &u32::MAX.to_le_bytes()].concat())
+                .chain(std::iter::repeat_n(0xff, MAX_RECORD_LEN))
+                .collect(),
         ];
         assert!(decode(&record(&obj(
             2,
