@@ -393,7 +393,8 @@ mod tests {
             nested(MAX_NESTING + 1),                                    // nested too deep
             vec![UINT, 1, 2],                                           // cut short
             // Every level claiming more items than a record can hold, over
-            // a record's worth of bytes: refused without room made for them.
+            // a record's worth of bytes (the room made for them is bounded by
+            // `PREALLOCATED`, which this refusal does not observe).
             (0..MAX_NESTING)
                 .flat_map(|_| [&[ARRAY][..], &u32::MAX.to_le_bytes()].concat())
                 .chain(std::iter::repeat_n(0xff, MAX_RECORD_LEN))
