@@ -66,7 +66,10 @@ impl Question {
     }
 }
 
-const MAGIC: &[u8; 8] = b"GLFACTS3";
+const MAGIC: &[u8; 8] = b"GLFACTS4";
+
+/// Bytes of the file's checksum, at its end.
+const CHECKSUM_LEN: usize = 16;
 
 /// Bytes of one fact on disk: question, id, answer.
 const FACT_LEN: usize = 22;
@@ -133,8 +136,8 @@ impl Stored {
     /// The store in `bytes` when it is exactly as [`encode`] writes it for
     /// `binary`: header, bounds, order, answers and offsets all right.
     fn decode(bytes: Vec<u8>, binary: &str) -> Option<Stored> {
-        let (body, sum) = bytes.split_at(bytes.len().checked_sub(20)?);
-        if checksum(body).0 != sum {
+        let (body, sum) = bytes.split_at(bytes.len().checked_sub(CHECKSUM_LEN)?);
+        if file_checksum(body) != sum {
             return None;
         }
         let mut at = 0usize;
@@ -291,6 +294,25 @@ impl<K, V> Shard<K, V> {
     }
 }
 
+/// The bytes of a record: borrowed where the file holds them (a warm run
+/// of a large fleet reads thousands, each copied out before), or learned
+/// by this run.
+pub(crate) enum Record<'a> {
+    Stored(&'a [u8]),
+    Learned(Arc<[u8]>),
+}
+
+impl std::ops::Deref for Record<'_> {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Record::Stored(b) => b,
+            Record::Learned(b) => b,
+        }
+    }
+}
+
 /// What one run knows and learns; see the module doc.
 pub(crate) struct Facts {
     file: Option<PathBuf>,
@@ -339,18 +361,18 @@ impl Facts {
     /// The record kept under `key` (see [`record_key`]), to be checked by
     /// the caller before use.
     #[must_use]
-    pub(crate) fn record(&self, key: ObjectId) -> Option<Arc<[u8]>> {
+    pub(crate) fn record(&self, key: ObjectId) -> Option<Record<'_>> {
         if let Some(r) = self
             .new_records
             .shard(key)
             .read()
             .and_then(|m| m.get(&key).cloned())
         {
-            return Some(r);
+            return Some(Record::Learned(r));
         }
         let i = self.stored.find_record(key)?;
         self.stored.used_records[i].store(true, Ordering::Relaxed);
-        Some(self.stored.body_at(i).into())
+        Some(Record::Stored(self.stored.body_at(i)))
     }
 
     /// Keeps `bytes` under `key`; a record larger than [`MAX_RECORD_LEN`]
@@ -559,20 +581,21 @@ fn binary_identity() -> String {
     format!("{} {exe}", env!("CARGO_PKG_VERSION"))
 }
 
+/// The first 16 hex digits of the SHA-256 of `bytes`: the name of a
+/// binary's store, the same for every run of that binary.
 fn short_hash(bytes: &[u8]) -> String {
-    checksum(bytes).to_string()[..16].to_string()
-}
-
-/// SHA-256, cut to an object id's 20 bytes: the file's checksum and the
-/// records' keys need a digest no two contents share, not git's object
-/// id, whose collision-detecting SHA-1 was most of the time spent opening
-/// a store of 10,000 parses.
-fn checksum(bytes: &[u8]) -> ObjectId {
     use sha2::Digest as _;
     let digest = sha2::Sha256::digest(bytes);
-    let mut id = [0; 20];
-    id.copy_from_slice(&digest[..20]);
-    ObjectId(id)
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The file's checksum: XXH3-128, which finds a torn or damaged file. A
+/// cryptographic digest would guard nothing more, since whoever can write
+/// the cache directory can compute any checksum (each reader of a record
+/// refuses the shapes no writer makes), and SHA-256 of a 20 MB store of
+/// 10,000 apps was 5% of a warm one-app diff, before any other work.
+fn file_checksum(bytes: &[u8]) -> [u8; CHECKSUM_LEN] {
+    xxhash_rust::xxh3::xxh3_128(bytes).to_le_bytes()
 }
 
 /// The header, the binary's identity, the facts, the records' table and
@@ -608,8 +631,8 @@ fn encode(
     for (_, body) in records {
         out.extend_from_slice(body);
     }
-    let sum = checksum(&out);
-    out.extend_from_slice(&sum.0);
+    let sum = file_checksum(&out);
+    out.extend_from_slice(&sum);
     out
 }
 
@@ -771,9 +794,9 @@ mod tests {
 
     /// `bytes` with a checksum made for them, as a buggy writer would.
     fn sealed(mut bytes: Vec<u8>) -> Vec<u8> {
-        bytes.truncate(bytes.len() - 20);
-        let sum = checksum(&bytes);
-        bytes.extend_from_slice(&sum.0);
+        bytes.truncate(bytes.len() - CHECKSUM_LEN);
+        let sum = file_checksum(&bytes);
+        bytes.extend_from_slice(&sum);
         bytes
     }
 
