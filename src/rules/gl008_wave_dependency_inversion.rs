@@ -385,7 +385,8 @@ impl Rule for WaveDependencyInversion {
     }
 
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
-        for app in rendered_apps(cx) {
+        // Each edge reported has an end in scope.
+        for app in rendered_apps(cx).filter(|a| cx.app_in_scope(&a.key)) {
             let steps = SyncSteps::of(app);
             if !steps.multi_step() {
                 continue;

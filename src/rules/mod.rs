@@ -72,6 +72,21 @@ impl RuleContext<'_> {
             .get(app_key)
             .is_some_and(|c| c.created.contains(id) || c.changed.contains(id))
     }
+
+    /// Whether [`RuleContext::in_scope`] may hold for some resource of the
+    /// app: a rule that reports only on such resources skips the others'
+    /// apps whole (an app-of-apps of 10,000 unchanged Applications is
+    /// rendered in every diff).
+    #[must_use]
+    pub(crate) fn app_in_scope(&self, app_key: &str) -> bool {
+        if !self.only_changed {
+            return true;
+        }
+        let Some(plan) = self.plan else { return true };
+        plan.changes
+            .get(app_key)
+            .is_some_and(|c| !c.created.is_empty() || !c.changed.is_empty())
+    }
 }
 
 /// A rule.
