@@ -161,7 +161,13 @@ pub(crate) fn pointer_token(key: &str) -> String {
 /// A string annotation of a Kubernetes object value.
 #[must_use]
 pub(crate) fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
-    obj.at("/metadata/annotations")?.get(key)?.as_str()
+    annotations(obj)?.get(key)?.as_str()
+}
+
+/// `metadata.annotations`, looked up without a pointer to parse: every
+/// resource of every app is asked for several.
+fn annotations(obj: &Value) -> Option<&Value> {
+    obj.get("metadata")?.get("annotations")
 }
 
 /// See [`Manifest::sync_wave`].
@@ -304,7 +310,7 @@ impl HookSpec {
     #[must_use]
     pub(crate) fn of(obj: &Value) -> HookSpec {
         // Every resource of every app is asked: the annotations are found once.
-        let annotations = obj.at("/metadata/annotations");
+        let annotations = annotations(obj);
         let annotation = |key: &str| annotations?.get(key)?.as_str();
         let argo = annotation(ANN_HOOK);
         let helm = annotation(ANN_HELM_HOOK);

@@ -77,12 +77,18 @@ impl AppSpec {
         if !is_application(obj) {
             return None;
         }
-        let s = |p: &str| obj.at(p).and_then(Value::as_str).unwrap_or("");
-        let namespace = match s("/metadata/namespace") {
+        // Asked of every Application at every round: no pointer to parse.
+        let meta = obj.get("metadata");
+        let s = |k: &str| {
+            meta.and_then(|m| m.get(k))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        };
+        let namespace = match s("namespace") {
             "" => "argocd",
             n => n,
         };
-        Some((s("/metadata/name"), namespace))
+        Some((s("name"), namespace))
     }
 
     /// Reads an Application object. `None` when it is not one.
