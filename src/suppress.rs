@@ -324,11 +324,13 @@ pub(crate) fn apply_ignores(findings: &mut Vec<Finding>, cx: &RuleContext<'_>) {
     let mut unused: Vec<Finding> = Vec::new();
     let gl014 = gl014(cx.config);
     for app in cx.head.apps.values() {
-        let app_name = app.display_name();
+        // Named only for an annotated resource: most apps have none.
+        let mut app_name = None;
         for m in &app.resources {
             let Some(value) = m.annotation(ANN_IGNORE) else {
                 continue;
             };
+            let app_name: &String = app_name.get_or_insert_with(|| app.display_name());
             let ignore = Ignore::parse(value);
             let text = format!("{ANN_IGNORE}: {value}");
             let examined = cx.in_scope(&app.key, &m.id);
