@@ -516,7 +516,8 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             instance: instance.as_deref(),
         };
         match rounds.run(&mut inv, pending, &mut clashes) {
-            Ok(tree) => done.extend(tree),
+            // Merged in one pass (sorted maps), not key by key.
+            Ok(mut tree) => done.append(&mut tree),
             Err(why) => return over_limit(inv, why),
         }
     }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::json::Pointer as _;
+use std::collections::HashMap;
 /// Two ApplicationSets of one instance generating one Application name: the
 /// controller sets itself as the Application's controller reference
 /// (argo-cd `applicationset/controllers/applicationset_controller.go`
@@ -48,6 +49,18 @@ pub(super) fn claim_generated_names(appsets: &mut BTreeMap<String, AppSetEntry>)
             }
         }
     }
+}
+
+/// What one rendered resource is to the app-of-apps rounds.
+enum Child {
+    /// Not an Application, or one already managed with this very object.
+    None,
+    /// An ApplicationSet.
+    Set,
+    /// An Application declared in a root file with this very object.
+    Known(String),
+    /// Any other Application, with its spec.
+    New(String, Arc<AppSpec>),
 }
 
 /// The app-of-apps rounds of one Argo CD instance: render what is pending,
@@ -98,6 +111,7 @@ impl Rounds<'_> {
                 return Err(render::over_budget_message());
             }
             pending = Vec::new();
+            let mut this_round: Vec<(String, App)> = Vec::with_capacity(rendered.len());
             for (app, outcome) in rendered {
                 match outcome {
                     Outcome::Reused => {
@@ -111,14 +125,22 @@ impl Rounds<'_> {
                         inv.reused.remove(&app.key);
                     }
                 }
-                done.insert(app.key.clone(), app);
+                this_round.push((app.key.clone(), app));
             }
+            // Built from the round's apps at once and merged (later wins, as
+            // inserting one by one would): a round of an app-of-apps holds
+            // thousands.
+            done.append(&mut this_round.into_iter().collect());
             // Children: Applications rendered by another app are managed by it,
             // and Argo CD applies the rendered form.
             let mut children: Vec<App> = Vec::new();
             let mut sets: Vec<AppSetEntry> = Vec::new();
             // This round's children by key, with the parent that rendered it.
-            let mut child_parents: BTreeMap<String, (String, Arc<Value>)> = BTreeMap::new();
+            let mut child_parents: HashMap<
+                String,
+                (String, Arc<Value>),
+                foldhash::fast::RandomState,
+            > = HashMap::default();
             // Parsing and comparing each rendered Application is most of this
             // loop on a large app-of-apps: done in parallel, in order.
             // One app-of-apps may render thousands: split by resource, not by parent.
@@ -130,28 +152,37 @@ impl Rounds<'_> {
             // declared in a root file too takes that app's spec. A spec (a
             // function of the object) is read only for an object new here
             // and at the other revision.
-            let parsed_children: Vec<Option<(String, Option<Arc<AppSpec>>)>> = rendered
+            let parsed_children: Vec<Child> = rendered
                 .par_iter()
                 .map(|(_, m)| {
-                    if !is_application(&m.value) || is_application_set(&m.value) {
-                        return None;
+                    if is_application_set(&m.value) {
+                        return Child::Set;
                     }
-                    let key = identity_key(AppSpec::identity(&m.value)?, instance);
+                    if !is_application(&m.value) {
+                        return Child::None;
+                    }
+                    let Some(identity) = AppSpec::identity(&m.value) else {
+                        return Child::None;
+                    };
+                    let key = identity_key(identity, instance);
                     // `Arc`s compared: a value shared with the parse cache
                     // is equal to itself without a walk.
                     let known = done.get(&key).filter(|e| e.object == m.value);
                     match known {
-                        Some(e) if e.manager.is_some() => Some((key, None)),
-                        Some(e) => Some((key, Some(Arc::clone(&e.spec)))),
-                        None => {
-                            let spec = spec_of(input.reuse, &key, &m.value)?;
-                            Some((key, Some(spec)))
-                        }
+                        Some(e) if e.manager.is_some() => Child::None,
+                        Some(_) => Child::Known(key),
+                        None => match spec_of(input.reuse, &key, &m.value) {
+                            Some(spec) => Child::New(key, spec),
+                            None => Child::None,
+                        },
                     }
                 })
                 .collect();
+            // Children declared in a root file with this very object: their
+            // app is kept, and only its manager is recorded.
+            let mut adopted: Vec<(String, String)> = Vec::new();
             for (&(parent, m), child) in rendered.iter().zip(parsed_children) {
-                if is_application_set(&m.value) {
+                if matches!(child, Child::Set) {
                     let key = set_key(&m.value, instance);
                     let fresh = inv
                         .appsets
@@ -168,9 +199,14 @@ impl Rounds<'_> {
                     }
                     continue;
                 }
-                let Some((key, Some(spec))) = child.filter(|(key, _)| *key != parent.key) else {
-                    continue; // not an app, or one that manages its own Application object
+                let (key, spec) = match child {
+                    Child::Known(key) => (key, None),
+                    Child::New(key, spec) => (key, Some(spec)),
+                    Child::None | Child::Set => continue,
                 };
+                if key == parent.key {
+                    continue; // an app that manages its own Application object
+                }
                 if let Some((first, object)) = child_parents.get(&key) {
                     if **object != *m.value && *first != parent.key {
                         clashes.extend(Self::clash(&done, inv, &key, first, &parent.key));
@@ -178,6 +214,10 @@ impl Rounds<'_> {
                     continue;
                 }
                 child_parents.insert(key.clone(), (parent.key.clone(), Arc::clone(&m.value)));
+                let Some(spec) = spec else {
+                    adopted.push((key, parent.key.clone()));
+                    continue;
+                };
                 children.push(new_app(
                     key,
                     spec,
@@ -187,21 +227,22 @@ impl Rounds<'_> {
                     instance.map(str::to_string),
                 ));
             }
+            for (key, parent) in adopted {
+                // Same object as declared: just record the manager.
+                if let Some(e) = done.get_mut(&key) {
+                    e.manager = Some(Manager::App(parent));
+                }
+            }
             for child in children {
                 let Some(Manager::App(parent)) = child.manager.clone() else {
                     continue;
                 };
+                // A child known with this very object was adopted above: one
+                // here is new, or its object differs from the app's.
                 let Some(e) = done.get(&child.key) else {
                     pending.push(child);
                     continue;
                 };
-                if e.object == child.object {
-                    // Same object as declared: just record the manager.
-                    if let Some(e) = done.get_mut(&child.key) {
-                        e.manager = child.manager;
-                    }
-                    continue;
-                }
                 match &e.manager {
                     // Another parent renders it differently: the trees
                     // collide, and the first keeps it (re-rendering each in
