@@ -333,6 +333,49 @@ mod tests {
         assert!(e.message.contains("excludes nothing"), "{}", e.message);
     }
 
+    /// A directory gives its objects in file order and, when several files
+    /// are broken, the error of the first.
+    #[test]
+    fn a_large_directory_keeps_file_order_and_reports_its_first_broken_file() {
+        const FILES: usize = 192;
+        let files: Vec<(String, Vec<u8>)> = (0..FILES)
+            .map(|i| {
+                let body =
+                    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:03}\n");
+                (format!("apps/f{i:03}.yaml"), body.into_bytes())
+            })
+            .collect();
+        let render_files = |files: &[(String, Vec<u8>)]| {
+            let refs: Vec<(&str, &[u8])> = files
+                .iter()
+                .map(|(p, b)| (p.as_str(), b.as_slice()))
+                .collect();
+            let tree = crate::source::MemTree::new(&refs);
+            let cache = super::super::ParseCache::default();
+            let options = super::super::RenderOptions::default();
+            let cx = RenderContext::new(&tree, &cache, &options);
+            let spec = SourceSpec {
+                path: "apps".into(),
+                ..SourceSpec::default()
+            };
+            render(&cx, &spec)
+        };
+        let names: Vec<String> = render_files(&files)
+            .unwrap_or_else(|e| panic!("{}", e.message))
+            .iter()
+            .filter_map(|(v, _)| v["metadata"]["name"].as_str().map(str::to_string))
+            .collect();
+        let expected: Vec<String> = (0..FILES).map(|i| format!("cm-{i:03}")).collect();
+        assert_eq!(names, expected);
+
+        let mut broken = files;
+        let bad = "apiVersion: v1\nkind: ConfigMap\nmetadata: [\n";
+        broken[69].1 = bad.as_bytes().to_vec();
+        broken[129].1 = bad.as_bytes().to_vec();
+        let e = render_files(&broken).expect_err("a broken manifest fails the render");
+        assert!(e.message.contains("f069.yaml"), "{}", e.message);
+    }
+
     #[test]
     fn manifest_extensions() {
         assert!(
