@@ -95,10 +95,33 @@ pub(crate) fn render(
     let _ = opts.has_jsonnet;
     let mut files = Vec::new();
     collect(cx, &spec.path, &spec.path, &opts, &mut files)?;
+    if files.len() >= PARALLEL_FILES {
+        if let Some(out) = render_in_parallel(cx, &files)? {
+            return Ok(out);
+        }
+    }
+    render_in_order(cx, spec, &files)
+}
+
+/// Objects of a directory source, with where each is declared.
+type Objects = Vec<(Arc<Value>, Origin)>;
+
+/// Directories with at least this many files are read in parallel: an
+/// app-of-apps of thousands of Application files is rendered in every
+/// diff, and would otherwise keep one core busy while the other waits.
+const PARALLEL_FILES: usize = 64;
+
+/// The files' objects in order, or the first file's error, each file's
+/// objects charged to the run's budget as it is read.
+fn render_in_order(
+    cx: &RenderContext<'_>,
+    spec: &SourceSpec,
+    files: &[String],
+) -> Result<Objects, RenderError> {
     let mut out = Vec::new();
     for file in files {
         let before = out.len();
-        render_file(cx, &file, &mut out)?;
+        render_file(cx, file, &mut out)?;
         // Checked per file, so memory and time stay bounded while reading.
         cx.cache.charge(out.len() - before)?;
         if out.len() > super::MAX_RESOURCES_PER_SOURCE {
@@ -106,6 +129,58 @@ pub(crate) fn render(
         }
     }
     Ok(out)
+}
+
+/// [`render_in_order`]'s answer with the files read in parallel chunks,
+/// then taken in order with the same checks. Every chunk stops once the
+/// source has more objects than one source may have; the answer is then
+/// `None`, and [`render_in_order`] finds which error comes first, reading
+/// no more than that limit.
+fn render_in_parallel(
+    cx: &RenderContext<'_>,
+    files: &[String],
+) -> Result<Option<Objects>, RenderError> {
+    use rayon::prelude::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let limit = super::MAX_RESOURCES_PER_SOURCE;
+    let objects = AtomicUsize::new(0);
+    let chunk = files
+        .len()
+        .div_ceil(4 * rayon::current_num_threads())
+        .max(16);
+    let parts: Vec<Vec<Result<Objects, RenderError>>> = files
+        .par_chunks(chunk)
+        .map(|files| {
+            let mut part = Vec::with_capacity(files.len());
+            for file in files {
+                if objects.load(Ordering::Relaxed) > limit {
+                    break;
+                }
+                let mut found = Vec::new();
+                let read = render_file(cx, file, &mut found);
+                objects.fetch_add(found.len(), Ordering::Relaxed);
+                // A chunk stops at its first error: no later file is needed.
+                let failed = read.is_err();
+                part.push(read.map(|()| found));
+                if failed {
+                    break;
+                }
+            }
+            part
+        })
+        .collect();
+    let total = objects.load(Ordering::Relaxed);
+    if total > limit {
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(total);
+    // In file order: the first error is the first file's that failed.
+    for found in parts.into_iter().flatten() {
+        let found = found?;
+        cx.cache.charge(found.len())?;
+        out.extend(found);
+    }
+    Ok(Some(out))
 }
 
 fn collect(
