@@ -423,6 +423,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             (d, spec)
         })
         .collect();
+    let declared_count = declared.len();
     for (d, spec) in declared {
         let Some((spec, key, instance)) = spec else {
             continue;
@@ -432,7 +433,12 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             continue;
         }
         let app = new_app(key, spec, d.value, d.origin, None, instance.clone());
-        groups.entry(instance).or_default().push(app);
+        // Room for every declared app in the group's first push: a group
+        // grown one push at a time copies thousands of apps again and again.
+        groups
+            .entry(instance)
+            .or_insert_with(|| Vec::with_capacity(declared_count))
+            .push(app);
     }
     for d in declared_sets {
         let file = d.origin.file.as_deref();

@@ -128,7 +128,10 @@ pub(super) fn scan(
             Ok(out)
         })
         .collect();
-    let mut apps = Vec::new();
+    // Room for every file's first declaration at once: a fleet declares
+    // thousands, and growing the vector copies them into fresh pages again
+    // and again.
+    let mut apps = Vec::with_capacity(parsed.len().min(MAX_DECLARED));
     let mut appsets = Vec::new();
     let mut others = Vec::new();
     for ((file, id, _), items) in parsed.iter().zip(kept) {
