@@ -221,6 +221,9 @@ pub struct Inventory {
     /// Files the scan parsed (they may declare Applications, ApplicationSets,
     /// CRDs or cluster Secrets), for the other revision's scan to reuse.
     pub(crate) scan_candidates: BTreeSet<String>,
+    /// The paths the ApplicationSet git generators walked, for the other
+    /// revision's when both trees have the same shape.
+    pub(crate) tree_index: Option<Arc<appset::TreeIndex>>,
     /// Set when the revision exceeds a limit ([`MAX_DECLARED`],
     /// [`render::MAX_RENDERED_OBJECTS`]): the inventory is then empty and must not be
     /// compared, since every app in it is unknown.
@@ -390,7 +393,17 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         policy_override: input.config.applicationset.policy_override,
     };
     // Git generators of every ApplicationSet share one walk of the tree.
-    let index_cache = appset::TreeIndexCache::default();
+    // Both revisions list the same paths when only contents changed (the
+    // usual pull request): the other revision's walk serves this one.
+    let same_shape = input
+        .defer
+        .as_ref()
+        .and_then(|d| d.changes.as_deref())
+        .is_some_and(source::changes::Changes::same_shape);
+    let index_cache = match input.reuse.and_then(|r| r.tree_index.clone()) {
+        Some(index) if same_shape => appset::TreeIndexCache::with(index),
+        _ => appset::TreeIndexCache::default(),
+    };
     let is_this_repo = |u: &str| input.repo.is_this_repo(u);
     let is_this_revision = |r: &str| input.repo.branches.contains(r);
     let actx = appset::AppSetContext {
@@ -619,6 +632,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         .collect();
     inv.roots.sort_by(|a, b| a.split('/').cmp(b.split('/')));
     inv.apps = done;
+    inv.tree_index = index_cache.index();
     inv
 }
 

@@ -19,6 +19,10 @@ pub(crate) struct Changes {
     differs: HashMap<String, bool, foldhash::fast::RandomState>,
     /// Whether the root trees differ at all.
     root_differs: bool,
+    /// Whether a path is at one revision only, has another kind at the
+    /// other, or is a symlink or submodule that differs: the two trees then
+    /// do not list the same paths.
+    reshaped: bool,
 }
 
 impl Changes {
@@ -85,6 +89,15 @@ impl Changes {
                 } else {
                     format!("{dir}/{name}")
                 };
+                // Only a file's or a directory's content changed: the same
+                // paths, of the same kinds, at both revisions.
+                let same_shape = match (x, y) {
+                    (Some(x), Some(y)) => {
+                        x.kind == y.kind && matches!(x.kind, EntryKind::File | EntryKind::Dir)
+                    }
+                    _ => false,
+                };
+                changes.reshaped |= !same_shape;
                 let is_dir = |e: Option<&super::Entry>| e.is_some_and(|e| e.kind == EntryKind::Dir);
                 let both_dirs = is_dir(x) && is_dir(y);
                 if both_dirs {
@@ -129,6 +142,15 @@ impl Changes {
                 (Some(true), Some(i)) => end = i + 1,
             }
         }
+    }
+
+    /// Whether both trees hold the same paths with the same kinds (files,
+    /// directories, and symlinks and submodules that are the same at both):
+    /// what lists paths alone, such as the ApplicationSet git generators'
+    /// index, lists the same at both.
+    #[must_use]
+    pub(crate) fn same_shape(&self) -> bool {
+        !self.reshaped
     }
 
     /// How many paths differ.
@@ -193,6 +215,8 @@ mod tests {
         assert_eq!(c.same(""), Some(false));
         // apps, apps/b and apps/b/k.yaml: nothing else was opened.
         assert_eq!(c.len(), 3);
+        // Only a file's content changed: the same paths at both.
+        assert!(c.same_shape());
     }
 
     #[test]
@@ -204,6 +228,7 @@ mod tests {
         assert_eq!(c.same("a/old.yaml"), Some(false));
         assert_eq!(c.same("a/new"), Some(false));
         assert_eq!(c.same("keep.yaml"), Some(true));
+        assert!(!c.same_shape());
     }
 
     #[test]
@@ -216,6 +241,8 @@ mod tests {
         assert_eq!(c.same("x/y/z.yaml"), None);
         assert_eq!(c.same("keep.yaml"), Some(true));
         assert_eq!(c.same("./keep.yaml"), None);
+        // A directory that became a file lists other paths.
+        assert!(!c.same_shape());
     }
 
     #[test]
@@ -224,5 +251,15 @@ mod tests {
         assert_eq!(c.same(""), Some(true));
         assert_eq!(c.same("a/b.yaml"), Some(true));
         assert_eq!(c.len(), 0);
+        assert!(c.same_shape());
+    }
+
+    #[test]
+    fn a_file_added_in_a_directory_changes_the_shape() {
+        let c = changes(
+            &[("apps/a/k.yaml", "a")],
+            &[("apps/a/k.yaml", "a"), ("apps/b/k.yaml", "b")],
+        );
+        assert!(!c.same_shape());
     }
 }

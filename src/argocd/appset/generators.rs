@@ -53,6 +53,7 @@ pub(crate) enum Outcome {
 
 /// All directories and files of the tree, walked once per expansion (or
 /// once per revision with a [`TreeIndexCache`](super::TreeIndexCache)).
+#[derive(Debug)]
 pub(crate) struct TreeIndex {
     /// Directories, hidden ones (and their subtrees) left out, as the repo-server lists them.
     dirs: Vec<String>,

@@ -12,6 +12,7 @@
 
 pub mod fasttemplate;
 mod generators;
+pub(crate) use generators::TreeIndex;
 mod policy;
 mod render;
 mod selector;
@@ -61,7 +62,24 @@ pub struct AppSetContext<'a> {
 /// A tree's directory and file listing, computed once and shared by every
 /// expansion over the same tree. Use one cache per tree.
 #[derive(Default)]
-pub struct TreeIndexCache(std::sync::Mutex<Option<std::sync::Arc<generators::TreeIndex>>>);
+pub struct TreeIndexCache(std::sync::Mutex<Option<std::sync::Arc<TreeIndex>>>);
+
+impl TreeIndexCache {
+    /// A cache holding `index`, the index of a tree with the same shape
+    /// (see [`crate::source::changes::Changes::same_shape`]): an index
+    /// lists paths and kinds only, so it is this tree's too.
+    pub(crate) fn with(index: std::sync::Arc<TreeIndex>) -> TreeIndexCache {
+        TreeIndexCache(std::sync::Mutex::new(Some(index)))
+    }
+
+    /// The index, once an expansion has walked the tree.
+    pub(crate) fn index(&self) -> Option<std::sync::Arc<TreeIndex>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
 
 /// One Argo CD cluster, as a cluster Secret describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
