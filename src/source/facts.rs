@@ -136,8 +136,9 @@ impl Stored {
     /// The store in `bytes` when it is exactly as [`encode`] writes it for
     /// `binary`: header, bounds, order, answers and offsets all right.
     fn decode(bytes: Vec<u8>, binary: &str) -> Option<Stored> {
-        let body_len = bytes.len().checked_sub(CHECKSUM_LEN)?;
-        let body = &bytes[..body_len];
+        // Everything before the checksum, which seals it.
+        let sealed = bytes.len().checked_sub(CHECKSUM_LEN)?;
+        let body = &bytes[..sealed];
         let mut at = 0usize;
         let mut take = |n: usize| -> Option<std::ops::Range<usize>> {
             let end = at.checked_add(n).filter(|&e| e <= body.len())?;
@@ -176,7 +177,6 @@ impl Stored {
         if at != body.len() {
             return None;
         }
-        let sealed = body.len();
         let stored = Stored {
             used_facts: (0..fact_count).map(|_| AtomicBool::new(false)).collect(),
             used_records: (0..record_count).map(|_| AtomicBool::new(false)).collect(),
