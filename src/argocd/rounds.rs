@@ -187,31 +187,30 @@ impl Rounds<'_> {
             for (&(parent, m), child) in rendered.iter().zip(parsed_children) {
                 if matches!(child, Child::Set) {
                     let key = set_key(&m.value, instance);
-                    let known = inv.appsets.get(&key).filter(|e| e.object == m.value);
                     let seen = sets.iter().any(|s| s.key == key)
                         || managed_sets.iter().any(|(k, _, _, _)| *k == key);
-                    if seen || known.is_some_and(|e| e.manager.is_some()) {
-                        continue;
-                    }
-                    if known.is_some() {
-                        // Its expansion is a function of the object and of
-                        // this revision: expanding it again (a git generator
+                    match inv.appsets.get(&key).filter(|e| e.object == m.value) {
+                        _ if seen => {}
+                        // Already managed with this very object.
+                        Some(e) if e.manager.is_some() => {}
+                        // Declared in a root file with this very object: its
+                        // expansion is a function of the object and of this
+                        // revision, so expanding it again (a git generator
                         // over 10,000 directories, 10,000 Applications
                         // templated) would give the same apps.
-                        managed_sets.push((
+                        Some(_) => managed_sets.push((
                             key,
                             parent.key.clone(),
                             Arc::clone(&m.value),
                             m.origin.clone(),
-                        ));
-                    } else {
-                        sets.push(expand_set(
+                        )),
+                        None => sets.push(expand_set(
                             self.actx,
                             Arc::clone(&m.value),
                             m.origin.clone(),
                             Some(Manager::App(parent.key.clone())),
                             instance,
-                        ));
+                        )),
                     }
                     continue;
                 }
