@@ -232,6 +232,7 @@ pub fn appset_expand(data: &[u8]) {
         clusters: &clusters,
         settings: &settings,
         index_cache: None,
+        templated: None,
     };
     for d in docs {
         if d.value.is_object() {

@@ -1032,6 +1032,7 @@ fn a_matrix_generator_that_multiplies_without_bound_is_an_error() {
         clusters: &[],
         settings: &settings,
         index_cache: None,
+        templated: None,
     };
     // Argo CD has no such cap: past it, what the set generates is unknown
     // (its apps are GL000), never "the controller stops".

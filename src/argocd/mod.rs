@@ -224,6 +224,9 @@ pub struct Inventory {
     /// The paths the ApplicationSet git generators walked, for the other
     /// revision's when both trees have the same shape.
     pub(crate) tree_index: Option<Arc<appset::TreeIndex>>,
+    /// The Applications ApplicationSets templated, for the other revision's
+    /// expansions ([`appset::Templated`]).
+    pub(crate) templated: Arc<appset::Templated>,
     /// Set when the revision exceeds a limit ([`MAX_DECLARED`],
     /// [`render::MAX_RENDERED_OBJECTS`]): the inventory is then empty and must not be
     /// compared, since every app in it is unknown.
@@ -404,6 +407,10 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         Some(index) if same_shape => appset::TreeIndexCache::with(index),
         _ => appset::TreeIndexCache::default(),
     };
+    // Both revisions of a diff template into one memo.
+    let templated = input
+        .reuse
+        .map_or_else(Arc::default, |r| Arc::clone(&r.templated));
     let is_this_repo = |u: &str| input.repo.is_this_repo(u);
     let is_this_revision = |r: &str| input.repo.branches.contains(r);
     let actx = appset::AppSetContext {
@@ -413,6 +420,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         clusters: &clusters,
         settings: &settings,
         index_cache: Some(&index_cache),
+        templated: Some(&templated),
     };
 
     // Round 0: every Application and ApplicationSet declared in a root
@@ -633,6 +641,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     inv.roots.sort_by(|a, b| a.split('/').cmp(b.split('/')));
     inv.apps = done;
     inv.tree_index = index_cache.index();
+    inv.templated = Arc::clone(&templated);
     inv
 }
 

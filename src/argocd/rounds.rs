@@ -405,11 +405,11 @@ pub(super) fn generated_apps(
     let base = live
         .and_then(|r| r.appsets.get(&entry.key))
         .and_then(|b| b.expansion.as_ref().ok());
-    let objects: Vec<&Value> = match (&entry.expansion, base) {
+    let objects: Vec<&Arc<Value>> = match (&entry.expansion, base) {
         (Ok(exp), Some(bx)) => {
-            let base_by_name: BTreeMap<&str, &Value> =
+            let base_by_name: BTreeMap<&str, &Arc<Value>> =
                 bx.apps.iter().map(|a| (a.name(), &a.application)).collect();
-            let mut objects: Vec<&Value> = exp
+            let mut objects: Vec<&Arc<Value>> = exp
                 .apps
                 .iter()
                 .map(|g| match base_by_name.get(g.name()) {
@@ -440,13 +440,14 @@ pub(super) fn generated_apps(
         .filter_map(|o| {
             let key = identity_key(AppSpec::identity(o)?, instance);
             // The other revision's app of the same object lends its spec and
-            // its copy of the object.
+            // its copy of the object (`Arc`s compared: an Application
+            // templated once for both revisions is equal without a walk).
             let prev = live
                 .and_then(|r| r.apps.get(&key))
-                .filter(|p| *p.object == *o);
+                .filter(|p| p.object == *o);
             let (spec, object) = match prev {
                 Some(p) => (Arc::clone(&p.spec), Arc::clone(&p.object)),
-                None => (Arc::new(AppSpec::parse(o)?), Arc::new(o.clone())),
+                None => (Arc::new(AppSpec::parse(o)?), Arc::clone(o)),
             };
             Some(new_app(
                 key,

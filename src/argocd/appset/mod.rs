@@ -16,6 +16,8 @@ pub(crate) use generators::TreeIndex;
 mod policy;
 mod render;
 mod selector;
+mod templated;
+pub use templated::Templated;
 
 use crate::json::Pointer as _;
 use std::collections::{BTreeMap, BTreeSet};
@@ -57,6 +59,9 @@ pub struct AppSetContext<'a> {
     /// Shares one walk of `tree` between the ApplicationSets of a revision
     /// (`None`: each expansion walks the tree itself).
     pub index_cache: Option<&'a TreeIndexCache>,
+    /// Applications already templated in this run, from the same template
+    /// and parameters (`None`: each is templated).
+    pub templated: Option<&'a Templated>,
 }
 
 /// A tree's directory and file listing, computed once and shared by every
@@ -147,8 +152,9 @@ pub(crate) fn clusters_from_secret(secret: &Value) -> Option<Cluster> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct GeneratedApp {
     /// A complete `argoproj.io/v1alpha1` `Application`, with
-    /// `metadata.ownerReferences` naming the ApplicationSet as its controller.
-    pub(crate) application: Value,
+    /// `metadata.ownerReferences` naming the ApplicationSet as its controller
+    /// (shared with the other revision's expansion that templated it).
+    pub(crate) application: std::sync::Arc<Value>,
     /// Which element, directory, file or cluster produced it, for messages
     /// (for example "git directory `apps/payments`").
     pub(crate) provenance: String,
@@ -315,18 +321,37 @@ fn expand_within_limits(
                 }
             };
             let merged = render::merge_template(gen_template.as_ref(), &template);
+            // Everything templating reads besides the parameters.
+            let context = cx.templated.map(|t| {
+                let what = serde_json::json!([
+                    go_template,
+                    options,
+                    merged,
+                    spec.get("syncPolicy"),
+                    template_patch,
+                    name,
+                    namespace,
+                ]);
+                (t, t.context(&what))
+            });
             for set in sets {
-                let app = renderer
-                    .application(
-                        &merged,
-                        &set.params,
-                        spec.get("syncPolicy"),
-                        template_patch.as_deref(),
-                    )
-                    .map_err(|e| {
-                        AppSetError(format!("{} for {}: {e}", label(&kind), set.provenance))
-                    })?;
-                let app = finish(app, &name, namespace.as_deref());
+                let render = || {
+                    renderer
+                        .application(
+                            &merged,
+                            &set.params,
+                            spec.get("syncPolicy"),
+                            template_patch.as_deref(),
+                        )
+                        .map(|app| finish(app, &name, namespace.as_deref()))
+                };
+                let app = match context {
+                    Some((t, context)) => t.application(context, &set.params, &renderer, render),
+                    None => render().map(std::sync::Arc::new),
+                }
+                .map_err(|e| {
+                    AppSetError(format!("{} for {}: {e}", label(&kind), set.provenance))
+                })?;
                 let app_name = app
                     .at("/metadata/name")
                     .and_then(Value::as_str)

@@ -78,6 +78,16 @@ impl Renderer {
         self.go
     }
 
+    /// The work left to this expansion.
+    pub(crate) fn budget(&self) -> Budget {
+        self.budget.get()
+    }
+
+    /// Sets the work left, as a render that drew the difference would.
+    pub(crate) fn set_budget(&self, budget: Budget) {
+        self.budget.set(budget);
+    }
+
     /// Prepares `params` for rendering.
     pub(crate) fn data<'a>(&self, params: &'a Params) -> Data<'a> {
         if self.go {

@@ -54,6 +54,7 @@ fn expand_with(
         clusters,
         settings,
         index_cache: None,
+        templated: None,
     };
     expand(appset, &cx)
 }
@@ -630,6 +631,7 @@ fn unresolvable_generators_are_reported_not_empty() {
         clusters: &[],
         settings: &AppSetSettings::default(),
         index_cache: None,
+        templated: None,
     };
     let e = expand(&set, &cx).expect("expands");
     assert!(
@@ -794,4 +796,60 @@ fn cluster_secrets_decode_string_data_and_labels() {
         json!({"kind": "Secret", "metadata": {"labels": {SECRET_TYPE_LABEL: "repository"}}});
     assert!(clusters_from_secret(&repo_secret).is_none());
     assert!(clusters_from_secret(&json!({"kind": "ConfigMap", "metadata": {}})).is_none());
+}
+
+/// proves: an Application templated once in a run is taken again (the same
+/// object) for the same template, parameters and budget left, and only
+/// then: every expansion with the memo equals the one without it.
+#[test]
+fn a_templated_application_is_taken_again_only_for_the_same_template_parameters_and_budget() {
+    let repo = Repo::new();
+    let base = repo.commit(&[("apps/a/x.yaml", "x"), ("apps/b/x.yaml", "x")]);
+    // `a` changed content only; `c` is new after the others.
+    let head = repo.commit(&[
+        ("apps/a/x.yaml", "y"),
+        ("apps/b/x.yaml", "x"),
+        ("apps/c/x.yaml", "x"),
+    ]);
+    // `0` comes first: `a` and `b` begin with less of the budget left.
+    let shifted = repo.commit(&[
+        ("apps/0/x.yaml", "x"),
+        ("apps/a/x.yaml", "x"),
+        ("apps/b/x.yaml", "x"),
+    ]);
+    let set = appset(
+        true,
+        json!([{"git": {"repoURL": THIS_REPO, "revision": "HEAD", "directories": [{"path": "apps/*"}]}}]),
+        dir_template(true),
+    );
+    let memo = Templated::default();
+    let settings = AppSetSettings::default();
+    let with_memo = |set: &Value, tree: &dyn Tree| {
+        let cx = AppSetContext {
+            tree,
+            is_this_repo: &is_this,
+            is_this_revision: None,
+            clusters: &[],
+            settings: &settings,
+            index_cache: None,
+            templated: Some(&memo),
+        };
+        let e = expand(set, &cx).expect("expands");
+        assert_eq!(e, expand_ok(set, tree), "the memo changed the expansion");
+        e
+    };
+    let same = |a: &GeneratedApp, b: &GeneratedApp| Arc::ptr_eq(&a.application, &b.application);
+    let b = with_memo(&set, base.as_ref());
+    let h = with_memo(&set, head.as_ref());
+    assert_eq!(names(&h), ["a", "b", "c"]);
+    assert!(same(&b.apps[0], &h.apps[0]) && same(&b.apps[1], &h.apps[1]));
+    let s = with_memo(&set, shifted.as_ref());
+    assert_eq!(names(&s), ["0", "a", "b"]);
+    assert!(!same(&b.apps[0], &s.apps[1]) && !same(&b.apps[1], &s.apps[2]));
+    // Another template: templated again.
+    let mut other = set.clone();
+    other["spec"]["template"]["spec"]["project"] = json!("other");
+    let o = with_memo(&other, base.as_ref());
+    assert!(!same(&b.apps[0], &o.apps[0]));
+    assert_eq!(o.apps[0].application["spec"]["project"], "other");
 }

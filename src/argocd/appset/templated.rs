@@ -1,0 +1,101 @@
+//! Applications templated once in a run and shared by both revisions of a
+//! diff: an ApplicationSet that is the same at both, over a git directory
+//! generator that yields the same directories, templates the same 10,000
+//! Applications twice otherwise.
+//!
+//! Templating an Application is a function of the template, the
+//! parameters and the work left to the expansion ([`Budget`]): the
+//! functions whose result is random or the clock's are refused in
+//! ApplicationSets (`gotemplate::generators`), Argo CD removes `env`,
+//! `expandenv` and `getHostByName`, and nothing else reads the tree or the
+//! environment. So an Application is taken from here only when all three
+//! are exactly those of the render that made it, and the expansion then
+//! draws the same work from its budget as that render did. An expansion
+//! whose earlier steps drew a different amount templates on its own.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+
+use super::render::{Params, Renderer};
+use crate::gotemplate::Budget;
+
+/// Most Applications kept: past it, more are templated and not kept.
+const MAX_KEPT: usize = 200_000;
+
+/// See the module doc.
+#[derive(Default)]
+pub struct Templated(Mutex<Memo>);
+
+#[derive(Default)]
+struct Memo {
+    /// Everything a render reads besides the parameters, as JSON: its id.
+    contexts: HashMap<String, usize, foldhash::fast::RandomState>,
+    /// By context, parameters as JSON and the budget the render began with:
+    /// the Application and the budget it left.
+    apps: HashMap<Key, (Arc<Value>, Budget), foldhash::fast::RandomState>,
+}
+
+/// Context id, parameters as JSON, steps and bytes left at the start.
+type Key = (usize, String, usize, usize);
+
+impl std::fmt::Debug for Templated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let memo = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        write!(f, "Templated({} applications)", memo.apps.len())
+    }
+}
+
+impl Templated {
+    /// The id of `context` (what [`Templated::application`]'s render reads
+    /// besides its parameters), the same for equal contexts.
+    pub(crate) fn context(&self, context: &Value) -> usize {
+        let text = context.to_string();
+        let mut memo = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let next = memo.contexts.len();
+        *memo.contexts.entry(text).or_insert(next)
+    }
+
+    /// The Application `render` gives for `params` in `context`, taken from
+    /// an earlier render with the same context, parameters and budget left
+    /// when there was one; `renderer`'s budget is then drawn as that render
+    /// drew it.
+    ///
+    /// # Errors
+    /// `render`'s.
+    pub(crate) fn application(
+        &self,
+        context: usize,
+        params: &Params,
+        renderer: &Renderer,
+        render: impl FnOnce() -> Result<Value, String>,
+    ) -> Result<Arc<Value>, String> {
+        let start = renderer.budget();
+        // A map's JSON is its content: keys in order, values exact (an
+        // integer and a float print differently).
+        let key: Key = (
+            context,
+            serde_json::to_string(params).map_err(|e| e.to_string())?,
+            start.steps,
+            start.bytes,
+        );
+        let kept = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .apps
+            .get(&key)
+            .map(|(app, left)| (Arc::clone(app), *left));
+        if let Some((app, left)) = kept {
+            renderer.set_budget(left);
+            return Ok(app);
+        }
+        let app = Arc::new(render()?);
+        let mut memo = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if memo.apps.len() < MAX_KEPT {
+            memo.apps.insert(key, (Arc::clone(&app), renderer.budget()));
+        }
+        Ok(app)
+    }
+}
