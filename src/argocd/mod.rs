@@ -336,12 +336,8 @@ enum Outcome {
     Deferred,
 }
 
-fn app_key(spec: &AppSpec, instance: Option<&str>) -> String {
-    identity_key((&spec.name, &spec.namespace), instance)
-}
-
 /// The key of the Application whose [`AppSpec::identity`] is `(name,
-/// namespace)`, as [`app_key`] gives it once its spec is read.
+/// namespace)`.
 fn identity_key((name, namespace): (&str, &str), instance: Option<&str>) -> String {
     instances::qualify(format!("{namespace}/{name}"), instance)
 }

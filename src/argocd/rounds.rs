@@ -22,10 +22,11 @@ pub(super) fn claim_generated_names(appsets: &mut BTreeMap<String, AppSetEntry>)
         };
         let instance = instances::instance_of_key(set);
         for g in &exp.apps {
-            let Some(spec) = AppSpec::parse(&g.application) else {
+            // The key alone: `identity` fails exactly when `parse` does.
+            let Some(identity) = AppSpec::identity(&g.application) else {
                 continue;
             };
-            let key = app_key(&spec, instance);
+            let key = identity_key(identity, instance);
             match owners.get(&key) {
                 None => {
                     owners.insert(key, set.clone());

@@ -164,8 +164,10 @@ impl GeneratedApp {
     /// `metadata.name`.
     #[must_use]
     pub(crate) fn name(&self) -> &str {
+        // By key: asked of every generated Application by several readers.
         self.application
-            .at("/metadata/name")
+            .get("metadata")
+            .and_then(|m| m.get("name"))
             .and_then(Value::as_str)
             .unwrap_or("")
     }
