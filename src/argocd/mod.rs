@@ -221,9 +221,9 @@ pub struct Inventory {
     /// Files the scan parsed (they may declare Applications, ApplicationSets,
     /// CRDs or cluster Secrets), for the other revision's scan to reuse.
     pub(crate) scan_candidates: BTreeSet<String>,
-    /// The paths the ApplicationSet git generators walked, for the other
-    /// revision's when both trees have the same shape.
-    pub(crate) tree_index: Option<Arc<appset::TreeIndex>>,
+    /// What the ApplicationSet git generators learnt of the tree's paths,
+    /// for the other revision's when both trees have the same shape.
+    pub(crate) tree_paths: Arc<appset::TreeIndexCache>,
     /// The Applications ApplicationSets templated, for the other revision's
     /// expansions ([`appset::Templated`]).
     pub(crate) templated: Arc<appset::Templated>,
@@ -399,9 +399,9 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         .as_ref()
         .and_then(|d| d.changes.as_deref())
         .is_some_and(source::changes::Changes::same_shape);
-    let index_cache = match input.reuse.and_then(|r| r.tree_index.clone()) {
-        Some(index) if same_shape => appset::TreeIndexCache::with(index),
-        _ => appset::TreeIndexCache::default(),
+    let index_cache = match input.reuse {
+        Some(r) if same_shape => Arc::clone(&r.tree_paths),
+        _ => Arc::default(),
     };
     // Both revisions of a diff template into one memo.
     let templated = input
@@ -636,7 +636,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         .collect();
     inv.roots.sort_by(|a, b| a.split('/').cmp(b.split('/')));
     inv.apps = done;
-    inv.tree_index = index_cache.index();
+    inv.tree_paths = index_cache;
     inv.templated = Arc::clone(&templated);
     inv
 }

@@ -337,7 +337,7 @@ impl<'a> Evaluator<'a> {
         let idx = match self.cx.index_cache {
             Some(cache) => {
                 let mut slot = cache
-                    .0
+                    .index
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
                 match slot.as_ref() {
@@ -355,15 +355,74 @@ impl<'a> Evaluator<'a> {
         Ok(idx)
     }
 
+    /// The directories [`Evaluator::git_directories`] tests against
+    /// `items`. Argo CD tests each pattern with Go's `path.Match` against
+    /// every directory the repo-server lists (AC
+    /// `applicationset/generators/git.go` `filterApps`,
+    /// `reposerver/repository/repository.go` `GetGitDirectories`). When
+    /// every including pattern is made of literal segments, `*` and `?`,
+    /// which match no `/`, a pattern of n segments matches only directories
+    /// n deep, segment by segment: only the directories on the way to those
+    /// need listing, not the whole tree. `None` (every directory of the
+    /// tree, [`TreeIndex`]) for a pattern with a class or an escape, or
+    /// once the whole tree is indexed.
+    fn matching_dirs(&self, items: &[(String, bool)]) -> Res<Option<Arc<Vec<String>>>> {
+        let includes: Vec<String> = items
+            .iter()
+            .filter(|(_, exclude)| !exclude)
+            .map(|(p, _)| p.clone())
+            .collect();
+        let plain =
+            |p: &String| !p.contains(['[', '\\']) && p.split('/').count() <= MAX_PATTERN_SEGMENTS;
+        let indexed = self.index.borrow().is_some()
+            || self.cx.index_cache.is_some_and(|c| {
+                c.index
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .is_some()
+            });
+        if indexed || !includes.iter().all(plain) {
+            return Ok(None);
+        }
+        let cached = |c: &super::TreeIndexCache| {
+            c.matching
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(&includes)
+                .cloned()
+        };
+        if let Some(found) = self.cx.index_cache.and_then(cached) {
+            return Ok(Some(found));
+        }
+        let found = Arc::new(walk_matching(self.cx.tree, &includes)?);
+        if let Some(c) = self.cx.index_cache {
+            c.matching
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(includes, Arc::clone(&found));
+        }
+        Ok(Some(found))
+    }
+
     fn git_directories(
         &self,
         items: &[(String, bool)],
         prefix: &str,
         values: Option<&Value>,
     ) -> Res<Outcome> {
-        let index = self.index()?;
+        let (index, matching);
+        let dirs: &[String] = match self.matching_dirs(items)? {
+            Some(m) => {
+                matching = m;
+                &matching
+            }
+            None => {
+                index = self.index()?;
+                &index.dirs
+            }
+        };
         let mut sets = Vec::new();
-        for dir in &index.dirs {
+        for dir in dirs {
             let mut include = false;
             let mut exclude = false;
             for (pattern, is_exclude) in items {
@@ -747,6 +806,68 @@ fn walk_tree(tree: &dyn crate::source::Tree) -> Res<TreeIndex> {
     index.dirs.sort();
     index.files.sort();
     Ok(index)
+}
+
+/// Patterns with more segments than this are matched against the whole
+/// tree's index (deeper listings fail in the tree anyway).
+const MAX_PATTERN_SEGMENTS: usize = 64;
+
+/// The directories that `patterns` (literal segments, `*` and `?` only, see
+/// [`Evaluator::matching_dirs`]) match, sorted, hidden ones left out as
+/// [`walk_tree`] leaves them out: listed level by level, entering only the
+/// directories whose segments so far match some pattern's. A listing that
+/// fails and the bound on entries listed are [`walk_tree`]'s, over the
+/// directories listed here.
+fn walk_matching(tree: &dyn crate::source::Tree, patterns: &[String]) -> Res<Vec<String>> {
+    let patterns: Vec<Vec<&str>> = patterns.iter().map(|p| p.split('/').collect()).collect();
+    let mut found = Vec::new();
+    let mut seen = 0usize;
+    // Each directory to list, with the patterns its segments match so far.
+    let mut level: Vec<(String, Vec<usize>)> = vec![(String::new(), (0..patterns.len()).collect())];
+    let mut depth = 0;
+    while !level.is_empty() {
+        let mut next = Vec::new();
+        for (dir, alive) in level {
+            let entries = source::list(tree, &dir)
+                .map_err(|e| AppSetError(format!("cannot list `{dir}`: {e}")))?;
+            seen += entries.len();
+            if seen > MAX_ENTRIES {
+                return err(format!(
+                    "repository has too many files to expand git generators {}",
+                    super::BEYOND_LIMITS
+                ));
+            }
+            for e in &entries {
+                // A hidden directory and everything below it are left out.
+                if !matches!(e.kind, EntryKind::Dir | EntryKind::Submodule)
+                    || e.name.starts_with('.')
+                {
+                    continue;
+                }
+                let still: Vec<usize> = alive
+                    .iter()
+                    .copied()
+                    .filter(|&i| glob::go_path_match(patterns[i][depth], &e.name) == Some(true))
+                    .collect();
+                let path = source::path::child(&dir, &e.name);
+                if still.iter().any(|&i| patterns[i].len() == depth + 1) {
+                    found.push(path.clone());
+                }
+                let deeper: Vec<usize> = still
+                    .into_iter()
+                    .filter(|&i| patterns[i].len() > depth + 1)
+                    .collect();
+                // A submodule is listed as a directory but not entered.
+                if e.kind == EntryKind::Dir && !deeper.is_empty() {
+                    next.push((path, deeper));
+                }
+            }
+        }
+        level = next;
+        depth += 1;
+    }
+    found.sort();
+    Ok(found)
 }
 
 /// The visitor of [`walk_tree`].

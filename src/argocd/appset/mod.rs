@@ -64,25 +64,21 @@ pub struct AppSetContext<'a> {
     pub templated: Option<&'a Templated>,
 }
 
-/// A tree's directory and file listing, computed once and shared by every
-/// expansion over the same tree. Use one cache per tree.
+/// What the git generators learn of a tree's paths, computed once and
+/// shared by every expansion over the same tree (or over a tree with the
+/// same shape, see [`crate::source::changes::Changes::same_shape`]: both
+/// depend on paths and kinds only). Use one cache per tree.
 #[derive(Default)]
-pub struct TreeIndexCache(std::sync::Mutex<Option<std::sync::Arc<TreeIndex>>>);
+pub struct TreeIndexCache {
+    /// The whole tree's directories and files.
+    index: std::sync::Mutex<Option<std::sync::Arc<TreeIndex>>>,
+    /// By list of `directories` patterns: the directories that may match one.
+    matching: std::sync::Mutex<std::collections::HashMap<Vec<String>, std::sync::Arc<Vec<String>>>>,
+}
 
-impl TreeIndexCache {
-    /// A cache holding `index`, the index of a tree with the same shape
-    /// (see [`crate::source::changes::Changes::same_shape`]): an index
-    /// lists paths and kinds only, so it is this tree's too.
-    pub(crate) fn with(index: std::sync::Arc<TreeIndex>) -> TreeIndexCache {
-        TreeIndexCache(std::sync::Mutex::new(Some(index)))
-    }
-
-    /// The index, once an expansion has walked the tree.
-    pub(crate) fn index(&self) -> Option<std::sync::Arc<TreeIndex>> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+impl std::fmt::Debug for TreeIndexCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TreeIndexCache")
     }
 }
 

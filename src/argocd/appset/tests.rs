@@ -853,3 +853,72 @@ fn a_templated_application_is_taken_again_only_for_the_same_template_parameters_
     assert!(!same(&b.apps[0], &o.apps[0]));
     assert_eq!(o.apps[0].application["spec"]["project"], "other");
 }
+
+/// proves: directories found by listing only the levels a pattern of
+/// literal segments, `*` and `?` reaches are exactly those the whole
+/// tree's index gives (a pattern with a class takes that index): hidden
+/// directories and their subtrees left out, files never directories,
+/// depth counted by segments, excludes applied after.
+#[test]
+fn directories_found_level_by_level_are_those_of_the_whole_index() {
+    let repo = Repo::new();
+    let tree = repo.commit(&[
+        ("apps/a/overlays/prod/k.yaml", "x"),
+        ("apps/a/overlays/dev/k.yaml", "x"),
+        ("apps/a/base/k.yaml", "x"),
+        ("apps/b/overlays/prod/k.yaml", "x"),
+        ("apps/.hidden/overlays/prod/k.yaml", "x"),
+        ("apps/c/.git-like/prod/k.yaml", "x"),
+        ("apps/file-not-dir", "x"),
+        ("apps/d/overlays/prod", "a file named like a directory"),
+        ("apps/e/f/g/h/i/k.yaml", "x"),
+        ("other/a/overlays/prod/k.yaml", "x"),
+        (".github/workflows/x.yaml", "x"),
+        ("top.yaml", "x"),
+    ]);
+    let cases: &[&[(&str, bool)]] = &[
+        &[("apps/*", false)],
+        &[("apps/*/overlays/prod", false)],
+        &[("*/*/overlays/*", false)],
+        &[("*", false)],
+        &[("?pps/*", false), ("apps/b", true)],
+        &[("apps/*/over*/p?od", false), ("apps/a/*/*", true)],
+        &[("apps/*/*/*/*/*", false)],
+        &[
+            ("apps/*", false),
+            ("apps/*/overlays", false),
+            ("apps/a", true),
+        ],
+        &[("apps/", false)],
+        &[("apps//a", false)],
+        &[("", false)],
+        &[("*/.hidden", false), (".github/*", false)],
+        &[("apps/*", true)],
+    ];
+    let expand_dirs = |items: &[(&str, bool)]| {
+        let dirs: Vec<Value> = items
+            .iter()
+            .map(|(p, ex)| json!({"path": p, "exclude": ex}))
+            .collect();
+        let set = appset(
+            true,
+            json!([{"git": {"repoURL": THIS_REPO, "revision": "HEAD", "directories": dirs}}]),
+            json!({"metadata": {"name": "{{.path.path | replace \"/\" \"-\" }}"},
+                   "spec": {"project": "default"}}),
+        );
+        names(&expand_ok(&set, tree.as_ref()))
+    };
+    for items in cases {
+        let level_by_level = expand_dirs(items);
+        // A class in one more pattern (matching no directory here) makes
+        // the expansion read the whole tree's index.
+        let mut whole: Vec<(&str, bool)> = items.to_vec();
+        whole.push(("[q]", false));
+        assert_eq!(level_by_level, expand_dirs(&whole), "{items:?}");
+    }
+    assert_eq!(
+        expand_dirs(&[("apps/*/overlays/prod", false)]),
+        ["apps-a-overlays-prod", "apps-b-overlays-prod"]
+    );
+    assert_eq!(expand_dirs(&[("*", false)]), ["apps", "other"]);
+}
