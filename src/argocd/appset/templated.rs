@@ -21,8 +21,11 @@ use serde_json::Value;
 use super::render::{Params, Renderer};
 use crate::gotemplate::Budget;
 
-/// Most Applications kept: past it, more are templated and not kept.
+/// Most Applications kept, and most bytes of parameters kept with them:
+/// past either, more are templated and not kept (parameters read from
+/// large git files would otherwise be held twice for the whole run).
 const MAX_KEPT: usize = 200_000;
+const MAX_KEPT_BYTES: usize = 256 << 20;
 
 /// See the module doc.
 #[derive(Default)]
@@ -35,6 +38,8 @@ struct Memo {
     /// By context, parameters as JSON and the budget the render began with:
     /// the Application and the budget it left.
     apps: HashMap<Key, (Arc<Value>, Budget), foldhash::fast::RandomState>,
+    /// Bytes of parameters in `apps`' keys.
+    key_bytes: usize,
 }
 
 /// Context id, parameters as JSON, steps and bytes left at the start.
@@ -93,7 +98,9 @@ impl Templated {
         }
         let app = Arc::new(render()?);
         let mut memo = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if memo.apps.len() < MAX_KEPT {
+        let bytes = memo.key_bytes.saturating_add(key.1.len());
+        if memo.apps.len() < MAX_KEPT && bytes <= MAX_KEPT_BYTES {
+            memo.key_bytes = bytes;
             memo.apps.insert(key, (Arc::clone(&app), renderer.budget()));
         }
         Ok(app)
