@@ -401,7 +401,9 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         .is_some_and(source::changes::Changes::same_shape);
     let index_cache = match input.reuse {
         Some(r) if same_shape => Arc::clone(&r.tree_paths),
-        _ => Arc::default(),
+        _ => Arc::new(appset::TreeIndexCache::kept_in(
+            input.defer.as_ref().and_then(|d| d.subtrees.shared_facts()),
+        )),
     };
     // Both revisions of a diff template into one memo.
     let templated = input

@@ -136,6 +136,11 @@ impl SubtreeMemo {
         self.facts.as_deref()
     }
 
+    /// The facts kept between runs, if any, to be held by another reader.
+    pub(super) fn shared_facts(&self) -> Option<Arc<Facts>> {
+        self.facts.clone()
+    }
+
     /// The known answer for subtree `id` of `tree`: this run's, else one
     /// kept between runs (only for content-addressed trees).
     fn known(&self, tree: &dyn Tree, id: ObjectId) -> Option<bool> {

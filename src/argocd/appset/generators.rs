@@ -15,7 +15,8 @@ use super::{AppSetContext, AppSetError, SECRET_TYPE_LABEL};
 use crate::glob::go as glob;
 use crate::gotemplate::V;
 use crate::gotemplate::{path_base, path_dir, sanitize_name};
-use crate::source::{self, EntryKind};
+use crate::source::facts::{Facts, RecordKey};
+use crate::source::{self, EntryKind, ObjectId};
 
 /// Generator kinds in the order Argo CD's `ApplicationSetGenerator` struct declares them.
 const KINDS: [&str; 9] = [
@@ -394,7 +395,8 @@ impl<'a> Evaluator<'a> {
         if let Some(found) = self.cx.index_cache.and_then(cached) {
             return Ok(Some(found));
         }
-        let found = Arc::new(walk_matching(self.cx.tree, &includes)?);
+        let facts = self.cx.index_cache.and_then(|c| c.facts.as_deref());
+        let found = Arc::new(walk_matching(self.cx.tree, &includes, facts)?);
         if let Some(c) = self.cx.index_cache {
             c.matching
                 .lock()
@@ -814,60 +816,160 @@ const MAX_PATTERN_SEGMENTS: usize = 64;
 
 /// The directories that `patterns` (literal segments, `*` and `?` only, see
 /// [`Evaluator::matching_dirs`]) match, sorted, hidden ones left out as
-/// [`walk_tree`] leaves them out: listed level by level, entering only the
+/// [`walk_tree`] leaves them out: listed depth first, entering only the
 /// directories whose segments so far match some pattern's. A listing that
 /// fails and the bound on entries listed are [`walk_tree`]'s, over the
 /// directories listed here.
-fn walk_matching(tree: &dyn crate::source::Tree, patterns: &[String]) -> Res<Vec<String>> {
+///
+/// With `facts`, what a subtree holds for the patterns' remaining segments
+/// is kept under its tree id (its content): a later run takes it instead
+/// of listing the subtree again, so an unchanged `apps/` costs one lookup.
+fn walk_matching(
+    tree: &dyn crate::source::Tree,
+    patterns: &[String],
+    facts: Option<&Facts>,
+) -> Res<Vec<String>> {
     let patterns: Vec<Vec<&str>> = patterns.iter().map(|p| p.split('/').collect()).collect();
+    let mut walk = MatchWalk {
+        tree,
+        patterns: &patterns,
+        facts: facts.filter(|_| tree.content_addressed()),
+        seen: 0,
+    };
     let mut found = Vec::new();
-    let mut seen = 0usize;
-    // Each directory to list, with the patterns its segments match so far.
-    let mut level: Vec<(String, Vec<usize>)> = vec![(String::new(), (0..patterns.len()).collect())];
-    let mut depth = 0;
-    while !level.is_empty() {
-        let mut next = Vec::new();
-        for (dir, alive) in level {
-            let entries = source::list(tree, &dir)
-                .map_err(|e| AppSetError(format!("cannot list `{dir}`: {e}")))?;
-            seen += entries.len();
-            if seen > MAX_ENTRIES {
-                return err(format!(
-                    "repository has too many files to expand git generators {}",
-                    super::BEYOND_LIMITS
-                ));
-            }
-            for e in &entries {
-                // A hidden directory and everything below it are left out.
-                if !matches!(e.kind, EntryKind::Dir | EntryKind::Submodule)
-                    || e.name.starts_with('.')
-                {
-                    continue;
-                }
-                let still: Vec<usize> = alive
-                    .iter()
-                    .copied()
-                    .filter(|&i| glob::go_path_match(patterns[i][depth], &e.name) == Some(true))
-                    .collect();
-                let path = source::path::child(&dir, &e.name);
-                if still.iter().any(|&i| patterns[i].len() == depth + 1) {
-                    found.push(path.clone());
-                }
-                let deeper: Vec<usize> = still
-                    .into_iter()
-                    .filter(|&i| patterns[i].len() > depth + 1)
-                    .collect();
-                // A submodule is listed as a directory but not entered.
-                if e.kind == EntryKind::Dir && !deeper.is_empty() {
-                    next.push((path, deeper));
-                }
-            }
-        }
-        level = next;
-        depth += 1;
-    }
+    let all: Vec<usize> = (0..patterns.len()).collect();
+    walk.below("", 0, &all, &mut found)?;
     found.sort();
     Ok(found)
+}
+
+/// The state of [`walk_matching`].
+struct MatchWalk<'a> {
+    tree: &'a dyn crate::source::Tree,
+    /// Each pattern's segments.
+    patterns: &'a [Vec<&'a str>],
+    facts: Option<&'a Facts>,
+    /// Entries listed so far (kept subtrees count what they listed),
+    /// bounded by [`MAX_ENTRIES`].
+    seen: usize,
+}
+
+impl MatchWalk<'_> {
+    /// Adds to `found` the directories below `dir` (`depth` segments deep,
+    /// each matching the patterns `alive` so far) that those patterns match.
+    fn below(
+        &mut self,
+        dir: &str,
+        depth: usize,
+        alive: &[usize],
+        found: &mut Vec<String>,
+    ) -> Res<()> {
+        let facts = self.facts;
+        let key = facts.zip(self.kept_key(dir, depth, alive));
+        if let Some((facts, key)) = key {
+            if let Some((paths, seen)) = facts.record(key).as_deref().and_then(decode_matches) {
+                self.count(seen)?;
+                found.extend(paths.into_iter().map(|p| source::path::child(dir, &p)));
+                return Ok(());
+            }
+        }
+        let (seen_before, found_before) = (self.seen, found.len());
+        let entries = source::list(self.tree, dir)
+            .map_err(|e| AppSetError(format!("cannot list `{dir}`: {e}")))?;
+        self.count(entries.len())?;
+        for e in &entries {
+            // A hidden directory and everything below it are left out.
+            if !matches!(e.kind, EntryKind::Dir | EntryKind::Submodule) || e.name.starts_with('.') {
+                continue;
+            }
+            let still: Vec<usize> = alive
+                .iter()
+                .copied()
+                .filter(|&i| glob::go_path_match(self.patterns[i][depth], &e.name) == Some(true))
+                .collect();
+            let path = source::path::child(dir, &e.name);
+            if still.iter().any(|&i| self.patterns[i].len() == depth + 1) {
+                found.push(path.clone());
+            }
+            let deeper: Vec<usize> = still
+                .into_iter()
+                .filter(|&i| self.patterns[i].len() > depth + 1)
+                .collect();
+            // A submodule is listed as a directory but not entered.
+            if e.kind == EntryKind::Dir && !deeper.is_empty() {
+                self.below(&path, depth + 1, &deeper, found)?;
+            }
+        }
+        if let Some((facts, key)) = key {
+            let relative = found[found_before..]
+                .iter()
+                .map(|p| source::path::strip_dir(p, dir).unwrap_or(p));
+            if let Some(bytes) = encode_matches(relative, self.seen - seen_before) {
+                facts.put_record(key, bytes);
+            }
+        }
+        Ok(())
+    }
+
+    fn count(&mut self, entries: usize) -> Res<()> {
+        self.seen = self.seen.saturating_add(entries);
+        if self.seen > MAX_ENTRIES {
+            return err(format!(
+                "repository has too many files to expand git generators {}",
+                super::BEYOND_LIMITS
+            ));
+        }
+        Ok(())
+    }
+
+    /// The record key of what `dir` holds for the patterns `alive` from
+    /// segment `depth` on: its tree id and those segments. `None` without
+    /// facts, or when every pattern ends one level below (listing `dir`
+    /// is then all the work, and a record would cost as much).
+    fn kept_key(&self, dir: &str, depth: usize, alive: &[usize]) -> Option<ObjectId> {
+        self.facts?;
+        if alive.iter().all(|&i| self.patterns[i].len() <= depth + 1) {
+            return None;
+        }
+        let id = self.tree.entry(dir).ok().flatten()?.id;
+        let mut key = RecordKey::new("appset-directories-1");
+        key.part(&id.0);
+        for &i in alive {
+            key.part(self.patterns[i][depth..].join("/").as_bytes());
+        }
+        Some(key.finish())
+    }
+}
+
+/// A kept [`MatchWalk::below`]: the count of entries listed, then each
+/// directory found, relative to the subtree.
+fn encode_matches<'p>(paths: impl Iterator<Item = &'p str>, seen: usize) -> Option<Vec<u8>> {
+    let mut out = u64::try_from(seen).ok()?.to_le_bytes().to_vec();
+    for p in paths {
+        out.extend_from_slice(&u32::try_from(p.len()).ok()?.to_le_bytes());
+        out.extend_from_slice(p.as_bytes());
+    }
+    Some(out)
+}
+
+/// What [`encode_matches`] wrote; `None` for anything else.
+fn decode_matches(bytes: &[u8]) -> Option<(Vec<String>, usize)> {
+    let (seen, mut rest) = bytes.split_at_checked(8)?;
+    let seen = usize::try_from(u64::from_le_bytes(seen.try_into().ok()?)).ok()?;
+    let mut paths = Vec::new();
+    while !rest.is_empty() {
+        let (len, tail) = rest.split_at_checked(4)?;
+        let len = u32::from_le_bytes(len.try_into().ok()?) as usize;
+        let (path, tail) = tail.split_at_checked(len)?;
+        let path = std::str::from_utf8(path).ok()?;
+        // A directory below this one, named by plain segments.
+        if path.is_empty() || path.starts_with('/') || path.split('/').any(str::is_empty) {
+            return None;
+        }
+        paths.push(path.to_string());
+        rest = tail;
+    }
+    Some((paths, seen))
 }
 
 /// The visitor of [`walk_tree`].

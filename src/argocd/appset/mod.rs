@@ -74,6 +74,18 @@ pub struct TreeIndexCache {
     index: std::sync::Mutex<Option<std::sync::Arc<TreeIndex>>>,
     /// By list of `directories` patterns: the directories that may match one.
     matching: std::sync::Mutex<std::collections::HashMap<Vec<String>, std::sync::Arc<Vec<String>>>>,
+    /// Where what subtrees hold for those patterns is kept between runs.
+    facts: Option<std::sync::Arc<crate::source::facts::Facts>>,
+}
+
+impl TreeIndexCache {
+    /// A cache that keeps what it learns of subtrees in `facts`.
+    pub(crate) fn kept_in(facts: Option<std::sync::Arc<crate::source::facts::Facts>>) -> Self {
+        TreeIndexCache {
+            facts,
+            ..TreeIndexCache::default()
+        }
+    }
 }
 
 impl std::fmt::Debug for TreeIndexCache {

@@ -922,3 +922,110 @@ fn directories_found_level_by_level_are_those_of_the_whole_index() {
     );
     assert_eq!(expand_dirs(&[("*", false)]), ["apps", "other"]);
 }
+
+/// A tree that counts its listings.
+struct Counting {
+    inner: Arc<dyn Tree>,
+    lists: std::sync::atomic::AtomicUsize,
+}
+
+impl Counting {
+    fn over(inner: &Arc<dyn Tree>) -> Counting {
+        Counting {
+            inner: Arc::clone(inner),
+            lists: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    fn lists(&self) -> usize {
+        self.lists.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Tree for Counting {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    fn entry(
+        &self,
+        path: &str,
+    ) -> Result<Option<crate::source::Entry>, crate::source::SourceError> {
+        self.inner.entry(path)
+    }
+    fn list_raw(&self, dir: &str) -> Result<Vec<crate::source::Entry>, crate::source::SourceError> {
+        self.lists
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.list_raw(dir)
+    }
+    fn read_raw(&self, path: &str) -> Result<Arc<[u8]>, crate::source::SourceError> {
+        self.inner.read_raw(path)
+    }
+    fn may_have_symlinks(&self) -> bool {
+        self.inner.may_have_symlinks()
+    }
+    fn content_addressed(&self) -> bool {
+        self.inner.content_addressed()
+    }
+    fn has_listing(&self, dir: &str) -> bool {
+        self.inner.has_listing(dir)
+    }
+}
+
+/// proves: what a subtree holds for a `directories` pattern is kept by
+/// tree id and taken by a later run, which then lists nothing below it
+/// (the same Applications, in the same order); a tree of other content is
+/// listed again, its unchanged subtrees taken.
+#[test]
+fn directories_kept_by_tree_id_are_taken_by_a_later_run() {
+    let repo = Repo::new();
+    let mut files: Vec<(String, String)> = (0..6)
+        .flat_map(|i| {
+            [
+                (format!("apps/s{i}/overlays/prod/k.yaml"), format!("{i}")),
+                (format!("apps/s{i}/base/k.yaml"), "x".to_string()),
+            ]
+        })
+        .collect();
+    files.push(("apps/.hidden/overlays/prod/k.yaml".into(), "x".into()));
+    let commit = |f: &[(String, String)]| {
+        let f: Vec<(&str, &str)> = f.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+        repo.commit(&f)
+    };
+    let first = commit(&files);
+    files.push(("apps/s9/overlays/prod/k.yaml".into(), "9".into()));
+    let second = commit(&files);
+    let set = appset(
+        true,
+        json!([{"git": {"repoURL": THIS_REPO, "revision": "HEAD", "directories": [{"path": "apps/*/overlays/prod"}]}}]),
+        json!({"metadata": {"name": "{{index .path.segments 1}}"}, "spec": {"project": "default"}}),
+    );
+    let store = tempfile::tempdir().expect("temp dir");
+    let facts = Arc::new(crate::source::facts::Facts::open(store.path()));
+    let settings = AppSetSettings::default();
+    // Each run with a cache of its own: the facts alone carry over.
+    let run = |tree: &Arc<dyn Tree>, facts: Option<&Arc<crate::source::facts::Facts>>| {
+        let counting = Counting::over(tree);
+        let cache = TreeIndexCache::kept_in(facts.cloned());
+        let cx = AppSetContext {
+            tree: &counting,
+            is_this_repo: &is_this,
+            is_this_revision: None,
+            clusters: &[],
+            settings: &settings,
+            index_cache: Some(&cache),
+            templated: None,
+        };
+        let e = expand(&set, &cx).expect("expands");
+        (names(&e), counting.lists())
+    };
+    let (plain, lists_plain) = run(&first, None);
+    assert_eq!(plain, ["s0", "s1", "s2", "s3", "s4", "s5"]);
+    // Root, `apps`, each `apps/s*` and its `overlays`.
+    assert_eq!(lists_plain, 14);
+    assert_eq!(run(&first, Some(&facts)), (plain.clone(), 14));
+    assert_eq!(run(&first, Some(&facts)), (plain, 0));
+    // Another root and `apps/`: listed again; `apps/s9` is new.
+    let (grown, lists_grown) = run(&second, Some(&facts));
+    assert_eq!(grown, ["s0", "s1", "s2", "s3", "s4", "s5", "s9"]);
+    assert_eq!(lists_grown, 4);
+}
