@@ -332,7 +332,7 @@ fn expand_within_limits(
             };
             let merged = render::merge_template(gen_template.as_ref(), &template);
             // Everything templating reads besides the parameters.
-            let context = cx.templated.map(|t| {
+            let context = cx.templated.and_then(|t| {
                 let what = serde_json::json!([
                     go_template,
                     options,
@@ -342,7 +342,7 @@ fn expand_within_limits(
                     name,
                     namespace,
                 ]);
-                (t, t.context(&what))
+                t.context(&what).map(|c| (t, c))
             });
             for set in sets {
                 let render = || {

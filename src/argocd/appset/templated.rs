@@ -27,6 +27,10 @@ use crate::gotemplate::Budget;
 const MAX_KEPT: usize = 200_000;
 const MAX_KEPT_BYTES: usize = 256 << 20;
 
+/// Most bytes of contexts kept: an ApplicationSet of many generators over
+/// one large template would otherwise keep a copy of it per generator.
+const MAX_CONTEXT_BYTES: usize = 64 << 20;
+
 /// See the module doc.
 #[derive(Default)]
 pub struct Templated(Mutex<Memo>);
@@ -40,6 +44,8 @@ struct Memo {
     apps: HashMap<Key, (Arc<Value>, Budget), foldhash::fast::RandomState>,
     /// Bytes of parameters in `apps`' keys.
     key_bytes: usize,
+    /// Bytes of `contexts`' keys.
+    context_bytes: usize,
 }
 
 /// Context id, parameters as JSON, steps and bytes left at the start.
@@ -54,12 +60,23 @@ impl std::fmt::Debug for Templated {
 
 impl Templated {
     /// The id of `context` (what [`Templated::application`]'s render reads
-    /// besides its parameters), the same for equal contexts.
-    pub(crate) fn context(&self, context: &Value) -> usize {
+    /// besides its parameters), the same for equal contexts; `None` once
+    /// the contexts kept reach [`MAX_CONTEXT_BYTES`] (its Applications are
+    /// then templated and not kept).
+    pub(crate) fn context(&self, context: &Value) -> Option<usize> {
         let text = context.to_string();
         let mut memo = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let next = memo.contexts.len();
-        *memo.contexts.entry(text).or_insert(next)
+        if let Some(&id) = memo.contexts.get(&text) {
+            return Some(id);
+        }
+        let bytes = memo.context_bytes.saturating_add(text.len());
+        if bytes > MAX_CONTEXT_BYTES {
+            return None;
+        }
+        memo.context_bytes = bytes;
+        let id = memo.contexts.len();
+        memo.contexts.insert(text, id);
+        Some(id)
     }
 
     /// The Application `render` gives for `params` in `context`, taken from
@@ -104,5 +121,21 @@ impl Templated {
             memo.apps.insert(key, (Arc::clone(&app), renderer.budget()));
         }
         Ok(app)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contexts_are_kept_up_to_their_bound_and_found_again() {
+        let memo = Templated::default();
+        let large = |c: char| Value::String(c.to_string().repeat(40 << 20));
+        assert_eq!(memo.context(&large('a')), Some(0));
+        assert_eq!(memo.context(&large('a')), Some(0));
+        // A second one would pass the bound: its Applications are not kept.
+        assert_eq!(memo.context(&large('b')), None);
+        assert_eq!(memo.context(&Value::from("small")), Some(1));
     }
 }
