@@ -639,7 +639,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     inv.roots.sort_by(|a, b| a.split('/').cmp(b.split('/')));
     inv.apps = done;
     inv.tree_paths = index_cache;
-    inv.templated = Arc::clone(&templated);
+    inv.templated = templated;
     inv
 }
 

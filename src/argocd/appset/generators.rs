@@ -868,15 +868,14 @@ impl MatchWalk<'_> {
         let key = facts.zip(self.kept_key(dir, depth, alive));
         if let Some((facts, key)) = key {
             if let Some((paths, seen)) = facts.record(key).as_deref().and_then(decode_matches) {
-                self.count(seen)?;
+                count_listed(&mut self.seen, seen)?;
                 found.extend(paths.into_iter().map(|p| source::path::child(dir, &p)));
                 return Ok(());
             }
         }
         let (seen_before, found_before) = (self.seen, found.len());
-        let entries = source::list(self.tree, dir)
-            .map_err(|e| AppSetError(format!("cannot list `{dir}`: {e}")))?;
-        self.count(entries.len())?;
+        let entries = list_dir(self.tree, dir)?;
+        count_listed(&mut self.seen, entries.len())?;
         for e in &entries {
             // A hidden directory and everything below it are left out.
             if !matches!(e.kind, EntryKind::Dir | EntryKind::Submodule) || e.name.starts_with('.') {
@@ -907,17 +906,6 @@ impl MatchWalk<'_> {
             if let Some(bytes) = encode_matches(relative, self.seen - seen_before) {
                 facts.put_record(key, bytes);
             }
-        }
-        Ok(())
-    }
-
-    fn count(&mut self, entries: usize) -> Res<()> {
-        self.seen = self.seen.saturating_add(entries);
-        if self.seen > MAX_ENTRIES {
-            return err(format!(
-                "repository has too many files to expand git generators {}",
-                super::BEYOND_LIMITS
-            ));
         }
         Ok(())
     }
@@ -972,6 +960,24 @@ fn decode_matches(bytes: &[u8]) -> Option<(Vec<String>, usize)> {
     Some((paths, seen))
 }
 
+/// `dir`'s entries, as the git generators list them.
+fn list_dir(tree: &dyn crate::source::Tree, dir: &str) -> Res<Vec<source::Entry>> {
+    source::list(tree, dir).map_err(|e| AppSetError(format!("cannot list `{dir}`: {e}")))
+}
+
+/// Adds `entries` to `seen`, the entries a git generator's walk listed:
+/// past [`MAX_ENTRIES`], the expansion is beyond gitops-lint's limits.
+fn count_listed(seen: &mut usize, entries: usize) -> Res<()> {
+    *seen = seen.saturating_add(entries);
+    if *seen > MAX_ENTRIES {
+        return err(format!(
+            "repository has too many files to expand git generators {}",
+            super::BEYOND_LIMITS
+        ));
+    }
+    Ok(())
+}
+
 /// The visitor of [`walk_tree`].
 struct IndexWalk {
     index: TreeIndex,
@@ -992,19 +998,11 @@ impl source::walk::Visitor for IndexWalk {
         tree: &dyn crate::source::Tree,
         dir: &str,
     ) -> Res<Option<Vec<source::Entry>>> {
-        source::list(tree, dir)
-            .map(Some)
-            .map_err(|e| AppSetError(format!("cannot list `{dir}`: {e}")))
+        list_dir(tree, dir).map(Some)
     }
 
     fn enter(&mut self, dir: &str, entries: &[source::Entry]) -> Res<source::walk::Flow> {
-        self.seen += entries.len();
-        if self.seen > MAX_ENTRIES {
-            return err(format!(
-                "repository has too many files to expand git generators {}",
-                super::BEYOND_LIMITS
-            ));
-        }
+        count_listed(&mut self.seen, entries.len())?;
         if !dir.is_empty() && !hidden(dir) {
             self.index.dirs.push(dir.to_string());
         }

@@ -854,13 +854,13 @@ fn a_templated_application_is_taken_again_only_for_the_same_template_parameters_
     assert_eq!(o.apps[0].application["spec"]["project"], "other");
 }
 
-/// proves: directories found by listing only the levels a pattern of
-/// literal segments, `*` and `?` reaches are exactly those the whole
+/// proves: directories found by listing only the directories a pattern of
+/// literal segments, `*` and `?` can reach are exactly those the whole
 /// tree's index gives (a pattern with a class takes that index): hidden
 /// directories and their subtrees left out, files never directories,
 /// depth counted by segments, excludes applied after.
 #[test]
-fn directories_found_level_by_level_are_those_of_the_whole_index() {
+fn directories_a_plain_pattern_reaches_are_those_of_the_whole_index() {
     let repo = Repo::new();
     let tree = repo.commit(&[
         ("apps/a/overlays/prod/k.yaml", "x"),
@@ -909,12 +909,12 @@ fn directories_found_level_by_level_are_those_of_the_whole_index() {
         names(&expand_ok(&set, tree.as_ref()))
     };
     for items in cases {
-        let level_by_level = expand_dirs(items);
+        let reached = expand_dirs(items);
         // A class in one more pattern (matching no directory here) makes
         // the expansion read the whole tree's index.
         let mut whole: Vec<(&str, bool)> = items.to_vec();
         whole.push(("[q]", false));
-        assert_eq!(level_by_level, expand_dirs(&whole), "{items:?}");
+        assert_eq!(reached, expand_dirs(&whole), "{items:?}");
     }
     assert_eq!(
         expand_dirs(&[("apps/*/overlays/prod", false)]),
