@@ -7,8 +7,40 @@ use crate::json::Pointer as _;
 use crate::source::facts::{Facts, Question};
 use crate::source::walk::Flow;
 use std::collections::{HashMap, HashSet};
-/// A document the scan keeps, with where it is declared.
-type Kept = (Arc<Value>, Origin);
+/// A document the scan keeps, with where it is declared and what it is.
+type Kept = (Arc<Value>, Origin, Declares);
+
+/// What a document the scan keeps declares, told once while the documents
+/// are copied out in parallel: each lookup in one of thousands of values is
+/// a walk through memory, and the documents are then taken one by one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Declares {
+    Application,
+    ApplicationSet,
+    AppProject,
+    Crd,
+    /// A cluster Secret or an Argo CD setting.
+    Other,
+}
+
+/// What `v` declares, when the scan keeps it.
+fn declares(v: &Value) -> Option<Declares> {
+    if is_application(v) {
+        Some(Declares::Application)
+    } else if is_application_set(v) {
+        Some(Declares::ApplicationSet)
+    } else if is_app_project(v) {
+        Some(Declares::AppProject)
+    } else if v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition") {
+        Some(Declares::Crd)
+    } else if appset::clusters_from_secret(v).is_some()
+        || tracking::LearnedTracking::from_object(v, None).is_some()
+    {
+        Some(Declares::Other)
+    } else {
+        None
+    }
+}
 
 /// A file that may declare what the scan keeps: path, blob id and parse.
 type Candidate = (String, ObjectId, render::ParsedStream);
@@ -88,14 +120,6 @@ pub(super) fn scan(
 
     // Copying the kept documents out of the shared parses is done in
     // parallel; they are then taken in walk order.
-    let wanted = |v: &Value| {
-        is_application(v)
-            || is_application_set(v)
-            || is_app_project(v)
-            || v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
-            || appset::clusters_from_secret(v).is_some()
-            || tracking::LearnedTracking::from_object(v, None).is_some()
-    };
     let kept: Vec<Result<Vec<Kept>, RenderError>> = parsed
         .par_iter()
         .map(|(file, id, docs)| {
@@ -111,19 +135,22 @@ pub(super) fn scan(
                 if d.value.get("items").is_some() {
                     let mut list = Vec::new();
                     render::expand_lists((*d.value).clone(), &mut list);
-                    items.extend(list.into_iter().filter(|v| wanted(v)).map(Arc::new));
-                } else if wanted(&d.value) {
+                    items.extend(
+                        list.into_iter()
+                            .filter_map(|v| declares(&v).map(|k| (Arc::new(v), k))),
+                    );
+                } else if let Some(k) = declares(&d.value) {
                     let shared = shared.get_or_insert_with(|| {
                         input.cache.shared_values(*id, Dialect::SigsYaml, docs)
                     });
-                    items.push(Arc::clone(&shared[i]));
+                    items.push((Arc::clone(&shared[i]), k));
                 }
                 let origin = Origin {
                     file: Some(file.clone()),
                     line: Some(d.line),
                     doc_index: Some(d.index),
                 };
-                out.extend(items.into_iter().map(|v| (v, origin.clone())));
+                out.extend(items.into_iter().map(|(v, k)| (v, origin.clone(), k)));
             }
             Ok(out)
         })
@@ -149,12 +176,12 @@ pub(super) fn scan(
             ));
             return (Vec::new(), Vec::new(), Vec::new());
         }
-        for (v, origin) in items {
-            if is_application(&v) {
+        for (v, origin, declares) in items {
+            if declares == Declares::Application {
                 apps.push(Declared { value: v, origin });
-            } else if is_application_set(&v) {
+            } else if declares == Declares::ApplicationSet {
                 appsets.push(Declared { value: v, origin });
-            } else if is_app_project(&v) {
+            } else if declares == Declares::AppProject {
                 let name = v
                     .at("/metadata/name")
                     .and_then(Value::as_str)
@@ -164,7 +191,7 @@ pub(super) fn scan(
                     .entry(name)
                     .or_default()
                     .push(DeclaredProject { object: v, origin });
-            } else if v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition") {
+            } else if declares == Declares::Crd {
                 inv.scopes.learn_crd(&v);
                 others.push(v);
             } else if let Some(t) =
