@@ -62,10 +62,22 @@ def checkout(repo, rev):
     return dest
 
 
+# Seconds of idle before each timed run (`--pause`). Runs timed back to back
+# inherit the memory the run before freed, already backed by the machine; a
+# run in CI or a hook starts after other work, and on a VM its fresh memory
+# can cost several times more (bench/README.md, "Paced runs").
+PAUSE = 2
+
+
+def prepare():
+    return ["--prepare", f"sleep {PAUSE}"] if PAUSE > 0 else []
+
+
 def hyperfine(cmds, runs, warmup, names):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     args = ["hyperfine", "--style", "none", "--runs", str(runs), "--warmup", str(warmup), "--export-json", out, "-N"]
+    args += prepare()
     for c, n in zip(cmds, names):
         args += ["--command-name", n, c]
     sh(args, stdout=subprocess.DEVNULL)
@@ -78,7 +90,8 @@ def hyperfine(cmds, runs, warmup, names):
 def hyperfine_shell(cmd, runs, warmup):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
-    sh(["hyperfine", "--style", "none", "--runs", str(runs), "--warmup", str(warmup), "--export-json", out, cmd],
+    sh(["hyperfine", "--style", "none", "--runs", str(runs), "--warmup", str(warmup), "--export-json", out]
+       + prepare() + [cmd],
        stdout=subprocess.DEVNULL)
     with open(out) as f:
         r = json.load(f)["results"][0]
@@ -154,6 +167,7 @@ def fmt_s(x):
 
 
 def main():
+    global PAUSE
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True, help="the gitops-lint binary (release build)")
     ap.add_argument("--sizes", default="100 150 500 2000", help="fleet sizes, space-separated")
@@ -164,7 +178,10 @@ def main():
     ap.add_argument("--kubectl-sample", type=int, default=50,
                     help="time at most this many overlays per revision and scale up (0: all)")
     ap.add_argument("--work", default=os.path.join(HERE, "out"), help="where fleets and results go")
+    ap.add_argument("--pause", type=float, default=PAUSE,
+                    help="seconds idle before each timed run (0: back to back)")
     args = ap.parse_args()
+    PAUSE = args.pause
     for tool in ("hyperfine", "kubectl", "git"):
         if not shutil.which(tool):
             raise SystemExit(f"{tool} is not installed")
@@ -234,7 +251,8 @@ def render_md(machine, rows, args):
     out = []
     out.append(f"Machine: {machine['cores']} cores ({machine['cpu']}), load average "
                f"{machine['load_before']:.1f} before and {machine['load_after']:.1f} after the run; "
-               f"{machine['gitops_lint']}; kubectl {machine['kubectl']}.")
+               f"{machine['gitops_lint']}; kubectl {machine['kubectl']}; "
+               f"each timed run after {PAUSE:g} s idle.")
     out.append("")
     out.append(f"Command: `bench/run.sh --sizes \"{args.sizes}\" --layout {args.layout}"
                f"{' --appset' if args.appset else ''} --runs {args.runs} --kubectl-sample {args.kubectl_sample}`")

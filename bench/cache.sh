@@ -9,6 +9,9 @@
 # (one, tenpct, shared). Each figure is the median of RUNS runs (default 5)
 # of wall clock, CPU (user + system) and peak resident memory, from GNU
 # time. `GITOPS_LINT=path/to/binary` (default: target/release/gitops-lint).
+# `PAUSE=SECONDS` (default 2) of idle precede each timed run: runs back to
+# back inherit the memory the one before freed, which hides what fresh
+# memory costs a run that starts after other work (bench/README.md).
 #
 #   no cache   --no-cache: every run reads everything it needs
 #   cold       --cache-dir of a new, empty directory each run
@@ -25,6 +28,7 @@ trap 'rm -rf "$work"' EXIT
 
 # One run: "wall cpu peak_kib" on stdout.
 measure() {
+  sleep "${PAUSE:-2}"
   /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >/dev/null 2>&1 || true
   awk '{ printf "%.3f %.3f %d\n", $1, $2 + $3, $4 }' "$work/time"
 }
@@ -47,7 +51,7 @@ EOF
 }
 
 diff=("$bin" diff "main..$head" --repo "$fleet" --format json --fail-on never)
-echo "$(basename "$fleet") main..$head, $runs runs, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$(basename "$fleet") main..$head, $runs runs, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), ${PAUSE:-2} s idle before each"
 echo
 echo "| run | wall | CPU | peak RSS |"
 echo "|---|---:|---:|---:|"
