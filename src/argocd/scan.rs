@@ -177,30 +177,33 @@ pub(super) fn scan(
             return (Vec::new(), Vec::new(), Vec::new());
         }
         for (v, origin, declares) in items {
-            if declares == Declares::Application {
-                apps.push(Declared { value: v, origin });
-            } else if declares == Declares::ApplicationSet {
-                appsets.push(Declared { value: v, origin });
-            } else if declares == Declares::AppProject {
-                let name = v
-                    .at("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
-                inv.projects
-                    .entry(name)
-                    .or_default()
-                    .push(DeclaredProject { object: v, origin });
-            } else if declares == Declares::Crd {
-                inv.scopes.learn_crd(&v);
-                others.push(v);
-            } else if let Some(t) =
-                tracking::LearnedTracking::from_object(&v, origin.file.as_deref())
-            {
-                // The first one in walk order, as for Applications.
-                inv.tracking.get_or_insert(t);
-            } else {
-                others.push(v);
+            match declares {
+                Declares::Application => apps.push(Declared { value: v, origin }),
+                Declares::ApplicationSet => appsets.push(Declared { value: v, origin }),
+                Declares::AppProject => {
+                    let name = v
+                        .at("/metadata/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string();
+                    inv.projects
+                        .entry(name)
+                        .or_default()
+                        .push(DeclaredProject { object: v, origin });
+                }
+                Declares::Crd => {
+                    inv.scopes.learn_crd(&v);
+                    others.push(v);
+                }
+                Declares::Other => {
+                    match tracking::LearnedTracking::from_object(&v, origin.file.as_deref()) {
+                        // The first one in walk order, as for Applications.
+                        Some(t) => {
+                            inv.tracking.get_or_insert(t);
+                        }
+                        None => others.push(v),
+                    }
+                }
             }
         }
     }
