@@ -427,18 +427,30 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut duplicates: Vec<(String, Option<String>, Arc<Value>)> = Vec::new();
     let split = input.split;
+    let other_by_object = input.reuse.map(|r| apps_by_object(&r.apps));
     let declared: Vec<(Declared, Option<RootDeclaration>)> = declared
         .into_par_iter()
         .map(|d| {
             let file = d.origin.file.as_deref();
-            let spec = AppSpec::identity(&d.value)
-                .filter(|_| instances::may_be_root(input.config, file))
-                .and_then(|identity| {
-                    let instance = instances::instance_of(input.config, split, file);
-                    let key = identity_key(identity, instance.as_deref());
-                    let spec = spec_of(input.reuse, &key, &d.value)?;
-                    Some((spec, key, instance))
-                });
+            if !instances::may_be_root(input.config, file) {
+                return (d, None);
+            }
+            let instance = instances::instance_of(input.config, split, file);
+            // The other revision's app of this very value, in this instance,
+            // has this one's key and spec (an unchanged file at head).
+            let same = other_by_object
+                .as_ref()
+                .and_then(|o| o.get(&object_address(&d.value)).copied().flatten())
+                .filter(|o| o.instance == instance);
+            if let Some(o) = same {
+                let known = (Arc::clone(&o.spec), o.key.clone(), instance);
+                return (d, Some(known));
+            }
+            let spec = AppSpec::identity(&d.value).and_then(|identity| {
+                let key = identity_key(identity, instance.as_deref());
+                let spec = spec_of(input.reuse, &key, &d.value)?;
+                Some((spec, key, instance))
+            });
             (d, spec)
         })
         .collect();
@@ -663,6 +675,32 @@ impl IfEmpty for String {
             self
         }
     }
+}
+
+/// Apps by the address of their object ([`apps_by_object`]).
+pub(super) type AppsByObject<'a> =
+    std::collections::HashMap<usize, Option<&'a App>, foldhash::fast::RandomState>;
+
+/// The address of a shared value, the identity [`apps_by_object`] uses.
+pub(super) fn object_address(object: &Arc<Value>) -> usize {
+    Arc::as_ptr(object) as usize
+}
+
+/// The `apps` by the address of their object; `None` where two apps hold
+/// one value. Every app's key is [`identity_key`] of its object
+/// and its instance, so the app holding a given value, in that instance,
+/// is the one that key finds, with that very value: found so, neither the
+/// key nor the spec needs the value read.
+pub(super) fn apps_by_object(apps: &BTreeMap<String, App>) -> AppsByObject<'_> {
+    let mut by_object =
+        AppsByObject::with_capacity_and_hasher(apps.len(), foldhash::fast::RandomState::default());
+    for app in apps.values() {
+        by_object
+            .entry(object_address(&app.object))
+            .and_modify(|e| *e = None)
+            .or_insert(Some(app));
+    }
+    by_object
 }
 
 /// The spec of the app `key` of `other` (the other revision's inventory)

@@ -156,9 +156,19 @@ impl Rounds<'_> {
             // declared in a root file too takes that app's spec. A spec (a
             // function of the object) is read only for an object new here
             // and at the other revision.
+            let by_object = apps_by_object(&done);
             let parsed_children: Vec<Child> = rendered
                 .par_iter()
                 .map(|(_, m)| {
+                    // The very value an app holds (a file both declared and
+                    // rendered shares one parse): that app, found without
+                    // reading the value, whose key is a function of it.
+                    if let Some(Some(e)) = by_object.get(&object_address(&m.value)) {
+                        return match e.manager {
+                            Some(_) => Child::None,
+                            None => Child::Known(e.key.clone()),
+                        };
+                    }
                     // The identity's kind is the object's: only an object of
                     // one of these kinds is looked into (each lookup in a
                     // value of thousands is a walk through memory).
