@@ -579,20 +579,33 @@ impl<'a> RenderContext<'a> {
             .clone()
     }
 
+    /// `path` resolved (following in-repository symlinks), with the entry
+    /// there: [`source::resolve_found`]'s, else looked up.
+    ///
+    /// # Errors
+    /// Escaping symlinks, missing components; a tree that cannot be read.
+    fn resolved(&self, path: &str) -> Result<(String, Option<Entry>), RenderError> {
+        let (real, found) = source::resolve_found(self.tree, path)
+            .map_err(|e| RenderError::from_source(&e).at(path, None))?;
+        let entry = match found {
+            Some(e) => Some(e),
+            None => self
+                .tree
+                .entry(&real)
+                .map_err(|e| RenderError::from_source(&e))?,
+        };
+        Ok((real, entry))
+    }
+
     /// Reads a file (following in-repository symlinks) and records it.
     ///
     /// # Errors
     /// Missing files, escaping symlinks.
     pub(crate) fn read(&self, path: &str) -> Result<Arc<[u8]>, RenderError> {
-        let real = source::resolve(self.tree, path)
-            .map_err(|e| RenderError::from_source(&e).at(path, None))?;
-        let entry = self
-            .tree
-            .entry(&real)
-            .map_err(|e| RenderError::from_source(&e))?
-            .ok_or_else(|| {
-                RenderError::content(format!("`{path}` does not exist")).at(path, None)
-            })?;
+        let (real, entry) = self.resolved(path)?;
+        let entry = entry.ok_or_else(|| {
+            RenderError::content(format!("`{path}` does not exist")).at(path, None)
+        })?;
         if entry.kind != EntryKind::File {
             return Err(RenderError::content(format!("`{path}` is not a file")).at(path, None));
         }
@@ -616,14 +629,8 @@ impl<'a> RenderContext<'a> {
         if !self.tree.content_addressed() {
             return Ok(None);
         }
-        let real = source::resolve(self.tree, path)
-            .map_err(|e| RenderError::from_source(&e).at(path, None))?;
-        let Some(entry) = self
-            .tree
-            .entry(&real)
-            .map_err(|e| RenderError::from_source(&e))?
-            .filter(|e| e.kind == EntryKind::File)
-        else {
+        let (_, entry) = self.resolved(path)?;
+        let Some(entry) = entry.filter(|e| e.kind == EntryKind::File) else {
             return Ok(None);
         };
         let Some((parsed, flags)) = self.cache.known_sigs(entry.id) else {
@@ -702,15 +709,10 @@ impl<'a> RenderContext<'a> {
         path: &str,
         dialect: Dialect,
     ) -> Result<SharedDocs, RenderError> {
-        let real = source::resolve(self.tree, path)
-            .map_err(|e| RenderError::from_source(&e).at(path, None))?;
-        let entry = self
-            .tree
-            .entry(&real)
-            .map_err(|e| RenderError::from_source(&e))?
-            .ok_or_else(|| {
-                RenderError::content(format!("`{path}` does not exist")).at(path, None)
-            })?;
+        let (real, entry) = self.resolved(path)?;
+        let entry = entry.ok_or_else(|| {
+            RenderError::content(format!("`{path}` does not exist")).at(path, None)
+        })?;
         self.record(path, entry.id);
         let content_addressed = self.tree.content_addressed();
         let known = (content_addressed && dialect == Dialect::SigsYaml)
