@@ -974,13 +974,9 @@ fn diff_trees(
     }
     report.notes.extend(ack_notes);
     crate::report::anchor::attach_files(&mut report, Some(base.1.as_ref()), head.1.as_ref());
-    report.anchors = report
-        .findings
-        .iter()
-        .map(|f| {
-            crate::report::anchor::anchor(f, base.1.as_ref(), head.1.as_ref(), &base_inv, &head_inv)
-        })
-        .collect();
+    let anchors =
+        crate::report::anchor::Anchors::new(base.1.as_ref(), head.1.as_ref(), &base_inv, &head_inv);
+    report.anchors = report.findings.iter().map(|f| anchors.of(f)).collect();
     // Freeing the inventories and parses of a large fleet is a noticeable
     // share of a run (8% of a warm one-app diff at 10,000 apps, perf): a
     // process about to exit leaves that to the operating system, and a
@@ -1242,7 +1238,7 @@ fn normalize_abs(p: &Path) -> PathBuf {
 mod tests {
     use super::*;
     use crate::finding::{Finding, Location, Side};
-    use crate::report::anchor::anchor;
+    use crate::report::anchor::Anchors;
     use crate::source::write_commit;
 
     fn files(list: &[(&str, &str)]) -> Vec<(String, Vec<u8>)> {
@@ -1333,7 +1329,8 @@ mod tests {
         let at =
             |file: &str, line: u32| Finding::new(meta, "m").at(Side::Base, Some(file), Some(line));
         let inv = Inventory::default();
-        let anchor_of = |f: &Finding| anchor(f, b.as_ref(), h.as_ref(), &inv, &inv);
+        let anchors = Anchors::new(b.as_ref(), h.as_ref(), &inv, &inv);
+        let anchor_of = |f: &Finding| anchors.of(f);
         let loc = |file: &str, line: Option<u32>| {
             Some(Location {
                 side: Side::Head,
@@ -1370,13 +1367,7 @@ mod tests {
         .expect("other");
         let o = repo.commit_tree(&unchanged_parent).expect("tree");
         assert_eq!(
-            anchor(
-                &at("apps/p/pvc.yaml", 1),
-                b.as_ref(),
-                o.as_ref(),
-                &inv,
-                &inv
-            ),
+            Anchors::new(b.as_ref(), o.as_ref(), &inv, &inv).of(&at("apps/p/pvc.yaml", 1)),
             None
         );
     }

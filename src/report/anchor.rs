@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
-use crate::argocd::Inventory;
+use std::cell::OnceCell;
+use std::collections::HashMap;
+
+use crate::argocd::{App, Inventory};
 use crate::finding::{Finding, Location, Side};
 use crate::report::Report;
 use crate::source::{self, Tree};
@@ -62,86 +65,120 @@ fn blob_id(tree: &dyn Tree, path: &str) -> Option<source::ObjectId> {
     }
 }
 
-/// Where in the head revision a pull-request tool should show a finding, so
-/// it lands on a file of the change: the file itself when it still exists
-/// (its line only when the file is unchanged), else the nearest changed
-/// kustomization above it (the file that stopped including it), else the
-/// Application's own file, else what manages a deleted Application.
-pub(crate) fn anchor(
-    f: &Finding,
-    base: &dyn Tree,
-    head: &dyn Tree,
-    base_inv: &Inventory,
-    head_inv: &Inventory,
-) -> Option<Location> {
-    let at = |file: &str, line: Option<u32>| {
-        Some(Location {
-            side: Side::Head,
-            file: file.to_string(),
-            line,
-        })
-    };
-    if let Some(loc) = &f.location {
-        let head_id = blob_id(head, &loc.file);
-        match loc.side {
-            Side::Head if head_id.is_some() => return Some(loc.clone()),
-            Side::Base if head_id.is_some() => {
-                let same = head_id == blob_id(base, &loc.file);
-                return at(&loc.file, loc.line.filter(|_| same));
-            }
-            _ => {}
-        }
-        if loc.side == Side::Base {
-            let mut dir = source::path::parent(&loc.file);
-            loop {
-                for name in ["kustomization.yaml", "kustomization.yml", "Kustomization"] {
-                    let k = if dir.is_empty() {
-                        name.to_string()
-                    } else {
-                        format!("{dir}/{name}")
-                    };
-                    let h = blob_id(head, &k);
-                    if h.is_some() && h != blob_id(base, &k) {
-                        return at(&k, None);
-                    }
-                }
-                if dir.is_empty() {
-                    break;
-                }
-                dir = source::path::parent(dir);
-            }
+/// Where findings land for a pull-request tool ([`Anchors::of`]) in a diff
+/// of `base` and `head`, whose inventories are `base_inv` and `head_inv`.
+pub(crate) struct Anchors<'a> {
+    base: &'a dyn Tree,
+    head: &'a dyn Tree,
+    base_inv: &'a Inventory,
+    head_inv: &'a Inventory,
+    /// Each revision's apps by the name findings give them, found once at
+    /// the first finding that needs them: a search of every app for every
+    /// finding took seconds when a change leaves 10,000 apps unjudged.
+    base_names: OnceCell<AppsByName<'a>>,
+    head_names: OnceCell<AppsByName<'a>>,
+}
+
+/// Apps by display name, the first in key order for a name shared.
+type AppsByName<'a> = HashMap<String, &'a App>;
+
+fn apps_by_name(inv: &Inventory) -> AppsByName<'_> {
+    let mut out = HashMap::with_capacity(inv.apps.len());
+    for app in inv.apps.values() {
+        out.entry(app.display_name()).or_insert(app);
+    }
+    out
+}
+
+impl<'a> Anchors<'a> {
+    pub(crate) fn new(
+        base: &'a dyn Tree,
+        head: &'a dyn Tree,
+        base_inv: &'a Inventory,
+        head_inv: &'a Inventory,
+    ) -> Self {
+        Anchors {
+            base,
+            head,
+            base_inv,
+            head_inv,
+            base_names: OnceCell::new(),
+            head_names: OnceCell::new(),
         }
     }
-    let app_name = f.app.as_deref()?;
-    let in_head = |key: &str| {
-        head_inv
-            .apps
-            .get(key)
-            .and_then(|a| a.origin.file.as_deref().map(|f| (f, a.origin.line)))
-            .or_else(|| {
-                head_inv
-                    .appsets
-                    .get(key)
-                    .and_then(|s| s.origin.file.as_deref().map(|f| (f, s.origin.line)))
+
+    /// Where in the head revision a pull-request tool should show `f`, so
+    /// it lands on a file of the change: the file itself when it still
+    /// exists (its line only when the file is unchanged), else the nearest
+    /// changed kustomization above it (the file that stopped including it),
+    /// else the Application's own file, else what manages a deleted
+    /// Application.
+    pub(crate) fn of(&self, f: &Finding) -> Option<Location> {
+        let (base, head, base_inv, head_inv) = (self.base, self.head, self.base_inv, self.head_inv);
+        let at = |file: &str, line: Option<u32>| {
+            Some(Location {
+                side: Side::Head,
+                file: file.to_string(),
+                line,
             })
-            .filter(|(f, _)| blob_id(head, f).is_some())
-    };
-    if let Some(app) = head_inv
-        .apps
-        .values()
-        .find(|a| a.display_name() == app_name)
-    {
-        if let Some((file, line)) = in_head(&app.key) {
-            return at(file, line);
+        };
+        if let Some(loc) = &f.location {
+            let head_id = blob_id(head, &loc.file);
+            match loc.side {
+                Side::Head if head_id.is_some() => return Some(loc.clone()),
+                Side::Base if head_id.is_some() => {
+                    let same = head_id == blob_id(base, &loc.file);
+                    return at(&loc.file, loc.line.filter(|_| same));
+                }
+                _ => {}
+            }
+            if loc.side == Side::Base {
+                let mut dir = source::path::parent(&loc.file);
+                loop {
+                    for name in ["kustomization.yaml", "kustomization.yml", "Kustomization"] {
+                        let k = if dir.is_empty() {
+                            name.to_string()
+                        } else {
+                            format!("{dir}/{name}")
+                        };
+                        let h = blob_id(head, &k);
+                        if h.is_some() && h != blob_id(base, &k) {
+                            return at(&k, None);
+                        }
+                    }
+                    if dir.is_empty() {
+                        break;
+                    }
+                    dir = source::path::parent(dir);
+                }
+            }
         }
+        let app_name = f.app.as_deref()?;
+        let in_head = |key: &str| {
+            head_inv
+                .apps
+                .get(key)
+                .and_then(|a| a.origin.file.as_deref().map(|f| (f, a.origin.line)))
+                .or_else(|| {
+                    head_inv
+                        .appsets
+                        .get(key)
+                        .and_then(|s| s.origin.file.as_deref().map(|f| (f, s.origin.line)))
+                })
+                .filter(|(f, _)| blob_id(head, f).is_some())
+        };
+        let head_names = self.head_names.get_or_init(|| apps_by_name(head_inv));
+        if let Some(app) = head_names.get(app_name) {
+            if let Some((file, line)) = in_head(&app.key) {
+                return at(file, line);
+            }
+        }
+        // A deleted Application: point at what deletes it.
+        let base_names = self.base_names.get_or_init(|| apps_by_name(base_inv));
+        let app = base_names.get(app_name)?;
+        let manager = match app.manager.as_ref()? {
+            crate::argocd::Manager::App(k) | crate::argocd::Manager::AppSet(k) => k,
+        };
+        in_head(manager).and_then(|(file, line)| at(file, line))
     }
-    // A deleted Application: point at what deletes it.
-    let app = base_inv
-        .apps
-        .values()
-        .find(|a| a.display_name() == app_name)?;
-    let manager = match app.manager.as_ref()? {
-        crate::argocd::Manager::App(k) | crate::argocd::Manager::AppSet(k) => k,
-    };
-    in_head(manager).and_then(|(file, line)| at(file, line))
 }
