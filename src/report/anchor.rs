@@ -1,10 +1,9 @@
 //! Where findings are shown: the files they point at, read for snippets,
 //! and the file of the change a pull-request annotation lands on.
 
-use std::sync::Arc;
-
 use std::cell::OnceCell;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::argocd::{App, Inventory};
 use crate::finding::{Finding, Location, Side};

@@ -166,11 +166,20 @@ pub trait Tree: Send + Sync {
     }
 }
 
-/// [`resolve`], with the entry that its lookup found at the resolved
-/// path when that lookup is the only one (a tree without symlinks), else
-/// `None` (not looked up). A reader that needs both then searches a
-/// directory's listing once, not twice: an app-of-apps reads each file of
-/// a directory of thousands.
+/// Resolves `path` to a path with no symlinks in it, refusing any link that
+/// leaves the repository (Argo CD rejects out-of-bounds symlinks).
+///
+/// # Errors
+/// Escaping links, loops, and missing components.
+pub(crate) fn resolve(tree: &dyn Tree, path: &str) -> Result<String, SourceError> {
+    resolve_found(tree, path).map(|(real, _)| real)
+}
+
+/// [`resolve`], with the entry that its lookup found at the resolved path
+/// when that lookup is the only one (a tree without symlinks), else `None`
+/// (not looked up). A reader that needs both then searches a directory's
+/// listing once, not twice: an app-of-apps reads each file of a directory
+/// of thousands.
 ///
 /// # Errors
 /// Those of [`resolve`].
@@ -178,28 +187,12 @@ pub(crate) fn resolve_found(
     tree: &dyn Tree,
     path: &str,
 ) -> Result<(String, Option<Entry>), SourceError> {
-    if !tree.may_have_symlinks() {
-        if let Some(normal) = path::normalize(path) {
-            if let Some(e) = tree.entry(&normal)? {
-                return Ok((normal, Some(e)));
-            }
-        }
-    }
-    Ok((resolve(tree, path)?, None))
-}
-
-/// Resolves `path` to a path with no symlinks in it, refusing any link that
-/// leaves the repository (Argo CD rejects out-of-bounds symlinks).
-///
-/// # Errors
-/// Escaping links, loops, and missing components.
-pub(crate) fn resolve(tree: &dyn Tree, path: &str) -> Result<String, SourceError> {
     // With no symlink in the tree, an existing path resolves to its normal
     // form (a missing one takes the walk below, which names what is missing).
     if !tree.may_have_symlinks() {
         if let Some(normal) = path::normalize(path) {
-            if tree.entry(&normal)?.is_some() {
-                return Ok(normal);
+            if let Some(e) = tree.entry(&normal)? {
+                return Ok((normal, Some(e)));
             }
         }
     }
@@ -241,7 +234,7 @@ pub(crate) fn resolve(tree: &dyn Tree, path: &str) -> Result<String, SourceError
             Some(_) => {}
         }
     }
-    Ok(done.join("/"))
+    Ok((done.join("/"), None))
 }
 
 /// Reads a file, following symlinks that stay inside the repository.
