@@ -562,7 +562,7 @@ mod tests {
         c
     }
 
-    /// A claim in wave -1 of class `class` (none: the default) with its
+    /// A claim in wave -1 of class `class_name` (none: the default) with its
     /// consumer in wave 0, in app `c` of an inventory whose apps `a` and
     /// `b` hold the given storage classes: the number of findings.
     fn claim_findings(class_name: Option<&str>, a: Vec<Value>, b: Vec<Value>) -> usize {
