@@ -4,7 +4,8 @@
 //! Knows nothing of rules or output formats.
 
 use crate::json::Pointer as _;
-use std::collections::{BTreeMap, BTreeSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -157,6 +158,31 @@ pub(crate) struct Plan {
     pub(crate) scope_unknown: Vec<Prune>,
 }
 
+/// Three fields of a resource id that [`Plan::recreates`] pairs on.
+type IdKey<'r> = (&'r str, &'r str, &'r str);
+
+/// Kind and name.
+fn named(r: &ResourceId) -> IdKey<'_> {
+    (&r.group, &r.kind, &r.name)
+}
+
+/// Kind and namespace.
+fn placed(r: &ResourceId) -> IdKey<'_> {
+    (&r.group, &r.kind, &r.namespace)
+}
+
+/// `ids` by `key`, each list in the order given.
+fn group_by<'r>(
+    ids: impl Iterator<Item = &'r ResourceId>,
+    key: fn(&'r ResourceId) -> IdKey<'r>,
+) -> HashMap<IdKey<'r>, Vec<&'r ResourceId>> {
+    let mut map: HashMap<IdKey<'r>, Vec<&'r ResourceId>> = HashMap::new();
+    for r in ids {
+        map.entry(key(r)).or_default().push(r);
+    }
+    map
+}
+
 /// A pruned object that the same app creates again at head under another
 /// name or in another namespace: a delete and a create, not an update.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,6 +196,25 @@ pub(crate) struct Recreate {
 }
 
 impl Plan {
+    /// The prunes of app `key`, in plan order: a run of [`Plan::prunes`],
+    /// which [`plan`] sorts by app. Found by two binary searches, so rules
+    /// that look at each deleted app's prunes stay linear when a change
+    /// deletes thousands of apps.
+    #[must_use]
+    pub(crate) fn prunes_of(&self, key: &str) -> &[Prune] {
+        let start = self.prunes.partition_point(|p| p.app.as_str() < key);
+        let len = self.prunes[start..].partition_point(|p| p.app == key);
+        &self.prunes[start..start + len]
+    }
+
+    /// The prune of `id` in app `key`, if there is one.
+    #[must_use]
+    pub(crate) fn prune_of(&self, key: &str, id: &ResourceId) -> Option<&Prune> {
+        let run = self.prunes_of(key);
+        run.get(run.partition_point(|p| p.id < *id))
+            .filter(|p| p.id == *id)
+    }
+
     /// Whether a Namespace is pruned (its deletion takes everything inside).
     #[must_use]
     pub(crate) fn prunes_namespace(&self) -> bool {
@@ -183,7 +228,7 @@ impl Plan {
     /// prune and the only creation of that kind. Anything less certain is
     /// left unpaired. Protected prunes delete nothing and are not paired.
     #[must_use]
-    pub(crate) fn recreates(&self) -> Vec<Recreate> {
+    pub(crate) fn recreates<'a>(&'a self) -> Vec<Recreate> {
         let mut by_app: BTreeMap<&str, Vec<&ResourceId>> = BTreeMap::new();
         for p in &self.prunes {
             let deletes = p.protection.is_none() || p.waits_for_confirmation();
@@ -191,49 +236,64 @@ impl Plan {
                 by_app.entry(p.app.as_str()).or_default().push(&p.id);
             }
         }
-        let same_kind = |a: &ResourceId, b: &ResourceId| a.group == b.group && a.kind == b.kind;
         let mut out = Vec::new();
         for (app, deleted) in by_app {
             let Some(ch) = self.changes.get(app) else {
                 continue;
             };
+            // Indexed, not searched per prune: an app of thousands of
+            // resources whose namespace changes prunes and creates them all.
+            let namespaced = |r: &&ResourceId| !r.namespace.is_empty();
+            let created_named = group_by(ch.created.iter().filter(namespaced), named);
+            let deleted_named = group_by(deleted.iter().copied().filter(namespaced), named);
             let mut pairs: Vec<(&ResourceId, &ResourceId)> = Vec::new();
             // Same name, another namespace: kept when neither side has
             // another candidate.
-            let moved = |d: &ResourceId| -> Vec<&ResourceId> {
-                ch.created
-                    .iter()
-                    .filter(|c| {
-                        same_kind(c, d)
-                            && c.name == d.name
-                            && c.namespace != d.namespace
-                            && !c.namespace.is_empty()
-                            && !d.namespace.is_empty()
-                    })
-                    .collect()
-            };
-            for d in &deleted {
-                if let [c] = moved(d).as_slice() {
-                    let rivals = deleted.iter().filter(|o| moved(o).contains(c)).count();
+            let in_another_namespace =
+                |of: &[&'a ResourceId], r: &ResourceId| -> Vec<&'a ResourceId> {
+                    of.iter()
+                        .copied()
+                        .filter(|o| o.namespace != r.namespace)
+                        .collect()
+                };
+            for &d in &deleted {
+                if d.namespace.is_empty() {
+                    continue;
+                }
+                let moved = created_named
+                    .get(&named(d))
+                    .map_or_else(Vec::new, |cs| in_another_namespace(cs, d));
+                if let [c] = moved.as_slice() {
+                    let rivals = deleted_named
+                        .get(&named(c))
+                        .map_or(0, |os| in_another_namespace(os, c).len());
                     if rivals == 1 {
                         pairs.push((d, c));
                     }
                 }
             }
             // Same namespace, one prune and one creation of the kind.
-            for d in &deleted {
-                if pairs.iter().any(|(x, _)| x == d) {
+            let created_placed = group_by(ch.created.iter(), placed);
+            let deleted_placed = group_by(deleted.iter().copied(), placed);
+            let mut paired_deleted: HashSet<&ResourceId> = pairs.iter().map(|p| p.0).collect();
+            let mut paired_created: HashSet<&ResourceId> = pairs.iter().map(|p| p.1).collect();
+            for &d in &deleted {
+                if paired_deleted.contains(d) {
                     continue;
                 }
-                let here = |x: &ResourceId| same_kind(x, d) && x.namespace == d.namespace;
-                let prunes: Vec<_> = deleted.iter().filter(|x| here(x)).collect();
-                let creates: Vec<_> = ch
-                    .created
-                    .iter()
-                    .filter(|x| here(x) && !pairs.iter().any(|(_, c)| c == x))
+                let here = placed(d);
+                let prunes = deleted_placed.get(&here).map_or(0, Vec::len);
+                let creates: Vec<&ResourceId> = created_placed
+                    .get(&here)
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .filter(|x| !paired_created.contains(x))
                     .collect();
-                if let ([_], [c]) = (prunes.as_slice(), creates.as_slice()) {
+                if let (1, [c]) = (prunes, creates.as_slice()) {
                     pairs.push((d, c));
+                    paired_deleted.insert(d);
+                    paired_created.insert(c);
                 }
             }
             pairs.sort();
@@ -308,9 +368,15 @@ pub(crate) fn prune_protection(m: &Manifest, app: &App, config: &Config) -> Opti
 /// counts only if the head spec keeps it, and the prune is automated if
 /// either spec automates it. An Application that nothing renders at head
 /// (applied by hand) keeps the spec in the cluster.
-fn protection_across(m: &Manifest, b: &App, h: Option<&App>, config: &Config) -> Option<String> {
+fn protection_across(
+    m: &Manifest,
+    b: &App,
+    h: Option<&App>,
+    config: &Config,
+    kids: &ChildApps,
+) -> Option<String> {
     let p = prune_protection(m, b, config);
-    match h.filter(|h| applied_from_git(h)) {
+    match h.filter(|h| applied_from_git(h, kids)) {
         Some(h) if p.as_deref().is_some_and(|p| p.ends_with("(app)")) => {
             prune_protection(m, h, config)
         }
@@ -320,8 +386,8 @@ fn protection_across(m: &Manifest, b: &App, h: Option<&App>, config: &Config) ->
 
 /// Whether Argo CD applies this Application's spec from git: another app
 /// renders it, or it renders itself (a self-managed root).
-fn applied_from_git(app: &App) -> bool {
-    app.manager.is_some() || child_object(app, app).is_some()
+fn applied_from_git(app: &App, kids: &ChildApps) -> bool {
+    app.manager.is_some() || kids.of(app, &app.spec.name).is_some()
 }
 
 /// Whether automated sync refuses to run at head: every resource of the
@@ -330,14 +396,14 @@ fn applied_from_git(app: &App) -> bool {
 /// `autoSync`: "auto-sync will wipe out all resources"). Whichever spec is
 /// applied when it syncs, the more dangerous one counts: `allowEmpty` on
 /// either disarms the guard.
-fn auto_sync_refuses(b: &App, h: &App) -> bool {
+fn auto_sync_refuses(b: &App, h: &App, kids: &ChildApps) -> bool {
     let allows_empty = |a: &App| {
         a.object
             .at("/spec/syncPolicy/automated/allowEmpty")
             .and_then(serde_json::Value::as_bool)
             .unwrap_or(false)
     };
-    let head_applies = applied_from_git(h);
+    let head_applies = applied_from_git(h, kids);
     h.resources.iter().all(|m| m.hook().is_hook)
         && !allows_empty(b)
         && !(head_applies && allows_empty(h))
@@ -345,17 +411,17 @@ fn auto_sync_refuses(b: &App, h: &App) -> bool {
 
 /// See [`protection_across`]. An automated prune that the `allowEmpty`
 /// guard stops at head waits for a person: `manual`.
-fn mode_across(b: &App, h: Option<&App>) -> PruneMode {
-    if h.is_some_and(|h| refused_at_head(b, h)) {
+fn mode_across(b: &App, h: Option<&App>, kids: &ChildApps) -> PruneMode {
+    if h.is_some_and(|h| refused_at_head(b, h, kids)) {
         PruneMode::Manual
     } else {
-        unguarded_mode_across(b, h)
+        unguarded_mode_across(b, h, kids)
     }
 }
 
 /// The prune mode before the `allowEmpty` guard.
-fn unguarded_mode_across(b: &App, h: Option<&App>) -> PruneMode {
-    if h.is_some_and(|h| applied_from_git(h) && h.spec.prune_mode == PruneMode::Automated) {
+fn unguarded_mode_across(b: &App, h: Option<&App>, kids: &ChildApps) -> PruneMode {
+    if h.is_some_and(|h| applied_from_git(h, kids) && h.spec.prune_mode == PruneMode::Automated) {
         PruneMode::Automated
     } else {
         b.spec.prune_mode
@@ -364,10 +430,10 @@ fn unguarded_mode_across(b: &App, h: Option<&App>) -> PruneMode {
 
 /// Whether an automated prune of `b` is stopped by [`auto_sync_refuses`]
 /// at head.
-fn refused_at_head(b: &App, h: &App) -> bool {
-    unguarded_mode_across(b, Some(h)) == PruneMode::Automated
+fn refused_at_head(b: &App, h: &App, kids: &ChildApps) -> bool {
+    unguarded_mode_across(b, Some(h), kids) == PruneMode::Automated
         && matches!(h.status, AppStatus::Rendered)
-        && auto_sync_refuses(b, h)
+        && auto_sync_refuses(b, h, kids)
 }
 
 /// Whether `m` is the app's managed namespace, which no sync prunes. With
@@ -381,7 +447,7 @@ fn refused_at_head(b: &App, h: &App) -> bool {
 /// namespace (GE `sync_context.go` `autoCreateNamespace`). Whichever spec
 /// the controller holds when it syncs counts, so with the Application
 /// applied from git both specs must keep it (see [`protection_across`]).
-fn keeps_managed_namespace(m: &Manifest, b: &App, h: &App) -> bool {
+fn keeps_managed_namespace(m: &Manifest, b: &App, h: &App, kids: &ChildApps) -> bool {
     let managed = |a: &App| {
         a.object
             .at("/spec/syncPolicy/managedNamespaceMetadata")
@@ -391,7 +457,7 @@ fn keeps_managed_namespace(m: &Manifest, b: &App, h: &App) -> bool {
     m.id.group.is_empty()
         && m.id.kind == "Namespace"
         && managed(b)
-        && (!applied_from_git(h) || managed(h))
+        && (!applied_from_git(h, kids) || managed(h))
 }
 
 /// Whether only the scope of `m`'s kind, which nothing in the repository
@@ -420,6 +486,53 @@ fn scope_decides(m: &Manifest, h: &App, scopes: &[&Scopes; 2]) -> bool {
 /// applies to other clusters, where the object is another one).
 type HeadOwners<'a> = BTreeMap<(Option<&'a str>, &'a ResourceId), &'a str>;
 
+/// What comparing one app reads besides its own two revisions.
+struct Sides<'a> {
+    base: &'a Inventory,
+    head: &'a Inventory,
+    head_owner: &'a HeadOwners<'a>,
+    config: &'a Config,
+    kids: &'a ChildApps,
+    /// The base apps that failed to render, for [`unrendered_owner`].
+    unrendered: &'a [&'a App],
+}
+
+/// Each app's rendered Application objects by name, the first of each
+/// name as a search of its resources in order finds it, indexed when the
+/// plan first asks about that app. A change that deletes thousands of
+/// children of one app-of-apps asks once per child, and a search of the
+/// parent's resources each time made the plan quadratic in the fleet.
+/// Apps are told apart by address: the inventories are not changed while
+/// a plan is made.
+#[derive(Default)]
+struct ChildApps(RefCell<HashMap<usize, HashMap<String, usize>>>);
+
+impl ChildApps {
+    /// The Application object named `name` that `parent` renders.
+    fn of<'p>(&self, parent: &'p App, name: &str) -> Option<&'p Manifest> {
+        let mut memo = self.0.borrow_mut();
+        let names = memo
+            .entry(std::ptr::from_ref(parent) as usize)
+            .or_insert_with(|| {
+                let mut names = HashMap::new();
+                for (i, m) in parent.resources.iter().enumerate() {
+                    if !crate::argocd::is_application(&m.value) {
+                        continue;
+                    }
+                    if let Some(n) = m
+                        .value
+                        .at("/metadata/name")
+                        .and_then(serde_json::Value::as_str)
+                    {
+                        names.entry(n.to_string()).or_insert(i);
+                    }
+                }
+                names
+            });
+        names.get(name).map(|&i| &parent.resources[i])
+    }
+}
+
 /// Compares two inventories.
 #[must_use]
 pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan {
@@ -428,6 +541,12 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
         tracking: Tracking::resolve(config, base.tracking.as_ref()),
         ..Plan::default()
     };
+    let kids = ChildApps::default();
+    let unrendered: Vec<&App> = base
+        .apps
+        .values()
+        .filter(|a| matches!(a.status, AppStatus::Unrendered(_)))
+        .collect();
     // Resources that enter an app at head, by app, to detect moves. One an
     // app already rendered at base is not moving there: it was shared
     // (Argo CD's SharedResourceWarning), and which app tracks the live
@@ -451,6 +570,14 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
         }
     }
 
+    let cx = Sides {
+        base,
+        head,
+        head_owner: &head_owner,
+        config,
+        kids: &kids,
+        unrendered: &unrendered,
+    };
     for (key, b) in &base.apps {
         match head.apps.get(key) {
             Some(h) if !unmanaged_at_head(base, head, b, h) => {
@@ -469,10 +596,11 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
                     continue;
                 }
                 let reused = head.reused.contains(key);
-                let scopes = [&base.scopes, &head.scopes];
-                diff_app(&mut plan, b, h, reused, &head_owner, &scopes, config);
+                diff_app(&mut plan, &cx, b, h, reused);
             }
-            _ => delete_app(&mut plan, base, head, b, &head_owner, config),
+            _ => {
+                delete_app(&mut plan, &cx, b);
+            }
         }
     }
     for (key, h) in &head.apps {
@@ -540,15 +668,7 @@ fn cluster_move(b: &App, h: &App, config: &Config) -> Option<(String, String)> {
     moved.then_some((bw, hw))
 }
 
-fn diff_app(
-    plan: &mut Plan,
-    b: &App,
-    h: &App,
-    reused: bool,
-    head_owner: &HeadOwners<'_>,
-    scopes: &[&Scopes; 2],
-    config: &Config,
-) {
+fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
     // A reused render is the base render itself: nothing created, changed or pruned.
     if reused {
         return;
@@ -590,8 +710,8 @@ fn diff_app(
     let head_ids: BTreeMap<&ResourceId, &Manifest> =
         h.resources.iter().map(|m| (&m.id, m)).collect();
     let base_ids: BTreeSet<&ResourceId> = b.resources.iter().map(|m| &m.id).collect();
-    let mode = mode_across(b, Some(h));
-    let refused = refused_at_head(b, h);
+    let mode = mode_across(b, Some(h), cx.kids);
+    let refused = refused_at_head(b, h, cx.kids);
     let mut ch = AppChanges::default();
     for m in &h.resources {
         if !base_ids.contains(&m.id) {
@@ -606,20 +726,20 @@ fn diff_app(
             }
             continue;
         }
-        if !app_prunes(m, b, &plan.tracking) || keeps_managed_namespace(m, b, h) {
+        if !app_prunes(m, b, &plan.tracking) || keeps_managed_namespace(m, b, h, cx.kids) {
             continue;
         }
-        let (reason, detail) = prune_reason(m, b, h, head_owner);
+        let (reason, detail) = prune_reason(m, b, h, cx.head_owner);
         let prune = Prune {
             app: b.key.clone(),
             id: m.id.clone(),
             reason,
-            protection: protection_across(m, b, Some(h), config),
+            protection: protection_across(m, b, Some(h), cx.config, cx.kids),
             mode,
             detail,
             base: m.clone(),
         };
-        if scope_decides(m, h, scopes) {
+        if scope_decides(m, h, &[&cx.base.scopes, &cx.head.scopes]) {
             plan.scope_unknown.push(prune);
             continue;
         }
@@ -748,9 +868,9 @@ fn gone_at_head(base: &Inventory, head: &Inventory, b: &App) -> bool {
 
 /// The render error of a base app that failed to render and whose source
 /// path holds the file declaring `b`: whether it manages `b` is unknown.
-fn unrendered_owner<'a>(base: &'a Inventory, b: &App) -> Option<&'a crate::render::RenderError> {
+fn unrendered_owner<'a>(unrendered: &[&'a App], b: &App) -> Option<&'a crate::render::RenderError> {
     let file = b.origin.file.as_deref()?;
-    base.apps.values().find_map(|a| {
+    unrendered.iter().find_map(|a| {
         let AppStatus::Unrendered(e) = &a.status else {
             return None;
         };
@@ -764,26 +884,9 @@ fn unrendered_owner<'a>(base: &'a Inventory, b: &App) -> Option<&'a crate::rende
     })
 }
 
-/// The child Application object `child` as the parent rendered it at base.
-fn child_object<'a>(parent: &'a App, child: &App) -> Option<&'a Manifest> {
-    parent.resources.iter().find(|m| {
-        crate::argocd::is_application(&m.value)
-            && m.value
-                .at("/metadata/name")
-                .and_then(serde_json::Value::as_str)
-                == Some(child.spec.name.as_str())
-    })
-}
-
 /// Finds what deletes a vanished Application, and cascades.
-fn delete_app(
-    plan: &mut Plan,
-    base: &Inventory,
-    head: &Inventory,
-    b: &App,
-    head_owner: &HeadOwners<'_>,
-    config: &Config,
-) {
+fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
+    let (base, head, config, kids) = (cx.base, cx.head, cx.config, cx.kids);
     // If the file declaring it no longer parses, we cannot tell.
     if let Some(f) = &b.origin.file {
         if let Some(err) = head.broken_files.get(f) {
@@ -798,7 +901,7 @@ fn delete_app(
         None => {
             // Nothing rendered it at base, but an app that failed to render
             // there may well have: its file lies in that app's path.
-            if let Some(e) = unrendered_owner(base, b) {
+            if let Some(e) = unrendered_owner(cx.unrendered, b) {
                 plan.unknown.push(Unknown {
                     app: b.key.clone(),
                     error: e.clone(),
@@ -825,10 +928,11 @@ fn delete_app(
                 Some(AppStatus::Rendered) if !gone_at_head(base, head, parent) => {
                     // The parent prunes the child Application object.
                     let parent_head = head.apps.get(parent_key);
-                    let protection = child_object(parent, b)
-                        .and_then(|m| protection_across(m, parent, parent_head, config));
-                    let mode = mode_across(parent, parent_head);
-                    if parent_head.is_some_and(|h| refused_at_head(parent, h)) {
+                    let protection = kids
+                        .of(parent, &b.spec.name)
+                        .and_then(|m| protection_across(m, parent, parent_head, config, kids));
+                    let mode = mode_across(parent, parent_head, kids);
+                    if parent_head.is_some_and(|h| refused_at_head(parent, h, kids)) {
                         plan.auto_sync_refused.insert(parent_key.clone());
                     }
                     (Some(Manager::App(parent_key.clone())), mode, protection)
@@ -836,19 +940,19 @@ fn delete_app(
                 // The parent is gone too: the child goes only if the parent's
                 // own deletion cascades to its resources, and then `Delete=false`
                 // (not `Prune=false`) on the child Application keeps it.
-                _ => match deletion_cascades(base, head, parent, config, 0) {
+                _ => match deletion_cascades(cx, parent, 0) {
                     Some(mode) => (
                         Some(Manager::App(parent_key.clone())),
                         mode,
-                        child_object(parent, b).and_then(|m| cascade_protection(m, parent, config)),
+                        kids.of(parent, &b.spec.name)
+                            .and_then(|m| cascade_protection(m, parent, config)),
                     ),
                     None => {
                         // Orphaned in the cluster: if its file is still here it
                         // lives on, unmanaged, and syncs as before.
                         if let Some(h) = head.apps.get(&b.key) {
                             let reused = head.reused.contains(&b.key);
-                            let scopes = [&base.scopes, &head.scopes];
-                            diff_app(plan, b, h, reused, head_owner, &scopes, config);
+                            diff_app(plan, cx, b, h, reused);
                             return;
                         }
                         (None, PruneMode::None, None)
@@ -920,13 +1024,8 @@ fn delete_app(
 /// When a gone app is deleted by something and its deletion cascades to
 /// its resources: the prune mode of whatever starts the chain, else `None`
 /// (no finalizer, nothing deletes it, or a protection stops a link).
-fn deletion_cascades(
-    base: &Inventory,
-    head: &Inventory,
-    app: &App,
-    config: &Config,
-    depth: usize,
-) -> Option<PruneMode> {
+fn deletion_cascades(cx: &Sides<'_>, app: &App, depth: usize) -> Option<PruneMode> {
+    let (base, head, config, kids) = (cx.base, cx.head, cx.config, cx.kids);
     if depth > 16 || app.spec.cascade_finalizer.is_none() {
         return None;
     }
@@ -938,7 +1037,7 @@ fn deletion_cascades(
         }
         Some(Manager::App(parent_key)) => {
             let parent = base.apps.get(parent_key)?;
-            let obj = child_object(parent, app);
+            let obj = kids.of(parent, &app.spec.name);
             if gone_at_head(base, head, parent) {
                 if obj
                     .and_then(|m| cascade_protection(m, parent, config))
@@ -946,14 +1045,14 @@ fn deletion_cascades(
                 {
                     return None;
                 }
-                return deletion_cascades(base, head, parent, config, depth + 1);
+                return deletion_cascades(cx, parent, depth + 1);
             }
             let parent_head = head.apps.get(parent_key);
             let renders = parent_head.is_some_and(|p| matches!(p.status, AppStatus::Rendered));
             let protected = obj
-                .and_then(|m| protection_across(m, parent, parent_head, config))
+                .and_then(|m| protection_across(m, parent, parent_head, config, kids))
                 .is_some();
-            (renders && !protected).then_some(mode_across(parent, parent_head))
+            (renders && !protected).then_some(mode_across(parent, parent_head, kids))
         }
     }
 }
@@ -1166,6 +1265,87 @@ mod tests {
             &[deploy("api", None)]
         )
         .is_empty());
+        // Two of one name leave for a third namespace: which one moved is a guess.
+        assert!(pairs(
+            &[deploy("api", Some("a")), deploy("api", Some("c"))],
+            &[deploy("api", Some("b"))]
+        )
+        .is_empty());
+        // A creation paired with a move is not also another prune's replacement.
+        assert_eq!(
+            pairs(
+                &[deploy("api", Some("a")), deploy("old", Some("b"))],
+                &[deploy("api", Some("b"))]
+            ),
+            vec![("Deployment a/api".into(), "Deployment b/api".into())]
+        );
+    }
+
+    #[test]
+    fn an_apps_prunes_are_found_as_a_run_of_the_sorted_plan() {
+        let a = |name: &str| application(name, false, true, &[]);
+        let claims =
+            |names: &[&str]| -> Vec<Value> { names.iter().map(|n| pvc(n, None)).collect() };
+        let base = inventory(vec![
+            app(a("web"), None, &[&claims(&["w1", "w2"])]),
+            app(a("api"), None, &[&claims(&["a2", "a1", "kept"])]),
+            app(a("db"), None, &[&claims(&["kept"])]),
+        ]);
+        let head = inventory(vec![
+            app(a("web"), None, &[]),
+            app(a("api"), None, &[&claims(&["kept"])]),
+            app(a("db"), None, &[&claims(&["kept"])]),
+        ]);
+        let p = plan(&base, &head, &Config::default());
+        let names = |key: &str| -> Vec<&str> {
+            p.prunes_of(key)
+                .iter()
+                .map(|x| x.id.name.as_str())
+                .collect()
+        };
+        assert_eq!(names("argocd/api"), ["a1", "a2"]);
+        assert_eq!(names("argocd/web"), ["w1", "w2"]);
+        assert!(names("argocd/db").is_empty() && names("argocd/gone").is_empty());
+        let w2 = &p
+            .prunes
+            .iter()
+            .find(|x| x.id.name == "w2")
+            .expect("w2 is pruned")
+            .id;
+        assert_eq!(
+            p.prune_of("argocd/web", w2).map(|x| x.app.as_str()),
+            Some("argocd/web")
+        );
+        assert!(
+            p.prune_of("argocd/api", w2).is_none(),
+            "another app's prune"
+        );
+    }
+
+    #[test]
+    fn a_childs_object_is_the_first_application_of_its_name_the_parent_renders() {
+        let mut first = application("db", true, true, &[]);
+        first["metadata"]["namespace"] = json!("team-a");
+        let second = application("db", false, true, &[]);
+        let parent = app(
+            application("root", false, true, &[]),
+            None,
+            &[&[
+                pvc("db", None),
+                first,
+                second,
+                application("web", true, true, &[]),
+            ]],
+        );
+        let kids = ChildApps::default();
+        let db = kids.of(&parent, "db").expect("root renders db");
+        assert_eq!(db.id.namespace, "team-a");
+        assert_eq!(
+            kids.of(&parent, "web").map(|m| m.id.name.as_str()),
+            Some("web")
+        );
+        assert!(kids.of(&parent, "api").is_none());
+        assert!(kids.of(&parent, "db").is_some_and(|m| std::ptr::eq(m, db)));
     }
 
     #[test]

@@ -9,7 +9,7 @@ pub mod json;
 pub(crate) mod markdown;
 pub(crate) mod sarif;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -207,6 +207,13 @@ impl Report {
         let prunes = plan
             .map(|plan| {
                 let recreates = plan.recreates();
+                // The first of each, as a search in order finds it.
+                let mut created_as: HashMap<(&str, &ResourceId), &ResourceId> = HashMap::new();
+                for r in &recreates {
+                    created_as
+                        .entry((r.app.as_str(), &r.deleted))
+                        .or_insert(&r.created);
+                }
                 plan.prunes
                     .iter()
                     .map(|p| PruneRow {
@@ -216,10 +223,7 @@ impl Report {
                         protection: p.protection.clone(),
                         mode: p.mode,
                         detail: p.detail.clone(),
-                        recreated_as: recreates
-                            .iter()
-                            .find(|r| r.app == p.app && r.deleted == p.id)
-                            .map(|r| r.created.clone()),
+                        recreated_as: created_as.get(&(p.app.as_str(), &p.id)).map(|&c| c.clone()),
                     })
                     .collect()
             })

@@ -98,9 +98,9 @@ impl Rule for AppCascadeDelete {
                 continue;
             }
             let gone: Vec<_> = plan
-                .prunes
+                .prunes_of(&d.app)
                 .iter()
-                .filter(|p| p.app == d.app && p.reason == PruneReason::AppDeleted)
+                .filter(|p| p.reason == PruneReason::AppDeleted)
                 .collect();
             let deleted: Vec<_> = gone.iter().filter(|p| p.protection.is_none()).collect();
             let kept = gone.len() - deleted.len();
@@ -120,16 +120,15 @@ impl Rule for AppCascadeDelete {
                 .map(|p| format!("`{}`", p.id))
                 .collect();
             // A rename is a delete and a create: say so, it is rarely meant.
-            let renamed = plan
-                .prunes
-                .iter()
-                .find(|p| {
+            let renamed = match by {
+                Manager::App(k) => plan.prunes_of(k).iter().find(|p| {
                     p.reason == PruneReason::Renamed
                         && p.id.kind == "Application"
                         && p.id.name == app.spec.name
-                        && matches!(by, Manager::App(k) if *k == p.app)
-                })
-                .and_then(|p| p.detail.as_deref());
+                }),
+                Manager::AppSet(_) => None,
+            }
+            .and_then(|p| p.detail.as_deref());
             let what = match renamed {
                 Some(new) => format!("Application `{name}` (renamed to `{new}`)"),
                 None => format!("Application `{name}`"),

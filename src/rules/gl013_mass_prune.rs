@@ -31,11 +31,9 @@ impl Rule for MassPrune {
         };
         for (key, app) in &base.apps {
             let pruned: Vec<_> = plan
-                .prunes
+                .prunes_of(key)
                 .iter()
-                .filter(|p| {
-                    &p.app == key && p.reason != PruneReason::AppDeleted && p.protection.is_none()
-                })
+                .filter(|p| p.reason != PruneReason::AppDeleted && p.protection.is_none())
                 .collect();
             if pruned.len() < 2 {
                 continue;
