@@ -2,9 +2,11 @@
 
 use crate::json::Pointer as _;
 use serde_json::Value;
+use std::cell::OnceCell;
+use std::collections::HashMap;
 
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
-use crate::argocd::PruneMode;
+use crate::argocd::{Inventory, PruneMode};
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 use crate::plan::{Prune, PruneReason};
@@ -22,9 +24,58 @@ static META: RuleMeta = RuleMeta {
     suppression: Suppression::CHANGE,
 };
 
+/// What each namespace holds in the base revision: how many resources, and
+/// the first five as `Kind name`, in app key order then render order.
+/// Listed once, when a pruned Namespace first asks: a change that prunes
+/// thousands of Namespaces (thousands of apps deleted) scanned every base
+/// resource for each before.
+pub(super) struct BaseNamespaces<'a> {
+    base: Option<&'a Inventory>,
+    index: OnceCell<HashMap<&'a str, (usize, Vec<String>)>>,
+}
+
+impl<'a> BaseNamespaces<'a> {
+    pub(super) fn new(base: Option<&'a Inventory>) -> Self {
+        BaseNamespaces {
+            base,
+            index: OnceCell::new(),
+        }
+    }
+
+    /// How many base resources `ns` holds, and the first five.
+    fn inside(&self, ns: &str) -> (usize, &[String]) {
+        let index = self.index.get_or_init(|| {
+            let mut index: HashMap<&str, (usize, Vec<String>)> = HashMap::new();
+            let resources = self
+                .base
+                .into_iter()
+                .flat_map(|b| b.apps.values())
+                .flat_map(|a| a.resources.iter());
+            for m in resources {
+                let (count, shown) = index.entry(m.id.namespace.as_str()).or_default();
+                *count += 1;
+                if shown.len() < SHOWN {
+                    shown.push(format!("{} {}", m.id.kind, m.id.name));
+                }
+            }
+            index
+        });
+        index
+            .get(ns)
+            .map_or((0, &[][..]), |(count, shown)| (*count, shown.as_slice()))
+    }
+}
+
+/// Resources named in a pruned Namespace's finding.
+const SHOWN: usize = 5;
+
 /// What deleting this resource destroys, or `None` when it is not stateful.
 /// The bool is whether the loss is certain (else the finding is a warning).
-pub(super) fn what_is_lost(p: &Prune, cx: &RuleContext<'_>) -> Option<(String, bool)> {
+pub(super) fn what_is_lost(
+    p: &Prune,
+    cx: &RuleContext<'_>,
+    namespaces: &BaseNamespaces<'_>,
+) -> Option<(String, bool)> {
     let v = p.base.value.as_ref();
     let kind = p.id.kind.as_str();
     match (p.id.group.as_str(), kind) {
@@ -40,27 +91,17 @@ pub(super) fn what_is_lost(p: &Prune, cx: &RuleContext<'_>) -> Option<(String, b
             Some((format!("the volume (reclaim policy `{policy}`)"), true))
         }
         ("", "Namespace") => {
-            let ns = &p.id.name;
-            let inside: Vec<String> = cx
-                .base
-                .into_iter()
-                .flat_map(|b| b.apps.values())
-                .flat_map(|a| a.resources.iter())
-                .filter(|m| &m.id.namespace == ns)
-                .map(|m| format!("{} {}", m.id.kind, m.id.name))
-                .collect();
-            let list = if inside.is_empty() {
+            let (count, shown) = namespaces.inside(&p.id.name);
+            let list = if count == 0 {
                 "everything in it".to_string()
             } else {
-                let shown: Vec<&str> = inside.iter().take(5).map(String::as_str).collect();
-                let more = if inside.len() > 5 {
-                    format!(" and {} more", inside.len() - 5)
+                let more = if count > SHOWN {
+                    format!(" and {} more", count - SHOWN)
                 } else {
                     String::new()
                 };
                 format!(
-                    "everything in it, including {} resource(s) in this repository ({}{more})",
-                    inside.len(),
+                    "everything in it, including {count} resource(s) in this repository ({}{more})",
                     shown.join(", ")
                 )
             };
@@ -133,6 +174,7 @@ impl Rule for StatefulPrune {
 
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
         let Some(plan) = cx.plan else { return };
+        let namespaces = BaseNamespaces::new(cx.base);
         // A kind of unknown scope is pruned only if it is namespaced: said
         // so, and never an error (see `plan::scope_decides`).
         let sure = plan.prunes.iter().map(|p| (p, true));
@@ -149,7 +191,7 @@ impl Rule for StatefulPrune {
             if p.protection.is_some() && !confirm {
                 continue;
             }
-            let Some((lost, certain)) = what_is_lost(p, cx) else {
+            let Some((lost, certain)) = what_is_lost(p, cx, &namespaces) else {
                 continue;
             };
             let app = p.app.strip_prefix("argocd/").unwrap_or(&p.app);

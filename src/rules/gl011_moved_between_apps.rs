@@ -11,7 +11,7 @@
 //! and it is deleted before the new owner recreates it. The severity is
 //! that of this worst realistic order.
 
-use super::gl001_stateful_prune::what_is_lost;
+use super::gl001_stateful_prune::{what_is_lost, BaseNamespaces};
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::application::RESOURCES_FINALIZERS;
 use crate::argocd::{instances, is_application, App, Inventory, Manager, PruneMode};
@@ -19,6 +19,8 @@ use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 use crate::json::Pointer as _;
 use crate::plan::{Prune, PruneReason};
+use std::cell::OnceCell;
+use std::collections::HashMap;
 
 /// See `rules/GL011-moved-between-apps.md`.
 pub(crate) struct MovedBetweenApps;
@@ -39,8 +41,45 @@ fn short(key: &str) -> &str {
     key.strip_prefix("argocd/").unwrap_or(key)
 }
 
+/// The head's apps by name, namespace and instance: the first of each in
+/// key order. Built when the first pruned Application asks: moving
+/// thousands of child Applications to an ApplicationSet asks once for
+/// each, and a search of every head app each time was quadratic.
+struct HeadApps<'a> {
+    head: &'a Inventory,
+    index: OnceCell<HashMap<AppAt<'a>, &'a App>>,
+}
+
+/// An Application's name, namespace and Argo CD instance.
+type AppAt<'a> = (&'a str, &'a str, Option<&'a str>);
+
+impl<'a> HeadApps<'a> {
+    fn new(head: &'a Inventory) -> Self {
+        HeadApps {
+            head,
+            index: OnceCell::new(),
+        }
+    }
+
+    fn get(&self, name: &str, namespace: &str, instance: Option<&str>) -> Option<&'a App> {
+        let index = self.index.get_or_init(|| {
+            let mut index = HashMap::new();
+            for a in self.head.apps.values() {
+                let at = (
+                    a.spec.name.as_str(),
+                    a.spec.namespace.as_str(),
+                    a.instance.as_deref(),
+                );
+                index.entry(at).or_insert(a);
+            }
+            index
+        });
+        index.get(&(name, namespace, instance)).copied()
+    }
+}
+
 /// The app or ApplicationSet that takes over a pruned object at head, if any.
-fn new_owner(p: &Prune, head: &Inventory) -> Option<String> {
+fn new_owner(p: &Prune, head: &HeadApps<'_>) -> Option<String> {
     if p.reason == PruneReason::MovedToApp {
         return p.detail.as_deref().map(|d| format!("app `{}`", short(d)));
     }
@@ -59,9 +98,7 @@ fn new_owner(p: &Prune, head: &Inventory) -> Option<String> {
     // Within the pruning app's Argo CD instance: another instance's
     // Application of that name is another object.
     let instance = instances::instance_of_key(&p.app);
-    let child = head.apps.values().find(|a| {
-        a.spec.name == p.id.name && a.spec.namespace == ns && a.instance.as_deref() == instance
-    })?;
+    let child = head.get(&p.id.name, ns, instance)?;
     match &child.manager {
         Some(Manager::AppSet(set)) => Some(format!("ApplicationSet `{}`", short(set))),
         Some(Manager::App(parent)) if *parent != p.app => Some(format!("app `{}`", short(parent))),
@@ -85,6 +122,8 @@ impl Rule for MovedBetweenApps {
 
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
         let Some(plan) = cx.plan else { return };
+        let namespaces = BaseNamespaces::new(cx.base);
+        let head_apps = HeadApps::new(cx.head);
         for p in &plan.prunes {
             if p.reason == PruneReason::AppDeleted {
                 continue;
@@ -93,7 +132,7 @@ impl Rule for MovedBetweenApps {
             if p.protection.is_some() && !confirm {
                 continue;
             }
-            let Some(to) = new_owner(p, cx.head) else {
+            let Some(to) = new_owner(p, &head_apps) else {
                 continue;
             };
             let from = short(&p.app);
@@ -113,7 +152,7 @@ impl Rule for MovedBetweenApps {
                     ),
                 }
             } else {
-                match what_is_lost(p, cx) {
+                match what_is_lost(p, cx, &namespaces) {
                     Some((lost, certain)) => (
                         format!(
                             "it deletes `{}` and with it {lost} before {to} recreates it",

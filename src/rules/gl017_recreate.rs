@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use super::gl001_stateful_prune::what_is_lost;
+use super::gl001_stateful_prune::{what_is_lost, BaseNamespaces};
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::PruneMode;
 use crate::finding::Suppression;
@@ -64,13 +64,10 @@ impl Rule for Recreates {
 
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
         let Some(plan) = cx.plan else { return };
-        let prune = |r: &Recreate| -> Option<&Prune> {
-            plan.prunes
-                .iter()
-                .find(|p| p.app == r.app && p.id == r.deleted)
-        };
+        let prune = |r: &Recreate| -> Option<&Prune> { plan.prune_of(&r.app, &r.deleted) };
         let mut by_app: BTreeMap<&str, Vec<(&Recreate, &'static str)>> = BTreeMap::new();
         let recreates = plan.recreates();
+        let namespaces = BaseNamespaces::new(cx.base);
         for r in &recreates {
             let Some(p) = prune(r) else { continue };
             // A manual sync creates the new object and leaves the old one
@@ -83,7 +80,7 @@ impl Rule for Recreates {
                 continue;
             }
             // Data loss is GL001's finding, not a downtime warning.
-            if what_is_lost(p, cx).is_some() {
+            if what_is_lost(p, cx, &namespaces).is_some() {
                 continue;
             }
             let prune_last = cx
