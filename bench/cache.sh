@@ -6,7 +6,7 @@
 #
 # FLEET is a repository written by bench/gen.py (Kustomize layout for the
 # kubectl side; other layouts time gitops-lint only), HEAD one of its heads
-# (one, tenpct, shared). Each figure is the median of RUNS runs (default 5)
+# (one, tenpct, shared, gone). Each figure is the median of RUNS runs (default 5)
 # of wall clock, CPU (user + system) and peak resident memory, from GNU
 # time. `GITOPS_LINT=path/to/binary` (default: target/release/gitops-lint).
 # `PAUSE=SECONDS` (default 2) of idle precede each timed run: runs back to

@@ -7,6 +7,8 @@ The repository holds N apps and one commit per scenario:
   one      head: one app's overlay changed (image tag and replicas)
   tenpct   head: 10% of the apps changed the same way
   shared   head: the base shared by every app changed
+  gone     head: nine apps in ten removed, Application and files (with
+           --appset, their directories: the generator yields fewer)
 
 Layouts:
 
@@ -440,6 +442,8 @@ def helm_files(n, variant, values_ref, charts=1):
         for f, text in chart_templates(variant, label).items():
             out[f"{d}/templates/{f}"] = text
     for i in range(n):
+        if removed(variant, i):
+            continue
         name = app_name(i)
         bump = changed(variant, i, n)
         out[f"envs/{name}/values.yaml"] = (
@@ -455,6 +459,10 @@ def changed(variant, i, n):
     if variant == "tenpct":
         return i % 10 == 3
     return False
+
+
+def removed(variant, i):
+    return variant == "gone" and i % 10 != 0
 
 
 def files_for(layout, n, variant, use_appset, values_ref=False, charts=1):
@@ -476,6 +484,8 @@ def files_for(layout, n, variant, use_appset, values_ref=False, charts=1):
         out["shared/base/networkpolicy.yaml"] = netpol
         out["shared/base/limitrange.yaml"] = limits
     for i in range(n):
+        if removed(variant, i):
+            continue
         name = app_name(i)
         bump = changed(variant, i, n)
         tag = "1.4.1" if bump else "1.4.0"
@@ -578,7 +588,7 @@ def fast_import_stream(layout, n, use_appset, values_ref=False, charts=1):
     for p, m in sorted(base_marks.items()):
         chunks.append(b"M 100644 :%d %s\n" % (m, p.encode()))
     chunks.append(b"\n")
-    for variant in ("one", "tenpct", "shared"):
+    for variant in ("one", "tenpct", "shared", "gone"):
         files = files_for(layout, n, variant, use_appset, values_ref, charts)
         diffs = {p: d for p, d in files.items() if base_files.get(p) != d}
         mark_of = {p: blob(d) for p, d in diffs.items()}
@@ -590,6 +600,8 @@ def fast_import_stream(layout, n, use_appset, values_ref=False, charts=1):
         )
         for p, m in sorted(mark_of.items()):
             chunks.append(b"M 100644 :%d %s\n" % (m, p.encode()))
+        for p in sorted(set(base_files) - set(files)):
+            chunks.append(b"D %s\n" % p.encode())
         chunks.append(b"\n")
     return b"".join(chunks)
 
