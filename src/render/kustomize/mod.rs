@@ -20,6 +20,7 @@ mod footprint;
 mod generators;
 mod gojson;
 pub(crate) mod helm_charts;
+mod image_name;
 mod load;
 mod nameref;
 mod patch;

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::accumulator::Acc;
 use super::fieldpath::{self, CreateKind};
 use super::fieldspec::FieldSpec;
+use super::image_name::ImageName;
 use super::load::Kustomization;
 use super::resource::{Gvk, Res};
 use super::smp::scalar_text;
@@ -323,7 +324,7 @@ pub(crate) fn split_image(image: &str) -> (String, String, String) {
 }
 
 struct ImageRule {
-    matcher: regex::Regex,
+    matcher: ImageName,
     new_name: String,
     new_tag: String,
     digest: String,
@@ -338,7 +339,7 @@ impl ImageRule {
             }
             return Err(content("an image field must be a string"));
         };
-        if !self.matcher.is_match(cur) {
+        if !self.matcher.matches(cur) {
             return Ok(());
         }
         let (mut name, mut tag, mut digest) = split_image(cur);
@@ -403,8 +404,7 @@ fn legacy_images(v: &mut Value, rule: &ImageRule) -> KResult<()> {
 pub(crate) fn image(res: &mut [Res], img: &Value, specs: &[FieldSpec]) -> KResult<()> {
     let s = |f: &str| img.get(f).map(scalar_text).unwrap_or_default();
     let name = s("name");
-    let pattern = format!("^{name}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$");
-    let matcher = regex::Regex::new(&pattern).map_err(|e| {
+    let matcher = ImageName::new(&name).map_err(|e| {
         content(format!(
             "images: `{name}` is not a valid image name pattern: {e}"
         ))
