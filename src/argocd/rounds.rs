@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::json::Pointer as _;
+use rayon::prelude::*;
 use std::collections::HashMap;
 /// Two ApplicationSets of one instance generating one Application name: the
 /// controller sets itself as the Application's controller reference
@@ -449,8 +450,10 @@ pub(super) fn generated_apps(
         (Err(_), Some(bx)) => bx.apps.iter().map(|a| &a.application).collect(),
         (Err(_), None) => Vec::new(),
     };
+    // In parallel: an ApplicationSet of 10,000 apps parses 10,000 specs
+    // (order kept).
     objects
-        .into_iter()
+        .into_par_iter()
         .filter_map(|o| {
             let key = identity_key(AppSpec::identity(o)?, instance);
             // The other revision's app of the same object lends its spec and
