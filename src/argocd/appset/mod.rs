@@ -10,6 +10,7 @@
 //!
 //! Knows nothing of rendering the generated Applications or of diffing.
 
+mod ahead;
 pub mod fasttemplate;
 mod generators;
 pub(crate) use generators::TreeIndex;
@@ -344,16 +345,28 @@ fn expand_within_limits(
                 ]);
                 t.context(&what).map(|c| (t, c))
             });
-            for set in sets {
-                let render = || {
-                    renderer
+            let finished = |app: Value| finish(app, &name, namespace.as_deref());
+            let template = ahead::Template {
+                go: go_template,
+                options: &options,
+                merged: &merged,
+                sync_policy: spec.get("syncPolicy"),
+                patch: template_patch.as_deref(),
+                finish: &finished,
+            };
+            let mut ahead = ahead::template(&sets, &template, renderer.budget(), context);
+            for (i, set) in sets.into_iter().enumerate() {
+                let templated = ahead.get_mut(i).and_then(Option::take);
+                let render = || match ahead::take(templated, &renderer) {
+                    Some(app) => Ok(app),
+                    None => renderer
                         .application(
                             &merged,
                             &set.params,
                             spec.get("syncPolicy"),
                             template_patch.as_deref(),
                         )
-                        .map(|app| finish(app, &name, namespace.as_deref()))
+                        .map(finished),
                 };
                 let app = match context {
                     Some((t, context)) => t.application(context, &set.params, &renderer, render),

@@ -46,6 +46,8 @@ struct Memo {
     key_bytes: usize,
     /// Bytes of `contexts`' keys.
     context_bytes: usize,
+    /// Contexts that Applications in `apps` were templated in.
+    templated: std::collections::HashSet<usize, foldhash::fast::RandomState>,
 }
 
 /// Context id, parameters as JSON, steps and bytes left at the start.
@@ -77,6 +79,16 @@ impl Templated {
         let id = memo.contexts.len();
         memo.contexts.insert(text, id);
         Some(id)
+    }
+
+    /// Whether Applications templated in `context` are kept: an expansion
+    /// in it finds them again in order rather than templating ahead.
+    pub(crate) fn has_templated(&self, context: usize) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .templated
+            .contains(&context)
     }
 
     /// The Application `render` gives for `params` in `context`, taken from
@@ -118,6 +130,7 @@ impl Templated {
         let bytes = memo.key_bytes.saturating_add(key.1.len());
         if memo.apps.len() < MAX_KEPT && bytes <= MAX_KEPT_BYTES {
             memo.key_bytes = bytes;
+            memo.templated.insert(context);
             memo.apps.insert(key, (Arc::clone(&app), renderer.budget()));
         }
         Ok(app)
