@@ -201,18 +201,26 @@ mod tests {
         assert_eq!(renderer.budget(), Budget { steps: 0, bytes: 0 });
     }
 
-    #[test]
-    fn templating_ahead_keeps_what_fits_in_the_budget_and_stops_there() {
-        let finish = |v: Value| v;
-        let merged = json!({"metadata": {"name": "{{name}}-{{path}}"}});
-        let t = Template {
+    fn unchanged(v: Value) -> Value {
+        v
+    }
+
+    /// A fasttemplate template of `merged`.
+    fn fast(merged: &Value) -> Template<'_> {
+        Template {
             go: false,
             options: &[],
-            merged: &merged,
+            merged,
             sync_policy: None,
             patch: None,
-            finish: &finish,
-        };
+            finish: &unchanged,
+        }
+    }
+
+    #[test]
+    fn templating_ahead_keeps_what_fits_in_the_budget_and_stops_there() {
+        let merged = json!({"metadata": {"name": "{{name}}-{{path}}"}});
+        let t = fast(&merged);
         let start = Budget {
             steps: 1_000_000,
             bytes: 2_000,
@@ -234,16 +242,8 @@ mod tests {
 
     #[test]
     fn few_sets_or_a_context_already_templated_are_not_templated_ahead() {
-        let finish = |v: Value| v;
         let merged = json!({"metadata": {"name": "{{name}}"}});
-        let t = Template {
-            go: false,
-            options: &[],
-            merged: &merged,
-            sync_policy: None,
-            patch: None,
-            finish: &finish,
-        };
+        let t = fast(&merged);
         let start = Renderer::new(false, &[]).expect("no options").budget();
         assert!(template(&sets(FROM_SETS - 1), &t, start, None).is_empty());
         let memo = Templated::default();
