@@ -68,10 +68,11 @@ pub(super) fn template(
             || Renderer::new(t.go, t.options).ok(),
             |renderer, set| {
                 let renderer = renderer.as_ref()?;
-                let [steps, bytes] = [&drawn[0], &drawn[1]].map(|d| d.load(Ordering::Relaxed));
+                let [steps_before, bytes_before] =
+                    [&drawn[0], &drawn[1]].map(|d| d.load(Ordering::Relaxed));
                 let from = Budget {
-                    steps: start.steps.checked_sub(steps)? / share,
-                    bytes: start.bytes.checked_sub(bytes)? / share,
+                    steps: start.steps.checked_sub(steps_before)? / share,
+                    bytes: start.bytes.checked_sub(bytes_before)? / share,
                 };
                 renderer.set_budget(from);
                 let app = renderer.application(t.merged, &set.params, t.sync_policy, t.patch);
@@ -81,9 +82,9 @@ pub(super) fn template(
                     bytes: from.bytes - left.bytes,
                 };
                 // Charged whether or not it rendered: the work is done.
-                let steps = drawn[0].fetch_add(used.steps, Ordering::Relaxed) + used.steps;
-                let bytes = drawn[1].fetch_add(used.bytes, Ordering::Relaxed) + used.bytes;
-                if steps > start.steps || bytes > start.bytes {
+                let steps_after = drawn[0].fetch_add(used.steps, Ordering::Relaxed) + used.steps;
+                let bytes_after = drawn[1].fetch_add(used.bytes, Ordering::Relaxed) + used.bytes;
+                if steps_after > start.steps || bytes_after > start.bytes {
                     return None;
                 }
                 Some(((t.finish)(app.ok()?), used))
