@@ -7,8 +7,9 @@
 //! record is computed again, never trusted.
 //!
 //! The file lives in a cache directory outside the repository, one per
-//! binary (its version, size and modification time name it), so a fact
-//! computed by another build is never read. It is read whole and trusted
+//! binary (its version and a digest of its executable name it), so a fact
+//! computed by another build is never read, and one computed by a copy of
+//! this build (a CI runner installs the binary afresh each run) is. It is read whole and trusted
 //! only when its header, length, checksum, order and offsets are right;
 //! anything else is an empty store and every fact is computed again. Its
 //! tables are sorted by key and looked up where they lie, so opening a
@@ -573,22 +574,48 @@ fn remove_old_stores(dir: &Path, own: &Path) {
     }
 }
 
-/// Names the running binary: its version, and the size and modification
-/// time of its executable, so two builds of one version differ.
+/// Names the running binary: its version and a digest of its executable's
+/// bytes, so two builds of one version differ and a copy of one build (the
+/// GitHub Action installs the binary afresh at every run) is the same.
+/// Where the executable cannot be read, its size and modification time
+/// stand for its bytes: a copy then starts a store of its own.
 fn binary_identity() -> String {
-    let exe = std::env::current_exe()
-        .ok()
-        .and_then(|p| std::fs::metadata(p).ok())
-        .map(|m| {
-            let mtime = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
-            format!("{}-{mtime}", m.len())
-        })
-        .unwrap_or_default();
-    format!("{} {exe}", env!("CARGO_PKG_VERSION"))
+    let exe = std::env::current_exe().ok();
+    let content = exe.as_deref().and_then(content_digest).map_or_else(
+        || {
+            exe.and_then(|p| std::fs::metadata(p).ok())
+                .map(|m| {
+                    let mtime = m
+                        .modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map_or(0, |d| d.as_nanos());
+                    format!("{}-{mtime}", m.len())
+                })
+                .unwrap_or_default()
+        },
+        |d| format!("xxh3-{d:032x}"),
+    );
+    format!("{} {content}", env!("CARGO_PKG_VERSION"))
+}
+
+/// XXH3-128 of the file at `path`, read in pieces: the executable is in
+/// the page cache, so this costs about 2 ms for the 17 MB release binary.
+/// A digest against accidents, not against whoever writes the cache
+/// directory (see [`file_checksum`]).
+fn content_digest(path: &Path) -> Option<u128> {
+    use std::io::Read as _;
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut hasher = xxhash_rust::xxh3::Xxh3Default::new();
+    let mut buf = vec![0u8; 1 << 17];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => return Some(hasher.digest128()),
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
 }
 
 /// The first 16 hex digits of the SHA-256 of `bytes`: the name of a
@@ -720,6 +747,32 @@ mod tests {
 
     fn id(b: u8) -> ObjectId {
         ObjectId([b; 20])
+    }
+
+    #[test]
+    fn a_binary_is_named_by_its_bytes_not_by_when_it_was_copied() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let build = dir.path().join("build");
+        let bytes: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&build, &bytes).unwrap_or_else(|e| panic!("{e}"));
+        // A copy made later (as a CI runner installs the binary each run).
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let copy = dir.path().join("copy");
+        std::fs::copy(&build, &copy).unwrap_or_else(|e| panic!("{e}"));
+        assert_ne!(
+            std::fs::metadata(&build).and_then(|m| m.modified()).ok(),
+            std::fs::metadata(&copy).and_then(|m| m.modified()).ok()
+        );
+        assert_eq!(content_digest(&build), content_digest(&copy));
+        // Another build of the same size, one byte apart past the first
+        // piece read.
+        let mut other = bytes;
+        other[200_000] ^= 1;
+        let rebuilt = dir.path().join("rebuilt");
+        std::fs::write(&rebuilt, &other).unwrap_or_else(|e| panic!("{e}"));
+        assert!(content_digest(&build).is_some());
+        assert_ne!(content_digest(&build), content_digest(&rebuilt));
+        assert_eq!(content_digest(&dir.path().join("missing")), None);
     }
 
     #[test]
