@@ -6,10 +6,13 @@
 //! and `${{ ... }}` expressions in `env:`, `working-directory:` and input
 //! defaults evaluated from the inputs and the payload. Directories added to
 //! `GITHUB_PATH` are put on `PATH` for later steps, as the runner does.
-//! Step conditions (`if:`, the `==`/`!=`/`&&` forms action.yml uses) are
-//! evaluated, and `actions/cache/restore` and `actions/cache/save` keep their
-//! entries in a directory standing for the repository's cache, so a second
-//! run of the action finds what the first one saved.
+//! Step conditions (`if:`, the `==`/`!=`/`&&` forms and the status functions
+//! action.yml uses) are evaluated: after a failing step only a step whose
+//! condition calls a status function runs, as on a runner. And
+//! `actions/cache/restore` and `actions/cache/save` keep their entries in a
+//! directory standing for the repository's cache (a restore falls back to
+//! the newest entry whose key starts with one of its `restore-keys`), so a
+//! second run of the action finds what the first one saved.
 
 mod common;
 
@@ -97,6 +100,8 @@ impl Runner {
             ["github", "action_ref"] => self.action_ref.clone(),
             ["github", "action_repository"] => self.action_repository.clone(),
             ["github", "action_path"] => self.vars["GITHUB_ACTION_PATH"].clone(),
+            ["github", "run_id"] => self.vars["GITHUB_RUN_ID"].clone(),
+            ["github", "run_attempt"] => self.vars["GITHUB_RUN_ATTEMPT"].clone(),
             ["runner", "temp"] => self.vars["RUNNER_TEMP"].clone(),
             ["runner", "os"] => self.vars["RUNNER_OS"].clone(),
             ["runner", "arch"] => self.vars["RUNNER_ARCH"].clone(),
@@ -110,15 +115,34 @@ impl Runner {
         }
     }
 
-    /// A step's `if:`: `A == 'x'` and `A != 'x'` joined by `&&`, each `A` a
-    /// dotted path (all that action.yml uses; anything else fails the test).
-    fn condition(&self, action: &Value, cond: &str) -> bool {
+    /// Whether a step with condition `cond` (none: `success()`) runs, after
+    /// an earlier step `failed` or not. A condition is `A == 'x'`,
+    /// `A != 'x'`, `!cancelled()` and `always()` joined by `&&`, each `A` a
+    /// dotted path (all that action.yml uses; anything else fails the
+    /// test); one that calls no status function has an implicit
+    /// `success()`, as on a runner. Nothing is ever cancelled here.
+    fn runs(&self, action: &Value, cond: Option<&str>, failed: bool) -> bool {
+        let Some(cond) = cond else {
+            return !failed;
+        };
         let cond = cond.trim();
         let cond = cond
             .strip_prefix("${{")
             .and_then(|c| c.strip_suffix("}}"))
             .unwrap_or(cond);
-        cond.split("&&").all(|term| {
+        let terms: Vec<&str> = cond.split("&&").map(str::trim).collect();
+        let status_function = terms
+            .iter()
+            .any(|t| matches!(*t, "!cancelled()" | "always()"));
+        (status_function || !failed)
+            && terms.iter().all(|term| {
+                matches!(*term, "!cancelled()" | "always()") || self.comparison(action, term)
+            })
+    }
+
+    /// `A == 'x'` or `A != 'x'`.
+    fn comparison(&self, action: &Value, term: &str) -> bool {
+        {
             let (lhs, rhs, equal) = if let Some((l, r)) = term.split_once("!=") {
                 (l, r, false)
             } else if let Some((l, r)) = term.split_once("==") {
@@ -132,10 +156,12 @@ impl Runner {
                 .and_then(|r| r.strip_suffix('\''))
                 .unwrap_or_else(|| panic!("`{rhs}` is not a quoted literal"));
             (self.lookup(action, lhs.trim()) == literal) == equal
-        })
+        }
     }
 
-    /// `actions/cache/restore` and `actions/cache/save`, exact keys only.
+    /// `actions/cache/restore` and `actions/cache/save`. A restore without
+    /// an entry of its key takes the newest entry whose key starts with the
+    /// first of its `restore-keys` that any key starts with.
     fn cache_action(&self, action: &Value, uses: &str, with: &Value) -> BTreeMap<String, String> {
         let arg = |name: &str| self.eval(action, with[name].as_str().unwrap_or_default());
         let (path, key) = (PathBuf::from(arg("path")), arg("key"));
@@ -149,10 +175,22 @@ impl Runner {
         match uses {
             "actions/cache/restore@v4" => {
                 let hit = entry.is_dir();
-                if hit {
-                    copy_dir(&entry, &path);
+                let saved = self.saved_keys();
+                let matched = if hit {
+                    Some(key.clone())
+                } else {
+                    arg("restore-keys")
+                        .lines()
+                        .map(str::trim)
+                        .filter(|p| !p.is_empty())
+                        .find_map(|prefix| saved.iter().rev().find(|k| k.starts_with(prefix)))
+                        .cloned()
+                };
+                if let Some(k) = &matched {
+                    copy_dir(&self.cache_store.join(k), &path);
                 }
                 outputs.insert("cache-hit".to_string(), hit.to_string());
+                outputs.insert("cache-matched-key".to_string(), matched.unwrap_or_default());
             }
             "actions/cache/save@v4" => {
                 // The real action refuses to overwrite a key, and only warns
@@ -160,10 +198,28 @@ impl Runner {
                 assert!(!entry.exists(), "cache key `{key}` saved twice");
                 assert!(path.is_dir(), "nothing to cache at {}", path.display());
                 copy_dir(&path, &entry);
+                let mut order = self.saved_keys();
+                order.push(key);
+                std::fs::write(self.cache_store.join(SAVE_ORDER), order.join("\n"))
+                    .expect("save order");
             }
             other => panic!("action `{other}` is not emulated"),
         }
         outputs
+    }
+}
+
+/// The file of the cache store listing the keys saved, oldest first.
+const SAVE_ORDER: &str = ".saved";
+
+impl Runner {
+    /// The keys saved to the cache store, oldest first.
+    fn saved_keys(&self) -> Vec<String> {
+        std::fs::read_to_string(self.cache_store.join(SAVE_ORDER))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
     }
 }
 
@@ -202,28 +258,28 @@ fn step<'a>(runs: &'a [StepRun], id: &str) -> &'a StepRun {
     })
 }
 
-/// Runs every step of the action; stops after the first failing step.
+/// Runs the steps of the action; after a failing step, only those whose
+/// condition calls a status function.
 fn run_action(runner: &mut Runner, extra_env: &[(&str, &str)]) -> Vec<StepRun> {
     let action = action();
     assert_eq!(action["runs"]["using"], "composite");
     let steps = action["runs"]["steps"].as_array().expect("steps").clone();
-    let mut runs = Vec::new();
+    let mut runs: Vec<StepRun> = Vec::new();
     for (n, step) in steps.iter().enumerate() {
         let id = step["id"]
             .as_str()
             .map_or(format!("step{n}"), str::to_string);
-        if let Some(cond) = step["if"].as_str() {
-            if !runner.condition(&action, cond) {
-                runner.outputs.insert(id.clone(), BTreeMap::new());
-                runs.push(StepRun {
-                    id,
-                    skipped: true,
-                    status: 0,
-                    stdout: String::new(),
-                    stderr: String::new(),
-                });
-                continue;
-            }
+        let failed = runs.iter().any(|r| r.status != 0);
+        if !runner.runs(&action, step["if"].as_str(), failed) {
+            runner.outputs.insert(id.clone(), BTreeMap::new());
+            runs.push(StepRun {
+                id,
+                skipped: true,
+                status: 0,
+                stdout: String::new(),
+                stderr: String::new(),
+            });
+            continue;
         }
         if let Some(uses) = step["uses"].as_str() {
             let outputs = runner.cache_action(&action, uses, &step["with"]);
@@ -292,9 +348,6 @@ fn run_action(runner: &mut Runner, extra_env: &[(&str, &str)]) -> Vec<StepRun> {
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         });
-        if status != 0 {
-            break;
-        }
     }
     runs
 }
@@ -321,6 +374,12 @@ fn runner_arch() -> &'static str {
         "x86" => "X86",
         _ => "X64",
     }
+}
+
+/// A run id no other runner of this test binary has.
+fn next_run_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1001);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// A runner for a `pull_request` event on the mixed output case.
@@ -360,6 +419,9 @@ fn runner(tmp: &Path, case: &Path, message: &str) -> (Runner, String, String) {
         ("GITHUB_REPOSITORY", "example/gitops".to_string()),
         ("GITHUB_SHA", head.clone()),
         ("GITHUB_REF", "refs/pull/7/merge".to_string()),
+        // Each run of a workflow has an id of its own.
+        ("GITHUB_RUN_ID", next_run_id().to_string()),
+        ("GITHUB_RUN_ATTEMPT", "1".to_string()),
         ("RUNNER_TEMP", s(&temp)),
         ("RUNNER_OS", runner_os().to_string()),
         ("RUNNER_ARCH", runner_arch().to_string()),
@@ -529,6 +591,85 @@ fn the_chart_cache_input_reaches_the_command_line() {
         "{}",
         lint.stderr
     );
+}
+
+/// The count of facts a run with `GITOPS_LINT_STATS` took from its cache.
+fn facts_from_the_cache(stderr: &str) -> usize {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("stats: "))
+        .unwrap_or_else(|| panic!("no stats line in {stderr}"));
+    let before = line
+        .split(" facts from the cache")
+        .next()
+        .filter(|b| b.len() < line.len())
+        .unwrap_or_else(|| panic!("no facts count in {line}"));
+    before
+        .rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no facts count in {line}"))
+}
+
+#[test]
+fn facts_kept_by_one_run_are_restored_for_the_next() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (case, message) = mixed_case();
+    let store = tmp.path().join("actions-cache");
+    let stats = [("GITOPS_LINT_STATS", "1")];
+    let lint_with_store = |dir: &str| {
+        let (mut r, _, _) = runner(&tmp.path().join(dir), &case, &message);
+        r.inputs.insert(
+            "binary".into(),
+            env!("CARGO_BIN_EXE_gitops-lint").to_string(),
+        );
+        r.cache_store = store.clone();
+        let runs = run_action(&mut r, &stats);
+        (r, runs)
+    };
+    // First run: nothing to restore; the lint fails (findings), and what it
+    // learned is saved all the same.
+    let (first, runs) = lint_with_store("first");
+    assert!(!step(&runs, "restore-facts").skipped);
+    assert_eq!(first.outputs["restore-facts"]["cache-matched-key"], "");
+    let lint = step(&runs, "lint");
+    assert_eq!(lint.status, 1, "{}{}", lint.stdout, lint.stderr);
+    assert_eq!(facts_from_the_cache(&lint.stderr), 0, "{}", lint.stderr);
+    assert!(!step(&runs, "save-facts").skipped);
+    let key = format!(
+        "gitops-lint-facts-{}-{}-{}-1",
+        runner_os(),
+        runner_arch(),
+        first.vars["GITHUB_RUN_ID"]
+    );
+    assert!(store.join(&key).is_dir(), "no entry {key}");
+    // Next run, on a fresh runner with a clone of the same content: the
+    // newest entry is restored by prefix, and the diff reads facts from it.
+    let (next, runs) = lint_with_store("next");
+    assert_eq!(next.outputs["restore-facts"]["cache-hit"], "false");
+    assert_eq!(next.outputs["restore-facts"]["cache-matched-key"], key);
+    let lint = step(&runs, "lint");
+    assert_eq!(lint.status, 1, "{}{}", lint.stdout, lint.stderr);
+    assert!(facts_from_the_cache(&lint.stderr) > 0, "{}", lint.stderr);
+    assert!(!step(&runs, "save-facts").skipped);
+}
+
+#[test]
+fn facts_cache_false_neither_restores_nor_saves() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (case, message) = mixed_case();
+    let (mut r, _, _) = runner(tmp.path(), &case, &message);
+    r.inputs.insert(
+        "binary".into(),
+        env!("CARGO_BIN_EXE_gitops-lint").to_string(),
+    );
+    r.inputs.insert("facts-cache".into(), "false".into());
+    let runs = run_action(&mut r, &[]);
+    assert_eq!(step(&runs, "lint").status, 1);
+    for id in ["restore-facts", "save-facts"] {
+        assert!(step(&runs, id).skipped, "{id} ran");
+    }
+    assert!(!r.cache_store.exists(), "something was saved");
 }
 
 /// The Rust target of the release asset this machine would download.
@@ -703,7 +844,10 @@ fn a_checksum_mismatch_stops_the_run_without_running_the_download_or_building() 
     // Nothing ran the download, nothing was built, the job stopped there.
     assert!(!marker.exists(), "the tampered binary was run");
     assert!(!cargo_log.exists(), "cargo was run");
-    assert_eq!(runs.len(), 1, "steps after the install ran");
+    assert!(
+        runs.iter().skip(1).all(|s| s.skipped),
+        "steps after the install ran"
+    );
     let temp = Path::new(&r.vars["RUNNER_TEMP"]);
     assert!(!temp.join("gitops-lint/bin/gitops-lint").exists());
     assert!(!temp.join("gitops-lint/download").exists());
@@ -875,7 +1019,7 @@ fn without_cargo_or_a_release_the_install_says_what_to_add() {
         "{}",
         build.stdout
     );
-    assert!(runs.iter().all(|s| s.id != "lint"), "the lint step ran");
+    assert!(step(&runs, "lint").skipped, "the lint step ran");
 }
 
 fn which(tool: &str) -> Result<PathBuf, ()> {
