@@ -455,15 +455,22 @@ fn mixed_case() -> (PathBuf, String) {
     (case, message)
 }
 
-#[test]
-fn pull_request_run_writes_sarif_annotations_and_summary() {
-    let tmp = tempfile::tempdir().expect("tmp");
+/// A runner on the mixed case (in `tmp`) with this build as the `binary`
+/// input: no download, no build.
+fn mixed_runner_with_this_binary(tmp: &Path) -> Runner {
     let (case, message) = mixed_case();
-    let (mut r, _, _) = runner(tmp.path(), &case, &message);
+    let (mut r, _, _) = runner(tmp, &case, &message);
     r.inputs.insert(
         "binary".into(),
         env!("CARGO_BIN_EXE_gitops-lint").to_string(),
     );
+    r
+}
+
+#[test]
+fn pull_request_run_writes_sarif_annotations_and_summary() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mut r = mixed_runner_with_this_binary(tmp.path());
     let runs = run_action(&mut r, &[]);
     let (install, lint) = (step(&runs, "install"), step(&runs, "lint"));
     // A binary given as input is used as it is: no cache, no build.
@@ -551,12 +558,7 @@ fn a_clean_pull_request_passes_and_honours_inputs() {
 #[test]
 fn a_run_that_cannot_start_fails_with_status_two() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let (case, message) = mixed_case();
-    let (mut r, _, _) = runner(tmp.path(), &case, &message);
-    r.inputs.insert(
-        "binary".into(),
-        env!("CARGO_BIN_EXE_gitops-lint").to_string(),
-    );
+    let mut r = mixed_runner_with_this_binary(tmp.path());
     // A base commit this clone does not have (as in a shallow checkout).
     r.event["pull_request"]["base"]["sha"] = "0123456789abcdef0123456789abcdef01234567".into();
     r.inputs.insert("step-summary".into(), "false".into());
@@ -572,12 +574,7 @@ fn a_run_that_cannot_start_fails_with_status_two() {
 #[test]
 fn the_chart_cache_input_reaches_the_command_line() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let (case, message) = mixed_case();
-    let (mut r, _, _) = runner(tmp.path(), &case, &message);
-    r.inputs.insert(
-        "binary".into(),
-        env!("CARGO_BIN_EXE_gitops-lint").to_string(),
-    );
+    let mut r = mixed_runner_with_this_binary(tmp.path());
     // A directory the runner does not have: the run cannot do what it is
     // asked, so it stops (an existing one renders chart apps from it).
     r.inputs.insert("chart-cache".into(), "charts/cache".into());
@@ -614,15 +611,10 @@ fn facts_from_the_cache(stderr: &str) -> usize {
 #[test]
 fn facts_kept_by_one_run_are_restored_for_the_next() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let (case, message) = mixed_case();
     let store = tmp.path().join("actions-cache");
     let stats = [("GITOPS_LINT_STATS", "1")];
     let lint_with_store = |dir: &str| {
-        let (mut r, _, _) = runner(&tmp.path().join(dir), &case, &message);
-        r.inputs.insert(
-            "binary".into(),
-            env!("CARGO_BIN_EXE_gitops-lint").to_string(),
-        );
+        let mut r = mixed_runner_with_this_binary(&tmp.path().join(dir));
         r.cache_store = store.clone();
         let runs = run_action(&mut r, &stats);
         (r, runs)
@@ -657,12 +649,7 @@ fn facts_kept_by_one_run_are_restored_for_the_next() {
 #[test]
 fn facts_cache_false_neither_restores_nor_saves() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let (case, message) = mixed_case();
-    let (mut r, _, _) = runner(tmp.path(), &case, &message);
-    r.inputs.insert(
-        "binary".into(),
-        env!("CARGO_BIN_EXE_gitops-lint").to_string(),
-    );
+    let mut r = mixed_runner_with_this_binary(tmp.path());
     r.inputs.insert("facts-cache".into(), "false".into());
     let runs = run_action(&mut r, &[]);
     assert_eq!(step(&runs, "lint").status, 1);
