@@ -1,5 +1,6 @@
 //! GL000 render-failed: an app that could not be rendered has unknown prunes.
 
+use super::analysis::appset_resource;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::{App, AppStatus, Inventory};
 use crate::finding::Suppression;
@@ -137,6 +138,93 @@ fn broken_files(
     }
 }
 
+/// ApplicationSets with generators that cannot be evaluated offline (the
+/// live cluster list, an SCM API, a plugin...): the Applications those
+/// generate are unknown, and so is what they create, change and delete. The
+/// clusters generator, for one, reads the cluster Secrets of the live
+/// Argo CD namespace (argo-cd `applicationset/generators/cluster.go`
+/// `getSecretsByClusterName`), which a repository need not hold.
+///
+/// Judged by cause in a diff (`judged_base`), as a file that does not parse
+/// is: a set whose unevaluated part (the set without the generators that
+/// were evaluated, whose Applications the plan compares one by one) is the
+/// same at base is not the change's; one that could not be evaluated at
+/// base either and changed there is a warning; one the change makes
+/// unevaluable (new, or evaluated whole at base) is an error. Elsewhere
+/// (`check`, `--all`) each such set is a warning. A set removed by the
+/// change that could not be evaluated at base is a warning: its deletions
+/// are unknown, as those of a set's known Applications are (the plan).
+fn unevaluable_sets(cx: &RuleContext<'_>, judged_base: Option<&Inventory>, out: &mut Vec<Finding>) {
+    for (key, e) in &cx.head.appsets {
+        let Ok(exp) = &e.expansion else {
+            continue;
+        };
+        if exp.is_complete() {
+            continue;
+        }
+        let (severity, already) = match judged_base.map(|b| b.appsets.get(key)) {
+            None => (Severity::Warning, ""),
+            Some(Some(b)) => match &b.expansion {
+                Ok(bx) if !bx.is_complete() => {
+                    if bx.unevaluated_part(&b.object) == exp.unevaluated_part(&e.object) {
+                        continue;
+                    }
+                    (
+                        Severity::Warning,
+                        "; they could not be evaluated at base either, so this change to the ApplicationSet cannot be judged",
+                    )
+                }
+                _ => (Severity::Error, ""),
+            },
+            Some(None) => (Severity::Error, ""),
+        };
+        let set = key.strip_prefix("argocd/").unwrap_or(key);
+        out.push(
+            Finding::new(
+                &META,
+                format!(
+                    "ApplicationSet `{set}` has generators that cannot be evaluated offline, so the Applications they generate, and what those create, change and delete, are unknown: {}{already}",
+                    exp.unresolved.join("; ")
+                ),
+            )
+            .severity(severity)
+            .resource(appset_resource(key))
+            .at(Side::Head, e.origin.file.as_deref(), e.origin.line)
+            .help(UNEVALUABLE_HELP),
+        );
+    }
+    // A set removed whose Applications were unknown: whether its removal
+    // deletes any (ownerReferences, once something deletes the set) is
+    // unknown too, and nothing at head says so.
+    let Some(base) = cx.base else {
+        return;
+    };
+    for (key, b) in &base.appsets {
+        let Ok(bx) = &b.expansion else {
+            continue;
+        };
+        if bx.is_complete() || cx.head.appsets.contains_key(key) {
+            continue;
+        }
+        let set = key.strip_prefix("argocd/").unwrap_or(key);
+        out.push(
+            Finding::new(
+                &META,
+                format!(
+                    "ApplicationSet `{set}` is removed, and generators of it could not be evaluated offline at base, so which Applications its removal deletes, if any, is unknown: {}",
+                    bx.unresolved.join("; ")
+                ),
+            )
+            .severity(Severity::Warning)
+            .resource(appset_resource(key))
+            .at(Side::Base, b.origin.file.as_deref(), b.origin.line)
+            .help(UNEVALUABLE_HELP),
+        );
+    }
+}
+
+const UNEVALUABLE_HELP: &str = "for a `clusters` generator, list the clusters Argo CD has under `clusters:` in .gitops-lint.yaml; otherwise review what it generates by hand (`argocd appset generate`)";
+
 impl Rule for RenderFailed {
     fn meta(&self) -> &'static RuleMeta {
         &META
@@ -181,6 +269,7 @@ impl Rule for RenderFailed {
             }
         }
         broken_files(cx.head, None, judged_base, Side::Head, out);
+        unevaluable_sets(cx, judged_base, out);
         if let Some(base) = cx.base {
             broken_files(base, Some(cx.head), None, Side::Base, out);
         }

@@ -23,7 +23,7 @@ pub(super) static META: RuleMeta = RuleMeta {
 /// What the controller says about one ApplicationSet at one revision: the
 /// generation error, else the Applications it refuses; empty when it
 /// generates cleanly (or only with generators that cannot be evaluated
-/// offline, which GL003 reports as unknown deletions).
+/// offline, which GL000 reports, and GL003 as unknown deletions).
 fn problems(e: &AppSetEntry) -> Vec<String> {
     match &e.expansion {
         Err(err) => vec![err.to_string()],

@@ -206,6 +206,9 @@ pub struct Expansion {
     /// Generators that cannot be evaluated offline, one line each. When not
     /// empty the app set is incomplete: deletions are unknown.
     pub unresolved: Vec<String>,
+    /// The indices in `spec.generators` of the generators evaluated whole
+    /// (none when the expansion stopped at a limit).
+    pub(crate) evaluated: Vec<usize>,
     /// The effective policy.
     pub(crate) policy: AppSetPolicy,
     /// Things the controller would refuse or warn about (duplicate names,
@@ -224,6 +227,23 @@ impl Expansion {
     #[must_use]
     pub(crate) fn names(&self) -> BTreeSet<&str> {
         self.apps.iter().map(GeneratedApp::name).collect()
+    }
+
+    /// What decides the Applications that the generators not evaluated
+    /// generate: the ApplicationSet `object` (this expansion's) with the
+    /// generators that were evaluated left out, as their Applications are
+    /// known and compared one by one.
+    #[must_use]
+    pub(crate) fn unevaluated_part(&self, object: &Value) -> Value {
+        let mut part = object.clone();
+        if let Some(Value::Array(generators)) = part.pointer_mut("/spec/generators") {
+            for &i in &self.evaluated {
+                if let Some(g) = generators.get_mut(i) {
+                    *g = Value::Null;
+                }
+            }
+        }
+        part
     }
 }
 
@@ -270,6 +290,7 @@ pub fn expand(appset: &Value, cx: &AppSetContext<'_>) -> Result<Expansion, AppSe
         Err(e) if e.is_beyond_limits() => Ok(Expansion {
             apps: Vec::new(),
             unresolved: vec![e.0],
+            evaluated: Vec::new(),
             policy,
             notes: Vec::new(),
         }),
@@ -318,16 +339,19 @@ fn expand_within_limits(
     let ev = generators::Evaluator::new(cx, &renderer);
     let mut apps: Vec<GeneratedApp> = Vec::new();
     let mut unresolved = Vec::new();
+    let mut evaluated = Vec::new();
     let mut notes = Vec::new();
     let mut seen = BTreeSet::new();
     for (i, g) in gens.iter().enumerate() {
         let label = |what: &str| format!("generator {} ({what})", i + 1);
+        let mut whole = true;
         for result in ev.top_level(g)? {
             let (kind, outcome, gen_template) = result;
             let sets = match outcome {
                 generators::Outcome::Sets(s) => s,
                 generators::Outcome::Unresolved(why) => {
                     unresolved.push(format!("{}: {why}", label(&kind)));
+                    whole = false;
                     continue;
                 }
             };
@@ -401,10 +425,14 @@ fn expand_within_limits(
                 });
             }
         }
+        if whole {
+            evaluated.push(i);
+        }
     }
     Ok(Expansion {
         apps,
         unresolved,
+        evaluated,
         policy,
         notes,
     })
