@@ -149,7 +149,7 @@ fn broken_files(
 /// is: a set whose unevaluated part (the set without the generators that
 /// were evaluated, whose Applications the plan compares one by one) is the
 /// same at base is not the change's; one that could not be evaluated at
-/// base either and changed there is a warning; one the change makes
+/// base either and whose unevaluated part changed is a warning; one the change makes
 /// unevaluable (new, or evaluated whole at base) is an error. Elsewhere
 /// (`check`, `--all`) each such set is a warning. A set removed by the
 /// change that could not be evaluated at base is a warning: its deletions
@@ -204,6 +204,15 @@ fn unevaluable_sets(cx: &RuleContext<'_>, judged_base: Option<&Inventory>, out: 
             continue;
         };
         if bx.is_complete() || cx.head.appsets.contains_key(key) {
+            continue;
+        }
+        // A file that no longer parses is reported as such, with what it
+        // declares unknown.
+        if b.origin
+            .file
+            .as_ref()
+            .is_some_and(|f| cx.head.broken_files.contains_key(f))
+        {
             continue;
         }
         let set = key.strip_prefix("argocd/").unwrap_or(key);
