@@ -197,6 +197,15 @@ impl Budget {
         steps: MAX_STEPS,
         bytes: MAX_VALUE_BYTES,
     };
+
+    /// What is left of this budget after drawing `drawn`, when it covers it.
+    #[must_use]
+    pub fn checked_sub(self, drawn: Budget) -> Option<Budget> {
+        Some(Budget {
+            steps: self.steps.checked_sub(drawn.steps)?,
+            bytes: self.bytes.checked_sub(drawn.bytes)?,
+        })
+    }
 }
 
 impl Template {

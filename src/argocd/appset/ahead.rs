@@ -76,11 +76,8 @@ pub(super) fn template(
                 };
                 renderer.set_budget(from);
                 let app = renderer.application(t.merged, &set.params, t.sync_policy, t.patch);
-                let left = renderer.budget();
-                let used = Budget {
-                    steps: from.steps - left.steps,
-                    bytes: from.bytes - left.bytes,
-                };
+                // A render draws its budget down, never up.
+                let used = from.checked_sub(renderer.budget())?;
                 // Charged whether or not it rendered: the work is done.
                 let steps_after = drawn[0].fetch_add(used.steps, Ordering::Relaxed) + used.steps;
                 let bytes_after = drawn[1].fetch_add(used.bytes, Ordering::Relaxed) + used.bytes;
@@ -97,14 +94,7 @@ pub(super) fn template(
 /// the budget is then drawn by that much, as templating it would.
 pub(super) fn take(ahead: Option<(Value, Budget)>, renderer: &Renderer) -> Option<Value> {
     let (app, used) = ahead?;
-    let left = renderer.budget();
-    if used.steps > left.steps || used.bytes > left.bytes {
-        return None;
-    }
-    renderer.set_budget(Budget {
-        steps: left.steps - used.steps,
-        bytes: left.bytes - used.bytes,
-    });
+    renderer.set_budget(renderer.budget().checked_sub(used)?);
     Some(app)
 }
 
@@ -144,7 +134,6 @@ mod tests {
 
     #[test]
     fn applications_templated_ahead_are_those_templated_in_order_drawing_the_same() {
-        let finish = |v: Value| v;
         for (go, name, path) in [
             (true, "{{.name}}", "apps/{{.path}}{{.name | upper}}"),
             (false, "{{name}}", "apps/{{path}}{{name}}"),
@@ -160,7 +149,7 @@ mod tests {
                 merged: &merged,
                 sync_policy: None,
                 patch: None,
-                finish: &finish,
+                finish: &unchanged,
             };
             let sets = sets(100);
             let expected = in_order(go, &t, &sets);
