@@ -9,8 +9,9 @@
 //! The file lives in a cache directory outside the repository, one per
 //! binary (its version and a digest of its executable name it), so a fact
 //! computed by another build is never read, and one computed by a copy of
-//! this build (a CI runner installs the binary afresh each run) is. It is read whole and trusted
-//! only when its header, length, checksum, order and offsets are right;
+//! this build (a CI runner installs the binary afresh each run) is. It is
+//! read whole and trusted only when its header, length, checksum, order and
+//! offsets are right;
 //! anything else is an empty store and every fact is computed again. Its
 //! tables are sorted by key and looked up where they lie, so opening a
 //! store of a large fleet costs a read and a checksum, not an index. A
@@ -581,22 +582,23 @@ fn remove_old_stores(dir: &Path, own: &Path) {
 /// stand for its bytes: a copy then starts a store of its own.
 fn binary_identity() -> String {
     let exe = std::env::current_exe().ok();
-    let content = exe.as_deref().and_then(content_digest).map_or_else(
-        || {
-            exe.and_then(|p| std::fs::metadata(p).ok())
-                .map(|m| {
-                    let mtime = m
-                        .modified()
-                        .ok()
-                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                        .map_or(0, |d| d.as_nanos());
-                    format!("{}-{mtime}", m.len())
-                })
-                .unwrap_or_default()
-        },
-        |d| format!("xxh3-{d:032x}"),
-    );
+    let content = match exe.as_deref().map(|p| (p, content_digest(p))) {
+        Some((_, Some(d))) => format!("xxh3-{d:032x}"),
+        Some((p, None)) => size_and_mtime(p).unwrap_or_default(),
+        None => String::new(),
+    };
     format!("{} {content}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The size and modification time of the file at `path`.
+fn size_and_mtime(path: &Path) -> Option<String> {
+    let m = std::fs::metadata(path).ok()?;
+    let mtime = m
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    Some(format!("{}-{mtime}", m.len()))
 }
 
 /// XXH3-128 of the file at `path`, read in pieces: the executable is in
