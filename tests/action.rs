@@ -54,6 +54,9 @@ struct Runner {
     tools: Vec<PathBuf>,
 }
 
+/// The file of the cache store listing the keys saved, oldest first.
+const SAVE_ORDER: &str = ".saved";
+
 impl Runner {
     /// Evaluates `${{ a.b.c }}` occurrences (dotted paths only, which is all
     /// action.yml uses).
@@ -130,33 +133,30 @@ impl Runner {
             .strip_prefix("${{")
             .and_then(|c| c.strip_suffix("}}"))
             .unwrap_or(cond);
+        // The status functions action.yml uses; both are true here.
+        let status_function = |t: &str| matches!(t, "!cancelled()" | "always()");
         let terms: Vec<&str> = cond.split("&&").map(str::trim).collect();
-        let status_function = terms
-            .iter()
-            .any(|t| matches!(*t, "!cancelled()" | "always()"));
-        (status_function || !failed)
-            && terms.iter().all(|term| {
-                matches!(*term, "!cancelled()" | "always()") || self.comparison(action, term)
-            })
+        (terms.iter().any(|t| status_function(t)) || !failed)
+            && terms
+                .iter()
+                .all(|t| status_function(t) || self.comparison(action, t))
     }
 
     /// `A == 'x'` or `A != 'x'`.
     fn comparison(&self, action: &Value, term: &str) -> bool {
-        {
-            let (lhs, rhs, equal) = if let Some((l, r)) = term.split_once("!=") {
-                (l, r, false)
-            } else if let Some((l, r)) = term.split_once("==") {
-                (l, r, true)
-            } else {
-                panic!("condition `{term}` is not supported by this runner")
-            };
-            let literal = rhs
-                .trim()
-                .strip_prefix('\'')
-                .and_then(|r| r.strip_suffix('\''))
-                .unwrap_or_else(|| panic!("`{rhs}` is not a quoted literal"));
-            (self.lookup(action, lhs.trim()) == literal) == equal
-        }
+        let (lhs, rhs, equal) = if let Some((l, r)) = term.split_once("!=") {
+            (l, r, false)
+        } else if let Some((l, r)) = term.split_once("==") {
+            (l, r, true)
+        } else {
+            panic!("condition `{term}` is not supported by this runner")
+        };
+        let literal = rhs
+            .trim()
+            .strip_prefix('\'')
+            .and_then(|r| r.strip_suffix('\''))
+            .unwrap_or_else(|| panic!("`{rhs}` is not a quoted literal"));
+        (self.lookup(action, lhs.trim()) == literal) == equal
     }
 
     /// `actions/cache/restore` and `actions/cache/save`. A restore without
@@ -207,12 +207,7 @@ impl Runner {
         }
         outputs
     }
-}
 
-/// The file of the cache store listing the keys saved, oldest first.
-const SAVE_ORDER: &str = ".saved";
-
-impl Runner {
     /// The keys saved to the cache store, oldest first.
     fn saved_keys(&self) -> Vec<String> {
         std::fs::read_to_string(self.cache_store.join(SAVE_ORDER))
@@ -596,15 +591,8 @@ fn facts_from_the_cache(stderr: &str) -> usize {
         .lines()
         .find(|l| l.starts_with("stats: "))
         .unwrap_or_else(|| panic!("no stats line in {stderr}"));
-    let before = line
-        .split(" facts from the cache")
-        .next()
-        .filter(|b| b.len() < line.len())
-        .unwrap_or_else(|| panic!("no facts count in {line}"));
-    before
-        .rsplit(' ')
-        .next()
-        .and_then(|n| n.parse().ok())
+    line.find(" facts from the cache")
+        .and_then(|end| line[..end].rsplit(' ').next()?.parse().ok())
         .unwrap_or_else(|| panic!("no facts count in {line}"))
 }
 
