@@ -3,6 +3,7 @@
 //!
 //! Knows nothing of rules or output formats.
 
+use crate::argocd::instances::short_key;
 use crate::json::Pointer as _;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -1065,7 +1066,7 @@ enum SetVerdict {
 }
 
 fn appset_deletes(base: &Inventory, head: &Inventory, set_key: &str) -> SetVerdict {
-    let name = set_key.strip_prefix("argocd/").unwrap_or(set_key);
+    let name = short_key(set_key);
     let Some(entry) = head.appsets.get(set_key) else {
         return appset_removed(base, head, set_key, name);
     };

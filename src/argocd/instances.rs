@@ -41,6 +41,14 @@ pub(crate) fn unqualified(key: &str) -> &str {
     key.split_once(SEPARATOR).map_or(key, |(k, _)| k)
 }
 
+/// A key as findings and reports name it: without the `argocd/` namespace
+/// of Argo CD's own Applications and ApplicationSets, which most keys
+/// share (`argocd/web@prod` reads `web@prod`).
+#[must_use]
+pub(crate) fn short_key(key: &str) -> &str {
+    key.strip_prefix("argocd/").unwrap_or(key)
+}
+
 /// The instance of a key (`None`: the default instance).
 #[must_use]
 pub(crate) fn instance_of_key(key: &str) -> Option<&str> {

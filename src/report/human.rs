@@ -1,6 +1,7 @@
 //! Human output: reads like a plan (apps, then what each would prune), then
 //! findings rendered with miette pointing at the file and line.
 
+use crate::argocd::instances::short_key;
 use std::fmt;
 use std::io::Write;
 
@@ -179,7 +180,7 @@ fn emit_text(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()
                 }
                 let mut why = p.reason.to_string();
                 if let Some(d) = &p.detail {
-                    why.push_str(&format!(" → {}", d.strip_prefix("argocd/").unwrap_or(d)));
+                    why.push_str(&format!(" → {}", short_key(d)));
                 }
                 if let Some(pr) = &p.protection {
                     why.push_str(&format!(", protected by {pr}"));

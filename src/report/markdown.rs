@@ -5,6 +5,7 @@
 //! the whole report does not fit, the sections that fit are kept and the rest
 //! is summarised in a closing line.
 
+use crate::argocd::instances::short_key;
 use std::io::Write;
 
 use super::{PruneRow, Report};
@@ -161,7 +162,7 @@ fn prune_table(app: &str, rows: &[&PruneRow]) -> String {
         };
         let mut reason = p.reason.to_string();
         if let Some(d) = &p.detail {
-            reason.push_str(&format!(" → {}", d.strip_prefix("argocd/").unwrap_or(d)));
+            reason.push_str(&format!(" → {}", short_key(d)));
         }
         let protected = p
             .protection

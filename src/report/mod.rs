@@ -9,6 +9,7 @@ pub mod json;
 pub(crate) mod markdown;
 pub(crate) mod sarif;
 
+use crate::argocd::instances::short_key;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::PathBuf;
@@ -158,10 +159,6 @@ pub struct Report {
     pub(crate) anchors: Vec<Option<Location>>,
 }
 
-fn short_name(key: &str) -> String {
-    key.strip_prefix("argocd/").unwrap_or(key).to_string()
-}
-
 impl Report {
     /// Builds the report rows from inventories and the plan.
     #[must_use]
@@ -217,7 +214,7 @@ impl Report {
                 plan.prunes
                     .iter()
                     .map(|p| PruneRow {
-                        app: short_name(&p.app),
+                        app: short_key(&p.app).to_string(),
                         resource: p.id.clone(),
                         reason: p.reason.as_str(),
                         protection: p.protection.clone(),
@@ -238,7 +235,7 @@ impl Report {
             };
             let note = format!(
                 "the scope of `{kind}` is unknown (no CRD in the repository, not in `clusterScopedKinds`): `{}` prunes `{}` if it is namespaced and nothing if it is cluster-scoped",
-                short_name(&p.app),
+                short_key(&p.app),
                 p.id
             );
             if !notes.contains(&note) {

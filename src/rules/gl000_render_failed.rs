@@ -2,6 +2,7 @@
 
 use super::analysis::appset_resource;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::argocd::instances::short_key;
 use crate::argocd::{App, AppStatus, Inventory};
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
@@ -178,7 +179,7 @@ fn unevaluable_sets(cx: &RuleContext<'_>, judged_base: Option<&Inventory>, out: 
             },
             Some(None) => (Severity::Error, ""),
         };
-        let set = key.strip_prefix("argocd/").unwrap_or(key);
+        let set = short_key(key);
         out.push(
             Finding::new(
                 &META,
@@ -215,7 +216,7 @@ fn unevaluable_sets(cx: &RuleContext<'_>, judged_base: Option<&Inventory>, out: 
         {
             continue;
         }
-        let set = key.strip_prefix("argocd/").unwrap_or(key);
+        let set = short_key(key);
         out.push(
             Finding::new(
                 &META,
@@ -295,7 +296,7 @@ impl Rule for RenderFailed {
                 if unrendered(cx.head) || cx.base.is_some_and(unrendered) {
                     continue;
                 }
-                let name = u.app.strip_prefix("argocd/").unwrap_or(&u.app);
+                let name = short_key(&u.app);
                 let (message, help) = if cx.head.apps.contains_key(&u.app) {
                     (
                         format!(

@@ -1,5 +1,6 @@
 //! GL001 stateful-prune: a prune that deletes data or everything inside it.
 
+use crate::argocd::instances::short_key;
 use crate::json::Pointer as _;
 use serde_json::Value;
 use std::cell::OnceCell;
@@ -151,7 +152,7 @@ fn reason_text(p: &Prune) -> String {
     match (p.reason, p.detail.as_deref()) {
         (PruneReason::MovedToApp, Some(to)) => format!(
             "it moves to `{}`, which may not adopt it before this app prunes it",
-            to.strip_prefix("argocd/").unwrap_or(to)
+            short_key(to)
         ),
         (PruneReason::Renamed, Some(n)) => {
             format!("it is renamed to `{n}` (a rename is a delete and a create)")
@@ -194,7 +195,7 @@ impl Rule for StatefulPrune {
             let Some((lost, certain)) = what_is_lost(p, cx, &namespaces) else {
                 continue;
             };
-            let app = p.app.strip_prefix("argocd/").unwrap_or(&p.app);
+            let app = short_key(&p.app);
             let (how, severity) = match p.mode {
                 _ if plan.auto_sync_refused.contains(&p.app) => (
                     format!("auto-sync of `{app}` refuses to run (it would prune every resource and `allowEmpty` is false), but syncing it with prune by hand would delete"),

@@ -2,6 +2,7 @@
 //! finalizer takes every resource with it; one that nothing manages deletes nothing.
 
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::argocd::instances::short_key;
 use crate::argocd::{Manager, PruneMode};
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
@@ -69,12 +70,12 @@ impl Rule for AppCascadeDelete {
                 // Agree with GL001 and GL013: the `allowEmpty` guard stops auto-sync.
                 Manager::App(k) if plan.auto_sync_refused.contains(k) => format!(
                     "app `{}`, synced with prune by hand (its auto-sync refuses to prune every resource, `allowEmpty` is false),",
-                    k.strip_prefix("argocd/").unwrap_or(k)
+                    short_key(k)
                 ),
-                Manager::App(k) => format!("app `{}`", k.strip_prefix("argocd/").unwrap_or(k)),
+                Manager::App(k) => format!("app `{}`", short_key(k)),
                 Manager::AppSet(k) => format!(
                     "ApplicationSet `{}`",
-                    k.strip_prefix("argocd/").unwrap_or(k)
+                    short_key(k)
                 ),
             };
             if let Some(p) = &d.protection {

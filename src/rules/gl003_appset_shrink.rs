@@ -4,6 +4,7 @@
 
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::appset::{AppSetPolicy, Expansion, PolicySource};
+use crate::argocd::instances::short_key;
 use crate::argocd::AppSetEntry;
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
@@ -20,10 +21,6 @@ static META: RuleMeta = RuleMeta {
     doc: include_str!("../../rules/GL003-appset-shrink.md"),
     suppression: Suppression::CHANGE,
 };
-
-fn short(key: &str) -> &str {
-    key.strip_prefix("argocd/").unwrap_or(key)
-}
 
 /// How the effective policy is described in messages.
 fn policy_text(p: &AppSetPolicy) -> String {
@@ -46,7 +43,7 @@ impl Rule for AppSetShrink {
                 continue;
             };
             let at = |f: Finding| f.at(Side::Head, h.origin.file.as_deref(), h.origin.line);
-            let set = short(key);
+            let set = short_key(key);
             match (&b.expansion, &h.expansion) {
                 // A failure at head deletes nothing; GL018 reports it.
                 (Err(e), Ok(_)) if b.object != h.object => {

@@ -14,6 +14,7 @@
 use super::gl001_stateful_prune::{what_is_lost, BaseNamespaces};
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::application::RESOURCES_FINALIZERS;
+use crate::argocd::instances::short_key;
 use crate::argocd::{instances, is_application, App, Inventory, Manager, PruneMode};
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
@@ -36,10 +37,6 @@ static META: RuleMeta = RuleMeta {
 };
 
 const RECIPE: &str = "in a change merged and synced first, add `argocd.argoproj.io/sync-options: Prune=false` to it (or, for a child Application, remove the resources finalizer) in its old place; then move it";
-
-fn short(key: &str) -> &str {
-    key.strip_prefix("argocd/").unwrap_or(key)
-}
 
 /// The head's apps by name, namespace and instance: the first of each in
 /// key order. Built when the first pruned Application asks: moving
@@ -81,7 +78,10 @@ impl<'a> HeadApps<'a> {
 /// The app or ApplicationSet that takes over a pruned object at head, if any.
 fn new_owner(p: &Prune, head: &HeadApps<'_>) -> Option<String> {
     if p.reason == PruneReason::MovedToApp {
-        return p.detail.as_deref().map(|d| format!("app `{}`", short(d)));
+        return p
+            .detail
+            .as_deref()
+            .map(|d| format!("app `{}`", short_key(d)));
     }
     if !is_application(&p.base.value) {
         return None;
@@ -100,8 +100,10 @@ fn new_owner(p: &Prune, head: &HeadApps<'_>) -> Option<String> {
     let instance = instances::instance_of_key(&p.app);
     let child = head.get(&p.id.name, ns, instance)?;
     match &child.manager {
-        Some(Manager::AppSet(set)) => Some(format!("ApplicationSet `{}`", short(set))),
-        Some(Manager::App(parent)) if *parent != p.app => Some(format!("app `{}`", short(parent))),
+        Some(Manager::AppSet(set)) => Some(format!("ApplicationSet `{}`", short_key(set))),
+        Some(Manager::App(parent)) if *parent != p.app => {
+            Some(format!("app `{}`", short_key(parent)))
+        }
         _ => None,
     }
 }
@@ -135,7 +137,7 @@ impl Rule for MovedBetweenApps {
             let Some(to) = new_owner(p, &head_apps) else {
                 continue;
             };
-            let from = short(&p.app);
+            let from = short_key(&p.app);
             let automated = p.mode == PruneMode::Automated && !confirm;
             let order = format!(
                 "`{from}` and {to} sync independently, and a sync prunes before it applies, so if `{from}` syncs first"
@@ -202,7 +204,7 @@ impl Rule for MovedBetweenApps {
         let Some(base) = cx.base else { return };
         for m in &plan.cluster_moves {
             let app: Option<&App> = base.apps.get(&m.app);
-            let name = app.map_or_else(|| short(&m.app).to_string(), App::display_name);
+            let name = app.map_or_else(|| short_key(&m.app).to_string(), App::display_name);
             let origin = cx.head.apps.get(&m.app).map(|a| &a.origin);
             out.push(
                 Finding::new(

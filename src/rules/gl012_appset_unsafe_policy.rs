@@ -2,6 +2,7 @@
 //! cascade on deletion while its policy lets the controller delete them, so
 //! any shrink of its generators deletes workloads.
 
+use crate::argocd::instances::short_key;
 use crate::json::Pointer as _;
 use serde_json::Value;
 
@@ -80,7 +81,7 @@ impl Rule for AppSetUnsafePolicy {
             {
                 continue;
             }
-            let set = key.strip_prefix("argocd/").unwrap_or(key);
+            let set = short_key(key);
             // The ApplicationSet is the finding's identity: moving its file
             // does not make an old policy the change's.
             let id = appset_resource(key);

@@ -3,6 +3,7 @@
 
 use super::analysis::appset_resource;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use crate::argocd::instances::short_key;
 use crate::argocd::AppSetEntry;
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
@@ -51,7 +52,7 @@ impl Rule for AppSetGenerationError {
                     }
                 }
             }
-            let set = key.strip_prefix("argocd/").unwrap_or(key);
+            let set = short_key(key);
             let id = appset_resource(key);
             // applicationset_controller.go `Reconcile`: a generation error sets
             // the `ErrorOccurred` condition and returns before any create,

@@ -2,6 +2,7 @@
 //! Application which renders it (directly or through further apps), so
 //! each of the two controls the other.
 
+use crate::argocd::instances::short_key;
 use std::collections::BTreeSet;
 
 use super::analysis::appset_resource;
@@ -61,7 +62,7 @@ impl Rule for AppSetManagesItself {
             let Some(apps) = loop_through(cx.head, key) else {
                 continue;
             };
-            let set = key.strip_prefix("argocd/").unwrap_or(key);
+            let set = short_key(key);
             // From the generated app down to the one rendering the set.
             let chain = apps
                 .iter()
