@@ -157,6 +157,11 @@ pub(crate) struct Plan {
     /// the same name in another namespace: pruned if the kind is namespaced,
     /// the same object if it is cluster-scoped. Never in `prunes`.
     pub(crate) scope_unknown: Vec<Prune>,
+    /// ApplicationSets the change removes whose removal deletes what they
+    /// generate, as it does their known Applications, but whose generators
+    /// could not all be evaluated at base: those Applications are unknown.
+    /// Sorted by key.
+    pub(crate) unevaluable_sets_deleted: Vec<String>,
 }
 
 /// Three fields of a resource id that [`Plan::recreates`] pairs on.
@@ -604,6 +609,16 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
             }
         }
     }
+    plan.unevaluable_sets_deleted = base
+        .appsets
+        .iter()
+        .filter(|(key, b)| {
+            !head.appsets.contains_key(*key)
+                && b.expansion.as_ref().is_ok_and(|x| !x.is_complete())
+                && matches!(appset_deletes(base, head, key), SetVerdict::Deletes)
+        })
+        .map(|(key, _)| key.clone())
+        .collect();
     for (key, h) in &head.apps {
         if !base.apps.contains_key(key) {
             let ch = plan.changes.entry(key.clone()).or_default();

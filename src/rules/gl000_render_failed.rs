@@ -150,11 +150,13 @@ fn broken_files(
 /// is: a set whose unevaluated part (the set without the generators that
 /// were evaluated, whose Applications the plan compares one by one) is the
 /// same at base is not the change's; one that could not be evaluated at
-/// base either and whose unevaluated part changed is a warning; one the change makes
-/// unevaluable (new, or evaluated whole at base) is an error. Elsewhere
-/// (`check`, `--all`) each such set is a warning. A set removed by the
-/// change that could not be evaluated at base is a warning: its deletions
-/// are unknown, as those of a set's known Applications are (the plan).
+/// base either and whose unevaluated part changed is a warning; one the
+/// change makes unevaluable (new, or evaluated whole at base) is an error.
+/// Elsewhere (`check`, `--all`) each such set is a warning. A set removed
+/// by the change that could not be evaluated at base is a warning when the
+/// plan finds that its removal deletes what it generates: which
+/// Applications is unknown. One that nothing prunes is kept by Argo CD, and
+/// one whose file no longer parses is reported as that file.
 fn unevaluable_sets(cx: &RuleContext<'_>, judged_base: Option<&Inventory>, out: &mut Vec<Finding>) {
     for (key, e) in &cx.head.appsets {
         let Ok(exp) = &e.expansion else {
@@ -194,34 +196,23 @@ fn unevaluable_sets(cx: &RuleContext<'_>, judged_base: Option<&Inventory>, out: 
             .help(UNEVALUABLE_HELP),
         );
     }
-    // A set removed whose Applications were unknown: whether its removal
-    // deletes any (ownerReferences, once something deletes the set) is
-    // unknown too, and nothing at head says so.
-    let Some(base) = cx.base else {
+    // A set removed whose Applications were unknown: the plan tells whether
+    // its removal deletes what it generates (something prunes it, and its
+    // Applications go with their ownerReferences); which those are is unknown
+    // too, and nothing at head says so.
+    let (Some(base), Some(plan)) = (cx.base, cx.plan) else {
         return;
     };
-    for (key, b) in &base.appsets {
-        let Ok(bx) = &b.expansion else {
+    for key in &plan.unevaluable_sets_deleted {
+        let Some((b, Ok(bx))) = base.appsets.get(key).map(|b| (b, &b.expansion)) else {
             continue;
         };
-        if bx.is_complete() || cx.head.appsets.contains_key(key) {
-            continue;
-        }
-        // A file that no longer parses is reported as such, with what it
-        // declares unknown.
-        if b.origin
-            .file
-            .as_ref()
-            .is_some_and(|f| cx.head.broken_files.contains_key(f))
-        {
-            continue;
-        }
         let set = short_key(key);
         out.push(
             Finding::new(
                 &META,
                 format!(
-                    "ApplicationSet `{set}` is removed, and generators of it could not be evaluated offline at base, so which Applications its removal deletes, if any, is unknown: {}",
+                    "ApplicationSet `{set}` is removed, and generators of it could not be evaluated offline at base, so which Applications its removal deletes is unknown: {}",
                     bx.unresolved.join("; ")
                 ),
             )
