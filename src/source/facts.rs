@@ -11,16 +11,15 @@
 //! computed by another build is never read, and one computed by a copy of
 //! this build (a CI runner installs the binary afresh each run) is. It is
 //! read whole and trusted only when its header, length, checksum, order and
-//! offsets are right;
-//! anything else is an empty store and every fact is computed again. Its
-//! tables are sorted by key and looked up where they lie, so opening a
-//! store of a large fleet costs a read and a checksum, not an index. A
-//! run writes the file anew through a temporary file renamed into place,
-//! so concurrent runs each leave a whole file (the last one wins) and a
-//! run that stops leaves the old one; a file that the machine's crash
-//! leaves torn fails its checksum. The store is bounded ([`MAX_FACTS`], [`MAX_RECORDS`],
-//! [`MAX_RECORD_BYTES`]): beyond it, what this run did not use is dropped
-//! first.
+//! offsets are right; anything else is an empty store and every fact is
+//! computed again. Its tables are sorted by key and looked up where they
+//! lie, so opening a store of a large fleet costs a read and a checksum,
+//! not an index. A run writes the file anew through a temporary file
+//! renamed into place, so concurrent runs each leave a whole file (the last
+//! one wins) and a run that stops leaves the old one; a file that the
+//! machine's crash leaves torn fails its checksum. The store is bounded
+//! ([`MAX_FACTS`], [`MAX_RECORDS`], [`MAX_RECORD_BYTES`]): beyond it, what
+//! this run did not use is dropped first.
 
 use std::collections::HashMap;
 use std::io::Write;
