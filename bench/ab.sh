@@ -12,8 +12,8 @@
 # of runs made side by side, which holds when the machine's speed drifts
 # between pairs, and the ratio of the two medians.
 set -euo pipefail
-if [ $# -ne 3 ]; then
-  echo "usage: bench/ab.sh PAIRS 'COMMAND A' 'COMMAND B'" >&2
+if [ $# -ne 3 ] || ! [[ "$1" =~ ^[1-9][0-9]*$ ]]; then
+  echo "usage: bench/ab.sh PAIRS 'COMMAND A' 'COMMAND B' (PAIRS: a whole number, 1 or more)" >&2
   exit 2
 fi
 pairs="$1"
