@@ -92,6 +92,18 @@ pub(crate) struct Manifest {
 }
 
 impl Manifest {
+    /// The manifest of `value`, whose id is `id` ([`resource_id_of`]),
+    /// sharing the value (the parse cache's, for a file read as it is).
+    #[must_use]
+    pub(crate) fn shared(id: ResourceId, value: Arc<Value>, origin: Origin) -> Manifest {
+        Manifest {
+            id,
+            value,
+            origin,
+            generated: Arc::from(Vec::new()),
+        }
+    }
+
     /// Whether `self` and `other` hold the same object apart from the
     /// fields generated in either.
     #[must_use]
@@ -629,20 +641,21 @@ pub(crate) fn manifest_from_value(
     default_namespace: &str,
     scopes: &Scopes,
 ) -> Result<Manifest, ObjectError> {
-    manifest_from_shared(Arc::new(value), origin, default_namespace, scopes)
+    let id = resource_id_of(&value, default_namespace, scopes)?;
+    Ok(Manifest::shared(id, Arc::new(value), origin))
 }
 
-/// [`manifest_from_value`] of an object shared with others (the parse
-/// cache's), which the manifest then shares too.
+/// The id of the manifest of object `value`: the namespace of a namespaced
+/// kind defaulted to `default_namespace`, a cluster-scoped kind's cleared
+/// (AC `controller/state.go` `NormalizeTargetObjects`).
 ///
 /// # Errors
 /// A value that is not a mapping or lacks `apiVersion`/`kind`/a name.
-pub(crate) fn manifest_from_shared(
-    value: Arc<Value>,
-    origin: Origin,
+pub(crate) fn resource_id_of(
+    value: &Value,
     default_namespace: &str,
     scopes: &Scopes,
-) -> Result<Manifest, ObjectError> {
+) -> Result<ResourceId, ObjectError> {
     if !value.is_object() {
         return Err(ObjectError::NotAMapping);
     }
@@ -686,16 +699,11 @@ pub(crate) fn manifest_from_shared(
     } else {
         ns.to_string()
     };
-    Ok(Manifest {
-        id: ResourceId {
-            group,
-            kind,
-            namespace,
-            name,
-        },
-        value,
-        origin,
-        generated: Arc::from(Vec::new()),
+    Ok(ResourceId {
+        group,
+        kind,
+        namespace,
+        name,
     })
 }
 

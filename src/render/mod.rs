@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::Value;
 
 use crate::gotemplate::Variant;
-use crate::manifest::{manifest_from_shared, Manifest, Origin, Scopes};
+use crate::manifest::{resource_id_of, Manifest, Origin, Scopes};
 use crate::source::{self, Entry, EntryKind, ObjectId, SourceError, Tree};
 use crate::yaml::{self, Dialect, Doc, YamlError};
 
@@ -996,21 +996,44 @@ fn render_variant(
         // second variant is charged once, with the first.
         cx.cache.charge(objects.len())?;
     }
-    let mut manifests = Vec::with_capacity(objects.len());
-    for (value, origin) in objects {
-        let at = origin.clone();
-        match manifest_from_shared(value, origin, &spec.namespace, scopes) {
-            Ok(m) => manifests.push(m),
-            Err(e) => {
-                let file = at.file.clone().unwrap_or_default();
-                return Err(RenderError::content(format!("`{file}`: {e}")).at(file, at.line));
-            }
-        }
-    }
     Ok(Rendered {
         source_type,
-        manifests,
+        manifests: manifests_of(objects, &spec.namespace, scopes)?,
     })
+}
+
+/// Sources with at least this many objects have their manifests built in
+/// parallel: an app-of-apps of thousands of Application files is rendered
+/// in every diff, and building its manifests one by one kept one core busy
+/// while the other waited.
+const PARALLEL_MANIFESTS: usize = 256;
+
+/// The manifests of `objects`, in order, or the error of the first object
+/// that is not one.
+fn manifests_of(
+    objects: Vec<(Arc<Value>, Origin)>,
+    default_namespace: &str,
+    scopes: &Scopes,
+) -> Result<Vec<Manifest>, RenderError> {
+    use rayon::prelude::*;
+    let build = |(value, origin): (Arc<Value>, Origin)| match resource_id_of(
+        &value,
+        default_namespace,
+        scopes,
+    ) {
+        Ok(id) => Ok(Manifest::shared(id, value, origin)),
+        Err(e) => {
+            let file = origin.file.unwrap_or_default();
+            Err(RenderError::content(format!("`{file}`: {e}")).at(file, origin.line))
+        }
+    };
+    if objects.len() < PARALLEL_MANIFESTS {
+        return objects.into_iter().map(build).collect();
+    }
+    // Every object is built, then the first error in order is the answer,
+    // as building them one by one would find it.
+    let built: Vec<Result<Manifest, RenderError>> = objects.into_par_iter().map(build).collect();
+    built.into_iter().collect()
 }
 
 /// Everything a render can depend on besides the source spec: the
@@ -1228,6 +1251,73 @@ mod tests {
         assert_eq!(expand(with_spec.clone()), vec![with_spec]);
         let nested = json!({"kind": "List", "items": [{"kind": "List", "items": [cm]}]});
         assert_eq!(expand(nested).len(), 1, "items are taken one level deep");
+    }
+
+    /// A source of more objects than are built one by one gives its
+    /// manifests in file order, each with its id and file, and when several
+    /// objects are not manifests, the error names the first of them.
+    #[test]
+    fn many_objects_become_manifests_in_order_and_the_first_bad_one_is_reported() {
+        const FILES: usize = super::PARALLEL_MANIFESTS + 44;
+        let files: Vec<(String, Vec<u8>)> = (0..FILES)
+            .map(|i| {
+                let body =
+                    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:03}\n");
+                (format!("apps/f{i:03}.yaml"), body.into_bytes())
+            })
+            .collect();
+        let render_files = |files: &[(String, Vec<u8>)]| {
+            let refs: Vec<(&str, &[u8])> = files
+                .iter()
+                .map(|(p, b)| (p.as_str(), b.as_slice()))
+                .collect();
+            let tree = crate::source::MemTree::new(&refs);
+            let cache = super::ParseCache::default();
+            let options = super::RenderOptions::default();
+            let cx = super::RenderContext::new(&tree, &cache, &options);
+            let spec = super::SourceSpec {
+                path: "apps".into(),
+                namespace: "team".into(),
+                ..super::SourceSpec::default()
+            };
+            super::render(&cx, &spec, &crate::manifest::Scopes::default())
+        };
+        let rendered = render_files(&files).unwrap_or_else(|e| panic!("{}", e.message));
+        let seen: Vec<(String, String, String)> = rendered
+            .manifests
+            .iter()
+            .map(|m| {
+                (
+                    m.id.name.clone(),
+                    m.id.namespace.clone(),
+                    m.origin.file.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+        let expected: Vec<(String, String, String)> = (0..FILES)
+            .map(|i| {
+                (
+                    format!("cm-{i:03}"),
+                    "team".into(),
+                    format!("apps/f{i:03}.yaml"),
+                )
+            })
+            .collect();
+        assert_eq!(seen, expected);
+
+        // Objects read from the files, but not manifests: no name.
+        let mut broken = files;
+        let bad = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: {team: a}\n";
+        broken[97].1 = bad.as_bytes().to_vec();
+        broken[FILES - 3].1 = bad.as_bytes().to_vec();
+        let Err(e) = render_files(&broken) else {
+            panic!("an object without a name fails the render");
+        };
+        assert!(
+            e.message.contains("f097.yaml") && e.message.contains("metadata.name"),
+            "{}",
+            e.message
+        );
     }
 }
 
