@@ -413,27 +413,15 @@ mod tests {
     #[test]
     fn a_large_directory_keeps_file_order_and_reports_its_first_broken_file() {
         const FILES: usize = 192;
-        let files: Vec<(String, Vec<u8>)> = (0..FILES)
-            .map(|i| {
-                let body =
-                    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:03}\n");
-                (format!("apps/f{i:03}.yaml"), body.into_bytes())
-            })
-            .collect();
+        let files = super::super::test_files::configmaps(FILES);
         let render_files = |files: &[(String, Vec<u8>)]| {
-            let refs: Vec<(&str, &[u8])> = files
-                .iter()
-                .map(|(p, b)| (p.as_str(), b.as_slice()))
-                .collect();
-            let tree = crate::source::MemTree::new(&refs);
-            let cache = super::super::ParseCache::default();
-            let options = super::super::RenderOptions::default();
-            let cx = RenderContext::new(&tree, &cache, &options);
-            let spec = SourceSpec {
-                path: "apps".into(),
-                ..SourceSpec::default()
-            };
-            render(&cx, &spec)
+            super::super::test_files::in_tree(files, |cx| {
+                let spec = SourceSpec {
+                    path: "apps".into(),
+                    ..SourceSpec::default()
+                };
+                render(cx, &spec)
+            })
         };
         let names: Vec<String> = render_files(&files)
             .unwrap_or_else(|e| panic!("{}", e.message))

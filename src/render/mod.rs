@@ -1214,6 +1214,38 @@ pub fn expand_lists(value: Value, out: &mut Vec<Value>) {
     }
 }
 
+/// Trees of many small manifest files, for tests of large sources.
+#[cfg(test)]
+pub(crate) mod test_files {
+    use super::{ParseCache, RenderContext, RenderOptions};
+
+    /// `n` files `apps/f000.yaml`, ..., each holding ConfigMap `cm-000`, ...
+    pub(crate) fn configmaps(n: usize) -> Vec<(String, Vec<u8>)> {
+        (0..n)
+            .map(|i| {
+                let body =
+                    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:03}\n");
+                (format!("apps/f{i:03}.yaml"), body.into_bytes())
+            })
+            .collect()
+    }
+
+    /// `f` given a render context over a tree of `files` alone.
+    pub(crate) fn in_tree<R>(
+        files: &[(String, Vec<u8>)],
+        f: impl FnOnce(&RenderContext<'_>) -> R,
+    ) -> R {
+        let refs: Vec<(&str, &[u8])> = files
+            .iter()
+            .map(|(p, b)| (p.as_str(), b.as_slice()))
+            .collect();
+        let tree = crate::source::MemTree::new(&refs);
+        let cache = ParseCache::default();
+        let options = RenderOptions::default();
+        f(&RenderContext::new(&tree, &cache, &options))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -1259,28 +1291,16 @@ mod tests {
     #[test]
     fn many_objects_become_manifests_in_order_and_the_first_bad_one_is_reported() {
         const FILES: usize = super::PARALLEL_MANIFESTS + 44;
-        let files: Vec<(String, Vec<u8>)> = (0..FILES)
-            .map(|i| {
-                let body =
-                    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:03}\n");
-                (format!("apps/f{i:03}.yaml"), body.into_bytes())
-            })
-            .collect();
+        let files = super::test_files::configmaps(FILES);
         let render_files = |files: &[(String, Vec<u8>)]| {
-            let refs: Vec<(&str, &[u8])> = files
-                .iter()
-                .map(|(p, b)| (p.as_str(), b.as_slice()))
-                .collect();
-            let tree = crate::source::MemTree::new(&refs);
-            let cache = super::ParseCache::default();
-            let options = super::RenderOptions::default();
-            let cx = super::RenderContext::new(&tree, &cache, &options);
-            let spec = super::SourceSpec {
-                path: "apps".into(),
-                namespace: "team".into(),
-                ..super::SourceSpec::default()
-            };
-            super::render(&cx, &spec, &crate::manifest::Scopes::default())
+            super::test_files::in_tree(files, |cx| {
+                let spec = super::SourceSpec {
+                    path: "apps".into(),
+                    namespace: "team".into(),
+                    ..super::SourceSpec::default()
+                };
+                super::render(cx, &spec, &crate::manifest::Scopes::default())
+            })
         };
         let rendered = render_files(&files).unwrap_or_else(|e| panic!("{}", e.message));
         let seen: Vec<(String, String, String)> = rendered
