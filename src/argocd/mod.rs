@@ -648,7 +648,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         )
         .filter(|f| roots.insert(f.clone()))
         .collect();
-    inv.roots.sort_by(|a, b| a.split('/').cmp(b.split('/')));
+    inv.roots.sort_by(|a, b| source::path::walk_order(a, b));
     inv.apps = done;
     inv.tree_paths = index_cache;
     inv.templated = templated;

@@ -93,7 +93,7 @@ pub(super) fn scan(
     // of two declarations of one Application is the one used.
     let known: BTreeSet<String> = known.into_iter().collect();
     files.extend(known.iter().cloned());
-    files.sort_by(|a, b| a.split('/').cmp(b.split('/')));
+    files.sort_by(|a, b| source::path::walk_order(a, b));
     let answers: Vec<(Option<Candidate>, bool)> = files
         .par_iter()
         .map(|f| {
@@ -102,7 +102,9 @@ pub(super) fn scan(
             (parsed, definite)
         })
         .collect();
-    if let Some(f) = facts {
+    // Only directories walked here are recorded: a scan that took every
+    // directory from the store (a warm run) has none.
+    if let Some(f) = facts.filter(|_| walked.walked_any()) {
         let found: HashSet<&str> = answers
             .iter()
             .filter_map(|(p, _)| p.as_ref().map(|(f, _, _)| f.as_str()))
@@ -351,7 +353,7 @@ fn expand_into(
         return false;
     };
     for (name, sub) in items {
-        let full = crate::source::path::child(dir, &name);
+        let full = crate::source::path::child(dir, name);
         match sub {
             None => out.push(full),
             Some(id) => {
@@ -366,7 +368,7 @@ fn expand_into(
 
 /// A record of [`encode_scan`]: its files (no id) and subdirectories, in
 /// walk order (by name); `None` when damaged.
-fn decode_scan(bytes: &[u8]) -> Option<Vec<(String, Option<ObjectId>)>> {
+fn decode_scan(bytes: &[u8]) -> Option<Vec<(&str, Option<ObjectId>)>> {
     let mut r = bytes;
     let mut take = |n: usize| -> Option<&[u8]> {
         let (head, rest) = r.split_at_checked(n)?;
@@ -384,7 +386,7 @@ fn decode_scan(bytes: &[u8]) -> Option<Vec<(String, Option<ObjectId>)>> {
             } else {
                 None
             };
-            items.push((name.to_string(), id));
+            items.push((name, id));
         }
     }
     if !take(0).is_some_and(|_| r.is_empty()) {
@@ -395,6 +397,11 @@ fn decode_scan(bytes: &[u8]) -> Option<Vec<(String, Option<ObjectId>)>> {
 }
 
 impl Walked {
+    /// Whether any directory was walked (not taken from the store whole).
+    fn walked_any(&self) -> bool {
+        !self.dirs.is_empty()
+    }
+
     /// Records, for each directory walked whole whose every file got an
     /// answer (`unknown` lists those that did not), the candidates `found`
     /// in it by tree id, for later scans to take instead of walking it.
