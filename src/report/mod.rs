@@ -11,7 +11,6 @@ pub(crate) mod sarif;
 
 use crate::argocd::instances::short_key;
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -345,7 +344,7 @@ pub(crate) fn emit(
     format: Format,
     report: &Report,
     color: bool,
-    out: &mut dyn Write,
+    out: &mut Vec<u8>,
 ) -> std::io::Result<()> {
     match format {
         Format::Human => human::emit(&printable_report(report), color, out),
