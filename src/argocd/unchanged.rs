@@ -102,13 +102,14 @@ pub struct Deferral {
 /// Per tree id: whether the subtree is free of symlinks, submodules and
 /// files that `may_matter_elsewhere`.
 ///
-/// With [`Facts`] kept between runs, the answers for trees of a
+/// With [`Facts`] kept between runs, the answers for the subtrees of a
 /// content-addressed tree ([`Tree::content_addressed`]) are read from and
-/// added to them, and so is the inventory scan's byte test of each blob.
+/// added to them alone (they hold this run's answers too), and so is the
+/// inventory scan's byte test of each blob.
 ///
-/// The answers are split by the id's first byte (ids are digests): both
-/// workers look up every app's directories, and one lock made them wait on
-/// each other.
+/// Other answers are kept here, split by the id's first byte (ids are
+/// digests): both workers look up every app's directories, and one lock
+/// made them wait on each other.
 #[derive(Default)]
 pub(crate) struct SubtreeMemo {
     plain: [Mutex<PlainAnswers>; MEMO_SHARDS],

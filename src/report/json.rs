@@ -159,7 +159,7 @@ fn out(r: &Report) -> Out<'_> {
 /// Writes the JSON report.
 ///
 /// # Errors
-/// Write failures.
+/// A report that cannot be serialised (the contract's structs always can).
 pub(crate) fn emit(r: &Report, bytes: &mut Vec<u8>) -> std::io::Result<()> {
     // Into the bytes themselves, not through `dyn Write`: there each of the
     // hundreds of thousands of tokens of a report of 10,000 apps was a call
