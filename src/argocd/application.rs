@@ -1,6 +1,5 @@
 //! The fields of an `Application` that decide what a sync renders and prunes.
 
-use crate::json::Pointer as _;
 use serde_json::Value;
 
 use crate::manifest::SyncOptions;
@@ -96,21 +95,22 @@ impl AppSpec {
     pub(crate) fn parse(obj: &Value) -> Option<AppSpec> {
         let (name, namespace) = Self::identity(obj)?;
         let (name, namespace) = (name.to_string(), namespace.to_string());
-        let s = |p: &str| obj.at(p).and_then(Value::as_str).unwrap_or("").to_string();
+        // Each object on the way is looked up once: every Application of a
+        // fleet is read, and each lookup is a search of a map by string.
         let spec = obj.get("spec");
-        let sources = match spec
-            .and_then(|s| s.get("sources"))
-            .and_then(Value::as_array)
-        {
+        fn field<'v>(v: Option<&'v Value>, k: &str) -> Option<&'v Value> {
+            v.and_then(|v| v.get(k))
+        }
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
+        let sources = match field(spec, "sources").and_then(Value::as_array) {
             Some(a) if !a.is_empty() => a.iter().map(AppSource::parse).collect(),
-            _ => spec
-                .and_then(|s| s.get("source"))
+            _ => field(spec, "source")
                 .map(AppSource::parse)
                 .into_iter()
                 .collect(),
         };
-        let automated = obj.at("/spec/syncPolicy/automated");
-        let prune_mode = match automated {
+        let sync_policy = field(spec, "syncPolicy");
+        let prune_mode = match field(sync_policy, "automated") {
             Some(a) if a.is_object() => {
                 let enabled = a.get("enabled").and_then(Value::as_bool).unwrap_or(true);
                 let prune = a.get("prune").and_then(Value::as_bool).unwrap_or(false);
@@ -123,9 +123,7 @@ impl AppSpec {
             _ => PruneMode::Manual,
         };
         let sync_options = SyncOptions {
-            items: obj
-                .get("spec")
-                .and_then(|v| v.at("/syncPolicy/syncOptions"))
+            items: field(sync_policy, "syncOptions")
                 .and_then(Value::as_array)
                 .map(|a| {
                     a.iter()
@@ -135,9 +133,7 @@ impl AppSpec {
                 })
                 .unwrap_or_default(),
         };
-        let cascade_finalizer = obj
-            .get("metadata")
-            .and_then(|v| v.get("finalizers"))
+        let cascade_finalizer = field(obj.get("metadata"), "finalizers")
             .and_then(Value::as_array)
             .and_then(|a| {
                 a.iter()
@@ -145,20 +141,21 @@ impl AppSpec {
                     .find(|f| RESOURCES_FINALIZERS.contains(f))
             })
             .map(str::to_string);
-        let dest_cluster = match s("/spec/destination/server") {
-            d if d.is_empty() => s("/spec/destination/name"),
+        let destination = field(spec, "destination");
+        let dest_cluster = match text(field(destination, "server")) {
+            d if d.is_empty() => text(field(destination, "name")),
             d => d,
         };
         Some(AppSpec {
             name,
             namespace,
-            dest_namespace: s("/spec/destination/namespace"),
+            dest_namespace: text(field(destination, "namespace")),
             dest_cluster,
             sources,
             prune_mode,
             sync_options,
             cascade_finalizer,
-            project: s("/spec/project"),
+            project: text(field(spec, "project")),
         })
     }
 }

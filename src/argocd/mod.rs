@@ -17,7 +17,7 @@ mod scan;
 pub(crate) mod tracking;
 pub(crate) mod unchanged;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -563,11 +563,19 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     // unless that other app renders it under the same key (handled above).
     // Only an app that rendered says so: one that failed part-way has read
     // files it may well have rendered as Applications.
-    let inputs_of_others: BTreeMap<String, String> = done
+    // Paths borrowed from the apps (an app-of-apps reads thousands): every
+    // answer wanted of them is taken before an app is dropped.
+    let mut inputs_of_others: HashMap<&str, &str, foldhash::fast::RandomState> =
+        HashMap::default();
+    for a in done
         .values()
         .filter(|a| matches!(a.status, AppStatus::Rendered))
-        .flat_map(|a| a.inputs.keys().map(move |p| (p.clone(), a.key.clone())))
-        .collect();
+    {
+        for p in a.inputs.keys() {
+            // The last app (in key order) that read a path owns it.
+            inputs_of_others.insert(p, &a.key);
+        }
+    }
     let drop: Vec<String> = done
         .values()
         .filter(|a| a.manager.is_none() && !a.implicit)
@@ -580,9 +588,6 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         })
         .map(|a| a.key.clone())
         .collect();
-    for k in drop {
-        done.remove(&k);
-    }
     let drop_sets: Vec<String> = inv
         .appsets
         .values()
@@ -591,11 +596,22 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             s.origin
                 .file
                 .as_deref()
-                .and_then(|f| inputs_of_others.get(f))
-                .is_some()
+                .is_some_and(|f| inputs_of_others.contains_key(f))
         })
         .map(|s| s.key.clone())
         .collect();
+    // A second declaration read by another app's render is a part of it:
+    // the others are roots of their own.
+    let roots_twice: Vec<(String, String, Arc<Value>)> = duplicates
+        .into_iter()
+        .filter_map(|(key, file, object)| {
+            file.filter(|f| !inputs_of_others.contains_key(f.as_str()))
+                .map(|f| (key, f, object))
+        })
+        .collect();
+    for k in drop {
+        done.remove(&k);
+    }
     for k in drop_sets {
         inv.appsets.remove(&k);
         done.retain(|_, a| a.manager != Some(Manager::AppSet(k.clone())));
@@ -603,11 +619,8 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     claim_generated_names(&mut inv.appsets);
     // A second declaration of one name in a root file is a root of its own:
     // when its object differs from the tree that holds the name, the two
-    // trees collide. One read by another app's render is a part of it.
-    for (key, file, object) in duplicates {
-        let Some(file) = file.filter(|f| !inputs_of_others.contains_key(f)) else {
-            continue;
-        };
+    // trees collide.
+    for (key, file, object) in roots_twice {
         inv.declared_twice.push(key.clone());
         let kept = match done.get(&key) {
             Some(first) if *first.object == *object => continue,

@@ -45,7 +45,10 @@ impl Changes {
         }
         let mut pending = vec![String::new()];
         while let Some(dir) = pending.pop() {
-            let (here, there) = (a.list_raw(&dir).ok()?, b.list_raw(&dir).ok()?);
+            // Each side's listing decoded on its own core: a directory of a
+            // large fleet holds thousands of entries, and nothing else runs yet.
+            let (here, there) = rayon::join(|| a.list_raw(&dir), || b.list_raw(&dir));
+            let (here, there) = (here.ok()?, there.ok()?);
             // The walk below merges the two listings by name.
             let sorted = |l: &[super::Entry]| l.windows(2).all(|w| w[0].name < w[1].name);
             if !sorted(&here) || !sorted(&there) {
