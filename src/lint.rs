@@ -607,7 +607,7 @@ impl<'a> Session<'a> {
     ) -> usize {
         self.with_input(Arc::clone(base_tree), config, None, None, |bi| {
             self.with_input(Arc::clone(head_tree), config, None, None, |hi| {
-                unchanged::settle(base_inv, head_inv, bi, hi).len()
+                unchanged::settle(base_inv, head_inv, bi, hi)
             })
         })
     }
