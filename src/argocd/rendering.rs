@@ -396,15 +396,25 @@ pub(super) fn reusable(tree: &dyn Tree, app: &App, prev: &App) -> bool {
     {
         return false;
     }
-    prev.inputs.iter().all(|(path, id)| {
+    let unchanged = |(path, id): (&String, &ObjectId)| {
         let p = path.strip_suffix('/').unwrap_or(path);
         let same = |e: Option<source::Entry>| e.is_some_and(|e| e.id == *id);
         same(tree.entry(p).ok().flatten())
             || source::resolve(tree, p)
                 .ok()
                 .is_some_and(|real| real != p && same(tree.entry(&real).ok().flatten()))
-    })
+    };
+    // An app-of-apps reads thousands of files, and its reuse is often the
+    // last work of a round: the other cores, done with their apps, help.
+    if prev.inputs.len() >= PARALLEL_INPUTS {
+        prev.inputs.par_iter().all(unchanged)
+    } else {
+        prev.inputs.iter().all(unchanged)
+    }
 }
+
+/// Inputs from which a render's reuse checks them in parallel.
+const PARALLEL_INPUTS: usize = 1024;
 
 #[cfg(test)]
 mod tests {
