@@ -722,7 +722,7 @@ impl GitRepo {
             symlinks,
             lazy: lazy.map(|listings| LazyListings {
                 listings,
-                decoded: Mutex::default(),
+                decoded: std::sync::RwLock::default(),
             }),
         }))
     }
@@ -1022,8 +1022,9 @@ struct IndexedTree {
 struct LazyListings {
     /// Shared with the run's other trees.
     listings: Arc<TreeListings>,
-    /// By path, as they were read.
-    decoded: Mutex<FastMap<String, Listing>>,
+    /// By path, as they were read. Read far more often than written: a
+    /// warm run's proofs look thousands of paths up from both cores.
+    decoded: std::sync::RwLock<FastMap<String, Listing>>,
 }
 
 impl IndexedTree {
@@ -1059,12 +1060,12 @@ impl IndexedTree {
         let Some(lazy) = &self.lazy else {
             return Ok(None);
         };
-        let lock = || {
-            lazy.decoded
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-        };
-        if let Some(l) = lock().get(dir) {
+        if let Some(l) = lazy
+            .decoded
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(dir)
+        {
             return Ok(Some(Cow::Owned(Arc::clone(l))));
         }
         if dir.is_empty() || super::depth(dir) >= super::MAX_DEPTH {
@@ -1099,7 +1100,10 @@ impl IndexedTree {
             }
             None => return Err(SourceError::Io(format!("`{dir}` could not be read"))),
         };
-        lock().insert(dir.to_string(), Arc::clone(&listing));
+        lazy.decoded
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(dir.to_string(), Arc::clone(&listing));
         Ok(Some(Cow::Owned(listing)))
     }
 }
@@ -1121,7 +1125,7 @@ impl Tree for IndexedTree {
         self.dirs.contains_key(dir)
             || self.lazy.as_ref().is_none_or(|lazy| {
                 lazy.decoded
-                    .lock()
+                    .read()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .contains_key(dir)
             })
