@@ -98,9 +98,6 @@ impl AppSpec {
         // Each object on the way is looked up once: every Application of a
         // fleet is read, and each lookup is a search of a map by string.
         let spec = obj.get("spec");
-        fn field<'v>(v: Option<&'v Value>, k: &str) -> Option<&'v Value> {
-            v.and_then(|v| v.get(k))
-        }
         let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
         let sources = match field(spec, "sources").and_then(Value::as_array) {
             Some(a) if !a.is_empty() => a.iter().map(AppSource::parse).collect(),
@@ -174,6 +171,11 @@ impl AppSource {
             options: SOURCE_OPTIONS.map(|k| v.get(k).cloned()),
         }
     }
+}
+
+/// The member `k` of `v`, when `v` is an object that has it.
+fn field<'v>(v: Option<&'v Value>, k: &str) -> Option<&'v Value> {
+    v.and_then(|v| v.get(k))
 }
 
 /// Whether an object is an Argo CD `Application`.

@@ -565,8 +565,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     // files it may well have rendered as Applications.
     // Paths borrowed from the apps (an app-of-apps reads thousands): every
     // answer wanted of them is taken before an app is dropped.
-    let mut inputs_of_others: HashMap<&str, &str, foldhash::fast::RandomState> =
-        HashMap::default();
+    let mut inputs_of_others: HashMap<&str, &str, foldhash::fast::RandomState> = HashMap::default();
     for a in done
         .values()
         .filter(|a| matches!(a.status, AppStatus::Rendered))
