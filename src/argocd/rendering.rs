@@ -448,4 +448,77 @@ mod tests {
             ["a=\"3\"", "b=\"2\"", "c=\"1\""]
         );
     }
+
+    /// An app-of-apps' thousands of inputs are checked in parallel, a
+    /// small app's one by one: both find the one input a change touched,
+    /// and both reuse a render whose inputs are all the same.
+    #[test]
+    fn a_render_is_reused_only_when_every_input_is_the_same_however_many_it_read() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file = |i: usize| format!("apps/app-{i:04}.yaml");
+        // 1,100 files; `extra` is appended to the sixth.
+        let files = |extra: &str| -> Vec<(String, Vec<u8>)> {
+            (0..1100)
+                .map(|i| {
+                    let tail = if i == 5 { extra } else { "" };
+                    (file(i), format!("n: {i}\n{tail}").into_bytes())
+                })
+                .collect()
+        };
+        let base = source::write_commit(dir.path(), "main", None, &files(""), "base")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let head = source::write_commit(dir.path(), "head", Some("main"), &files("x: 1\n"), "head")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let repo = source::GitRepo::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let tree = |c: &str| repo.commit_tree(c).unwrap_or_else(|e| panic!("{e}"));
+        let (base, head) = (tree(&base), tree(&head));
+        let object = Arc::new(serde_json::json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": "apps", "namespace": "argocd"},
+            "spec": {"source": {"repoURL": "https://example.com/repo.git", "path": "apps"},
+                     "destination": {"server": "https://kubernetes.default.svc"}}
+        }));
+        let spec = Arc::new(AppSpec::parse(&object).unwrap_or_else(|| panic!("an Application")));
+        // The app as the base revision rendered it, having read `inputs`.
+        let rendered = |inputs: &[usize]| {
+            let mut app = new_app(
+                "argocd/apps".to_string(),
+                Arc::clone(&spec),
+                Arc::clone(&object),
+                Origin::default(),
+                None,
+                None,
+            );
+            app.status = AppStatus::Rendered;
+            for &i in inputs {
+                let e = base
+                    .entry(&file(i))
+                    .ok()
+                    .flatten()
+                    .unwrap_or_else(|| panic!("{i}"));
+                app.inputs.insert(file(i), e.id);
+            }
+            app
+        };
+        let at_head = rendered(&[]);
+        let all: Vec<usize> = (0..1100).collect();
+        let few: Vec<usize> = (0..10).collect();
+        let all_but_changed: Vec<usize> = all.iter().copied().filter(|i| *i != 5).collect();
+        assert!(all_but_changed.len() >= PARALLEL_INPUTS && few.len() < PARALLEL_INPUTS);
+        for inputs in [&all, &few, &all_but_changed] {
+            assert!(
+                reusable(base.as_ref(), &at_head, &rendered(inputs)),
+                "{}",
+                inputs.len()
+            );
+        }
+        // The change to `app-0005.yaml` is found among 1,100 inputs and 10.
+        assert!(!reusable(head.as_ref(), &at_head, &rendered(&all)));
+        assert!(!reusable(head.as_ref(), &at_head, &rendered(&few)));
+        assert!(reusable(
+            head.as_ref(),
+            &at_head,
+            &rendered(&all_but_changed)
+        ));
+    }
 }
