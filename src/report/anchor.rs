@@ -135,11 +135,7 @@ impl<'a> Anchors<'a> {
                 let mut dir = source::path::parent(&loc.file);
                 loop {
                     for name in ["kustomization.yaml", "kustomization.yml", "Kustomization"] {
-                        let k = if dir.is_empty() {
-                            name.to_string()
-                        } else {
-                            format!("{dir}/{name}")
-                        };
+                        let k = crate::source::path::child(dir, name);
                         let h = blob_id(head, &k);
                         if h.is_some() && h != blob_id(base, &k) {
                             return at(&k, None);

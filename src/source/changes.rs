@@ -87,11 +87,7 @@ impl Changes {
                     continue;
                 }
                 let name = x.or(y).map_or("", |e| e.name.as_str());
-                let path = if dir.is_empty() {
-                    name.to_string()
-                } else {
-                    format!("{dir}/{name}")
-                };
+                let path = super::path::child(&dir, name);
                 // Only a file's or a directory's content changed: the same
                 // paths, of the same kinds, at both revisions.
                 let same_shape = match (x, y) {

@@ -67,11 +67,7 @@ impl DirTree {
                     raw.to_string_lossy()
                 ))
             })?;
-            let rel = if dir.is_empty() {
-                name.clone()
-            } else {
-                format!("{dir}/{name}")
-            };
+            let rel = super::path::child(dir, &name);
             if self.is_ignored(&rel) {
                 continue;
             }

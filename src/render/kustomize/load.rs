@@ -220,11 +220,7 @@ pub(crate) fn is_remote(s: &str) -> bool {
 pub(crate) fn find_file(cx: &RenderContext<'_>, dir: &str) -> KResult<String> {
     let mut found = Vec::new();
     for name in KUSTOMIZATION_NAMES {
-        let p = if dir.is_empty() {
-            name.to_string()
-        } else {
-            format!("{dir}/{name}")
-        };
+        let p = crate::source::path::child(dir, name);
         if cx.kind_of(&p)? == Some(EntryKind::File) {
             found.push(p);
         }
