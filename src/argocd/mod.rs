@@ -424,7 +424,6 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     // Round 0: every Application and ApplicationSet declared in a root
     // file, grouped by the Argo CD instance that applies it.
     let mut groups: BTreeMap<Option<String>, Vec<App>> = BTreeMap::new();
-    let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut duplicates: Vec<(String, Option<String>, Arc<Value>)> = Vec::new();
     let split = input.split;
     let other_by_object = input.reuse.map(|r| apps_by_object(&r.apps));
@@ -455,6 +454,13 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         })
         .collect();
     let declared_count = declared.len();
+    // Looked up once per declaration (a fleet declares thousands): hashed,
+    // not ordered, as nothing reads them in order.
+    let mut seen: std::collections::HashSet<String, foldhash::fast::RandomState> =
+        std::collections::HashSet::with_capacity_and_hasher(
+            declared_count,
+            foldhash::fast::RandomState::default(),
+        );
     for (d, spec) in declared {
         let Some((spec, key, instance)) = spec else {
             continue;

@@ -140,12 +140,6 @@ impl Rounds<'_> {
             // Sets declared in a root file that a parent renders with the
             // very object declared: key, parent, where the render has it.
             let mut managed_sets: Vec<(String, String, Arc<Value>, Origin)> = Vec::new();
-            // This round's children by key, with the parent that rendered it.
-            let mut child_parents: HashMap<
-                String,
-                (String, Arc<Value>),
-                foldhash::fast::RandomState,
-            > = HashMap::default();
             // Parsing and comparing each rendered Application is most of this
             // loop on a large app-of-apps: done in parallel, in order.
             // One app-of-apps may render thousands: split by resource, not by parent.
@@ -199,6 +193,17 @@ impl Rounds<'_> {
             // Children declared in a root file with this very object: their
             // app is kept, and only its manager is recorded.
             let mut adopted: Vec<(String, String)> = Vec::new();
+            // This round's children by key, with the parent that rendered it
+            // and the object (borrowed from `done`: an app-of-apps renders
+            // thousands).
+            let mut child_parents: HashMap<String, (&str, &Value), foldhash::fast::RandomState> =
+                HashMap::with_capacity_and_hasher(
+                    parsed_children
+                        .iter()
+                        .filter(|c| matches!(c, Child::Known(_) | Child::New(..)))
+                        .count(),
+                    foldhash::fast::RandomState::default(),
+                );
             for (&(parent, m), child) in rendered.iter().zip(parsed_children) {
                 if matches!(child, Child::Set) {
                     let key = set_key(&m.value, instance);
@@ -237,13 +242,13 @@ impl Rounds<'_> {
                 if key == parent.key {
                     continue; // an app that manages its own Application object
                 }
-                if let Some((first, object)) = child_parents.get(&key) {
-                    if **object != *m.value && *first != parent.key {
+                if let Some(&(first, object)) = child_parents.get(key.as_str()) {
+                    if *object != *m.value && first != parent.key {
                         clashes.extend(Self::clash(&done, inv, &key, first, &parent.key));
                     }
                     continue;
                 }
-                child_parents.insert(key.clone(), (parent.key.clone(), Arc::clone(&m.value)));
+                child_parents.insert(key.clone(), (&parent.key, &m.value));
                 let Some(spec) = spec else {
                     adopted.push((key, parent.key.clone()));
                     continue;
