@@ -151,7 +151,7 @@ impl RenderError {
 /// even when several threads ask for it together (the others wait).
 #[derive(Default)]
 pub struct ParseCache {
-    map: Mutex<HashMap<(ObjectId, Dialect), ParseSlot, foldhash::fast::RandomState>>,
+    map: Mutex<HashMap<(ObjectId, Dialect), Arc<ParseSlot>, foldhash::fast::RandomState>>,
     parses: AtomicUsize,
     bytes: AtomicUsize,
     /// Objects rendered so far in this run (see [`MAX_RENDERED_OBJECTS`]).
@@ -159,10 +159,6 @@ pub struct ParseCache {
     /// Helm charts' parsed templates by the digest of their names and
     /// sources: a chart 500 apps render is parsed once per run.
     template_sets: Mutex<HashMap<[u8; 32], Arc<crate::gotemplate::TemplateSet>>>,
-    /// What readers test in the bytes of each blob parsed as
-    /// sigs.k8s.io/yaml from a content-addressed tree, so that a later
-    /// reader of the parse need not read the blob.
-    flags: Mutex<HashMap<ObjectId, kept_parse::Flags, foldhash::fast::RandomState>>,
     /// Where those parses are kept between runs ([`kept_parse`]).
     kept: Option<Arc<crate::source::facts::Facts>>,
     /// Parses taken from `kept` instead of the blob.
@@ -182,8 +178,16 @@ const MAX_TEMPLATE_SETS: usize = 64;
 /// One parsed file, shared.
 pub(crate) type ParsedStream = Arc<Result<Vec<Doc>, YamlError>>;
 
-/// A cache entry: filled by the first thread that asks for it.
-type ParseSlot = Arc<OnceLock<ParsedStream>>;
+/// A cache entry: the parse, filled by the first thread that asks for it,
+/// and, for a blob parsed as sigs.k8s.io/yaml from a content-addressed
+/// tree, what readers test in its bytes, so that a later reader of the
+/// parse need not read the blob. One entry holds both: a warm run of a
+/// large fleet asks for tens of thousands, each lookup a cache miss.
+#[derive(Default)]
+struct ParseSlot {
+    parsed: OnceLock<ParsedStream>,
+    flags: OnceLock<kept_parse::Flags>,
+}
 
 impl ParseCache {
     /// A cache that keeps its sigs.k8s.io/yaml parses of content-addressed
@@ -200,28 +204,17 @@ impl ParseCache {
     /// what readers test in its bytes, when known without reading the
     /// blob: parsed earlier in this run, or kept by an earlier one.
     pub(crate) fn known_sigs(&self, id: ObjectId) -> Option<(ParsedStream, kept_parse::Flags)> {
-        let cell = Arc::clone(
-            self.map
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .entry((id, Dialect::SigsYaml))
-                .or_default(),
-        );
-        if let Some(parsed) = cell.get() {
-            let flags = *self
-                .flags
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .get(&id)?;
+        let slot = self.slot(id, Dialect::SigsYaml);
+        if let Some(parsed) = slot.parsed.get() {
+            let flags = *slot.flags.get()?;
             return Some((Arc::clone(parsed), flags));
         }
         let (flags, docs) = kept_parse::kept(self.kept.as_deref()?, id)?;
-        self.flags
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id, flags);
+        // The flags are a function of the bytes: whoever sets them first
+        // sets these.
+        let _ = slot.flags.set(flags);
         let mut fresh = false;
-        let parsed = cell.get_or_init(|| {
+        let parsed = slot.parsed.get_or_init(|| {
             fresh = true;
             Arc::new(Ok(docs))
         });
@@ -241,7 +234,8 @@ impl ParseCache {
         dialect: Dialect,
         content_addressed: bool,
     ) -> ParsedStream {
-        let parsed = self.get_or_parse_as(id, bytes, dialect);
+        let slot = self.slot(id, dialect);
+        let parsed = self.parse_into(&slot, bytes, dialect);
         if !content_addressed || dialect != Dialect::SigsYaml || id.0 == [0; 20] {
             return parsed;
         }
@@ -249,12 +243,7 @@ impl ParseCache {
             return parsed;
         };
         let flags = kept_parse::Flags::of(bytes);
-        let first = self
-            .flags
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id, flags)
-            .is_none();
+        let first = slot.flags.set(flags).is_ok();
         // Only blobs the inventory scan parses at every run are worth
         // keeping: those that may declare an Argo CD object (Application
         // files, read again by each app-of-apps rendering them).
@@ -345,14 +334,23 @@ impl ParseCache {
         bytes: &[u8],
         dialect: Dialect,
     ) -> ParsedStream {
-        let cell = Arc::clone(
+        self.parse_into(&self.slot(id, dialect), bytes, dialect)
+    }
+
+    /// The entry of blob `id` in `dialect`, made empty if there is none.
+    fn slot(&self, id: ObjectId, dialect: Dialect) -> Arc<ParseSlot> {
+        Arc::clone(
             self.map
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .entry((id, dialect))
                 .or_default(),
-        );
-        Arc::clone(cell.get_or_init(|| {
+        )
+    }
+
+    /// The parse `slot` holds, parsing `bytes` into it if it holds none.
+    fn parse_into(&self, slot: &ParseSlot, bytes: &[u8], dialect: Dialect) -> ParsedStream {
+        Arc::clone(slot.parsed.get_or_init(|| {
             self.parses.fetch_add(1, Ordering::Relaxed);
             self.bytes.fetch_add(bytes.len(), Ordering::Relaxed);
             Arc::new(match std::str::from_utf8(bytes) {
