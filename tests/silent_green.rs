@@ -13,6 +13,11 @@ fn bin() -> Command {
     let mut cmd = Command::cargo_bin("gitops-lint").expect("the gitops-lint binary is built");
     cmd.env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"));
     cmd.env("NO_COLOR", "1").env_remove("GITOPS_LINT_BLESS");
+    // Runs as at a person's terminal, whether or not these tests run in CI
+    // (CI skips the working tree's status: see the test of it below).
+    for var in ["CI", "GITHUB_ACTIONS", "PRE_COMMIT"] {
+        cmd.env_remove(var);
+    }
     cmd
 }
 
@@ -235,6 +240,26 @@ fn edits_not_committed_are_said_and_can_be_included() {
         ),
         "{stdout}"
     );
+
+    // In CI the checkout is the commit: its working tree is not looked at
+    // (a status of every file), and the diff of the commits is the same.
+    for var in ["CI", "GITHUB_ACTIONS"] {
+        let out = bin()
+            .env(var, "true")
+            .args(["diff", "main..HEAD", "--repo"])
+            .arg(d)
+            .output()
+            .expect("runs");
+        let ci_stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{var}: {ci_stdout}");
+        assert!(!ci_stdout.contains("not committed"), "{var}: {ci_stdout}");
+        let without_note: String = stdout
+            .lines()
+            .filter(|l| !l.contains("not committed"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(ci_stdout, without_note, "{var}: only the note differs");
+    }
 
     let (code, stdout, stderr) = run(d, &["diff", "main..WORKTREE"]);
     assert_eq!(code, Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
