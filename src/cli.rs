@@ -232,7 +232,11 @@ fn options(c: &Common, progress: &Spinner) -> Options {
         // A CI checkout is the commit the diff reads: nothing there was
         // edited by a person who could be told their edits are left out,
         // and the status of a large working tree costs more than the diff.
-        skip_worktree_status: in_ci(),
+        uncommitted: if in_ci() {
+            lint::Uncommitted::NotLookedFor
+        } else {
+            lint::Uncommitted::Said
+        },
     }
 }
 

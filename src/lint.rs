@@ -81,13 +81,24 @@ pub struct Options {
     /// what a run built is then left to the operating system to reclaim,
     /// not freed piece by piece.
     pub exit_after: bool,
-    /// In a diff whose head is the checked-out commit, do not look at the
-    /// working tree for changes left out of the diff. Looking is a status
-    /// of the whole working tree (every file's metadata, every directory
-    /// listed for untracked files): about a second at 100,000 files, more
-    /// than the rest of a warm one-app diff. The command line skips it in
-    /// CI, where the checkout is the commit the diff reads.
-    pub skip_worktree_status: bool,
+    /// Whether a diff whose head is the checked-out commit looks at the
+    /// working tree for edits it leaves out.
+    pub uncommitted: Uncommitted,
+}
+
+/// What a diff whose head is the checked-out commit does about edits not
+/// committed. Looking for them is a status of the whole working tree
+/// (every file's metadata, every directory listed for untracked files):
+/// about a second at 100,000 files, more than the rest of a warm one-app
+/// diff. The command line does not look in CI, where the checkout is the
+/// commit the diff reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Uncommitted {
+    /// Looked for, and named in a note.
+    #[default]
+    Said,
+    /// Not looked for.
+    NotLookedFor,
 }
 
 /// How much work one run did: what the performance model promises is
@@ -689,7 +700,7 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
     if live_head.is_none() {
         report
             .notes
-            .extend(range_notes(&repo, &range, opts.skip_worktree_status));
+            .extend(range_notes(&repo, &range, opts.uncommitted));
     }
     if spec.is_none() {
         let detached = if repo.head_branch().is_none() {
@@ -742,7 +753,7 @@ fn tree_label(rev: &Revision) -> String {
 fn range_notes(
     repo: &GitRepo,
     range: &source::RevisionRange,
-    skip_worktree_status: bool,
+    uncommitted: Uncommitted,
 ) -> Vec<String> {
     let mut notes = Vec::new();
     let base = match range.spec.split("..").next() {
@@ -758,7 +769,9 @@ fn range_notes(
             &range.head[..range.head.len().min(12)]
         ));
     }
-    if !skip_worktree_status && repo.head_commit().as_deref() == Some(range.head.as_str()) {
+    if uncommitted == Uncommitted::Said
+        && repo.head_commit().as_deref() == Some(range.head.as_str())
+    {
         let changed = repo.uncommitted_paths();
         if let Some(first) = changed.first() {
             let more = match changed.len() {
