@@ -17,7 +17,7 @@ mod scan;
 pub(crate) mod tracking;
 pub(crate) mod unchanged;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -456,11 +456,8 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     let declared_count = declared.len();
     // Looked up once per declaration (a fleet declares thousands): hashed,
     // not ordered, as nothing reads them in order.
-    let mut seen: std::collections::HashSet<String, foldhash::fast::RandomState> =
-        std::collections::HashSet::with_capacity_and_hasher(
-            declared_count,
-            foldhash::fast::RandomState::default(),
-        );
+    let mut seen: HashSet<String, foldhash::fast::RandomState> =
+        HashSet::with_capacity_and_hasher(declared_count, foldhash::fast::RandomState::default());
     for (d, spec) in declared {
         let Some((spec, key, instance)) = spec else {
             continue;
