@@ -361,15 +361,30 @@ pub(crate) fn emit(
 /// keeps line feeds and tabs (file texts for snippets).
 #[must_use]
 pub(crate) fn printable(s: &str, keep_lines: bool) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() && !(keep_lines && (c == '\n' || c == '\t')) {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if escaped(c, keep_lines) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether [`printable`] shows `c` as an escape.
+fn escaped(c: char, keep_lines: bool) -> bool {
+    c.is_control() && !(keep_lines && (c == '\n' || c == '\t'))
+}
+
+/// `s` made [`printable`] where it lies (kept when it has nothing to
+/// escape, as nearly all text has): a report lists every app, 10,000 of
+/// them in a large fleet, and copying each name again cost a one-app diff
+/// there milliseconds before it printed a line.
+fn make_printable(s: &mut String) {
+    if s.chars().any(|c| escaped(c, false)) {
+        *s = printable(s, false);
+    }
 }
 
 /// Text of several lines (a message quoting a tool's error, a note) with
@@ -412,13 +427,11 @@ pub(crate) fn without_runner_commands(s: &str) -> String {
     s.replace("##[", "#\\u{23}[").replace("::", ":\\u{3a}")
 }
 
-fn printable_id(id: &ResourceId) -> ResourceId {
-    ResourceId {
-        group: printable(&id.group, false),
-        kind: printable(&id.kind, false),
-        namespace: printable(&id.namespace, false),
-        name: printable(&id.name, false),
-    }
+fn make_printable_id(id: &mut ResourceId) {
+    make_printable(&mut id.group);
+    make_printable(&mut id.kind);
+    make_printable(&mut id.namespace);
+    make_printable(&mut id.name);
 }
 
 /// A copy of the report whose repository-derived text is [`printable`]:
@@ -426,42 +439,46 @@ fn printable_id(id: &ResourceId) -> ResourceId {
 /// JSON and SARIF escape control characters themselves.
 #[must_use]
 pub(crate) fn printable_report(r: &Report) -> Report {
-    let p = |s: &str| printable(s, false);
     let mut out = r.clone();
     for a in &mut out.apps {
-        a.name = p(&a.name);
-        a.namespace = p(&a.namespace);
-        a.source = p(&a.source);
+        make_printable(&mut a.name);
+        make_printable(&mut a.namespace);
+        make_printable(&mut a.source);
     }
     for pr in &mut out.prunes {
-        pr.app = p(&pr.app);
-        pr.resource = printable_id(&pr.resource);
-        pr.protection = pr.protection.as_deref().map(p);
-        pr.detail = pr.detail.as_deref().map(p);
-        pr.recreated_as = pr.recreated_as.as_ref().map(printable_id);
+        make_printable(&mut pr.app);
+        make_printable_id(&mut pr.resource);
+        pr.protection.iter_mut().for_each(make_printable);
+        pr.detail.iter_mut().for_each(make_printable);
+        pr.recreated_as.iter_mut().for_each(make_printable_id);
     }
     for f in &mut out.findings {
         f.message = printable_lines(&f.message);
-        f.app = f.app.as_deref().map(p);
-        f.resource = f.resource.as_ref().map(printable_id);
+        f.app.iter_mut().for_each(make_printable);
+        f.resource.iter_mut().for_each(make_printable_id);
         f.help = f.help.as_deref().map(printable_lines);
         if let Some(a) = &mut f.acknowledged {
-            a.text = p(&a.text);
+            make_printable(&mut a.text);
         }
         if let Some(l) = &mut f.location {
-            l.file = p(&l.file);
+            make_printable(&mut l.file);
         }
     }
     for n in &mut out.notes {
         *n = printable_lines(n);
     }
     for l in out.anchors.iter_mut().flatten() {
-        l.file = p(&l.file);
+        make_printable(&mut l.file);
     }
     out.files = r
         .files
         .iter()
-        .map(|((side, file), text)| ((*side, p(file)), Arc::from(printable(text, true).as_str())))
+        .map(|((side, file), text)| {
+            (
+                (*side, printable(file, false)),
+                Arc::from(printable(text, true).as_str()),
+            )
+        })
         .collect();
     out
 }
@@ -583,6 +600,21 @@ pub(crate) mod tests {
         let text = String::from_utf8(buf).expect("utf-8");
         assert!(text.contains("first%0Asecond"), "{text}");
         assert!(!text.contains("u{a}"), "{text}");
+    }
+
+    #[test]
+    fn names_with_control_characters_are_escaped_and_others_kept() {
+        let mut r = sample();
+        r.apps[0].name = "pay\u{1b}[31mments".into();
+        r.prunes[0].resource.name = "data\n::error::x".into();
+        r.prunes[0].detail = Some("tab\there".into());
+        let p = printable_report(&r);
+        assert_eq!(p.apps[0].name, "pay\\u{1b}[31mments");
+        assert_eq!(p.apps[0].source, r.apps[0].source);
+        assert_eq!(p.prunes[0].resource.name, "data\\u{a}::error::x");
+        assert_eq!(p.prunes[0].resource.kind, r.prunes[0].resource.kind);
+        assert_eq!(p.prunes[0].detail.as_deref(), Some("tab\\u{9}here"));
+        assert_eq!(printable("ünïcode ok", false), "ünïcode ok");
     }
 
     #[test]
