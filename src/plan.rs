@@ -567,7 +567,7 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
             }
             _ => None,
         };
-        for m in &app.resources {
+        for m in app.resources.iter() {
             if before.as_ref().is_none_or(|ids| !ids.contains(&m.id)) {
                 head_owner
                     .entry((app.instance.as_deref(), &m.id))
@@ -729,12 +729,12 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
     let mode = mode_across(b, Some(h), cx.kids);
     let refused = refused_at_head(b, h, cx.kids);
     let mut ch = AppChanges::default();
-    for m in &h.resources {
+    for m in h.resources.iter() {
         if !base_ids.contains(&m.id) {
             ch.created.insert(m.id.clone());
         }
     }
-    for m in &b.resources {
+    for m in b.resources.iter() {
         if let Some(hm) = head_ids.get(&m.id) {
             // A field filled with random values or the clock is no change.
             if !hm.same_apart_from_generated(m) {
@@ -1007,7 +1007,7 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
         deleted_by.is_some() && protection.is_none() && b.spec.cascade_finalizer.is_some();
     let resources_known = matches!(b.status, AppStatus::Rendered);
     if cascades && resources_known {
-        for m in &b.resources {
+        for m in b.resources.iter() {
             // CRDs are never deleted on cascade; hooks are not managed resources.
             if m.id.kind == "CustomResourceDefinition"
                 || m.hook().is_hook
@@ -1218,8 +1218,8 @@ mod tests {
             object: Arc::new(object),
             manager: manager.map(|m| Manager::App(format!("argocd/{m}"))),
             status: AppStatus::Rendered,
-            resources,
-            inputs: BTreeMap::new(),
+            resources: resources.into(),
+            inputs: Arc::default(),
             source_types: Vec::new(),
             implicit: false,
         }
@@ -1439,7 +1439,8 @@ mod tests {
             let mut base = app(a.clone(), None, &[&[secret(b.0, b.1)]]);
             let mut head = app(a, None, &[&[secret(h.0, h.1)]]);
             if generated {
-                for m in base.resources.iter_mut().chain(head.resources.iter_mut()) {
+                let (b, h) = (&mut base.resources, &mut head.resources);
+                for m in Arc::make_mut(b).iter_mut().chain(Arc::make_mut(h)) {
                     m.generated = Arc::from(vec!["/stringData/password".to_string()]);
                 }
             }

@@ -326,7 +326,7 @@ pub(crate) fn apply_ignores(findings: &mut Vec<Finding>, cx: &RuleContext<'_>) {
     for app in cx.head.apps.values() {
         // Named only for an annotated resource: most apps have none.
         let mut app_name = None;
-        for m in &app.resources {
+        for m in app.resources.iter() {
             let Some(value) = m.annotation(ANN_IGNORE) else {
                 continue;
             };

@@ -99,10 +99,13 @@ pub struct App {
     pub(crate) manager: Option<Manager>,
     /// Render status.
     pub(crate) status: AppStatus,
-    /// The rendered resources (empty unless `Rendered`), duplicates removed (last wins).
-    pub(crate) resources: Vec<Manifest>,
+    /// The rendered resources (empty unless `Rendered`), duplicates removed
+    /// (last wins). Shared with the other revision's app when its render
+    /// is reused there: an app-of-apps renders thousands.
+    pub(crate) resources: Arc<[Manifest]>,
     /// Every input the render read: path → object id (`dir/` for listings).
-    pub(crate) inputs: BTreeMap<String, ObjectId>,
+    /// Shared like `resources`.
+    pub(crate) inputs: Arc<BTreeMap<String, ObjectId>>,
     /// How each source was rendered.
     pub(crate) source_types: Vec<SourceType>,
     /// Not a real Application: a directory linted because the repository has none.
@@ -750,8 +753,8 @@ fn new_app(
         origin,
         manager,
         status: AppStatus::External(String::new()),
-        resources: Vec::new(),
-        inputs: BTreeMap::new(),
+        resources: Arc::from([]),
+        inputs: Arc::default(),
         source_types: Vec::new(),
         implicit: false,
     }

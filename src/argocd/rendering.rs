@@ -2,6 +2,7 @@
 //! revision's inventory, or left unrendered as unchanged.
 
 use super::*;
+use crate::source::changes::Changes;
 use std::collections::hash_map::{Entry, HashMap};
 /// Which tree a source renders from, or why it is external.
 pub(super) fn source_tree(
@@ -97,7 +98,7 @@ pub(super) fn render_app(
             && r.kustomize_build_options == inv.kustomize_build_options
     });
     if let Some(prev) = reuse.and_then(|r| r.apps.get(&app.key)) {
-        if reusable(input.tree.as_ref(), &app, prev) {
+        if reusable(input.tree.as_ref(), &app, prev, || same_paths(input, &app)) {
             app.status = prev.status.clone();
             app.resources.clone_from(&prev.resources);
             app.inputs = prev.inputs.clone();
@@ -206,7 +207,7 @@ pub(super) fn render_fresh(
             );
             match result {
                 Ok((r, inputs)) => {
-                    app.inputs.extend(inputs);
+                    Arc::make_mut(&mut app.inputs).extend(inputs);
                     app.source_types.push(r.source_type);
                     resources.extend(r.manifests);
                 }
@@ -251,7 +252,7 @@ pub(super) fn render_fresh(
         let mut spec = source_spec_in(input, &app, src, &path);
         spec.kustomize_build_options = kustomize_build_options.to_string();
         let result = render::render(&cx, &spec, scopes);
-        app.inputs.extend(cx.inputs());
+        Arc::make_mut(&mut app.inputs).extend(cx.inputs());
         match result {
             Ok(r) => {
                 app.source_types.push(r.source_type);
@@ -268,7 +269,7 @@ pub(super) fn render_fresh(
         app.status = AppStatus::External(externals.join(", "));
         return app;
     }
-    app.resources = last_of_each_id(resources);
+    app.resources = last_of_each_id(resources).into();
     app.status = AppStatus::Rendered;
     app
 }
@@ -355,12 +356,12 @@ pub(super) fn record_ref_files(app: &mut App, input: &InventoryInput<'_>, src: &
     let tree = input.tree.as_ref();
     for p in fp.entries {
         if let Ok(Some(e)) = tree.entry(&p) {
-            app.inputs.insert(p, e.id);
+            Arc::make_mut(&mut app.inputs).insert(p, e.id);
         }
     }
     for d in fp.subtrees {
         if let Ok(Some(e)) = tree.entry(&d) {
-            app.inputs.insert(format!("{d}/"), e.id);
+            Arc::make_mut(&mut app.inputs).insert(format!("{d}/"), e.id);
         }
     }
 }
@@ -380,24 +381,57 @@ pub(super) fn record_source_dirs(app: &mut App, tree: &dyn Tree) {
             continue;
         }
         if let Ok(Some(e)) = tree.entry(&path) {
-            app.inputs.insert(format!("{path}/"), e.id);
+            Arc::make_mut(&mut app.inputs).insert(format!("{path}/"), e.id);
         }
     }
+}
+
+/// The paths that differ between this revision's tree and the other's,
+/// when they alone tell whether an input of `app`'s render at the other
+/// revision is the same here: neither tree holds a symlink (an input is
+/// recorded with the id of what a link leads to), and every source of the
+/// app reads this tree (inputs of another tree, or of a chart archive,
+/// are not paths of it).
+fn same_paths<'a>(input: &'a InventoryInput<'_>, app: &App) -> Option<&'a Changes> {
+    let d = input.defer.as_ref()?;
+    if input.tree.may_have_symlinks() || d.other.may_have_symlinks() {
+        return None;
+    }
+    let this_tree_only = app.spec.sources.iter().all(|src| {
+        src.chart.is_none()
+            && src.ref_name.is_none()
+            && src.path.is_some()
+            && source_tree(input, src, app.implicit).is_ok_and(|t| Arc::ptr_eq(&t, &input.tree))
+    });
+    this_tree_only.then_some(d.changes.as_deref()).flatten()
 }
 
 /// An app renders identically when its Application object is the same and
 /// every input it read has the same id in this tree. Inputs are recorded
 /// with the id of what a symlink leads to, so a path whose own entry
-/// (or a parent) differs is compared again after resolving it.
-pub(super) fn reusable(tree: &dyn Tree, app: &App, prev: &App) -> bool {
+/// (or a parent) differs is compared again after resolving it. `changes`
+/// ([`same_paths`]) answers for most paths without a lookup: an app-of-apps
+/// reads thousands of files, nearly all of them unchanged. It is asked
+/// for only past the cheap tests: a fleet's apps are looked at by the
+/// thousand, and nearly all of them were not rendered at all.
+pub(super) fn reusable<'c>(
+    tree: &dyn Tree,
+    app: &App,
+    prev: &App,
+    changes: impl FnOnce() -> Option<&'c Changes>,
+) -> bool {
     if app.object != prev.object
         || prev.inputs.is_empty()
         || !matches!(prev.status, AppStatus::Rendered)
     {
         return false;
     }
+    let changes = changes();
     let unchanged = |(path, id): (&String, &ObjectId)| {
         let p = path.strip_suffix('/').unwrap_or(path);
+        if changes.and_then(|c| c.same(p)) == Some(true) {
+            return true;
+        }
         let same = |e: Option<source::Entry>| e.is_some_and(|e| e.id == *id);
         same(tree.entry(p).ok().flatten())
             || source::resolve(tree, p)
@@ -496,7 +530,7 @@ mod tests {
                     .ok()
                     .flatten()
                     .unwrap_or_else(|| panic!("{i}"));
-                app.inputs.insert(file(i), e.id);
+                Arc::make_mut(&mut app.inputs).insert(file(i), e.id);
             }
             app
         };
@@ -505,20 +539,30 @@ mod tests {
         let few: Vec<usize> = (0..10).collect();
         let all_but_changed: Vec<usize> = all.iter().copied().filter(|i| *i != 5).collect();
         assert!(all_but_changed.len() >= PARALLEL_INPUTS && few.len() < PARALLEL_INPUTS);
-        for inputs in [&all, &few, &all_but_changed] {
-            assert!(
-                reusable(base.as_ref(), &at_head, &rendered(inputs)),
-                "{}",
-                inputs.len()
-            );
+        // The same answers from the trees alone and from their diff.
+        let diff = Changes::between(base.as_ref(), head.as_ref())
+            .unwrap_or_else(|| panic!("two commits' trees are diffed"));
+        for changes in [None, Some(&diff)] {
+            for inputs in [&all, &few, &all_but_changed] {
+                assert!(
+                    reusable(base.as_ref(), &at_head, &rendered(inputs), || changes),
+                    "{}",
+                    inputs.len()
+                );
+            }
+            // The change to `app-0005.yaml` is found among 1,100 inputs and 10.
+            assert!(!reusable(head.as_ref(), &at_head, &rendered(&all), || {
+                changes
+            }));
+            assert!(!reusable(head.as_ref(), &at_head, &rendered(&few), || {
+                changes
+            }));
+            assert!(reusable(
+                head.as_ref(),
+                &at_head,
+                &rendered(&all_but_changed),
+                || changes
+            ));
         }
-        // The change to `app-0005.yaml` is found among 1,100 inputs and 10.
-        assert!(!reusable(head.as_ref(), &at_head, &rendered(&all)));
-        assert!(!reusable(head.as_ref(), &at_head, &rendered(&few)));
-        assert!(reusable(
-            head.as_ref(),
-            &at_head,
-            &rendered(&all_but_changed)
-        ));
     }
 }

@@ -56,7 +56,7 @@ impl Rule for PresyncNotIdempotent {
 
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
         for app in rendered_apps(cx).filter(|a| cx.app_in_scope(&a.key)) {
-            for m in &app.resources {
+            for m in app.resources.iter() {
                 let hook = m.hook();
                 let phases: Vec<&str> = hook
                     .types

@@ -190,7 +190,7 @@ fn edges<'a, 'c>(
     classes: &OnceCell<StorageClasses<'c>>,
 ) -> Vec<Edge<'a>> {
     let mut out = Vec::new();
-    for m in &app.resources {
+    for m in app.resources.iter() {
         let ns = m.id.namespace.as_str();
         let hook = m.hook();
         // Scaled to zero, a workload is healthy without any pod.

@@ -78,7 +78,7 @@ fn projects(inv: &Inventory) -> BTreeMap<&str, Project<'_>> {
         if !matches!(app.status, AppStatus::Rendered) {
             continue;
         }
-        for m in &app.resources {
+        for m in app.resources.iter() {
             if m.id.kind == "AppProject" && is_app_project(&m.value) {
                 all.entry(m.id.name.as_str()).or_default().push(Project {
                     name: m.id.name.as_str(),
@@ -408,7 +408,7 @@ fn denials<'a>(
     // Kinds, one entry per group/kind; namespaces, one per namespace.
     let mut kinds: BTreeMap<(String, String), Vec<&crate::manifest::Manifest>> = BTreeMap::new();
     let mut namespaces: BTreeMap<String, &Origin> = BTreeMap::new();
-    for m in &app.resources {
+    for m in app.resources.iter() {
         let (g, k, n) = (m.id.group.as_str(), m.id.kind.as_str(), m.id.name.as_str());
         let refused = match namespaced(inv, g, k) {
             Some(ns) => !kind_permitted(spec, g, k, n, ns),

@@ -65,7 +65,7 @@ fn creators(inv: &Inventory) -> BTreeMap<Place, String> {
             continue;
         }
         let cluster = &app.spec.dest_cluster;
-        for m in &app.resources {
+        for m in app.resources.iter() {
             if m.id.group.is_empty() && m.id.kind == "Namespace" {
                 out.entry((cluster.clone(), m.id.name.clone()))
                     .or_insert_with(|| {
@@ -134,7 +134,7 @@ fn missing<'a>(
         if !matches!(app.status, AppStatus::Rendered) {
             continue;
         }
-        for m in &app.resources {
+        for m in app.resources.iter() {
             // A namespace every cluster has is checked first: it needs no
             // lookup in the object (an app-of-apps renders thousands there).
             if preexisting(config, &m.id.namespace) || !needs_namespace(inv, m) {

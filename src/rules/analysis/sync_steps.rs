@@ -81,7 +81,7 @@ impl<'a> SyncSteps<'a> {
     #[must_use]
     pub(crate) fn of(app: &'a App) -> SyncSteps<'a> {
         let mut tasks = Vec::new();
-        for m in &app.resources {
+        for m in app.resources.iter() {
             let hook = m.hook();
             let wave = m.sync_wave();
             if !hook.is_hook {
@@ -216,7 +216,7 @@ mod tests {
                         .expect("valid object")
                 })
                 .collect(),
-            inputs: std::collections::BTreeMap::default(),
+            inputs: std::sync::Arc::default(),
             source_types: Vec::new(),
             implicit: false,
         }

@@ -50,7 +50,7 @@ pub(crate) fn app(obj: Value, resources: Vec<Value>) -> App {
                 manifest_from_value(v, origin, "ns", &Scopes::default()).expect("valid object")
             })
             .collect(),
-        inputs: std::collections::BTreeMap::default(),
+        inputs: std::sync::Arc::default(),
         source_types: Vec::new(),
         implicit: false,
     }
