@@ -559,7 +559,9 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
     // object is not in git. Only apps whose render changed can gain one, so
     // apps left unrendered as unchanged need not be rendered to know this.
     let mut head_owner: HeadOwners<'_> = BTreeMap::new();
-    for app in head.apps.values() {
+    // Apps left unrendered have no resources: a fleet's thousands are
+    // passed over without looking their base up.
+    for app in head.apps.values().filter(|a| !a.resources.is_empty()) {
         let before: Option<BTreeSet<&ResourceId>> = match base.apps.get(&app.key) {
             Some(_) if head.reused.contains(&app.key) => continue,
             Some(b) if matches!(b.status, AppStatus::Rendered) => {
@@ -584,8 +586,13 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
         kids: &kids,
         unrendered: &unrendered,
     };
+    // Both maps are walked once in key order, side by side: each of a
+    // fleet's thousands of apps is matched without a search.
+    let mut at_head = head.apps.iter().peekable();
     for (key, b) in &base.apps {
-        match head.apps.get(key) {
+        while at_head.next_if(|(k, _)| *k < key).is_some() {}
+        let same_key = at_head.peek().filter(|(k, _)| *k == key).map(|(_, h)| *h);
+        match same_key {
             Some(h) if !unmanaged_at_head(base, head, b, h) => {
                 let moved = matches!(h.status, AppStatus::Rendered)
                     .then(|| cluster_move(b, h, config))

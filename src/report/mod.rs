@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::argocd::{AppStatus, Inventory, PruneMode};
+use crate::argocd::{App, AppStatus, Inventory, PruneMode};
 use crate::finding::{Finding, Location, Severity, Side};
 use crate::manifest::ResourceId;
 use crate::plan::Plan;
@@ -185,11 +185,14 @@ impl Report {
             })
             .collect();
         if let Some((_, b)) = base {
-            for a in b
-                .apps
-                .values()
-                .filter(|a| !head.1.apps.contains_key(&a.key))
-            {
+            // Both maps in key order, side by side: a fleet's thousands of
+            // apps are each matched without a search.
+            let mut at_head = head.1.apps.keys().peekable();
+            let gone = |a: &&App| {
+                while at_head.next_if(|k| **k < a.key).is_some() {}
+                at_head.peek() != Some(&&a.key)
+            };
+            for a in b.apps.values().filter(gone) {
                 apps.push(AppRow {
                     name: a.display_name(),
                     namespace: a.spec.namespace.clone(),
