@@ -265,6 +265,50 @@ fn diff_cached(repo: &std::path::Path, cache: Option<&std::path::Path>) -> (RunS
     (s, format!("{apps:?} {:?}", report.findings.len()))
 }
 
+/// The head takes the base's scan whole only when no file the scan parsed
+/// changed and no changed file may declare anything. In both changes here
+/// every path is at both revisions (the shape that allows taking it), and
+/// the head still sees each change: an Application written into a file
+/// that held a ConfigMap, one renamed in its file, one emptied out.
+#[test]
+fn applications_written_renamed_or_emptied_in_files_at_both_revisions_are_seen() {
+    let mut base = plain_fleet(3, None);
+    base.push((
+        "argocd/extra.yaml".into(),
+        configmap("extra", "1").into_bytes(),
+    ));
+    // A directory no app reads yet, for the written Application to sync.
+    base.push(("spare/cm.yaml".into(), configmap("spare", "1").into_bytes()));
+    let with = |path: &str, text: String| -> Vec<(String, Vec<u8>)> {
+        base.iter()
+            .map(|(p, b)| {
+                let bytes = if p == path {
+                    text.clone().into_bytes()
+                } else {
+                    b.clone()
+                };
+                (p.clone(), bytes)
+            })
+            .collect()
+    };
+    let written = with("argocd/extra.yaml", application("spare"));
+    let renamed = with(
+        "argocd/app001.yaml",
+        application("app001").replace("name: app001", "name: app901"),
+    );
+    // An Application file that no longer declares one: the app is gone at
+    // head, so it is listed as the base rendered it, not as unchanged.
+    let emptied = with("argocd/app002.yaml", configmap("app002", "1"));
+    for (head, app) in [(written, "spare"), (renamed, "app901"), (emptied, "app002")] {
+        let (_, statuses, _tmp) = run_statuses(&base, &head);
+        let status = statuses
+            .iter()
+            .find(|(n, _)| n == app)
+            .map(|(_, s)| s.as_str());
+        assert_eq!(status, Some("rendered"), "{statuses:?}");
+    }
+}
+
 fn plain_repo(n: usize) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().expect("temp dir");
     write_commit(tmp.path(), "main", None, &plain_fleet(n, None), "base").expect("base");

@@ -221,9 +221,9 @@ pub struct Inventory {
     /// because the Application and every input it read are unchanged: their
     /// resources are identical there, so a plan need not compare them.
     pub(crate) reused: BTreeSet<String>,
-    /// Files the scan parsed (they may declare Applications, ApplicationSets,
-    /// CRDs or cluster Secrets), for the other revision's scan to reuse.
-    pub(crate) scan_candidates: BTreeSet<String>,
+    /// What the scan found, for the other revision's scan to reuse: all of
+    /// it when no file it parsed changed, else the files it parsed.
+    pub(crate) scanned: Arc<Scanned>,
     /// What the ApplicationSet git generators learnt of the tree's paths,
     /// for the other revision's when both trees have the same shape.
     pub(crate) tree_paths: Arc<appset::TreeIndexCache>,

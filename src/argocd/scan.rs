@@ -46,6 +46,7 @@ fn declares(v: &Value) -> Option<Declares> {
 type Candidate = (String, ObjectId, render::ParsedStream);
 
 /// A raw declaration found by scanning files.
+#[derive(Debug, Clone)]
 pub(super) struct Declared {
     /// Shared with the parse cache: the other revision's scan of the same
     /// blob holds the same object.
@@ -53,16 +54,89 @@ pub(super) struct Declared {
     pub(super) origin: Origin,
 }
 
+/// What the scan of one revision found: the declarations it hands to
+/// [`build`], and what it tells the inventory.
+#[derive(Debug, Default)]
+pub(crate) struct Scanned {
+    apps: Vec<Declared>,
+    appsets: Vec<Declared>,
+    /// CRDs and cluster Secrets.
+    others: Vec<Arc<Value>>,
+    /// The CRD scopes: the configured ones, and those of the CRDs found.
+    scopes: Scopes,
+    projects: BTreeMap<String, Vec<DeclaredProject>>,
+    tracking: Option<tracking::LearnedTracking>,
+    broken_files: BTreeMap<String, RenderError>,
+    broken_file_ids: BTreeMap<String, ObjectId>,
+    /// The files parsed: they may declare Applications, ApplicationSets,
+    /// CRDs or cluster Secrets.
+    candidates: BTreeSet<String>,
+    over_limit: Option<String>,
+}
+
 /// Scans every manifest file for Applications, ApplicationSets, CRDs and
-/// cluster Secrets (the third list holds the last two). Files that cannot
-/// hold any are skipped by a byte test (such an object names `argoproj.io`
-/// and its kind or `secret-type` label, or is a CRD), so only those are
-/// parsed; parses are shared with rendering and across revisions by
-/// blob id, and only the documents kept here are copied out of the cache.
+/// cluster Secrets (the third list holds the last two), or takes the other
+/// revision's scan when it holds here too ([`unchanged_scan`]).
 pub(super) fn scan(
     input: &InventoryInput<'_>,
     inv: &mut Inventory,
 ) -> (Vec<Declared>, Vec<Declared>, Vec<Arc<Value>>) {
+    let scanned =
+        unchanged_scan(input).unwrap_or_else(|| Arc::new(scan_tree(input, inv.scopes.clone())));
+    inv.scopes.clone_from(&scanned.scopes);
+    inv.projects.clone_from(&scanned.projects);
+    inv.tracking.clone_from(&scanned.tracking);
+    inv.broken_files.clone_from(&scanned.broken_files);
+    inv.broken_file_ids.clone_from(&scanned.broken_file_ids);
+    inv.over_limit.clone_from(&scanned.over_limit);
+    let found = if scanned.over_limit.is_some() {
+        (Vec::new(), Vec::new(), Vec::new())
+    } else {
+        (
+            scanned.apps.clone(),
+            scanned.appsets.clone(),
+            scanned.others.clone(),
+        )
+    };
+    inv.scanned = scanned;
+    found
+}
+
+/// The other revision's scan, when this revision's would find the same:
+/// both trees hold the same paths (only contents changed, the usual pull
+/// request), and no file whose content changed was parsed there or may
+/// declare anything here (the byte test of [`candidate_parse`]). Every
+/// file the scan parses is then the same blob at both revisions.
+fn unchanged_scan(input: &InventoryInput<'_>) -> Option<Arc<Scanned>> {
+    let other = &input.reuse?.scanned;
+    let changes = input.defer.as_ref()?.changes.as_deref()?;
+    if !changes.same_shape() || other.over_limit.is_some() {
+        return None;
+    }
+    let may_declare_here = |path: &str| {
+        input
+            .tree
+            .read_raw(path)
+            .map_or(true, |bytes| render::kept_parse::may_declare(&bytes))
+    };
+    changes
+        .changed_files()
+        .all(|path| !other.candidates.contains(path) && !may_declare_here(path))
+        .then(|| Arc::clone(other))
+}
+
+/// Scans every manifest file of the revision, starting from `scopes` (the
+/// configured CRD scopes). Files that cannot hold a declaration are
+/// skipped by a byte test (such an object names `argoproj.io` and its kind
+/// or `secret-type` label, or is a CRD), so only those are parsed; parses
+/// are shared with rendering and across revisions by blob id, and only the
+/// documents kept here are copied out of the cache.
+fn scan_tree(input: &InventoryInput<'_>, scopes: Scopes) -> Scanned {
+    let mut inv = Scanned {
+        scopes,
+        ..Scanned::default()
+    };
+    let inv = &mut inv;
     let mut files = Vec::new();
     // A directory scanned whole before, or at head one identical at base,
     // holds the same candidates: they are taken from that scan instead of
@@ -74,7 +148,7 @@ pub(super) fn scan(
         .zip(input.reuse)
         .map(|(d, r)| PrevScan {
             tree: d.other.as_ref(),
-            candidates: &r.scan_candidates,
+            candidates: &r.scanned.candidates,
         });
     // The byte test depends on the blob alone: a blob that failed it in an
     // earlier run (facts kept by content id) is not read again, and a
@@ -87,7 +161,7 @@ pub(super) fn scan(
     let walked = walk_kept(input.tree.as_ref(), facts, &mut files, &mut known, prev);
     if let Some(why) = walked.unreadable {
         inv.over_limit = Some(why);
-        return (Vec::new(), Vec::new(), Vec::new());
+        return std::mem::take(inv);
     }
     // In walk order (a directory's entries by name, depth first): the first
     // of two declarations of one Application is the one used.
@@ -118,7 +192,7 @@ pub(super) fn scan(
         walked.keep(f, &found, &unknown);
     }
     let parsed: Vec<Candidate> = answers.into_iter().filter_map(|(p, _)| p).collect();
-    inv.scan_candidates = parsed.iter().map(|(f, _, _)| f.clone()).collect();
+    inv.candidates = parsed.iter().map(|(f, _, _)| f.clone()).collect();
 
     // Copying the kept documents out of the shared parses is done in
     // parallel; they are then taken in walk order.
@@ -161,8 +235,8 @@ pub(super) fn scan(
     // thousands, and growing the vector copies them into fresh pages again
     // and again.
     let mut apps = Vec::with_capacity(parsed.len().min(MAX_DECLARED));
-    let mut appsets = Vec::new();
-    let mut others = Vec::new();
+    let mut appsets: Vec<Declared> = Vec::new();
+    let mut others: Vec<Arc<Value>> = Vec::new();
     for ((file, id, _), items) in parsed.iter().zip(kept) {
         let items = match items {
             Ok(items) => items,
@@ -176,7 +250,7 @@ pub(super) fn scan(
             inv.over_limit = Some(format!(
                 "more than {MAX_DECLARED} Applications, ApplicationSets and CRDs are declared, more than gitops-lint reads"
             ));
-            return (Vec::new(), Vec::new(), Vec::new());
+            return std::mem::take(inv);
         }
         for (v, origin, declares) in items {
             match declares {
@@ -209,7 +283,10 @@ pub(super) fn scan(
             }
         }
     }
-    (apps, appsets, others)
+    inv.apps = apps;
+    inv.appsets = appsets;
+    inv.others = others;
+    std::mem::take(inv)
 }
 
 /// The parse of manifest file `f` when it may declare what the scan keeps

@@ -152,6 +152,16 @@ impl Changes {
         !self.reshaped
     }
 
+    /// The paths that differ and are not a directory at both revisions:
+    /// when both trees have the same shape ([`Changes::same_shape`]), the
+    /// files whose content changed.
+    pub(crate) fn changed_files(&self) -> impl Iterator<Item = &str> + '_ {
+        self.differs
+            .iter()
+            .filter(|(_, dir_at_both)| !**dir_at_both)
+            .map(|(path, _)| path.as_str())
+    }
+
     /// How many paths differ.
     #[cfg(test)]
     #[must_use]
