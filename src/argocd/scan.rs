@@ -132,11 +132,11 @@ fn unchanged_scan(input: &InventoryInput<'_>) -> Option<Arc<Scanned>> {
 /// are shared with rendering and across revisions by blob id, and only the
 /// documents kept here are copied out of the cache.
 fn scan_tree(input: &InventoryInput<'_>, scopes: Scopes) -> Scanned {
-    let mut inv = Scanned {
+    let mut scanned = Scanned {
         scopes,
         ..Scanned::default()
     };
-    let inv = &mut inv;
+    let scanned = &mut scanned;
     let mut files = Vec::new();
     // A directory scanned whole before, or at head one identical at base,
     // holds the same candidates: they are taken from that scan instead of
@@ -160,8 +160,8 @@ fn scan_tree(input: &InventoryInput<'_>, scopes: Scopes) -> Scanned {
         .filter(|_| input.tree.content_addressed());
     let walked = walk_kept(input.tree.as_ref(), facts, &mut files, &mut known, prev);
     if let Some(why) = walked.unreadable {
-        inv.over_limit = Some(why);
-        return std::mem::take(inv);
+        scanned.over_limit = Some(why);
+        return std::mem::take(scanned);
     }
     // In walk order (a directory's entries by name, depth first): the first
     // of two declarations of one Application is the one used.
@@ -192,7 +192,7 @@ fn scan_tree(input: &InventoryInput<'_>, scopes: Scopes) -> Scanned {
         walked.keep(f, &found, &unknown);
     }
     let parsed: Vec<Candidate> = answers.into_iter().filter_map(|(p, _)| p).collect();
-    inv.candidates = parsed.iter().map(|(f, _, _)| f.clone()).collect();
+    scanned.candidates = parsed.iter().map(|(f, _, _)| f.clone()).collect();
 
     // Copying the kept documents out of the shared parses is done in
     // parallel; they are then taken in walk order.
@@ -241,16 +241,16 @@ fn scan_tree(input: &InventoryInput<'_>, scopes: Scopes) -> Scanned {
         let items = match items {
             Ok(items) => items,
             Err(e) => {
-                inv.broken_files.insert(file.clone(), e);
-                inv.broken_file_ids.insert(file.clone(), *id);
+                scanned.broken_files.insert(file.clone(), e);
+                scanned.broken_file_ids.insert(file.clone(), *id);
                 continue;
             }
         };
         if apps.len() + appsets.len() + others.len() + items.len() > MAX_DECLARED {
-            inv.over_limit = Some(format!(
+            scanned.over_limit = Some(format!(
                 "more than {MAX_DECLARED} Applications, ApplicationSets and CRDs are declared, more than gitops-lint reads"
             ));
-            return std::mem::take(inv);
+            return std::mem::take(scanned);
         }
         for (v, origin, declares) in items {
             match declares {
@@ -262,20 +262,21 @@ fn scan_tree(input: &InventoryInput<'_>, scopes: Scopes) -> Scanned {
                         .and_then(Value::as_str)
                         .unwrap_or_default()
                         .to_string();
-                    inv.projects
+                    scanned
+                        .projects
                         .entry(name)
                         .or_default()
                         .push(DeclaredProject { object: v, origin });
                 }
                 Declares::Crd => {
-                    inv.scopes.learn_crd(&v);
+                    scanned.scopes.learn_crd(&v);
                     others.push(v);
                 }
                 Declares::Other => {
                     match tracking::LearnedTracking::from_object(&v, origin.file.as_deref()) {
                         // The first one in walk order, as for Applications.
                         Some(t) => {
-                            inv.tracking.get_or_insert(t);
+                            scanned.tracking.get_or_insert(t);
                         }
                         None => others.push(v),
                     }
@@ -283,10 +284,10 @@ fn scan_tree(input: &InventoryInput<'_>, scopes: Scopes) -> Scanned {
             }
         }
     }
-    inv.apps = apps;
-    inv.appsets = appsets;
-    inv.others = others;
-    std::mem::take(inv)
+    scanned.apps = apps;
+    scanned.appsets = appsets;
+    scanned.others = others;
+    std::mem::take(scanned)
 }
 
 /// The parse of manifest file `f` when it may declare what the scan keeps
