@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde::Serialize;
 
 use crate::argocd::tracking::Tracking;
-use crate::argocd::{App, AppStatus, Inventory, Manager, PruneMode};
+use crate::argocd::{apps_beside, App, AppStatus, Inventory, Manager, PruneMode};
 use crate::config::Config;
 use crate::manifest::{Manifest, ResourceId, Scope, Scopes, ANN_HELM_RESOURCE_POLICY};
 
@@ -586,12 +586,7 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
         kids: &kids,
         unrendered: &unrendered,
     };
-    // Both maps are walked once in key order, side by side: each of a
-    // fleet's thousands of apps is matched without a search.
-    let mut at_head = head.apps.iter().peekable();
-    for (key, b) in &base.apps {
-        while at_head.next_if(|(k, _)| *k < key).is_some() {}
-        let same_key = at_head.peek().filter(|(k, _)| *k == key).map(|(_, h)| *h);
+    for (key, b, same_key) in apps_beside(&base.apps, &head.apps) {
         match same_key {
             Some(h) if !unmanaged_at_head(base, head, b, h) => {
                 let moved = matches!(h.status, AppStatus::Rendered)

@@ -31,7 +31,10 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
-use super::{render_fresh, source_spec_in, source_tree, App, AppStatus, Inventory, InventoryInput};
+use super::{
+    apps_beside, render_fresh, source_spec_in, source_tree, App, AppStatus, Inventory,
+    InventoryInput,
+};
 use crate::render::{self, ParseCache, RenderContext};
 use crate::source::facts::{Facts, Question};
 use crate::source::walk::Flow;
@@ -428,21 +431,12 @@ pub(crate) fn settle(
                     && o.manager == a.manager
             })
     };
-    // Both maps are walked once in key order, side by side: a fleet's
-    // thousands of deferred apps are each matched without a search.
     let pending = |inv: &Inventory, other: &Inventory| -> Vec<String> {
-        let mut others = other.apps.iter().peekable();
-        inv.apps
-            .iter()
-            .filter(|(key, a)| {
-                if !matches!(a.status, AppStatus::Unchanged) {
-                    return false;
-                }
-                while others.next_if(|(k, _)| k < key).is_some() {}
-                let same_key = others.peek().filter(|(k, _)| k == key).map(|(_, o)| *o);
-                !confirmed(a, same_key)
+        apps_beside(&inv.apps, &other.apps)
+            .filter(|(_, a, same_key)| {
+                matches!(a.status, AppStatus::Unchanged) && !confirmed(a, *same_key)
             })
-            .map(|(key, _)| key.clone())
+            .map(|(key, _, _)| key.clone())
             .collect()
     };
     let base_pending = pending(base, head);

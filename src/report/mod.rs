@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::argocd::{App, AppStatus, Inventory, PruneMode};
+use crate::argocd::{apps_beside, AppStatus, Inventory, PruneMode};
 use crate::finding::{Finding, Location, Severity, Side};
 use crate::manifest::ResourceId;
 use crate::plan::Plan;
@@ -185,14 +185,8 @@ impl Report {
             })
             .collect();
         if let Some((_, b)) = base {
-            // Both maps in key order, side by side: a fleet's thousands of
-            // apps are each matched without a search.
-            let mut at_head = head.1.apps.keys().peekable();
-            let gone = |a: &&App| {
-                while at_head.next_if(|k| **k < a.key).is_some() {}
-                at_head.peek() != Some(&&a.key)
-            };
-            for a in b.apps.values().filter(gone) {
+            let gone = apps_beside(&b.apps, &head.1.apps).filter(|(_, _, h)| h.is_none());
+            for (_, a, _) in gone {
                 apps.push(AppRow {
                     name: a.display_name(),
                     namespace: a.spec.namespace.clone(),
