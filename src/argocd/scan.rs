@@ -113,16 +113,27 @@ fn unchanged_scan(input: &InventoryInput<'_>) -> Option<Arc<Scanned>> {
     if !changes.same_shape() || other.over_limit.is_some() {
         return None;
     }
+    let facts = kept_facts(input);
+    let no_candidates = BTreeSet::new();
+    // A file that cannot be read may declare anything.
     let may_declare_here = |path: &str| {
-        input
-            .tree
-            .read_raw(path)
-            .map_or(true, |bytes| render::kept_parse::may_declare(&bytes))
+        let mut definite = false;
+        candidate_parse(input, facts, &no_candidates, path, &mut definite).is_some() || !definite
     };
     changes
         .changed_files()
         .all(|path| !other.candidates.contains(path) && !may_declare_here(path))
         .then(|| Arc::clone(other))
+}
+
+/// Answers kept by an earlier run, by content id: only a content-addressed
+/// tree's ids name contents.
+fn kept_facts<'a>(input: &'a InventoryInput<'_>) -> Option<&'a Facts> {
+    input
+        .defer
+        .as_ref()
+        .and_then(|d| d.subtrees.facts())
+        .filter(|_| input.tree.content_addressed())
 }
 
 /// Scans every manifest file of the revision, starting from `scopes` (the
@@ -153,11 +164,7 @@ fn scan_tree(input: &InventoryInput<'_>, scopes: Scopes) -> Scanned {
     // The byte test depends on the blob alone: a blob that failed it in an
     // earlier run (facts kept by content id) is not read again, and a
     // directory scanned whole before (kept by tree id) is not walked again.
-    let facts = input
-        .defer
-        .as_ref()
-        .and_then(|d| d.subtrees.facts())
-        .filter(|_| input.tree.content_addressed());
+    let facts = kept_facts(input);
     let walked = walk_kept(input.tree.as_ref(), facts, &mut files, &mut known, prev);
     if let Some(why) = walked.unreadable {
         scanned.over_limit = Some(why);
@@ -298,7 +305,7 @@ fn candidate_parse(
     input: &InventoryInput<'_>,
     facts: Option<&Facts>,
     known: &BTreeSet<String>,
-    f: &String,
+    f: &str,
     definite: &mut bool,
 ) -> Option<Candidate> {
     // `walk` lists regular files only, so no symlink needs resolving.
@@ -317,7 +324,7 @@ fn candidate_parse(
     {
         *definite = true;
         return (candidate || flags.has(render::kept_parse::Flags::MAY_DECLARE))
-            .then(|| (f.clone(), id, parsed));
+            .then(|| (f.to_owned(), id, parsed));
     }
     let bytes = input.tree.read_raw(f).ok()?;
     *definite = true;
@@ -335,7 +342,7 @@ fn candidate_parse(
     // as the directory renderer does: an Application file rendered
     // by an app-of-apps is then parsed once, not once per dialect.
     Some((
-        f.clone(),
+        f.to_owned(),
         id,
         input
             .cache
