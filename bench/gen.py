@@ -9,6 +9,8 @@ The repository holds N apps and one commit per scenario:
   shared   head: the base shared by every app changed
   gone     head: nine apps in ten removed, Application and files (with
            --appset, their directories: the generator yields fewer)
+  added    head: one new app (its files and its Application; with --appset,
+           its directory), the commonest pull request of a fleet
 
 Layouts:
 
@@ -441,7 +443,7 @@ def helm_files(n, variant, values_ref, charts=1):
         label = d.rsplit("/", 1)[1] if charts > 1 else ""
         for f, text in chart_templates(variant, label).items():
             out[f"{d}/templates/{f}"] = text
-    for i in range(n):
+    for i in range(app_count(variant, n)):
         if removed(variant, i):
             continue
         name = app_name(i)
@@ -465,6 +467,11 @@ def removed(variant, i):
     return variant == "gone" and i % 10 != 0
 
 
+def app_count(variant, n):
+    """How many apps the scenario's tree holds: `added` has one more."""
+    return n + 1 if variant == "added" else n
+
+
 def files_for(layout, n, variant, use_appset, values_ref=False, charts=1):
     """Path → bytes of the whole tree for one scenario."""
     if layout == "helm":
@@ -483,7 +490,7 @@ def files_for(layout, n, variant, use_appset, values_ref=False, charts=1):
         )
         out["shared/base/networkpolicy.yaml"] = netpol
         out["shared/base/limitrange.yaml"] = limits
-    for i in range(n):
+    for i in range(app_count(variant, n)):
         if removed(variant, i):
             continue
         name = app_name(i)
@@ -588,7 +595,7 @@ def fast_import_stream(layout, n, use_appset, values_ref=False, charts=1):
     for p, m in sorted(base_marks.items()):
         chunks.append(b"M 100644 :%d %s\n" % (m, p.encode()))
     chunks.append(b"\n")
-    for variant in ("one", "tenpct", "shared", "gone"):
+    for variant in ("one", "tenpct", "shared", "gone", "added"):
         files = files_for(layout, n, variant, use_appset, values_ref, charts)
         diffs = {p: d for p, d in files.items() if base_files.get(p) != d}
         mark_of = {p: blob(d) for p, d in diffs.items()}
