@@ -490,7 +490,13 @@ fn scope_decides(m: &Manifest, h: &App, scopes: &[&Scopes; 2]) -> bool {
 /// The app that gains each resource at head, by Argo CD instance: a
 /// resource only moves between apps of one instance (another instance
 /// applies to other clusters, where the object is another one).
-type HeadOwners<'a> = BTreeMap<(Option<&'a str>, &'a ResourceId), &'a str>;
+type HeadOwners<'a> = FastMap<(Option<&'a str>, &'a ResourceId), &'a str>;
+
+/// Maps and sets looked up, never walked in order: an app-of-apps holds
+/// thousands of ids, which hash faster than they compare (group, kind and
+/// namespace are alike, so an ordered search compares four strings a step).
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+type FastSet<K> = HashSet<K, foldhash::fast::RandomState>;
 
 /// What comparing one app reads besides its own two revisions.
 struct Sides<'a> {
@@ -558,11 +564,11 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
     // (Argo CD's SharedResourceWarning), and which app tracks the live
     // object is not in git. Only apps whose render changed can gain one, so
     // apps left unrendered as unchanged need not be rendered to know this.
-    let mut head_owner: HeadOwners<'_> = BTreeMap::new();
+    let mut head_owner: HeadOwners<'_> = FastMap::default();
     // Apps left unrendered have no resources: a fleet's thousands are
     // passed over without looking their base up.
     for app in head.apps.values().filter(|a| !a.resources.is_empty()) {
-        let before: Option<BTreeSet<&ResourceId>> = match base.apps.get(&app.key) {
+        let before: Option<FastSet<&ResourceId>> = match base.apps.get(&app.key) {
             Some(_) if head.reused.contains(&app.key) => continue,
             Some(b) if matches!(b.status, AppStatus::Rendered) => {
                 Some(b.resources.iter().map(|m| &m.id).collect())
@@ -725,9 +731,9 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
         }
         _ => return,
     }
-    let head_ids: BTreeMap<&ResourceId, &Manifest> =
+    let head_ids: FastMap<&ResourceId, &Manifest> =
         h.resources.iter().map(|m| (&m.id, m)).collect();
-    let base_ids: BTreeSet<&ResourceId> = b.resources.iter().map(|m| &m.id).collect();
+    let base_ids: FastSet<&ResourceId> = b.resources.iter().map(|m| &m.id).collect();
     let mode = mode_across(b, Some(h), cx.kids);
     let refused = refused_at_head(b, h, cx.kids);
     let mut ch = AppChanges::default();
