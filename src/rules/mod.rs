@@ -159,10 +159,18 @@ pub(crate) fn catalog() -> Vec<&'static RuleMeta> {
 /// and sorts the findings.
 #[must_use]
 pub(crate) fn run(cx: &RuleContext<'_>) -> Vec<Finding> {
+    run_rules(cx, |_| true)
+}
+
+/// [`run`], with only the rules `wanted` picks.
+fn run_rules(cx: &RuleContext<'_>, wanted: impl Fn(&RuleMeta) -> bool) -> Vec<Finding> {
     let mut out = Vec::new();
     for rule in ALL {
         let meta = rule.meta();
-        if !cx.config.rule_enabled(meta) || (meta.mode == Mode::Diff && cx.plan.is_none()) {
+        if !wanted(meta)
+            || !cx.config.rule_enabled(meta)
+            || (meta.mode == Mode::Diff && cx.plan.is_none())
+        {
             continue;
         }
         let start = out.len();
@@ -201,13 +209,22 @@ pub(crate) fn drop_pre_existing(findings: &mut Vec<Finding>, base: &Inventory, c
     if !findings.iter().any(judged_by_fingerprint) {
         return;
     }
-    let at_base = run(&RuleContext {
+    // An identity starts with its rule's code: only the rules that report
+    // such a finding at head can report its twin at base, and a `check` of
+    // a large fleet's base by every rule is most of a diff's rule work.
+    let codes: std::collections::BTreeSet<&str> = findings
+        .iter()
+        .filter(|f| judged_by_fingerprint(f))
+        .map(|f| f.rule.code)
+        .collect();
+    let base_cx = RuleContext {
         plan: None,
         base: None,
         head: base,
         config,
         only_changed: false,
-    });
+    };
+    let at_base = run_rules(&base_cx, |meta| codes.contains(meta.code));
     let before: std::collections::BTreeSet<_> = at_base.iter().map(Finding::identity).collect();
     findings.retain(|f| !judged_by_fingerprint(f) || !before.contains(&f.identity()));
 }
