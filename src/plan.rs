@@ -517,7 +517,7 @@ struct Sides<'a> {
 /// Apps are told apart by address: the inventories are not changed while
 /// a plan is made.
 #[derive(Default)]
-struct ChildApps(RefCell<HashMap<usize, HashMap<String, usize>>>);
+struct ChildApps(RefCell<FastMap<usize, FastMap<String, usize>>>);
 
 impl ChildApps {
     /// The Application object named `name` that `parent` renders.
@@ -526,16 +526,16 @@ impl ChildApps {
         let names = memo
             .entry(std::ptr::from_ref(parent) as usize)
             .or_insert_with(|| {
-                let mut names = HashMap::new();
+                // An app-of-apps renders thousands: each is read once, and
+                // only an object of kind `Application` (its id's kind is
+                // the object's) is looked into.
+                let mut names = FastMap::default();
                 for (i, m) in parent.resources.iter().enumerate() {
-                    if !crate::argocd::is_application(&m.value) {
+                    if m.id.kind != "Application" || !crate::argocd::is_application(&m.value) {
                         continue;
                     }
-                    if let Some(n) = m
-                        .value
-                        .at("/metadata/name")
-                        .and_then(serde_json::Value::as_str)
-                    {
+                    let name = m.value.get("metadata").and_then(|meta| meta.get("name"));
+                    if let Some(n) = name.and_then(serde_json::Value::as_str) {
                         names.entry(n.to_string()).or_insert(i);
                     }
                 }
