@@ -52,10 +52,13 @@ impl Rule for MissingPruneFalse {
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
         let tracking = cx.tracking();
         for (app, m) in scoped_resources(cx) {
+            // What a deletion loses is read from the id first: an
+            // app-of-apps' thousands of Applications lose nothing listed,
+            // and whether the app prunes one asks its tracking.
+            let Some(lost) = loss(m, cx) else { continue };
             if !app_prunes(m, app, &tracking) {
                 continue;
             }
-            let Some(lost) = loss(m, cx) else { continue };
             let name = app.display_name();
             if app.spec.prune_mode == PruneMode::Automated
                 && prune_protection(m, app, cx.config).is_none()
