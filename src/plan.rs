@@ -14,6 +14,7 @@ use crate::argocd::tracking::Tracking;
 use crate::argocd::{apps_beside, App, AppStatus, Inventory, Manager, PruneMode};
 use crate::config::Config;
 use crate::manifest::{Manifest, ResourceId, Scope, Scopes, ANN_HELM_RESOURCE_POLICY};
+use crate::source::{FastMap, FastSet};
 
 /// Why a resource would be deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -490,13 +491,11 @@ fn scope_decides(m: &Manifest, h: &App, scopes: &[&Scopes; 2]) -> bool {
 /// The app that gains each resource at head, by Argo CD instance: a
 /// resource only moves between apps of one instance (another instance
 /// applies to other clusters, where the object is another one).
-type HeadOwners<'a> = FastMap<(Option<&'a str>, &'a ResourceId), &'a str>;
-
-/// Maps and sets looked up, never walked in order: an app-of-apps holds
+///
+/// This map and the plan's sets of ids are hashed: an app-of-apps holds
 /// thousands of ids, which hash faster than they compare (group, kind and
 /// namespace are alike, so an ordered search compares four strings a step).
-type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
-type FastSet<K> = HashSet<K, foldhash::fast::RandomState>;
+type HeadOwners<'a> = FastMap<(Option<&'a str>, &'a ResourceId), &'a str>;
 
 /// What comparing one app reads besides its own two revisions.
 struct Sides<'a> {

@@ -76,8 +76,7 @@ pub enum RepoError {
     Git(String),
 }
 
-/// A hash map with a fast hasher, for paths and object ids.
-type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+use super::FastMap;
 
 /// One blob's bytes once read; readers of the same blob wait on one read.
 type BlobSlot = Arc<Mutex<Option<Arc<[u8]>>>>;
