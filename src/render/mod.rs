@@ -1050,6 +1050,20 @@ impl Footprint {
         self.subtrees.extend(other.subtrees.iter().cloned());
         self.entries.extend(other.entries.iter().cloned());
     }
+
+    /// Leaves out the entries that lie in one of the subtrees: a subtree
+    /// with the same id at both revisions holds the same entries, so they
+    /// tell nothing more. (A kustomization names each of its files; at
+    /// 10,000 apps they were half of every kept footprint.)
+    fn without_entries_in_subtrees(mut self) -> Footprint {
+        let subtrees = &self.subtrees;
+        self.entries.retain(|p| {
+            !subtrees
+                .iter()
+                .any(|r| source::path::strip_dir(p, r).is_some())
+        });
+        self
+    }
 }
 
 /// The footprints of the kustomization directories of one tree, by path: a
@@ -1180,6 +1194,7 @@ pub(crate) fn footprint_seen(
         SourceType::Plugin => return None,
     };
     fp.entries.extend(overrides::files(spec));
+    let fp = fp.without_entries_in_subtrees();
     // A kustomization's footprint costs reads and parses to find, and a
     // directory's the listing that tells its type; both are kept. (Each
     // names its source directory, so a file added there is seen.)
@@ -1248,7 +1263,36 @@ pub(crate) mod test_files {
 mod tests {
     use serde_json::json;
 
-    use super::expand_lists;
+    use super::{expand_lists, Footprint};
+
+    /// A kustomization names its files, which lie in the directories it
+    /// reads below: only the paths outside them are kept as entries.
+    #[test]
+    fn a_footprint_keeps_only_the_entries_outside_its_subtrees() {
+        let strings = |v: &[&str]| v.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+        let fp = Footprint {
+            subtrees: strings(&["apps/a/base", "apps/a/overlays/prod"]),
+            entries: strings(&[
+                "apps/a/base/deployment.yaml",
+                "apps/a/overlays/prod/.argocd-source.yaml",
+                "apps/a/base",
+                "apps/a/basement.yaml",
+                "shared/values.yaml",
+            ]),
+        }
+        .without_entries_in_subtrees();
+        assert_eq!(
+            fp.entries,
+            strings(&["apps/a/basement.yaml", "shared/values.yaml"])
+        );
+        assert_eq!(fp.subtrees.len(), 2);
+        let whole = Footprint {
+            subtrees: strings(&[""]),
+            entries: strings(&["a.yaml"]),
+        }
+        .without_entries_in_subtrees();
+        assert!(whole.entries.is_empty(), "the root holds every path");
+    }
 
     fn expand(v: serde_json::Value) -> Vec<serde_json::Value> {
         let mut out = Vec::new();
