@@ -612,7 +612,13 @@ impl<'a> Session<'a> {
             defer,
             split: &self.split,
         };
-        f(&input)
+        let out = f(&input);
+        // The footprints of a large fleet's kustomizations take a few
+        // milliseconds to free: done beside the rest of the run.
+        if let Some(defer) = input.defer {
+            drop_beside(defer);
+        }
+        out
     }
 
     /// Renders the apps one revision deferred and the other did not confirm
@@ -714,8 +720,15 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
         );
     }
     // Its blob cache holds every file read: free it beside the output.
-    std::thread::spawn(move || drop(repo));
+    drop_beside(repo);
     Ok(report)
+}
+
+/// Frees `value` on a thread of its own, beside the rest of the run (here
+/// when no thread can be started).
+fn drop_beside<T: Send + 'static>(value: T) {
+    // On failure the closure, and `value` with it, is dropped here.
+    let _ = std::thread::Builder::new().spawn(move || drop(value));
 }
 
 /// Splits a range whose head is `WORKTREE` or `INDEX` (`main..WORKTREE`,
@@ -1012,7 +1025,7 @@ fn diff_trees(
     if opts.exit_after {
         std::mem::forget(built);
     } else {
-        std::thread::spawn(move || drop(built));
+        drop_beside(built);
     }
     Ok(report)
 }
