@@ -17,7 +17,7 @@ mod scan;
 pub(crate) mod tracking;
 pub(crate) mod unchanged;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -33,7 +33,7 @@ use crate::render::{
     self, directory::is_manifest_file, ParseCache, RefSource, RefTarget, RenderContext,
     RenderError, RenderOptions, SourceSpec, SourceType,
 };
-use crate::source::{self, EntryKind, ObjectId, Tree};
+use crate::source::{self, EntryKind, FastMap, FastSet, ObjectId, Tree};
 use crate::yaml::Dialect;
 
 use rendering::*;
@@ -474,8 +474,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     let declared_count = declared.len();
     // Looked up once per declaration (a fleet declares thousands): hashed,
     // not ordered, as nothing reads them in order.
-    let mut seen: HashSet<String, foldhash::fast::RandomState> =
-        HashSet::with_capacity_and_hasher(declared_count, foldhash::fast::RandomState::default());
+    let mut seen: FastSet<String> = source::fast_set(declared_count);
     for (d, spec) in declared {
         let Some((spec, key, instance)) = spec else {
             continue;
@@ -586,7 +585,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     // files it may well have rendered as Applications.
     // Paths borrowed from the apps (an app-of-apps reads thousands): every
     // answer wanted of them is taken before an app is dropped.
-    let mut inputs_of_others: HashMap<&str, &str, foldhash::fast::RandomState> = HashMap::default();
+    let mut inputs_of_others: FastMap<&str, &str> = FastMap::default();
     for a in done
         .values()
         .filter(|a| matches!(a.status, AppStatus::Rendered))
@@ -711,8 +710,7 @@ impl IfEmpty for String {
 }
 
 /// Apps by the address of their object ([`apps_by_object`]).
-pub(super) type AppsByObject<'a> =
-    std::collections::HashMap<usize, Option<&'a App>, foldhash::fast::RandomState>;
+pub(super) type AppsByObject<'a> = FastMap<usize, Option<&'a App>>;
 
 /// The address of a shared value, the identity [`apps_by_object`] uses.
 pub(super) fn object_address(object: &Arc<Value>) -> usize {
@@ -725,8 +723,7 @@ pub(super) fn object_address(object: &Arc<Value>) -> usize {
 /// is the one that key finds, with that very value: found so, neither the
 /// key nor the spec needs the value read.
 pub(super) fn apps_by_object(apps: &BTreeMap<String, App>) -> AppsByObject<'_> {
-    let mut by_object =
-        AppsByObject::with_capacity_and_hasher(apps.len(), foldhash::fast::RandomState::default());
+    let mut by_object = source::fast_map(apps.len());
     for app in apps.values() {
         by_object
             .entry(object_address(&app.object))

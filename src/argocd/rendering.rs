@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::source::changes::Changes;
-use std::collections::hash_map::{Entry, HashMap};
+use crate::source::FastMap;
+use std::collections::hash_map::Entry;
 /// Which tree a source renders from, or why it is external.
 pub(super) fn source_tree(
     input: &InventoryInput<'_>,
@@ -278,8 +279,7 @@ pub(super) fn render_fresh(
 /// that id is (Argo CD's `RepeatedResourceWarning`). Ids are hashed, not
 /// copied or ordered: an app-of-apps renders thousands.
 fn last_of_each_id(resources: Vec<Manifest>) -> Vec<Manifest> {
-    let mut last: HashMap<&crate::manifest::ResourceId, usize, foldhash::fast::RandomState> =
-        HashMap::with_capacity_and_hasher(resources.len(), foldhash::fast::RandomState::default());
+    let mut last: FastMap<&crate::manifest::ResourceId, usize> = source::fast_map(resources.len());
     let mut firsts: Vec<usize> = Vec::with_capacity(resources.len());
     for (i, m) in resources.iter().enumerate() {
         match last.entry(&m.id) {

@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::json::Pointer as _;
+use crate::source::FastMap;
 use rayon::prelude::*;
-use std::collections::HashMap;
 /// Two ApplicationSets of one instance generating one Application name: the
 /// controller sets itself as the Application's controller reference
 /// (argo-cd `applicationset/controllers/applicationset_controller.go`
@@ -196,14 +196,12 @@ impl Rounds<'_> {
             // This round's children by key, with the parent that rendered it
             // and the object (borrowed from `done`: an app-of-apps renders
             // thousands).
-            let mut child_parents: HashMap<String, (&str, &Value), foldhash::fast::RandomState> =
-                HashMap::with_capacity_and_hasher(
-                    parsed_children
-                        .iter()
-                        .filter(|c| matches!(c, Child::Known(_) | Child::New(..)))
-                        .count(),
-                    foldhash::fast::RandomState::default(),
-                );
+            let mut child_parents: FastMap<String, (&str, &Value)> = source::fast_map(
+                parsed_children
+                    .iter()
+                    .filter(|c| matches!(c, Child::Known(_) | Child::New(..)))
+                    .count(),
+            );
             for (&(parent, m), child) in rendered.iter().zip(parsed_children) {
                 if matches!(child, Child::Set) {
                     let key = set_key(&m.value, instance);

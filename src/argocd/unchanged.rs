@@ -26,7 +26,6 @@
 //! Kustomize features count as mentioning anything; a file with a
 //! backslash is parsed and its strings are checked as YAML reads them.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
@@ -38,7 +37,7 @@ use super::{
 use crate::render::{self, ParseCache, RenderContext};
 use crate::source::facts::{Facts, Question};
 use crate::source::walk::Flow;
-use crate::source::{self, EntryKind, ObjectId, Tree};
+use crate::source::{self, EntryKind, FastMap, ObjectId, Tree};
 use crate::yaml::Dialect;
 
 /// Strings that make a file's app render every time (see the module doc).
@@ -120,7 +119,7 @@ pub(crate) struct SubtreeMemo {
 }
 
 /// One shard of [`SubtreeMemo`]'s answers.
-type PlainAnswers = HashMap<ObjectId, bool, foldhash::fast::RandomState>;
+type PlainAnswers = FastMap<ObjectId, bool>;
 
 /// Shards of [`SubtreeMemo`].
 const MEMO_SHARDS: usize = 16;

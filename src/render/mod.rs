@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use crate::gotemplate::Variant;
 use crate::manifest::{resource_id_of, Manifest, Origin, Scopes};
-use crate::source::{self, Entry, EntryKind, ObjectId, SourceError, Tree};
+use crate::source::{self, Entry, EntryKind, FastMap, ObjectId, SourceError, Tree};
 use crate::yaml::{self, Dialect, Doc, YamlError};
 
 /// Most resources one source may render. A few kilobytes of repository can
@@ -151,7 +151,7 @@ impl RenderError {
 /// even when several threads ask for it together (the others wait).
 #[derive(Default)]
 pub struct ParseCache {
-    map: Mutex<HashMap<(ObjectId, Dialect), Arc<ParseSlot>, foldhash::fast::RandomState>>,
+    map: Mutex<FastMap<(ObjectId, Dialect), Arc<ParseSlot>>>,
     parses: AtomicUsize,
     bytes: AtomicUsize,
     /// Objects rendered so far in this run (see [`MAX_RENDERED_OBJECTS`]).
@@ -169,7 +169,7 @@ pub struct ParseCache {
     shared: Mutex<SharedValues>,
 }
 
-type SharedValues = HashMap<(ObjectId, Dialect), Arc<[Arc<Value>]>, foldhash::fast::RandomState>;
+type SharedValues = FastMap<(ObjectId, Dialect), Arc<[Arc<Value>]>>;
 
 /// Most distinct template sets a run keeps; past it a chart is parsed for
 /// each render (still right, only slower), so memory stays bounded.
@@ -1072,7 +1072,7 @@ impl Footprint {
 /// ([`kept_footprint`]).
 #[derive(Default)]
 pub struct FootprintMemo {
-    map: Mutex<HashMap<String, Arc<Footprint>, foldhash::fast::RandomState>>,
+    map: Mutex<FastMap<String, Arc<Footprint>>>,
     facts: Option<Arc<source::facts::Facts>>,
 }
 

@@ -3,9 +3,7 @@
 //! throughout and is not opened, so the work follows the change, not the
 //! repository.
 
-use std::collections::HashMap;
-
-use super::{EntryKind, Tree};
+use super::{EntryKind, FastMap, Tree};
 
 /// Most differing paths recorded. A change larger than this is answered
 /// path by path by the trees themselves ([`Changes::between`] gives none).
@@ -16,7 +14,7 @@ const MAX_CHANGED: usize = 200_000;
 pub(crate) struct Changes {
     /// Each differing path, with whether it is a directory at both
     /// revisions (its entries were then compared too).
-    differs: HashMap<String, bool, foldhash::fast::RandomState>,
+    differs: FastMap<String, bool>,
     /// Whether the root trees differ at all.
     root_differs: bool,
     /// Whether a path is at one revision only, has another kind at the

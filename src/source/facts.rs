@@ -21,7 +21,7 @@
 //! ([`MAX_FACTS`], [`MAX_RECORDS`], [`MAX_RECORD_BYTES`]): beyond it, what
 //! this run did not use is dropped first.
 
-use std::collections::HashMap;
+use super::FastMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -290,7 +290,7 @@ fn shard_of(id: ObjectId) -> usize {
 /// One shard of [`Learned`], on a cache line of its own.
 #[repr(align(128))]
 struct Shard<K, V> {
-    map: RwLock<HashMap<K, V, foldhash::fast::RandomState>>,
+    map: RwLock<FastMap<K, V>>,
     /// Entries in `map`: while none, a lookup takes no lock.
     entries: AtomicUsize,
     /// Entries added or replaced by different ones.
@@ -328,9 +328,7 @@ impl<K, V> Learned<K, V> {
 }
 
 impl<K, V> Shard<K, V> {
-    fn read(
-        &self,
-    ) -> Option<std::sync::RwLockReadGuard<'_, HashMap<K, V, foldhash::fast::RandomState>>> {
+    fn read(&self) -> Option<std::sync::RwLockReadGuard<'_, FastMap<K, V>>> {
         (self.entries.load(Ordering::Acquire) > 0).then(|| {
             self.map
                 .read()
@@ -338,7 +336,7 @@ impl<K, V> Shard<K, V> {
         })
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<K, V, foldhash::fast::RandomState>> {
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, FastMap<K, V>> {
         self.map
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

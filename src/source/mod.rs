@@ -26,6 +26,16 @@ pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::
 /// A set like [`FastMap`].
 pub(crate) type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
+/// An empty [`FastMap`] with room for `n` entries.
+pub(crate) fn fast_map<K, V>(n: usize) -> FastMap<K, V> {
+    FastMap::with_capacity_and_hasher(n, foldhash::fast::RandomState::default())
+}
+
+/// An empty [`FastSet`] with room for `n` entries.
+pub(crate) fn fast_set<K>(n: usize) -> FastSet<K> {
+    FastSet::with_capacity_and_hasher(n, foldhash::fast::RandomState::default())
+}
+
 /// Deepest directory nesting read, in path segments. Deeper directories
 /// cannot be listed ([`SourceError::TooDeep`]): every walker of a tree stays
 /// shallow, and no real repository nests this deep (git cannot check out a

@@ -13,13 +13,13 @@
 //! draws the same work from its budget as that render did. An expansion
 //! whose earlier steps drew a different amount templates on its own.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
 use super::render::{Params, Renderer};
 use crate::gotemplate::Budget;
+use crate::source::{FastMap, FastSet};
 
 /// Most Applications kept, and most bytes of parameters kept with them:
 /// past either, more are templated and not kept (parameters read from
@@ -38,16 +38,16 @@ pub struct Templated(Mutex<Memo>);
 #[derive(Default)]
 struct Memo {
     /// Everything a render reads besides the parameters, as JSON: its id.
-    contexts: HashMap<String, usize, foldhash::fast::RandomState>,
+    contexts: FastMap<String, usize>,
     /// By context, parameters as JSON and the budget the render began with:
     /// the Application and the budget it left.
-    apps: HashMap<Key, (Arc<Value>, Budget), foldhash::fast::RandomState>,
+    apps: FastMap<Key, (Arc<Value>, Budget)>,
     /// Bytes of parameters in `apps`' keys.
     key_bytes: usize,
     /// Bytes of `contexts`' keys.
     context_bytes: usize,
     /// Contexts that Applications in `apps` were templated in.
-    templated: std::collections::HashSet<usize, foldhash::fast::RandomState>,
+    templated: FastSet<usize>,
 }
 
 /// Context id, parameters as JSON, steps and bytes left at the start.
