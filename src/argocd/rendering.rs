@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::source::changes::Changes;
-use crate::source::FastMap;
 use std::collections::hash_map::Entry;
 /// Which tree a source renders from, or why it is external.
 pub(super) fn source_tree(

@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::json::Pointer as _;
-use crate::source::FastMap;
 use rayon::prelude::*;
 /// Two ApplicationSets of one instance generating one Application name: the
 /// controller sets itself as the Application's controller reference

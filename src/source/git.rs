@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use git2::{ObjectType, Oid, Repository};
 
 use super::facts::Facts;
-use super::{DirTree, Entry, EntryKind, ObjectId, SourceError, Tree};
+use super::{DirTree, Entry, EntryKind, FastMap, ObjectId, SourceError, Tree};
 
 fn oid_to_id(oid: Oid) -> ObjectId {
     let mut out = [0u8; 20];
@@ -75,8 +75,6 @@ pub enum RepoError {
     #[error("git: {0}")]
     Git(String),
 }
-
-use super::FastMap;
 
 /// One blob's bytes once read; readers of the same blob wait on one read.
 type BlobSlot = Arc<Mutex<Option<Arc<[u8]>>>>;
