@@ -134,6 +134,10 @@ pub struct RunStats {
     /// Blobs whose parse was taken from the cache directory instead of
     /// being read and parsed (diff only).
     pub kept_parses: usize,
+    /// Values of those parses read whole ([`crate::json::LazyValue`]):
+    /// most are only asked a few fields (diff only; counted in the
+    /// process, so a caller running diffs side by side sees them summed).
+    pub decoded_values: usize,
 }
 
 impl std::fmt::Display for RunStats {
@@ -162,7 +166,11 @@ impl std::fmt::Display for RunStats {
             )?;
         }
         if self.kept_parses > 0 {
-            write!(f, ", {} parses from the cache", self.kept_parses)?;
+            write!(
+                f,
+                ", {} parses from the cache ({} values of them read whole)",
+                self.kept_parses, self.decoded_values
+            )?;
         }
         Ok(())
     }
@@ -867,6 +875,7 @@ fn diff_trees(
     messages: &[String],
     opts: &Options,
 ) -> Result<Report, LintError> {
+    let decoded_before = crate::json::encoded::decoded_values();
     // Configuration comes from the base: a change must not switch off the rules that judge it.
     let (config, config_file) =
         load_base_config(repo, opts.config.as_deref(), base.1.as_ref(), base.0)?;
@@ -977,6 +986,7 @@ fn diff_trees(
             facts_learned: facts.as_ref().map_or(0, |f| f.stats().learned),
             helm_runs: helm_runs(opts),
             kept_parses: session.cache.kept_hits(),
+            decoded_values: 0,
         };
     });
     let cx = RuleContext {
@@ -1016,6 +1026,9 @@ fn diff_trees(
     let anchors =
         crate::report::anchor::Anchors::new(base.1.as_ref(), head.1.as_ref(), &base_inv, &head_inv);
     report.anchors = report.findings.iter().map(|f| anchors.of(f)).collect();
+    record_stats(opts, |s| {
+        s.decoded_values = crate::json::encoded::decoded_values() - decoded_before;
+    });
     // Freeing the inventories and parses of a large fleet is a noticeable
     // share of a run (8% of a warm one-app diff at 10,000 apps, perf): a
     // process about to exit leaves that to the operating system, and a

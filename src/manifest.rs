@@ -4,6 +4,7 @@
 //! Knows nothing of git or of how resources were rendered.
 
 use crate::json::Pointer as _;
+use crate::json::{LazyValue, View};
 use std::fmt;
 use std::sync::Arc;
 
@@ -81,7 +82,7 @@ pub(crate) struct Manifest {
     /// Identity after namespace defaulting.
     pub(crate) id: ResourceId,
     /// The whole object.
-    pub(crate) value: Arc<Value>,
+    pub(crate) value: Arc<LazyValue>,
     /// Where it came from.
     pub(crate) origin: Origin,
     /// JSON pointers of the fields a chart fills with random values or the
@@ -95,7 +96,7 @@ impl Manifest {
     /// The manifest of `value`, whose id is `id` ([`resource_id_of`]),
     /// sharing the value (the parse cache's, for a file read as it is).
     #[must_use]
-    pub(crate) fn shared(id: ResourceId, value: Arc<Value>, origin: Origin) -> Manifest {
+    pub(crate) fn shared(id: ResourceId, value: Arc<LazyValue>, origin: Origin) -> Manifest {
         Manifest {
             id,
             value,
@@ -127,7 +128,12 @@ impl Manifest {
     /// A string label.
     #[must_use]
     pub(crate) fn label(&self, key: &str) -> Option<&str> {
-        self.value.at("/metadata/labels")?.get(key)?.as_str()
+        self.value
+            .view()
+            .get("metadata")?
+            .get("labels")?
+            .get(key)?
+            .as_str()
     }
 
     /// The parsed `argocd.argoproj.io/sync-options`.
@@ -164,8 +170,10 @@ impl Manifest {
     #[must_use]
     pub(crate) fn has_owner_references(&self) -> bool {
         self.value
-            .at("/metadata/ownerReferences")
-            .and_then(Value::as_array)
+            .view()
+            .get("metadata")
+            .and_then(|m| m.get("ownerReferences"))
+            .and_then(View::items)
             .is_some_and(|a| !a.is_empty())
     }
 }
@@ -178,19 +186,21 @@ pub(crate) fn pointer_token(key: &str) -> String {
 
 /// A string annotation of a Kubernetes object value.
 #[must_use]
-pub(crate) fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
-    annotations(obj)?.get(key)?.as_str()
+pub(crate) fn annotation<'a>(obj: impl Into<View<'a>>, key: &str) -> Option<&'a str> {
+    annotations(obj.into())?.get(key)?.as_str()
 }
 
-/// `metadata.annotations`, looked up without a pointer to parse: every
-/// resource of every app is asked for several.
-fn annotations(obj: &Value) -> Option<&Value> {
+/// `metadata.annotations`, looked up without a pointer to parse and
+/// through a view, which decodes nothing: every resource of every app is
+/// asked for several.
+fn annotations(obj: View<'_>) -> Option<View<'_>> {
     obj.get("metadata")?.get("annotations")
 }
 
 /// See [`Manifest::sync_wave`].
 #[must_use]
-pub(crate) fn sync_wave(obj: &Value) -> i64 {
+pub(crate) fn sync_wave<'a>(obj: impl Into<View<'a>>) -> i64 {
+    let obj = obj.into();
     for key in [ANN_SYNC_WAVE, ANN_HELM_HOOK_WEIGHT] {
         if let Some(v) = annotation(obj, key) {
             if let Some(n) = parse_go_atoi(v) {
@@ -326,9 +336,9 @@ pub(crate) struct HookSpec {
 impl HookSpec {
     /// Reads the hook annotations of `obj` (GE `pkg/sync/hook`).
     #[must_use]
-    pub(crate) fn of(obj: &Value) -> HookSpec {
+    pub(crate) fn of<'a>(obj: impl Into<View<'a>>) -> HookSpec {
         // Every resource of every app is asked: the annotations are found once.
-        let annotations = annotations(obj);
+        let annotations = annotations(obj.into());
         let annotation = |key: &str| annotations?.get(key)?.as_str();
         let argo = annotation(ANN_HOOK);
         let helm = annotation(ANN_HELM_HOOK);
@@ -648,7 +658,7 @@ pub(crate) fn manifest_from_value(
     scopes: &Scopes,
 ) -> Result<Manifest, ObjectError> {
     let id = resource_id_of(&value, default_namespace, scopes)?;
-    Ok(Manifest::shared(id, Arc::new(value), origin))
+    Ok(Manifest::shared(id, Arc::new(value.into()), origin))
 }
 
 /// The id of the manifest of object `value`: the namespace of a namespaced
@@ -657,32 +667,35 @@ pub(crate) fn manifest_from_value(
 ///
 /// # Errors
 /// A value that is not a mapping or lacks `apiVersion`/`kind`/a name.
-pub(crate) fn resource_id_of(
-    value: &Value,
+pub(crate) fn resource_id_of<'a>(
+    value: impl Into<View<'a>>,
     default_namespace: &str,
     scopes: &Scopes,
 ) -> Result<ResourceId, ObjectError> {
+    // Read through a view: an app-of-apps' Application files, taken from
+    // the records of an earlier run, are not decoded for their ids.
+    let value = value.into();
     if !value.is_object() {
         return Err(ObjectError::NotAMapping);
     }
     let api_version = value
         .get("apiVersion")
-        .and_then(Value::as_str)
+        .and_then(View::as_str)
         .ok_or(ObjectError::Missing("apiVersion"))?
         .to_string();
     let kind = value
         .get("kind")
-        .and_then(Value::as_str)
+        .and_then(View::as_str)
         .ok_or(ObjectError::Missing("kind"))?
         .to_string();
     let meta = value.get("metadata");
     let name = meta
         .and_then(|m| m.get("name"))
-        .and_then(Value::as_str)
+        .and_then(View::as_str)
         .unwrap_or("");
     let generate_name = meta
         .and_then(|m| m.get("generateName"))
-        .and_then(Value::as_str)
+        .and_then(View::as_str)
         .unwrap_or("");
     if name.is_empty() && generate_name.is_empty() {
         return Err(ObjectError::Missing("metadata.name"));
@@ -696,7 +709,7 @@ pub(crate) fn resource_id_of(
     let group = group.to_string();
     let ns = meta
         .and_then(|m| m.get("namespace"))
-        .and_then(Value::as_str)
+        .and_then(View::as_str)
         .unwrap_or("");
     let namespace = if scopes.is_cluster_scoped(&group, &kind) {
         String::new()

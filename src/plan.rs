@@ -533,8 +533,13 @@ impl ChildApps {
                     if m.id.kind != "Application" || !crate::argocd::is_application(&m.value) {
                         continue;
                     }
-                    let name = m.value.get("metadata").and_then(|meta| meta.get("name"));
-                    if let Some(n) = name.and_then(serde_json::Value::as_str) {
+                    // Read through a view, which decodes nothing.
+                    let name = m
+                        .value
+                        .view()
+                        .get("metadata")
+                        .and_then(|meta| meta.get("name"));
+                    if let Some(n) = name.and_then(crate::json::View::as_str) {
                         names.entry(n.to_string()).or_insert(i);
                     }
                 }
@@ -1222,7 +1227,7 @@ mod tests {
                 doc_index: Some(0),
             },
             spec: Arc::new(spec),
-            object: Arc::new(object),
+            object: Arc::new(object.into()),
             manager: manager.map(|m| Manager::App(format!("argocd/{m}"))),
             status: AppStatus::Rendered,
             resources: resources.into(),

@@ -1,5 +1,6 @@
 //! The fields of an `Application` that decide what a sync renders and prunes.
 
+use crate::json::View;
 use serde_json::Value;
 
 use crate::manifest::SyncOptions;
@@ -72,15 +73,17 @@ impl AppSpec {
     /// object, without the rest. `None` when it is not one (exactly when
     /// `parse` says so).
     #[must_use]
-    pub(crate) fn identity(obj: &Value) -> Option<(&str, &str)> {
+    pub(crate) fn identity<'a>(obj: impl Into<View<'a>>) -> Option<(&'a str, &'a str)> {
+        let obj = obj.into();
         if !is_application(obj) {
             return None;
         }
-        // Asked of every Application at every round: no pointer to parse.
+        // Asked of every Application at every round: no pointer to parse,
+        // and read through a view, which decodes nothing.
         let meta = obj.get("metadata");
         let s = |k: &str| {
             meta.and_then(|m| m.get(k))
-                .and_then(Value::as_str)
+                .and_then(View::as_str)
                 .unwrap_or("")
         };
         let namespace = match s("namespace") {
@@ -90,17 +93,20 @@ impl AppSpec {
         Some((s("name"), namespace))
     }
 
-    /// Reads an Application object. `None` when it is not one.
+    /// Reads an Application object. `None` when it is not one. Read
+    /// through a view: an Application taken from the record of an earlier
+    /// run is not decoded whole for it, only its source options are.
     #[must_use]
-    pub(crate) fn parse(obj: &Value) -> Option<AppSpec> {
+    pub(crate) fn parse<'a>(obj: impl Into<View<'a>>) -> Option<AppSpec> {
+        let obj = obj.into();
         let (name, namespace) = Self::identity(obj)?;
         let (name, namespace) = (name.to_string(), namespace.to_string());
         // Each object on the way is looked up once: every Application of a
         // fleet is read, and each lookup is a search of a map by string.
         let spec = obj.get("spec");
-        let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
-        let sources = match field(spec, "sources").and_then(Value::as_array) {
-            Some(a) if !a.is_empty() => a.iter().map(AppSource::parse).collect(),
+        let text = |v: Option<View<'_>>| v.and_then(View::as_str).unwrap_or("").to_string();
+        let sources = match field(spec, "sources").and_then(View::items) {
+            Some(a) if !a.is_empty() => a.into_iter().map(AppSource::parse).collect(),
             _ => field(spec, "source")
                 .map(AppSource::parse)
                 .into_iter()
@@ -109,8 +115,8 @@ impl AppSpec {
         let sync_policy = field(spec, "syncPolicy");
         let prune_mode = match field(sync_policy, "automated") {
             Some(a) if a.is_object() => {
-                let enabled = a.get("enabled").and_then(Value::as_bool).unwrap_or(true);
-                let prune = a.get("prune").and_then(Value::as_bool).unwrap_or(false);
+                let enabled = a.get("enabled").and_then(View::as_bool).unwrap_or(true);
+                let prune = a.get("prune").and_then(View::as_bool).unwrap_or(false);
                 if enabled && prune {
                     PruneMode::Automated
                 } else {
@@ -121,20 +127,20 @@ impl AppSpec {
         };
         let sync_options = SyncOptions {
             items: field(sync_policy, "syncOptions")
-                .and_then(Value::as_array)
+                .and_then(View::items)
                 .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
+                    a.into_iter()
+                        .filter_map(View::as_str)
                         .map(|x| x.trim().to_string())
                         .collect()
                 })
                 .unwrap_or_default(),
         };
         let cascade_finalizer = field(obj.get("metadata"), "finalizers")
-            .and_then(Value::as_array)
+            .and_then(View::items)
             .and_then(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
+                a.into_iter()
+                    .filter_map(View::as_str)
                     .find(|f| RESOURCES_FINALIZERS.contains(f))
             })
             .map(str::to_string);
@@ -158,8 +164,8 @@ impl AppSpec {
 }
 
 impl AppSource {
-    fn parse(v: &Value) -> AppSource {
-        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    fn parse(v: View<'_>) -> AppSource {
+        let s = |k: &str| v.get(k).and_then(View::as_str).map(str::to_string);
         AppSource {
             repo_url: s("repoURL").unwrap_or_default(),
             target_revision: s("targetRevision").unwrap_or_default(),
@@ -168,34 +174,36 @@ impl AppSource {
             ref_name: s("ref").filter(|c| !c.is_empty()),
             // Only the options are kept, not a copy of the whole source:
             // every Application of a fleet is read.
-            options: SOURCE_OPTIONS.map(|k| v.get(k).cloned()),
+            options: SOURCE_OPTIONS.map(|k| v.get(k).map(View::to_value)),
         }
     }
 }
 
 /// The member `k` of `v`, when `v` is an object that has it.
-fn field<'v>(v: Option<&'v Value>, k: &str) -> Option<&'v Value> {
+fn field<'v>(v: Option<View<'v>>, k: &str) -> Option<View<'v>> {
     v.and_then(|v| v.get(k))
 }
 
 /// Whether an object is an Argo CD `Application`.
 #[must_use]
-pub(crate) fn is_application(obj: &Value) -> bool {
-    obj.get("kind").and_then(Value::as_str) == Some("Application")
+pub(crate) fn is_application<'a>(obj: impl Into<View<'a>>) -> bool {
+    is_argo_kind(obj.into(), "Application")
+}
+
+/// Whether `obj` is of Argo CD's kind `kind`; read through a view, as
+/// every Application of a fleet is asked this.
+pub(crate) fn is_argo_kind(obj: View<'_>, kind: &str) -> bool {
+    obj.get("kind").and_then(View::as_str) == Some(kind)
         && obj
             .get("apiVersion")
-            .and_then(Value::as_str)
+            .and_then(View::as_str)
             .is_some_and(|a| a.starts_with("argoproj.io/"))
 }
 
 /// Whether an object is an Argo CD `ApplicationSet`.
 #[must_use]
-pub(crate) fn is_application_set(obj: &Value) -> bool {
-    obj.get("kind").and_then(Value::as_str) == Some("ApplicationSet")
-        && obj
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .is_some_and(|a| a.starts_with("argoproj.io/"))
+pub(crate) fn is_application_set<'a>(obj: impl Into<View<'a>>) -> bool {
+    is_argo_kind(obj.into(), "ApplicationSet")
 }
 
 /// Normalises a git URL for comparison: no scheme, no user, `host/path`,

@@ -17,6 +17,7 @@ mod scan;
 pub(crate) mod tracking;
 pub(crate) mod unchanged;
 
+use crate::json::{LazyValue, View};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -24,7 +25,8 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 pub(crate) use application::{
-    is_application, is_application_set, normalize_repo_url, AppSource, AppSpec, PruneMode,
+    is_application, is_application_set, is_argo_kind, normalize_repo_url, AppSource, AppSpec,
+    PruneMode,
 };
 
 use crate::config::Config;
@@ -92,7 +94,7 @@ pub struct App {
     /// object ([`known_spec`]).
     pub spec: Arc<AppSpec>,
     /// The Application object (implicit apps have a synthesised one).
-    pub(crate) object: Arc<Value>,
+    pub(crate) object: Arc<LazyValue>,
     /// Where the Application is declared (file of the raw manifest, if any).
     pub(crate) origin: Origin,
     /// Who manages the Application object.
@@ -142,7 +144,7 @@ pub(crate) struct AppSetEntry {
     /// `namespace/name`.
     pub(crate) key: String,
     /// The object.
-    pub(crate) object: Arc<Value>,
+    pub(crate) object: Arc<LazyValue>,
     /// Where it is declared.
     pub(crate) origin: Origin,
     /// Who manages it.
@@ -156,19 +158,15 @@ pub(crate) struct AppSetEntry {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct DeclaredProject {
     /// The object.
-    pub(crate) object: Arc<Value>,
+    pub(crate) object: Arc<LazyValue>,
     /// Where it is declared.
     pub(crate) origin: Origin,
 }
 
 /// Whether an object is an Argo CD `AppProject`.
 #[must_use]
-pub(crate) fn is_app_project(obj: &Value) -> bool {
-    obj.get("kind").and_then(Value::as_str) == Some("AppProject")
-        && obj
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .is_some_and(|a| a.starts_with("argoproj.io/"))
+pub(crate) fn is_app_project<'a>(obj: impl Into<View<'a>>) -> bool {
+    is_argo_kind(obj.into(), "AppProject")
 }
 
 /// Everything gitops-lint knows about one revision.
@@ -442,7 +440,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     // Round 0: every Application and ApplicationSet declared in a root
     // file, grouped by the Argo CD instance that applies it.
     let mut groups: BTreeMap<Option<String>, Vec<App>> = BTreeMap::new();
-    let mut duplicates: Vec<(String, Option<String>, Arc<Value>)> = Vec::new();
+    let mut duplicates: Vec<(String, Option<String>, Arc<LazyValue>)> = Vec::new();
     let split = input.split;
     let other_by_object = input.reuse.map(|r| apps_by_object(&r.apps));
     let declared: Vec<(Declared, Option<RootDeclaration>)> = declared
@@ -621,7 +619,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         .collect();
     // A second declaration read by another app's render is a part of it:
     // the others are roots of their own.
-    let roots_twice: Vec<(String, String, Arc<Value>)> = duplicates
+    let roots_twice: Vec<(String, String, Arc<LazyValue>)> = duplicates
         .into_iter()
         .filter_map(|(key, file, object)| {
             file.filter(|f| !inputs_of_others.contains_key(f.as_str()))
@@ -713,7 +711,7 @@ impl IfEmpty for String {
 pub(super) type AppsByObject<'a> = FastMap<usize, Option<&'a App>>;
 
 /// The address of a shared value, the identity [`apps_by_object`] uses.
-pub(super) fn object_address(object: &Arc<Value>) -> usize {
+pub(super) fn object_address(object: &Arc<LazyValue>) -> usize {
     Arc::as_ptr(object) as usize
 }
 
@@ -736,7 +734,11 @@ pub(super) fn apps_by_object(apps: &BTreeMap<String, App>) -> AppsByObject<'_> {
 /// The spec of the app `key` of `other` (the other revision's inventory)
 /// when its Application object is `object`: a spec is a function of the
 /// object, so it is not read again.
-fn known_spec(other: Option<&Inventory>, key: &str, object: &Arc<Value>) -> Option<Arc<AppSpec>> {
+fn known_spec(
+    other: Option<&Inventory>,
+    key: &str,
+    object: &Arc<LazyValue>,
+) -> Option<Arc<AppSpec>> {
     let prev = other?.apps.get(key)?;
     // Comparing the `Arc`s: one value the parse cache shares is equal to
     // itself without a walk.
@@ -745,14 +747,14 @@ fn known_spec(other: Option<&Inventory>, key: &str, object: &Arc<Value>) -> Opti
 
 /// The spec of a declared or rendered Application `object` whose key is
 /// `key`: the other revision's ([`known_spec`]), else read from it.
-fn spec_of(other: Option<&Inventory>, key: &str, object: &Arc<Value>) -> Option<Arc<AppSpec>> {
+fn spec_of(other: Option<&Inventory>, key: &str, object: &Arc<LazyValue>) -> Option<Arc<AppSpec>> {
     known_spec(other, key, object).or_else(|| AppSpec::parse(object).map(Arc::new))
 }
 
 fn new_app(
     key: String,
     spec: Arc<AppSpec>,
-    object: Arc<Value>,
+    object: Arc<LazyValue>,
     origin: Origin,
     manager: Option<Manager>,
     instance: Option<String>,
@@ -819,7 +821,7 @@ fn implicit_app(dir: &str, tree: &dyn Tree) -> App {
     let mut app = new_app(
         format!("argocd/{name}"),
         spec,
-        Arc::new(object),
+        Arc::new(object.into()),
         Origin::default(),
         None,
         None,

@@ -505,12 +505,12 @@ mod tests {
         let repo = source::GitRepo::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
         let tree = |c: &str| repo.commit_tree(c).unwrap_or_else(|e| panic!("{e}"));
         let (base, head) = (tree(&base), tree(&head));
-        let object = Arc::new(serde_json::json!({
+        let object = Arc::new(LazyValue::from(serde_json::json!({
             "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
             "metadata": {"name": "apps", "namespace": "argocd"},
             "spec": {"source": {"repoURL": "https://example.com/repo.git", "path": "apps"},
                      "destination": {"server": "https://kubernetes.default.svc"}}
-        }));
+        })));
         let spec = Arc::new(AppSpec::parse(&object).unwrap_or_else(|| panic!("an Application")));
         // The app as the base revision rendered it, having read `inputs`.
         let rendered = |inputs: &[usize]| {

@@ -138,7 +138,7 @@ impl Rounds<'_> {
             let mut sets: Vec<AppSetEntry> = Vec::new();
             // Sets declared in a root file that a parent renders with the
             // very object declared: key, parent, where the render has it.
-            let mut managed_sets: Vec<(String, String, Arc<Value>, Origin)> = Vec::new();
+            let mut managed_sets: Vec<(String, String, Arc<LazyValue>, Origin)> = Vec::new();
             // Parsing and comparing each rendered Application is most of this
             // loop on a large app-of-apps: done in parallel, in order.
             // One app-of-apps may render thousands: split by resource, not by parent.
@@ -195,7 +195,7 @@ impl Rounds<'_> {
             // This round's children by key, with the parent that rendered it
             // and the object (borrowed from `done`: an app-of-apps renders
             // thousands).
-            let mut child_parents: FastMap<String, (&str, &Value)> = source::fast_map(
+            let mut child_parents: FastMap<String, (&str, &LazyValue)> = source::fast_map(
                 parsed_children
                     .iter()
                     .filter(|c| matches!(c, Child::Known(_) | Child::New(..)))
@@ -386,13 +386,13 @@ pub(super) fn set_key(obj: &Value, instance: Option<&str>) -> String {
 /// generated Applications then live).
 pub(super) fn expand_set(
     cx: &appset::AppSetContext<'_>,
-    object: Arc<Value>,
+    object: Arc<LazyValue>,
     origin: Origin,
     manager: Option<Manager>,
     instance: Option<&str>,
 ) -> AppSetEntry {
     let key = set_key(&object, instance);
-    let mut obj = object.as_ref().clone();
+    let mut obj = Value::clone(&object);
     if obj.at("/metadata/namespace").is_none() {
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.insert("namespace".into(), Value::String("argocd".into()));
@@ -422,11 +422,11 @@ pub(super) fn generated_apps(
     let base = live
         .and_then(|r| r.appsets.get(&entry.key))
         .and_then(|b| b.expansion.as_ref().ok());
-    let objects: Vec<&Arc<Value>> = match (&entry.expansion, base) {
+    let objects: Vec<&Arc<LazyValue>> = match (&entry.expansion, base) {
         (Ok(exp), Some(bx)) => {
-            let base_by_name: BTreeMap<&str, &Arc<Value>> =
+            let base_by_name: BTreeMap<&str, &Arc<LazyValue>> =
                 bx.apps.iter().map(|a| (a.name(), &a.application)).collect();
-            let mut objects: Vec<&Arc<Value>> = exp
+            let mut objects: Vec<&Arc<LazyValue>> = exp
                 .apps
                 .iter()
                 .map(|g| match base_by_name.get(g.name()) {

@@ -8,7 +8,7 @@ use crate::source::facts::{Facts, Question};
 use crate::source::walk::Flow;
 use std::collections::{HashMap, HashSet};
 /// A document the scan keeps, with where it is declared and what it is.
-type Kept = (Arc<Value>, Origin, Declares);
+type Kept = (Arc<LazyValue>, Origin, Declares);
 
 /// What a document the scan keeps declares, told once while the documents
 /// are copied out in parallel: each lookup in one of thousands of values is
@@ -23,19 +23,23 @@ enum Declares {
     Other,
 }
 
-/// What `v` declares, when the scan keeps it.
-fn declares(v: &Value) -> Option<Declares> {
-    if is_application(v) {
+/// What `v` declares, when the scan keeps it. Its kind is read through a
+/// view: a fleet's Applications, taken from the records of an earlier
+/// run, are not decoded for it.
+fn declares(v: &LazyValue) -> Option<Declares> {
+    let view = v.view();
+    if is_application(view) {
         Some(Declares::Application)
-    } else if is_application_set(v) {
+    } else if is_application_set(view) {
         Some(Declares::ApplicationSet)
-    } else if is_app_project(v) {
+    } else if is_app_project(view) {
         Some(Declares::AppProject)
-    } else if v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition") {
+    } else if view.get("kind").and_then(View::as_str) == Some("CustomResourceDefinition") {
         Some(Declares::Crd)
-    } else if appset::clusters_from_secret(v).is_some()
-        || tracking::LearnedTracking::from_object(v, None).is_some()
-    {
+    } else if v.with_value(|v| {
+        appset::clusters_from_secret(v).is_some()
+            || tracking::LearnedTracking::from_object(v, None).is_some()
+    }) {
         Some(Declares::Other)
     } else {
         None
@@ -50,7 +54,7 @@ type Candidate = (String, ObjectId, render::ParsedStream);
 pub(super) struct Declared {
     /// Shared with the parse cache: the other revision's scan of the same
     /// blob holds the same object.
-    pub(super) value: Arc<Value>,
+    pub(super) value: Arc<LazyValue>,
     pub(super) origin: Origin,
 }
 
@@ -61,7 +65,7 @@ pub(crate) struct Scanned {
     apps: Vec<Declared>,
     appsets: Vec<Declared>,
     /// CRDs and cluster Secrets.
-    others: Vec<Arc<Value>>,
+    others: Vec<Arc<LazyValue>>,
     /// The CRD scopes: the configured ones, and those of the CRDs found.
     scopes: Scopes,
     projects: BTreeMap<String, Vec<DeclaredProject>>,
@@ -80,7 +84,7 @@ pub(crate) struct Scanned {
 pub(super) fn scan(
     input: &InventoryInput<'_>,
     inv: &mut Inventory,
-) -> (Vec<Declared>, Vec<Declared>, Vec<Arc<Value>>) {
+) -> (Vec<Declared>, Vec<Declared>, Vec<Arc<LazyValue>>) {
     let scanned =
         unchanged_scan(input).unwrap_or_else(|| Arc::new(scan_tree(input, inv.scopes.clone())));
     inv.scopes.clone_from(&scanned.scopes);
@@ -215,13 +219,13 @@ fn scan_tree(input: &InventoryInput<'_>, scopes: Scopes) -> Scanned {
             for (i, d) in docs.iter().enumerate() {
                 let mut items = Vec::new();
                 // Anything with `items` may be a list (see `expand_lists`).
-                if d.value.get("items").is_some() {
+                if d.value.view().get("items").is_some() {
                     let mut list = Vec::new();
-                    render::expand_lists((*d.value).clone(), &mut list);
-                    items.extend(
-                        list.into_iter()
-                            .filter_map(|v| declares(&v).map(|k| (Arc::new(v), k))),
-                    );
+                    render::expand_lists(Value::clone(&d.value), &mut list);
+                    items.extend(list.into_iter().filter_map(|v| {
+                        let v = LazyValue::from(v);
+                        declares(&v).map(|k| (Arc::new(v), k))
+                    }));
                 } else if let Some(k) = declares(&d.value) {
                     let shared = shared.get_or_insert_with(|| {
                         input.cache.shared_values(*id, Dialect::SigsYaml, docs)
@@ -243,7 +247,7 @@ fn scan_tree(input: &InventoryInput<'_>, scopes: Scopes) -> Scanned {
     // and again.
     let mut apps = Vec::with_capacity(parsed.len().min(MAX_DECLARED));
     let mut appsets: Vec<Declared> = Vec::new();
-    let mut others: Vec<Arc<Value>> = Vec::new();
+    let mut others: Vec<Arc<LazyValue>> = Vec::new();
     for ((file, id, _), items) in parsed.iter().zip(kept) {
         let items = match items {
             Ok(items) => items,

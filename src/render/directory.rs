@@ -7,6 +7,7 @@
 //! objects expanded, empty documents skipped, and files containing
 //! `+argocd:skip-file-rendering` skipped.
 
+use crate::json::{LazyValue, View};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -90,7 +91,7 @@ pub(crate) fn is_manifest_file(name: &str) -> bool {
 pub(crate) fn render(
     cx: &RenderContext<'_>,
     spec: &SourceSpec,
-) -> Result<Vec<(Arc<Value>, Origin)>, RenderError> {
+) -> Result<Vec<(Arc<LazyValue>, Origin)>, RenderError> {
     let opts = options(spec)?;
     let _ = opts.has_jsonnet;
     let mut files = Vec::new();
@@ -104,7 +105,7 @@ pub(crate) fn render(
 }
 
 /// Objects of a directory source, with where each is declared.
-type Objects = Vec<(Arc<Value>, Origin)>;
+type Objects = Vec<(Arc<LazyValue>, Origin)>;
 
 /// Directories with at least this many files are read in parallel: an
 /// app-of-apps of thousands of Application files is rendered in every
@@ -289,7 +290,7 @@ impl crate::source::walk::Visitor for Collect<'_, '_> {
 fn render_file(
     cx: &RenderContext<'_>,
     file: &str,
-    out: &mut Vec<(Arc<Value>, Origin)>,
+    out: &mut Vec<(Arc<LazyValue>, Origin)>,
 ) -> Result<(), RenderError> {
     // A parse known without reading the blob (earlier in this run, or kept
     // by an earlier one) comes with what is tested in its bytes here.
@@ -328,48 +329,50 @@ fn render_file(
     let mut decoded = 0;
     let mut shared = None;
     for (i, doc) in docs.iter().enumerate() {
-        let has_kind = doc
-            .value
+        // Read through a view: an app-of-apps' Application files, taken
+        // from the records of an earlier run, are not decoded here.
+        let view = doc.value.view();
+        let has_kind = view
             .get("kind")
-            .and_then(Value::as_str)
+            .and_then(View::as_str)
             .is_some_and(|k| !k.is_empty());
-        match doc.value.as_ref() {
-            Value::Null => {}
-            Value::Object(m) if has_kind => {
-                decoded += 1;
-                let origin = Origin {
-                    file: Some(file.to_string()),
-                    line: Some(doc.line),
-                    doc_index: Some(doc.index),
-                };
-                // Anything with `items` may be a list (see `expand_lists`).
-                if !m.contains_key("items") {
-                    let values = shared.get_or_insert_with(|| docs.values(cx.cache));
-                    out.push((Arc::clone(&values[i]), origin));
-                    continue;
-                }
-                let mut items = Vec::new();
-                expand_lists((*doc.value).clone(), &mut items);
-                for value in items {
-                    if !value.is_object() {
-                        return Err(RenderError::content(format!(
-                            "`{file}`: a list item in the document at line {} is not an object",
-                            doc.line
-                        ))
-                        .at(file, Some(doc.line)));
-                    }
-                    out.push((Arc::new(value), origin.clone()));
-                }
-            }
-            _ if decoded == 0 && lenient => return Ok(()),
-            _ => {
-                let line = doc.line;
-                let msg = format!(
-                    "`{file}`: the document at line {line} is not a Kubernetes object (no `kind`)"
-                );
-                return Err(RenderError::content(msg).at(file, Some(line)));
-            }
+        if view.is_null() {
+            continue;
         }
+        if view.is_object() && has_kind {
+            decoded += 1;
+            let origin = Origin {
+                file: Some(file.to_string()),
+                line: Some(doc.line),
+                doc_index: Some(doc.index),
+            };
+            // Anything with `items` may be a list (see `expand_lists`).
+            if view.get("items").is_none() {
+                let values = shared.get_or_insert_with(|| docs.values(cx.cache));
+                out.push((Arc::clone(&values[i]), origin));
+                continue;
+            }
+            let mut items = Vec::new();
+            expand_lists(Value::clone(&doc.value), &mut items);
+            for value in items {
+                if !value.is_object() {
+                    return Err(RenderError::content(format!(
+                        "`{file}`: a list item in the document at line {} is not an object",
+                        doc.line
+                    ))
+                    .at(file, Some(doc.line)));
+                }
+                out.push((Arc::new(value.into()), origin.clone()));
+            }
+            continue;
+        }
+        if decoded == 0 && lenient {
+            return Ok(());
+        }
+        let line = doc.line;
+        let msg =
+            format!("`{file}`: the document at line {line} is not a Kubernetes object (no `kind`)");
+        return Err(RenderError::content(msg).at(file, Some(line)));
     }
     Ok(())
 }

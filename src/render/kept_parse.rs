@@ -7,14 +7,16 @@
 //! A blob id is its content, so a record keyed by it describes that
 //! content whatever tree or path holds it. The record holds the documents
 //! (JSON values in a binary form, [`put_value`]: decoding it is a walk with
-//! no text to scan, and a warm run decodes every Application file of a
-//! fleet) with their index and line, and what those readers test in the
+//! no text to scan, and a warm run reads every Application file of a
+//! fleet, most of them only in part, [`LazyValue`]) with their index and line, and what those readers test in the
 //! bytes ([`Flags`]); a digest of the whole closes it. A record is kept
 //! only when decoding it gives back exactly the parse it was made from,
 //! and used only when its digest, lengths and values are right: anything
 //! else is parsed again from the blob, never trusted. Failed parses are
 //! not kept.
 
+use crate::json::encoded::{put_value, Reader, MAX_NESTING};
+use crate::json::LazyValue;
 use crate::source::facts::{record_key, Facts};
 use crate::source::ObjectId;
 use crate::yaml::Doc;
@@ -157,7 +159,10 @@ fn decode(bytes: &[u8]) -> Option<(Flags, Vec<Doc>)> {
     for _ in 0..n {
         let index = r.u32()? as usize;
         let line = r.u32()?;
-        let value = r.value(MAX_NESTING)?;
+        // Checked here and decoded when a reader needs the value whole:
+        // most Applications of a fleet are only asked a few fields.
+        let (value, rest) = LazyValue::encoded(r.0)?;
+        r.0 = rest;
         docs.push(Doc {
             value: std::sync::Arc::new(value),
             index,
@@ -167,150 +172,10 @@ fn decode(bytes: &[u8]) -> Option<(Flags, Vec<Doc>)> {
     r.0.is_empty().then_some((Flags(flags), docs))
 }
 
-/// Arrays and objects nested deeper than this are not kept (`serde_json`,
-/// which read records before, refused them too), so a damaged record
-/// cannot make the decoder recurse without bound.
-const MAX_NESTING: usize = 128;
-
-/// Most items an array or object of a record is given room for before
-/// they are read (more are added as they are).
-const PREALLOCATED: usize = 32;
-
-/// The tags of [`put_value`].
-const NULL: u8 = 0;
-const FALSE: u8 = 1;
-const TRUE: u8 = 2;
-const UINT: u8 = 3;
-const NEG_INT: u8 = 4;
-const FLOAT: u8 = 5;
-const STRING: u8 = 6;
-const ARRAY: u8 = 7;
-const OBJECT: u8 = 8;
-
-/// Appends `v`: a tag, then a number's 8 bytes, or a string's length and
-/// bytes, or a count and each item (an object's key, as a string, before
-/// its value, in the map's order). `None` past `depth` nested arrays and
-/// objects or for a length over `u32`.
-fn put_value(out: &mut Vec<u8>, v: &serde_json::Value, depth: usize) -> Option<()> {
-    use serde_json::Value;
-    match v {
-        Value::Null => out.push(NULL),
-        Value::Bool(false) => out.push(FALSE),
-        Value::Bool(true) => out.push(TRUE),
-        Value::Number(n) => {
-            if let Some(u) = n.as_u64() {
-                out.push(UINT);
-                out.extend_from_slice(&u.to_le_bytes());
-            } else if let Some(i) = n.as_i64() {
-                out.push(NEG_INT);
-                out.extend_from_slice(&i.to_le_bytes());
-            } else {
-                out.push(FLOAT);
-                out.extend_from_slice(&n.as_f64()?.to_bits().to_le_bytes());
-            }
-        }
-        Value::String(s) => {
-            out.push(STRING);
-            put_str(out, s)?;
-        }
-        Value::Array(items) => {
-            let depth = depth.checked_sub(1)?;
-            out.push(ARRAY);
-            out.extend_from_slice(&u32::try_from(items.len()).ok()?.to_le_bytes());
-            for item in items {
-                put_value(out, item, depth)?;
-            }
-        }
-        Value::Object(map) => {
-            let depth = depth.checked_sub(1)?;
-            out.push(OBJECT);
-            out.extend_from_slice(&u32::try_from(map.len()).ok()?.to_le_bytes());
-            for (k, item) in map {
-                put_str(out, k)?;
-                put_value(out, item, depth)?;
-            }
-        }
-    }
-    Some(())
-}
-
-fn put_str(out: &mut Vec<u8>, s: &str) -> Option<()> {
-    out.extend_from_slice(&u32::try_from(s.len()).ok()?.to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
-    Some(())
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let (a, b) = self.0.split_at_checked(n)?;
-        self.0 = b;
-        Some(a)
-    }
-
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-
-    fn eight(&mut self) -> Option<[u8; 8]> {
-        self.take(8)?.try_into().ok()
-    }
-
-    fn string(&mut self) -> Option<String> {
-        let len = self.u32()? as usize;
-        Some(std::str::from_utf8(self.take(len)?).ok()?.to_string())
-    }
-
-    /// A value as [`put_value`] writes it, with at most `depth` arrays and
-    /// objects nested in it; `None` for anything else.
-    fn value(&mut self, depth: usize) -> Option<serde_json::Value> {
-        use serde_json::{Map, Number, Value};
-        Some(match self.take(1)?[0] {
-            NULL => Value::Null,
-            FALSE => Value::Bool(false),
-            TRUE => Value::Bool(true),
-            UINT => Value::Number(Number::from(u64::from_le_bytes(self.eight()?))),
-            // Only a negative integer is written so.
-            NEG_INT => Value::Number(Number::from(
-                Some(i64::from_le_bytes(self.eight()?)).filter(|i| *i < 0)?,
-            )),
-            FLOAT => Value::Number(Number::from_f64(f64::from_le_bytes(self.eight()?))?),
-            STRING => Value::String(self.string()?),
-            ARRAY => {
-                let depth = depth.checked_sub(1)?;
-                let n = self.u32()? as usize;
-                // A count is not trusted to size an allocation: at every
-                // level of nesting it could claim the whole record.
-                let mut items = Vec::with_capacity(n.min(PREALLOCATED));
-                for _ in 0..n {
-                    items.push(self.value(depth)?);
-                }
-                Value::Array(items)
-            }
-            OBJECT => {
-                let depth = depth.checked_sub(1)?;
-                let n = self.u32()? as usize;
-                let mut entries: Vec<(String, Value)> = Vec::with_capacity(n.min(PREALLOCATED));
-                for _ in 0..n {
-                    let k = self.string()?;
-                    // A map is written in its order: each key after the last.
-                    if entries.last().is_some_and(|(last, _)| *last >= k) {
-                        return None;
-                    }
-                    entries.push((k, self.value(depth)?));
-                }
-                // Sorted already, so the map is built without a search per key.
-                Value::Object(entries.into_iter().collect::<Map<String, Value>>())
-            }
-            _ => return None,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::encoded::{ARRAY, FLOAT, NEG_INT, NULL, OBJECT, STRING, TRUE, UINT};
     use crate::source::facts::MAX_RECORD_LEN;
     use crate::yaml::{load_all_as, Dialect, Limits};
 
@@ -409,7 +274,7 @@ mod tests {
             serde_json::Value::Array(vec![v])
         });
         let doc = Doc {
-            value: std::sync::Arc::new(deep),
+            value: std::sync::Arc::new(deep.into()),
             index: 0,
             line: 1,
         };

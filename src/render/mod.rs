@@ -16,6 +16,7 @@ pub mod kustomize;
 pub(crate) mod materialize;
 pub(crate) mod overrides;
 
+use crate::json::LazyValue;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -169,7 +170,7 @@ pub struct ParseCache {
     shared: Mutex<SharedValues>,
 }
 
-type SharedValues = FastMap<(ObjectId, Dialect), Arc<[Arc<Value>]>>;
+type SharedValues = FastMap<(ObjectId, Dialect), Arc<[Arc<LazyValue>]>>;
 
 /// Most distinct template sets a run keeps; past it a chart is parsed for
 /// each render (still right, only slower), so memory stays bounded.
@@ -261,7 +262,7 @@ impl ParseCache {
         id: ObjectId,
         dialect: Dialect,
         docs: &[Doc],
-    ) -> Arc<[Arc<Value>]> {
+    ) -> Arc<[Arc<LazyValue>]> {
         let mut shared = self
             .shared
             .lock()
@@ -749,7 +750,7 @@ pub(crate) struct SharedDocs {
 impl SharedDocs {
     /// Each document as the one value the parse cache shares
     /// ([`ParseCache::shared_values`]).
-    pub(crate) fn values(&self, cache: &ParseCache) -> Arc<[Arc<Value>]> {
+    pub(crate) fn values(&self, cache: &ParseCache) -> Arc<[Arc<LazyValue>]> {
         cache.shared_values(self.id, self.dialect, self)
     }
 }
@@ -968,10 +969,10 @@ fn render_variant(
     let spec = overrides::apply(cx, spec)?;
     let spec = spec.as_ref();
     let source_type = detect(cx, spec)?;
-    let owned = |objects: Vec<RenderedObject>| -> Vec<(Arc<Value>, Origin)> {
+    let owned = |objects: Vec<RenderedObject>| -> Vec<(Arc<LazyValue>, Origin)> {
         objects
             .into_iter()
-            .map(|o| (Arc::new(o.value), o.origin))
+            .map(|o| (Arc::new(o.value.into()), o.origin))
             .collect()
     };
     // The directory renderer's objects are the parse cache's own, shared.
@@ -1009,12 +1010,12 @@ const PARALLEL_MANIFESTS: usize = 256;
 /// The manifests of `objects`, in order, or the error of the first object
 /// that is not one.
 fn manifests_of(
-    objects: Vec<(Arc<Value>, Origin)>,
+    objects: Vec<(Arc<LazyValue>, Origin)>,
     default_namespace: &str,
     scopes: &Scopes,
 ) -> Result<Vec<Manifest>, RenderError> {
     use rayon::prelude::*;
-    let build = |(value, origin): (Arc<Value>, Origin)| match resource_id_of(
+    let build = |(value, origin): (Arc<LazyValue>, Origin)| match resource_id_of(
         &value,
         default_namespace,
         scopes,

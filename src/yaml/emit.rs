@@ -117,7 +117,7 @@ fn reads_as_itself(s: &str, dialect: crate::yaml::Dialect) -> bool {
     crate::yaml::load_all_as(s, dialect, &crate::yaml::Limits::default())
         .ok()
         .and_then(|d| d.into_iter().next())
-        .is_some_and(|d| *d.value == Value::String(s.to_string()))
+        .is_some_and(|d| d.value.as_str() == Some(s))
 }
 
 /// A string as a YAML scalar, quoted when a plain scalar would read

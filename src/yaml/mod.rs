@@ -104,7 +104,7 @@ pub struct Doc {
     /// The document's value (`Value::Null` for an empty document), shared:
     /// readers that keep a document (the inventory scan, the directory
     /// renderer) hold this very value instead of a copy.
-    pub value: std::sync::Arc<Value>,
+    pub value: std::sync::Arc<crate::json::LazyValue>,
     /// Position of the document in its stream, counting from 0 (empty documents included).
     pub(crate) index: usize,
     /// 1-based line where the document's content starts.
@@ -115,7 +115,8 @@ impl Doc {
     /// The document's value, copied only when another reader shares it.
     #[must_use]
     pub fn into_value(self) -> Value {
-        std::sync::Arc::unwrap_or_clone(self.value)
+        std::sync::Arc::try_unwrap(self.value)
+            .map_or_else(|v| Value::clone(&v), crate::json::LazyValue::into_value)
     }
 }
 
@@ -709,7 +710,7 @@ impl Builder<'_> {
                         None => (Value::Null, line(doc.start)),
                     };
                     self.docs.push(Doc {
-                        value: std::sync::Arc::new(value),
+                        value: std::sync::Arc::new(value.into()),
                         index: doc.index,
                         line: line.max(1),
                     });

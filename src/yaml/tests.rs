@@ -322,7 +322,7 @@ fn documents_are_indexed_with_their_lines() {
     // A lone marker is one empty document.
     let docs = load_all("---\n").expect("loads");
     assert_eq!(docs.len(), 1);
-    assert_eq!(*docs[0].value, Value::Null);
+    assert_eq!(**docs[0].value, Value::Null);
 }
 
 #[test]
@@ -354,7 +354,7 @@ fn empty_values_in_flow_collections_are_empty_strings() {
         json!({"\u{e9}\u{e9}": "caf\u{e9}", "k\u{fc}": {"\u{e9}": "", "x": [{"\u{fc}": ""}]}, "b\u{e9}": null})
     );
     let docs = load_all_as("a: {x: }\n", Dialect::SigsYaml, &Limits::default()).expect("loads");
-    assert_eq!(*docs[0].value, json!({"a": {"x": null}}));
+    assert_eq!(**docs[0].value, json!({"a": {"x": null}}));
 }
 
 #[test]

@@ -20,6 +20,7 @@ mod selector;
 mod templated;
 pub use templated::Templated;
 
+use crate::json::LazyValue;
 use crate::json::Pointer as _;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -163,7 +164,7 @@ pub struct GeneratedApp {
     /// A complete `argoproj.io/v1alpha1` `Application`, with
     /// `metadata.ownerReferences` naming the ApplicationSet as its controller
     /// (shared with the other revision's expansion that templated it).
-    pub(crate) application: std::sync::Arc<Value>,
+    pub(crate) application: std::sync::Arc<LazyValue>,
     /// Which element, directory, file or cluster produced it, for messages
     /// (for example "git directory `apps/payments`").
     pub(crate) provenance: String,
@@ -394,7 +395,7 @@ fn expand_within_limits(
                 };
                 let app = match context {
                     Some((t, context)) => t.application(context, &set.params, &renderer, render),
-                    None => render().map(std::sync::Arc::new),
+                    None => render().map(|v| std::sync::Arc::new(v.into())),
                 }
                 .map_err(|e| {
                     AppSetError(format!("{} for {}: {e}", label(&kind), set.provenance))

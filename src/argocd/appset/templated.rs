@@ -13,6 +13,7 @@
 //! draws the same work from its budget as that render did. An expansion
 //! whose earlier steps drew a different amount templates on its own.
 
+use crate::json::LazyValue;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
@@ -41,7 +42,7 @@ struct Memo {
     contexts: FastMap<String, usize>,
     /// By context, parameters as JSON and the budget the render began with:
     /// the Application and the budget it left.
-    apps: FastMap<Key, (Arc<Value>, Budget)>,
+    apps: FastMap<Key, (Arc<LazyValue>, Budget)>,
     /// Bytes of parameters in `apps`' keys.
     key_bytes: usize,
     /// Bytes of `contexts`' keys.
@@ -104,7 +105,7 @@ impl Templated {
         params: &Params,
         renderer: &Renderer,
         render: impl FnOnce() -> Result<Value, String>,
-    ) -> Result<Arc<Value>, String> {
+    ) -> Result<Arc<LazyValue>, String> {
         let start = renderer.budget();
         // A map's JSON is its content: keys in order, values exact (an
         // integer and a float print differently).
@@ -125,7 +126,7 @@ impl Templated {
             renderer.set_budget(left);
             return Ok(app);
         }
-        let app = Arc::new(render()?);
+        let app = Arc::new(LazyValue::from(render()?));
         let mut memo = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let bytes = memo.key_bytes.saturating_add(key.1.len());
         if memo.apps.len() < MAX_KEPT && bytes <= MAX_KEPT_BYTES {

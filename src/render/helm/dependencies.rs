@@ -239,7 +239,10 @@ fn load_local(
         )));
     }
     let docs = cx.load_yaml(&chart_yaml)?;
-    let meta = docs.first().map(|d| d.value.clone()).unwrap_or_default();
+    let meta = docs
+        .first()
+        .map(|d| Value::clone(&d.value))
+        .unwrap_or_default();
     let version_text = text(&meta, "version");
     let Ok(version) = Version::parse(version_text) else {
         return Err(RenderError::content(format!(

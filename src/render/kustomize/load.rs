@@ -256,7 +256,7 @@ pub(crate) fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> 
     let docs: Vec<&yaml::Doc> = docs.iter().filter(|d| !d.value.is_null()).collect();
     let mut k = match docs.as_slice() {
         [] => Map::new(),
-        [d] => match d.value.as_ref() {
+        [d] => match &**d.value {
             Value::Object(m) => m.clone(),
             _ => {
                 return Err(

@@ -128,7 +128,7 @@ impl Walker<'_> {
                     && m.id.name == name
                     && m.id.namespace == self.hook.id.namespace
             })
-            .map(|m| m.value.as_ref())
+            .map(|m| &**m.value)
     }
 
     fn file_text(&self, f: &MountedFile) -> Option<String> {

@@ -205,7 +205,7 @@ mod tests {
             key: "argocd/a".into(),
             instance: None,
             spec: std::sync::Arc::new(spec),
-            object: Arc::new(obj),
+            object: Arc::new(obj.into()),
             origin: Origin::default(),
             manager: None,
             status: AppStatus::Rendered,

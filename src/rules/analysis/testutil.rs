@@ -34,7 +34,7 @@ pub(crate) fn app(obj: Value, resources: Vec<Value>) -> App {
         key: format!("argocd/{}", spec.name),
         instance: None,
         spec: std::sync::Arc::new(spec),
-        object: Arc::new(obj),
+        object: Arc::new(obj.into()),
         origin: Origin::default(),
         manager: None,
         status: AppStatus::Rendered,

@@ -1,5 +1,8 @@
 //! JSON values as the pipeline reads them.
 
+pub(crate) mod encoded;
+
+pub(crate) use encoded::{LazyValue, View};
 use serde_json::Value;
 
 /// A value looked up by JSON pointer (RFC 6901), exactly as
