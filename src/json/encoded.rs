@@ -253,9 +253,8 @@ pub struct LazyValue {
 }
 
 impl LazyValue {
-    /// The value whose binary form starts `bytes`, when it is one
-    /// [`Reader::value`] reads (the rest of `bytes` is left), with the
-    /// rest.
+    /// The value whose binary form begins `bytes`, and the bytes after
+    /// it; `None` where [`Reader::value`] would read none.
     pub(crate) fn encoded(bytes: &[u8]) -> Option<(LazyValue, &[u8])> {
         let mut r = Reader(bytes);
         r.skip(MAX_NESTING)?;
