@@ -221,7 +221,7 @@ fn scan_tree(input: &InventoryInput<'_>, scopes: Scopes) -> Scanned {
                 // Anything with `items` may be a list (see `expand_lists`).
                 if d.value.view().get("items").is_some() {
                     let mut list = Vec::new();
-                    render::expand_lists(Value::clone(&d.value), &mut list);
+                    render::expand_lists(d.value.with_value(Value::clone), &mut list);
                     items.extend(list.into_iter().filter_map(|v| {
                         let v = LazyValue::from(v);
                         declares(&v).map(|k| (Arc::new(v), k))

@@ -353,7 +353,7 @@ fn render_file(
                 continue;
             }
             let mut items = Vec::new();
-            expand_lists(Value::clone(&doc.value), &mut items);
+            expand_lists(doc.value.with_value(Value::clone), &mut items);
             for value in items {
                 if !value.is_object() {
                     return Err(RenderError::content(format!(
