@@ -414,3 +414,43 @@ fn repeated_keys_follow_each_reader() {
     let ours = load_all_as(kustomization, Dialect::SigsYaml, &Limits::default()).expect("loads");
     assert_eq!(ours[0].value["namePrefix"], json!("b-"));
 }
+
+#[test]
+fn flow_collections_continued_left_of_their_key_read_as_kubectl_does() {
+    // A Vault StatefulSet's `command: [` closing at its key's column, and a
+    // flow mapping continued left of its key: YAML 1.2 refuses both, and
+    // Kustomize (go-yaml v3) reads both.
+    let resource = r#"apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: vault
+spec:
+  template:
+    spec:
+      containers:
+        - name: vault
+          command: [
+            "vault", "server", on
+          ]
+          env: [{name: MODE,
+          value: "0755"}]
+"#;
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("sts.yaml"), resource).expect("write");
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        "resources:\n- sts.yaml\n",
+    )
+    .expect("write");
+    let printed = kubectl_kustomize(dir.path());
+    let ours = load_all(resource).expect("loads as Kustomize reads it");
+    let theirs = load_all(&printed).expect("loads");
+    assert_eq!(
+        ours[0].value, theirs[0].value,
+        "kubectl printed:\n{printed}"
+    );
+    assert_eq!(
+        ours[0].value["spec"]["template"]["spec"]["containers"][0]["command"],
+        json!(["vault", "server", "on"])
+    );
+}

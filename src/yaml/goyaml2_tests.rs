@@ -110,12 +110,24 @@ fn an_error_go_yaml_words_otherwise_keeps_ours() {
 }
 
 #[test]
-fn kyaml_reading_is_unchanged() {
-    // go-yaml v3 (Kustomize) is not go-yaml v2: its reading stays ours,
-    // and what go-yaml v2 alone reads stays refused there.
-    let text = "k:\n  c: [ \"a\",\n  \"b\" ]\n";
-    assert!(load_all_as(text, Dialect::SigsYaml, &Limits::default()).is_ok());
-    let e = load_all_as(text, Dialect::Kyaml, &Limits::default()).expect_err("refused");
+fn kyaml_reads_a_flow_collection_left_of_its_key_as_go_yaml_v3_does() {
+    // go-yaml v3 (Kustomize) kept go-yaml v2's scanner: a flow sequence
+    // continued left of its key's indentation loads (checked against
+    // `kubectl kustomize` in tests/yaml_kubectl.rs), its scalars resolved
+    // as go-yaml v3 resolves them (`on` stays a string).
+    let text = "k:\n  c: [ \"a\",\n  on ]\n";
+    let kyaml: Vec<_> = load_all_as(text, Dialect::Kyaml, &Limits::default())
+        .expect("loads")
+        .into_iter()
+        .map(|d| d.into_value())
+        .collect();
+    assert_eq!(kyaml, [json!({"k": {"c": ["a", "on"]}})]);
+    assert_eq!(sigs(text), [json!({"k": {"c": ["a", true]}})]);
+    // A repeated key stays an error in go-yaml v3's reading.
+    let text = "k:\n  c: [ \"a\",\n  \"b\" ]\n  c: x\n";
+    assert!(load_all_as(text, Dialect::Kyaml, &Limits::default()).is_err());
+    // What go-yaml refuses too keeps our error, not go-yaml's wording.
+    let e = load_all_as("k: [a,\n", Dialect::Kyaml, &Limits::default()).expect_err("refused");
     assert_eq!(e.go_yaml, None);
 }
 

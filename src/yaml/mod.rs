@@ -45,6 +45,12 @@
 //! first document, as `yaml.Unmarshal` after helm's or apimachinery's
 //! splitting.
 //!
+//! In [`Dialect::Kyaml`] too, a stream saphyr-parser refuses is read again
+//! by `goyaml2` (go-yaml v3 kept go-yaml v2's scanner), its scalars
+//! resolved as go-yaml v3 resolves them: Kustomize renders a resource whose
+//! flow sequence closes at its key's column. What both refuse keeps our
+//! error.
+//!
 //! Known differences from go-yaml, all rare in manifests: where saphyr-parser
 //! accepts a stream, we accept the YAML 1.2 escape `\/` that go-yaml rejects;
 //! go-yaml's emitter, through which
@@ -237,7 +243,7 @@ fn load_inner(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<Doc>,
     // `---` first, which leaves a directive in a piece of its own, and
     // saphyr-parser knows nothing of that. Rare: read all as go-yaml does.
     if sigs && (text.starts_with('%') || memchr::memmem::find(text.as_bytes(), b"\n%").is_some()) {
-        return load_goyaml2(original, limits, false);
+        return load_goyaml2(original, dialect, limits, false);
     }
     let mut text = Cow::Borrowed(text);
     let mut patches = 0;
@@ -256,9 +262,20 @@ fn load_inner(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<Doc>,
             // collection as a key, say) may be one go-yaml refuses as a
             // syntax error: it judges that too.
             Err(Failure::Scan(_) | Failure::Load(_)) | Ok((_, true)) if sigs => {
-                return load_goyaml2(original, limits, false)
+                return load_goyaml2(original, dialect, limits, false)
             }
-            Err(Failure::Scan(e)) => return Err(scan_error(&e)),
+            // go-yaml v3 (kyaml's `ByteReader`, which cuts the stream at
+            // `---` lines and decodes the first document of each piece)
+            // has go-yaml v2's scanner: it too reads a flow collection or
+            // quoted scalar continued left of its key's indentation, which
+            // YAML 1.2 refuses (`kubectl kustomize` renders a StatefulSet
+            // whose `command: [` closes at the key's column). Such a stream
+            // is read again that way, its scalars and repeated keys still
+            // judged as go-yaml v3 judges them; when go-yaml refuses it
+            // too, the error stays ours.
+            Err(Failure::Scan(e)) => {
+                return load_goyaml2(original, dialect, limits, false).map_err(|_| scan_error(&e))
+            }
             Err(Failure::Load(e)) => return Err(e),
             Ok((docs, _)) => return Ok(docs),
         }
@@ -343,25 +360,30 @@ pub fn load_first_sigs(text: &str, limits: &Limits) -> Result<Value, YamlError> 
     let docs = match load_all_as(text, Dialect::SigsYaml, limits) {
         Ok(docs) => docs,
         Err(e) if text.len() > limits.max_bytes => return Err(e),
-        Err(_) => {
-            std::panic::catch_unwind(|| load_goyaml2(text, limits, true)).unwrap_or_else(|_| {
+        Err(_) => std::panic::catch_unwind(|| load_goyaml2(text, Dialect::SigsYaml, limits, true))
+            .unwrap_or_else(|_| {
                 Err(YamlError {
                     message: "internal error in the yaml parser".to_owned(),
                     line: 1,
                     column: 1,
                     go_yaml: None,
                 })
-            })?
-        }
+            })?,
     };
     Ok(docs.into_iter().next().map_or(Value::Null, Doc::into_value))
 }
 
-/// Loads `text` through [`goyaml2`], go-yaml v2's reading, its events
-/// built as saphyr-parser's are; with `first_only`, only the first
-/// document, as `yaml.Unmarshal` reads it.
-fn load_goyaml2(text: &str, limits: &Limits, first_only: bool) -> Result<Vec<Doc>, YamlError> {
-    let mut builder = new_builder(text, Dialect::SigsYaml, limits);
+/// Loads `text` through [`goyaml2`], go-yaml's scanner and parser, its
+/// events built as saphyr-parser's are and its scalars resolved as
+/// `dialect` resolves them; with `first_only`, only the first document, as
+/// `yaml.Unmarshal` reads it.
+fn load_goyaml2(
+    text: &str,
+    dialect: Dialect,
+    limits: &Limits,
+    first_only: bool,
+) -> Result<Vec<Doc>, YamlError> {
+    let mut builder = new_builder(text, dialect, limits);
     // go-yaml's block scalars need no end-of-stream fix.
     builder.exact_block_scalars = true;
     // Anchor names to ids, per document as go-yaml scopes them
