@@ -32,25 +32,37 @@ impl Rule for ReplaceOnStateful {
                 ("apps", "StatefulSet") => "the StatefulSet and its pods (and its claims when `persistentVolumeClaimRetentionPolicy.whenDeleted` is `Delete`)",
                 _ => continue,
             };
+            // gitops-engine `pkg/sync/sync_context.go` `applyObject`: replace
+            // is the operation's `Replace=true` (the app's
+            // `syncPolicy.syncOptions` on an automated sync,
+            // `SyncOptions.HasOption`) OR the target's annotation OR the live
+            // object's; force is the operation's sync strategy
+            // (`SyncStrategy.Force()`, which only a person's `argocd app sync
+            // --force` sets: `autoSync` in `controller/appcontroller.go`
+            // builds none) OR the target's annotation OR the live object's.
+            // So an app-level `Force=true` is read by nothing, and a
+            // resource's `Replace=false` switches off nothing. The live
+            // object's annotation is the base revision's, whose findings a
+            // diff leaves to `check`.
             let own = m.sync_options();
-            let app_opts = &app.spec.sync_options;
-            // A resource annotation overrides the app-level value of the same option.
-            let effective = |key: &str| -> Option<&'static str> {
-                match own.value(key).or_else(|| app_opts.value(key)) {
-                    Some("true") if own.value(key).is_some() => Some("on the resource"),
-                    Some("true") => Some("at app level"),
-                    _ => None,
+            let in_effect = |item: &str, app_level: bool| -> Option<SetBy> {
+                if own.has(item) {
+                    Some(SetBy::Resource)
+                } else if app_level && app.spec.sync_options.has(item) {
+                    Some(SetBy::App)
+                } else {
+                    None
                 }
             };
-            let force = effective("Force");
-            let replace = effective("Replace");
+            let force = in_effect("Force=true", false);
+            let replace = in_effect("Replace=true", true);
             let (msg, severity) = match (force, replace) {
                 (Some(w), _) => (
-                    format!("`Force=true` ({w}) makes Argo CD delete and recreate `{}` whenever an update is refused, losing {what}", m.id),
+                    format!("`Force=true` ({}) makes Argo CD delete and recreate `{}` whenever an update is refused, losing {what}", w.text(), m.id),
                     Severity::Error,
                 ),
                 (None, Some(w)) => (
-                    format!("`Replace=true` ({w}) syncs `{}` with `kubectl replace`: fields set by the cluster (a bound claim's `volumeName`, defaults) are dropped, and the replace is refused or, with `Force`, turns into delete and recreate, losing {what}", m.id),
+                    format!("`Replace=true` ({}) syncs `{}` with `kubectl replace`: fields set by the cluster (a bound claim's `volumeName`, defaults) are dropped, and the replace is refused or, with `Force`, turns into delete and recreate, losing {what}", w.text(), m.id),
                     Severity::Warning,
                 ),
                 (None, None) => continue,
@@ -63,9 +75,25 @@ impl Rule for ReplaceOnStateful {
                     &["metadata", "annotations", ANN_SYNC_OPTIONS],
                 )
                 .help(
-                    "remove the option for this resource (set `Replace=false`/`Force=false` on it to override an app-level value); change immutable fields by migrating to a new object instead",
+                    "remove `Force=true`/`Replace=true` from this resource; an app-level `Replace=true` applies to every resource of the app (Argo CD ORs it with the resource's, so `Replace=false` cannot override it): drop it from the app or move this resource to an app without it; change immutable fields by migrating to a new object instead",
                 ),
             );
+        }
+    }
+}
+
+/// Where an option in effect was set.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SetBy {
+    Resource,
+    App,
+}
+
+impl SetBy {
+    fn text(self) -> &'static str {
+        match self {
+            SetBy::Resource => "on the resource",
+            SetBy::App => "at app level, which a resource's `Replace=false` does not switch off",
         }
     }
 }
@@ -78,7 +106,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn force_is_an_error_replace_a_warning_and_resource_overrides_app() {
+    fn force_is_an_error_replace_a_warning_and_options_are_ored_as_argo_cd_does() {
         let pvc = |opts: &str| {
             json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
             "metadata": {"name": "data", "annotations": {"argocd.argoproj.io/sync-options": opts}}})
@@ -98,8 +126,19 @@ mod tests {
         let inv = inventory(vec![app(app_level.clone(), vec![pvc("")])]);
         let f = check(&ReplaceOnStateful, &inv, &Config::default());
         assert_eq!(f[0].severity, Severity::Warning);
-        assert!(f[0].message.contains("(at app level)"));
+        assert!(f[0].message.contains("(at app level"));
+        // A resource's `Replace=false` does not switch an app-level one off.
         let inv = inventory(vec![app(app_level, vec![pvc("Replace=false")])]);
+        let f = check(&ReplaceOnStateful, &inv, &Config::default());
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Warning);
+        // An app-level `Force=true` is read by nothing.
+        let app_force = application(
+            "c",
+            json!({"syncPolicy": {"syncOptions": ["Force=true"]}}),
+            false,
+        );
+        let inv = inventory(vec![app(app_force, vec![pvc("")])]);
         assert!(check(&ReplaceOnStateful, &inv, &Config::default()).is_empty());
     }
 }
