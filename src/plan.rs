@@ -332,15 +332,20 @@ pub(crate) fn app_prunes(m: &Manifest, app: &App, tracking: &Tracking) -> bool {
 
 /// Whether an object survives cascade deletion of its Application
 /// (AC `appcontroller.go` `shouldBeDeleted`).
+///
+/// A `Delete=` option on the object decides alone: the app-level value is
+/// read only when the object has none (`deleteOption == nil`), so a
+/// `Delete=true` object is deleted under an app-level `Delete=false`.
 #[must_use]
 pub(crate) fn cascade_protection(m: &Manifest, app: &App, config: &Config) -> Option<String> {
-    if m.sync_options().delete_disabled() {
+    let own = m.sync_options().value("Delete").map(str::to_owned);
+    if own.as_deref() == Some("false") {
         return Some("Delete=false".into());
     }
     if m.annotation(ANN_HELM_RESOURCE_POLICY) == Some("keep") {
         return Some("helm.sh/resource-policy: keep".into());
     }
-    if config.argocd_at_least(3, 4) && app.spec.sync_options.delete_disabled() {
+    if own.is_none() && config.argocd_at_least(3, 4) && app.spec.sync_options.delete_disabled() {
         return Some("Delete=false (app)".into());
     }
     None

@@ -105,6 +105,19 @@ impl Rule for AppCascadeDelete {
                 .collect();
             let deleted: Vec<_> = gone.iter().filter(|p| p.protection.is_none()).collect();
             let kept = gone.len() - deleted.len();
+            // Every resource kept (an app-level `Delete=false`, say): the
+            // finalizer deletes nothing (AC `appcontroller.go`
+            // `shouldBeDeleted`), and what stays is left unmanaged.
+            if deleted.is_empty() {
+                let left = if kept > 0 {
+                    format!("each of its {kept} resource(s) is kept by Delete=false or resource-policy keep and left unmanaged")
+                } else {
+                    "it renders no resource".to_owned()
+                };
+                out.push(at(Finding::new(&META, format!("{by_text} would delete Application `{name}` with the resources finalizer, deleting nothing: {left}")))
+                    .severity(Severity::Info));
+                continue;
+            }
             let stateful: Vec<String> = deleted
                 .iter()
                 .filter(|p| {
