@@ -343,7 +343,9 @@ impl HookSpec {
         let argo = annotation(ANN_HOOK);
         let helm = annotation(ANN_HELM_HOOK);
         let mut spec = HookSpec {
-            is_hook: argo.is_some() || helm.is_some(),
+            // gitops-engine `hook/helm/hook.go` `IsHook`: Helm marks CRDs
+            // `crd-install` too, and they are no hooks.
+            is_hook: argo.is_some() || helm.is_some_and(|v| v != "crd-install"),
             ..HookSpec::default()
         };
         let argo_types: Vec<HookType> = argo

@@ -77,9 +77,19 @@ pub(super) fn what_is_lost(
     cx: &RuleContext<'_>,
     namespaces: &BaseNamespaces<'_>,
 ) -> Option<(String, bool)> {
-    let v = p.base.value.as_ref();
-    let kind = p.id.kind.as_str();
-    match (p.id.group.as_str(), kind) {
+    what_deleting_loses(&p.id, p.base.value.as_ref(), cx, namespaces)
+}
+
+/// What deleting the object `id` (as `v` declares it) destroys, or `None`
+/// when it holds nothing; the bool is whether the loss is certain.
+pub(super) fn what_deleting_loses(
+    id: &crate::manifest::ResourceId,
+    v: &Value,
+    cx: &RuleContext<'_>,
+    namespaces: &BaseNamespaces<'_>,
+) -> Option<(String, bool)> {
+    let kind = id.kind.as_str();
+    match (id.group.as_str(), kind) {
         ("", "PersistentVolumeClaim") => Some((
             "its volume and, with a `Delete` reclaim policy, the disk behind it".into(),
             true,
@@ -92,7 +102,7 @@ pub(super) fn what_is_lost(
             Some((format!("the volume (reclaim policy `{policy}`)"), true))
         }
         ("", "Namespace") => {
-            let (count, shown) = namespaces.inside(&p.id.name);
+            let (count, shown) = namespaces.inside(&id.name);
             let list = if count == 0 {
                 "everything in it".to_string()
             } else {

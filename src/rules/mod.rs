@@ -22,6 +22,7 @@ mod gl016_missing_namespace;
 mod gl017_recreate;
 mod gl018_appset_generation_error;
 mod gl019_appset_manages_itself;
+mod gl020_stateful_hook;
 
 pub(crate) mod analysis;
 
@@ -133,6 +134,7 @@ pub static ALL: &[&dyn Rule] = &[
     &gl017_recreate::Recreates,
     &gl018_appset_generation_error::AppSetGenerationError,
     &gl019_appset_manages_itself::AppSetManagesItself,
+    &gl020_stateful_hook::StatefulHook,
 ];
 
 /// GL014's facts, for the acknowledgement pass that produces its findings.
