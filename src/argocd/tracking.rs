@@ -31,6 +31,9 @@ pub(crate) struct LearnedTracking {
     pub(crate) label_key: Option<String>,
     /// `kustomize.buildOptions` (AC `settings.go` `kustomizeBuildOptionsKey`).
     pub(crate) kustomize_build_options: Option<String>,
+    /// `globalProjects` (AC `settings.go` `globalProjectsKey`), as written:
+    /// YAML listing `projectName` and `labelSelector`.
+    pub(crate) global_projects: Option<String>,
     /// Where it was found.
     pub(crate) file: Option<String>,
 }
@@ -61,6 +64,7 @@ impl LearnedTracking {
             method: data("application.resourceTrackingMethod"),
             label_key: data("application.instanceLabelKey"),
             kustomize_build_options: data("kustomize.buildOptions"),
+            global_projects: data("globalProjects"),
             file: file.map(str::to_string),
         })
     }
@@ -102,6 +106,7 @@ impl LearnedTracking {
                 .or_else(|| spec("applicationInstanceLabelKey")),
             kustomize_build_options: extra("kustomize.buildOptions")
                 .or_else(|| spec("kustomizeBuildOptions")),
+            global_projects: extra("globalProjects"),
             file: file.map(str::to_string),
         })
     }
@@ -391,6 +396,7 @@ mod tests {
             label_key: Some("example.com/app".into()),
             file: Some("argocd/cm.yaml".into()),
             kustomize_build_options: None,
+            global_projects: None,
         };
         let t = Tracking::resolve(&old, Some(&learned));
         assert_eq!(t.method, TrackingMethod::AnnotationAndLabel);

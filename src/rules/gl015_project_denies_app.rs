@@ -15,6 +15,7 @@
 //! one scope would permit) is not reported.
 
 use crate::json::Pointer as _;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
@@ -34,6 +35,7 @@ fn gobwas_match(pattern: &str, text: &str, seps: &[char]) -> Option<bool> {
         Err(GlobError::Invalid(_)) => Some(false),
     }
 }
+use crate::argocd::appset::selector::Selector;
 use crate::argocd::{is_app_project, App, AppStatus, Inventory};
 use crate::config::Config;
 use crate::finding::{Finding, Severity, Side};
@@ -64,8 +66,23 @@ struct Project<'a> {
     name: &'a str,
     /// The control-plane namespace: the one the AppProject lives in.
     namespace: &'a str,
-    spec: &'a Value,
+    /// The spec, with what the global projects matching it lend.
+    spec: Cow<'a, Value>,
+    /// `metadata.labels`, which global projects select by.
+    labels: BTreeMap<String, String>,
     origin: &'a Origin,
+}
+
+/// The `metadata.labels` of an object, those whose value is a string.
+fn labels_of(v: &Value) -> BTreeMap<String, String> {
+    v.at("/metadata/labels")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Every AppProject at one revision, from the apps that render it and the
@@ -83,7 +100,8 @@ fn projects(inv: &Inventory) -> BTreeMap<&str, Project<'_>> {
                 all.entry(m.id.name.as_str()).or_default().push(Project {
                     name: m.id.name.as_str(),
                     namespace: m.id.namespace.as_str(),
-                    spec: m.value.get("spec").unwrap_or(&Value::Null),
+                    spec: Cow::Borrowed(m.value.get("spec").unwrap_or(&Value::Null)),
+                    labels: labels_of(&m.value),
                     origin: &m.origin,
                 });
             }
@@ -99,19 +117,97 @@ fn projects(inv: &Inventory) -> BTreeMap<&str, Project<'_>> {
                     .and_then(Value::as_str)
                     .filter(|n| !n.is_empty())
                     .unwrap_or(CONTROL_PLANE_NAMESPACE),
-                spec: p.object.get("spec").unwrap_or(&Value::Null),
+                spec: Cow::Borrowed(p.object.get("spec").unwrap_or(&Value::Null)),
+                labels: labels_of(&p.object),
                 origin: &p.origin,
             });
         }
     }
-    all.into_iter()
+    let mut projects: BTreeMap<&str, Project<'_>> = all
+        .into_iter()
         .filter_map(|(name, mut ps)| {
             let first = ps.remove(0);
             ps.iter()
                 .all(|p| p.spec == first.spec)
                 .then_some((name, first))
         })
-        .collect()
+        .collect();
+    lend_global_projects(inv, &mut projects);
+    projects
+}
+
+/// The lists an AppProject takes from the global projects whose label
+/// selector matches it (AC `util/argo/argo.go` `GetAppVirtualProject`,
+/// `mergeVirtualProject`), as Argo CD checks an app against them.
+const LENT: [&str; 8] = [
+    "clusterResourceWhitelist",
+    "clusterResourceBlacklist",
+    "namespaceResourceWhitelist",
+    "namespaceResourceBlacklist",
+    "syncWindows",
+    "sourceRepos",
+    "destinations",
+    "destinationServiceAccounts",
+];
+
+/// Merges into each project the global projects `argocd-cm`'s
+/// `globalProjects` selects for it (AC `util/argo/argo.go`
+/// `GetGlobalProjects`: in the settings' order, a project is not its own
+/// global project, and an invalid selector or a global project that does
+/// not exist stops the walk there).
+fn lend_global_projects(inv: &Inventory, projects: &mut BTreeMap<&str, Project<'_>>) {
+    let Some(text) = inv
+        .tracking
+        .as_ref()
+        .and_then(|t| t.global_projects.as_deref())
+    else {
+        return;
+    };
+    let Ok(Value::Array(settings)) =
+        crate::yaml::load_first_sigs(text, &crate::yaml::Limits::default())
+    else {
+        return;
+    };
+    let mut lent: Vec<(String, Value)> = Vec::new();
+    for (name, p) in projects.iter() {
+        for gp in &settings {
+            let global = gp
+                .get("projectName")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if global == *name {
+                continue;
+            }
+            let Ok(selector) = Selector::parse(gp.get("labelSelector").unwrap_or(&Value::Null))
+            else {
+                break;
+            };
+            if !selector.matches(&p.labels) {
+                continue;
+            }
+            let Some(g) = projects.get(global) else { break };
+            lent.push(((*name).to_owned(), g.spec.clone().into_owned()));
+        }
+    }
+    for (name, global) in lent {
+        let Some(p) = projects.get_mut(name.as_str()) else {
+            continue;
+        };
+        let spec = p.spec.to_mut();
+        if !spec.is_object() {
+            *spec = Value::Object(serde_json::Map::new());
+        }
+        for key in LENT {
+            let Some(Value::Array(items)) = global.get(key) else {
+                continue;
+            };
+            if let Some(Value::Array(own)) = spec.get_mut(key) {
+                own.extend(items.iter().cloned());
+            } else if let Some(m) = spec.as_object_mut() {
+                m.insert(key.to_owned(), Value::Array(items.clone()));
+            }
+        }
+    }
 }
 
 fn strings<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a str> {
@@ -354,7 +450,7 @@ fn denials<'a>(
     let Some(p) = projects.get(name) else {
         return Vec::new();
     };
-    let spec = p.spec;
+    let spec: &Value = &p.spec;
     let mut out = Vec::new();
     if app_namespace_permitted(spec, p.namespace, &app.spec.namespace) == Some(false) {
         out.push((
@@ -469,7 +565,7 @@ fn may_report(base: &Inventory, head: &Inventory) -> bool {
     let specs = |inv: &Inventory| -> BTreeMap<String, Value> {
         projects(inv)
             .into_iter()
-            .map(|(k, p)| (k.to_string(), p.spec.clone()))
+            .map(|(k, p)| (k.to_string(), p.spec.into_owned()))
             .collect()
     };
     specs(base) != specs(head)
@@ -534,7 +630,7 @@ impl Rule for ProjectDeniesApp {
             let app_changed = base_app.is_none_or(|b| b.object != app.object);
             let project_changed = before_projects
                 .as_ref()
-                .is_some_and(|bp| bp.get(project).map(|b| b.spec) != Some(p.spec));
+                .is_some_and(|bp| bp.get(project).map(|b| &b.spec) != Some(&p.spec));
             let new_resource = head
                 .iter()
                 .filter(|d| !before.contains(&d.0))

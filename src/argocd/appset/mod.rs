@@ -16,7 +16,7 @@ mod generators;
 pub(crate) use generators::TreeIndex;
 mod policy;
 mod render;
-mod selector;
+pub(crate) mod selector;
 mod templated;
 pub use templated::Templated;
 
