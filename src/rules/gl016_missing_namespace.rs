@@ -61,11 +61,11 @@ type Place = (String, String);
 fn creators(inv: &Inventory) -> BTreeMap<Place, String> {
     let mut out = BTreeMap::new();
     for app in inv.apps.values() {
-        if !matches!(app.status, AppStatus::Rendered) {
-            continue;
-        }
         let cluster = &app.spec.dest_cluster;
-        for m in app.resources.iter() {
+        // `CreateNamespace=true` is the Application's, whatever its source
+        // renders: an app whose source is not analysed still creates it.
+        let rendered = matches!(app.status, AppStatus::Rendered);
+        for m in app.resources.iter().filter(|_| rendered) {
             if m.id.group.is_empty() && m.id.kind == "Namespace" {
                 out.entry((cluster.clone(), m.id.name.clone()))
                     .or_insert_with(|| {
