@@ -265,7 +265,23 @@ pub fn load_config(explicit: Option<&Path>, tree: &dyn Tree) -> Result<Config, L
             let text = String::from_utf8_lossy(&bytes);
             Ok(Config::parse(CONFIG_FILE, &text, &rules::catalog())?)
         }
-        Err(source::SourceError::NotFound(_)) => Ok(Config::default()),
+        Err(source::SourceError::NotFound(_)) => {
+            // A configuration under another spelling would be silently
+            // unused: the rules it switches and the URLs it names would not
+            // apply, and nothing would say so.
+            for other in [
+                ".gitops-lint.yml",
+                "gitops-lint.yaml",
+                ".gitops-lint.yaml.yaml",
+            ] {
+                if source::read(tree, other).is_ok() {
+                    return Err(LintError::Other(format!(
+                        "{other} is not read: gitops-lint reads its configuration from {CONFIG_FILE}; rename the file (or name it with --config)"
+                    )));
+                }
+            }
+            Ok(Config::default())
+        }
         Err(e) => Err(LintError::Other(format!("cannot read {CONFIG_FILE}: {e}"))),
     }
 }

@@ -155,6 +155,34 @@ fn an_unknown_revision_exits_2_with_one_line() {
     assert!(out.stdout.is_empty());
 }
 
+#[test]
+fn a_configuration_under_another_spelling_is_refused_not_ignored() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = vec![
+        (
+            "apps/cm.yaml".to_string(),
+            b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n".to_vec(),
+        ),
+        (
+            ".gitops-lint.yml".to_string(),
+            b"rules: {ignore: [GL016]}\n".to_vec(),
+        ),
+    ];
+    write_commit(dir.path(), "main", None, &files, "base").expect("commit");
+    let out = bin()
+        .args(["diff", "main..main", "--repo"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "one line on stderr: {lines:?}");
+    assert!(
+        lines[0].contains(".gitops-lint.yml is not read") && lines[0].contains("rename the file"),
+        "{lines:?}"
+    );
+}
+
 fn app_tracking(branch: &str) -> Vec<u8> {
     format!(
         "apiVersion: argoproj.io/v1alpha1
