@@ -1233,6 +1233,7 @@ mod tests {
             resources: resources.into(),
             inputs: Arc::default(),
             source_types: Vec::new(),
+            plugins: Vec::new(),
             implicit: false,
         }
     }

@@ -110,6 +110,9 @@ pub struct App {
     pub(crate) inputs: Arc<BTreeMap<String, ObjectId>>,
     /// How each source was rendered.
     pub(crate) source_types: Vec<SourceType>,
+    /// The config-management plugin of each source a plugin renders, as
+    /// the report names it ([`crate::render::plugin::ChosenPlugin::describe`]).
+    pub(crate) plugins: Vec<String>,
     /// Not a real Application: a directory linted because the repository has none.
     pub(crate) implicit: bool,
 }
@@ -770,6 +773,7 @@ fn new_app(
         resources: Arc::from([]),
         inputs: Arc::default(),
         source_types: Vec::new(),
+        plugins: Vec::new(),
         implicit: false,
     }
 }

@@ -103,6 +103,7 @@ pub(super) fn render_app(
             app.resources.clone_from(&prev.resources);
             app.inputs = prev.inputs.clone();
             app.source_types.clone_from(&prev.source_types);
+            app.plugins.clone_from(&prev.plugins);
             return (app, Outcome::Reused);
         }
     }
@@ -131,6 +132,7 @@ pub fn source_spec(app: &App, src: &AppSource, path: &str) -> SourceSpec {
         refs: Vec::new(),
         env: build_env(app, src),
         kustomize_build_options: String::new(),
+        plugins: Arc::default(),
     }
 }
 
@@ -251,11 +253,13 @@ pub(super) fn render_fresh(
         let cx = RenderContext::new(tree.as_ref(), input.cache, input.render_options);
         let mut spec = source_spec_in(input, &app, src, &path);
         spec.kustomize_build_options = kustomize_build_options.to_string();
+        spec.plugins = Arc::clone(&input.config.plugins);
         let result = render::render(&cx, &spec, scopes);
         Arc::make_mut(&mut app.inputs).extend(cx.inputs());
         match result {
             Ok(r) => {
                 app.source_types.push(r.source_type);
+                app.plugins.extend(r.plugin.as_ref().map(|p| p.describe()));
                 resources.extend(r.manifests);
             }
             Err(e) => {

@@ -1,0 +1,341 @@
+//! Config-management plugins (CMPs). A plugin is a sidecar of Argo CD's
+//! repo-server that runs a command gitops-lint never runs. What it can do
+//! is tell which plugin renders a source, the way the repo-server picks it,
+//! and render with a native renderer when the configuration says the plugin
+//! is one (`plugins:` in `.gitops-lint.yaml`).
+//!
+//! How the repo-server picks a plugin (AC `reposerver/repository/repository.go`
+//! `GetAppSourceType` and `runConfigManagementPluginSidecars`,
+//! `util/app/discovery/discovery.go` `DetectConfigManagementPlugin` and
+//! `cmpSupports`, `cmpserver/plugin/plugin.go` `matchRepository`):
+//!
+//! - `plugin: {name: N}`: the plugin whose socket is `N.sock`, that is whose
+//!   `metadata.name` is `N`, or `<name>-<spec.version>` when it is versioned
+//!   (AC `cmpserver/plugin/config.go` `Address`). A named plugin with a
+//!   `discover` rule that matches nothing in the app's path is refused
+//!   (`cmpSupports`: "could not find cmp-server plugin with name").
+//! - `plugin: {}` with no name: the sockets in file-name order, the first
+//!   plugin with a `discover` rule that matches.
+//! - no `plugin`, `helm`, `kustomize` or `directory` block at all: the same
+//!   discovery runs first (`discovery.Discover`), before Kustomize, Helm and
+//!   directory detection.
+//! - `discover.fileName`: Go `filepath.Glob` of the pattern joined to the
+//!   app's path; `discover.find.glob`: `zglob.Glob` of it (`**` crosses
+//!   directories); `discover.find.command` runs a command, which cannot be
+//!   done here.
+//!
+//! Argo CD no longer reads the legacy `configManagementPlugins` key of
+//! `argocd-cm` (no Go code of the repo-server reads it), so neither does
+//! gitops-lint.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{display_path, RenderContext, RenderError, SourceSpec};
+use crate::source::EntryKind;
+
+/// A plugin as the configuration declares it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PluginConfig {
+    /// The name Applications give in `plugin.name` (`<name>-<version>` for a
+    /// versioned plugin).
+    pub(crate) name: String,
+    /// Its `discover` rule, if it has one.
+    pub(crate) discover: Option<Discover>,
+    /// The native renderer the plugin is equivalent to, if mapped.
+    pub(crate) renderer: Option<PluginRenderer>,
+}
+
+/// A plugin's `discover` rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Discover {
+    /// `fileName`: a Go `filepath.Glob` pattern below the app's path.
+    FileName(String),
+    /// `find.glob`: a `zglob` pattern below the app's path.
+    FindGlob(String),
+}
+
+impl Discover {
+    fn describe(&self) -> String {
+        match self {
+            Discover::FileName(p) => format!("discover.fileName `{p}`"),
+            Discover::FindGlob(p) => format!("discover.find.glob `{p}`"),
+        }
+    }
+}
+
+/// A native renderer standing for a plugin's command.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PluginRenderer {
+    /// `kustomize build` with these options (`--enable-helm` matters).
+    Kustomize {
+        /// As `kustomize.buildOptions` of `argocd-cm` would hold them.
+        build_options: String,
+    },
+    /// `helm template` with this Application `helm` block.
+    Helm(Value),
+    /// Plain manifests with this Application `directory` block.
+    Directory(Value),
+}
+
+impl PluginRenderer {
+    /// The renderer as the report names it.
+    #[must_use]
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            PluginRenderer::Kustomize { build_options } if build_options.is_empty() => {
+                "Kustomize".to_string()
+            }
+            PluginRenderer::Kustomize { build_options } => {
+                format!("Kustomize with buildOptions `{build_options}`")
+            }
+            PluginRenderer::Helm(v) => format!("Helm with `{}`", compact(v)),
+            PluginRenderer::Directory(v) => format!("a directory source with `{}`", compact(v)),
+        }
+    }
+}
+
+fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// The plugins of the configuration, by name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Plugins {
+    by_name: BTreeMap<String, PluginConfig>,
+}
+
+impl Plugins {
+    /// The plugins, keyed by name.
+    #[must_use]
+    pub(crate) fn new(list: Vec<PluginConfig>) -> Plugins {
+        Plugins {
+            by_name: list.into_iter().map(|p| (p.name.clone(), p)).collect(),
+        }
+    }
+
+    /// Whether any plugin has a discovery rule (only then can an app with
+    /// no explicit source type be a plugin's).
+    #[must_use]
+    pub(crate) fn any_discovers(&self) -> bool {
+        self.by_name.values().any(|p| p.discover.is_some())
+    }
+
+    /// The plugins in the order the repo-server tries their sockets
+    /// (`os.ReadDir` sorts by file name, `<name>.sock`).
+    fn in_socket_order(&self) -> Vec<&PluginConfig> {
+        let mut list: Vec<&PluginConfig> = self.by_name.values().collect();
+        list.sort_by_cached_key(|p| format!("{}.sock", p.name));
+        list
+    }
+}
+
+/// Which plugin renders a source, and how it was chosen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChosenPlugin {
+    /// The plugin's name.
+    pub(crate) name: String,
+    /// "named by the Application" or the discovery rule that matched.
+    pub(crate) how: String,
+    /// Its native stand-in, if the configuration maps it.
+    pub(crate) renderer: Option<PluginRenderer>,
+}
+
+impl ChosenPlugin {
+    /// One line for the report: which plugin, chosen how, rendered as what.
+    #[must_use]
+    pub(crate) fn describe(&self) -> String {
+        match &self.renderer {
+            Some(r) => format!(
+                "config-management plugin `{}` ({}), rendered as {} by `plugins.{}` in .gitops-lint.yaml",
+                self.name,
+                self.how,
+                r.describe(),
+                self.name
+            ),
+            None => format!(
+                "config-management plugin `{}` ({}), not mapped to a renderer",
+                self.name, self.how
+            ),
+        }
+    }
+}
+
+/// The lines of `.gitops-lint.yaml` that would map plugin `name`.
+pub(crate) fn mapping_hint(name: &str) -> String {
+    format!(
+        "if it runs `kustomize build`, `helm template` or reads plain manifests, map it in .gitops-lint.yaml: `plugins: {{{name}: {{kustomize: {{buildOptions: \"--enable-helm\"}}}}}}` (or `helm: {{...}}`, `directory: {{...}}`; docs/plugins.md)"
+    )
+}
+
+/// The plugin that renders `spec`, whose `plugin` block is set (or, for
+/// `discovered_only`, which has no explicit type): as the repo-server picks
+/// it (module doc). `Ok(None)` only for `discovered_only` when no plugin's
+/// rule matches.
+///
+/// # Errors
+/// A plugin that cannot be named (none in the configuration, a named one
+/// that is not declared or whose discovery refuses the path) or a tree
+/// that cannot be read.
+pub(crate) fn choose(
+    cx: &RenderContext<'_>,
+    spec: &SourceSpec,
+    plugins: &Plugins,
+    discovered_only: bool,
+) -> Result<Option<ChosenPlugin>, RenderError> {
+    let named = spec
+        .plugin
+        .as_ref()
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty());
+    if let Some(name) = named {
+        let Some(p) = plugins.by_name.get(name) else {
+            return Err(RenderError::unsupported(format!(
+                "`{}` is rendered by the config-management plugin `{name}`, which gitops-lint never runs; {}",
+                spec.app_name,
+                mapping_hint(name)
+            )));
+        };
+        if let Some(d) = &p.discover {
+            if !discovers(cx, &spec.path, d)? {
+                return Err(RenderError::content(format!(
+                    "`{}` names the config-management plugin `{name}`, whose {} matches nothing in `{}`: Argo CD's repo-server refuses to render it (\"could not find cmp-server plugin with name\")",
+                    spec.app_name,
+                    d.describe(),
+                    display_path(&spec.path)
+                )));
+            }
+        }
+        return Ok(Some(ChosenPlugin {
+            name: name.to_string(),
+            how: "named by the Application".to_string(),
+            renderer: p.renderer.clone(),
+        }));
+    }
+    for p in plugins.in_socket_order() {
+        let Some(d) = &p.discover else { continue };
+        if discovers(cx, &spec.path, d)? {
+            return Ok(Some(ChosenPlugin {
+                name: p.name.clone(),
+                how: format!("discovered by its {}", d.describe()),
+                renderer: p.renderer.clone(),
+            }));
+        }
+    }
+    if discovered_only {
+        return Ok(None);
+    }
+    Err(RenderError::unsupported(format!(
+        "`{}` asks Argo CD to discover its config-management plugin, and no plugin of `plugins:` in .gitops-lint.yaml has a `discover` rule that matches `{}`; gitops-lint never runs plugins: declare the plugin there with its `discover` rule ({})",
+        spec.app_name,
+        display_path(&spec.path),
+        "docs/plugins.md"
+    )))
+}
+
+/// Most entries a discovery walk looks at below one app path.
+const MAX_DISCOVERY_ENTRIES: usize = 20_000;
+
+/// Whether `rule` matches something below `dir`.
+fn discovers(cx: &RenderContext<'_>, dir: &str, rule: &Discover) -> Result<bool, RenderError> {
+    match rule {
+        // `filepath.Glob(filepath.Join(appPath, fileName))`: each segment
+        // with `filepath.Match`, which never crosses `/`.
+        Discover::FileName(pattern) => {
+            // A pattern leaving the app's path (`../x`) is matched nowhere:
+            // the plugin sees only the repository it was sent.
+            let Some(joined) = crate::source::path::join(dir, pattern) else {
+                return Ok(false);
+            };
+            let Some(rel) = crate::source::path::strip_dir(&joined, dir) else {
+                return Ok(false);
+            };
+            if rel.is_empty() {
+                return Ok(true);
+            }
+            glob_segments(cx, dir, &rel.split('/').collect::<Vec<_>>())
+        }
+        Discover::FindGlob(pattern) => {
+            let Ok(glob) = crate::glob::go::Doublestar::new(pattern) else {
+                return Ok(false);
+            };
+            let mut seen = 0usize;
+            let mut stack = vec![String::new()];
+            while let Some(rel) = stack.pop() {
+                let here = child(dir, &rel);
+                for e in cx.list(&here)? {
+                    seen += 1;
+                    if seen > MAX_DISCOVERY_ENTRIES {
+                        return Err(RenderError::unsupported(format!(
+                            "`{}` holds more than {MAX_DISCOVERY_ENTRIES} entries, more than a plugin's discovery is matched against here",
+                            display_path(dir)
+                        )));
+                    }
+                    let path = child(&rel, &e.name);
+                    if glob.matches(&path) {
+                        return Ok(true);
+                    }
+                    if e.kind == EntryKind::Dir {
+                        stack.push(path);
+                    }
+                }
+            }
+            Ok(false)
+        }
+    }
+}
+
+/// `name` below `dir` (`""` is the repository root).
+fn child(dir: &str, name: &str) -> String {
+    match (dir.is_empty(), name.is_empty()) {
+        (true, _) => name.to_string(),
+        (false, true) => dir.to_string(),
+        (false, false) => format!("{dir}/{name}"),
+    }
+}
+
+/// Go `filepath.Glob` over the segments of a relative pattern: a segment
+/// without meta characters must exist, one with them is matched against
+/// the directory's entries (a malformed one matches nothing).
+fn glob_segments(cx: &RenderContext<'_>, dir: &str, segs: &[&str]) -> Result<bool, RenderError> {
+    let Some((first, rest)) = segs.split_first() else {
+        return Ok(true);
+    };
+    // A missing or unreadable directory matches nothing, as `filepath.Glob`
+    // ignores I/O errors.
+    let Ok(entries) = cx.list(dir) else {
+        return Ok(false);
+    };
+    for e in entries {
+        if !crate::glob::go::go_path_match(first, &e.name).unwrap_or(false) {
+            continue;
+        }
+        if rest.is_empty() {
+            return Ok(true);
+        }
+        if e.kind == EntryKind::Dir && glob_segments(cx, &child(dir, &e.name), rest)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// `spec` as the mapped native renderer renders it: the plugin block
+/// replaced by the renderer's, and a Kustomize mapping's build options in
+/// place of `argocd-cm`'s (the plugin runs its own `kustomize build`).
+#[must_use]
+pub(crate) fn as_native(spec: &SourceSpec, renderer: &PluginRenderer) -> SourceSpec {
+    let mut out = spec.clone();
+    out.plugin = None;
+    match renderer {
+        PluginRenderer::Kustomize { build_options } => {
+            out.kustomize = Some(Value::Object(serde_json::Map::new()));
+            out.kustomize_build_options.clone_from(build_options);
+        }
+        PluginRenderer::Helm(v) => out.helm = Some(v.clone()),
+        PluginRenderer::Directory(v) => out.directory = Some(v.clone()),
+    }
+    out
+}
