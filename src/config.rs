@@ -1002,6 +1002,63 @@ mod tests {
     }
 
     #[test]
+    fn plugins_map_names_to_renderers_with_their_discovery() {
+        use crate::render::plugin::{Discover, PluginConfig, PluginRenderer, Plugins};
+        let c = parse(
+            "f",
+            "plugins:\n  kb:\n    kustomize: {buildOptions: ' --enable-helm '}\n  hs-v1:\n    discover: {fileName: 'secrets*.yaml'}\n    helm: {valueFiles: [a.yaml]}\n  dir:\n    discover: {find: {glob: '**/*.jsonnet'}}\n    directory: {recurse: true}\n  avp:\n",
+        )
+        .expect("valid");
+        let want = Plugins::new(vec![
+            PluginConfig {
+                name: "kb".into(),
+                discover: None,
+                renderer: Some(PluginRenderer::Kustomize {
+                    build_options: "--enable-helm".into(),
+                }),
+            },
+            PluginConfig {
+                name: "hs-v1".into(),
+                discover: Some(Discover::FileName("secrets*.yaml".into())),
+                renderer: Some(PluginRenderer::Helm(
+                    serde_json::json!({"valueFiles": ["a.yaml"]}),
+                )),
+            },
+            PluginConfig {
+                name: "dir".into(),
+                discover: Some(Discover::FindGlob("**/*.jsonnet".into())),
+                renderer: Some(PluginRenderer::Directory(
+                    serde_json::json!({"recurse": true}),
+                )),
+            },
+            PluginConfig {
+                name: "avp".into(),
+                discover: None,
+                renderer: None,
+            },
+        ]);
+        assert_eq!(*c.plugins, want);
+    }
+
+    #[test]
+    fn plugin_problems_are_reported_with_lines_and_suggestions() {
+        let p = problems(
+            "plugins:\n  a:\n    kustomise: {}\n  b:\n    kustomize: {buildOptions: [x]}\n    helm: {}\n  c:\n    discover: {find: {command: [sh, -c, ls]}}\n  d:\n    helm: {valueFile: [x]}\n  e:\n    discover: {fileName: 3}\n",
+        );
+        assert_eq!(
+            p,
+            vec![
+                "line 3: unknown key `plugins.a.kustomise` (did you mean `kustomize`?)",
+                "line 4: plugins.b maps to more than one renderer (kustomize, helm): give one",
+                "line 5: plugins.b.kustomize.buildOptions must be a string, as in argocd-cm (`--enable-helm`)",
+                "line 8: plugins.c.discover.find.command runs a command, which gitops-lint cannot do: give `find.glob` or `fileName` with the same effect, or leave `discover` out and name the plugin in the Applications (`plugin.name`)",
+                "line 10: unknown key `plugins.d.helm.valueFile` (did you mean `valueFiles`?)",
+                "line 12: plugins.e.discover.fileName must be a glob string",
+            ]
+        );
+    }
+
+    #[test]
     fn an_unquoted_version_that_may_have_lost_a_zero_is_refused() {
         assert_eq!(
             problems("argocdVersion: 3.10\n"),

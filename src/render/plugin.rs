@@ -242,20 +242,17 @@ const MAX_DISCOVERY_ENTRIES: usize = 20_000;
 fn discovers(cx: &RenderContext<'_>, dir: &str, rule: &Discover) -> Result<bool, RenderError> {
     match rule {
         // `filepath.Glob(filepath.Join(appPath, fileName))`: each segment
-        // with `filepath.Match`, which never crosses `/`.
+        // with `filepath.Match`, which never crosses `/`. `Join` cleans
+        // the path, so `../x` looks beside the app's path, in the
+        // repository the plugin was sent; past its root nothing matches.
         Discover::FileName(pattern) => {
-            // A pattern leaving the app's path (`../x`) is matched nowhere:
-            // the plugin sees only the repository it was sent.
             let Some(joined) = crate::source::path::join(dir, pattern) else {
                 return Ok(false);
             };
-            let Some(rel) = crate::source::path::strip_dir(&joined, dir) else {
-                return Ok(false);
-            };
-            if rel.is_empty() {
+            if joined.is_empty() {
                 return Ok(true);
             }
-            glob_segments(cx, dir, &rel.split('/').collect::<Vec<_>>())
+            glob_segments(cx, "", &joined.split('/').collect::<Vec<_>>())
         }
         Discover::FindGlob(pattern) => {
             let Ok(glob) = crate::glob::go::Doublestar::new(pattern) else {
@@ -338,4 +335,115 @@ pub(crate) fn as_native(spec: &SourceSpec, renderer: &PluginRenderer) -> SourceS
         PluginRenderer::Directory(v) => out.directory = Some(v.clone()),
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plugins() -> Plugins {
+        let p = |name: &str, discover: Option<Discover>| PluginConfig {
+            name: name.into(),
+            discover,
+            renderer: None,
+        };
+        Plugins::new(vec![
+            // `b.sock` sorts after `a-x.sock` and `a.sock` after both
+            // (`-` before `.`): socket order, not name order.
+            p("a", Some(Discover::FileName("*.yaml".into()))),
+            p("a-x", Some(Discover::FindGlob("**/*.jsonnet".into()))),
+            p("b", Some(Discover::FileName("sub/Chart.yaml".into()))),
+            p("named-only", None),
+        ])
+    }
+
+    fn choose_in(files: &[&str], plugin: Option<Value>) -> Result<Option<String>, String> {
+        let files: Vec<(String, Vec<u8>)> = files
+            .iter()
+            .map(|f| ((*f).to_string(), b"x: 1\n".to_vec()))
+            .collect();
+        super::super::test_files::in_tree(&files, |cx| {
+            let spec = SourceSpec {
+                path: "app".into(),
+                app_name: "web".into(),
+                plugin: plugin.clone(),
+                ..SourceSpec::default()
+            };
+            choose(cx, &spec, &plugins(), plugin.is_none())
+                .map(|c| c.map(|c| format!("{} ({})", c.name, c.how)))
+                .map_err(|e| e.message)
+        })
+    }
+
+    #[test]
+    fn discovery_tries_plugins_in_socket_order() {
+        let auto = Some(serde_json::json!({}));
+        assert_eq!(
+            choose_in(&["app/deep/x/main.jsonnet", "app/k.yaml"], auto.clone()),
+            Ok(Some(
+                "a-x (discovered by its discover.find.glob `**/*.jsonnet`)".into()
+            ))
+        );
+        assert_eq!(
+            choose_in(&["app/k.yaml"], auto.clone()),
+            Ok(Some(
+                "a (discovered by its discover.fileName `*.yaml`)".into()
+            ))
+        );
+        assert_eq!(
+            choose_in(&["app/sub/Chart.yaml"], auto.clone()),
+            Ok(Some(
+                "b (discovered by its discover.fileName `sub/Chart.yaml`)".into()
+            ))
+        );
+        let none = choose_in(&["app/k.txt"], auto).expect_err("nothing discovers it");
+        assert!(none.contains("no plugin of `plugins:`"), "{none}");
+        assert_eq!(
+            choose_in(&["app/k.txt"], None),
+            Ok(None),
+            "with no explicit type, an app no plugin discovers is not a plugin's"
+        );
+    }
+
+    #[test]
+    fn a_named_plugin_is_refused_where_its_discovery_does_not_match() {
+        let named = |n: &str| Some(serde_json::json!({"name": n}));
+        assert_eq!(
+            choose_in(&["app/k.txt"], named("named-only")),
+            Ok(Some("named-only (named by the Application)".into()))
+        );
+        let e = choose_in(&["app/k.txt"], named("a")).expect_err("refused");
+        assert!(e.contains("matches nothing in `app`"), "{e}");
+        let e = choose_in(&["app/k.yaml"], named("avp")).expect_err("unknown");
+        assert!(
+            e.contains("`avp`") && e.contains("plugins: {avp: {kustomize:"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_file_name_pattern_is_joined_to_the_app_path_and_stays_in_the_repository() {
+        let p = Plugins::new(vec![PluginConfig {
+            name: "up".into(),
+            discover: Some(Discover::FileName("../other/*.yaml".into())),
+            renderer: None,
+        }]);
+        let files = vec![
+            ("app/k.txt".to_string(), b"x: 1\n".to_vec()),
+            ("other/k.yaml".to_string(), b"x: 1\n".to_vec()),
+        ];
+        let found = |path: &str| {
+            super::super::test_files::in_tree(&files, |cx| {
+                let spec = SourceSpec {
+                    path: path.into(),
+                    ..SourceSpec::default()
+                };
+                choose(cx, &spec, &p, true)
+                    .map(|c| c.map(|c| c.name))
+                    .map_err(|e| e.message)
+            })
+        };
+        assert_eq!(found("app"), Ok(Some("up".into())), "beside the app path");
+        assert_eq!(found(""), Ok(None), "past the repository's root");
+    }
 }
