@@ -444,6 +444,7 @@ fn plugins(c: &mut Checker<'_>, v: &Value) -> crate::render::plugin::Plugins {
                 name: name.clone(),
                 discover: None,
                 renderer: None,
+                declared_in: None,
             });
             continue;
         }
@@ -542,6 +543,7 @@ fn plugins(c: &mut Checker<'_>, v: &Value) -> crate::render::plugin::Plugins {
             name: name.clone(),
             discover,
             renderer,
+            declared_in: None,
         });
     }
     Plugins::new(out)
@@ -1016,6 +1018,7 @@ mod tests {
                 renderer: Some(PluginRenderer::Kustomize {
                     build_options: "--enable-helm".into(),
                 }),
+                declared_in: None,
             },
             PluginConfig {
                 name: "hs-v1".into(),
@@ -1023,6 +1026,7 @@ mod tests {
                 renderer: Some(PluginRenderer::Helm(
                     serde_json::json!({"valueFiles": ["a.yaml"]}),
                 )),
+                declared_in: None,
             },
             PluginConfig {
                 name: "dir".into(),
@@ -1030,11 +1034,13 @@ mod tests {
                 renderer: Some(PluginRenderer::Directory(
                     serde_json::json!({"recurse": true}),
                 )),
+                declared_in: None,
             },
             PluginConfig {
                 name: "avp".into(),
                 discover: None,
                 renderer: None,
+                declared_in: None,
             },
         ]);
         assert_eq!(*c.plugins, want);

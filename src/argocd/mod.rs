@@ -193,6 +193,10 @@ pub struct Inventory {
     /// the repository): renders depend on it, so a render is reused or
     /// left unrendered only when both revisions have the same.
     pub kustomize_build_options: String,
+    /// The config-management plugins in effect at this revision: the
+    /// configuration's `plugins:` with the `ConfigManagementPlugin`
+    /// definitions found in the revision.
+    pub(crate) plugins: Arc<crate::render::plugin::Plugins>,
     /// Files that mention Argo CD but could not be parsed: the apps they
     /// declare are unknown at this revision.
     pub(crate) broken_files: BTreeMap<String, RenderError>,

@@ -1226,6 +1226,11 @@ pub(crate) fn footprint_seen(
     spec: &SourceSpec,
     memo: &FootprintMemo,
 ) -> Option<(Footprint, SeenEntries)> {
+    // A plugin's discovery may look anywhere (`../` included): a source it
+    // may claim is rendered every time, whatever was kept.
+    if !has_explicit_type(spec) && spec.plugins.any_discovers() {
+        return None;
+    }
     let kept = memo
         .facts
         .as_deref()
@@ -1236,11 +1241,6 @@ pub(crate) fn footprint_seen(
     let spec = overrides::apply(cx, spec).ok()?;
     let spec = spec.as_ref();
     let source_type = detect(cx, spec).ok()?;
-    // A plugin's discovery may look anywhere below the path: such a
-    // source is rendered every time.
-    if !has_explicit_type(spec) && spec.plugins.any_discovers() {
-        return None;
-    }
     let mut fp = match source_type {
         SourceType::Directory => Footprint {
             subtrees: vec![spec.path.clone()],

@@ -45,6 +45,9 @@ pub struct PluginConfig {
     pub(crate) discover: Option<Discover>,
     /// The native renderer the plugin is equivalent to, if mapped.
     pub(crate) renderer: Option<PluginRenderer>,
+    /// The repository file whose `ConfigManagementPlugin` declares it
+    /// (`None`: only the configuration does).
+    pub(crate) declared_in: Option<String>,
 }
 
 /// A plugin's `discover` rule.
@@ -54,6 +57,8 @@ pub enum Discover {
     FileName(String),
     /// `find.glob`: a `zglob` pattern below the app's path.
     FindGlob(String),
+    /// `find.command`: a command, which cannot run here.
+    Command,
 }
 
 impl Discover {
@@ -61,6 +66,7 @@ impl Discover {
         match self {
             Discover::FileName(p) => format!("discover.fileName `{p}`"),
             Discover::FindGlob(p) => format!("discover.find.glob `{p}`"),
+            Discover::Command => "discover.find.command".to_string(),
         }
     }
 }
@@ -115,11 +121,50 @@ impl Plugins {
         }
     }
 
-    /// Whether any plugin has a discovery rule (only then can an app with
-    /// no explicit source type be a plugin's).
+    /// Whether any plugin has a discovery rule that can be evaluated here
+    /// (only then can an app with no explicit source type be a plugin's).
     #[must_use]
     pub(crate) fn any_discovers(&self) -> bool {
-        self.by_name.values().any(|p| p.discover.is_some())
+        self.by_name
+            .values()
+            .any(|p| p.discover.as_ref().is_some_and(|d| *d != Discover::Command))
+    }
+
+    /// These plugins (the configuration's) with the definitions found in
+    /// the repository: a plugin of both takes its renderer from the
+    /// configuration and its `discover` rule from the configuration when
+    /// given there, else from the definition. The first definition of a
+    /// name, in walk order, is the one read.
+    #[must_use]
+    pub(crate) fn with_definitions(&self, found: &[PluginConfig]) -> Plugins {
+        let mut out = self.clone();
+        for d in found {
+            match out.by_name.get_mut(&d.name) {
+                Some(p) => {
+                    if p.declared_in.is_none() {
+                        p.declared_in.clone_from(&d.declared_in);
+                        if p.discover.is_none() {
+                            p.discover.clone_from(&d.discover);
+                        }
+                    }
+                }
+                None => {
+                    out.by_name.insert(d.name.clone(), d.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The plugins declared in the repository whose discovery runs a
+    /// command, for a note: apps with no explicit type are taken not to be
+    /// theirs.
+    #[must_use]
+    pub(crate) fn discovering_by_command(&self) -> Vec<&PluginConfig> {
+        self.by_name
+            .values()
+            .filter(|p| p.discover == Some(Discover::Command))
+            .collect()
     }
 
     /// The plugins in the order the repo-server tries their sockets
@@ -140,12 +185,27 @@ pub struct ChosenPlugin {
     pub(crate) how: String,
     /// Its native stand-in, if the configuration maps it.
     pub(crate) renderer: Option<PluginRenderer>,
+    /// The repository file declaring it, if one does.
+    pub(crate) declared_in: Option<String>,
 }
 
 impl ChosenPlugin {
     /// One line for the report: which plugin, chosen how, rendered as what.
     #[must_use]
     pub(crate) fn describe(&self) -> String {
+        let how = match &self.declared_in {
+            Some(f) => format!("{}; declared in `{f}`", self.how),
+            None => self.how.clone(),
+        };
+        let this = ChosenPlugin {
+            how,
+            declared_in: None,
+            ..self.clone()
+        };
+        this.describe_with_how()
+    }
+
+    fn describe_with_how(&self) -> String {
         match &self.renderer {
             Some(r) => format!(
                 "config-management plugin `{}` ({}), rendered as {} by `plugins.{}` in .gitops-lint.yaml",
@@ -198,7 +258,7 @@ pub(crate) fn choose(
                 mapping_hint(name)
             )));
         };
-        if let Some(d) = &p.discover {
+        if let Some(d) = p.discover.as_ref().filter(|d| **d != Discover::Command) {
             if !discovers(cx, &spec.path, d)? {
                 return Err(RenderError::content(format!(
                     "`{}` names the config-management plugin `{name}`, whose {} matches nothing in `{}`: Argo CD's repo-server refuses to render it (\"could not find cmp-server plugin with name\")",
@@ -208,19 +268,37 @@ pub(crate) fn choose(
                 )));
             }
         }
+        let how = if p.discover == Some(Discover::Command) {
+            "named by the Application; its discover.find.command, which cannot run here, is taken to match"
+        } else {
+            "named by the Application"
+        };
         return Ok(Some(ChosenPlugin {
             name: name.to_string(),
-            how: "named by the Application".to_string(),
+            how: how.to_string(),
             renderer: p.renderer.clone(),
+            declared_in: p.declared_in.clone(),
         }));
     }
     for p in plugins.in_socket_order() {
         let Some(d) = &p.discover else { continue };
+        if *d == Discover::Command {
+            // Apps with no explicit type are taken not to be its (a note
+            // says so); one asking for discovery cannot be told.
+            if discovered_only {
+                continue;
+            }
+            return Err(RenderError::unsupported(format!(
+                "`{}` asks Argo CD to discover its config-management plugin, and the plugin `{}` is asked first, whose discover.find.command cannot run here: which plugin renders it is unknown",
+                spec.app_name, p.name
+            )));
+        }
         if discovers(cx, &spec.path, d)? {
             return Ok(Some(ChosenPlugin {
                 name: p.name.clone(),
                 how: format!("discovered by its {}", d.describe()),
                 renderer: p.renderer.clone(),
+                declared_in: p.declared_in.clone(),
             }));
         }
     }
@@ -241,6 +319,7 @@ const MAX_DISCOVERY_ENTRIES: usize = 20_000;
 /// Whether `rule` matches something below `dir`.
 fn discovers(cx: &RenderContext<'_>, dir: &str, rule: &Discover) -> Result<bool, RenderError> {
     match rule {
+        Discover::Command => Ok(false),
         // `filepath.Glob(filepath.Join(appPath, fileName))`: each segment
         // with `filepath.Match`, which never crosses `/`. `Join` cleans
         // the path, so `../x` looks beside the app's path, in the
@@ -319,6 +398,81 @@ fn glob_segments(cx: &RenderContext<'_>, dir: &str, segs: &[&str]) -> Result<boo
     Ok(false)
 }
 
+/// The `ConfigManagementPlugin` definitions in `v`: the object itself
+/// (a `plugin.yaml`), or the documents of a ConfigMap's data values (how
+/// Argo CD's documentation ships `plugin.yaml` to the sidecar). Read as AC
+/// `cmpserver/plugin/config.go` `ReadPluginConfig` and
+/// `ValidatePluginConfig` read them: `metadata.name` and
+/// `spec.generate.command` are required; the name Applications give is
+/// `<name>-<version>` when `spec.version` is set (`Address`).
+#[must_use]
+pub(crate) fn definitions_in(v: &Value, file: Option<&str>) -> Vec<PluginConfig> {
+    if let Some(d) = definition(v, file) {
+        return vec![d];
+    }
+    if v.get("kind").and_then(Value::as_str) != Some("ConfigMap") {
+        return Vec::new();
+    }
+    let Some(data) = v.get("data").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for text in data.values().filter_map(Value::as_str) {
+        if !text.contains("ConfigManagementPlugin") {
+            continue;
+        }
+        let Ok(docs) = crate::yaml::load_all(text) else {
+            continue;
+        };
+        for doc in docs {
+            doc.value.with_value(|d| out.extend(definition(d, file)));
+        }
+    }
+    out
+}
+
+fn definition(v: &Value, file: Option<&str>) -> Option<PluginConfig> {
+    if v.get("kind").and_then(Value::as_str) != Some("ConfigManagementPlugin") {
+        return None;
+    }
+    let name = v.pointer("/metadata/name").and_then(Value::as_str)?;
+    let spec = v.get("spec")?;
+    let generates = spec
+        .pointer("/generate/command")
+        .and_then(Value::as_array)
+        .is_some_and(|c| !c.is_empty());
+    if name.is_empty() || !generates {
+        return None;
+    }
+    let version = spec.get("version").and_then(Value::as_str).unwrap_or("");
+    let text = |p: &str| {
+        spec.pointer(p)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    // `matchRepository` tries fileName, then find.glob, then find.command.
+    let discover = text("/discover/fileName")
+        .map(Discover::FileName)
+        .or_else(|| text("/discover/find/glob").map(Discover::FindGlob))
+        .or_else(|| {
+            spec.pointer("/discover/find/command")
+                .and_then(Value::as_array)
+                .is_some_and(|c| !c.is_empty())
+                .then_some(Discover::Command)
+        });
+    Some(PluginConfig {
+        name: if version.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name}-{version}")
+        },
+        discover,
+        renderer: None,
+        declared_in: file.map(str::to_string),
+    })
+}
+
 /// `spec` as the mapped native renderer renders it: the plugin block
 /// replaced by the renderer's, and a Kustomize mapping's build options in
 /// place of `argocd-cm`'s (the plugin runs its own `kustomize build`).
@@ -346,6 +500,7 @@ mod tests {
             name: name.into(),
             discover,
             renderer: None,
+            declared_in: None,
         };
         Plugins::new(vec![
             // `b.sock` sorts after `a-x.sock` and `a.sock` after both
@@ -427,6 +582,7 @@ mod tests {
             name: "up".into(),
             discover: Some(Discover::FileName("../other/*.yaml".into())),
             renderer: None,
+            declared_in: None,
         }]);
         let files = vec![
             ("app/k.txt".to_string(), b"x: 1\n".to_vec()),
@@ -445,5 +601,47 @@ mod tests {
         };
         assert_eq!(found("app"), Ok(Some("up".into())), "beside the app path");
         assert_eq!(found(""), Ok(None), "past the repository's root");
+    }
+
+    #[test]
+    fn definitions_are_read_from_plugin_files_and_config_maps() {
+        let standalone = serde_json::json!({
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "ConfigManagementPlugin",
+            "metadata": {"name": "kh"},
+            "spec": {
+                "version": "v1.0",
+                "generate": {"command": ["sh", "-c", "kustomize build --enable-helm"]},
+                "discover": {"find": {"glob": "**/kustomization.yaml"}}
+            }
+        });
+        assert_eq!(
+            definitions_in(&standalone, Some("cmp/plugin.yaml")),
+            vec![PluginConfig {
+                name: "kh-v1.0".into(),
+                discover: Some(Discover::FindGlob("**/kustomization.yaml".into())),
+                renderer: None,
+                declared_in: Some("cmp/plugin.yaml".into()),
+            }]
+        );
+        let cm = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "cmp-plugin"},
+            "data": {
+                "plugin.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: ConfigManagementPlugin\nmetadata:\n  name: avp\nspec:\n  generate:\n    command: [argocd-vault-plugin, generate, ./]\n  discover:\n    find:\n      command: [sh, -c, 'grep -rl avp .']\n",
+                "other.yaml": "kind: ConfigManagementPlugin\nmetadata: {name: no-generate}\nspec: {}\n"
+            }
+        });
+        assert_eq!(
+            definitions_in(&cm, None),
+            vec![PluginConfig {
+                name: "avp".into(),
+                discover: Some(Discover::Command),
+                renderer: None,
+                declared_in: None,
+            }],
+            "a definition without spec.generate.command is invalid to Argo CD, and skipped"
+        );
     }
 }
