@@ -989,7 +989,7 @@ fn render_variant(
             return Err(RenderError::unsupported(format!(
                 "`{}` is rendered by the {}, which gitops-lint never runs; {}",
                 spec.app_name,
-                chosen.describe(),
+                chosen.named(),
                 plugin::mapping_hint(&chosen.name)
             )));
         };

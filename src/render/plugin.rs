@@ -190,34 +190,31 @@ pub struct ChosenPlugin {
 }
 
 impl ChosenPlugin {
+    /// Which plugin, chosen how (and declared where).
+    #[must_use]
+    pub(crate) fn named(&self) -> String {
+        let declared = self
+            .declared_in
+            .as_deref()
+            .map(|f| format!("; declared in `{f}`"))
+            .unwrap_or_default();
+        format!(
+            "config-management plugin `{}` ({}{declared})",
+            self.name, self.how
+        )
+    }
+
     /// One line for the report: which plugin, chosen how, rendered as what.
     #[must_use]
     pub(crate) fn describe(&self) -> String {
-        let how = match &self.declared_in {
-            Some(f) => format!("{}; declared in `{f}`", self.how),
-            None => self.how.clone(),
-        };
-        let this = ChosenPlugin {
-            how,
-            declared_in: None,
-            ..self.clone()
-        };
-        this.describe_with_how()
-    }
-
-    fn describe_with_how(&self) -> String {
         match &self.renderer {
             Some(r) => format!(
-                "config-management plugin `{}` ({}), rendered as {} by `plugins.{}` in .gitops-lint.yaml",
-                self.name,
-                self.how,
+                "{}, rendered as {} by `plugins.{}` in .gitops-lint.yaml",
+                self.named(),
                 r.describe(),
                 self.name
             ),
-            None => format!(
-                "config-management plugin `{}` ({}), not mapped to a renderer",
-                self.name, self.how
-            ),
+            None => format!("{}, not mapped to a renderer", self.named()),
         }
     }
 }
