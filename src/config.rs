@@ -78,6 +78,10 @@ pub struct Config {
     /// `generatedObjects`: custom resources from which a controller creates
     /// a core object (GL008), besides the built-in table.
     pub(crate) generated_objects: Vec<GeneratedObject>,
+    /// `plugins`: config-management plugins by the name Applications give
+    /// them, with their `discover` rule and the native renderer each stands
+    /// for (docs/plugins.md).
+    pub(crate) plugins: std::sync::Arc<crate::render::plugin::Plugins>,
     /// Raw extra sections kept for rules that read them.
     pub(crate) raw: Value,
 }
@@ -144,6 +148,7 @@ impl Default for Config {
             namespaces: Vec::new(),
             acknowledge_trailers: true,
             generated_objects: Vec::new(),
+            plugins: std::sync::Arc::default(),
             raw: Value::Null,
         }
     }
@@ -189,7 +194,31 @@ const TOP_KEYS: &[&str] = &[
     "namespaces",
     "acknowledge",
     "generatedObjects",
+    "plugins",
 ];
+const PLUGIN_KEYS: &[&str] = &["discover", "kustomize", "helm", "directory"];
+const PLUGIN_DISCOVER_KEYS: &[&str] = &["fileName", "find"];
+const PLUGIN_FIND_KEYS: &[&str] = &["glob", "command", "args"];
+const PLUGIN_KUSTOMIZE_KEYS: &[&str] = &["buildOptions"];
+/// The `helm` keys of an Application source a plugin mapping may set.
+const PLUGIN_HELM_KEYS: &[&str] = &[
+    "valueFiles",
+    "values",
+    "valuesObject",
+    "parameters",
+    "fileParameters",
+    "releaseName",
+    "namespace",
+    "ignoreMissingValueFiles",
+    "passCredentials",
+    "skipCrds",
+    "skipSchemaValidation",
+    "skipTests",
+    "kubeVersion",
+    "apiVersions",
+];
+/// The `directory` keys of an Application source a plugin mapping may set.
+const PLUGIN_DIRECTORY_KEYS: &[&str] = &["recurse", "include", "exclude"];
 const ACKNOWLEDGE_KEYS: &[&str] = &["trailers"];
 const INSTANCE_KEYS: &[&str] = &["name", "roots"];
 const CLUSTER_KEYS: &[&str] = &["name", "server", "labels", "annotations", "project"];
@@ -395,6 +424,129 @@ impl std::fmt::Debug for PathGlobs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("PathGlobs").field(&self.patterns).finish()
     }
+}
+
+/// `plugins:`, every problem reported with its line.
+fn plugins(c: &mut Checker<'_>, v: &Value) -> crate::render::plugin::Plugins {
+    use crate::render::plugin::{Discover, PluginConfig, PluginRenderer, Plugins};
+    let Some(map) = v.as_object() else {
+        c.at(
+            &["plugins"],
+            "plugins must be a mapping from plugin name to `{kustomize: ...}`, `{helm: ...}` or `{directory: ...}`".to_string(),
+        );
+        return Plugins::default();
+    };
+    let mut out = Vec::new();
+    for (name, p) in map {
+        let path = ["plugins", name.as_str()];
+        if p.is_null() {
+            out.push(PluginConfig {
+                name: name.clone(),
+                discover: None,
+                renderer: None,
+                declared_in: None,
+            });
+            continue;
+        }
+        c.keys(&path, p, PLUGIN_KEYS);
+        let Some(p) = p.as_object() else { continue };
+        let discover = p.get("discover").filter(|d| !d.is_null()).and_then(|d| {
+            let dpath = ["plugins", name.as_str(), "discover"];
+            c.keys(&dpath, d, PLUGIN_DISCOVER_KEYS);
+            if let Some(f) = d.get("fileName").filter(|f| !f.is_null()) {
+                return match f.as_str().filter(|s| !s.is_empty()) {
+                    Some(s) => Some(Discover::FileName(s.to_string())),
+                    None => {
+                        c.at(&dpath, format!("plugins.{name}.discover.fileName must be a glob string"));
+                        None
+                    }
+                };
+            }
+            let find = d.get("find").filter(|f| !f.is_null())?;
+            let fpath = ["plugins", name.as_str(), "discover", "find"];
+            c.keys(&fpath, find, PLUGIN_FIND_KEYS);
+            if find.get("command").is_some() || find.get("args").is_some() {
+                c.at(
+                    &fpath,
+                    format!("plugins.{name}.discover.find.command runs a command, which gitops-lint cannot do: give `find.glob` or `fileName` with the same effect, or leave `discover` out and name the plugin in the Applications (`plugin.name`)"),
+                );
+                return None;
+            }
+            match find.get("glob").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                Some(g) => match crate::glob::go::Doublestar::new(g) {
+                    Ok(_) => Some(Discover::FindGlob(g.to_string())),
+                    Err(e) => {
+                        c.at(&fpath, format!("plugins.{name}.discover.find.glob: {e}"));
+                        None
+                    }
+                },
+                None => {
+                    c.at(&fpath, format!("plugins.{name}.discover.find needs a `glob` string"));
+                    None
+                }
+            }
+        });
+        let set: Vec<&str> = ["kustomize", "helm", "directory"]
+            .into_iter()
+            .filter(|k| p.get(*k).is_some_and(|v| !v.is_null()))
+            .collect();
+        if set.len() > 1 {
+            c.at(
+                &path,
+                format!(
+                    "plugins.{name} maps to more than one renderer ({}): give one",
+                    set.join(", ")
+                ),
+            );
+        }
+        let renderer = match set.first().copied() {
+            Some("kustomize") => {
+                let k = &p["kustomize"];
+                c.keys(
+                    &["plugins", name.as_str(), "kustomize"],
+                    k,
+                    PLUGIN_KUSTOMIZE_KEYS,
+                );
+                match k.get("buildOptions").filter(|b| !b.is_null()) {
+                    None => Some(PluginRenderer::Kustomize {
+                        build_options: String::new(),
+                    }),
+                    Some(Value::String(b)) => Some(PluginRenderer::Kustomize {
+                        build_options: b.trim().to_string(),
+                    }),
+                    Some(_) => {
+                        c.at(
+                            &["plugins", name.as_str(), "kustomize", "buildOptions"],
+                            format!("plugins.{name}.kustomize.buildOptions must be a string, as in argocd-cm (`--enable-helm`)"),
+                        );
+                        None
+                    }
+                }
+            }
+            Some("helm") => {
+                let h = &p["helm"];
+                c.keys(&["plugins", name.as_str(), "helm"], h, PLUGIN_HELM_KEYS);
+                h.is_object().then(|| PluginRenderer::Helm(h.clone()))
+            }
+            Some("directory") => {
+                let d = &p["directory"];
+                c.keys(
+                    &["plugins", name.as_str(), "directory"],
+                    d,
+                    PLUGIN_DIRECTORY_KEYS,
+                );
+                d.is_object().then(|| PluginRenderer::Directory(d.clone()))
+            }
+            _ => None,
+        };
+        out.push(PluginConfig {
+            name: name.clone(),
+            discover,
+            renderer,
+            declared_in: None,
+        });
+    }
+    Plugins::new(out)
 }
 
 impl Config {
@@ -767,6 +919,9 @@ impl Config {
                 "generatedObjects must be a list".to_string(),
             ),
         }
+        if let Some(v) = get("plugins") {
+            cfg.plugins = std::sync::Arc::new(plugins(&mut c, v));
+        }
         // In file order, as a person fixes them.
         c.problems.sort_by_key(|p| {
             p.strip_prefix("line ")
@@ -844,6 +999,67 @@ mod tests {
                 "line 7: massPrune.ratio `2` is not a number between 0 and 1",
                 "line 9: applicationSet.policy `delete-all` is not one of sync, create-only, create-update, create-delete",
                 "line 10: unknown key `applicationSet.polcyOverride` (did you mean `policyOverride`?)",
+            ]
+        );
+    }
+
+    #[test]
+    fn plugins_map_names_to_renderers_with_their_discovery() {
+        use crate::render::plugin::{Discover, PluginConfig, PluginRenderer, Plugins};
+        let c = parse(
+            "f",
+            "plugins:\n  kb:\n    kustomize: {buildOptions: ' --enable-helm '}\n  hs-v1:\n    discover: {fileName: 'secrets*.yaml'}\n    helm: {valueFiles: [a.yaml]}\n  dir:\n    discover: {find: {glob: '**/*.jsonnet'}}\n    directory: {recurse: true}\n  avp:\n",
+        )
+        .expect("valid");
+        let want = Plugins::new(vec![
+            PluginConfig {
+                name: "kb".into(),
+                discover: None,
+                renderer: Some(PluginRenderer::Kustomize {
+                    build_options: "--enable-helm".into(),
+                }),
+                declared_in: None,
+            },
+            PluginConfig {
+                name: "hs-v1".into(),
+                discover: Some(Discover::FileName("secrets*.yaml".into())),
+                renderer: Some(PluginRenderer::Helm(
+                    serde_json::json!({"valueFiles": ["a.yaml"]}),
+                )),
+                declared_in: None,
+            },
+            PluginConfig {
+                name: "dir".into(),
+                discover: Some(Discover::FindGlob("**/*.jsonnet".into())),
+                renderer: Some(PluginRenderer::Directory(
+                    serde_json::json!({"recurse": true}),
+                )),
+                declared_in: None,
+            },
+            PluginConfig {
+                name: "avp".into(),
+                discover: None,
+                renderer: None,
+                declared_in: None,
+            },
+        ]);
+        assert_eq!(*c.plugins, want);
+    }
+
+    #[test]
+    fn plugin_problems_are_reported_with_lines_and_suggestions() {
+        let p = problems(
+            "plugins:\n  a:\n    kustomise: {}\n  b:\n    kustomize: {buildOptions: [x]}\n    helm: {}\n  c:\n    discover: {find: {command: [sh, -c, ls]}}\n  d:\n    helm: {valueFile: [x]}\n  e:\n    discover: {fileName: 3}\n",
+        );
+        assert_eq!(
+            p,
+            vec![
+                "line 3: unknown key `plugins.a.kustomise` (did you mean `kustomize`?)",
+                "line 4: plugins.b maps to more than one renderer (kustomize, helm): give one",
+                "line 5: plugins.b.kustomize.buildOptions must be a string, as in argocd-cm (`--enable-helm`)",
+                "line 8: plugins.c.discover.find.command runs a command, which gitops-lint cannot do: give `find.glob` or `fileName` with the same effect, or leave `discover` out and name the plugin in the Applications (`plugin.name`)",
+                "line 10: unknown key `plugins.d.helm.valueFile` (did you mean `valueFiles`?)",
+                "line 12: plugins.e.discover.fileName must be a glob string",
             ]
         );
     }

@@ -685,6 +685,7 @@ impl<'a> Session<'a> {
             h.resources.clone_from(&b.resources);
             h.inputs = b.inputs.clone();
             h.source_types.clone_from(&b.source_types);
+            h.plugins.clone_from(&b.plugins);
             head_inv.reused.insert(key);
         }
     }
@@ -1152,6 +1153,7 @@ pub(crate) fn render(
         namespace: namespace.to_string(),
         app_name: "render".into(),
         kustomize_build_options: config.kustomize_build_options.unwrap_or_default(),
+        plugins: config.plugins,
         ..Default::default()
     };
     let rendered = crate::render::render(&cx, &spec, &crate::manifest::Scopes::default())

@@ -1238,6 +1238,7 @@ mod tests {
             resources: resources.into(),
             inputs: Arc::default(),
             source_types: Vec::new(),
+            plugins: Vec::new(),
             implicit: false,
         }
     }

@@ -110,6 +110,9 @@ pub struct App {
     pub(crate) inputs: Arc<BTreeMap<String, ObjectId>>,
     /// How each source was rendered.
     pub(crate) source_types: Vec<SourceType>,
+    /// The config-management plugin of each source a plugin renders, as
+    /// the report names it ([`crate::render::plugin::ChosenPlugin::describe`]).
+    pub(crate) plugins: Vec<String>,
     /// Not a real Application: a directory linted because the repository has none.
     pub(crate) implicit: bool,
 }
@@ -190,6 +193,10 @@ pub struct Inventory {
     /// the repository): renders depend on it, so a render is reused or
     /// left unrendered only when both revisions have the same.
     pub kustomize_build_options: String,
+    /// The config-management plugins in effect at this revision: the
+    /// configuration's `plugins:` with the `ConfigManagementPlugin`
+    /// definitions found in the revision.
+    pub(crate) plugins: Arc<crate::render::plugin::Plugins>,
     /// Files that mention Argo CD but could not be parsed: the apps they
     /// declare are unknown at this revision.
     pub(crate) broken_files: BTreeMap<String, RenderError>,
@@ -770,6 +777,7 @@ fn new_app(
         resources: Arc::from([]),
         inputs: Arc::default(),
         source_types: Vec::new(),
+        plugins: Vec::new(),
         implicit: false,
     }
 }

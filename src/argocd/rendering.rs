@@ -96,6 +96,7 @@ pub(super) fn render_app(
         oob.is_none()
             && r.scopes.crds == scopes.crds
             && r.kustomize_build_options == inv.kustomize_build_options
+            && r.plugins == inv.plugins
     });
     if let Some(prev) = reuse.and_then(|r| r.apps.get(&app.key)) {
         if reusable(input.tree.as_ref(), &app, prev, || same_paths(input, &app)) {
@@ -103,15 +104,22 @@ pub(super) fn render_app(
             app.resources.clone_from(&prev.resources);
             app.inputs = prev.inputs.clone();
             app.source_types.clone_from(&prev.source_types);
+            app.plugins.clone_from(&prev.plugins);
             return (app, Outcome::Reused);
         }
     }
-    if oob.is_none() && unchanged::defers(input, &app) {
+    if oob.is_none() && unchanged::defers(input, &app, &inv.plugins) {
         app.status = AppStatus::Unchanged;
         return (app, Outcome::Deferred);
     }
     (
-        render_fresh(input, scopes, &inv.kustomize_build_options, oob, app),
+        render_fresh(
+            input,
+            scopes,
+            (&inv.kustomize_build_options, &inv.plugins),
+            oob,
+            app,
+        ),
         Outcome::Rendered,
     )
 }
@@ -131,6 +139,7 @@ pub fn source_spec(app: &App, src: &AppSource, path: &str) -> SourceSpec {
         refs: Vec::new(),
         env: build_env(app, src),
         kustomize_build_options: String::new(),
+        plugins: Arc::default(),
     }
 }
 
@@ -186,7 +195,7 @@ pub(super) fn build_env(app: &App, src: &AppSource) -> Vec<(String, String)> {
 pub(super) fn render_fresh(
     input: &InventoryInput<'_>,
     scopes: &Scopes,
-    kustomize_build_options: &str,
+    (kustomize_build_options, plugins): (&str, &Arc<crate::render::plugin::Plugins>),
     oob: Option<&RenderError>,
     mut app: App,
 ) -> App {
@@ -251,11 +260,13 @@ pub(super) fn render_fresh(
         let cx = RenderContext::new(tree.as_ref(), input.cache, input.render_options);
         let mut spec = source_spec_in(input, &app, src, &path);
         spec.kustomize_build_options = kustomize_build_options.to_string();
+        spec.plugins = Arc::clone(plugins);
         let result = render::render(&cx, &spec, scopes);
         Arc::make_mut(&mut app.inputs).extend(cx.inputs());
         match result {
             Ok(r) => {
                 app.source_types.push(r.source_type);
+                app.plugins.extend(r.plugin.as_ref().map(|p| p.describe()));
                 resources.extend(r.manifests);
             }
             Err(e) => {

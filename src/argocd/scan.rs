@@ -39,6 +39,7 @@ fn declares(v: &LazyValue) -> Option<Declares> {
     } else if v.with_value(|v| {
         appset::clusters_from_secret(v).is_some()
             || tracking::LearnedTracking::from_object(v, None).is_some()
+            || !crate::render::plugin::definitions_in(v, None).is_empty()
     }) {
         Some(Declares::Other)
     } else {
@@ -70,6 +71,8 @@ pub(crate) struct Scanned {
     scopes: Scopes,
     projects: BTreeMap<String, Vec<DeclaredProject>>,
     tracking: Option<tracking::LearnedTracking>,
+    /// Config-management plugin definitions, in walk order.
+    plugin_definitions: Vec<crate::render::plugin::PluginConfig>,
     broken_files: BTreeMap<String, RenderError>,
     broken_file_ids: BTreeMap<String, ObjectId>,
     /// The files parsed: they may declare Applications, ApplicationSets,
@@ -90,6 +93,22 @@ pub(super) fn scan(
     inv.scopes.clone_from(&scanned.scopes);
     inv.projects.clone_from(&scanned.projects);
     inv.tracking.clone_from(&scanned.tracking);
+    inv.plugins = Arc::new(
+        input
+            .config
+            .plugins
+            .with_definitions(&scanned.plugin_definitions),
+    );
+    for p in inv.plugins.discovering_by_command() {
+        inv.notes.push(format!(
+            "the config-management plugin `{}`{} discovers its apps with a command, which cannot run here: apps with no explicit source type are taken not to be its",
+            p.name,
+            p.declared_in
+                .as_deref()
+                .map(|f| format!(" (declared in `{f}`)"))
+                .unwrap_or_default()
+        ));
+    }
     inv.broken_files.clone_from(&scanned.broken_files);
     inv.broken_file_ids.clone_from(&scanned.broken_file_ids);
     inv.over_limit.clone_from(&scanned.over_limit);
@@ -289,7 +308,16 @@ fn scan_tree(input: &InventoryInput<'_>, scopes: Scopes) -> Scanned {
                         Some(t) => {
                             scanned.tracking.get_or_insert(t);
                         }
-                        None => others.push(v),
+                        None => {
+                            let found = v.with_value(|v| {
+                                crate::render::plugin::definitions_in(v, origin.file.as_deref())
+                            });
+                            if found.is_empty() {
+                                others.push(v);
+                            } else {
+                                scanned.plugin_definitions.extend(found);
+                            }
+                        }
                     }
                 }
             }

@@ -253,7 +253,11 @@ impl source::walk::Visitor for PlainCheck<'_> {
 /// directory, kustomization or chart of this very tree whose footprint is
 /// the same in the other revision, with no symlink in it or on the way to
 /// it, or a chart from the chart cache ([`chart_defers`]).
-pub(super) fn defers(input: &InventoryInput<'_>, app: &App) -> bool {
+pub(super) fn defers(
+    input: &InventoryInput<'_>,
+    app: &App,
+    plugins: &Arc<crate::render::plugin::Plugins>,
+) -> bool {
     let Some(d) = input.defer.as_ref() else {
         return false;
     };
@@ -288,9 +292,9 @@ pub(super) fn defers(input: &InventoryInput<'_>, app: &App) -> bool {
             return false;
         }
         let cx = RenderContext::unrecorded(tree.as_ref(), input.cache, input.render_options);
-        let Some((fp, seen)) =
-            render::footprint_seen(&cx, &source_spec_in(input, app, src, path), &d.footprints)
-        else {
+        let mut spec = source_spec_in(input, app, src, path);
+        spec.plugins = Arc::clone(plugins);
+        let Some((fp, seen)) = render::footprint_seen(&cx, &spec, &d.footprints) else {
             return false;
         };
         same_in_both(input, d, &fp, &seen)
@@ -419,7 +423,8 @@ pub(crate) fn settle(
     // Resource identity depends on the CRD scopes, and Kustomize renders
     // on the build options: deferrals made under different ones are void.
     let same_scopes = base.scopes.crds == head.scopes.crds
-        && base.kustomize_build_options == head.kustomize_build_options;
+        && base.kustomize_build_options == head.kustomize_build_options
+        && base.plugins == head.plugins;
     let confirmed = |a: &App, other: Option<&App>| {
         same_scopes
             && other.is_some_and(|o| {
@@ -453,11 +458,12 @@ pub(crate) fn render_now(inv: &mut Inventory, input: &InventoryInput<'_>, keys: 
     let apps: Vec<App> = keys.iter().filter_map(|k| inv.apps.remove(k)).collect();
     let scopes = &inv.scopes;
     let options = inv.kustomize_build_options.as_str();
+    let plugins = &inv.plugins;
     let rendered: Vec<App> = apps
         .into_par_iter()
         // A deferring revision has no out-of-bounds symlink: `build` defers
         // nothing in such a tree. `render_fresh` sets every status itself.
-        .map(|app| render_fresh(input, scopes, options, None, app))
+        .map(|app| render_fresh(input, scopes, (options, plugins), None, app))
         .collect();
     inv.renders += rendered.len();
     for app in rendered {

@@ -28,7 +28,9 @@ struct DirectoryOptions {
     recurse: bool,
     include: Option<Glob>,
     exclude: Option<Glob>,
-    has_jsonnet: bool,
+    /// The `directory.jsonnet` options set on the source (`extVars`,
+    /// `tlas`, `libs`), named when a Jsonnet file is refused.
+    jsonnet_options: Vec<&'static str>,
 }
 
 /// Compiles `include` or `exclude` as AC `getPotentiallyValidManifestFile`
@@ -71,9 +73,15 @@ fn options(spec: &SourceSpec) -> Result<DirectoryOptions, RenderError> {
         recurse: d.get("recurse").and_then(Value::as_bool).unwrap_or(false),
         include: glob("include")?,
         exclude: glob("exclude")?,
-        has_jsonnet: d
-            .get("jsonnet")
-            .is_some_and(|j| j.as_object().is_some_and(|o| !o.is_empty())),
+        jsonnet_options: ["extVars", "tlas", "libs"]
+            .into_iter()
+            .filter(|k| {
+                d.get("jsonnet").and_then(|j| j.get(*k)).is_some_and(|v| {
+                    v.as_array().is_some_and(|a| !a.is_empty())
+                        || v.as_object().is_some_and(|o| !o.is_empty())
+                })
+            })
+            .collect(),
     })
 }
 
@@ -93,7 +101,6 @@ pub(crate) fn render(
     spec: &SourceSpec,
 ) -> Result<Vec<(Arc<LazyValue>, Origin)>, RenderError> {
     let opts = options(spec)?;
-    let _ = opts.has_jsonnet;
     let mut files = Vec::new();
     collect(cx, &spec.path, &spec.path, &opts, &mut files)?;
     if files.len() >= PARALLEL_FILES {
@@ -274,14 +281,32 @@ impl crate::source::walk::Visitor for Collect<'_, '_> {
             return Ok(Flow::Continue);
         }
         if jsonnet {
-            return Err(RenderError::unsupported(format!(
-                "`{full}` is Jsonnet, which gitops-lint does not evaluate"
-            ))
-            .at(full, None));
+            return Err(jsonnet_refused(full, &opts.jsonnet_options).at(full, None));
         }
         self.files.push(full.to_string());
         Ok(Flow::Continue)
     }
+}
+
+/// The error for a Jsonnet file of a directory source: Argo CD evaluates it
+/// with go-jsonnet (AC `findManifests`, with the source's
+/// `directory.jsonnet` options), gitops-lint does not (README, "Why these
+/// dependencies"), so what it renders is unknown.
+fn jsonnet_refused(file: &str, options: &[&str]) -> RenderError {
+    let with = match options {
+        [] => String::new(),
+        [one] => format!(", with this source's `directory.jsonnet.{one}`"),
+        many => format!(
+            ", with this source's `directory.jsonnet` {}",
+            many.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    RenderError::unsupported(format!(
+        "`{file}` is Jsonnet, which gitops-lint does not evaluate: Argo CD renders it with go-jsonnet{with}, so what it renders is unknown"
+    ))
 }
 
 /// Renders one file. An object that is a whole document is the parse

@@ -62,7 +62,8 @@ impl Flags {
 
 /// The inventory scan's byte test (`argocd::scan`), here because the
 /// parses kept are those of blobs that pass it: whether `bytes` may declare an Application,
-/// ApplicationSet, AppProject, CRD, cluster Secret or Argo CD setting.
+/// ApplicationSet, AppProject, CRD, cluster Secret, Argo CD setting or
+/// config-management plugin definition.
 /// Most files naming `argoproj.io` only carry sync annotations; an
 /// Application or ApplicationSet also spells out its kind, and a cluster
 /// Secret its `secret-type` label, unless YAML escapes hide the letters.
@@ -71,7 +72,7 @@ pub(crate) fn may_declare(bytes: &[u8]) -> bool {
     static FINDERS: std::sync::OnceLock<(
         Finder<'static>,
         Vec<Finder<'static>>,
-        [Finder<'static>; 2],
+        [Finder<'static>; 3],
     )> = std::sync::OnceLock::new();
     let (argo, declares, others) = FINDERS.get_or_init(|| {
         let declares = [
@@ -92,6 +93,7 @@ pub(crate) fn may_declare(bytes: &[u8]) -> bool {
             [
                 Finder::new(b"CustomResourceDefinition"),
                 Finder::new(b"argocd-cm"),
+                Finder::new(b"ConfigManagementPlugin"),
             ],
         )
     });
@@ -99,7 +101,7 @@ pub(crate) fn may_declare(bytes: &[u8]) -> bool {
         || others.iter().any(|m| m.find(bytes).is_some())
 }
 
-const VERSION: u8 = 3;
+const VERSION: u8 = 4;
 
 fn key(id: ObjectId) -> ObjectId {
     record_key("sigs-yaml-parse", &[&id.0])

@@ -15,6 +15,7 @@ pub(crate) mod kept_parse;
 pub mod kustomize;
 pub(crate) mod materialize;
 pub(crate) mod overrides;
+pub(crate) mod plugin;
 
 use crate::json::LazyValue;
 use std::collections::{BTreeMap, HashMap};
@@ -815,6 +816,9 @@ pub struct SourceSpec {
     /// Argo CD's `kustomize.buildOptions` (`argocd-cm`), as written: only
     /// `--enable-helm` changes what gitops-lint renders.
     pub kustomize_build_options: String,
+    /// The config-management plugins of the configuration (`plugins:`):
+    /// which one renders a plugin source, and as what ([`plugin`]).
+    pub plugins: Arc<plugin::Plugins>,
 }
 
 /// A multi-source `ref:` source: where `$<name>/…` paths are read.
@@ -928,6 +932,8 @@ pub struct Rendered {
     pub source_type: SourceType,
     /// The resources, in render order.
     pub(crate) manifests: Vec<Manifest>,
+    /// The config-management plugin that renders the source, when one does.
+    pub(crate) plugin: Option<plugin::ChosenPlugin>,
 }
 
 /// Renders one source into manifests, namespaces defaulted to the
@@ -969,6 +975,50 @@ fn render_variant(
     let spec = overrides::apply(cx, spec)?;
     let spec = spec.as_ref();
     let source_type = detect(cx, spec)?;
+    let chosen = match source_type {
+        SourceType::Plugin => plugin::choose(cx, spec, &spec.plugins, false)?,
+        // With no explicit type, the repo-server asks the plugins first
+        // (AC `discovery.Discover`).
+        _ if !has_explicit_type(spec) && spec.plugins.any_discovers() => {
+            plugin::choose(cx, spec, &spec.plugins, true)?
+        }
+        _ => None,
+    };
+    if let Some(chosen) = chosen {
+        let Some(renderer) = &chosen.renderer else {
+            return Err(RenderError::unsupported(format!(
+                "`{}` is rendered by the {}, which gitops-lint never runs; {}",
+                spec.app_name,
+                chosen.named(),
+                plugin::mapping_hint(&chosen.name)
+            )));
+        };
+        let native = plugin::as_native(spec, renderer);
+        let source_type = detect(cx, &native)?;
+        let mut rendered = render_typed(cx, &native, scopes, source_type)?;
+        rendered.source_type = SourceType::Plugin;
+        rendered.plugin = Some(chosen);
+        return Ok(rendered);
+    }
+    render_typed(cx, spec, scopes, source_type)
+}
+
+/// Whether `spec` names its source type (a `plugin`, `helm`, `kustomize`
+/// or `directory` block).
+fn has_explicit_type(spec: &SourceSpec) -> bool {
+    spec.plugin.is_some()
+        || spec.helm.is_some()
+        || spec.kustomize.is_some()
+        || spec.directory.is_some()
+}
+
+/// Renders `spec`, whose parameter overrides are applied, as `source_type`.
+fn render_typed(
+    cx: &RenderContext<'_>,
+    spec: &SourceSpec,
+    scopes: &Scopes,
+    source_type: SourceType,
+) -> Result<Rendered, RenderError> {
     let owned = |objects: Vec<RenderedObject>| -> Vec<(Arc<LazyValue>, Origin)> {
         objects
             .into_iter()
@@ -998,6 +1048,7 @@ fn render_variant(
     Ok(Rendered {
         source_type,
         manifests: manifests_of(objects, &spec.namespace, scopes)?,
+        plugin: None,
     })
 }
 
@@ -1175,6 +1226,11 @@ pub(crate) fn footprint_seen(
     spec: &SourceSpec,
     memo: &FootprintMemo,
 ) -> Option<(Footprint, SeenEntries)> {
+    // A plugin's discovery may look anywhere (`../` included): a source it
+    // may claim is rendered every time, whatever was kept.
+    if !has_explicit_type(spec) && spec.plugins.any_discovers() {
+        return None;
+    }
     let kept = memo
         .facts
         .as_deref()

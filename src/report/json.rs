@@ -33,6 +33,9 @@ struct Out<'a> {
 struct AppOut<'a> {
     name: &'a str,
     namespace: &'a str,
+    /// Present only for an app a config-management plugin renders.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plugin: Option<&'a str>,
     prune_mode: PruneMode,
     source: &'a str,
     status: &'a str,
@@ -113,6 +116,7 @@ fn out(r: &Report) -> Out<'_> {
             .map(|a| AppOut {
                 name: &a.name,
                 namespace: &a.namespace,
+                plugin: a.plugin.as_deref(),
                 source: &a.source,
                 status: a.status,
                 prune_mode: a.prune_mode,

@@ -108,6 +108,9 @@ pub struct AppRow {
     pub status: &'static str,
     /// Prune mode.
     pub(crate) prune_mode: PruneMode,
+    /// The config-management plugin(s) that render it and as what, when
+    /// the configuration maps them to a native renderer.
+    pub(crate) plugin: Option<String>,
 }
 
 /// One prune as reported.
@@ -158,6 +161,11 @@ pub struct Report {
     pub(crate) anchors: Vec<Option<Location>>,
 }
 
+/// What renders `app` when config-management plugins do, as one line.
+fn plugin_of(app: &crate::argocd::App) -> Option<String> {
+    (!app.plugins.is_empty()).then(|| app.plugins.join("; "))
+}
+
 impl Report {
     /// Builds the report rows from inventories and the plan.
     #[must_use]
@@ -182,6 +190,7 @@ impl Report {
                 } else {
                     a.spec.prune_mode
                 },
+                plugin: plugin_of(a),
             })
             .collect();
         if let Some((_, b)) = base {
@@ -193,6 +202,7 @@ impl Report {
                     source: a.source_path(),
                     status: a.status.as_str(),
                     prune_mode: a.spec.prune_mode,
+                    plugin: plugin_of(a),
                 });
             }
         }
@@ -236,6 +246,15 @@ impl Report {
             );
             if !notes.contains(&note) {
                 notes.push(note);
+            }
+        }
+        // A plugin-rendered app says which plugin and as what, once.
+        for a in &apps {
+            if let Some(p) = &a.plugin {
+                let note = format!("`{}`: {p}", a.name);
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
             }
         }
         if let Some((_, b)) = base {
@@ -538,6 +557,7 @@ pub(crate) mod tests {
                 source: "apps/payments".into(),
                 status: "rendered",
                 prune_mode: PruneMode::Automated,
+                plugin: None,
             }],
             prunes: vec![
                 PruneRow {

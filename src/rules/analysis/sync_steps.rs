@@ -218,6 +218,7 @@ mod tests {
                 .collect(),
             inputs: std::sync::Arc::default(),
             source_types: Vec::new(),
+            plugins: Vec::new(),
             implicit: false,
         }
     }

@@ -52,6 +52,7 @@ pub(crate) fn app(obj: Value, resources: Vec<Value>) -> App {
             .collect(),
         inputs: std::sync::Arc::default(),
         source_types: Vec::new(),
+        plugins: Vec::new(),
         implicit: false,
     }
 }
