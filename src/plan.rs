@@ -94,8 +94,12 @@ pub(crate) struct AppDeletion {
     pub(crate) mode: PruneMode,
     /// Protection on the Application object itself (`Prune=false` in the parent).
     pub(crate) protection: Option<String>,
-    /// Whether its resources at base are known (it rendered at base).
+    /// Whether its resources at base are known (it rendered at base, in
+    /// full or in part).
     pub(crate) resources_known: bool,
+    /// The sources its base render left out ([`AppStatus::Partial`]): what
+    /// they render goes with it too, unseen.
+    pub(crate) left_out: Vec<crate::argocd::LeftOut>,
     /// Why nothing deletes it, when that is not simply "nothing manages it".
     pub(crate) note: Option<String>,
 }
@@ -574,9 +578,7 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
     for app in head.apps.values().filter(|a| !a.resources.is_empty()) {
         let before: Option<FastSet<&ResourceId>> = match base.apps.get(&app.key) {
             Some(_) if head.reused.contains(&app.key) => continue,
-            Some(b) if matches!(b.status, AppStatus::Rendered) => {
-                Some(b.resources.iter().map(|m| &m.id).collect())
-            }
+            Some(b) if b.status.renders_here() => Some(b.resources.iter().map(|m| &m.id).collect()),
             _ => None,
         };
         for m in app.resources.iter() {
@@ -599,7 +601,9 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
     for (key, b, same_key) in apps_beside(&base.apps, &head.apps) {
         match same_key {
             Some(h) if !unmanaged_at_head(base, head, b, h) => {
-                let moved = matches!(h.status, AppStatus::Rendered)
+                let moved = h
+                    .status
+                    .renders_here()
                     .then(|| cluster_move(b, h, config))
                     .flatten();
                 if let Some((from, to)) = moved {
@@ -702,7 +706,10 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
         return;
     }
     match (&b.status, &h.status) {
-        (AppStatus::Rendered, AppStatus::Rendered) => {}
+        // A partial render's prunes are those of the sources it read; what
+        // the sources left out render is unknown at both revisions, and
+        // GL000 says so when the change touches them.
+        (bs, hs) if bs.renders_here() && hs.renders_here() => {}
         (AppStatus::Unrendered(e), _) => {
             plan.unknown.push(Unknown {
                 app: b.key.clone(),
@@ -719,7 +726,7 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
         }
         // The app now syncs from a source this repository does not hold: what
         // it will render there, and so what it prunes, is unknown.
-        (AppStatus::Rendered, AppStatus::External(why)) if !b.resources.is_empty() => {
+        (bs, AppStatus::External(why)) if bs.renders_here() && !b.resources.is_empty() => {
             let mut error = crate::render::RenderError::unsupported(format!(
                 "`{}` now renders from {why}, which gitops-lint does not read",
                 h.spec.name
@@ -953,6 +960,20 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
                     return;
                 }
                 Some(AppStatus::External(_)) => return,
+                // The sources the parent's render left out may render the
+                // child at head: whether it is deleted is unknown.
+                Some(AppStatus::Partial(left_out)) if !gone_at_head(base, head, parent) => {
+                    plan.unknown.push(Unknown {
+                        app: b.key.clone(),
+                        error: crate::render::RenderError::unsupported(format!(
+                            "`{}` is no longer rendered by what `{}` renders from this repository, and whether its other sources ({}) render it is not known here",
+                            b.spec.name,
+                            parent.spec.name,
+                            crate::argocd::LeftOut::join(left_out)
+                        )),
+                    });
+                    return;
+                }
                 Some(AppStatus::Rendered) if !gone_at_head(base, head, parent) => {
                     // The parent prunes the child Application object.
                     let parent_head = head.apps.get(parent_key);
@@ -1008,7 +1029,8 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
                     cascades: false,
                     mode: PruneMode::None,
                     protection: None,
-                    resources_known: matches!(b.status, AppStatus::Rendered),
+                    resources_known: b.status.renders_here(),
+                    left_out: b.status.left_out().to_vec(),
                     note: Some(why),
                 });
                 return;
@@ -1017,7 +1039,7 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
     };
     let cascades =
         deleted_by.is_some() && protection.is_none() && b.spec.cascade_finalizer.is_some();
-    let resources_known = matches!(b.status, AppStatus::Rendered);
+    let resources_known = b.status.renders_here();
     if cascades && resources_known {
         for m in b.resources.iter() {
             // CRDs are never deleted on cascade; hooks are not managed resources.
@@ -1045,6 +1067,7 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
         mode,
         protection,
         resources_known,
+        left_out: b.status.left_out().to_vec(),
         note: None,
     });
 }
@@ -1155,6 +1178,11 @@ fn appset_removed(base: &Inventory, head: &Inventory, set_key: &str, name: &str)
             }
         }
         Some(AppStatus::Unrendered(e)) => SetVerdict::Unknown(e.message.clone()),
+        Some(AppStatus::Partial(left_out)) => SetVerdict::Unknown(format!(
+            "ApplicationSet `{name}` is no longer rendered by what `{}` renders from this repository, and whether its other sources ({}) render it is not known here",
+            short_key(parent),
+            crate::argocd::LeftOut::join(left_out)
+        )),
         _ => SetVerdict::Keeps(format!(
             "ApplicationSet `{name}` is removed from git, but what managed it does not prune it"
         )),

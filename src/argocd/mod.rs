@@ -53,6 +53,13 @@ pub(crate) enum AppStatus {
     /// Its sources are elsewhere (another repository, a Helm repository, a
     /// revision not in this repository): not rendered, not guessed.
     External(String),
+    /// Rendered from this repository except for the sources listed, which
+    /// this run cannot read (another repository, a Helm repository chart
+    /// not in the chart cache, a revision the clone lacks): the resources
+    /// are what the other sources render, a part of the app's. Argo CD
+    /// reads every source, so their prunes are real; what the sources left
+    /// out render is unknown.
+    Partial(Vec<LeftOut>),
     /// Not rendered at either revision of a diff: everything its render
     /// reads is identical at both (see [`unchanged`]), so it prunes,
     /// creates and changes nothing.
@@ -60,15 +67,55 @@ pub(crate) enum AppStatus {
 }
 
 impl AppStatus {
-    /// `rendered`, `unrendered` or `external`.
+    /// `rendered`, `partial`, `unrendered`, `external` or `unchanged`.
     #[must_use]
     pub(crate) fn as_str(&self) -> &'static str {
         match self {
             AppStatus::Rendered => "rendered",
+            AppStatus::Partial(_) => "partial",
             AppStatus::Unrendered(_) => "unrendered",
             AppStatus::External(_) => "external",
             AppStatus::Unchanged => "unchanged",
         }
+    }
+
+    /// Whether the resources hold what at least one source renders, all of
+    /// them ([`AppStatus::Rendered`]) or a part ([`AppStatus::Partial`]):
+    /// what they lose from one revision to the other is pruned.
+    #[must_use]
+    pub(crate) fn renders_here(&self) -> bool {
+        matches!(self, AppStatus::Rendered | AppStatus::Partial(_))
+    }
+
+    /// The sources a partial render left out (empty unless partial).
+    #[must_use]
+    pub(crate) fn left_out(&self) -> &[LeftOut] {
+        match self {
+            AppStatus::Partial(why) => why,
+            _ => &[],
+        }
+    }
+}
+
+/// A source of an app that this run cannot read ([`AppStatus::Partial`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LeftOut {
+    /// The source, as messages name it (``Helm chart `db` from `https://…` ``).
+    pub(crate) source: String,
+    /// Why it was not read, when more than where it is says so (a chart
+    /// missing from the chart cache names the `helm pull` that adds it).
+    pub(crate) why: Option<String>,
+}
+
+impl LeftOut {
+    /// The sources, joined for a message: ``Helm chart `db` from `u` and …``.
+    #[must_use]
+    pub(crate) fn join(left_out: &[LeftOut]) -> String {
+        left_out
+            .iter()
+            .map(|l| l.source.as_str())
+            .collect::<Vec<_>>()
+            .join(" and ")
     }
 }
 
@@ -584,10 +631,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     // Paths borrowed from the apps (an app-of-apps reads thousands): every
     // answer wanted of them is taken before an app is dropped.
     let mut inputs_of_others: FastMap<&str, &str> = FastMap::default();
-    for a in done
-        .values()
-        .filter(|a| matches!(a.status, AppStatus::Rendered))
-    {
+    for a in done.values().filter(|a| a.status.renders_here()) {
         for p in a.inputs.keys() {
             // The last app (in key order) that read a path owns it.
             inputs_of_others.insert(p, &a.key);
