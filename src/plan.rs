@@ -706,9 +706,35 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
         return;
     }
     match (&b.status, &h.status) {
+        // The change adds a source this run cannot read, or moves one there
+        // (another repository, a Helm or OCI repository, a revision the clone
+        // lacks): what that source renders replaces or joins what was
+        // compared, so what a sync prunes is unknown.
+        (bs, AppStatus::Partial(head_left_out))
+            if bs.renders_here() && head_left_out.iter().any(|l| !l.left_out_in(bs)) =>
+        {
+            let moved: Vec<crate::argocd::LeftOut> = head_left_out
+                .iter()
+                .filter(|l| !l.left_out_in(bs))
+                .cloned()
+                .collect();
+            let mut error = crate::render::RenderError::unsupported(format!(
+                "`{}` now renders also from {}: gitops-lint does not read it",
+                h.spec.name,
+                crate::argocd::LeftOut::join(&moved)
+            ));
+            if let Some(f) = &h.origin.file {
+                error = error.at(f.clone(), h.origin.line);
+            }
+            plan.unknown.push(Unknown {
+                app: h.key.clone(),
+                error,
+            });
+            return;
+        }
         // A partial render's prunes are those of the sources it read; what
-        // the sources left out render is unknown at both revisions, and
-        // GL000 says so when the change touches them.
+        // the sources left out at both revisions render is not compared, as
+        // for an external app (a chart version bump included).
         (bs, hs) if bs.renders_here() && hs.renders_here() => {}
         (AppStatus::Unrendered(e), _) => {
             plan.unknown.push(Unknown {
@@ -728,7 +754,7 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
         // it will render there, and so what it prunes, is unknown.
         (bs, AppStatus::External(why)) if bs.renders_here() && !b.resources.is_empty() => {
             let mut error = crate::render::RenderError::unsupported(format!(
-                "`{}` now renders from {why}, which gitops-lint does not read",
+                "`{}` now renders from {why}: gitops-lint does not read it",
                 h.spec.name
             ));
             if let Some(f) = &h.origin.file {

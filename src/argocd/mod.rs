@@ -108,6 +108,13 @@ pub(crate) struct LeftOut {
 }
 
 impl LeftOut {
+    /// Whether `status` left out this very source (a chart of another
+    /// version is the same source).
+    #[must_use]
+    pub(crate) fn left_out_in(&self, status: &AppStatus) -> bool {
+        status.left_out().iter().any(|o| o.source == self.source)
+    }
+
     /// The sources, joined for a message: ``Helm chart `db` from `u` and …``.
     #[must_use]
     pub(crate) fn join(left_out: &[LeftOut]) -> String {

@@ -55,6 +55,37 @@ fn same_failure(base: &App, head: &App) -> bool {
     }
 }
 
+/// The app of `base` whose objects the new `app` would take over: one
+/// rendering a source of it (the same repository and path, or the same
+/// chart of the same Helm repository) into the same destination namespace
+/// and cluster renders objects of the same identities (Argo CD keys a
+/// resource by group, kind, namespace and name: AC `controller/state.go`
+/// `CompareAppState`), which the new app would then apply and track.
+fn claimed_owner<'a>(app: &App, base: &'a Inventory) -> Option<&'a App> {
+    let places = |a: &App| {
+        a.spec
+            .sources
+            .iter()
+            .filter(|s| s.ref_name.is_none() || s.path.is_some())
+            .map(|s| {
+                (
+                    crate::argocd::normalize_repo_url(&s.repo_url),
+                    s.path.clone(),
+                    s.chart.clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let mine = places(app);
+    base.apps.values().find(|b| {
+        b.key != app.key
+            && !b.implicit
+            && b.spec.dest_namespace == app.spec.dest_namespace
+            && b.spec.dest_cluster == app.spec.dest_cluster
+            && places(b).iter().any(|p| mine.contains(p))
+    })
+}
+
 fn finding(app: &App, e: &RenderError, side: Side, diff: bool) -> Finding {
     let rev = match side {
         Side::Base => "base",
@@ -257,6 +288,26 @@ impl Rule for RenderFailed {
                     continue;
                 };
                 match base.apps.get(&app.key) {
+                    // A new app prunes nothing: nothing of it exists yet. It
+                    // stays a warning unless it would take over what an app
+                    // of the base revision deploys.
+                    None => match claimed_owner(app, base) {
+                        Some(owner) => {
+                            let message = format!(
+                                "{}; it is new, and it renders the source that `{}` renders into the same namespace, so it would take over objects that app owns",
+                                f.message,
+                                owner.display_name()
+                            );
+                            out.push(Finding { message, ..f }.severity(caused_severity(e)));
+                        }
+                        None => {
+                            let message = format!(
+                                "{}; the app is new, so nothing of it exists yet to prune",
+                                f.message
+                            );
+                            out.push(Finding { message, ..f }.severity(Severity::Warning));
+                        }
+                    },
                     Some(b) if same_failure(b, app) => {}
                     Some(b) if matches!(b.status, AppStatus::Unrendered(_)) => {
                         let message = format!(
@@ -288,13 +339,17 @@ impl Rule for RenderFailed {
                     continue;
                 }
                 let name = short_key(&u.app);
-                let (message, help) = if cx.head.apps.contains_key(&u.app) {
+                // An app still here whose prunes are unknown rendered at base
+                // and now reads a source this run cannot: the change moved
+                // it there, so it cannot be judged, an error.
+                let (message, help, severity) = if cx.head.apps.contains_key(&u.app) {
                     (
                         format!(
                             "what a sync of `{name}` would prune is unknown: {}",
                             u.error.message
                         ),
-                        "review what the new source renders against what the app has now",
+                        "review what the new source renders against what the app has now, or keep the source where this repository's CI reads it",
+                        caused_severity(&u.error),
                     )
                 } else {
                     (
@@ -303,11 +358,12 @@ impl Rule for RenderFailed {
                             u.error.message
                         ),
                         "fix the render failure of the app that manages it",
+                        severity(&u.error),
                     )
                 };
                 out.push(
                     Finding::new(&META, message)
-                        .severity(severity(&u.error))
+                        .severity(severity)
                         .app(name)
                         .at(Side::Head, u.error.file.as_deref(), u.error.line)
                         .help(help),
