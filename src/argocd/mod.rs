@@ -260,6 +260,11 @@ pub struct Inventory {
     /// directories of implicit apps, in walk order: what something outside
     /// Argo CD applies.
     pub(crate) roots: Vec<String>,
+    /// Files of this revision (the head of a diff) that declare Applications
+    /// or ApplicationSets an app rendered at base and none renders here
+    /// ([`BaseRendered`]): not roots, not analysed as apps. Their apps at
+    /// base are deleted by whatever rendered them.
+    pub(crate) unapplied: BTreeSet<String>,
     /// Root files of the default instance whose trees render an Application
     /// or ApplicationSet name differently from another root's: built again
     /// as instances of their own ([`instances`]).
@@ -524,6 +529,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         })
         .collect();
     let declared_count = declared.len();
+    let base_rendered = BaseRendered::of(input);
     // Looked up once per declaration (a fleet declares thousands): hashed,
     // not ordered, as nothing reads them in order.
     let mut seen: FastSet<String> = source::fast_set(declared_count);
@@ -531,6 +537,10 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         let Some((spec, key, instance)) = spec else {
             continue;
         };
+        if let Some(file) = base_rendered.unapplied(d.origin.file.as_deref(), Some(&key)) {
+            inv.unapplied.insert(file.to_string());
+            continue;
+        }
         if !seen.insert(key.clone()) {
             duplicates.push((key, d.origin.file, d.value));
             continue;
@@ -546,6 +556,10 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     for d in declared_sets {
         let file = d.origin.file.as_deref();
         if !instances::may_be_root(input.config, file) {
+            continue;
+        }
+        if let Some(file) = base_rendered.unapplied(file, None) {
+            inv.unapplied.insert(file.to_string());
             continue;
         }
         let instance = instances::instance_of(input.config, split, file);
@@ -644,6 +658,10 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             inputs_of_others.insert(p, &a.key);
         }
     }
+    // A file an app renders here is that app's child, not unapplied.
+    inv.unapplied
+        .retain(|f| !inputs_of_others.contains_key(f.as_str()));
+    unapplied_note(&mut inv);
     let drop: Vec<String> = done
         .values()
         .filter(|a| a.manager.is_none() && !a.implicit)
@@ -734,6 +752,103 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     inv.tree_paths = index_cache;
     inv.templated = templated;
     inv
+}
+
+/// What the base revision of a diff rendered, for the head's roots: roots
+/// come from the base revision and the configuration, never from the
+/// change. A file whose Applications or ApplicationSets an app rendered at
+/// base is not a root at head when nothing renders it there (a child dropped
+/// from its parent's kustomization `resources`, a file moved out of a
+/// recursive directory): Argo CD's parent prunes the child it no longer
+/// renders (AC `controller/sync.go` prunes every managed object missing
+/// from the targets, an Application like any other), so that deletion is
+/// analysed instead of a new root nothing applies. An Application whose key
+/// an app rendered at base is the same child wherever its file went.
+/// With `roots:` configured, the configuration decides alone.
+struct BaseRendered<'a> {
+    /// The base inventory, when this builds the head of a diff.
+    base: Option<&'a Inventory>,
+    /// Files declaring what an app rendered at base, that were not roots there.
+    files: FastSet<&'a str>,
+    /// The base's root files.
+    roots: FastSet<&'a str>,
+}
+
+impl<'a> BaseRendered<'a> {
+    fn of(input: &InventoryInput<'a>) -> BaseRendered<'a> {
+        // Only the head of a diff is built with its base as `reuse` and a
+        // deferral or split set; a base is built without `reuse` except when
+        // it has no Application at all, where no file is skipped either.
+        let base = input
+            .reuse
+            .filter(|_| input.config.roots.patterns().is_empty());
+        let mut files: FastSet<&'a str> = FastSet::default();
+        let mut roots: FastSet<&'a str> = FastSet::default();
+        if let Some(b) = base {
+            roots.extend(b.roots.iter().map(String::as_str));
+            let managed = b
+                .apps
+                .values()
+                .filter(|a| rooted_child(b, a.manager.as_ref()))
+                .filter_map(|a| a.origin.file.as_deref())
+                .chain(
+                    b.appsets
+                        .values()
+                        .filter(|s| rooted_child(b, s.manager.as_ref()))
+                        .filter_map(|s| s.origin.file.as_deref()),
+                );
+            files.extend(managed.filter(|f| !roots.contains(f)));
+        }
+        BaseRendered { base, files, roots }
+    }
+
+    /// `file` when its declaration (of the Application `key`) must not be a
+    /// root here: an app rendered it at base.
+    fn unapplied<'f>(&self, file: Option<&'f str>, key: Option<&str>) -> Option<&'f str> {
+        let base = self.base?;
+        let file = file?;
+        if self.roots.contains(file) {
+            return None;
+        }
+        let managed_key = key
+            .and_then(|k| base.apps.get(k))
+            .is_some_and(|a| rooted_child(base, a.manager.as_ref()));
+        (self.files.contains(file) || managed_key).then_some(file)
+    }
+}
+
+/// Whether something managed by `manager` at `base` hangs from a root
+/// there: apps that render each other in a loop, with no root, are left
+/// to decide their roots as before.
+fn rooted_child(base: &Inventory, manager: Option<&Manager>) -> bool {
+    match manager {
+        None => false,
+        Some(Manager::App(parent)) => {
+            instances::root_file(&base.apps, &base.appsets, parent).is_some()
+        }
+        Some(Manager::AppSet(set)) => base
+            .appsets
+            .get(set)
+            .is_some_and(|s| s.manager.is_none() || rooted_child(base, s.manager.as_ref())),
+    }
+}
+
+/// One note for [`Inventory::unapplied`], naming the first few files.
+fn unapplied_note(inv: &mut Inventory) {
+    const NAMED: usize = 5;
+    if inv.unapplied.is_empty() {
+        return;
+    }
+    let mut files: Vec<&String> = inv.unapplied.iter().collect();
+    files.sort_by(|a, b| source::path::walk_order(a, b));
+    let named: Vec<String> = files.iter().take(NAMED).map(|f| format!("`{f}`")).collect();
+    let more = files.len().saturating_sub(NAMED);
+    inv.notes.push(format!(
+        "not applied by any root: {} file(s) whose Applications or ApplicationSets an app rendered at base and none renders here, so they are not analysed as apps (what rendered them decides whether their apps are deleted): {}{}",
+        files.len(),
+        named.join(", "),
+        if more > 0 { format!(" and {more} more") } else { String::new() }
+    ));
 }
 
 /// An inventory that exceeded a limit: no apps, only the reason.
