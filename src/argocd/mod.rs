@@ -10,6 +10,7 @@
 
 pub(crate) mod application;
 pub mod appset;
+mod guidance;
 pub(crate) mod instances;
 mod rendering;
 mod rounds;
@@ -590,6 +591,10 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             groups.entry(app.instance.clone()).or_default().push(app);
         }
         inv.implicit_fallback = true;
+        if input.config.apps.is_empty() {
+            let note = guidance::rendered_applications(input, &inv);
+            inv.notes.extend(note);
+        }
         inv.notes.push(format!(
             "the repository has no Argo CD Application: linting {} as implicit app(s) with manual prune",
             input.config.apps.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", ").if_empty("the repository root")
