@@ -126,6 +126,60 @@ fn finding(app: &App, e: &RenderError, side: Side, diff: bool) -> Finding {
     .help(help)
 }
 
+/// Most apps a grouped finding names before it counts the rest.
+const NAMED_APPS: usize = 10;
+
+/// Reports head failures that share one cause (the same error, at the same
+/// file and line, judged alike: one failing template, one broken values
+/// file shared by many apps) as one finding listing the apps it affects;
+/// a cause that fails one app is reported as it is.
+fn by_cause(failed: Vec<(String, Finding)>, out: &mut Vec<Finding>) {
+    type Cause = (Severity, Option<String>, Option<u32>, String);
+    let mut groups: Vec<(Cause, Vec<(String, Finding)>)> = Vec::new();
+    for (app, f) in failed {
+        let (file, line) = f
+            .location
+            .as_ref()
+            .map_or((None, None), |l| (Some(l.file.clone()), l.line));
+        // The message without the app's name: what every app of the cause shares.
+        let rest = f.message.replacen(&format!("`{app}`"), "", 1);
+        let cause = (f.severity, file, line, rest);
+        match groups.iter_mut().find(|(c, _)| *c == cause) {
+            Some((_, members)) => members.push((app, f)),
+            None => groups.push((cause, vec![(app, f)])),
+        }
+    }
+    for (_, mut members) in groups {
+        if members.len() == 1 {
+            out.extend(members.pop().map(|(_, f)| f));
+            continue;
+        }
+        let names: Vec<String> = members
+            .iter()
+            .take(NAMED_APPS)
+            .map(|(a, _)| format!("`{a}`"))
+            .collect();
+        let more = members.len().saturating_sub(NAMED_APPS);
+        let count = members.len();
+        let (first_app, first) = members.swap_remove(0);
+        let shared = first.message.replacen(&format!("`{first_app}`"), "", 1);
+        let message = format!(
+            "apps {}{} ({count}, one cause){shared}",
+            names.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
+        out.push(Finding {
+            message,
+            app: None,
+            ..first
+        });
+    }
+}
+
 /// Files of `inv` that cannot be parsed, except those also in `skip`.
 /// With `unchanged_in`, a file broken identically (same blob) there is
 /// skipped too, and one broken there with other content is a warning.
@@ -280,11 +334,14 @@ impl Rule for RenderFailed {
         // that fails at both revisions is a warning when the change touches
         // its inputs and is not reported when it does not.
         let judged_base = cx.base.filter(|_| diff && cx.only_changed);
+        // Head failures, grouped by cause before they are reported.
+        let mut failed: Vec<(String, Finding)> = Vec::new();
         for app in cx.head.apps.values() {
+            let mut judged: Vec<Finding> = Vec::new();
             if let AppStatus::Unrendered(e) = &app.status {
                 let f = finding(app, e, Side::Head, diff);
                 let Some(base) = judged_base else {
-                    out.push(f);
+                    failed.push((app.display_name(), f));
                     continue;
                 };
                 match base.apps.get(&app.key) {
@@ -298,14 +355,14 @@ impl Rule for RenderFailed {
                                 f.message,
                                 owner.display_name()
                             );
-                            out.push(Finding { message, ..f }.severity(caused_severity(e)));
+                            judged.push(Finding { message, ..f }.severity(caused_severity(e)));
                         }
                         None => {
                             let message = format!(
                                 "{}; the app is new, so nothing of it exists yet to prune",
                                 f.message
                             );
-                            out.push(Finding { message, ..f }.severity(Severity::Warning));
+                            judged.push(Finding { message, ..f }.severity(Severity::Warning));
                         }
                     },
                     Some(b) if same_failure(b, app) => {}
@@ -314,12 +371,14 @@ impl Rule for RenderFailed {
                             "{}; it failed at base too, so this change to its inputs cannot be judged",
                             f.message
                         );
-                        out.push(Finding { message, ..f }.severity(Severity::Warning));
+                        judged.push(Finding { message, ..f }.severity(Severity::Warning));
                     }
-                    _ => out.push(f.severity(caused_severity(e))),
+                    _ => judged.push(f.severity(caused_severity(e))),
                 }
             }
+            failed.extend(judged.into_iter().map(|f| (app.display_name(), f)));
         }
+        by_cause(failed, out);
         broken_files(cx.head, None, judged_base, Side::Head, out);
         unevaluable_sets(cx, judged_base, out);
         if let Some(base) = cx.base {
