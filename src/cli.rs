@@ -20,6 +20,9 @@ pub(crate) enum ExitStatus {
     Failure,
     /// The run itself failed.
     Error,
+    /// `render --app` printed what it could, but left out sources it
+    /// cannot read (named on stderr).
+    Partial,
 }
 
 impl From<ExitStatus> for ExitCode {
@@ -28,6 +31,7 @@ impl From<ExitStatus> for ExitCode {
             ExitStatus::Success => ExitCode::SUCCESS,
             ExitStatus::Failure => ExitCode::from(1),
             ExitStatus::Error => ExitCode::from(2),
+            ExitStatus::Partial => ExitCode::from(3),
         }
     }
 }
@@ -148,7 +152,9 @@ enum Command {
 files), as `argocd app manifests` would show them, in the renderer's order; an object two \
 sources render appears once, as the last one renders it. NAME is the name reports show \
 (`name`, or `namespace/name` outside argocd). An app that cannot be rendered prints the \
-render error and exits 2."
+render error and exits 2. An app with a source this run cannot read (another repository, a \
+Helm repository chart not in the chart cache, a revision the clone lacks) prints what its other \
+sources render, names each source left out on stderr, and exits 3."
     )]
     Render {
         /// Directory of the source (relative to the current directory).
@@ -311,7 +317,7 @@ fn demo_status(real: ExitStatus) -> ExitStatus {
     let what = match real {
         ExitStatus::Success => "0: no finding at or above --fail-on",
         ExitStatus::Failure => "1: there are findings at or above --fail-on",
-        ExitStatus::Error => return real,
+        ExitStatus::Error | ExitStatus::Partial => return real,
     };
     eprintln!(
         "gitops-lint demo: a real `gitops-lint diff` of this change exits {what}; the demo itself exits 0"
@@ -469,6 +475,16 @@ fn quiet_notes(report: &mut report::Report, specs: &[FormatSpec]) {
 fn fatal(e: &dyn std::fmt::Display) -> ExitStatus {
     eprintln!("gitops-lint: error: {e}");
     ExitStatus::Error
+}
+
+/// `render --app` of an app whose sources were not all read: each source
+/// left out on stderr, after the objects of the others.
+#[allow(clippy::print_stderr)]
+fn partial_render(left_out: &[String]) -> ExitStatus {
+    for why in left_out {
+        eprintln!("gitops-lint: partial render, what this source renders is missing: {why}");
+    }
+    ExitStatus::Partial
 }
 
 fn write_out(text: &[u8]) -> ExitStatus {
@@ -678,8 +694,12 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
         } => {
             let rev = Revision::parse(rev.as_deref());
             let opts = options(&common);
+            let mut left_out = Vec::new();
             let result = match (&app, &path) {
-                (Some(name), _) => lint::render_app(&rev, name, &opts),
+                (Some(name), _) => lint::render_app(&rev, name, &opts).map(|r| {
+                    left_out = r.left_out;
+                    r.yaml
+                }),
                 (None, Some(path)) => lint::render(&rev, path, &namespace, &opts),
                 // clap requires one of them.
                 (None, None) => Err(LintError::Other(
@@ -688,7 +708,13 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
             };
             spinner.clear();
             match result {
-                Ok(text) => write_out(text.as_bytes()),
+                Ok(text) => {
+                    let written = write_out(text.as_bytes());
+                    if written != ExitStatus::Success || left_out.is_empty() {
+                        return written;
+                    }
+                    partial_render(&left_out)
+                }
                 Err(e) => fatal(&e),
             }
         }

@@ -1168,11 +1168,14 @@ pub(crate) fn render(
 /// the reports show (`name`, or `namespace/name` outside `argocd`), the
 /// bare name when it is unique, or `namespace/name`.
 ///
+/// An app with sources this run cannot read is printed as far as the
+/// others render it, with those sources in [`RenderedApp::left_out`].
+///
 /// # Errors
 /// Unusable requests, an unknown or ambiguous name (with the close names),
 /// an app that fails to render (the render error) or whose sources are not
 /// in this repository.
-pub fn render_app(rev: &Revision, name: &str, opts: &Options) -> Result<String, LintError> {
+pub fn render_app(rev: &Revision, name: &str, opts: &Options) -> Result<RenderedApp, LintError> {
     let repo = open_repo(opts)?;
     let (_, tree) = tree_of(&repo, rev)?;
     let config = load_config(opts.config.as_deref(), tree.as_ref())?;
@@ -1189,8 +1192,18 @@ pub fn render_app(rev: &Revision, name: &str, opts: &Options) -> Result<String, 
     }
     let app = find_app(&inv, name)?;
     let shown = app.display_name();
+    let mut left_out = Vec::new();
     match &app.status {
         AppStatus::Rendered => {}
+        AppStatus::Partial(sources) => {
+            left_out = sources
+                .iter()
+                .map(|l| match &l.why {
+                    Some(why) => format!("{}: {why}", l.source),
+                    None => l.source.clone(),
+                })
+                .collect();
+        }
         AppStatus::Unrendered(e) => {
             return Err(LintError::Other(format!(
                 "cannot render app `{shown}`: {}",
@@ -1213,7 +1226,20 @@ pub fn render_app(rev: &Revision, name: &str, opts: &Options) -> Result<String, 
             return Err(LintError::Other(format!("app `{shown}` was not rendered")))
         }
     }
-    Ok(yaml_stream(app.resources.iter()))
+    Ok(RenderedApp {
+        yaml: yaml_stream(app.resources.iter()),
+        left_out,
+    })
+}
+
+/// What `render --app` prints.
+#[derive(Debug)]
+pub struct RenderedApp {
+    /// The objects of the sources rendered, as a YAML stream.
+    pub yaml: String,
+    /// The sources this run cannot read, each with why: what they render
+    /// is missing from `yaml`. Empty when every source was rendered.
+    pub left_out: Vec<String>,
 }
 
 /// The app of `inv` that `name` designates: its display name, its

@@ -94,8 +94,12 @@ pub(crate) struct AppDeletion {
     pub(crate) mode: PruneMode,
     /// Protection on the Application object itself (`Prune=false` in the parent).
     pub(crate) protection: Option<String>,
-    /// Whether its resources at base are known (it rendered at base).
+    /// Whether its resources at base are known (it rendered at base, in
+    /// full or in part).
     pub(crate) resources_known: bool,
+    /// The sources its base render left out ([`AppStatus::Partial`]): what
+    /// they render goes with it too, unseen.
+    pub(crate) left_out: Vec<crate::argocd::LeftOut>,
     /// Why nothing deletes it, when that is not simply "nothing manages it".
     pub(crate) note: Option<String>,
 }
@@ -579,9 +583,7 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
     for app in head.apps.values().filter(|a| !a.resources.is_empty()) {
         let before: Option<FastSet<&ResourceId>> = match base.apps.get(&app.key) {
             Some(_) if head.reused.contains(&app.key) => continue,
-            Some(b) if matches!(b.status, AppStatus::Rendered) => {
-                Some(b.resources.iter().map(|m| &m.id).collect())
-            }
+            Some(b) if b.status.renders_here() => Some(b.resources.iter().map(|m| &m.id).collect()),
             _ => None,
         };
         for m in app.resources.iter() {
@@ -604,7 +606,9 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
     for (key, b, same_key) in apps_beside(&base.apps, &head.apps) {
         match same_key {
             Some(h) if !unmanaged_at_head(base, head, b, h) => {
-                let moved = matches!(h.status, AppStatus::Rendered)
+                let moved = h
+                    .status
+                    .renders_here()
                     .then(|| cluster_move(b, h, config))
                     .flatten();
                 if let Some((from, to)) = moved {
@@ -707,7 +711,36 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
         return;
     }
     match (&b.status, &h.status) {
-        (AppStatus::Rendered, AppStatus::Rendered) => {}
+        // The change adds a source this run cannot read, or moves one there
+        // (another repository, a Helm or OCI repository, a revision the clone
+        // lacks): what that source renders replaces or joins what was
+        // compared, so what a sync prunes is unknown.
+        (bs, AppStatus::Partial(head_left_out))
+            if bs.renders_here() && head_left_out.iter().any(|l| !l.left_out_in(bs)) =>
+        {
+            let moved: Vec<crate::argocd::LeftOut> = head_left_out
+                .iter()
+                .filter(|l| !l.left_out_in(bs))
+                .cloned()
+                .collect();
+            let mut error = crate::render::RenderError::unsupported(format!(
+                "`{}` now renders also from {}: gitops-lint does not read it",
+                h.spec.name,
+                crate::argocd::LeftOut::join(&moved)
+            ));
+            if let Some(f) = &h.origin.file {
+                error = error.at(f.clone(), h.origin.line);
+            }
+            plan.unknown.push(Unknown {
+                app: h.key.clone(),
+                error,
+            });
+            return;
+        }
+        // A partial render's prunes are those of the sources it read; what
+        // the sources left out at both revisions render is not compared, as
+        // for an external app (a chart version bump included).
+        (bs, hs) if bs.renders_here() && hs.renders_here() => {}
         (AppStatus::Unrendered(e), _) => {
             plan.unknown.push(Unknown {
                 app: b.key.clone(),
@@ -724,9 +757,9 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
         }
         // The app now syncs from a source this repository does not hold: what
         // it will render there, and so what it prunes, is unknown.
-        (AppStatus::Rendered, AppStatus::External(why)) if !b.resources.is_empty() => {
+        (bs, AppStatus::External(why)) if bs.renders_here() && !b.resources.is_empty() => {
             let mut error = crate::render::RenderError::unsupported(format!(
-                "`{}` now renders from {why}, which gitops-lint does not read",
+                "`{}` now renders from {why}: gitops-lint does not read it",
                 h.spec.name
             ));
             if let Some(f) = &h.origin.file {
@@ -958,6 +991,20 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
                     return;
                 }
                 Some(AppStatus::External(_)) => return,
+                // The sources the parent's render left out may render the
+                // child at head: whether it is deleted is unknown.
+                Some(AppStatus::Partial(left_out)) if !gone_at_head(base, head, parent) => {
+                    plan.unknown.push(Unknown {
+                        app: b.key.clone(),
+                        error: crate::render::RenderError::unsupported(format!(
+                            "`{}` is no longer rendered by what `{}` renders from this repository, and whether its other sources ({}) render it is not known here",
+                            b.spec.name,
+                            parent.spec.name,
+                            crate::argocd::LeftOut::join(left_out)
+                        )),
+                    });
+                    return;
+                }
                 Some(AppStatus::Rendered) if !gone_at_head(base, head, parent) => {
                     // The parent prunes the child Application object.
                     let parent_head = head.apps.get(parent_key);
@@ -1013,7 +1060,8 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
                     cascades: false,
                     mode: PruneMode::None,
                     protection: None,
-                    resources_known: matches!(b.status, AppStatus::Rendered),
+                    resources_known: b.status.renders_here(),
+                    left_out: b.status.left_out().to_vec(),
                     note: Some(why),
                 });
                 return;
@@ -1022,7 +1070,7 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
     };
     let cascades =
         deleted_by.is_some() && protection.is_none() && b.spec.cascade_finalizer.is_some();
-    let resources_known = matches!(b.status, AppStatus::Rendered);
+    let resources_known = b.status.renders_here();
     if cascades && resources_known {
         for m in b.resources.iter() {
             // CRDs are never deleted on cascade; hooks are not managed resources.
@@ -1050,6 +1098,7 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
         mode,
         protection,
         resources_known,
+        left_out: b.status.left_out().to_vec(),
         note: None,
     });
 }
@@ -1160,6 +1209,11 @@ fn appset_removed(base: &Inventory, head: &Inventory, set_key: &str, name: &str)
             }
         }
         Some(AppStatus::Unrendered(e)) => SetVerdict::Unknown(e.message.clone()),
+        Some(AppStatus::Partial(left_out)) => SetVerdict::Unknown(format!(
+            "ApplicationSet `{name}` is no longer rendered by what `{}` renders from this repository, and whether its other sources ({}) render it is not known here",
+            short_key(parent),
+            crate::argocd::LeftOut::join(left_out)
+        )),
         _ => SetVerdict::Keeps(format!(
             "ApplicationSet `{name}` is removed from git, but what managed it does not prune it"
         )),

@@ -317,7 +317,9 @@ fn render_case(case: &Case, helm: Option<&Path>) -> Result<String, String> {
         },
         ..Options::default()
     };
-    lint::render_app(&Revision::Commit("main".into()), &name, &opts).map_err(|e| e.to_string())
+    lint::render_app(&Revision::Commit("main".into()), &name, &opts)
+        .map(|r| r.yaml)
+        .map_err(|e| e.to_string())
 }
 
 /// A YAML stream as Argo CD reads helm's output: sigs.k8s.io/yaml, empty

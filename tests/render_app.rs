@@ -374,6 +374,41 @@ spec:
     );
 }
 
+/// A multi-source app whose chart comes from a Helm repository prints what
+/// its git source renders, names the chart left out on stderr, and exits 3:
+/// neither a complete render (0) nor a failure (2).
+#[test]
+fn a_partial_app_prints_what_it_can_and_exits_3_naming_the_source_left_out() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut files = files();
+    files.push((
+        "apps/ledger.yaml".into(),
+        format!(
+            "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {{name: ledger, namespace: argocd}}
+spec:
+  sources:
+    - {{repoURL: https://charts.example.com, chart: postgresql, targetRevision: 15.5.0}}
+    - {{repoURL: {REPO_URL}, targetRevision: main, path: plain}}
+  destination: {{server: https://kubernetes.default.svc, namespace: ledger}}
+"
+        )
+        .into_bytes(),
+    ));
+    write_commit(dir.path(), "main", None, &files, "apps").expect("commit");
+    let out = render(dir.path(), &["--app", "ledger", "--rev", "main"], false);
+    assert_eq!(out.code, Some(3), "{:?}", out.stderr);
+    let objects = docs(&out.stdout);
+    assert_eq!(objects.len(), 1, "{}", out.stdout);
+    assert_eq!(objects[0]["kind"], "Service");
+    assert_eq!(objects[0]["metadata"]["name"], "front");
+    assert_eq!(
+        out.stderr,
+        ["gitops-lint: partial render, what this source renders is missing: Helm chart `postgresql` from `https://charts.example.com`"]
+    );
+}
+
 /// `render PATH` is unchanged, and a PATH with `--app` is refused.
 #[test]
 fn render_takes_a_path_or_an_app_not_both() {

@@ -10,6 +10,7 @@
 
 pub(crate) mod application;
 pub mod appset;
+mod guidance;
 pub(crate) mod instances;
 mod rendering;
 mod rounds;
@@ -53,6 +54,13 @@ pub(crate) enum AppStatus {
     /// Its sources are elsewhere (another repository, a Helm repository, a
     /// revision not in this repository): not rendered, not guessed.
     External(String),
+    /// Rendered from this repository except for the sources listed, which
+    /// this run cannot read (another repository, a Helm repository chart
+    /// not in the chart cache, a revision the clone lacks): the resources
+    /// are what the other sources render, a part of the app's. Argo CD
+    /// reads every source, so their prunes are real; what the sources left
+    /// out render is unknown.
+    Partial(Vec<LeftOut>),
     /// Not rendered at either revision of a diff: everything its render
     /// reads is identical at both (see [`unchanged`]), so it prunes,
     /// creates and changes nothing.
@@ -60,15 +68,62 @@ pub(crate) enum AppStatus {
 }
 
 impl AppStatus {
-    /// `rendered`, `unrendered` or `external`.
+    /// `rendered`, `partial`, `unrendered`, `external` or `unchanged`.
     #[must_use]
     pub(crate) fn as_str(&self) -> &'static str {
         match self {
             AppStatus::Rendered => "rendered",
+            AppStatus::Partial(_) => "partial",
             AppStatus::Unrendered(_) => "unrendered",
             AppStatus::External(_) => "external",
             AppStatus::Unchanged => "unchanged",
         }
+    }
+
+    /// Whether the resources hold what at least one source renders, all of
+    /// them ([`AppStatus::Rendered`]) or a part ([`AppStatus::Partial`]):
+    /// what they lose from one revision to the other is pruned.
+    #[must_use]
+    pub(crate) fn renders_here(&self) -> bool {
+        matches!(self, AppStatus::Rendered | AppStatus::Partial(_))
+    }
+
+    /// The sources a partial render left out (empty unless partial).
+    #[must_use]
+    pub(crate) fn left_out(&self) -> &[LeftOut] {
+        match self {
+            AppStatus::Partial(why) => why,
+            _ => &[],
+        }
+    }
+}
+
+/// A source of an app that this run cannot read ([`AppStatus::Partial`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LeftOut {
+    /// The source, as messages name it (``Helm chart `db` from `https://…` ``).
+    pub(crate) source: String,
+    /// Why it was not read, when more than where it is says so (a chart
+    /// missing from the chart cache names the `helm pull` that adds it).
+    pub(crate) why: Option<String>,
+}
+
+impl LeftOut {
+    /// Whether `status` left out this very source (a chart of another
+    /// version is the same source).
+    #[must_use]
+    pub(crate) fn left_out_in(&self, status: &AppStatus) -> bool {
+        status.left_out().iter().any(|o| o.source == self.source)
+    }
+
+    /// The sources, joined for a message: ``Helm chart `db` from `u` and …``.
+    #[must_use]
+    pub(crate) fn join(left_out: &[LeftOut]) -> String {
+        left_out
+            .iter()
+            .map(|l| l.source.as_str())
+            .collect::<Vec<_>>()
+            .join(" and ")
     }
 }
 
@@ -213,6 +268,11 @@ pub struct Inventory {
     /// directories of implicit apps, in walk order: what something outside
     /// Argo CD applies.
     pub(crate) roots: Vec<String>,
+    /// Files of this revision (the head of a diff) that declare Applications
+    /// or ApplicationSets an app rendered at base and none renders here
+    /// ([`BaseRendered`]): not roots, not analysed as apps. Their apps at
+    /// base are deleted by whatever rendered them.
+    pub(crate) unapplied: BTreeSet<String>,
     /// Root files of the default instance whose trees render an Application
     /// or ApplicationSet name differently from another root's: built again
     /// as instances of their own ([`instances`]).
@@ -477,6 +537,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         })
         .collect();
     let declared_count = declared.len();
+    let base_rendered = BaseRendered::of(input);
     // Looked up once per declaration (a fleet declares thousands): hashed,
     // not ordered, as nothing reads them in order.
     let mut seen: FastSet<String> = source::fast_set(declared_count);
@@ -484,6 +545,10 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         let Some((spec, key, instance)) = spec else {
             continue;
         };
+        if let Some(file) = base_rendered.unapplied(d.origin.file.as_deref(), Some(&key)) {
+            inv.unapplied.insert(file.to_string());
+            continue;
+        }
         if !seen.insert(key.clone()) {
             duplicates.push((key, d.origin.file, d.value));
             continue;
@@ -499,6 +564,10 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     for d in declared_sets {
         let file = d.origin.file.as_deref();
         if !instances::may_be_root(input.config, file) {
+            continue;
+        }
+        if let Some(file) = base_rendered.unapplied(file, None) {
+            inv.unapplied.insert(file.to_string());
             continue;
         }
         let instance = instances::instance_of(input.config, split, file);
@@ -529,6 +598,10 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             groups.entry(app.instance.clone()).or_default().push(app);
         }
         inv.implicit_fallback = true;
+        if input.config.apps.is_empty() {
+            let note = guidance::rendered_applications(input, &inv);
+            inv.notes.extend(note);
+        }
         inv.notes.push(format!(
             "the repository has no Argo CD Application: linting {} as implicit app(s) with manual prune",
             input.config.apps.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", ").if_empty("the repository root")
@@ -591,15 +664,16 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     // Paths borrowed from the apps (an app-of-apps reads thousands): every
     // answer wanted of them is taken before an app is dropped.
     let mut inputs_of_others: FastMap<&str, &str> = FastMap::default();
-    for a in done
-        .values()
-        .filter(|a| matches!(a.status, AppStatus::Rendered))
-    {
+    for a in done.values().filter(|a| a.status.renders_here()) {
         for p in a.inputs.keys() {
             // The last app (in key order) that read a path owns it.
             inputs_of_others.insert(p, &a.key);
         }
     }
+    // A file an app renders here is that app's child, not unapplied.
+    inv.unapplied
+        .retain(|f| !inputs_of_others.contains_key(f.as_str()));
+    unapplied_note(&mut inv);
     let drop: Vec<String> = done
         .values()
         .filter(|a| a.manager.is_none() && !a.implicit)
@@ -690,6 +764,103 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
     inv.tree_paths = index_cache;
     inv.templated = templated;
     inv
+}
+
+/// What the base revision of a diff rendered, for the head's roots: roots
+/// come from the base revision and the configuration, never from the
+/// change. A file whose Applications or ApplicationSets an app rendered at
+/// base is not a root at head when nothing renders it there (a child dropped
+/// from its parent's kustomization `resources`, a file moved out of a
+/// recursive directory): Argo CD's parent prunes the child it no longer
+/// renders (AC `controller/sync.go` prunes every managed object missing
+/// from the targets, an Application like any other), so that deletion is
+/// analysed instead of a new root nothing applies. An Application whose key
+/// an app rendered at base is the same child wherever its file went.
+/// With `roots:` configured, the configuration decides alone.
+struct BaseRendered<'a> {
+    /// The base inventory, when this builds the head of a diff.
+    base: Option<&'a Inventory>,
+    /// Files declaring what an app rendered at base, that were not roots there.
+    files: FastSet<&'a str>,
+    /// The base's root files.
+    roots: FastSet<&'a str>,
+}
+
+impl<'a> BaseRendered<'a> {
+    fn of(input: &InventoryInput<'a>) -> BaseRendered<'a> {
+        // Only the head of a diff is built with its base as `reuse` and a
+        // deferral or split set; a base is built without `reuse` except when
+        // it has no Application at all, where no file is skipped either.
+        let base = input
+            .reuse
+            .filter(|_| input.config.roots.patterns().is_empty());
+        let mut files: FastSet<&'a str> = FastSet::default();
+        let mut roots: FastSet<&'a str> = FastSet::default();
+        if let Some(b) = base {
+            roots.extend(b.roots.iter().map(String::as_str));
+            let managed = b
+                .apps
+                .values()
+                .filter(|a| rooted_child(b, a.manager.as_ref()))
+                .filter_map(|a| a.origin.file.as_deref())
+                .chain(
+                    b.appsets
+                        .values()
+                        .filter(|s| rooted_child(b, s.manager.as_ref()))
+                        .filter_map(|s| s.origin.file.as_deref()),
+                );
+            files.extend(managed.filter(|f| !roots.contains(f)));
+        }
+        BaseRendered { base, files, roots }
+    }
+
+    /// `file` when its declaration (of the Application `key`) must not be a
+    /// root here: an app rendered it at base.
+    fn unapplied<'f>(&self, file: Option<&'f str>, key: Option<&str>) -> Option<&'f str> {
+        let base = self.base?;
+        let file = file?;
+        if self.roots.contains(file) {
+            return None;
+        }
+        let managed_key = key
+            .and_then(|k| base.apps.get(k))
+            .is_some_and(|a| rooted_child(base, a.manager.as_ref()));
+        (self.files.contains(file) || managed_key).then_some(file)
+    }
+}
+
+/// Whether something managed by `manager` at `base` hangs from a root
+/// there: apps that render each other in a loop, with no root, are left
+/// to decide their roots as before.
+fn rooted_child(base: &Inventory, manager: Option<&Manager>) -> bool {
+    match manager {
+        None => false,
+        Some(Manager::App(parent)) => {
+            instances::root_file(&base.apps, &base.appsets, parent).is_some()
+        }
+        Some(Manager::AppSet(set)) => base
+            .appsets
+            .get(set)
+            .is_some_and(|s| s.manager.is_none() || rooted_child(base, s.manager.as_ref())),
+    }
+}
+
+/// One note for [`Inventory::unapplied`], naming the first few files.
+fn unapplied_note(inv: &mut Inventory) {
+    const NAMED: usize = 5;
+    if inv.unapplied.is_empty() {
+        return;
+    }
+    let mut files: Vec<&String> = inv.unapplied.iter().collect();
+    files.sort_by(|a, b| source::path::walk_order(a, b));
+    let named: Vec<String> = files.iter().take(NAMED).map(|f| format!("`{f}`")).collect();
+    let more = files.len().saturating_sub(NAMED);
+    inv.notes.push(format!(
+        "not applied by any root: {} file(s) whose Applications or ApplicationSets an app rendered at base and none renders here, so they are not analysed as apps (what rendered them decides whether their apps are deleted): {}{}",
+        files.len(),
+        named.join(", "),
+        if more > 0 { format!(" and {more} more") } else { String::new() }
+    ));
 }
 
 /// An inventory that exceeded a limit: no apps, only the reason.

@@ -200,11 +200,17 @@ pub(super) fn render_fresh(
     mut app: App,
 ) -> App {
     let mut resources: Vec<Manifest> = Vec::new();
-    let mut externals = Vec::new();
+    let mut externals: Vec<String> = Vec::new();
+    let mut left_out: Vec<LeftOut> = Vec::new();
     let mut local = 0;
-    for src in &app.spec.sources {
+    // A chart-cache source this run cannot read (its archive not cached, a
+    // version range): the first such error, kept to fail the app with when
+    // no other source renders.
+    let mut uncached: Option<RenderError> = None;
+    // The spec is shared: held apart from `app`, which the loop records into.
+    let app_spec = Arc::clone(&app.spec);
+    for src in &app_spec.sources {
         if let (Some(chart), Some(charts)) = (&src.chart, &input.render_options.chart_cache) {
-            local += 1;
             let result = render_cached_chart(
                 input,
                 scopes,
@@ -216,13 +222,24 @@ pub(super) fn render_fresh(
             );
             match result {
                 Ok((r, inputs)) => {
+                    local += 1;
                     Arc::make_mut(&mut app.inputs).extend(inputs);
                     app.source_types.push(r.source_type);
                     resources.extend(r.manifests);
                 }
+                // Argo CD fetches the chart and renders it: what this run
+                // lacks is the archive, not a fault of the repository, so
+                // the other sources are still rendered.
+                Err(e) if e.kind != render::RenderErrorKind::Content => {
+                    record_ref_files(&mut app, input, src);
+                    left_out.push(LeftOut {
+                        source: format!("Helm chart `{chart}` from `{}`", src.repo_url),
+                        why: Some(e.message.clone()),
+                    });
+                    uncached.get_or_insert(e);
+                }
                 Err(e) => {
-                    let src = src.clone();
-                    record_ref_files(&mut app, input, &src);
+                    record_ref_files(&mut app, input, src);
                     app.status = AppStatus::Unrendered(e);
                     return app;
                 }
@@ -277,11 +294,28 @@ pub(super) fn render_fresh(
         }
     }
     if local == 0 {
-        app.status = AppStatus::External(externals.join(", "));
+        app.status = match uncached {
+            Some(e) => AppStatus::Unrendered(e),
+            None => AppStatus::External(externals.join(", ")),
+        };
         return app;
     }
     app.resources = last_of_each_id(resources).into();
-    app.status = AppStatus::Rendered;
+    // Argo CD asks the repo-server for every source and appends what each
+    // renders to one list of targets (AC `controller/state.go`
+    // `GetRepoObjs`; an error in any source fails the whole comparison, so a
+    // content error above fails the app): what the sources read here
+    // render is a part of the targets, never the whole.
+    left_out.extend(
+        externals
+            .into_iter()
+            .map(|source| LeftOut { source, why: None }),
+    );
+    app.status = if left_out.is_empty() {
+        AppStatus::Rendered
+    } else {
+        AppStatus::Partial(left_out)
+    };
     app
 }
 

@@ -139,7 +139,7 @@ fn emit_text(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()
     let unchanged = r.apps.len() - listed.len();
     let width = listed.iter().map(|a| a.name.len()).max().unwrap_or(0);
     for a in listed {
-        let mode = if a.status == "rendered" {
+        let mode = if a.status == "rendered" || a.status == "partial" {
             format!(", {}", mode_text(a.prune_mode))
         } else {
             String::new()

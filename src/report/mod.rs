@@ -94,6 +94,68 @@ impl std::str::FromStr for FormatSpec {
     }
 }
 
+/// Apps shown by their name in a note before the rest are counted.
+const NAMED_IN_NOTE: usize = 5;
+
+/// One note for the apps rendered in part ([`AppStatus::Partial`]) at head,
+/// or at base when gone at head: every format says what was not analysed.
+/// `--verbose` lists each app with its sources left out and why.
+fn partial_note(
+    head: &Inventory,
+    base: Option<&Inventory>,
+    notes: &mut Vec<String>,
+    details: &mut Vec<String>,
+) {
+    let gone = base
+        .into_iter()
+        .flat_map(|b| apps_beside(&b.apps, &head.apps))
+        .filter(|(_, _, h)| h.is_none())
+        .map(|(_, a, _)| a);
+    let partial: Vec<&crate::argocd::App> = head
+        .apps
+        .values()
+        .chain(gone)
+        .filter(|a| !a.status.left_out().is_empty())
+        .collect();
+    if partial.is_empty() {
+        return;
+    }
+    for a in &partial {
+        for l in a.status.left_out() {
+            details.push(match &l.why {
+                Some(why) => format!(
+                    "app `{}`: {} is not analysed: {why}",
+                    a.display_name(),
+                    l.source
+                ),
+                None => format!("app `{}`: {} is not analysed", a.display_name(), l.source),
+            });
+        }
+    }
+    let named: Vec<String> = partial
+        .iter()
+        .take(NAMED_IN_NOTE)
+        .map(|a| {
+            format!(
+                "`{}` ({})",
+                a.display_name(),
+                crate::argocd::LeftOut::join(a.status.left_out())
+            )
+        })
+        .collect();
+    let more = partial.len().saturating_sub(NAMED_IN_NOTE);
+    notes.push(format!(
+        "{} app(s) are partial, rendered without sources this run cannot read, whose resources are not analysed: {}{}",
+        partial.len(),
+        named.join(", "),
+        if more > 0 {
+            format!(" and {more} more (`--verbose` lists them)")
+        } else {
+            String::new()
+        }
+    ));
+}
+
 /// One app as reported.
 #[derive(Debug, Clone)]
 pub struct AppRow {
@@ -103,8 +165,9 @@ pub struct AppRow {
     pub(crate) namespace: String,
     /// Source path (or chart).
     pub(crate) source: String,
-    /// `rendered`, `unrendered`, `external`, or in a diff `unchanged` (not
-    /// rendered at either revision: everything it reads is identical).
+    /// `rendered`, `partial` (some sources not read: what they render is
+    /// not analysed), `unrendered`, `external`, or in a diff `unchanged`
+    /// (not rendered at either revision: everything it reads is identical).
     pub status: &'static str,
     /// Prune mode.
     pub(crate) prune_mode: PruneMode,
@@ -270,7 +333,7 @@ impl Report {
             .iter()
             .chain(base.iter().flat_map(|(_, b)| &b.declared_twice))
             .collect();
-        let details: Vec<String> = twice
+        let mut details: Vec<String> = twice
             .iter()
             .map(|k| {
                 format!(
@@ -278,6 +341,7 @@ impl Report {
                 )
             })
             .collect();
+        partial_note(head.1, base.map(|(_, b)| b), &mut notes, &mut details);
         if !twice.is_empty() {
             const NAMED: usize = 5;
             let named: Vec<String> = twice.iter().take(NAMED).map(|k| format!("`{k}`")).collect();

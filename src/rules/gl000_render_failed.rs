@@ -55,6 +55,37 @@ fn same_failure(base: &App, head: &App) -> bool {
     }
 }
 
+/// The app of `base` whose objects the new `app` would take over: one
+/// rendering a source of it (the same repository and path, or the same
+/// chart of the same Helm repository) into the same destination namespace
+/// and cluster renders objects of the same identities (Argo CD keys a
+/// resource by group, kind, namespace and name: AC `controller/state.go`
+/// `CompareAppState`), which the new app would then apply and track.
+fn claimed_owner<'a>(app: &App, base: &'a Inventory) -> Option<&'a App> {
+    let places = |a: &App| {
+        a.spec
+            .sources
+            .iter()
+            .filter(|s| s.ref_name.is_none() || s.path.is_some())
+            .map(|s| {
+                (
+                    crate::argocd::normalize_repo_url(&s.repo_url),
+                    s.path.clone(),
+                    s.chart.clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let mine = places(app);
+    base.apps.values().find(|b| {
+        b.key != app.key
+            && !b.implicit
+            && b.spec.dest_namespace == app.spec.dest_namespace
+            && b.spec.dest_cluster == app.spec.dest_cluster
+            && places(b).iter().any(|p| mine.contains(p))
+    })
+}
+
 fn finding(app: &App, e: &RenderError, side: Side, diff: bool) -> Finding {
     let rev = match side {
         Side::Base => "base",
@@ -93,6 +124,60 @@ fn finding(app: &App, e: &RenderError, side: Side, diff: bool) -> Finding {
     .app(app.display_name())
     .at(side, file, line)
     .help(help)
+}
+
+/// Most apps a grouped finding names before it counts the rest.
+const NAMED_APPS: usize = 10;
+
+/// Reports head failures that share one cause (the same error, at the same
+/// file and line, judged alike: one failing template, one broken values
+/// file shared by many apps) as one finding listing the apps it affects;
+/// a cause that fails one app is reported as it is.
+fn by_cause(failed: Vec<(String, Finding)>, out: &mut Vec<Finding>) {
+    type Cause = (Severity, Option<String>, Option<u32>, String);
+    let mut groups: Vec<(Cause, Vec<(String, Finding)>)> = Vec::new();
+    for (app, f) in failed {
+        let (file, line) = f
+            .location
+            .as_ref()
+            .map_or((None, None), |l| (Some(l.file.clone()), l.line));
+        // The message without the app's name: what every app of the cause shares.
+        let rest = f.message.replacen(&format!("`{app}`"), "", 1);
+        let cause = (f.severity, file, line, rest);
+        match groups.iter_mut().find(|(c, _)| *c == cause) {
+            Some((_, members)) => members.push((app, f)),
+            None => groups.push((cause, vec![(app, f)])),
+        }
+    }
+    for (_, mut members) in groups {
+        if members.len() == 1 {
+            out.extend(members.pop().map(|(_, f)| f));
+            continue;
+        }
+        let names: Vec<String> = members
+            .iter()
+            .take(NAMED_APPS)
+            .map(|(a, _)| format!("`{a}`"))
+            .collect();
+        let more = members.len().saturating_sub(NAMED_APPS);
+        let count = members.len();
+        let (first_app, first) = members.swap_remove(0);
+        let shared = first.message.replacen(&format!("`{first_app}`"), "", 1);
+        let message = format!(
+            "apps {}{} ({count}, one cause){shared}",
+            names.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
+        out.push(Finding {
+            message,
+            app: None,
+            ..first
+        });
+    }
 }
 
 /// Files of `inv` that cannot be parsed, except those also in `skip`.
@@ -249,26 +334,51 @@ impl Rule for RenderFailed {
         // that fails at both revisions is a warning when the change touches
         // its inputs and is not reported when it does not.
         let judged_base = cx.base.filter(|_| diff && cx.only_changed);
+        // Head failures, grouped by cause before they are reported.
+        let mut failed: Vec<(String, Finding)> = Vec::new();
         for app in cx.head.apps.values() {
+            let mut judged: Vec<Finding> = Vec::new();
             if let AppStatus::Unrendered(e) = &app.status {
                 let f = finding(app, e, Side::Head, diff);
                 let Some(base) = judged_base else {
-                    out.push(f);
+                    failed.push((app.display_name(), f));
                     continue;
                 };
                 match base.apps.get(&app.key) {
+                    // A new app prunes nothing: nothing of it exists yet. It
+                    // stays a warning unless it would take over what an app
+                    // of the base revision deploys.
+                    None => match claimed_owner(app, base) {
+                        Some(owner) => {
+                            let message = format!(
+                                "{}; it is new, and it renders the source that `{}` renders into the same namespace, so it would take over objects that app owns",
+                                f.message,
+                                owner.display_name()
+                            );
+                            judged.push(Finding { message, ..f }.severity(caused_severity(e)));
+                        }
+                        None => {
+                            let message = format!(
+                                "{}; the app is new, so nothing of it exists yet to prune",
+                                f.message
+                            );
+                            judged.push(Finding { message, ..f }.severity(Severity::Warning));
+                        }
+                    },
                     Some(b) if same_failure(b, app) => {}
                     Some(b) if matches!(b.status, AppStatus::Unrendered(_)) => {
                         let message = format!(
                             "{}; it failed at base too, so this change to its inputs cannot be judged",
                             f.message
                         );
-                        out.push(Finding { message, ..f }.severity(Severity::Warning));
+                        judged.push(Finding { message, ..f }.severity(Severity::Warning));
                     }
-                    _ => out.push(f.severity(caused_severity(e))),
+                    _ => judged.push(f.severity(caused_severity(e))),
                 }
             }
+            failed.extend(judged.into_iter().map(|f| (app.display_name(), f)));
         }
+        by_cause(failed, out);
         broken_files(cx.head, None, judged_base, Side::Head, out);
         unevaluable_sets(cx, judged_base, out);
         if let Some(base) = cx.base {
@@ -288,13 +398,17 @@ impl Rule for RenderFailed {
                     continue;
                 }
                 let name = short_key(&u.app);
-                let (message, help) = if cx.head.apps.contains_key(&u.app) {
+                // An app still here whose prunes are unknown rendered at base
+                // and now reads a source this run cannot: the change moved
+                // it there, so it cannot be judged, an error.
+                let (message, help, severity) = if cx.head.apps.contains_key(&u.app) {
                     (
                         format!(
                             "what a sync of `{name}` would prune is unknown: {}",
                             u.error.message
                         ),
-                        "review what the new source renders against what the app has now",
+                        "review what the new source renders against what the app has now, or keep the source where this repository's CI reads it",
+                        caused_severity(&u.error),
                     )
                 } else {
                     (
@@ -303,11 +417,12 @@ impl Rule for RenderFailed {
                             u.error.message
                         ),
                         "fix the render failure of the app that manages it",
+                        severity(&u.error),
                     )
                 };
                 out.push(
                     Finding::new(&META, message)
-                        .severity(severity(&u.error))
+                        .severity(severity)
                         .app(name)
                         .at(Side::Head, u.error.file.as_deref(), u.error.line)
                         .help(help),

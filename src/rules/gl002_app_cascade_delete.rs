@@ -147,10 +147,20 @@ impl Rule for AppCascadeDelete {
                 Some(new) => format!("Application `{name}` (renamed to `{new}`)"),
                 None => format!("Application `{name}`"),
             };
-            let mut msg = format!(
-                "{by_text} would delete {what} with the resources finalizer, deleting its {} resource(s)",
-                deleted.len()
-            );
+            // A partial render knows a part of what goes: the count is a
+            // floor, and the sources it left out are named.
+            let mut msg = if d.left_out.is_empty() {
+                format!(
+                    "{by_text} would delete {what} with the resources finalizer, deleting its {} resource(s)",
+                    deleted.len()
+                )
+            } else {
+                format!(
+                    "{by_text} would delete {what} with the resources finalizer, deleting at least {} resource(s), plus what {} renders (not analysed)",
+                    deleted.len(),
+                    crate::argocd::LeftOut::join(&d.left_out)
+                )
+            };
             if !stateful.is_empty() {
                 msg.push_str(&format!(", including {}", stateful.join(", ")));
             }

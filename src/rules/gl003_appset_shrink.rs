@@ -5,7 +5,7 @@
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::appset::{AppSetPolicy, Expansion, PolicySource};
 use crate::argocd::instances::short_key;
-use crate::argocd::AppSetEntry;
+use crate::argocd::{AppSetEntry, Manager};
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 
@@ -56,6 +56,70 @@ impl Rule for AppSetShrink {
                 _ => {}
             }
         }
+        removed(cx, out);
+    }
+}
+
+/// ApplicationSets the head no longer has, which the app that rendered them
+/// prunes: the Applications they generated are garbage collected through
+/// their ownerReferences (Kubernetes' garbage collector; the
+/// ApplicationSet controller sets the owner, AC
+/// `applicationset/controllers/applicationset_controller.go`
+/// `createOrUpdateInCluster`), each with its finalizer. One finding per
+/// set, naming the Applications the plan finds deleted with it.
+fn removed(cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
+    let (Some(base), Some(plan)) = (cx.base, cx.plan) else {
+        return;
+    };
+    for (key, b) in &base.appsets {
+        if cx.head.appsets.contains_key(key) {
+            continue;
+        }
+        let Some(Manager::App(parent)) = &b.manager else {
+            continue;
+        };
+        let by_set = Some(Manager::AppSet(key.clone()));
+        let gone: Vec<_> = plan
+            .deleted_apps
+            .iter()
+            .filter(|d| d.deleted_by == by_set)
+            .collect();
+        if gone.is_empty() {
+            continue;
+        }
+        let names: Vec<String> = gone
+            .iter()
+            .map(|d| format!("`{}`", short_key(&d.app)))
+            .collect();
+        let cascading = gone.iter().filter(|d| d.cascades).count();
+        let set = short_key(key);
+        let (severity, tail) = if cascading > 0 {
+            (
+                Severity::Error,
+                format!(
+                    ", {cascading} of them with the resources finalizer, deleting every resource they manage"
+                ),
+            )
+        } else {
+            (
+                Severity::Warning,
+                ", without the resources finalizer: their resources are orphaned (left running, unmanaged)".to_string(),
+            )
+        };
+        out.push(
+            Finding::new(
+                &META,
+                format!(
+                    "ApplicationSet `{set}` is no longer rendered by app `{}`, which prunes it: the {} Application(s) it generates are deleted with it ({}){tail}",
+                    short_key(parent),
+                    gone.len(),
+                    names.join(", ")
+                ),
+            )
+            .severity(severity)
+            .at(Side::Base, b.origin.file.as_deref(), b.origin.line)
+            .help("keep the ApplicationSet rendered until its workloads are moved, or first merge `preserveResourcesOnDeletion: true` in it"),
+        );
     }
 }
 

@@ -46,7 +46,12 @@ impl Rule for MassPrune {
                 .max(pruned.len());
             #[allow(clippy::cast_precision_loss)]
             let share = pruned.len() as f64 / total as f64;
-            if share <= cx.config.mass_prune_ratio && pruned.len() <= cx.config.mass_prune_count {
+            // A partial app's resources are a part of its whole: the share
+            // of it a prune takes is unknown, so only the count judges.
+            let partial = !app.status.left_out().is_empty();
+            if (partial || share <= cx.config.mass_prune_ratio)
+                && pruned.len() <= cx.config.mass_prune_count
+            {
                 continue;
             }
             let name = app.display_name();
@@ -86,16 +91,22 @@ impl Rule for MassPrune {
             }
             let summary: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
             let first = pruned.first().map(|p| &p.base.origin);
-            out.push(
-                Finding::new(
-                    &META,
-                    format!(
-                        "{how} {} of the {total} resources of `{name}` ({:.0}%: {}){tail}",
-                        pruned.len(),
-                        share * 100.0,
-                        summary.join(", ")
-                    ),
+            let message = if partial {
+                format!(
+                    "{how} {} of the resources of `{name}` ({}), of which {total} are known: the sources its render left out are not analysed{tail}",
+                    pruned.len(),
+                    summary.join(", ")
                 )
+            } else {
+                format!(
+                    "{how} {} of the {total} resources of `{name}` ({:.0}%: {}){tail}",
+                    pruned.len(),
+                    share * 100.0,
+                    summary.join(", ")
+                )
+            };
+            out.push(
+                Finding::new(&META, message)
                 .severity(severity)
                 .app(name)
                 .at(
