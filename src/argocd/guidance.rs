@@ -54,7 +54,7 @@ pub(super) fn rendered_applications(input: &InventoryInput<'_>, inv: &Inventory)
             let app = render_fresh(
                 input,
                 &inv.scopes,
-                &inv.kustomize_build_options,
+                (&inv.kustomize_build_options, &inv.plugins),
                 None,
                 implicit_root(input, dir),
             );
