@@ -72,6 +72,12 @@ struct Common {
     /// configuration; without either, such apps are external).
     #[arg(long, global = true, value_name = "DIR")]
     chart_cache: Option<PathBuf>,
+    /// Contact nothing: charts from Helm repositories and OCI registries
+    /// are read only from the chart cache of `--cache-dir` (filled by
+    /// `gitops-lint charts pull` or an earlier run) or `--chart-cache`; a
+    /// note names what would have been fetched. Also `GITOPS_LINT_OFFLINE=1`.
+    #[arg(long, global = true, env = "GITOPS_LINT_OFFLINE", value_parser = clap::builder::FalseyValueParser::new())]
+    offline: bool,
     /// Render Helm charts with `native` (in-process, no helm; what it does
     /// not implement is a render error) or `binary` (the pinned `helm
     /// template` on PATH, as Argo CD runs it). Default: `helmRenderer` of
@@ -83,9 +89,10 @@ struct Common {
     /// runs it) instead of natively: `--helm-renderer binary` with BIN.
     #[arg(long, global = true, value_name = "BIN")]
     helm_binary: Option<PathBuf>,
-    /// In `diff` and `pre-commit`, keep facts about content (what each blob
-    /// and subtree holds, by git object id) in DIR between runs, so a small
-    /// change reads little more than what it touches (default:
+    /// Keep facts about content (what each blob and subtree holds, by git
+    /// object id) and fetched charts (by repository, chart, version and
+    /// digest, under `charts/`) in DIR between runs, so a small change
+    /// reads little more than what it touches (default:
     /// `$XDG_CACHE_HOME/gitops-lint`, else `~/.cache/gitops-lint`). Never
     /// inside the repository.
     #[arg(long, global = true, value_name = "DIR", conflicts_with = "no_cache")]
@@ -212,22 +219,33 @@ fn options(c: &Common, progress: &Spinner) -> Options {
                     .helm_binary
                     .as_ref()
                     .map(|_| crate::render::HelmRenderer::Binary)),
-            chart_cache: c.chart_cache.as_ref().map(|d| {
-                std::sync::Arc::new(crate::render::chart_cache::ChartCache::new(
-                    d.clone(),
-                    &d.display().to_string(),
-                ))
-            }),
+            // Charts from repositories are fetched (or, offline, read from
+            // the cache of `--cache-dir`) by every command.
+            chart_cache: Some(std::sync::Arc::new(
+                crate::render::chart_cache::ChartCache::with(
+                    c.chart_cache.clone(),
+                    &c.chart_cache
+                        .as_ref()
+                        .map(|d| d.display().to_string())
+                        .unwrap_or_default(),
+                    Some(std::sync::Arc::new(
+                        crate::render::chart_fetch::Fetcher::new(
+                            crate::render::chart_fetch::FetchSettings {
+                                cache_dir: cache_dir(c),
+                                offline: c.offline,
+                                credentials: None,
+                                timeout: None,
+                            },
+                        ),
+                    )),
+                ),
+            )),
             helm_runs: std::sync::Arc::default(),
         },
         progress: progress.callback(),
         // For the benchmark (bench/): counts of the work done, on stderr.
         stats: std::env::var_os("GITOPS_LINT_STATS").map(|_| std::sync::Arc::default()),
-        cache_dir: if c.no_cache {
-            None
-        } else {
-            c.cache_dir.clone().or_else(default_cache_dir)
-        },
+        cache_dir: cache_dir(c),
         exit_after: true,
         // A CI checkout is the commit the diff reads: nothing there was
         // edited by a person who could be told their edits are left out,
@@ -246,6 +264,15 @@ fn in_ci() -> bool {
     ["CI", "GITHUB_ACTIONS", "PRE_COMMIT"]
         .iter()
         .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
+}
+
+/// The cache directory of the run (`None` with `--no-cache`).
+fn cache_dir(c: &Common) -> Option<PathBuf> {
+    if c.no_cache {
+        None
+    } else {
+        c.cache_dir.clone().or_else(default_cache_dir)
+    }
 }
 
 /// `$XDG_CACHE_HOME/gitops-lint`, else `$HOME/.cache/gitops-lint` (the XDG
