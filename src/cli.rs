@@ -130,6 +130,17 @@ enum Color {
 }
 
 #[derive(Subcommand, Debug)]
+enum ChartsAction {
+    /// Fetch into the cache directory every chart the Applications of both revisions of RANGE install (as `diff` reads RANGE), from the repositories `diff` may contact, and print what was fetched: an air-gapped job then runs `diff --offline` on the same cache directory.
+    Pull {
+        /// As for `diff`.
+        range: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Subcommand, Debug)]
 enum Command {
     /// What merging RANGE would make Argo CD delete (default: merge base of origin/HEAD, main or master with HEAD).
     Diff {
@@ -140,6 +151,11 @@ enum Command {
         all: bool,
         #[command(flatten)]
         common: Common,
+    },
+    /// Charts from Helm repositories and OCI registries (`charts pull`).
+    Charts {
+        #[command(subcommand)]
+        action: ChartsAction,
     },
     /// Single-revision rules over one tree (default: the working directory; `INDEX` for staged content).
     Check {
@@ -493,6 +509,56 @@ fn quiet_notes(report: &mut report::Report, specs: &[FormatSpec]) {
 }
 
 #[allow(clippy::print_stderr)]
+/// `charts pull`: a diff that renders every app at both revisions, for
+/// the charts it fetches; prints them, and what could not be fetched.
+fn charts_pull(range: Option<&str>, common: &Common, spinner: &Spinner) -> ExitStatus {
+    if common.offline {
+        return fatal(&"charts pull fetches charts: drop --offline");
+    }
+    if common.no_cache {
+        return fatal(&"charts pull fills the cache directory: drop --no-cache");
+    }
+    let mut opts = options(common, spinner);
+    opts.render_unchanged = true;
+    let report = match lint::diff(range, &opts) {
+        Ok(r) => r,
+        Err(e) => return fatal(&e),
+    };
+    drop(report);
+    let Some(fetcher) = opts
+        .render
+        .chart_cache
+        .as_ref()
+        .and_then(|c| c.fetcher().cloned())
+    else {
+        return fatal(&"no chart fetcher");
+    };
+    spinner.clear();
+    let fetched = fetcher.fetched();
+    let cached = fetcher.cached();
+    let failed = fetcher.failures();
+    for line in &fetched {
+        println!("fetched {line}");
+    }
+    for line in &cached {
+        println!("cached {line}");
+    }
+    for line in &failed {
+        println!("not fetched: {line}");
+    }
+    println!(
+        "{} fetched, {} already cached, {} not fetched",
+        fetched.len(),
+        cached.len(),
+        failed.len()
+    );
+    if failed.is_empty() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Failure
+    }
+}
+
 fn fatal(e: &dyn std::fmt::Display) -> ExitStatus {
     eprintln!("gitops-lint: error: {e}");
     ExitStatus::Error
@@ -645,7 +711,10 @@ impl Command {
             | Command::Check { common, .. }
             | Command::PreCommit { common }
             | Command::Demo { common }
-            | Command::Render { common, .. } => Some(common),
+            | Command::Render { common, .. }
+            | Command::Charts {
+                action: ChartsAction::Pull { common, .. },
+            } => Some(common),
             Command::Explain { .. } | Command::Rules { .. } => None,
         }
     }
@@ -686,6 +755,9 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
             print_stats(&opts);
             status
         }
+        Command::Charts {
+            action: ChartsAction::Pull { range, common },
+        } => charts_pull(range.as_deref(), &common, spinner),
         Command::Check { rev, common } => {
             let opts = options(&common);
             let status = finish(

@@ -126,6 +126,14 @@ impl Env {
     }
 
     fn diff(&self, dir: &Path, args: &[&str]) -> (Value, std::process::Output) {
+        let mut all = vec!["diff", "main..change", "--format", "json"];
+        all.extend_from_slice(args);
+        let out = self.run(dir, &all);
+        let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (v, out)
+    }
+
+    fn run(&self, dir: &Path, args: &[&str]) -> std::process::Output {
         let mut c = Command::cargo_bin("gitops-lint").expect("binary built");
         c.env_clear()
             .env("PATH", "/usr/bin:/bin")
@@ -135,14 +143,7 @@ impl Env {
         for (k, v) in &self.extra {
             c.env(k, v);
         }
-        let out = c
-            .current_dir(dir)
-            .args(["diff", "main..change", "--format", "json"])
-            .args(args)
-            .output()
-            .expect("runs");
-        let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        (v, out)
+        c.current_dir(dir).args(args).output().expect("runs")
     }
 }
 
@@ -547,5 +548,51 @@ fn an_oci_chart_resolves_tags_with_an_anonymous_token() {
     assert!(reqs.iter().any(|p| p.starts_with("/token")), "{reqs:?}");
     server.reset();
     let _ = env.diff(dir.path(), &[]);
+    assert_eq!(server.requests(), Vec::<String>::new());
+}
+
+#[test]
+fn charts_pull_fills_the_cache_for_both_revisions_and_an_offline_diff_then_contacts_nothing() {
+    let server = Server::start(serve_files(helm_repo(&["1.0.0", "2.0.0", "3.0.0"], None)));
+    let url = format!("{}/charts", server.url());
+    let cfg = config(std::slice::from_ref(&url));
+    let dir = repo(
+        &[
+            cfg.clone(),
+            app("cache", &url, "1.0.0"),
+            app("steady", &url, "3.0.0"),
+        ],
+        &[
+            cfg,
+            app("cache", &url, "2.0.0"),
+            app("steady", &url, "3.0.0"),
+        ],
+    );
+    let env = Env::new();
+    let out = env.run(dir.path(), &["charts", "pull", "main..change"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    for v in ["1.0.0", "2.0.0", "3.0.0"] {
+        assert!(
+            stdout.contains(&format!("fetched {url} store {v} sha256:")),
+            "{stdout}"
+        );
+    }
+    assert!(
+        stdout.contains("3 fetched, 0 already cached, 0 not fetched"),
+        "{stdout}"
+    );
+    server.reset();
+    let (report, _) = env.diff(dir.path(), &["--offline", "--all"]);
+    assert_eq!(server.requests(), Vec::<String>::new());
+    assert_eq!(app_status(&report, "cache"), "rendered", "{report}");
+    assert_eq!(app_status(&report, "steady"), "rendered", "{report}");
+    // Again: everything is cached now.
+    let out = env.run(dir.path(), &["charts", "pull", "main..change"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("0 fetched, 3 already cached, 0 not fetched"),
+        "{stdout}"
+    );
     assert_eq!(server.requests(), Vec::<String>::new());
 }

@@ -120,6 +120,8 @@ pub struct Fetcher {
     tokens: Mutex<HashMap<String, String>>,
     /// One line per chart fetched (or, offline, that would be).
     log: Mutex<BTreeSet<String>>,
+    /// One line per chart found in the cache.
+    hits: Mutex<BTreeSet<String>>,
 }
 
 impl std::fmt::Debug for Fetcher {
@@ -401,6 +403,7 @@ impl Fetcher {
             memo: Mutex::new(HashMap::new()),
             tokens: Mutex::new(HashMap::new()),
             log: Mutex::new(BTreeSet::new()),
+            hits: Mutex::new(BTreeSet::new()),
         }
     }
 
@@ -433,6 +436,37 @@ impl Fetcher {
             .iter()
             .cloned()
             .collect()
+    }
+
+    /// What this run found in the cache, one line each.
+    #[must_use]
+    pub fn cached(&self) -> Vec<String> {
+        self.hits
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// What this run could not fetch, and why, one line each (credentials
+    /// never appear in a message).
+    #[must_use]
+    pub fn failures(&self) -> Vec<String> {
+        let memo = self
+            .memo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut out: Vec<String> = memo
+            .values()
+            .filter_map(|r| match r {
+                Err(FetchError::Failed(m) | FetchError::Refused(m)) => Some(m.clone()),
+                _ => None,
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
     }
 
     fn note(&self, line: String) {
@@ -513,6 +547,10 @@ impl Fetcher {
             v
         };
         if let Some(f) = self.stored_version(repo, chart, &version) {
+            self.hits
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(format!("{repo} {chart} {version} sha256:{}", f.digest));
             return Ok(f);
         }
         if self.offline {
