@@ -44,6 +44,8 @@ struct Cli {
 }
 
 #[derive(clap::Args, Debug, Clone)]
+// Command-line switches: each is one flag a user types.
+#[allow(clippy::struct_excessive_bools)]
 struct Common {
     /// The repository (default: the one containing the current directory).
     #[arg(long, global = true, value_name = "DIR")]

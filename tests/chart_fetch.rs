@@ -301,7 +301,10 @@ fn an_oversize_archive_and_a_failing_server_are_errors_the_change_brings() {
     });
     let url = format!("{}/charts", broken.url());
     let cfg = config(std::slice::from_ref(&url));
-    let dir = repo(&[cfg.clone()], &[cfg, app("cache", &url, "^1.0")]);
+    let dir = repo(
+        std::slice::from_ref(&cfg),
+        &[cfg.clone(), app("cache", &url, "^1.0")],
+    );
     let (report, _) = Env::new().diff(dir.path(), &[]);
     let gl000 = findings(&report, "GL000");
     assert!(
@@ -321,7 +324,10 @@ fn a_slow_server_is_given_up_on_within_the_timeout() {
     });
     let url = format!("{}/charts", server.url());
     let cfg = config(std::slice::from_ref(&url));
-    let dir = repo(&[cfg.clone()], &[cfg, app("cache", &url, "1.0.0")]);
+    let dir = repo(
+        std::slice::from_ref(&cfg),
+        &[cfg.clone(), app("cache", &url, "1.0.0")],
+    );
     let mut env = Env::new();
     env.extra
         .push(("GITOPS_LINT_CHART_TIMEOUT".to_string(), "1".to_string()));
@@ -355,7 +361,10 @@ fn a_redirect_to_another_host_is_refused_and_that_host_never_contacted() {
     });
     let url = format!("{}/charts", server.url());
     let cfg = config(&[url.clone(), other.url()]);
-    let dir = repo(&[cfg.clone()], &[cfg, app("cache", &url, "1.0.0")]);
+    let dir = repo(
+        std::slice::from_ref(&cfg),
+        &[cfg.clone(), app("cache", &url, "1.0.0")],
+    );
     let (report, _) = Env::new().diff(dir.path(), &[]);
     let gl000 = findings(&report, "GL000");
     assert!(
@@ -380,7 +389,10 @@ fn credentials_come_from_helm_repositories_yaml_and_are_never_printed() {
     });
     let url = format!("{}/charts", server.url());
     let cfg = config(std::slice::from_ref(&url));
-    let dir = repo(&[cfg.clone()], &[cfg, app("cache", &url, "1.0.0")]);
+    let dir = repo(
+        std::slice::from_ref(&cfg),
+        &[cfg.clone(), app("cache", &url, "1.0.0")],
+    );
     let (report, _) = Env::new().diff(dir.path(), &[]);
     assert_eq!(app_status(&report, "cache"), "unrendered");
     let gl000 = findings(&report, "GL000");

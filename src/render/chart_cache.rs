@@ -206,7 +206,7 @@ impl ChartCache {
     ) -> Result<CachedChart, RenderError> {
         let name = chart_dir_name(chart);
         let Some(fetch) = &self.fetch else {
-            return self.from_dir(chart, repo_url, target_revision);
+            return self.read_dir_archive(chart, repo_url, target_revision);
         };
         if !self.trusted(repo_url, at) {
             return Err(RenderError::unsupported(format!(
@@ -218,7 +218,7 @@ impl ChartCache {
             Ok(f) => f,
             Err(FetchError::Offline(m)) => {
                 if self.dir.is_some() && Version::parse(target_revision).is_ok() {
-                    return self.from_dir(chart, repo_url, target_revision);
+                    return self.read_dir_archive(chart, repo_url, target_revision);
                 }
                 return Err(RenderError {
                     kind: RenderErrorKind::ToolMissing,
@@ -237,7 +237,7 @@ impl ChartCache {
     }
 
     /// `<dir>/<chart>-<version>.tgz`.
-    fn from_dir(
+    fn read_dir_archive(
         &self,
         chart: &str,
         repo_url: &str,

@@ -116,7 +116,7 @@ pub struct Fetcher {
     /// without TLS.
     plain_http: RwLock<Vec<String>>,
     used: Mutex<Budget>,
-    memo: Mutex<HashMap<(String, String, String), Result<Fetched, FetchError>>>,
+    memo: Mutex<HashMap<ChartKey, Result<Fetched, FetchError>>>,
     tokens: Mutex<HashMap<String, String>>,
     /// One line per chart fetched (or, offline, that would be).
     log: Mutex<BTreeSet<String>>,
@@ -133,6 +133,9 @@ impl std::fmt::Debug for Fetcher {
             .finish_non_exhaustive()
     }
 }
+
+/// (repository URL, chart, revision as written).
+type ChartKey = (String, String, String);
 
 #[derive(Debug, Default)]
 struct Budget {
@@ -213,7 +216,8 @@ impl Credentials {
         {
             let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
             let (url, user, pass) = (s("url"), s("username"), s("password"));
-            if !url.is_empty() && !(user.is_empty() && pass.is_empty()) {
+            let anonymous = user.is_empty() && pass.is_empty();
+            if !url.is_empty() && !anonymous {
                 self.repos.insert(trim_url(&url).to_string(), (user, pass));
             }
         }
