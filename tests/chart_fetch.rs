@@ -608,3 +608,90 @@ fn charts_pull_fills_the_cache_for_both_revisions_and_an_offline_diff_then_conta
     );
     assert_eq!(server.requests(), Vec::<String>::new());
 }
+
+/// A wrapper chart in git whose `Chart.yaml` depends on `store` of `repo`
+/// at `version`, not vendored, and the Application rendering it.
+fn wrapper(repo: &str, version: &str, lock: bool) -> Vec<(String, Vec<u8>)> {
+    let mut files = vec![
+        (
+            "charts/wrapper/Chart.yaml".to_string(),
+            format!(
+                "apiVersion: v2\nname: wrapper\nversion: 0.1.0\ndependencies:\n  - name: store\n    version: \"{}\"\n    repository: {repo}\n",
+                if lock { "*" } else { version }
+            )
+            .into_bytes(),
+        ),
+        (
+            "apps/wrapper.yaml".to_string(),
+            br#"apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: wrapper, namespace: argocd}
+spec:
+  project: default
+  source: {repoURL: "https://github.com/acme/gitops.git", targetRevision: main, path: charts/wrapper}
+  destination: {server: "https://kubernetes.default.svc", namespace: wrapper}
+  syncPolicy: {automated: {prune: true}}
+"#
+            .to_vec(),
+        ),
+    ];
+    if lock {
+        files.push((
+            "charts/wrapper/Chart.lock".to_string(),
+            format!("dependencies:\n- name: store\n  repository: {repo}\n  version: {version}\ndigest: sha256:0\ngenerated: \"2024-01-01T00:00:00Z\"\n").into_bytes(),
+        ));
+    }
+    files
+}
+
+#[test]
+fn a_wrapper_charts_dependencies_are_built_from_the_repository_honouring_chart_lock() {
+    let server = Server::start(serve_files(helm_repo(&["1.0.0", "2.0.0", "2.5.0"], None)));
+    let url = format!("{}/charts", server.url());
+    let cfg = config(&[server.url()]);
+    let with = |cfg: &(String, Vec<u8>), files: Vec<(String, Vec<u8>)>| {
+        let mut all = vec![cfg.clone()];
+        all.extend(files);
+        all
+    };
+    // The lock pins 2.0.0 although `*` would resolve to 2.5.0.
+    let dir = repo(
+        &with(&cfg, wrapper(&url, "1.0.0", true)),
+        &with(&cfg, wrapper(&url, "2.0.0", true)),
+    );
+    let env = Env::new();
+    let (report, _) = env.diff(dir.path(), &[]);
+    assert_eq!(app_status(&report, "wrapper"), "rendered", "{report}");
+    assert!(
+        findings(&report, "GL001")
+            .iter()
+            .any(|(s, m)| s == "error" && m.contains("wrapper-data")),
+        "the PVC of store 1.0.0 is pruned by 2.0.0: {report}"
+    );
+    let reqs = server.requests();
+    assert!(
+        reqs.contains(&"/charts/store-2.0.0.tgz".to_string()),
+        "{reqs:?}"
+    );
+    assert!(
+        !reqs.contains(&"/charts/store-2.5.0.tgz".to_string()),
+        "{reqs:?}"
+    );
+
+    // A dependency the change moves to a repository the base does not name.
+    let other = Server::start(serve_files(helm_repo(&["1.0.0"], None)));
+    let evil = format!("{}/charts", other.url());
+    let both = config(&[server.url(), other.url()]);
+    let base = with(&both, wrapper(&url, "1.0.0", false));
+    let head = with(&both, wrapper(&evil, "1.0.0", false));
+    let dir = repo(&base, &head);
+    let (report, _) = env.diff(dir.path(), &[]);
+    assert_eq!(other.requests(), Vec::<String>::new());
+    let gl000 = findings(&report, "GL000");
+    assert!(
+        gl000.iter().any(|(s, m)| s == "error"
+            && m.contains("chart dependency `store`")
+            && m.contains("cannot be judged until the repository is trusted")),
+        "{gl000:?}"
+    );
+}

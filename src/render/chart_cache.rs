@@ -188,6 +188,33 @@ impl ChartCache {
 
     /// The chart `chart` of `repo_url` at `target_revision`, for a source
     /// read from `at`: fetched by identity when the run fetches, else from
+    /// The chart dependency `chart` of `repo_url` at `version` (a version
+    /// or a constraint) that `helm dependency build` would download, for a
+    /// chart read from `at`.
+    ///
+    /// # Errors
+    /// As for [`ChartCache::chart`].
+    pub(crate) fn dependency(
+        &self,
+        repo_url: &str,
+        chart: &str,
+        version: &str,
+        at: &dyn Tree,
+    ) -> Result<super::chart_fetch::Fetched, RenderError> {
+        let Some(fetch) = &self.fetch else {
+            return Err(RenderError::unsupported(format!(
+                "chart dependency `{chart}` from `{repo_url}` is fetched only when the run fetches charts"
+            )));
+        };
+        if !self.trusted(repo_url, at) {
+            return Err(RenderError::unsupported(format!(
+                "chart dependency `{chart}` from `{repo_url}` cannot be judged until the repository is trusted: the base revision names no such repository; add `- {}` under `chartRepositories:` of the configuration at the base revision",
+                trim_url(repo_url)
+            )));
+        }
+        fetch.chart(repo_url, chart, version).map_err(fetch_error)
+    }
+
     /// `<dir>/<chart>-<version>.tgz`.
     ///
     /// # Errors
@@ -216,19 +243,12 @@ impl ChartCache {
         }
         let fetched = match fetch.chart(repo_url, chart, target_revision) {
             Ok(f) => f,
-            Err(FetchError::Offline(m)) => {
-                if self.dir.is_some() && Version::parse(target_revision).is_ok() {
-                    return self.read_dir_archive(chart, repo_url, target_revision);
-                }
-                return Err(RenderError {
-                    kind: RenderErrorKind::ToolMissing,
-                    message: m,
-                    file: None,
-                    line: None,
-                });
+            Err(FetchError::Offline(_))
+                if self.dir.is_some() && Version::parse(target_revision).is_ok() =>
+            {
+                return self.read_dir_archive(chart, repo_url, target_revision);
             }
-            Err(FetchError::Failed(m)) => return Err(RenderError::unsupported(m)),
-            Err(FetchError::Refused(m)) => return Err(RenderError::content(m)),
+            Err(e) => return Err(fetch_error(e)),
         };
         let file = format!("{name}-{}.tgz", fetched.version);
         let shown = format!("{} {} from `{repo_url}`", chart, fetched.version);
@@ -327,6 +347,23 @@ impl ChartCache {
             file,
             id: ObjectId(id),
         })
+    }
+}
+
+/// A fetch that failed, as the render error it makes: offline and not
+/// cached is a tool missing where gitops-lint runs (a warning), a failure
+/// to reach the repository cannot be judged (an error when the change
+/// brings it), and an archive that is not what was asked for is content.
+fn fetch_error(e: FetchError) -> RenderError {
+    match e {
+        FetchError::Offline(m) => RenderError {
+            kind: RenderErrorKind::ToolMissing,
+            message: m,
+            file: None,
+            line: None,
+        },
+        FetchError::Failed(m) => RenderError::unsupported(m),
+        FetchError::Refused(m) => RenderError::content(m),
     }
 }
 
