@@ -695,3 +695,51 @@ fn a_wrapper_charts_dependencies_are_built_from_the_repository_honouring_chart_l
         "{gl000:?}"
     );
 }
+
+#[test]
+fn a_kustomize_helm_chart_with_a_repo_is_fetched_as_kustomize_would_pull_it() {
+    let server = Server::start(serve_files(helm_repo(&["1.0.0", "2.0.0"], None)));
+    let url = format!("{}/charts", server.url());
+    let mut cfg = config(std::slice::from_ref(&url));
+    cfg.1
+        .extend_from_slice(b"kustomizeBuildOptions: --enable-helm\n");
+    let side = |version: &str| {
+        vec![
+            cfg.clone(),
+            (
+                "envs/prod/kustomization.yaml".to_string(),
+                format!(
+                    "helmCharts:\n- name: store\n  repo: {url}\n  version: {version}\n  releaseName: shop\n  namespace: shop\n"
+                )
+                .into_bytes(),
+            ),
+            (
+                "apps/shop.yaml".to_string(),
+                br#"apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: shop, namespace: argocd}
+spec:
+  project: default
+  source: {repoURL: "https://github.com/acme/gitops.git", targetRevision: main, path: envs/prod}
+  destination: {server: "https://kubernetes.default.svc", namespace: shop}
+  syncPolicy: {automated: {prune: true}}
+"#
+                .to_vec(),
+            ),
+        ]
+    };
+    let dir = repo(&side("1.0.0"), &side("2.0.0"));
+    let (report, _) = Env::new().diff(dir.path(), &[]);
+    assert_eq!(app_status(&report, "shop"), "rendered", "{report}");
+    assert!(
+        findings(&report, "GL001")
+            .iter()
+            .any(|(s, m)| s == "error" && m.contains("shop-data")),
+        "the PVC of store 1.0.0 is pruned by 2.0.0: {report}"
+    );
+    let reqs = server.requests();
+    assert!(
+        reqs.contains(&"/charts/store-2.0.0.tgz".to_string()),
+        "{reqs:?}"
+    );
+}
