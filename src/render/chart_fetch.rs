@@ -29,7 +29,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
@@ -116,7 +116,8 @@ pub struct Fetcher {
     /// without TLS.
     plain_http: RwLock<Vec<String>>,
     used: Mutex<Budget>,
-    memo: Mutex<HashMap<ChartKey, Result<Fetched, FetchError>>>,
+    /// Each chart once per run: a second asker waits for the first.
+    memo: Mutex<HashMap<ChartKey, Arc<OnceLock<Outcome>>>>,
     tokens: Mutex<HashMap<String, String>>,
     /// One line per chart fetched (or, offline, that would be).
     log: Mutex<BTreeSet<String>>,
@@ -136,6 +137,9 @@ impl std::fmt::Debug for Fetcher {
 
 /// (repository URL, chart, revision as written).
 type ChartKey = (String, String, String);
+
+/// A chart fetched, or why not.
+type Outcome = Result<Fetched, FetchError>;
 
 #[derive(Debug, Default)]
 struct Budget {
@@ -463,8 +467,8 @@ impl Fetcher {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut out: Vec<String> = memo
             .values()
-            .filter_map(|r| match r {
-                Err(FetchError::Failed(m) | FetchError::Refused(m)) => Some(m.clone()),
+            .filter_map(|r| match r.get() {
+                Some(Err(FetchError::Failed(m) | FetchError::Refused(m))) => Some(m.clone()),
                 _ => None,
             })
             .collect();
@@ -497,20 +501,15 @@ impl Fetcher {
             chart.to_string(),
             revision.to_string(),
         );
-        if let Some(known) = self
-            .memo
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&key)
-        {
-            return known.clone();
-        }
-        let got = self.chart_uncached(&key.0, chart, revision);
-        self.memo
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(key, got.clone());
-        got
+        let cell = Arc::clone(
+            self.memo
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry(key.clone())
+                .or_default(),
+        );
+        cell.get_or_init(|| self.chart_uncached(&key.0, chart, revision))
+            .clone()
     }
 
     fn chart_uncached(
