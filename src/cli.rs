@@ -69,9 +69,10 @@ struct Common {
     /// Render Kustomize apps with this external binary (`kustomize` or `kubectl`) instead of natively.
     #[arg(long, global = true, value_name = "BIN")]
     kustomize_binary: Option<PathBuf>,
-    /// Render charts from Helm repositories from `<chart>-<version>.tgz` files
-    /// in DIR, made by `helm pull` (default: `chartCache` of the
-    /// configuration; without either, such apps are external).
+    /// In an offline run (`--offline`), read charts from Helm repositories
+    /// that the cache directory lacks from `<chart>-<version>.tgz` files in
+    /// DIR, made by `helm pull` (keep DIR outside the checkout; the
+    /// configuration's `chartCache` is not read: docs/charts.md).
     #[arg(long, global = true, value_name = "DIR")]
     chart_cache: Option<PathBuf>,
     /// Contact nothing: charts from Helm repositories and OCI registries
@@ -510,7 +511,6 @@ fn quiet_notes(report: &mut report::Report, specs: &[FormatSpec]) {
     }
 }
 
-#[allow(clippy::print_stderr)]
 /// `charts pull`: a diff that renders every app at both revisions, for
 /// the charts it fetches; prints them, and what could not be fetched.
 fn charts_pull(range: Option<&str>, common: &Common, spinner: &Spinner) -> ExitStatus {
@@ -561,6 +561,7 @@ fn charts_pull(range: Option<&str>, common: &Common, spinner: &Spinner) -> ExitS
     }
 }
 
+#[allow(clippy::print_stderr)]
 fn fatal(e: &dyn std::fmt::Display) -> ExitStatus {
     eprintln!("gitops-lint: error: {e}");
     ExitStatus::Error
