@@ -48,6 +48,8 @@ struct Cli {
 }
 
 #[derive(clap::Args, Debug, Clone)]
+// Command-line switches: each is one flag a user types.
+#[allow(clippy::struct_excessive_bools)]
 struct Common {
     /// The repository (default: the one containing the current directory).
     #[arg(long, global = true, value_name = "DIR")]
@@ -71,11 +73,18 @@ struct Common {
     /// Render Kustomize apps with this external binary (`kustomize` or `kubectl`) instead of natively.
     #[arg(long, global = true, value_name = "BIN")]
     kustomize_binary: Option<PathBuf>,
-    /// Render charts from Helm repositories from `<chart>-<version>.tgz` files
-    /// in DIR, made by `helm pull` (default: `chartCache` of the
-    /// configuration; without either, such apps are external).
+    /// In an offline run (`--offline`), read charts from Helm repositories
+    /// that the cache directory lacks from `<chart>-<version>.tgz` files in
+    /// DIR, made by `helm pull` (keep DIR outside the checkout; the
+    /// configuration's `chartCache` is not read: docs/charts.md).
     #[arg(long, global = true, value_name = "DIR")]
     chart_cache: Option<PathBuf>,
+    /// Contact nothing: charts from Helm repositories and OCI registries
+    /// are read only from the chart cache of `--cache-dir` (filled by
+    /// `gitops-lint charts pull` or an earlier run) or `--chart-cache`; a
+    /// note names what would have been fetched. Also `GITOPS_LINT_OFFLINE=1`.
+    #[arg(long, global = true, env = "GITOPS_LINT_OFFLINE", value_parser = clap::builder::FalseyValueParser::new())]
+    offline: bool,
     /// Render Helm charts with `native` (in-process, no helm; what it does
     /// not implement is a render error) or `binary` (the pinned `helm
     /// template` on PATH, as Argo CD runs it). Default: `helmRenderer` of
@@ -87,9 +96,10 @@ struct Common {
     /// runs it) instead of natively: `--helm-renderer binary` with BIN.
     #[arg(long, global = true, value_name = "BIN")]
     helm_binary: Option<PathBuf>,
-    /// In `diff` and `pre-commit`, keep facts about content (what each blob
-    /// and subtree holds, by git object id) in DIR between runs, so a small
-    /// change reads little more than what it touches (default:
+    /// Keep facts about content (what each blob and subtree holds, by git
+    /// object id) and fetched charts (by repository, chart, version and
+    /// digest, under `charts/`) in DIR between runs, so a small change
+    /// reads little more than what it touches (default:
     /// `$XDG_CACHE_HOME/gitops-lint`, else `~/.cache/gitops-lint`). Never
     /// inside the repository.
     #[arg(long, global = true, value_name = "DIR", conflicts_with = "no_cache")]
@@ -127,6 +137,17 @@ enum Color {
 }
 
 #[derive(Subcommand, Debug)]
+enum ChartsAction {
+    /// Fetch into the cache directory every chart the Applications of both revisions of RANGE install (as `diff` reads RANGE), from the repositories `diff` may contact, and print what was fetched: an air-gapped job then runs `diff --offline` on the same cache directory.
+    Pull {
+        /// As for `diff`.
+        range: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Subcommand, Debug)]
 enum Command {
     /// What merging RANGE would make Argo CD delete (default: merge base of origin/HEAD, main or master with HEAD).
     Diff {
@@ -137,6 +158,11 @@ enum Command {
         all: bool,
         #[command(flatten)]
         common: Common,
+    },
+    /// Charts from Helm repositories and OCI registries (`charts pull`).
+    Charts {
+        #[command(subcommand)]
+        action: ChartsAction,
     },
     /// Single-revision rules over one tree (default: the working directory; `INDEX` for staged content).
     Check {
@@ -218,22 +244,33 @@ fn options(c: &Common, progress: &Spinner) -> Options {
                     .helm_binary
                     .as_ref()
                     .map(|_| crate::render::HelmRenderer::Binary)),
-            chart_cache: c.chart_cache.as_ref().map(|d| {
-                std::sync::Arc::new(crate::render::chart_cache::ChartCache::new(
-                    d.clone(),
-                    &d.display().to_string(),
-                ))
-            }),
+            // Charts from repositories are fetched (or, offline, read from
+            // the cache of `--cache-dir`) by every command.
+            chart_cache: Some(std::sync::Arc::new(
+                crate::render::chart_cache::ChartCache::with(
+                    c.chart_cache.clone(),
+                    &c.chart_cache
+                        .as_ref()
+                        .map(|d| d.display().to_string())
+                        .unwrap_or_default(),
+                    Some(std::sync::Arc::new(
+                        crate::render::chart_fetch::Fetcher::new(
+                            crate::render::chart_fetch::FetchSettings {
+                                cache_dir: cache_dir(c),
+                                offline: c.offline,
+                                credentials: None,
+                                timeout: None,
+                            },
+                        ),
+                    )),
+                ),
+            )),
             helm_runs: std::sync::Arc::default(),
         },
         progress: progress.callback(),
         // For the benchmark (bench/): counts of the work done, on stderr.
         stats: std::env::var_os("GITOPS_LINT_STATS").map(|_| std::sync::Arc::default()),
-        cache_dir: if c.no_cache {
-            None
-        } else {
-            c.cache_dir.clone().or_else(default_cache_dir)
-        },
+        cache_dir: cache_dir(c),
         exit_after: true,
         // A CI checkout is the commit the diff reads: nothing there was
         // edited by a person who could be told their edits are left out,
@@ -252,6 +289,15 @@ fn in_ci() -> bool {
     ["CI", "GITHUB_ACTIONS", "PRE_COMMIT"]
         .iter()
         .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
+}
+
+/// The cache directory of the run (`None` with `--no-cache`).
+fn cache_dir(c: &Common) -> Option<PathBuf> {
+    if c.no_cache {
+        None
+    } else {
+        c.cache_dir.clone().or_else(default_cache_dir)
+    }
 }
 
 /// `$XDG_CACHE_HOME/gitops-lint`, else `$HOME/.cache/gitops-lint` (the XDG
@@ -471,6 +517,56 @@ fn quiet_notes(report: &mut report::Report, specs: &[FormatSpec]) {
     }
 }
 
+/// `charts pull`: a diff that renders every app at both revisions, for
+/// the charts it fetches; prints them, and what could not be fetched.
+fn charts_pull(range: Option<&str>, common: &Common, spinner: &Spinner) -> ExitStatus {
+    if common.offline {
+        return fatal(&"charts pull fetches charts: drop --offline");
+    }
+    if common.no_cache {
+        return fatal(&"charts pull fills the cache directory: drop --no-cache");
+    }
+    let mut opts = options(common, spinner);
+    opts.render_unchanged = true;
+    let report = match lint::diff(range, &opts) {
+        Ok(r) => r,
+        Err(e) => return fatal(&e),
+    };
+    drop(report);
+    let Some(fetcher) = opts
+        .render
+        .chart_cache
+        .as_ref()
+        .and_then(|c| c.fetcher().cloned())
+    else {
+        return fatal(&"no chart fetcher");
+    };
+    spinner.clear();
+    let fetched = fetcher.fetched();
+    let cached = fetcher.cached();
+    let failed = fetcher.failures();
+    for line in &fetched {
+        println!("fetched {line}");
+    }
+    for line in &cached {
+        println!("cached {line}");
+    }
+    for line in &failed {
+        println!("not fetched: {line}");
+    }
+    println!(
+        "{} fetched, {} already cached, {} not fetched",
+        fetched.len(),
+        cached.len(),
+        failed.len()
+    );
+    if failed.is_empty() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Failure
+    }
+}
+
 #[allow(clippy::print_stderr)]
 fn fatal(e: &dyn std::fmt::Display) -> ExitStatus {
     eprintln!("gitops-lint: error: {e}");
@@ -634,7 +730,10 @@ impl Command {
             | Command::Check { common, .. }
             | Command::PreCommit { common }
             | Command::Demo { common }
-            | Command::Render { common, .. } => Some(common),
+            | Command::Render { common, .. }
+            | Command::Charts {
+                action: ChartsAction::Pull { common, .. },
+            } => Some(common),
             Command::Explain { .. } | Command::Rules { .. } => None,
         }
     }
@@ -675,6 +774,9 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
             print_stats(&opts);
             status
         }
+        Command::Charts {
+            action: ChartsAction::Pull { range, common },
+        } => charts_pull(range.as_deref(), &common, spinner),
         Command::Check { rev, common } => {
             let opts = options(&common);
             let status = finish(

@@ -62,6 +62,10 @@ pub struct Config {
     /// to the repository's root (its working directory on disk), for
     /// Applications installing charts from Helm repositories.
     pub(crate) chart_cache: Option<String>,
+    /// `chartRepositories`: Helm repositories and OCI registries charts may
+    /// be fetched from besides those the base revision names; an
+    /// `http://` URL listed here is the only kind spoken to without TLS.
+    pub(crate) chart_repositories: Vec<String>,
     /// `helmRenderer`: how Helm charts are rendered when the command line
     /// does not say (`binary` or `native`).
     pub(crate) helm_renderer: Option<crate::render::HelmRenderer>,
@@ -143,6 +147,7 @@ impl Default for Config {
             tracking_method: None,
             kustomize_build_options: None,
             chart_cache: None,
+            chart_repositories: Vec::new(),
             helm_renderer: None,
             cluster_scoped_kinds: Vec::new(),
             namespaces: Vec::new(),
@@ -171,6 +176,28 @@ fn render_problems(p: &[String]) -> String {
     }
 }
 
+/// Why `url` cannot name a chart repository (`None`: it can): an
+/// `https://` or `http://` Helm repository, or an OCI registry as Argo CD
+/// writes it (`oci://host/path`, or `host/path` without scheme).
+fn chart_repository_problem(url: &str) -> Option<String> {
+    let rest = ["https://", "http://", "oci://"]
+        .iter()
+        .find_map(|p| url.strip_prefix(p))
+        .unwrap_or(url);
+    if url.contains("://") && rest.len() == url.len() {
+        return Some(format!(
+            "`{url}` must be an https://, http:// or oci:// URL, or a registry path without scheme"
+        ));
+    }
+    let host = rest.split('/').next().unwrap_or("");
+    if host.is_empty() || host.contains('@') || url.chars().any(char::is_whitespace) {
+        return Some(format!(
+            "`{url}` names no host (credentials do not belong in it: Helm's repositories.yaml or the registry config.json hold them)"
+        ));
+    }
+    None
+}
+
 /// The keys the file accepts, for unknown-key errors and "did you mean".
 const TOP_KEYS: &[&str] = &[
     "rules",
@@ -189,6 +216,7 @@ const TOP_KEYS: &[&str] = &[
     "trackingMethod",
     "kustomizeBuildOptions",
     "chartCache",
+    "chartRepositories",
     "helmRenderer",
     "clusterScopedKinds",
     "namespaces",
@@ -664,6 +692,21 @@ impl Config {
         cfg.branches = c.strings(&["branches"], get("branches"));
         cfg.apps = c.strings(&["apps"], get("apps"));
         cfg.namespaces = c.strings(&["namespaces"], get("namespaces"));
+        cfg.chart_repositories = c.strings(&["chartRepositories"], get("chartRepositories"));
+        for (i, url) in cfg.chart_repositories.iter().enumerate() {
+            if let Some(why) = chart_repository_problem(url) {
+                let segs = [
+                    crate::yaml::PathSeg::Key("chartRepositories"),
+                    crate::yaml::PathSeg::Index(i),
+                ];
+                let msg = format!("`chartRepositories[{i}]` {why}");
+                c.problems
+                    .push(match crate::yaml::line_of(c.text, c.doc, &segs) {
+                        Some(l) => format!("line {l}: {msg}"),
+                        None => msg,
+                    });
+            }
+        }
         cfg.ignore_paths = c.globs(&["ignorePaths"], get("ignorePaths"));
         cfg.roots = c.globs(&["roots"], get("roots"));
         match get("instances") {
@@ -1090,6 +1133,27 @@ mod tests {
         assert_eq!(
             problems("helmRendrer: native\n"),
             vec!["line 1: unknown key `helmRendrer` (did you mean `helmRenderer`?)"]
+        );
+    }
+
+    #[test]
+    fn chart_repositories_are_urls() {
+        let c = parse(
+            ".gitops-lint.yaml",
+            "chartRepositories:\n- https://charts.example/\n- oci://r.example/charts\n- r.example/x\n- http://127.0.0.1:8080\n",
+        )
+        .expect("valid");
+        assert_eq!(c.chart_repositories.len(), 4);
+        assert_eq!(
+            problems("chartRepositories:\n- ftp://x\n- https://u:p@h/\n"),
+            vec![
+                "line 2: `chartRepositories[0]` `ftp://x` must be an https://, http:// or oci:// URL, or a registry path without scheme",
+                "line 3: `chartRepositories[1]` `https://u:p@h/` names no host (credentials do not belong in it: Helm's repositories.yaml or the registry config.json hold them)"
+            ]
+        );
+        assert_eq!(
+            problems("chartRepository: []\n"),
+            vec!["line 1: unknown key `chartRepository` (did you mean `chartRepositories`?)"]
         );
     }
 

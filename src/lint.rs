@@ -503,7 +503,14 @@ fn with_chart_cache(repo: &GitRepo, mut render: RenderOptions, config: &Config) 
     if render.argocd_version.is_none() {
         render.argocd_version = Some(config.argocd_version);
     }
-    if render.chart_cache.is_some() {
+    // A run's own state (what its base names) over the command line's
+    // settings. While the run fetches, `chartCache` is not read: it lies in
+    // the checkout, where a pull request could have planted archives, and
+    // fetched charts are kept by identity instead.
+    if let Some(c) = &render.chart_cache {
+        let fresh = c.fresh();
+        fresh.configure(&config.chart_repositories);
+        render.chart_cache = Some(Arc::new(fresh));
         return render;
     }
     let Some(dir) = &config.chart_cache else {
@@ -518,9 +525,9 @@ fn with_chart_cache(repo: &GitRepo, mut render: RenderOptions, config: &Config) 
             None => return render,
         }
     };
-    render.chart_cache = Some(Arc::new(crate::render::chart_cache::ChartCache::new(
-        full, dir,
-    )));
+    let cache = crate::render::chart_cache::ChartCache::new(full, dir);
+    cache.configure(&config.chart_repositories);
+    render.chart_cache = Some(Arc::new(cache));
     render
 }
 
@@ -930,12 +937,27 @@ fn diff_trees(
             changes: changes.clone(),
         })
     };
+    // Charts are fetched for any repository the base names, and for the
+    // head only from those (or the configuration's `chartRepositories`).
+    let charts = session.render.chart_cache.clone();
+    if let Some(c) = &charts {
+        c.set_base(base.1.entry("").ok().flatten().map(|e| e.id));
+    }
     let mut builds = 0;
     let (mut base_inv, mut head_inv) = loop {
         builds += 1;
         opts.progress.step("rendering the base revision");
         let mut base_inv =
             session.inventory(Arc::clone(&base.1), &config, None, deferral(&head.1))?;
+        if let Some(c) = &charts {
+            c.trust(base_inv.apps.values().flat_map(|a| {
+                a.spec
+                    .sources
+                    .iter()
+                    .filter(|s| s.chart.is_some())
+                    .map(|s| s.repo_url.as_str())
+            }));
+        }
         opts.progress.step("rendering the head revision");
         let head_inv = session.inventory(
             Arc::clone(&head.1),
@@ -965,6 +987,14 @@ fn diff_trees(
     };
     let note = split_note(&session.split, &[&base_inv, &head_inv]);
     head_inv.notes.extend(note);
+    head_inv
+        .notes
+        .extend(charts.as_ref().and_then(|c| c.fetch_note()));
+    if config.chart_cache.is_some() && charts.as_ref().is_some_and(|c| c.fetcher().is_some()) {
+        head_inv.notes.push(
+            "`chartCache` of .gitops-lint.yaml is no longer read: archives inside the checkout could be planted by a pull request. Charts are fetched and kept by identity in the cache directory (docs/charts.md); `--chart-cache DIR` outside the checkout serves an offline run".to_string(),
+        );
+    }
     let unchanged = session.settle((&base.1, &mut base_inv), (&head.1, &mut head_inv), &config);
     // Every fact this run uses is known by now. Failing to keep them costs
     // the next run time, never its answer.

@@ -1,7 +1,9 @@
-//! Charts from Helm repositories read from a chart cache, through the
-//! built binary: `--chart-cache DIR` and `chartCache:` name the directory,
-//! a missing archive names what to `helm pull`, and a hostile archive (a
-//! gzip bomb) is refused within the bounds instead of exhausting memory.
+//! Charts from Helm repositories read from a chart cache directory in an
+//! offline run, through the built binary: `--chart-cache DIR` names the
+//! directory (`chartCache:` of the checkout is no longer read while the
+//! command line fetches), a missing archive names what to `helm pull`, and
+//! a hostile archive (a gzip bomb) is refused within the bounds instead of
+//! exhausting memory. Fetching itself is tested in `chart_fetch.rs`.
 
 mod common;
 
@@ -15,6 +17,8 @@ use serde_json::Value;
 fn bin() -> Command {
     let mut c = Command::cargo_bin("gitops-lint").expect("binary built");
     c.env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"));
+    // `charts.example.com` is not contacted: these runs read the directory.
+    c.env("GITOPS_LINT_OFFLINE", "1");
     // The pinned helm when it is on PATH (an absolute entry), nothing else.
     let path = gitops_lint::cli::find_on_path("helm")
         .and_then(|h| h.parent().map(|d| format!("{}:/usr/bin:/bin", d.display())))
@@ -79,36 +83,34 @@ fn gl000(report: &Value) -> String {
 }
 
 #[test]
-fn without_a_chart_cache_a_helm_repository_chart_is_external() {
+fn offline_a_chart_never_fetched_is_unrendered_and_says_how_to_fetch_it() {
     let dir = repo("1.0.0", None);
-    let (report, _) = check(dir.path(), &[]);
-    assert_eq!(status(&report), "external");
-}
-
-#[test]
-fn a_chart_cache_that_lacks_the_version_names_the_file_and_the_pull() {
-    // From the configuration: relative to the repository's root.
-    let dir = repo("1.0.0", Some("chartCache: ci/charts\n"));
-    std::fs::create_dir_all(dir.path().join("ci/charts")).expect("mkdir");
     let (report, _) = check(dir.path(), &[]);
     assert_eq!(status(&report), "unrendered");
     let msg = gl000(&report);
     assert!(
-        msg.contains("expected `ci/charts/store-1.0.0.tgz`")
-            && msg.contains(
-                "`helm pull store --repo https://charts.example.com/stable --version 1.0.0 -d ci/charts`"
-            ),
+        msg.contains("chart `store` 1.0.0 from `https://charts.example.com/stable` is not in the chart cache, and the run is offline"),
         "{msg}"
     );
-    // The command line wins over the configuration.
+}
+
+#[test]
+fn a_chart_cache_that_lacks_the_version_names_the_file_and_the_pull() {
+    let dir = repo("1.0.0", Some("chartCache: ci/charts\n"));
+    std::fs::create_dir_all(dir.path().join("ci/charts")).expect("mkdir");
     let other = tempfile::tempdir().expect("tempdir");
     let (report, _) = check(
         dir.path(),
         &["--chart-cache", &other.path().display().to_string()],
     );
+    assert_eq!(status(&report), "unrendered");
     let msg = gl000(&report);
+    let shown = other.path().display().to_string();
     assert!(
-        msg.contains(&format!("{}/store-1.0.0.tgz", other.path().display())),
+        msg.contains(&format!("expected `{shown}/store-1.0.0.tgz`"))
+            && msg.contains(&format!(
+                "`helm pull store --repo https://charts.example.com/stable --version 1.0.0 -d {shown}`"
+            )),
         "{msg}"
     );
 }

@@ -366,11 +366,16 @@ spec:
         .to_vec(),
     ));
     write_commit(dir.path(), "main", None, &files, "apps").expect("commit");
-    let out = render(dir.path(), &["--app", "ingress", "--rev", "main"], false);
+    // Offline (nothing is contacted by this test): the chart is not cached.
+    let out = render(
+        dir.path(),
+        &["--app", "ingress", "--rev", "main", "--offline"],
+        false,
+    );
     assert_eq!(out.code, Some(2));
     assert_eq!(
         out.stderr,
-        ["gitops-lint: error: app `ingress` does not render from this repository: its sources are Helm chart `ingress-nginx` from `https://charts.example.com`"]
+        ["gitops-lint: error: cannot render app `ingress`: chart `ingress-nginx` 4.11.0 from `https://charts.example.com` is not in the chart cache, and the run is offline: `gitops-lint charts pull` (or a run without --offline) fetches it"]
     );
 }
 

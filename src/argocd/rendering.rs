@@ -362,7 +362,12 @@ pub(super) fn render_cached_chart(
     chart: &str,
     charts: &render::chart_cache::ChartCache,
 ) -> Result<(render::Rendered, BTreeMap<String, ObjectId>), RenderError> {
-    let cached = charts.chart(chart, &src.repo_url, &src.target_revision)?;
+    let cached = charts.chart(
+        chart,
+        &src.repo_url,
+        &src.target_revision,
+        input.tree.as_ref(),
+    )?;
     let cx = RenderContext::new(cached.tree.as_ref(), input.cache, input.render_options);
     let mut spec = source_spec_in(input, app, src, &cached.path);
     spec.kustomize_build_options = kustomize_build_options.to_string();

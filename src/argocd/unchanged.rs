@@ -353,7 +353,12 @@ fn chart_defers(
     let Some(charts) = &input.render_options.chart_cache else {
         return false;
     };
-    let Ok(cached) = charts.chart(chart, &src.repo_url, &src.target_revision) else {
+    let Ok(cached) = charts.chart(
+        chart,
+        &src.repo_url,
+        &src.target_revision,
+        input.tree.as_ref(),
+    ) else {
         // The same failure at both revisions, unless a `$ref` file it names
         // changed: then the change touches an app it cannot judge, and the
         // app is rendered to say so.

@@ -1,6 +1,8 @@
-//! Charts from Helm repositories, read from a directory of `helm pull`-ed
-//! archives that something outside gitops-lint filled (`--chart-cache`,
-//! `chartCache:`): gitops-lint never reaches a repository itself.
+//! Charts from Helm repositories and OCI registries: fetched by
+//! identity (see [`super::chart_fetch`]) from the repositories a diff may
+//! contact, or read from an explicit directory of `helm pull`-ed archives
+//! (`--chart-cache`), by `<chart>-<version>.tgz`, when the run is offline
+//! and the identity cache does not hold the chart.
 //!
 //! Argo CD pulls `<chart>` at the Application's `targetRevision` and
 //! untars it (argo-cd `util/helm/client.go` `nativeHelmChart.ExtractChart`
@@ -10,19 +12,26 @@
 //! `helmTemplate`). A `targetRevision` that is not a version
 //! (`util/versions/version.go` `IsVersion`) is a constraint Argo CD
 //! resolves against the repository's index (`newHelmClientResolveRevision`
-//! → `versions.MaxVersion`), which is not read offline.
+//! → `versions.MaxVersion`).
+//!
+//! Who may be contacted: in a diff, a repository named at the base
+//! revision (by an Application's source, as rendered or read there) or
+//! listed under `chartRepositories:` of the base configuration. A source
+//! the head points at any other repository renders nothing: the change
+//! cannot be judged until the repository is trusted.
 //!
 //! An archive is hostile input like any file of the repository: its size,
 //! what it unpacks to, each file and the number of entries are bounded,
 //! and only plain files and directories inside it are taken.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use sha2::Digest as _;
 
+use super::chart_fetch::{trim_url, FetchError, Fetcher};
 use super::{RenderError, RenderErrorKind};
 use crate::semver::Version;
 use crate::source::{path, Entry, EntryKind, ObjectId, SourceError, Tree};
@@ -40,13 +49,22 @@ pub(crate) const MAX_FILE_BYTES: u64 = 5 << 20;
 /// Most entries one archive may hold.
 pub(crate) const MAX_ENTRIES: usize = 10_000;
 
-/// The chart cache of a run: its directory, and each archive unpacked once
-/// per run (or refused once), keyed by its content.
+/// Where a run's charts from Helm repositories come from, and each
+/// archive unpacked once per run (or refused once), keyed by its content.
 #[derive(Debug)]
 pub struct ChartCache {
-    dir: PathBuf,
+    /// An explicit directory of `helm pull`-ed archives.
+    dir: Option<PathBuf>,
     /// The directory as the user named it, for messages.
     shown: String,
+    /// Fetching by identity, when the run fetches.
+    fetch: Option<Arc<Fetcher>>,
+    /// In a diff, the root id of the base revision's tree: a source read
+    /// from it may name any repository.
+    base_root: Mutex<Option<ObjectId>>,
+    /// Repositories named at the base revision, and those the base
+    /// configuration lists.
+    trusted: RwLock<BTreeSet<String>>,
     unpacked: Mutex<HashMap<[u8; 32], Unpacked>>,
 }
 
@@ -59,7 +77,7 @@ pub(crate) struct CachedChart {
     pub(crate) tree: Arc<ChartTree>,
     /// The chart's directory in it (the app path).
     pub(crate) path: String,
-    /// The archive's file name in the cache.
+    /// The archive's name (`<chart>-<version>.tgz`).
     pub(crate) file: String,
     /// The archive's content id.
     pub(crate) id: ObjectId,
@@ -70,31 +88,190 @@ impl ChartCache {
     /// the command line or the configuration gives it).
     #[must_use]
     pub(crate) fn new(dir: PathBuf, shown: &str) -> ChartCache {
+        ChartCache::with(Some(dir), shown, None)
+    }
+
+    /// A cache fetching with `fetch`, and reading `dir` (if any) when the
+    /// run is offline and `fetch` does not hold a chart.
+    #[must_use]
+    pub fn with(dir: Option<PathBuf>, shown: &str, fetch: Option<Arc<Fetcher>>) -> ChartCache {
         ChartCache {
             dir,
             shown: shown.trim_end_matches('/').to_string(),
+            fetch,
+            base_root: Mutex::new(None),
+            trusted: RwLock::new(BTreeSet::new()),
             unpacked: Mutex::new(HashMap::new()),
         }
     }
 
-    /// The chart `chart` of `repo_url` at `target_revision`, from
+    /// The fetcher, when the run fetches.
+    #[must_use]
+    pub(crate) fn fetcher(&self) -> Option<&Arc<Fetcher>> {
+        self.fetch.as_ref()
+    }
+
+    /// What the run fetched, or offline would have, as a note.
+    #[must_use]
+    pub(crate) fn fetch_note(&self) -> Option<String> {
+        let f = self.fetch.as_ref()?;
+        let lines = f.fetched();
+        if lines.is_empty() {
+            return None;
+        }
+        let verb = if f.offline() {
+            "offline: would have fetched"
+        } else {
+            "fetched"
+        };
+        Some(format!(
+            "{verb} {} chart{}: {}",
+            lines.len(),
+            if lines.len() == 1 { "" } else { "s" },
+            lines.join("; ")
+        ))
+    }
+
+    /// The same sources, with nothing trusted or unpacked yet: one run's.
+    #[must_use]
+    pub(crate) fn fresh(&self) -> ChartCache {
+        ChartCache::with(self.dir.clone(), &self.shown, self.fetch.clone())
+    }
+
+    /// The repositories the base configuration lists (`chartRepositories`):
+    /// trusted, and the `http://` ones spoken to without TLS.
+    pub(crate) fn configure(&self, repositories: &[String]) {
+        self.trust(repositories.iter().map(String::as_str));
+        if let Some(f) = &self.fetch {
+            f.allow_plain_http(repositories.iter().cloned());
+        }
+    }
+
+    /// Makes a diff: `root` is the base revision's tree, from which any
+    /// repository may be named; other trees may name only trusted ones.
+    pub(crate) fn set_base(&self, root: Option<ObjectId>) {
+        *self
+            .base_root
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = root;
+    }
+
+    /// Trusts repositories named at the base revision.
+    pub(crate) fn trust<'a>(&self, repos: impl IntoIterator<Item = &'a str>) {
+        let mut t = self
+            .trusted
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        t.extend(repos.into_iter().map(|r| trim_url(r).to_string()));
+    }
+
+    /// Whether `repo_url`, named by a source read from `at`, may be
+    /// fetched from.
+    fn trusted(&self, repo_url: &str, at: &dyn Tree) -> bool {
+        let base = *self
+            .base_root
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(base) = base else {
+            // One revision (`check`, `render`): it is what was asked for.
+            return true;
+        };
+        if at.entry("").ok().flatten().map(|e| e.id) == Some(base) {
+            self.trust([repo_url]);
+            return true;
+        }
+        self.trusted
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(trim_url(repo_url))
+    }
+
+    /// The chart `chart` of `repo_url` at `target_revision`, for a source
+    /// read from `at`: fetched by identity when the run fetches, else from
+    /// The chart dependency `chart` of `repo_url` at `version` (a version
+    /// or a constraint) that `helm dependency build` would download, for a
+    /// chart read from `at`.
+    ///
+    /// # Errors
+    /// As for [`ChartCache::chart`].
+    pub(crate) fn dependency(
+        &self,
+        repo_url: &str,
+        chart: &str,
+        version: &str,
+        at: &dyn Tree,
+    ) -> Result<super::chart_fetch::Fetched, RenderError> {
+        let Some(fetch) = &self.fetch else {
+            return Err(RenderError::unsupported(format!(
+                "chart dependency `{chart}` from `{repo_url}` is fetched only when the run fetches charts"
+            )));
+        };
+        if !self.trusted(repo_url, at) {
+            return Err(RenderError::unsupported(format!(
+                "chart dependency `{chart}` from `{repo_url}` cannot be judged until the repository is trusted: the base revision names no such repository; add `- {}` under `chartRepositories:` of the configuration at the base revision",
+                trim_url(repo_url)
+            )));
+        }
+        fetch.chart(repo_url, chart, version).map_err(fetch_error)
+    }
+
     /// `<dir>/<chart>-<version>.tgz`.
     ///
     /// # Errors
-    /// A revision that is a range, a name that is not a plain file name, a
-    /// missing archive (a [`RenderErrorKind::ToolMissing`] error naming the
-    /// file and the `helm pull` that makes it), or an archive that cannot
-    /// be read within the bounds.
+    /// A repository not trusted (an [`RenderErrorKind::Unsupported`]
+    /// error naming the configuration line that trusts it), a fetch that
+    /// failed ([`RenderErrorKind::Unsupported`]), an archive that is not
+    /// what was asked for ([`RenderErrorKind::Content`]), a chart not
+    /// cached while offline ([`RenderErrorKind::ToolMissing`]), or an
+    /// archive that cannot be read within the bounds.
     pub(crate) fn chart(
+        &self,
+        chart: &str,
+        repo_url: &str,
+        target_revision: &str,
+        at: &dyn Tree,
+    ) -> Result<CachedChart, RenderError> {
+        let name = chart_dir_name(chart);
+        let Some(fetch) = &self.fetch else {
+            return self.read_dir_archive(chart, repo_url, target_revision);
+        };
+        if !self.trusted(repo_url, at) {
+            return Err(RenderError::unsupported(format!(
+                "chart `{chart}` from `{repo_url}` cannot be judged until the repository is trusted: the base revision names no such repository; add `- {}` under `chartRepositories:` of the configuration at the base revision",
+                trim_url(repo_url)
+            )));
+        }
+        let fetched = match fetch.chart(repo_url, chart, target_revision) {
+            Ok(f) => f,
+            Err(FetchError::Offline(_))
+                if self.dir.is_some() && Version::parse(target_revision).is_ok() =>
+            {
+                return self.read_dir_archive(chart, repo_url, target_revision);
+            }
+            Err(e) => return Err(fetch_error(e)),
+        };
+        let file = format!("{name}-{}.tgz", fetched.version);
+        let shown = format!("{} {} from `{repo_url}`", chart, fetched.version);
+        let digest: [u8; 32] = sha2::Sha256::digest(&fetched.bytes).into();
+        self.unpacked_chart(&fetched.bytes, digest, name, file, &shown)
+    }
+
+    /// `<dir>/<chart>-<version>.tgz`.
+    fn read_dir_archive(
         &self,
         chart: &str,
         repo_url: &str,
         target_revision: &str,
     ) -> Result<CachedChart, RenderError> {
         let name = chart_dir_name(chart);
+        let Some(dir) = &self.dir else {
+            return Err(RenderError::unsupported(format!(
+                "chart `{chart}` from `{repo_url}` is fetched only when the run fetches charts"
+            )));
+        };
         if Version::parse(target_revision).is_err() {
             return Err(RenderError::unsupported(format!(
-                "chart `{chart}` from `{repo_url}` has `targetRevision: {target_revision}`, which Argo CD resolves against the repository's index to its highest matching version: gitops-lint does not read the index, so only an exact version is analysed"
+                "chart `{chart}` from `{repo_url}` has `targetRevision: {target_revision}`, which Argo CD resolves against the repository's index to its highest matching version: the chart cache directory holds no index, so only an exact version is read from it"
             )));
         }
         let file = format!("{name}-{target_revision}.tgz");
@@ -103,7 +280,7 @@ impl ChartCache {
                 "chart `{chart}` at `{target_revision}` does not name a file that can be looked for in the chart cache"
             )));
         }
-        let full = self.dir.join(&file);
+        let full = dir.join(&file);
         let shown = format!("{}/{file}", self.shown);
         let meta = match std::fs::metadata(&full) {
             Ok(m) if m.is_file() => m,
@@ -127,6 +304,18 @@ impl ChartCache {
         }
         let bytes = read_bounded(&full, &shown)?;
         let digest: [u8; 32] = sha2::Sha256::digest(&bytes).into();
+        let shown = format!("`{shown}`");
+        self.unpacked_chart(&bytes, digest, name, file, &shown)
+    }
+
+    fn unpacked_chart(
+        &self,
+        bytes: &[u8],
+        digest: [u8; 32],
+        name: &str,
+        file: String,
+        shown: &str,
+    ) -> Result<CachedChart, RenderError> {
         let mut id = [0u8; 20];
         id.copy_from_slice(&digest[..20]);
         let known = self
@@ -138,7 +327,7 @@ impl ChartCache {
         let unpacked = match known {
             Some(u) => u,
             None => {
-                let u = unpack_archive(&bytes, &file).map(Arc::new);
+                let u = unpack_archive(bytes, &file).map(Arc::new);
                 self.unpacked
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -146,10 +335,10 @@ impl ChartCache {
                 u
             }
         };
-        let tree = unpacked.map_err(|m| RenderError::content(format!("`{shown}`: {m}")))?;
+        let tree = unpacked.map_err(|m| RenderError::content(format!("{shown}: {m}")))?;
         if tree.entry(name).ok().flatten().map(|e| e.kind) != Some(EntryKind::Dir) {
             return Err(RenderError::content(format!(
-                "`{shown}` holds no `{name}/` directory, where Argo CD looks for the chart"
+                "{shown} holds no `{name}/` directory, where Argo CD looks for the chart"
             )));
         }
         Ok(CachedChart {
@@ -158,6 +347,23 @@ impl ChartCache {
             file,
             id: ObjectId(id),
         })
+    }
+}
+
+/// A fetch that failed, as the render error it makes: offline and not
+/// cached is a tool missing where gitops-lint runs (a warning), a failure
+/// to reach the repository cannot be judged (an error when the change
+/// brings it), and an archive that is not what was asked for is content.
+fn fetch_error(e: FetchError) -> RenderError {
+    match e {
+        FetchError::Offline(m) => RenderError {
+            kind: RenderErrorKind::ToolMissing,
+            message: m,
+            file: None,
+            line: None,
+        },
+        FetchError::Failed(m) => RenderError::unsupported(m),
+        FetchError::Refused(m) => RenderError::content(m),
     }
 }
 
@@ -593,9 +799,10 @@ mod tests {
     fn only_exact_versions_and_plain_names_are_looked_up() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let cache = ChartCache::new(dir.path().to_path_buf(), "cache");
+        let empty = ChartTree::new(String::new(), BTreeMap::new());
         let kind = |chart: &str, rev: &str| {
             cache
-                .chart(chart, "https://c.example", rev)
+                .chart(chart, "https://c.example", rev, &empty)
                 .err()
                 .map(|e| e.kind)
         };
@@ -604,7 +811,7 @@ mod tests {
         assert_eq!(kind("store", "1.0.0"), Some(RenderErrorKind::ToolMissing));
         // `normalizeChartName`: the last segment names the file.
         let e = cache
-            .chart("../../etc/store", "oci://r.example/charts", "1.0.0")
+            .chart("../../etc/store", "oci://r.example/charts", "1.0.0", &empty)
             .err();
         assert!(
             e.is_some_and(|e| e.message.contains("`cache/store-1.0.0.tgz`")

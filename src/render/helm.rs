@@ -71,6 +71,9 @@ pub(crate) fn render(
         for dep in build.iter().flat_map(|b| &b.charts) {
             check_schemas(cx, &dep.dir)?;
         }
+        for dep in build.iter().flat_map(|b| &b.fetched) {
+            check_fetched_schemas(cx, dep)?;
+        }
     }
     let value_files = resolve_value_files(cx, spec, &opts)?;
     let file_params = opts
@@ -298,6 +301,12 @@ fn dependency_build(
         for (rel, bytes) in dependencies::chart_files(cx, &dep.dir)? {
             write(&dest.join(rel), &bytes)?;
         }
+    }
+    for dep in &build.fetched {
+        write(
+            &charts.join(format!("{}-{}.tgz", dep.name, dep.version)),
+            &dep.bytes,
+        )?;
     }
     Ok(())
 }
@@ -1198,6 +1207,27 @@ fn check_schemas_in(
                 }
                 _ => {}
             }
+        }
+    }
+    Ok(())
+}
+
+/// [`check_schemas`] for each chart of a dependency fetched from a
+/// repository, as for one packed in `charts/`.
+fn check_fetched_schemas(
+    cx: &RenderContext<'_>,
+    dep: &dependencies::FetchedChart,
+) -> Result<(), RenderError> {
+    let shown = format!("{}-{}.tgz", dep.name, dep.version);
+    let archive = super::chart_cache::unpack_archive(&dep.bytes, &shown)
+        .map_err(|m| RenderError::content(format!("`{shown}`: {m}")))?;
+    let inner = RenderContext::unrecorded(&archive, cx.cache, cx.options);
+    for e in archive
+        .list_raw("")
+        .map_err(|e| RenderError::from_source(&e))?
+    {
+        if e.kind == EntryKind::Dir {
+            check_schemas_in(&inner, &e.name, &shown, 1)?;
         }
     }
     Ok(())

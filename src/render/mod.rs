@@ -7,6 +7,7 @@
 
 pub(crate) mod bounded;
 pub(crate) mod chart_cache;
+pub(crate) mod chart_fetch;
 pub(crate) mod directory;
 mod generated;
 pub(crate) mod helm;

@@ -101,8 +101,8 @@ fn finding(app: &App, e: &RenderError, side: Side, diff: bool) -> Finding {
         None => (app.origin.file.as_deref(), app.origin.line),
     };
     let help = match e.kind {
-        RenderErrorKind::ToolMissing => "install the missing tool (or `helm pull` the missing chart into the chart cache) where gitops-lint runs, or exclude this app in .gitops-lint.yaml",
-        RenderErrorKind::Unsupported => "this app cannot be analysed offline; review its changes by hand",
+        RenderErrorKind::ToolMissing => "install the missing tool, or fetch the missing chart (`gitops-lint charts pull`, or a run without `--offline`), where gitops-lint runs, or exclude this app in .gitops-lint.yaml",
+        RenderErrorKind::Unsupported => "this app cannot be analysed here (the message says why: a feature only a cluster evaluates, a chart repository to trust or that could not be reached); review its changes by hand",
         RenderErrorKind::OutsideRepo => "keep every file an app reads inside the repository",
         RenderErrorKind::Content => "fix the error; until it renders, nothing about this app is checked",
     };

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+pub mod chart_server;
 pub mod golden;
 
 use gitops_lint::source::write_commit;

@@ -9,8 +9,10 @@
 //! `Chart.yaml`) again: a `file://` one is loaded from its directory with
 //! its `.helmignore` applied, checked against the version constraint and
 //! packaged into `charts/` (`tarFromLocalDir`); one from a Helm or OCI
-//! repository is downloaded, which gitops-lint never does; one without a
-//! repository must already be in `charts/`. The build is not recursive: a
+//! repository is downloaded, which gitops-lint does when the run fetches
+//! charts (from a repository it may contact, see
+//! [`crate::render::chart_cache`]); one without a repository must already
+//! be in `charts/`. The build is not recursive: a
 //! `file://` dependency is packaged with what its own `charts/` holds.
 
 use serde_json::Value;
@@ -36,11 +38,25 @@ pub(super) struct LocalChart {
     pub(crate) dir: String,
 }
 
+/// A dependency from a Helm or OCI repository, fetched and verified (see
+/// [`crate::render::chart_fetch`]).
+#[derive(Debug, Clone)]
+pub(crate) struct FetchedChart {
+    /// The dependency's name.
+    pub(crate) name: String,
+    /// The version fetched (a constraint resolved).
+    pub(crate) version: String,
+    /// The archive, written as `charts/<name>-<version>.tgz`.
+    pub(crate) bytes: std::sync::Arc<[u8]>,
+}
+
 /// What Argo CD's `helm dependency build` would change in `charts/`.
 #[derive(Debug, Default)]
 pub(super) struct Build {
     /// Charts to place in `charts/`.
     pub(crate) charts: Vec<LocalChart>,
+    /// Archives fetched from repositories, to place in `charts/`.
+    pub(crate) fetched: Vec<FetchedChart>,
     /// Archives directly in `charts/` the build deletes as outdated
     /// (`safeMoveDeps`: every archive it did not write, except those of
     /// dependencies without a repository).
@@ -140,7 +156,14 @@ pub(super) fn plan(cx: &RenderContext<'_>, chart: &str) -> Result<Option<Build>,
         .filter(remote)
         .find(|d| !is_vendored(text(d, "name")))
         .or_else(|| deps.iter().find(remote));
-    if let Some(d) = fetched {
+    // With fetching, the build's downloads are fetched from the
+    // repositories the run may contact.
+    let fetching = cx
+        .options
+        .chart_cache
+        .as_ref()
+        .filter(|c| c.fetcher().is_some());
+    if let (Some(d), None) = (fetched, fetching) {
         let (name, repo) = (text(d, "name"), text(d, "repository"));
         let what = if is_vendored(name) {
             format!("chart dependency `{missing}` is not vendored in `{charts_dir}`, and the build that adds it fetches `{name}` from `{repo}` again")
@@ -164,6 +187,22 @@ pub(super) fn plan(cx: &RenderContext<'_>, chart: &str) -> Result<Option<Build>,
     for d in &wanted {
         let (name, repo) = (text(d, "name"), text(d, "repository"));
         let Some(rel) = repo.strip_prefix("file://") else {
+            if let (false, Some(charts)) = (repo.is_empty(), fetching) {
+                if repo.starts_with('@') || repo.starts_with("alias:") {
+                    return Err(RenderError::unsupported(format!(
+                        "chart dependency `{name}` names its repository `{repo}` by a name of the repository-server's configuration, which gitops-lint does not have: write its URL"
+                    )));
+                }
+                // `Manager.downloadAll`: the lock's version, else the
+                // constraint resolved against the repository.
+                let f = charts.dependency(repo, name, text(d, "version"), cx.tree)?;
+                build.fetched.push(FetchedChart {
+                    name: name.to_string(),
+                    version: f.version,
+                    bytes: f.bytes,
+                });
+                continue;
+            }
             if repo.is_empty() && !is_vendored(name) {
                 return Err(RenderError::content(format!(
                     "chart dependency `{name}` has no repository and is not in `{charts_dir}`, so `helm dependency build` (which Argo CD runs) fails"

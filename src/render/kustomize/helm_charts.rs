@@ -11,7 +11,8 @@
 //! `additionalValuesFiles` and every values file are read under the load
 //! restrictor. `Generate` then uses the chart only if that directory exists
 //! (`chartExistsLocally`): otherwise Kustomize would `helm pull` it, which
-//! gitops-lint never does. The values file helm gets is the `valuesFile`
+//! gitops-lint does only when the run fetches charts, from a repository it
+//! may contact (see [`crate::render::chart_cache`]). The values file helm gets is the `valuesFile`
 //! as is, or, with `valuesInline`, the two merged by `valuesMerge`
 //! (`createNewMergedValuesFile`, `replaceValuesInline`). The output is
 //! absorbed like any generator's (`runGenerators`, after `configMapGenerator`
@@ -25,7 +26,7 @@ use super::{content, smp, KResult};
 use crate::manifest::Origin;
 use crate::render::helm::{self, InflatedChart};
 use crate::render::{RenderContext, RenderError, RenderErrorKind};
-use crate::source::{path, EntryKind};
+use crate::source::{path, EntryKind, Tree as _};
 use crate::yaml::{self, Dialect};
 
 /// `types.HelmDefaultHome`.
@@ -49,6 +50,11 @@ pub(crate) struct HelmFlags {
 pub(crate) struct Configured {
     name: String,
     repo: String,
+    /// `version` (empty: the latest).
+    version: String,
+    /// Whether `valuesFile` was left to its default, the chart's own
+    /// `values.yaml` (for a fetched chart, the archive's).
+    values_defaulted: bool,
     /// Repository path of `<absChartHome>/<name>`.
     chart_dir: String,
     /// `valuesFile`, relative to the kustomization directory.
@@ -177,7 +183,8 @@ fn configure_one(
     };
     let chart_dir = load::join(&abs_home, &name, &k.file)?;
     let mut values_file = s("valuesFile")?;
-    if values_file.is_empty() {
+    let values_defaulted = values_file.is_empty();
+    if values_defaulted {
         values_file = load::relative(
             &k.dir,
             &path::join(&chart_dir, "values.yaml").unwrap_or_default(),
@@ -227,6 +234,8 @@ fn configure_one(
     Ok(Configured {
         name,
         repo,
+        version,
+        values_defaulted,
         chart_dir: chart_dir.clone(),
         values_file,
         values_inline,
@@ -265,6 +274,17 @@ pub(crate) fn generate(
                     c.chart_dir
                 )));
             }
+            // Kustomize would `helm pull` it (`pullCommand`): fetched, when
+            // the run fetches, from a repository it may contact.
+            if let Some(charts) = cx
+                .options
+                .chart_cache
+                .as_ref()
+                .filter(|ch| ch.fetcher().is_some())
+            {
+                out.push(inflate_fetched(cx, k, &mut c, charts)?);
+                continue;
+            }
             return Err(RenderError::unsupported(format!(
                 "`{}`: chart `{}` from `{}` is not under `{}`: Kustomize would `helm pull` it, which gitops-lint does not (no network); the app is not analysed",
                 k.file,
@@ -291,12 +311,86 @@ pub(crate) fn generate(
     Ok(out)
 }
 
+/// Inflates `c`, whose chart Kustomize would pull, from the fetched archive
+/// (`helm pull --version` resolves a constraint, and no version means the
+/// latest, as `*`).
+fn inflate_fetched(
+    cx: &RenderContext<'_>,
+    k: &Kustomization,
+    c: &mut Configured,
+    charts: &crate::render::chart_cache::ChartCache,
+) -> KResult<Vec<Res>> {
+    let revision = if c.version.is_empty() {
+        "*"
+    } else {
+        c.version.as_str()
+    };
+    let fetched = charts
+        .chart(&c.name, &c.repo, revision, cx.tree)
+        .map_err(|e| e.at(k.file.clone(), None))?;
+    if !c.args.additional_values.is_empty() {
+        return Err(RenderError::unsupported(format!(
+            "`{}`: chart `{}` is fetched from `{}`, and its `additionalValuesFiles` are not read beside a fetched chart",
+            k.file, c.name, c.repo
+        ))
+        .at(k.file.clone(), None));
+    }
+    let archive = fetched.tree.as_ref();
+    let own_values = if c.values_defaulted {
+        let p = format!("{}/values.yaml", fetched.path);
+        Some(
+            archive
+                .read_raw(&p)
+                .map_or_else(|_| Vec::new(), |b| b.to_vec()),
+        )
+    } else {
+        None
+    };
+    c.args.values = values_with(cx, k, c, own_values)?;
+    let inner = RenderContext::unrecorded(archive, cx.cache, cx.options);
+    let args = InflatedChart {
+        chart: fetched.path.clone(),
+        release: c.args.release.clone(),
+        namespace: c.args.namespace.clone(),
+        values: std::mem::take(&mut c.args.values),
+        additional_values: Vec::new(),
+        api_versions: c.args.api_versions.clone(),
+        kube_version: c.args.kube_version.clone(),
+        include_crds: c.args.include_crds,
+        skip_tests: c.args.skip_tests,
+        skip_hooks: c.args.skip_hooks,
+    };
+    let text = helm::inflate(&inner, &args).map_err(|e| e.at(k.file.clone(), None))?;
+    let mut res = parse(&text, &c.chart_dir)?;
+    for r in &mut res {
+        r.generated_by = Some((k.file.clone(), "HelmChartInflationGenerator"));
+    }
+    Ok(res)
+}
+
 /// The values file helm gets: `valuesFile` as is without `valuesInline`;
 /// with it, `replace` takes the inline values alone, `override` merges them
 /// over the file and `merge` merges the file over them (kyaml `merge2.Merge`
 /// with the operands in that order), written as YAML (JSON here).
 fn values(cx: &RenderContext<'_>, k: &Kustomization, c: &Configured) -> KResult<Vec<u8>> {
-    if load::is_remote(&c.values_file) {
+    values_with(cx, k, c, None)
+}
+
+/// [`values`], with `own` as the values file's bytes when the chart's own
+/// `values.yaml` is not a file of the repository (a fetched chart).
+fn values_with(
+    cx: &RenderContext<'_>,
+    k: &Kustomization,
+    c: &Configured,
+    own: Option<Vec<u8>>,
+) -> KResult<Vec<u8>> {
+    let read = |cx: &RenderContext<'_>| -> KResult<(String, Vec<u8>)> {
+        match &own {
+            Some(b) => Ok((c.values_file.clone(), b.clone())),
+            None => k.read(cx, &c.values_file).map(|(p, b)| (p, b.to_vec())),
+        }
+    };
+    if own.is_none() && load::is_remote(&c.values_file) {
         return Err(RenderError::unsupported(format!(
             "`{}`: values file `{}` is remote and is not fetched (no network)",
             k.file, c.values_file
@@ -304,14 +398,14 @@ fn values(cx: &RenderContext<'_>, k: &Kustomization, c: &Configured) -> KResult<
         .at(k.file.clone(), None));
     }
     if c.values_inline.is_empty() {
-        let (_, bytes) = k.read(cx, &c.values_file)?;
-        return Ok(bytes.to_vec());
+        let (_, bytes) = read(cx)?;
+        return Ok(bytes);
     }
     let inline = Value::Object(c.values_inline.clone());
     let merged = if c.merge == "replace" {
         inline
     } else {
-        let (p, bytes) = k.read(cx, &c.values_file)?;
+        let (p, bytes) = read(cx)?;
         let text = std::str::from_utf8(&bytes)
             .map_err(|_| k.err(format!("values file `{p}` is not valid UTF-8")))?;
         let docs = yaml::load_all_as(text, Dialect::Kyaml, &yaml::Limits::default())

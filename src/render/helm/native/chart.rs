@@ -173,6 +173,16 @@ pub(in crate::render::helm) fn load(
             packed.sort_by(|a, b| a.name.cmp(&b.name));
             archives.push((name, packed));
         }
+        // Fetched from a repository: packed in `charts/` as the build
+        // writes them.
+        for dep in &b.fetched {
+            let name = format!("charts/{}-{}.tgz", dep.name, dep.version);
+            files.retain(|f| f.name != name);
+            files.push(ChartFile {
+                name,
+                data: Arc::clone(&dep.bytes),
+            });
+        }
     }
     let mut count = 0;
     load_files(files, archives, 0, &mut count).map_err(RenderError::content)
