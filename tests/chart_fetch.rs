@@ -264,7 +264,7 @@ fn an_archive_whose_digest_differs_from_the_index_is_not_rendered() {
 }
 
 #[test]
-fn an_oversize_archive_and_a_failing_server_are_errors_the_change_brings() {
+fn an_oversize_archive_and_a_failing_server_are_said_at_the_severity_of_what_the_change_does() {
     let mut files = helm_repo(&["1.0.0", "2.0.0"], None);
     let big = files.remove("/charts/store-2.0.0.tgz").unwrap_or_default();
     let server = Server::start(move |r: &Request| {
@@ -310,7 +310,10 @@ fn an_oversize_archive_and_a_failing_server_are_errors_the_change_brings() {
     assert!(
         gl000
             .iter()
-            .any(|(s, m)| s == "error" && m.contains("answered 503")),
+            // A new app: nothing of it exists yet to prune.
+            .any(|(s, m)| s == "warning"
+                && m.contains("answered 503")
+                && m.contains("the app is new")),
         "{gl000:?}"
     );
 }
@@ -340,9 +343,9 @@ fn a_slow_server_is_given_up_on_within_the_timeout() {
     );
     let gl000 = findings(&report, "GL000");
     assert!(
-        gl000
-            .iter()
-            .any(|(s, m)| s == "error" && m.contains("index.yaml")),
+        gl000.iter().any(|(s, m)| s == "warning"
+            && m.contains("index.yaml")
+            && m.contains("the app is new")),
         "{gl000:?}"
     );
 }
@@ -370,7 +373,7 @@ fn a_redirect_to_another_host_is_refused_and_that_host_never_contacted() {
     assert!(
         gl000
             .iter()
-            .any(|(s, m)| s == "error" && m.contains("redirects to another host")),
+            .any(|(s, m)| s == "warning" && m.contains("redirects to another host")),
         "{gl000:?}"
     );
     assert_eq!(other.requests(), Vec::<String>::new());
@@ -426,6 +429,30 @@ fn credentials_come_from_helm_repositories_yaml_and_are_never_printed() {
         !all.contains("s3cret") && !all.contains("dTpzM2NyZXQ"),
         "{all}"
     );
+}
+
+#[test]
+fn a_new_app_from_a_repository_the_change_introduces_is_an_error_too() {
+    let introduced = Server::start(serve_files(helm_repo(&["1.0.0"], None)));
+    let evil = format!("{}/charts", introduced.url());
+    // Plain HTTP allowed for the host, but the repository is named nowhere
+    // at base: a new app cannot choose what it is judged by either.
+    let cfg = config(&[introduced.url()]);
+    let dir = repo(
+        std::slice::from_ref(&cfg),
+        &[cfg.clone(), app("cache", &evil, "1.0.0")],
+    );
+    let (report, out) = Env::new().diff(dir.path(), &[]);
+    assert_eq!(introduced.requests(), Vec::<String>::new());
+    let gl000 = findings(&report, "GL000");
+    assert!(
+        gl000
+            .iter()
+            .any(|(s, m)| s == "error"
+                && m.contains("cannot be judged until the repository is trusted")),
+        "{gl000:?}"
+    );
+    assert_eq!(out.status.code(), Some(1));
 }
 
 #[test]

@@ -207,7 +207,7 @@ impl ChartCache {
             )));
         };
         if !self.trusted(repo_url, at) {
-            return Err(RenderError::unsupported(format!(
+            return Err(RenderError::untrusted(format!(
                 "chart dependency `{chart}` from `{repo_url}` cannot be judged until the repository is trusted: the base revision names no such repository; add `- {}` under `chartRepositories:` of the configuration at the base revision",
                 trim_url(repo_url)
             )));
@@ -218,7 +218,7 @@ impl ChartCache {
     /// `<dir>/<chart>-<version>.tgz`.
     ///
     /// # Errors
-    /// A repository not trusted (an [`RenderErrorKind::Unsupported`]
+    /// A repository not trusted (an [`RenderErrorKind::Untrusted`]
     /// error naming the configuration line that trusts it), a fetch that
     /// failed ([`RenderErrorKind::Unsupported`]), an archive that is not
     /// what was asked for ([`RenderErrorKind::Content`]), a chart not
@@ -236,7 +236,7 @@ impl ChartCache {
             return self.read_dir_archive(chart, repo_url, target_revision);
         };
         if !self.trusted(repo_url, at) {
-            return Err(RenderError::unsupported(format!(
+            return Err(RenderError::untrusted(format!(
                 "chart `{chart}` from `{repo_url}` cannot be judged until the repository is trusted: the base revision names no such repository; add `- {}` under `chartRepositories:` of the configuration at the base revision",
                 trim_url(repo_url)
             )));

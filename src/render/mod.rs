@@ -71,6 +71,10 @@ pub enum RenderErrorKind {
     Unsupported,
     /// Something tried to leave the repository (symlink, `../` past the root).
     OutsideRepo,
+    /// A chart repository neither the base revision nor its configuration
+    /// names: not contacted, so the source cannot be judged until it is
+    /// trusted, whatever else the change does.
+    Untrusted,
 }
 
 /// Why a source could not be rendered. Never turned into an empty app.
@@ -88,6 +92,17 @@ pub struct RenderError {
 }
 
 impl RenderError {
+    /// A source naming a chart repository that is not trusted.
+    #[must_use]
+    pub(crate) fn untrusted(message: impl Into<String>) -> RenderError {
+        RenderError {
+            kind: RenderErrorKind::Untrusted,
+            message: message.into(),
+            file: None,
+            line: None,
+        }
+    }
+
     /// A content error.
     #[must_use]
     pub(crate) fn content(message: impl Into<String>) -> RenderError {

@@ -27,6 +27,9 @@ fn severity(e: &RenderError) -> Severity {
     match e.kind {
         RenderErrorKind::Content | RenderErrorKind::OutsideRepo => Severity::Error,
         RenderErrorKind::ToolMissing | RenderErrorKind::Unsupported => Severity::Warning,
+        // Trust is decided at the base revision: a repository that is not
+        // trusted there is never contacted, and never a warning.
+        RenderErrorKind::Untrusted => Severity::Error,
     }
 }
 
@@ -102,7 +105,8 @@ fn finding(app: &App, e: &RenderError, side: Side, diff: bool) -> Finding {
     };
     let help = match e.kind {
         RenderErrorKind::ToolMissing => "install the missing tool, or fetch the missing chart (`gitops-lint charts pull`, or a run without `--offline`), where gitops-lint runs, or exclude this app in .gitops-lint.yaml",
-        RenderErrorKind::Unsupported => "this app cannot be analysed here (the message says why: a feature only a cluster evaluates, a chart repository to trust or that could not be reached); review its changes by hand",
+        RenderErrorKind::Unsupported => "this app cannot be analysed here (the message says why: a feature only a cluster evaluates, a chart repository that could not be reached); review its changes by hand",
+        RenderErrorKind::Untrusted => "trust the repository in a change merged before this one (`chartRepositories:` in .gitops-lint.yaml at the base revision), so that its chart can be fetched and judged",
         RenderErrorKind::OutsideRepo => "keep every file an app reads inside the repository",
         RenderErrorKind::Content => "fix the error; until it renders, nothing about this app is checked",
     };
@@ -356,6 +360,12 @@ impl Rule for RenderFailed {
                                 owner.display_name()
                             );
                             judged.push(Finding { message, ..f }.severity(caused_severity(e)));
+                        }
+                        // A repository the base does not trust is never
+                        // contacted, so what the app renders is unknown
+                        // (what it would claim included): an error.
+                        None if e.kind == RenderErrorKind::Untrusted => {
+                            judged.push(f.severity(Severity::Error));
                         }
                         None => {
                             let message = format!(
