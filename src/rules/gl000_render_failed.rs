@@ -25,11 +25,12 @@ static META: RuleMeta = RuleMeta {
 /// it must not fail every pull request.
 fn severity(e: &RenderError) -> Severity {
     match e.kind {
-        RenderErrorKind::Content | RenderErrorKind::OutsideRepo => Severity::Error,
-        RenderErrorKind::ToolMissing | RenderErrorKind::Unsupported => Severity::Warning,
         // Trust is decided at the base revision: a repository that is not
         // trusted there is never contacted, and never a warning.
-        RenderErrorKind::Untrusted => Severity::Error,
+        RenderErrorKind::Content | RenderErrorKind::OutsideRepo | RenderErrorKind::Untrusted => {
+            Severity::Error
+        }
+        RenderErrorKind::ToolMissing | RenderErrorKind::Unsupported => Severity::Warning,
     }
 }
 
