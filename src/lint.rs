@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use crate::argocd::unchanged::{self, Deferral, SubtreeMemo};
 use crate::argocd::{self, AppStatus, Inventory, InventoryInput, RepoIdentity};
 use crate::config::{Config, ConfigError, CONFIG_FILE};
+use crate::local_files;
 use crate::plan;
 use crate::render::{ParseCache, RenderOptions};
 use crate::report::Report;
@@ -339,17 +340,19 @@ fn load_base_config(
 
 /// The facts kept in `dir`, refused when `dir` is inside the repository's
 /// work tree or git directory (the cache would then be content of the
-/// repository it describes, or be removed with it).
+/// repository it describes, or be removed with it). Both sides are
+/// compared as the system reaches them ([`local_files::resolved`]): a
+/// `missing/../repo/cache` or a symlink into `.git` names the repository.
 fn open_facts(repo: &GitRepo, dir: &Path) -> Result<source::facts::Facts, LintError> {
-    let abs = absolute(dir);
-    let inside = |root: &Path| abs.starts_with(absolute(root));
+    let abs = local_files::resolved(dir);
+    let inside = |root: &Path| abs.starts_with(local_files::resolved(root));
     if repo.workdir().is_some_and(inside) || inside(repo.git_dir()) {
         return Err(LintError::Other(format!(
             "--cache-dir {}: is inside the repository; name a directory outside it (the default is $XDG_CACHE_HOME/gitops-lint), or pass --no-cache",
-            dir.display()
+            crate::report::printable(&dir.display().to_string(), false)
         )));
     }
-    Ok(source::facts::Facts::open(dir))
+    Ok(source::facts::Facts::open(&abs))
 }
 
 /// Opens the facts of `--cache-dir` (unless `--no-cache`) for `repo`, so
@@ -359,34 +362,6 @@ fn keep_facts(repo: &GitRepo, opts: &Options) -> Result<(), LintError> {
         repo.keep_facts(Arc::new(open_facts(repo, dir)?));
     }
     Ok(())
-}
-
-/// `p` made absolute with its existing part's symlinks resolved, so two
-/// spellings of one directory compare equal.
-fn absolute(p: &Path) -> PathBuf {
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(p)
-    };
-    let mut existing = abs.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            let mut out = real;
-            for r in rest.iter().rev() {
-                out.push(r);
-            }
-            return out;
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return abs,
-        }
-    }
 }
 
 /// `p` as a path inside the repository, without following any symlink on
