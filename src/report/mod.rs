@@ -156,6 +156,9 @@ pub struct Report {
     /// exists, else the file that stopped including it, else the Application.
     /// Empty when not computed (emitters then use the finding's own location).
     pub(crate) anchors: Vec<Option<Location>>,
+    /// The level at which an unacknowledged finding fails the run
+    /// (`--fail-on`; `None`: never), for reports that name what fails it.
+    pub(crate) fail_on: Option<Severity>,
 }
 
 impl Report {
@@ -285,7 +288,14 @@ impl Report {
             details,
             files: BTreeMap::new(),
             anchors: Vec::new(),
+            fail_on: Some(Severity::Error),
         }
+    }
+
+    /// Whether finding `f` alone fails the run.
+    #[must_use]
+    pub(crate) fn fails_run(&self, f: &Finding) -> bool {
+        f.acknowledged.is_none() && self.fail_on.is_some_and(|level| f.severity >= level)
     }
 
     /// Where pull-request tools should show finding `i`: its anchor when one
@@ -369,9 +379,50 @@ pub(crate) fn printable(s: &str, keep_lines: bool) -> String {
     out
 }
 
-/// Whether [`printable`] shows `c` as an escape.
+/// Whether [`printable`] shows `c` as an escape: C0 and C1 controls, and
+/// the bidirectional controls, which make text display in an order other
+/// than the one it is read in (a name that looks like another).
 fn escaped(c: char, keep_lines: bool) -> bool {
-    c.is_control() && !(keep_lines && (c == '\n' || c == '\t'))
+    (c.is_control() && !(keep_lines && (c == '\n' || c == '\t'))) || is_bidi_control(c)
+}
+
+/// The Unicode bidirectional formatting characters: embeddings and
+/// overrides (U+202A-U+202E), isolates (U+2066-U+2069) and the marks
+/// (U+200E, U+200F, U+061C).
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
+}
+
+/// JSON text (the JSON report, the SARIF log) made safe to print in a CI
+/// log with every value unchanged: outside strings JSON is ASCII without
+/// `#`, so each `##[` (which the runner reads as a command anywhere in a
+/// line), C1 control and bidirectional control is inside a string, where
+/// the JSON escape `\uXXXX` stands for the same character. `##[` is
+/// written `#\u0023[`.
+pub(crate) fn log_safe_json(text: &mut Vec<u8>) {
+    let Ok(s) = std::str::from_utf8(text) else {
+        return;
+    };
+    let risky = |c: char| (c.is_control() && c > '\u{7f}') || is_bidi_control(c);
+    if !s.contains("##[") && !s.chars().any(risky) {
+        return;
+    }
+    let mut out = String::with_capacity(s.len() + 64);
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        if rest.starts_with("##[") {
+            out.push_str("#\\u0023[");
+            rest = &rest[3..];
+            continue;
+        }
+        if risky(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    *text = out.into_bytes();
 }
 
 /// `s` made [`printable`] where it lies (kept when it has nothing to
@@ -529,6 +580,7 @@ pub(crate) mod tests {
         .app("old")
         .at(Side::Base, Some("apps/old.yaml"), Some(1));
         Report {
+            fail_on: Some(Severity::Error),
             command: "diff".into(),
             base: Some("1111111111111111111111111111111111111111".into()),
             head: "2222222222222222222222222222222222222222".into(),
