@@ -686,6 +686,7 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
         &messages,
         opts,
     )?;
+    intact(&repo)?;
     if live_head.is_none() {
         report
             .notes
@@ -832,14 +833,28 @@ pub(crate) fn diff_staged(opts: &Options) -> Result<Report, LintError> {
         None => ("EMPTY".to_string(), Arc::new(source::EmptyTree)),
     };
     // Staged changes have no commit message yet, so no trailers.
-    diff_trees(
+    let report = diff_trees(
         &repo,
         (&base_label, base_tree),
         ("INDEX", head_tree),
         None,
         &[],
         opts,
-    )
+    )?;
+    intact(&repo)?;
+    Ok(report)
+}
+
+/// Stops the run when an object it needed was missing or corrupt: the
+/// apps reading it would otherwise each be a render failure of their own,
+/// while the cause is the clone, which Argo CD could not read either.
+fn intact(repo: &GitRepo) -> Result<(), LintError> {
+    match repo.damaged() {
+        Some(what) => Err(LintError::Other(format!(
+            "the repository's object database is damaged: {what}; check it with `git fsck`, then fetch or clone it again"
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn diff_trees(
@@ -1052,6 +1067,7 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
     let mut findings = rules::run(&cx);
     suppress::apply_ignores(&mut findings, &cx);
     suppress::drop_ignored_paths(&mut findings, &config);
+    intact(&repo)?;
     let mut report = Report::new("check", None, (&label, &inv), None, findings);
     crate::report::anchor::attach_files(&mut report, None, tree.as_ref());
     Ok(report)
