@@ -2129,6 +2129,15 @@ fn commit_with_raw_entries(
     files: &[(String, Vec<u8>)],
     raw: &[RawEntry<'_>],
 ) {
+    commit_with_raw_entries_on_both(dir, (base, &[]), (files, raw));
+}
+
+/// [`commit_with_raw_entries`] with raw entries at base too.
+fn commit_with_raw_entries_on_both(
+    dir: &Path,
+    (base, base_raw): (&[(String, Vec<u8>)], &[RawEntry<'_>]),
+    (files, raw): (&[(String, Vec<u8>)], &[RawEntry<'_>]),
+) {
     git(dir, &["init", "-q", "-b", "main"]);
     git(
         dir,
@@ -2188,7 +2197,7 @@ fn commit_with_raw_entries(
             repo.reference(&format!("refs/heads/{branch}"), c, true, "test")
                 .expect("ref");
         };
-    write("main", None, base, &[]);
+    write("main", None, base, base_raw);
     write("change", Some("main"), files, raw);
 }
 
@@ -3145,4 +3154,40 @@ fn symlinks_out_of_the_repository_through_pre_commit_are_never_followed() {
             assert!(pruned_apps(&report).is_empty(), "{report:#}");
         }
     }
+}
+
+/// A submodule removed by the change from a `recurse: true` directory app:
+/// at base Argo CD checked it out and rendered its manifests
+/// (`reposerver/repository/repository.go` `checkoutRevision` runs
+/// `nativeGitClient.Submodule`), so the sync after the change prunes them,
+/// and which they are is unknown: the app is GL000 at base, nothing is
+/// listed as pruned, and it is not reported as rendered and smaller.
+#[test]
+fn a_submodule_removed_from_a_recursive_app_makes_its_prunes_unknown() {
+    let recurse = "    directory:\n      recurse: true\n";
+    let files = vec![
+        file("apps/web.yaml", app_yaml("web", "apps/web", recurse)),
+        file("apps/web/pvc.yaml", pvc("data")),
+    ];
+    let tmp = tempfile::tempdir().expect("tempdir");
+    commit_with_raw_entries_on_both(
+        tmp.path(),
+        (&files, &[("apps/web", b"vendor", 0o160_000, None)]),
+        (&files, &[]),
+    );
+    let out = run_capped(
+        tmp.path(),
+        &["diff", "main..change", "--format", "json"],
+        GIB,
+        60,
+    );
+    let report = json(&out);
+    assert_eq!(gl000_apps(&report), ["web"], "{report:#}");
+    assert!(
+        gl000_messages(&report)
+            .iter()
+            .any(|m| m.contains("at base") && m.contains("submodule")),
+        "{report:#}"
+    );
+    assert!(pruned_apps(&report).is_empty(), "{report:#}");
 }
