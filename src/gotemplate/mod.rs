@@ -330,34 +330,7 @@ pub const MAX_ERROR_BYTES: usize = 8 << 10;
 /// The longest piece of template text quoted in an error.
 const MAX_QUOTED_BYTES: usize = 1 << 10;
 
-/// `s` cut to at most `max` bytes (at a character boundary), with what
-/// was left out said: `… (N bytes more) …` between its head and its tail.
-#[must_use]
-pub fn bounded_text(s: &str, max: usize) -> Cow<'_, str> {
-    if s.len() <= max {
-        return Cow::Borrowed(s);
-    }
-    let floor = |mut i: usize| {
-        while !s.is_char_boundary(i) {
-            i -= 1;
-        }
-        i
-    };
-    let ceil = |mut i: usize| {
-        while !s.is_char_boundary(i) {
-            i += 1;
-        }
-        i
-    };
-    let head = floor(max * 3 / 4);
-    let tail = ceil(s.len() - max / 4);
-    Cow::Owned(format!(
-        "{} … ({} bytes more) … {}",
-        &s[..head],
-        tail - head,
-        &s[tail..]
-    ))
-}
+pub use crate::limits::bounded_text;
 
 /// An error message within [`MAX_ERROR_BYTES`].
 fn bounded_error(s: String) -> String {

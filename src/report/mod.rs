@@ -277,6 +277,7 @@ impl Report {
                 }
             ));
         }
+        let findings = bounded_messages(findings);
         Report {
             command: command.to_string(),
             base: base.map(|(r, _)| r.to_string()),
@@ -341,6 +342,34 @@ impl Report {
             .iter()
             .any(|f| f.acknowledged.is_none() && f.severity >= level)
     }
+}
+
+/// The longest message one finding keeps (a tool's error quoted whole
+/// can be megabytes).
+const MAX_MESSAGE_BYTES: usize = 64 << 10;
+/// The message text a report keeps in full across its findings; past it,
+/// each further message keeps [`MAX_MESSAGE_BYTES_PAST_TOTAL`].
+const MAX_MESSAGE_BYTES_PER_RUN: usize = 8 << 20;
+const MAX_MESSAGE_BYTES_PAST_TOTAL: usize = 1 << 10;
+
+/// Findings whose messages are within [`MAX_MESSAGE_BYTES`] each and, in
+/// total, [`MAX_MESSAGE_BYTES_PER_RUN`]: thousands of apps failing with
+/// long errors must not make a report (and every format of it) that
+/// exhausts the runner. What is cut says how much was left out.
+fn bounded_messages(mut findings: Vec<Finding>) -> Vec<Finding> {
+    let mut total = 0usize;
+    for f in &mut findings {
+        let max = if total > MAX_MESSAGE_BYTES_PER_RUN {
+            MAX_MESSAGE_BYTES_PAST_TOTAL
+        } else {
+            MAX_MESSAGE_BYTES
+        };
+        if let std::borrow::Cow::Owned(cut) = crate::limits::bounded_text(&f.message, max) {
+            f.message = cut;
+        }
+        total = total.saturating_add(f.message.len());
+    }
+    findings
 }
 
 /// Writes the report in one format.
@@ -649,6 +678,29 @@ pub(crate) mod tests {
         let text = String::from_utf8(buf).expect("utf-8");
         assert!(text.contains("first%0Asecond"), "{text}");
         assert!(!text.contains("u{a}"), "{text}");
+    }
+
+    /// Long messages are cut each, and past the run's total to a little
+    /// each, saying how much was left out.
+    #[test]
+    fn message_text_is_bounded_per_finding_and_per_run() {
+        let f = sample().findings[0].clone();
+        let many: Vec<Finding> = (0..400)
+            .map(|i| {
+                let mut g = f.clone();
+                g.message = format!("{i}: {}", "x".repeat(100 << 10));
+                g
+            })
+            .collect();
+        let kept = bounded_messages(many);
+        assert!(kept
+            .iter()
+            .all(|g| g.message.len() <= MAX_MESSAGE_BYTES + 64));
+        assert!(kept.iter().all(|g| g.message.contains("bytes more)")));
+        let total: usize = kept.iter().map(|g| g.message.len()).sum();
+        assert!(total <= MAX_MESSAGE_BYTES_PER_RUN + MAX_MESSAGE_BYTES + 400 * 1200);
+        assert!(kept[399].message.len() <= MAX_MESSAGE_BYTES_PAST_TOTAL + 64);
+        assert!(kept[0].message.starts_with("0: xxx"));
     }
 
     #[test]
