@@ -503,8 +503,17 @@ fn print_stats(opts: &Options) {
 #[allow(clippy::print_stderr)]
 fn print_details(details: &[String]) {
     for d in details {
-        eprintln!("gitops-lint: {d}");
+        eprintln!("gitops-lint: {}", one_log_line(d));
     }
+}
+
+/// Text for one line of stderr after gitops-lint's own prefix: an error
+/// or a detail quotes the repository (a repoURL, a path, a tool's error),
+/// and a CI runner reads a log line starting `::` or holding `##[` as a
+/// command. Line breaks and other controls are escaped, so nothing
+/// quoted starts a line, and the markers are broken.
+fn one_log_line(s: &str) -> String {
+    report::without_runner_commands(&report::printable(s, false))
 }
 
 /// `--quiet` drops the notes when every output is read by a person.
@@ -569,7 +578,7 @@ fn charts_pull(range: Option<&str>, common: &Common, spinner: &Spinner) -> ExitS
 
 #[allow(clippy::print_stderr)]
 fn fatal(e: &dyn std::fmt::Display) -> ExitStatus {
-    eprintln!("gitops-lint: error: {e}");
+    eprintln!("gitops-lint: error: {}", one_log_line(&e.to_string()));
     ExitStatus::Error
 }
 
@@ -629,6 +638,7 @@ fn finish(result: Result<report::Report, LintError>, common: &Common) -> ExitSta
     if common.verbose {
         print_details(&report.details);
     }
+    report.fail_on = fail_level(common.fail_on);
     if common.quiet {
         // Notes stay in the machine formats, whose readers filter them.
         quiet_notes(&mut report, &specs);
@@ -645,7 +655,10 @@ fn finish(result: Result<report::Report, LintError>, common: &Common) -> ExitSta
         }
         match &spec.path {
             Some(p) => {
-                if let Err(e) = std::fs::write(p, &buf) {
+                // Not through a symlink: in CI the output's directory may be
+                // the pull request's checkout, where a committed link would
+                // make the run overwrite the file it points at.
+                if let Err(e) = crate::local_files::write_output(p, &buf) {
                     return fatal(&format!(
                         "cannot write {} output to {}: {e}",
                         spec.format.as_str(),

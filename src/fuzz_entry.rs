@@ -131,7 +131,14 @@ pub fn appset_template(data: &[u8]) {
     };
     let dot = data_from_params(&params);
     for missing in [MissingKey::Invalid, MissingKey::Zero, MissingKey::Error] {
-        let _ = render(src, &dot, missing);
+        if let Err(e) = render(src, &dot, missing) {
+            // Parse errors quote little; execution errors are cut to size.
+            assert!(
+                e.len() <= crate::gotemplate::MAX_ERROR_BYTES + src.len().min(1 << 10) + 256,
+                "an error of {} bytes",
+                e.len()
+            );
+        }
     }
 }
 
@@ -156,6 +163,9 @@ pub fn template_sizes(data: &[u8]) {
         "printf \"%*d\" {n} {k}",
         "toPrettyJson (list (repeat {n} {s}) (until {k}))",
         "toYaml (dict {s} (repeat {n} {s}))",
+        "regexMatch (repeat {k} \"(a)\") (repeat {n} \"a\")",
+        "regexFindAll (repeat {k} \"(a*)\") (repeat {n} {s}) -1",
+        "regexSplit (repeat {k} {s}) (repeat {n} {s}) -1",
     ];
     const CHAINS: &[&str] = &[
         "{{ $x := {s} }}{{ range until {k} }}{{ $x = cat $x $x }}{{ end }}{{ len $x }}",
@@ -186,11 +196,16 @@ pub fn template_sizes(data: &[u8]) {
     };
     let dot = data_from_params(&serde_json::Map::new());
     let mut budget = Budget::PER_EXECUTION;
-    if let Ok(out) = t.execute_within(&dot, MissingKey::Invalid, &mut budget) {
-        assert!(
+    match t.execute_within(&dot, MissingKey::Invalid, &mut budget) {
+        Ok(out) => assert!(
             out.len() <= Budget::PER_EXECUTION.bytes,
             "an output larger than the budget"
-        );
+        ),
+        Err(e) => assert!(
+            e.len() <= crate::gotemplate::MAX_ERROR_BYTES + 64,
+            "an error of {} bytes",
+            e.len()
+        ),
     }
     assert!(budget.bytes <= Budget::PER_EXECUTION.bytes);
     assert!(budget.steps <= Budget::PER_EXECUTION.steps);

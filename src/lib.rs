@@ -20,6 +20,7 @@ pub mod glob;
 pub mod gotemplate;
 pub(crate) mod json;
 pub mod limits;
+pub mod local_files;
 pub(crate) mod semver;
 pub mod yaml;
 

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use crate::argocd::unchanged::{self, Deferral, SubtreeMemo};
 use crate::argocd::{self, AppStatus, Inventory, InventoryInput, RepoIdentity};
 use crate::config::{Config, ConfigError, CONFIG_FILE};
+use crate::local_files;
 use crate::plan;
 use crate::render::{ParseCache, RenderOptions};
 use crate::report::Report;
@@ -355,17 +356,19 @@ fn load_base_config(
 
 /// The facts kept in `dir`, refused when `dir` is inside the repository's
 /// work tree or git directory (the cache would then be content of the
-/// repository it describes, or be removed with it).
+/// repository it describes, or be removed with it). Both sides are
+/// compared as the system reaches them ([`local_files::resolved`]): a
+/// `missing/../repo/cache` or a symlink into `.git` names the repository.
 fn open_facts(repo: &GitRepo, dir: &Path) -> Result<source::facts::Facts, LintError> {
-    let abs = absolute(dir);
-    let inside = |root: &Path| abs.starts_with(absolute(root));
+    let abs = local_files::resolved(dir);
+    let inside = |root: &Path| abs.starts_with(local_files::resolved(root));
     if repo.workdir().is_some_and(inside) || inside(repo.git_dir()) {
         return Err(LintError::Other(format!(
             "--cache-dir {}: is inside the repository; name a directory outside it (the default is $XDG_CACHE_HOME/gitops-lint), or pass --no-cache",
-            dir.display()
+            crate::report::printable(&dir.display().to_string(), false)
         )));
     }
-    Ok(source::facts::Facts::open(dir))
+    Ok(source::facts::Facts::open(&abs))
 }
 
 /// Opens the facts of `--cache-dir` (unless `--no-cache`) for `repo`, so
@@ -375,34 +378,6 @@ fn keep_facts(repo: &GitRepo, opts: &Options) -> Result<(), LintError> {
         repo.keep_facts(Arc::new(open_facts(repo, dir)?));
     }
     Ok(())
-}
-
-/// `p` made absolute with its existing part's symlinks resolved, so two
-/// spellings of one directory compare equal.
-fn absolute(p: &Path) -> PathBuf {
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(p)
-    };
-    let mut existing = abs.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            let mut out = real;
-            for r in rest.iter().rev() {
-                out.push(r);
-            }
-            return out;
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return abs,
-        }
-    }
 }
 
 /// `p` as a path inside the repository, without following any symlink on
@@ -735,6 +710,7 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
         &messages,
         opts,
     )?;
+    intact(&repo)?;
     if live_head.is_none() {
         report
             .notes
@@ -881,14 +857,28 @@ pub(crate) fn diff_staged(opts: &Options) -> Result<Report, LintError> {
         None => ("EMPTY".to_string(), Arc::new(source::EmptyTree)),
     };
     // Staged changes have no commit message yet, so no trailers.
-    diff_trees(
+    let report = diff_trees(
         &repo,
         (&base_label, base_tree),
         ("INDEX", head_tree),
         None,
         &[],
         opts,
-    )
+    )?;
+    intact(&repo)?;
+    Ok(report)
+}
+
+/// Stops the run when an object it needed was missing or corrupt: the
+/// apps reading it would otherwise each be a render failure of their own,
+/// while the cause is the clone, which Argo CD could not read either.
+fn intact(repo: &GitRepo) -> Result<(), LintError> {
+    match repo.damaged() {
+        Some(what) => Err(LintError::Other(format!(
+            "the repository's object database is damaged: {what}; check it with `git fsck`, then fetch or clone it again"
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn diff_trees(
@@ -1124,6 +1114,7 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
     let mut findings = rules::run(&cx);
     suppress::apply_ignores(&mut findings, &cx);
     suppress::drop_ignored_paths(&mut findings, &config);
+    intact(&repo)?;
     let mut report = Report::new("check", None, (&label, &inv), None, findings);
     crate::report::anchor::attach_files(&mut report, None, tree.as_ref());
     Ok(report)

@@ -490,12 +490,16 @@ fn pull_request_run_writes_sarif_annotations_and_summary() {
     assert!(lint
         .stdout
         .contains("::notice title=gitops-lint::.gitops-lint.yaml differs at head"));
-    // SARIF at the default path in the workspace, valid against the schema.
+    // SARIF at the default path under RUNNER_TEMP (never in the pull
+    // request's checkout), valid against the schema.
     let sarif_path = PathBuf::from(&r.outputs["lint"]["sarif"]);
     assert_eq!(
         sarif_path,
-        Path::new(&r.vars["GITHUB_WORKSPACE"]).join("gitops-lint.sarif")
+        Path::new(&r.vars["RUNNER_TEMP"]).join("gitops-lint/reports/gitops-lint.sarif")
     );
+    assert!(!Path::new(&r.vars["GITHUB_WORKSPACE"])
+        .join("gitops-lint.sarif")
+        .exists());
     let log: Value =
         serde_json::from_str(&std::fs::read_to_string(&sarif_path).expect("sarif written"))
             .expect("json");
@@ -544,8 +548,9 @@ fn a_clean_pull_request_passes_and_honours_inputs() {
     // Without annotations the step log gets the human report instead.
     assert!(!lint.stdout.contains("::"), "{}", lint.stdout);
     assert!(lint.stdout.contains("0 error(s), 0 warning(s), 0 info"));
-    let sarif = Path::new(&r.vars["GITHUB_WORKSPACE"]).join("reports/out.sarif");
+    let sarif = Path::new(&r.vars["RUNNER_TEMP"]).join("gitops-lint/reports/reports/out.sarif");
     assert!(sarif.is_file());
+    assert_eq!(r.outputs["lint"]["sarif"], sarif.to_string_lossy());
     let summary = std::fs::read_to_string(&r.vars["GITHUB_STEP_SUMMARY"]).expect("summary");
     assert!(summary.contains("No findings."), "{summary}");
 }

@@ -406,8 +406,49 @@ pub(super) fn go_quote(s: &str) -> String {
     out
 }
 
+/// The longest pattern the regular-expression functions compile.
+pub(crate) const MAX_REGEX_PATTERN: usize = 16 << 10;
+/// The most capture groups a pattern may have: matching keeps a slot per
+/// group for every state of the program it runs (the regex crate's
+/// `PikeVM`, which finding matches and captures falls back to), so 3,000
+/// groups over 3,000 characters held gigabytes for tens of seconds.
+pub(crate) const MAX_REGEX_GROUPS: usize = 100;
+/// The compiled program's size and the lazy DFA's cache (the regex crate's
+/// `size_limit` and `dfa_size_limit`; its defaults are 10 MiB and 2 MiB).
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+const REGEX_DFA_LIMIT: usize = 1 << 20;
+
+/// Compiles a pattern of `regexMatch` and the other regular-expression
+/// functions. Go's RE2 and the regex crate both match in time linear in
+/// the input; what a pattern can make them hold is bounded here: its
+/// length, its capture groups and its compiled size.
 fn regex(pat: &str) -> Result<regex::Regex, String> {
-    regex::Regex::new(&go_pattern(pat)).map_err(|e| format!("error parsing regexp: {e}"))
+    if pat.len() > MAX_REGEX_PATTERN {
+        return Err(format!(
+            "the pattern is {} bytes long, longer than the {MAX_REGEX_PATTERN} gitops-lint compiles {BEYOND_LIMITS}",
+            pat.len()
+        ));
+    }
+    let groups = pat.bytes().filter(|b| *b == b'(').count();
+    let re = regex::RegexBuilder::new(&go_pattern(pat))
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_DFA_LIMIT)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(n) => {
+                format!("the pattern compiles to more than {n} bytes {BEYOND_LIMITS}")
+            }
+            e => format!("error parsing regexp: {e}"),
+        })?;
+    // Counted on the parsed pattern (an escaped or bracketed `(` is no
+    // group); the count of `(` is only a cheap upper bound.
+    if groups > MAX_REGEX_GROUPS && re.captures_len() - 1 > MAX_REGEX_GROUPS {
+        return Err(format!(
+            "the pattern has {} capture groups, more than the {MAX_REGEX_GROUPS} gitops-lint matches with {BEYOND_LIMITS}",
+            re.captures_len() - 1
+        ));
+    }
+    Ok(re)
 }
 
 /// Go's `regexp/syntax` reads what Rust's `regex` refuses, so it is
@@ -2537,18 +2578,25 @@ fn f_regex_find(_: &str, a: &[V], _: usize) -> R {
     ))
 }
 
-fn f_regex_find_all(_: &str, a: &[V], _: usize) -> R {
+fn f_regex_find_all(_: &str, a: &[V], room: usize) -> R {
     arity(a, 3)?;
     let re = regex(s(&a[0])?)?;
     let n = int(&a[2])?;
-    let all = re
-        .find_iter(s(&a[1])?)
-        .map(|m| V::Str(m.as_str().to_string()));
-    Ok(V::List(if n < 0 {
-        all.collect()
+    let limit = if n < 0 {
+        usize::MAX
     } else {
-        all.take(usize::try_from(n).unwrap_or(0)).collect()
-    }))
+        usize::try_from(n).unwrap_or(0)
+    };
+    // An empty pattern matches at every position of the input: the list
+    // is charged as it grows, before it outgrows what is left.
+    let mut cost = 0usize;
+    let mut out = Vec::new();
+    for m in re.find_iter(s(&a[1])?).take(limit) {
+        cost = cost.saturating_add(m.len() + super::value::NODE_COST);
+        fits(cost, room)?;
+        out.push(V::Str(m.as_str().to_string()));
+    }
+    Ok(V::List(out))
 }
 
 fn f_regex_replace_all(_: &str, a: &[V], room: usize) -> R {
@@ -2563,18 +2611,25 @@ fn f_regex_replace_all_literal(_: &str, a: &[V], room: usize) -> R {
     regex_replace(&re, s(&a[1])?, s(&a[2])?, false, room)
 }
 
-fn f_regex_split(_: &str, a: &[V], _: usize) -> R {
+fn f_regex_split(_: &str, a: &[V], room: usize) -> R {
     arity(a, 3)?;
     let re = regex(s(&a[0])?)?;
     let n = int(&a[2])?;
-    let parts: Vec<V> = if n < 0 {
-        re.split(s(&a[1])?).map(|p| V::Str(p.to_string())).collect()
+    let src = s(&a[1])?;
+    let parts: Box<dyn Iterator<Item = &str>> = if n < 0 {
+        Box::new(re.split(src))
     } else {
-        re.splitn(s(&a[1])?, usize::try_from(n).unwrap_or(0))
-            .map(|p| V::Str(p.to_string()))
-            .collect()
+        Box::new(re.splitn(src, usize::try_from(n).unwrap_or(0)))
     };
-    Ok(V::List(parts))
+    // Charged as it grows, as `regexFindAll` is.
+    let mut cost = 0usize;
+    let mut out = Vec::new();
+    for p in parts {
+        cost = cost.saturating_add(p.len() + super::value::NODE_COST);
+        fits(cost, room)?;
+        out.push(V::Str(p.to_string()));
+    }
+    Ok(V::List(out))
 }
 
 fn f_regex_quote_meta(_: &str, a: &[V], _: usize) -> R {

@@ -248,7 +248,7 @@ impl Template {
         budget.bytes -= bytes - st.bytes_left;
         match r {
             Ok(()) | Err(Flow::Break | Flow::Continue) => Ok(st.out),
-            Err(Flow::Error(e) | Flow::Exec(e)) => Err(e),
+            Err(Flow::Error(e) | Flow::Exec(e)) => Err(bounded_error(e)),
         }
     }
 }
@@ -314,9 +314,48 @@ const MAX_VALUE_BYTES: usize = 16 << 20;
 /// measured ([`State::charge`]): walking values is bounded with the rest
 /// of an execution's work.
 const WALK_BYTES_PER_STEP: usize = 256;
+/// The bytes of a regular expression's pattern one step pays for when it
+/// is compiled (see [`State::call`]).
+const REGEX_PATTERN_BYTES_PER_STEP: usize = 16;
 /// Bounds how deep a value may nest, so printing, copying and dropping it
 /// cannot overflow the stack (`fromYaml` alone may nest 256 levels).
 const MAX_VALUE_DEPTH: usize = 300;
+/// The longest error text an execution keeps. Go's messages quote
+/// template text and wrap each inner error (`tpl` quotes the whole string
+/// it parses at every level of a recursion), so a 200 KB value `tpl`-ed
+/// into itself made each message of a chart megabytes long; past this,
+/// the middle of the message is left out, keeping its context (the head)
+/// and its cause (the tail).
+pub const MAX_ERROR_BYTES: usize = 8 << 10;
+/// The longest piece of template text quoted in an error.
+const MAX_QUOTED_BYTES: usize = 1 << 10;
+
+pub use crate::limits::bounded_text;
+
+/// An error message within [`MAX_ERROR_BYTES`].
+fn bounded_error(s: String) -> String {
+    match bounded_text(&s, MAX_ERROR_BYTES) {
+        Cow::Borrowed(_) => s,
+        Cow::Owned(o) => o,
+    }
+}
+
+/// Template text quoted as Go quotes it (`%q`), at most
+/// [`MAX_QUOTED_BYTES`] of it, saying how much was left out.
+fn quoted_text(text: &str) -> String {
+    if text.len() <= MAX_QUOTED_BYTES {
+        return funcs::go_quote(text);
+    }
+    let mut end = MAX_QUOTED_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}… ({} bytes more)",
+        funcs::go_quote(&text[..end]),
+        text.len() - end
+    )
+}
 
 impl State {
     fn walk(&mut self, dot: &V, list: &List) -> Result<(), Flow> {
@@ -835,7 +874,7 @@ impl State {
         if self.set.is_some() && matches!(name, "include" | "tpl") {
             let out = self
                 .set_call(name, vals)
-                .map_err(|e| Flow::Error(format!("error calling {name}: {e}")))?;
+                .map_err(|e| Flow::Error(bounded_error(format!("error calling {name}: {e}"))))?;
             self.charge(&out)?;
             return Ok(out);
         }
@@ -849,6 +888,19 @@ impl State {
                 self.charge(&out)?;
                 return Ok(out);
             }
+        }
+        if name.starts_with("regex") || name.starts_with("mustRegex") {
+            // Compiling a pattern and running it over the input are work
+            // in proportion to their lengths: charged as steps, so a loop
+            // cannot compile a long pattern a million times.
+            let len = |v: Option<&V>| match v {
+                Some(V::Str(s)) => s.len(),
+                _ => 0,
+            };
+            self.charge_steps(
+                1 + len(vals.first()) / REGEX_PATTERN_BYTES_PER_STEP
+                    + len(vals.get(1)) / WALK_BYTES_PER_STEP,
+            )?;
         }
         let funcs = self
             .set
@@ -882,7 +934,7 @@ impl State {
     ) -> Flow {
         funcs::refused_arg(at)
             .and_then(|i| self.argument_error(args, c, i, e))
-            .unwrap_or_else(|| Flow::Error(format!("error calling {name}: {e}")))
+            .unwrap_or_else(|| Flow::Error(bounded_error(format!("error calling {name}: {e}"))))
     }
 
     /// A function's refusal of argument `i`'s type (`i == args.len()`: the

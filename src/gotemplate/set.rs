@@ -18,8 +18,8 @@ use std::sync::Arc;
 use super::generators::{Generator, Variant};
 use super::parse::{self, List, Node, TemplateCall};
 use super::{
-    check_functions, Budget, Flow, FuncSet, HelmGen, MissingKey, State, MAX_STEPS, MAX_VALUE_BYTES,
-    V,
+    bounded_error, check_functions, quoted_text, Budget, Flow, FuncSet, HelmGen, MissingKey, State,
+    MAX_STEPS, MAX_VALUE_BYTES, V,
 };
 
 pub(super) use super::funcs::go_quote;
@@ -303,8 +303,8 @@ impl TemplateSet {
         budget.bytes -= bytes - st.bytes_left;
         match r {
             Ok(()) | Err(Flow::Break | Flow::Continue) => Ok(st.out),
-            Err(Flow::Exec(e)) => Err(e),
-            Err(Flow::Error(e)) => Err(format!("template: {name}: {e}")),
+            Err(Flow::Exec(e)) => Err(bounded_error(e)),
+            Err(Flow::Error(e)) => Err(bounded_error(format!("template: {name}: {e}"))),
         }
     }
 }
@@ -314,7 +314,7 @@ impl State {
     /// ...` in a template set, unchanged otherwise (ApplicationSets).
     pub(super) fn locate(&self, at: usize, node: &str, f: Flow) -> Flow {
         match (f, &self.set) {
-            (Flow::Error(e), Some(cx)) => Flow::Exec(cx.exec_error(at, node, &e)),
+            (Flow::Error(e), Some(cx)) => Flow::Exec(bounded_error(cx.exec_error(at, node, &e))),
             (f, _) => f,
         }
     }
@@ -427,10 +427,11 @@ impl State {
         // are seen only by this execution.
         let root = cx.root.clone();
         let mut trees = (*cx.trees).clone();
-        add_source(&mut trees, &root, text, cx.funcs, cx.gen)
-            .map_err(|e| format!("cannot parse template {}: {e}", go_quote(text)))?;
+        add_source(&mut trees, &root, text, cx.funcs, cx.gen).map_err(|e| {
+            bounded_error(format!("cannot parse template {}: {e}", quoted_text(text)))
+        })?;
         let Some(tree) = trees.get(&root).cloned() else {
-            return Err(format!("cannot parse template {}", go_quote(text)));
+            return Err(format!("cannot parse template {}", quoted_text(text)));
         };
         let saved = std::mem::replace(&mut cx.trees, Arc::new(trees));
         let r = self.run_to_string(&root, tree, data);
@@ -439,10 +440,10 @@ impl State {
         }
         match r {
             Ok(out) => Ok(V::Str(out.replace("<no value>", ""))),
-            Err(e) => Err(format!(
+            Err(e) => Err(bounded_error(format!(
                 "error during tpl function execution for {}: {e}",
-                go_quote(text)
-            )),
+                quoted_text(text)
+            ))),
         }
     }
 }

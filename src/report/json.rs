@@ -168,7 +168,11 @@ pub(crate) fn emit(r: &Report, bytes: &mut Vec<u8>) -> std::io::Result<()> {
     // Into the bytes themselves, not through `dyn Write`: there each of the
     // hundreds of thousands of tokens of a report of 10,000 apps was a call
     // of its own.
+    let start = bytes.len();
     serde_json::to_writer_pretty(&mut *bytes, &out(r)).map_err(std::io::Error::other)?;
+    let mut written = bytes.split_off(start);
+    super::log_safe_json(&mut written);
+    bytes.append(&mut written);
     bytes.push(b'\n');
     Ok(())
 }

@@ -232,19 +232,83 @@ fn finding_block(r: &Report, i: usize, f: &Finding) -> String {
     s
 }
 
-/// Renders the body, capped at `max` bytes.
+/// Where a section stands when the body is too large for all of them:
+/// what fails the run first (the reader of a red check must see why),
+/// then the other unacknowledged findings, most severe first, then the
+/// prune tables, then what is acknowledged.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Rank {
+    FailsRun(std::cmp::Reverse<Severity>),
+    Unacknowledged(std::cmp::Reverse<Severity>),
+    PruneTable,
+    Acknowledged(std::cmp::Reverse<Severity>),
+}
+
+/// The findings that fail the run, listed in the header (at most
+/// [`FAILING_NAMED`], each on one short line), so a report cut to size
+/// still says why the check is red.
+const FAILING_NAMED: usize = 10;
+
+/// The longest subject of a finding named in the header, in characters.
+const FAILING_SUBJECT: usize = 200;
+
+fn failing_lines(r: &Report) -> String {
+    let failing: Vec<&Finding> = r.findings.iter().filter(|f| r.fails_run(f)).collect();
+    if failing.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "**Fails the run** ({}):
+
+",
+        failing.len()
+    );
+    for f in failing.iter().take(FAILING_NAMED) {
+        let subject = match (&f.resource, &f.app) {
+            (Some(res), Some(app)) => format!("{res} in {app}"),
+            (Some(res), None) => res.to_string(),
+            (None, Some(app)) => format!("app {app}"),
+            (None, None) => String::new(),
+        };
+        let mut short: String = subject.chars().take(FAILING_SUBJECT).collect();
+        if short.len() < subject.len() {
+            short.push('…');
+        }
+        let subject = short;
+        s.push_str(&format!(
+            "- {} {} {}{}\n",
+            icon(f),
+            f.rule.code,
+            f.rule.name,
+            if subject.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", md_text(&subject))
+            }
+        ));
+    }
+    if failing.len() > FAILING_NAMED {
+        s.push_str(&format!("- and {} more\n", failing.len() - FAILING_NAMED));
+    }
+    s.push('\n');
+    s
+}
+
+/// Renders the body, capped at `max` bytes. The sections keep their order
+/// in the document; which of them fit is decided by [`Rank`].
 #[must_use]
 pub(crate) fn render(r: &Report, max: usize) -> String {
-    let mut sections: Vec<String> = Vec::new();
+    // (text, rank); `None`: a heading, kept when a section under it is.
+    let mut sections: Vec<(String, Option<Rank>)> = Vec::new();
     let mut tables = 0usize;
     if r.base.is_some() && !r.prunes.is_empty() {
-        sections.push("### What a sync would delete\n\n".to_string());
+        sections.push(("### What a sync would delete\n\n".to_string(), None));
         let mut i = 0;
         while i < r.prunes.len() {
             let app = &r.prunes[i].app;
             let rows: Vec<&PruneRow> = r.prunes[i..].iter().take_while(|p| &p.app == app).collect();
             i += rows.len();
-            sections.push(prune_table(app, &rows));
+            sections.push((prune_table(app, &rows), Some(Rank::PruneTable)));
             tables += 1;
         }
     }
@@ -254,38 +318,67 @@ pub(crate) fn render(r: &Report, max: usize) -> String {
         let f = &r.findings[i];
         (f.acknowledged.is_some(), std::cmp::Reverse(f.severity), i)
     });
+    let findings_heading = sections.len();
     if !order.is_empty() {
-        sections.push("### Findings\n\n".to_string());
+        sections.push(("### Findings\n\n".to_string(), None));
     }
-    let first_finding = sections.len();
     for &i in &order {
-        sections.push(finding_block(r, i, &r.findings[i]));
+        let f = &r.findings[i];
+        let severity = std::cmp::Reverse(f.severity);
+        let rank = if r.fails_run(f) {
+            Rank::FailsRun(severity)
+        } else if f.acknowledged.is_none() {
+            Rank::Unacknowledged(severity)
+        } else {
+            Rank::Acknowledged(severity)
+        };
+        sections.push((finding_block(r, i, f), Some(rank)));
     }
     if order.is_empty() {
-        sections.push("No findings.\n".to_string());
+        sections.push(("No findings.\n".to_string(), None));
     }
 
     let mut out = header(r);
-    // Room for the closing line that explains what was left out.
-    let reserve = 400;
-    let mut shown_findings = 0usize;
-    let mut shown_tables = 0usize;
-    let mut cut = false;
-    for (k, sec) in sections.iter().enumerate() {
-        if out.len() + sec.len() + reserve > max {
-            cut = true;
-            break;
-        }
-        out.push_str(sec);
-        if k >= first_finding && !order.is_empty() {
-            shown_findings += 1;
-        } else if sec.starts_with("#### ") {
-            shown_tables += 1;
+    out.push_str(&failing_lines(r));
+    // Room for the closing line that explains what was left out, and for
+    // the two headings.
+    let reserve = 400 + 64;
+    let mut by_rank: Vec<usize> = (0..sections.len())
+        .filter(|&k| sections[k].1.is_some())
+        .collect();
+    by_rank.sort_by_key(|&k| (sections[k].1, k));
+    let mut kept = vec![false; sections.len()];
+    let mut used = out.len();
+    for k in by_rank {
+        // A section that does not fit is left out; smaller ones after it
+        // in rank may still fit.
+        if used + sections[k].0.len() + reserve <= max {
+            used += sections[k].0.len();
+            kept[k] = true;
         }
     }
-    if cut {
+    let (mut shown_findings, mut shown_tables) = (0usize, 0usize);
+    for (k, (text, rank)) in sections.iter().enumerate() {
+        let show = match rank {
+            Some(_) => kept[k],
+            // A heading is shown with anything under it.
+            None if k == findings_heading && !order.is_empty() => kept[k + 1..].iter().any(|&x| x),
+            None if text.starts_with("### What") => kept[k + 1..=k + tables].iter().any(|&x| x),
+            None => true,
+        };
+        if !show {
+            continue;
+        }
+        out.push_str(text);
+        match rank {
+            Some(Rank::PruneTable) => shown_tables += 1,
+            Some(_) => shown_findings += 1,
+            None => {}
+        }
+    }
+    if shown_findings < order.len() || shown_tables < tables {
         out.push_str(&format!(
-            "\n---\n**This report is too large for one comment** ({} of {} prune table(s) and {} of {} finding(s) shown). \
+            "\n---\n**This report is too large for one comment** ({} of {} prune table(s) and {} of {} finding(s) shown; what fails the run first). \
              Run `gitops-lint diff` locally or see the SARIF results for the rest.\n",
             shown_tables,
             tables,

@@ -222,6 +222,9 @@ pub struct Report {
     /// exists, else the file that stopped including it, else the Application.
     /// Empty when not computed (emitters then use the finding's own location).
     pub(crate) anchors: Vec<Option<Location>>,
+    /// The level at which an unacknowledged finding fails the run
+    /// (`--fail-on`; `None`: never), for reports that name what fails it.
+    pub(crate) fail_on: Option<Severity>,
 }
 
 /// What renders `app` when config-management plugins do, as one line.
@@ -357,6 +360,7 @@ impl Report {
                 }
             ));
         }
+        let findings = bounded_messages(findings);
         Report {
             command: command.to_string(),
             base: base.map(|(r, _)| r.to_string()),
@@ -368,7 +372,14 @@ impl Report {
             details,
             files: BTreeMap::new(),
             anchors: Vec::new(),
+            fail_on: Some(Severity::Error),
         }
+    }
+
+    /// Whether finding `f` alone fails the run.
+    #[must_use]
+    pub(crate) fn fails_run(&self, f: &Finding) -> bool {
+        f.acknowledged.is_none() && self.fail_on.is_some_and(|level| f.severity >= level)
     }
 
     /// Where pull-request tools should show finding `i`: its anchor when one
@@ -416,6 +427,34 @@ impl Report {
     }
 }
 
+/// The longest message one finding keeps (a tool's error quoted whole
+/// can be megabytes).
+const MAX_MESSAGE_BYTES: usize = 64 << 10;
+/// The message text a report keeps in full across its findings; past it,
+/// each further message keeps [`MAX_MESSAGE_BYTES_PAST_TOTAL`].
+const MAX_MESSAGE_BYTES_PER_RUN: usize = 8 << 20;
+const MAX_MESSAGE_BYTES_PAST_TOTAL: usize = 1 << 10;
+
+/// Findings whose messages are within [`MAX_MESSAGE_BYTES`] each and, in
+/// total, [`MAX_MESSAGE_BYTES_PER_RUN`]: thousands of apps failing with
+/// long errors must not make a report (and every format of it) that
+/// exhausts the runner. What is cut says how much was left out.
+fn bounded_messages(mut findings: Vec<Finding>) -> Vec<Finding> {
+    let mut total = 0usize;
+    for f in &mut findings {
+        let max = if total > MAX_MESSAGE_BYTES_PER_RUN {
+            MAX_MESSAGE_BYTES_PAST_TOTAL
+        } else {
+            MAX_MESSAGE_BYTES
+        };
+        if let std::borrow::Cow::Owned(cut) = crate::limits::bounded_text(&f.message, max) {
+            f.message = cut;
+        }
+        total = total.saturating_add(f.message.len());
+    }
+    findings
+}
+
 /// Writes the report in one format.
 ///
 /// # Errors
@@ -452,9 +491,50 @@ pub(crate) fn printable(s: &str, keep_lines: bool) -> String {
     out
 }
 
-/// Whether [`printable`] shows `c` as an escape.
+/// Whether [`printable`] shows `c` as an escape: C0 and C1 controls, and
+/// the bidirectional controls, which make text display in an order other
+/// than the one it is read in (a name that looks like another).
 fn escaped(c: char, keep_lines: bool) -> bool {
-    c.is_control() && !(keep_lines && (c == '\n' || c == '\t'))
+    (c.is_control() && !(keep_lines && (c == '\n' || c == '\t'))) || is_bidi_control(c)
+}
+
+/// The Unicode bidirectional formatting characters: embeddings and
+/// overrides (U+202A-U+202E), isolates (U+2066-U+2069) and the marks
+/// (U+200E, U+200F, U+061C).
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
+}
+
+/// JSON text (the JSON report, the SARIF log) made safe to print in a CI
+/// log with every value unchanged: outside strings JSON is ASCII without
+/// `#`, so each `##[` (which the runner reads as a command anywhere in a
+/// line), C1 control and bidirectional control is inside a string, where
+/// the JSON escape `\uXXXX` stands for the same character. `##[` is
+/// written `#\u0023[`.
+pub(crate) fn log_safe_json(text: &mut Vec<u8>) {
+    let Ok(s) = std::str::from_utf8(text) else {
+        return;
+    };
+    let risky = |c: char| (c.is_control() && c > '\u{7f}') || is_bidi_control(c);
+    if !s.contains("##[") && !s.chars().any(risky) {
+        return;
+    }
+    let mut out = String::with_capacity(s.len() + 64);
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        if rest.starts_with("##[") {
+            out.push_str("#\\u0023[");
+            rest = &rest[3..];
+            continue;
+        }
+        if risky(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    *text = out.into_bytes();
 }
 
 /// `s` made [`printable`] where it lies (kept when it has nothing to
@@ -612,6 +692,7 @@ pub(crate) mod tests {
         .app("old")
         .at(Side::Base, Some("apps/old.yaml"), Some(1));
         Report {
+            fail_on: Some(Severity::Error),
             command: "diff".into(),
             base: Some("1111111111111111111111111111111111111111".into()),
             head: "2222222222222222222222222222222222222222".into(),
@@ -681,6 +762,29 @@ pub(crate) mod tests {
         let text = String::from_utf8(buf).expect("utf-8");
         assert!(text.contains("first%0Asecond"), "{text}");
         assert!(!text.contains("u{a}"), "{text}");
+    }
+
+    /// Long messages are cut each, and past the run's total to a little
+    /// each, saying how much was left out.
+    #[test]
+    fn message_text_is_bounded_per_finding_and_per_run() {
+        let f = sample().findings[0].clone();
+        let many: Vec<Finding> = (0..400)
+            .map(|i| {
+                let mut g = f.clone();
+                g.message = format!("{i}: {}", "x".repeat(100 << 10));
+                g
+            })
+            .collect();
+        let kept = bounded_messages(many);
+        assert!(kept
+            .iter()
+            .all(|g| g.message.len() <= MAX_MESSAGE_BYTES + 64));
+        assert!(kept.iter().all(|g| g.message.contains("bytes more)")));
+        let total: usize = kept.iter().map(|g| g.message.len()).sum();
+        assert!(total <= MAX_MESSAGE_BYTES_PER_RUN + MAX_MESSAGE_BYTES + 400 * 1200);
+        assert!(kept[399].message.len() <= MAX_MESSAGE_BYTES_PAST_TOTAL + 64);
+        assert!(kept[0].message.starts_with("0: xxx"));
     }
 
     #[test]

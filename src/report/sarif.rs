@@ -255,15 +255,28 @@ fn physical(l: &Location) -> Physical {
     }
 }
 
-/// Repository-relative paths as URI references: percent-encode what a URI
-/// cannot hold, keep `/`.
+/// Repository-relative paths as relative URI references: percent-encode
+/// what a URI cannot hold, keep `/`. A reference must stay relative to
+/// the repository whatever a directory is named, so `:` is always encoded
+/// (a first segment `file:` or `javascript:` would be a scheme), a leading
+/// `/` is encoded (`/etc`, `//host` would leave the repository), and so are
+/// the dots of a `.` or `..` segment, which a reader would resolve.
 fn uri_path(p: &str) -> String {
     let mut out = String::with_capacity(p.len());
-    for b in p.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=:@".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
+    for (i, segment) in p.split('/').enumerate() {
+        if i > 0 {
+            out.push_str(if out.is_empty() { "%2F" } else { "/" });
+        }
+        if segment == "." || segment == ".." {
+            out.push_str(&"%2E".repeat(segment.len()));
+            continue;
+        }
+        for b in segment.bytes() {
+            if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=@".contains(&b) {
+                out.push(char::from(b));
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
         }
     }
     out
@@ -428,8 +441,10 @@ pub(crate) fn to_value(r: &Report) -> serde_json::Value {
 /// # Errors
 /// Write failures.
 pub(crate) fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(&to_value(r)).map_err(std::io::Error::other)?;
-    writeln!(out, "{text}")
+    let mut text = serde_json::to_vec_pretty(&to_value(r)).map_err(std::io::Error::other)?;
+    super::log_safe_json(&mut text);
+    text.push(b'\n');
+    out.write_all(&text)
 }
 
 #[cfg(test)]
@@ -547,5 +562,20 @@ mod tests {
     #[test]
     fn uri_escapes_spaces_and_percent() {
         assert_eq!(uri_path("a b/c%.yaml"), "a%20b/c%25.yaml");
+    }
+
+    /// No directory name makes a reference absolute, give it a scheme or
+    /// climb out of the repository.
+    #[test]
+    fn uris_stay_relative_to_the_repository() {
+        assert_eq!(uri_path("file:/etc/passwd.yaml"), "file%3A/etc/passwd.yaml");
+        assert_eq!(
+            uri_path("javascript:alert(1)/a.yaml"),
+            "javascript%3Aalert(1)/a.yaml"
+        );
+        assert_eq!(uri_path("/etc/passwd"), "%2Fetc/passwd");
+        assert_eq!(uri_path("//host/x"), "%2F/host/x");
+        assert_eq!(uri_path("../../x/./y"), "%2E%2E/%2E%2E/x/%2E/y");
+        assert_eq!(uri_path("apps/.hidden/a..b.yaml"), "apps/.hidden/a..b.yaml");
     }
 }

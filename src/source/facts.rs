@@ -776,27 +776,37 @@ impl RecordKey {
     }
 }
 
-/// The file's bytes, unless it is missing or larger than a whole store.
+/// The file's bytes, unless it is missing, larger than a whole store, or
+/// not a regular file: a symlink at its path is not followed and a FIFO
+/// is not waited on (whoever can write the cache directory could otherwise
+/// steer or stall the run), both read as an empty store.
 fn read_bounded(file: &Path) -> Option<Vec<u8>> {
     let max = 64 + 4096 + MAX_FACTS * FACT_LEN + MAX_RECORDS * ENTRY_LEN + MAX_RECORD_BYTES;
-    let mut first = std::fs::File::open(file).ok()?;
-    let len = usize::try_from(first.metadata().ok()?.len()).ok()?;
-    if len > max {
-        return None;
-    }
+    let handle = crate::local_files::read_regular(file, max as u64).ok()??;
+    let len = usize::try_from(handle.metadata().ok()?.len()).ok()?;
+    read_halves(&handle, len)
+}
+
+#[cfg(not(unix))]
+fn read_halves(mut handle: &std::fs::File, len: usize) -> Option<Vec<u8>> {
+    let mut bytes = vec![0u8; len];
+    std::io::Read::read_exact(&mut handle, &mut bytes).ok()?;
+    Some(bytes)
+}
+
+#[cfg(unix)]
+fn read_halves(handle: &std::fs::File, len: usize) -> Option<Vec<u8>> {
+    use std::os::unix::fs::FileExt as _;
     // Read in two halves side by side: copying a store of a large fleet
     // (20 MB at 10,000 apps) into fresh pages is a few milliseconds on one
-    // core before anything else can start. The second half is read through
-    // a second handle; if the file was replaced in between, the halves
-    // fail the checksum and the store is computed again.
+    // core before anything else can start. Both halves are read from the
+    // one handle at their offsets.
     let mut bytes = vec![0u8; len];
     let (a, b) = bytes.split_at_mut(len / 2);
-    let second = |b: &mut [u8]| -> std::io::Result<()> {
-        let mut f = std::fs::File::open(file)?;
-        std::io::Seek::seek(&mut f, std::io::SeekFrom::Start((len / 2) as u64))?;
-        std::io::Read::read_exact(&mut f, b)
-    };
-    let (ra, rb) = rayon::join(|| std::io::Read::read_exact(&mut first, a), || second(b));
+    let (ra, rb) = rayon::join(
+        || handle.read_exact_at(a, 0),
+        || handle.read_exact_at(b, (len / 2) as u64),
+    );
     (ra.is_ok() && rb.is_ok()).then_some(bytes)
 }
 

@@ -86,6 +86,21 @@ struct BlobCache {
     /// Sharded by the id's first byte, so parallel readers rarely wait.
     shards: [Mutex<FastMap<ObjectId, BlobSlot>>; 16],
     reads: AtomicUsize,
+    /// The first object the object database lacks or cannot inflate (see
+    /// [`GitRepo::damaged`]).
+    damaged: std::sync::OnceLock<String>,
+}
+
+/// Whether `e` says the object database itself is damaged: an object a
+/// tree names is missing, or its bytes do not inflate or do not parse.
+/// Such a repository cannot be read as Argo CD would read it (its fetch
+/// or checkout fails too), so the run stops instead of reporting the app.
+fn is_damage(e: &git2::Error) -> bool {
+    e.code() == git2::ErrorCode::NotFound
+        || matches!(
+            e.class(),
+            git2::ErrorClass::Odb | git2::ErrorClass::Zlib | git2::ErrorClass::Object
+        )
 }
 
 impl BlobCache {
@@ -423,6 +438,14 @@ impl GitRepo {
     #[must_use]
     pub(crate) fn git_dir(&self) -> &Path {
         &self.git_dir
+    }
+
+    /// The first object this run found missing or corrupt, described for
+    /// a person: a damaged repository is one error of the run, not a
+    /// render failure of each app that reads it.
+    #[must_use]
+    pub(crate) fn damaged(&self) -> Option<&str> {
+        self.blobs.damaged.get().map(String::as_str)
     }
 
     /// How many blobs this run read from the object database (every later
@@ -980,16 +1003,25 @@ impl SharedRepo {
         let repo = self.take_handle()?;
         let read = Oid::from_bytes(&id.0).map_err(|e| io(&e)).and_then(|oid| {
             // The size from the object header, before anything is inflated.
+            let failed = |e: &git2::Error| {
+                if is_damage(e) {
+                    let _ = self
+                        .blobs
+                        .damaged
+                        .set(format!("object {oid} (`{path}`): {}", e.message()));
+                }
+                SourceError::Io(format!("`{path}`: {}", e.message()))
+            };
             let (size, _) = repo
                 .odb()
                 .and_then(|odb| odb.read_header(oid))
-                .map_err(|e| SourceError::Io(format!("`{path}`: {}", e.message())))?;
+                .map_err(|e| failed(&e))?;
             if size as u64 > super::MAX_BLOB_BYTES {
                 return Err(SourceError::TooLarge(path.to_string(), size as u64));
             }
             repo.find_blob(oid)
                 .map(|blob| Arc::<[u8]>::from(blob.content()))
-                .map_err(|e| SourceError::Io(format!("`{path}`: {}", e.message())))
+                .map_err(|e| failed(&e))
         });
         self.give_back(repo);
         let bytes = read?;

@@ -5,8 +5,14 @@
 
 use serde_json::{Map, Value};
 
+/// The longest string one substitution builds, as one Go template
+/// execution's output is bounded: the ApplicationSet's whole budget (512
+/// MiB) in one string would have its buffer doubled to 1 GiB on the way.
+pub const MAX_OUTPUT: usize = 10 << 20;
+
 /// Replaces `{{ key }}` tags in `tmpl`, refusing to build more than `room`
-/// bytes (a 1 MiB parameter named by 200,000 tags would be 200 GB).
+/// bytes, nor more than [`MAX_OUTPUT`] (a 1 MiB parameter named by 200,000
+/// tags would be 200 GB); the size is checked before each piece is added.
 ///
 /// # Errors
 /// A `{{` with no closing `}}` on a line that also has `{{...}}` (fasttemplate
@@ -19,14 +25,16 @@ pub fn replace(tmpl: &str, params: &Map<String, Value>, room: usize) -> Result<S
     {
         return Ok(tmpl.to_string());
     }
-    let mut out = String::with_capacity(tmpl.len());
+    let room = room.min(MAX_OUTPUT);
+    let mut out = String::with_capacity(tmpl.len().min(room));
     let mut rest = tmpl;
     while let Some(open) = rest.find("{{") {
         out.push_str(&rest[..open]);
         let after = &rest[open + 2..];
         let Some(close) = after.find("}}") else {
             return Err(format!(
-                "invalid template {tmpl:?}: cannot find end tag \"}}}}\""
+                "invalid template {:?}: cannot find end tag \"}}}}\"",
+                crate::gotemplate::bounded_text(tmpl, 1024)
             ));
         };
         let tag = &after[..close];
@@ -37,7 +45,7 @@ pub fn replace(tmpl: &str, params: &Map<String, Value>, room: usize) -> Result<S
         };
         if out.len().saturating_add(open).saturating_add(grows) > room {
             return Err(format!(
-                "the rendered string would be longer than the {room} bytes left to this ApplicationSet's templates {}", super::BEYOND_LIMITS
+                "the rendered string would be longer than the {room} bytes one string or what is left to this ApplicationSet's templates may take {}", super::BEYOND_LIMITS
             ));
         }
         match value {
@@ -49,6 +57,11 @@ pub fn replace(tmpl: &str, params: &Map<String, Value>, room: usize) -> Result<S
             }
         }
         rest = &after[close + 2..];
+    }
+    if out.len().saturating_add(rest.len()) > room {
+        return Err(format!(
+            "the rendered string would be longer than the {room} bytes one string or what is left to this ApplicationSet's templates may take {}", super::BEYOND_LIMITS
+        ));
     }
     out.push_str(rest);
     Ok(out)

@@ -15,6 +15,11 @@ use serde_json::{Map, Value};
 use super::{fasttemplate, AppSetError, RESOURCES_FINALIZER};
 use crate::gotemplate::{self, Budget, MissingKey, Template, V};
 
+/// How much of a template's source an error quotes: the source is the
+/// ApplicationSet's string, up to the size of a file, and each generated
+/// Application's error would repeat it.
+const QUOTED_SOURCE: usize = 1 << 10;
+
 /// One generator's parameter set.
 pub(crate) type Params = Map<String, Value>;
 
@@ -132,10 +137,17 @@ impl Renderer {
             Data::Go(v) => {
                 if src.contains("{{") {
                     match &*self.parsed(src) {
-                        Ok(t) => t
-                            .execute_within(v, missing, &mut budget)
-                            .map_err(|e| format!("failed to execute go template {src}: {e}")),
-                        Err(e) => Err(format!("failed to parse template {src}: {e}")),
+                        Ok(t) => t.execute_within(v, missing, &mut budget).map_err(|e| {
+                            format!(
+                                "failed to execute go template {}: {e}",
+                                gotemplate::bounded_text(src, QUOTED_SOURCE)
+                            )
+                        }),
+                        Err(e) => Err(format!(
+                            "failed to parse template {}: {}",
+                            gotemplate::bounded_text(src, QUOTED_SOURCE),
+                            gotemplate::bounded_text(e, gotemplate::MAX_ERROR_BYTES)
+                        )),
                     }
                 } else {
                     // Nothing to do: Go would print the text unchanged.
