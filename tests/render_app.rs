@@ -402,7 +402,11 @@ spec:
         .into_bytes(),
     ));
     write_commit(dir.path(), "main", None, &files, "apps").expect("commit");
-    let out = render(dir.path(), &["--app", "ledger", "--rev", "main"], false);
+    let out = render(
+        dir.path(),
+        &["--app", "ledger", "--rev", "main", "--offline"],
+        false,
+    );
     assert_eq!(out.code, Some(3), "{:?}", out.stderr);
     let objects = docs(&out.stdout);
     assert_eq!(objects.len(), 1, "{}", out.stdout);
@@ -410,7 +414,7 @@ spec:
     assert_eq!(objects[0]["metadata"]["name"], "front");
     assert_eq!(
         out.stderr,
-        ["gitops-lint: partial render, what this source renders is missing: Helm chart `postgresql` from `https://charts.example.com`"]
+        ["gitops-lint: partial render, what this source renders is missing: Helm chart `postgresql` from `https://charts.example.com`: chart `postgresql` 15.5.0 from `https://charts.example.com` is not in the chart cache, and the run is offline: `gitops-lint charts pull` (or a run without --offline) fetches it"]
     );
 }
 
