@@ -1410,3 +1410,17 @@ fn values_methods_answer_as_chartutil_values() {
         assert!(err.ends_with(want), "{src}: {err}");
     }
 }
+
+#[test]
+fn a_pipe_before_the_closing_delimiter_ends_the_pipeline() {
+    // helm v3.17.1 printed `a: {"x":1}`, `b: 1`, `c: 1` (a chart of
+    // DataDog/helm-charts ends an action with `| nindent 4 | }}`).
+    assert_eq!(
+        helm_run(
+            "a: {{ .Values.a | toJson | }}\nb: {{ (.Values.a.x | ) }}\n{{- $c := .Values.a.x | }}\nc: {{ $c }}",
+            "a: {x: 1}"
+        )
+        .as_deref(),
+        Ok("a: {\"x\":1}\nb: 1\nc: 1")
+    );
+}
