@@ -1351,7 +1351,7 @@ fn tpl_of_an_empty_or_blank_string_renders_it() {
         Ok("x: x")
     );
     assert_eq!(
-        helm_run(r#"x: {{ tpl .Values.t . }}y"#, "t: ''").as_deref(),
+        helm_run(r"x: {{ tpl .Values.t . }}y", "t: ''").as_deref(),
         Ok("x: y")
     );
 }
