@@ -1424,3 +1424,17 @@ fn a_pipe_before_the_closing_delimiter_ends_the_pipeline() {
         Ok("a: {\"x\":1}\nb: 1\nc: 1")
     );
 }
+
+#[test]
+fn a_missing_value_given_to_a_slice_parameter_is_the_nil_slice() {
+    // helm/charts stable/pomerium: `genSignedCert $cn (default nil
+    // .Values.ips) ...` with `ips: []`, which helm v3.17.1 renders.
+    assert_eq!(
+        helm_run(
+            r#"{{ $ca := genCA "ca" 1 }}{{ $kp := genSignedCert "a" (default nil .Values.ips) (list "b") 1 $ca }}{{ hasPrefix "-----BEGIN" $kp.Cert }}"#,
+            "ips: []"
+        )
+        .as_deref(),
+        Ok("true")
+    );
+}
