@@ -613,6 +613,13 @@ fn check_renderer(
     );
 }
 
+/// Cases for constructs the native renderer once rendered otherwise than
+/// helm on real charts (`testdata/helm-regressions/README.md`).
+#[test]
+fn helm_regressions_render_like_helm_template() {
+    check_corpus(&crate_root().join("testdata/helm-regressions"), 4, false);
+}
+
 #[test]
 fn vendored_helm_corpus_subset_renders_like_helm_template() {
     let dir = vendored_corpus();

@@ -223,8 +223,15 @@ fn boolean(v: &V) -> Result<bool, String> {
     }
 }
 
-/// The entries of a map argument as they are now.
+/// The entries of a map argument as they are now. A missing value (the
+/// invalid `reflect.Value` of a pipeline or variable holding no value) is
+/// the nil map: text/template's `validateType` gives a parameter that can
+/// be nil its zero value. A nil `interface{}` read straight from a map
+/// field stays a type error, as there.
 fn map_arg(v: &V) -> Result<Arc<BTreeMap<String, V>>, String> {
+    if *v == V::Missing {
+        return Ok(Arc::default());
+    }
     map_ref(v).map(SharedMap::entries)
 }
 
@@ -382,29 +389,7 @@ fn none(args: &[V]) -> V {
     V::Nil
 }
 
-/// Go's `strconv.Quote` (`%q` of a string).
-pub(super) fn go_quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+pub(super) use super::quote::go_quote;
 
 /// The longest pattern the regular-expression functions compile.
 pub(crate) const MAX_REGEX_PATTERN: usize = 16 << 10;
@@ -744,14 +729,27 @@ fn deep_merge(
 
 /// Sprig's `merge`/`mergeOverwrite` (`dict.go`): merges each source into
 /// the first map, in place, and returns that map.
+///
+/// A missing destination is the nil map, which mergo replaces with a new
+/// one (`deepMerge` `dst.Set(reflect.MakeMap(...))`); a missing source is
+/// the nil map, which adds nothing ([`map_arg`]).
 fn merge_into(a: &[V], rule: MergeRule, room: usize) -> R {
     at_least(a, 1)?;
-    let dst = map_ref(&a[0])?;
+    let fresh;
+    let (dst_value, dst) = if a[0] == V::Missing {
+        fresh = V::map(BTreeMap::new());
+        (&fresh, map_ref(&fresh)?)
+    } else {
+        (&a[0], map_ref(&a[0])?)
+    };
     let mut work = room / crate::gotemplate::value::NODE_COST;
     for src in &a[1..] {
+        if *src == V::Missing {
+            continue;
+        }
         deep_merge(dst, map_ref(src)?, rule, super::MAX_VALUE_DEPTH, &mut work)?;
     }
-    Ok(a[0].clone())
+    Ok(dst_value.clone())
 }
 
 /// Refuses a result of `len` bytes when only `room` are left to the template.
@@ -2325,6 +2323,10 @@ fn f_get(_: &str, a: &[V], _: usize) -> R {
 fn f_set(_: &str, a: &[V], _: usize) -> R {
     arity(a, 3)?;
     let (key, value) = (s(&a[1])?.to_string(), iface(&a[2]));
+    if a[0] == V::Missing {
+        // Go's runtime panic, which text/template returns as the error.
+        return Err("assignment to entry in nil map".into());
+    }
     map_ref(&a[0])?.update(|m| m.insert(key, value))?;
     Ok(a[0].clone())
 }
@@ -2333,6 +2335,10 @@ fn f_set(_: &str, a: &[V], _: usize) -> R {
 fn f_unset(_: &str, a: &[V], _: usize) -> R {
     arity(a, 2)?;
     let key = s(&a[1])?;
+    if a[0] == V::Missing {
+        // `delete` of the nil map does nothing; it stays nil (`toJson`: `null`).
+        return Ok(V::Nil);
+    }
     map_ref(&a[0])?.update(|m| m.remove(key))?;
     Ok(a[0].clone())
 }

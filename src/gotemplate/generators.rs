@@ -443,11 +443,12 @@ fn pem(st: &mut Stream, block: &str, len: usize) -> String {
     out
 }
 
-/// A `[]interface{}` parameter: a list, or nil.
+/// A `[]interface{}` parameter: a list, or nil (a missing value is the nil
+/// slice, as text/template's `validateType` gives it: `(default nil .x)`).
 fn slice_arg(v: &V) -> Result<&[V], String> {
     match v {
         V::List(l) => Ok(l),
-        V::Nil => Ok(&[]),
+        V::Nil | V::Missing => Ok(&[]),
         other => Err(type_err("[]interface {}", other)),
     }
 }

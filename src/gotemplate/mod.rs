@@ -37,8 +37,10 @@ mod crypto;
 mod funcs;
 mod generators;
 mod gotime;
+mod helm_values;
 mod parse;
 mod printf;
+mod quote;
 mod semver;
 pub(crate) mod value;
 pub(crate) mod yaml_out;
@@ -53,6 +55,7 @@ use crate::limits::BEYOND_LIMITS;
 
 pub(crate) use funcs::{path_base, path_dir, sanitize_name};
 pub use generators::{Generator, Variant};
+pub(crate) use quote::go_quote;
 
 /// The Helm functions whose result is random or the clock's.
 #[must_use]
@@ -619,6 +622,16 @@ impl State {
         let mut final_val: Option<V> = None;
         for c in &p.cmds {
             let v = self.cmd(dot, c, final_val.take())?;
+            // `evalPipeline` digs into an `interface{}` after each command:
+            // a nil one becomes the invalid value, so a variable or
+            // parenthesised pipeline holding it reads fields as empty
+            // (`$m := .Values.missing` then `$m.type`) and is the nil map
+            // a map parameter accepts (`keys (index .Values "cni")`).
+            let v = if self.set.is_some() && v == V::Nil {
+                V::Missing
+            } else {
+                v
+            };
             final_val = Some(v);
         }
         let v = final_val.unwrap_or(V::Missing);
@@ -746,6 +759,12 @@ impl State {
                 V::Nil => {
                     return Err(format!("nil pointer evaluating interface {{}}.{name}").into())
                 }
+                V::Map(m) if m.is_values_table() && helm_values::is_method(name) => {
+                    return helm_values::call(m, name, &[], self.bytes_left)
+                        .unwrap_or_else(|| Ok(V::Missing))
+                        .map(Cow::Owned)
+                        .map_err(Flow::Error);
+                }
                 V::Map(m) => match m.get(name) {
                     Some(x) => return Ok(Cow::Owned(x)),
                     None => match self.missing {
@@ -781,6 +800,23 @@ impl State {
         let (method, recv_path) = path.split_last()?;
         let recv = match self.fields(&base, recv_path) {
             Ok(V::Host(h)) => h,
+            Ok(V::Map(m)) if m.is_values_table() && helm_values::is_method(method) => {
+                let mut vals = Vec::with_capacity(c.args.len());
+                for (i, a) in c.args.iter().enumerate().skip(1) {
+                    match self.arg_at(dot, a, Some(c), i) {
+                        Ok(v) => vals.push(v),
+                        Err(e) => return Some(Err(e)),
+                    }
+                }
+                if let Some(f) = final_val {
+                    vals.push(f);
+                }
+                let r = helm_values::call(&m, method, &vals, self.bytes_left)?;
+                return Some(match r {
+                    Ok(v) => self.charge(&v).map(|()| v),
+                    Err(e) => Err(Flow::Error(e)),
+                });
+            }
             Ok(_) => return None,
             Err(e) => return Some(Err(e)),
         };

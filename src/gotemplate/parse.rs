@@ -1070,14 +1070,15 @@ fn parse_pipe(toks: &[Tok], pos: &mut usize, cx: &Cx, depth: usize) -> Result<Pi
             other => return Err(format!("unexpected {other:?} in {src:?}")),
         }
     }
+    // A `|` right before the closing delimiter or parenthesis ends the
+    // pipeline with no command after it, which Go accepts (`Tree.command`
+    // stops at the pipe; `pipeline` then meets the end): `{{ x | }}`.
     if !args.is_empty() {
         cmds.push(Cmd {
             args,
             pos: poss,
             texts,
         });
-    } else if !cmds.is_empty() {
-        return Err("missing command after `|`".into());
     }
     if cmds.is_empty() && !vars.is_empty() {
         return Err("missing value for declaration".into());

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use super::quote::go_quote;
 use super::value::{format_float_g, V};
 
 #[derive(Default)]
@@ -137,7 +138,7 @@ fn format_one(verb: char, spec: &Spec, arg: &V) -> Result<String, String> {
         // map of them prints with another verb is not modelled.
         ('s' | 'q', V::Host(h)) => match h.0.as_text() {
             Some(Ok(t)) if verb == 's' => truncate(&t, spec.prec),
-            Some(Ok(t)) => quote(&t),
+            Some(Ok(t)) => go_quote(&t),
             Some(Err(e)) => return Err(e),
             None if verb == 's'
                 && matches!(h.0.value(), V::List(l) if l.iter().all(|e| matches!(e, V::Str(_)))) =>
@@ -159,7 +160,7 @@ fn format_one(verb: char, spec: &Spec, arg: &V) -> Result<String, String> {
         }
         ('s', V::Str(s)) => truncate(s, spec.prec),
         ('s', V::List(_) | V::Map(_)) => arg.go_string(),
-        ('q', V::Str(s)) => quote(s),
+        ('q', V::Str(s)) => go_quote(s),
         ('t', V::Bool(b)) => b.to_string(),
         ('x' | 'X', V::Int(n) | V::Int64(n)) => {
             let h = format!("{:x}", n.unsigned_abs());
@@ -223,25 +224,6 @@ fn go_exp(f: f64, prec: usize) -> String {
     let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
     let e: i32 = e.parse().unwrap_or(0);
     format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
-}
-
-fn quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 fn pad(body: &str, spec: &Spec, numeric: bool) -> String {

@@ -131,14 +131,16 @@ fn parse_error(name: &str, src: &str, at: usize, msg: &str) -> String {
 /// `Template.AddParseTree`/`associate` do: a later definition of a name
 /// replaces an earlier one, except that an empty body never replaces an
 /// existing template. Within one source, two non-empty definitions of one
-/// name are an error (`parse.Tree.add`).
+/// name are an error (`parse.Tree.add`). Returns the tree of `src`'s own
+/// body, which the template `Parse` returns executes even where the set
+/// keeps an earlier one under its name.
 fn add_source(
     trees: &mut Trees,
     name: &str,
     src: &str,
     funcs: FuncSet,
     gen: HelmGen,
-) -> Result<(), String> {
+) -> Result<Arc<Tree>, String> {
     let known = |f: &str| super::funcs::check_name_gen(f, funcs, gen);
     let parsed = parse::parse_set(src, name, Some(&known))
         .map_err(|(at, e)| parse_error(name, src, at, &e))?;
@@ -172,13 +174,18 @@ fn add_source(
         }
         local.push((n, tree));
     }
+    let mut own = None;
     for (n, tree) in local {
+        let tree = Arc::new(tree);
+        if n == name {
+            own = Some(Arc::clone(&tree));
+        }
         if tree.is_empty() && trees.contains_key(&n) {
             continue;
         }
-        trees.insert(n, Arc::new(tree));
+        trees.insert(n, tree);
     }
-    Ok(())
+    own.ok_or_else(|| format!("template: {name}: no body parsed"))
 }
 
 impl TemplateSet {
@@ -221,6 +228,7 @@ impl TemplateSet {
             self.funcs,
             self.gen,
         )
+        .map(|_| ())
     }
 
     /// Whether the set holds a template called `name`.
@@ -425,14 +433,16 @@ impl State {
         // Helm clones the set and parses the string as a new template named
         // after the set (`t.New(parent.Name()).Parse(tpl)`): its `define`s
         // are seen only by this execution.
+        // The string's own body is executed, even when it is empty and the
+        // set keeps the template already under that name (`associate`
+        // never replaces one with an empty tree, but `AddParseTree` gives
+        // the new template its tree): an empty or blank `tpl` renders
+        // itself, never the enclosing `tpl` string again.
         let root = cx.root.clone();
         let mut trees = (*cx.trees).clone();
-        add_source(&mut trees, &root, text, cx.funcs, cx.gen).map_err(|e| {
+        let tree = add_source(&mut trees, &root, text, cx.funcs, cx.gen).map_err(|e| {
             bounded_error(format!("cannot parse template {}: {e}", quoted_text(text)))
         })?;
-        let Some(tree) = trees.get(&root).cloned() else {
-            return Err(format!("cannot parse template {}", quoted_text(text)));
-        };
         let saved = std::mem::replace(&mut cx.trees, Arc::new(trees));
         let r = self.run_to_string(&root, tree, data);
         if let Some(cx) = self.set.as_mut() {

@@ -1284,3 +1284,157 @@ fn a_wrongly_typed_argument_is_reported_where_text_template_checks_it() {
         Ok("x: AB")
     );
 }
+
+/// One template `src` of chart `c` executed with `values`, whose map is a
+/// `chartutil.Values` as the renderer makes every chart's `.Values`.
+fn helm_run(src: &str, values: &str) -> Result<String, String> {
+    let set = helm_set(&[("c/templates/t.yaml", src)]);
+    let dot = helm_dot("c", values, "c/templates/t.yaml");
+    if let V::Map(top) = &dot {
+        if let Some(V::Map(v)) = top.get("Values") {
+            v.mark_values_table();
+        }
+    }
+    set.execute("c/templates/t.yaml", &dot)
+        .map(|out| out.replace("<no value>", ""))
+}
+
+#[test]
+fn a_missing_value_given_to_a_map_parameter_is_the_nil_map() {
+    // helm v3.17.1 of this source printed `false [] "" {} {"x":"z"}`:
+    // text/template's `validateType` gives a parameter that can be nil its
+    // zero value when a parenthesised pipeline or a variable holds no value.
+    let src = r#"{{ hasKey (.Values.nope) "x" }} {{ keys (index .Values "cni") }} {{ get (.Values.nope) "x" | quote }} {{ mustMergeOverwrite (dict) (.Values.nope) | toJson }}{{ $val := .Values.apps.nope }} {{ merge $val.labels .Values.labels | toJson }}"#;
+    assert_eq!(
+        helm_run(src, "labels: {x: z}\napps: {a: {name: a}}").as_deref(),
+        Ok(r#"false [] "" {} {"x":"z"}"#)
+    );
+    // A nil `interface{}` read straight from a map stays a type error
+    // (helm v3.17.1: `at <$val.labels>: wrong type for value; expected
+    // map[string]interface {}; got interface {}`).
+    let err = helm_run(
+        "{{ range $k, $val := .Values.apps }}{{ merge $val.labels dict }}{{ end }}",
+        "apps: {a: {name: a}}",
+    )
+    .expect_err("a nil interface is no map");
+    assert!(
+        err.ends_with("at <$val.labels>: wrong type for value; expected map[string]interface {}; got interface {}"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_field_of_a_variable_holding_no_value_is_empty() {
+    // helm v3.17.1 printed `a3: ""` for `$m := .Values.missing` then
+    // `$m.type` (`evalPipeline` turns the nil interface into the invalid
+    // value, whose fields are zero).
+    assert_eq!(
+        helm_run(
+            "{{- $m := .Values.missing }}a3: \"{{ $m.type }}\" {{ $m.a.b }}",
+            "x: 1"
+        )
+        .as_deref(),
+        Ok("a3: \"\" ")
+    );
+}
+
+#[test]
+fn tpl_of_an_empty_or_blank_string_renders_it() {
+    // helm v3.17.1 printed `a5: "" " "` and, for the nested call, `x: x`:
+    // the string's own (empty) tree runs, not the enclosing `tpl` string.
+    assert_eq!(
+        helm_run(r#"a5: "{{ tpl "" . }}" "{{ tpl " " . }}""#, "x: 1").as_deref(),
+        Ok(r#"a5: "" " ""#)
+    );
+    assert_eq!(
+        helm_run(r#"x: {{ tpl "{{ tpl \"\" . }}x" . }}"#, "x: 1").as_deref(),
+        Ok("x: x")
+    );
+    assert_eq!(
+        helm_run(r"x: {{ tpl .Values.t . }}y", "t: ''").as_deref(),
+        Ok("x: y")
+    );
+}
+
+#[test]
+fn quote_and_printf_q_escape_as_strconv_quote() {
+    // helm v3.17.1: `{{ printf "%q" "a\x01\x7f\u00ad\u2028é\t" }}` and
+    // `{{ quote ... }}` both printed `"a\x01\x7f\u00ad\u2028é\t"`.
+    let want = r#""a\x01\x7f\u00ad\u2028é\t" "a\x01\x7f\u00ad\u2028é\t""#;
+    assert_eq!(
+        helm_run(
+            r#"{{ printf "%q" "a\x01\x7f\u00ad\u2028é\t" }} {{ quote "a\x01\x7f\u00ad\u2028é\t" }}"#,
+            "x: 1"
+        )
+        .as_deref(),
+        Ok(want)
+    );
+}
+
+#[test]
+fn values_methods_answer_as_chartutil_values() {
+    // helm v3.17.1 of these sources, values `{YAML: key, a: {b: {c: 1, d: x}}}`;
+    // a table read as a field is a plain map (`.Values.a.YAML` is nil).
+    let values = "YAML: key\na:\n  b:\n    c: 1\n    d: x\n";
+    assert_eq!(
+        helm_run(
+            r#"{{ .Values.YAML | quote }} {{ .Values.AsMap | toJson }} {{ .Values.Table "a.b" | toJson }} {{ (.Values.Table "a").YAML | quote }} {{ .Values.PathValue "a.b.c" }} {{ .Values.PathValue "a.b.d" }} {{ .Values.a.YAML | quote }}"#,
+            values
+        )
+        .as_deref(),
+        Ok(r#""YAML: key\na:\n  b:\n    c: 1\n    d: x\n" {"YAML":"key","a":{"b":{"c":1,"d":"x"}}} {"c":1,"d":"x"} "b:\n  c: 1\n  d: x\n" 1 x "#)
+    );
+    for (src, want) in [
+        (
+            r#"{{ .Values.Table "a.x" }}"#,
+            r#"at <.Values.Table>: error calling Table: "x" is not a table"#,
+        ),
+        (
+            r#"{{ .Values.PathValue "a.b" }}"#,
+            r#"at <.Values.PathValue>: error calling PathValue: "b" is not a value"#,
+        ),
+        (
+            r#"{{ .Values.PathValue "" }}"#,
+            "at <.Values.PathValue>: error calling PathValue: YAML path cannot be empty",
+        ),
+        (
+            r#"{{ .Values.PathValue "zz" }}"#,
+            r#"at <.Values.PathValue>: error calling PathValue: "zz" is not a value"#,
+        ),
+        (
+            "{{ .Values.Table }}",
+            "at <.Values.Table>: wrong number of args for Table: want 1 got 0",
+        ),
+    ] {
+        let err = helm_run(src, values).expect_err(src);
+        assert!(err.ends_with(want), "{src}: {err}");
+    }
+}
+
+#[test]
+fn a_pipe_before_the_closing_delimiter_ends_the_pipeline() {
+    // helm v3.17.1 printed `a: {"x":1}`, `b: 1`, `c: 1` (a chart of
+    // DataDog/helm-charts ends an action with `| nindent 4 | }}`).
+    assert_eq!(
+        helm_run(
+            "a: {{ .Values.a | toJson | }}\nb: {{ (.Values.a.x | ) }}\n{{- $c := .Values.a.x | }}\nc: {{ $c }}",
+            "a: {x: 1}"
+        )
+        .as_deref(),
+        Ok("a: {\"x\":1}\nb: 1\nc: 1")
+    );
+}
+
+#[test]
+fn a_missing_value_given_to_a_slice_parameter_is_the_nil_slice() {
+    // helm/charts stable/pomerium: `genSignedCert $cn (default nil
+    // .Values.ips) ...` with `ips: []`, which helm v3.17.1 renders.
+    assert_eq!(
+        helm_run(
+            r#"{{ $ca := genCA "ca" 1 }}{{ $kp := genSignedCert "a" (default nil .Values.ips) (list "b") 1 $ca }}{{ hasPrefix "-----BEGIN" $kp.Cert }}"#,
+            "ips: []"
+        )
+        .as_deref(),
+        Ok("true")
+    );
+}

@@ -172,6 +172,11 @@ struct MapCell {
     /// Why templates must not change this map, if they must not: it is
     /// shared in Go where this crate's copy is not (the message says how).
     frozen: Option<&'static str>,
+    /// Whether Go sees Helm's `chartutil.Values` here (a chart's `.Values`,
+    /// a `Table` of it) rather than a plain `map[string]interface{}`: its
+    /// methods (`YAML`, `AsMap`, `Table`, `PathValue`) then answer before
+    /// its keys, as text/template's `evalField` tries methods first.
+    values_table: std::sync::atomic::AtomicBool,
 }
 
 impl SharedMap {
@@ -185,7 +190,23 @@ impl SharedMap {
         SharedMap(Arc::new(MapCell {
             entries: Mutex::new(Arc::new(entries)),
             frozen,
+            values_table: std::sync::atomic::AtomicBool::new(false),
         }))
+    }
+
+    /// Marks the map as Helm's `chartutil.Values` (see [`MapCell`]).
+    pub fn mark_values_table(&self) {
+        self.0
+            .values_table
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether the map is Helm's `chartutil.Values`.
+    #[must_use]
+    pub fn is_values_table(&self) -> bool {
+        self.0
+            .values_table
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The entries as they are now; later changes to the map do not show in it.
@@ -286,6 +307,9 @@ impl Clone for MapCell {
         MapCell {
             entries: Mutex::new(Arc::clone(&guard)),
             frozen: self.frozen,
+            values_table: std::sync::atomic::AtomicBool::new(
+                self.values_table.load(std::sync::atomic::Ordering::Relaxed),
+            ),
         }
     }
 }
@@ -871,8 +895,25 @@ pub(crate) fn format_float_g(f: f64) -> String {
         };
     }
     // Rust's `{:e}` gives the shortest round-tripping digits, like Go's.
-    let e = format!("{f:e}");
-    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
+    g_from_exp(&format!("{f:e}"))
+}
+
+/// Go's `strconv.FormatFloat(f, 'g', -1, 32)`: the shortest digits that
+/// read back as the same `float32` (sigs.k8s.io/yaml writes a number into
+/// a string field so: `appVersion: 1.10` is `"1.1"`).
+#[must_use]
+pub(crate) fn format_float32_g(f: f64) -> String {
+    #[allow(clippy::cast_possible_truncation)]
+    let x = f as f32;
+    if !x.is_finite() || x == 0.0 {
+        return format_float_g(f64::from(x));
+    }
+    g_from_exp(&format!("{x:e}"))
+}
+
+/// `'g'` formatting of the shortest digits Rust's `{:e}` gave (`e`).
+fn g_from_exp(e: &str) -> String {
+    let (mant, exp) = e.split_once('e').unwrap_or((e, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let (neg, mant) = mant.strip_prefix('-').map_or((false, mant), |m| (true, m));
     let digits: String = mant.chars().filter(char::is_ascii_digit).collect();

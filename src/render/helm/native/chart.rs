@@ -242,11 +242,27 @@ pub(super) fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-/// Reads one string field of a Go struct from JSON.
+/// A YAML scalar read into a Go `string` by sigs.k8s.io/yaml
+/// (`convertToJSONableObject`: a number or bool aimed at a string is
+/// written as one, a float as `FormatFloat(f, 'g', -1, 32)`), so
+/// `appVersion: 1.10` reads `"1.1"` and `annotations: {x: true}` `"true"`.
+fn scalar_as_string(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+        Value::Number(n) => n.as_f64().map(crate::gotemplate::value::format_float32_g),
+        _ => None,
+    }
+}
+
+/// Reads one string field of a Go struct from YAML.
 fn string_field(m: &Value, key: &str, owner: &str) -> Result<Option<String>, String> {
     match m.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(v @ (Value::String(_) | Value::Bool(_) | Value::Number(_))) => {
+            Ok(scalar_as_string(v))
+        }
         Some(other) => Err(format!(
             "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field {owner}.{key} of type string",
             json_kind(other)
@@ -260,7 +276,9 @@ fn strings_field(m: &Value, key: &str, owner: &str) -> Result<Option<Vec<String>
         Some(Value::Array(a)) => a
             .iter()
             .map(|x| match x {
-                Value::String(s) => Ok(s.clone()),
+                Value::String(_) | Value::Bool(_) | Value::Number(_) => {
+                    Ok(scalar_as_string(x).unwrap_or_default())
+                }
                 Value::Null => Ok(String::new()),
                 other => Err(format!(
                     "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field {owner}.{key} of type string",
@@ -329,7 +347,9 @@ fn read_metadata(md: &mut Metadata, doc: &Value) -> Result<(), String> {
             .iter()
             .map(|(k, v)| {
                 let s = match v {
-                    Value::String(s) => s.clone(),
+                    Value::String(_) | Value::Bool(_) | Value::Number(_) => {
+                        scalar_as_string(v).unwrap_or_default()
+                    }
                     Value::Null => String::new(),
                     other => return Err(format!(
                         "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field {OWNER}.annotations of type string",
@@ -741,6 +761,26 @@ mod tests {
         ])
         .err()
         .is_some_and(|e| e.starts_with("cannot load values.yaml")));
+    }
+
+    #[test]
+    fn chart_yaml_scalars_read_into_strings_as_sigs_yaml_reads_them() {
+        // helm v3.17.1 of a chart with `appVersion: 1.10` and
+        // `annotations: {x: true}` printed `"1.1" true` for
+        // `{{ .Chart.AppVersion | quote }} {{ .Chart.Annotations.x }}`.
+        let c = load_list(vec![file(
+            "Chart.yaml",
+            "apiVersion: v2\nname: a\nversion: 1.0.0\nappVersion: 1.10\nannotations:\n  x: true\n  num: 7\n  f: 0.1\n  v: 1.0\nkeywords: [1.5, false]\n",
+        )])
+        .expect("loads");
+        assert_eq!(c.metadata.app_version, "1.1");
+        let a = c.metadata.annotations.expect("annotations");
+        assert_eq!(a["x"], "true");
+        assert_eq!(a["num"], "7");
+        // `FormatFloat(f, 'g', -1, 32)` (helm printed `"0.1"` and `"1"`).
+        assert_eq!(a["f"], "0.1");
+        assert_eq!(a["v"], "1");
+        assert_eq!(c.metadata.keywords, ["1.5", "false"]);
     }
 
     #[test]

@@ -79,6 +79,10 @@ fn all_templates(
     );
     next.insert("Release".into(), top.release.clone());
     next.insert("Capabilities".into(), top.capabilities.clone());
+    // Every chart's `.Values` is a `chartutil.Values`, with its methods.
+    if let V::Map(m) = values {
+        m.mark_values_table();
+    }
     next.insert("Values".into(), values.clone());
     next.insert(
         "Files".into(),

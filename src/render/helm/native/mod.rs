@@ -87,9 +87,16 @@ pub(in crate::render::helm) struct Inputs<'a> {
 /// implement.
 const NOT_SUPPORTED: &str = "not supported natively: ";
 
-/// A render error for what the native renderer does not implement.
+/// How a user renders a chart with the helm binary instead.
+const FALL_BACK: &str =
+    "`--helm-renderer binary` or `helmRenderer: binary` in .gitops-lint.yaml renders it with the helm binary";
+
+/// A render error for what the native renderer does not implement: it is
+/// the renderer's limit, not the chart's, and says how to fall back.
 pub(in crate::render::helm) fn not_supported(what: &str) -> RenderError {
-    RenderError::unsupported(format!("{NOT_SUPPORTED}{what}"))
+    RenderError::unsupported(format!(
+        "{NOT_SUPPORTED}{what} (a limit of gitops-lint's native Helm renderer, not an error of the chart; {FALL_BACK})"
+    ))
 }
 
 /// Whether `e` says the native renderer does not implement something (and
@@ -98,10 +105,12 @@ pub(in crate::render::helm) fn is_not_supported(e: &RenderError) -> bool {
     e.kind == crate::render::RenderErrorKind::Unsupported && e.message.starts_with(NOT_SUPPORTED)
 }
 
-/// helm's own failure, worded as the binary path words it.
+/// A failure the native renderer finds where helm fails too, with helm's
+/// message (`msg`): said as the native renderer's, since no helm ran, with
+/// the way to check it with helm.
 pub(in crate::render::helm) fn helm_error(chart_dir: &str, msg: &str) -> RenderError {
     RenderError::content(format!(
-        "helm template `{}`: Error: {msg}",
+        "native Helm render of `{}` failed as `helm template` fails: Error: {msg} (if helm renders this chart, {FALL_BACK})",
         super::super::display_path(chart_dir)
     ))
 }

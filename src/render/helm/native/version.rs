@@ -11,7 +11,7 @@
 //! | 3.3, 3.4 | 3.19.4 | `V3_19` |
 //! | 3.5 and later | 4.2.1 | `V4` |
 
-use crate::gotemplate::HelmGen;
+use crate::gotemplate::{go_quote, HelmGen};
 
 /// The helm release line the native renderer follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -321,10 +321,6 @@ fn parse_generic(s: &str) -> Result<String, String> {
         out.push(n.to_string());
     }
     Ok(out.join("."))
-}
-
-fn go_quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
 }
 
 #[cfg(test)]
