@@ -2768,6 +2768,27 @@ fn regex_replace(re: &regex::Regex, src: &str, repl: &str, expand: bool, room: u
     // empty): each match is charged the replacement's length, so matches
     // times replacement cannot run past the value budget either.
     let mut work = 0usize;
+    // A replacement without references needs no capture groups: finding
+    // the matches alone spares an allocation per match (an empty pattern
+    // over megabytes of text matches millions of times).
+    if refs == 0 {
+        for m in re.find_iter(src) {
+            work = work
+                .saturating_add(repl.len())
+                .saturating_add(m.start() - last);
+            let bound = out
+                .len()
+                .saturating_add(m.start() - last)
+                .saturating_add(repl.len())
+                .saturating_add(src.len() - m.end());
+            fits(bound.max(work), room)?;
+            out.push_str(&src[last..m.start()]);
+            out.push_str(repl);
+            last = m.end();
+        }
+        out.push_str(&src[last..]);
+        return Ok(V::Str(out));
+    }
     for caps in re.captures_iter(src) {
         let Some(m) = caps.get(0) else { continue };
         work = work
