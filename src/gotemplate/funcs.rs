@@ -2750,6 +2750,10 @@ fn split_cost(text: &str, sep: &str) -> usize {
         .saturating_add(text.len())
 }
 
+/// A match's start and end, with its groups when the replacement refers
+/// to them.
+type RegexMatch<'t> = (usize, usize, Option<regex::Captures<'t>>);
+
 /// Sprig's `regexReplaceAll` (`expand`: `$1` and `${name}` refer to groups,
 /// Go's `Regexp.ReplaceAllString`) or `regexReplaceAllLiteral`. Each
 /// expansion is bounded before it is made: a reference expands to at most
@@ -2771,43 +2775,29 @@ fn regex_replace(re: &regex::Regex, src: &str, repl: &str, expand: bool, room: u
     // A replacement without references needs no capture groups: finding
     // the matches alone spares an allocation per match (an empty pattern
     // over megabytes of text matches millions of times).
-    if refs == 0 {
-        for m in re.find_iter(src) {
-            work = work
-                .saturating_add(repl.len())
-                .saturating_add(m.start() - last);
-            let bound = out
-                .len()
-                .saturating_add(m.start() - last)
-                .saturating_add(repl.len())
-                .saturating_add(src.len() - m.end());
-            fits(bound.max(work), room)?;
-            out.push_str(&src[last..m.start()]);
-            out.push_str(repl);
-            last = m.end();
-        }
-        out.push_str(&src[last..]);
-        return Ok(V::Str(out));
-    }
-    for caps in re.captures_iter(src) {
-        let Some(m) = caps.get(0) else { continue };
-        work = work
-            .saturating_add(repl.len())
-            .saturating_add(m.start() - last);
+    let matches: Box<dyn Iterator<Item = RegexMatch<'_>>> = if refs == 0 {
+        Box::new(re.find_iter(src).map(|m| (m.start(), m.end(), None)))
+    } else {
+        Box::new(re.captures_iter(src).filter_map(|c| {
+            let m = c.get(0)?;
+            Some((m.start(), m.end(), Some(c)))
+        }))
+    };
+    for (start, end, caps) in matches {
+        work = work.saturating_add(repl.len()).saturating_add(start - last);
         let bound = out
             .len()
-            .saturating_add(m.start() - last)
+            .saturating_add(start - last)
             .saturating_add(repl.len())
-            .saturating_add(refs.saturating_mul(m.len()))
-            .saturating_add(src.len() - m.end());
+            .saturating_add(refs.saturating_mul(end - start))
+            .saturating_add(src.len() - end);
         fits(bound.max(work), room)?;
-        out.push_str(&src[last..m.start()]);
-        if expand {
-            caps.expand(repl, &mut out);
-        } else {
-            out.push_str(repl);
+        out.push_str(&src[last..start]);
+        match caps {
+            Some(caps) => caps.expand(repl, &mut out),
+            None => out.push_str(repl),
         }
-        last = m.end();
+        last = end;
     }
     out.push_str(&src[last..]);
     Ok(V::Str(out))
