@@ -723,18 +723,10 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
                 .filter(|l| !l.left_out_in(bs))
                 .cloned()
                 .collect();
-            let mut error = crate::render::RenderError::unsupported(format!(
-                "`{}` now renders also from {}: gitops-lint does not read it",
-                h.spec.name,
-                crate::argocd::LeftOut::join(&moved)
+            plan.unknown.push(unread_at_head(
+                h,
+                &format!("also from {}", crate::argocd::LeftOut::join(&moved)),
             ));
-            if let Some(f) = &h.origin.file {
-                error = error.at(f.clone(), h.origin.line);
-            }
-            plan.unknown.push(Unknown {
-                app: h.key.clone(),
-                error,
-            });
             return;
         }
         // A partial render's prunes are those of the sources it read; what
@@ -758,17 +750,7 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
         // The app now syncs from a source this repository does not hold: what
         // it will render there, and so what it prunes, is unknown.
         (bs, AppStatus::External(why)) if bs.renders_here() && !b.resources.is_empty() => {
-            let mut error = crate::render::RenderError::unsupported(format!(
-                "`{}` now renders from {why}: gitops-lint does not read it",
-                h.spec.name
-            ));
-            if let Some(f) = &h.origin.file {
-                error = error.at(f.clone(), h.origin.line);
-            }
-            plan.unknown.push(Unknown {
-                app: h.key.clone(),
-                error,
-            });
+            plan.unknown.push(unread_at_head(h, &format!("from {why}")));
             return;
         }
         _ => return,
@@ -816,6 +798,22 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
     }
     if !ch.created.is_empty() || !ch.changed.is_empty() {
         plan.changes.insert(h.key.clone(), ch);
+    }
+}
+
+/// What a sync of `h` prunes is unknown: it now renders `from` a place
+/// this run does not read. Said at its Application.
+fn unread_at_head(h: &App, from: &str) -> Unknown {
+    let mut error = crate::render::RenderError::unsupported(format!(
+        "`{}` now renders {from}: gitops-lint does not read it",
+        h.spec.name
+    ));
+    if let Some(f) = &h.origin.file {
+        error = error.at(f.clone(), h.origin.line);
+    }
+    Unknown {
+        app: h.key.clone(),
+        error,
     }
 }
 
