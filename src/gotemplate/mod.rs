@@ -785,6 +785,17 @@ impl State {
         }))
     }
 
+    /// A method call's arguments, evaluated in order, the pipeline's value
+    /// last (Go's `evalCall`).
+    fn method_args(&mut self, dot: &V, c: &Cmd, final_val: Option<V>) -> Result<Vec<V>, Flow> {
+        let mut vals = Vec::with_capacity(c.args.len());
+        for (i, a) in c.args.iter().enumerate().skip(1) {
+            vals.push(self.arg_at(dot, a, Some(c), i)?);
+        }
+        vals.extend(final_val);
+        Ok(vals)
+    }
+
     /// `.a.Method arg...` / `$x.Method arg...`: a method of a host object
     /// called with arguments, the pipeline's value last (Go's `evalField`
     /// with `args` and `final`).
@@ -801,16 +812,10 @@ impl State {
         let recv = match self.fields(&base, recv_path) {
             Ok(V::Host(h)) => h,
             Ok(V::Map(m)) if m.is_values_table() && helm_values::is_method(method) => {
-                let mut vals = Vec::with_capacity(c.args.len());
-                for (i, a) in c.args.iter().enumerate().skip(1) {
-                    match self.arg_at(dot, a, Some(c), i) {
-                        Ok(v) => vals.push(v),
-                        Err(e) => return Some(Err(e)),
-                    }
-                }
-                if let Some(f) = final_val {
-                    vals.push(f);
-                }
+                let vals = match self.method_args(dot, c, final_val) {
+                    Ok(vals) => vals,
+                    Err(e) => return Some(Err(e)),
+                };
                 let r = helm_values::call(&m, method, &vals, self.bytes_left)?;
                 return Some(match r {
                     Ok(v) => self.charge(&v).map(|()| v),
@@ -820,16 +825,10 @@ impl State {
             Ok(_) => return None,
             Err(e) => return Some(Err(e)),
         };
-        let mut vals = Vec::with_capacity(c.args.len());
-        for (i, a) in c.args.iter().enumerate().skip(1) {
-            match self.arg_at(dot, a, Some(c), i) {
-                Ok(v) => vals.push(v),
-                Err(e) => return Some(Err(e)),
-            }
-        }
-        if let Some(f) = final_val {
-            vals.push(f);
-        }
+        let vals = match self.method_args(dot, c, final_val) {
+            Ok(vals) => vals,
+            Err(e) => return Some(Err(e)),
+        };
         Some(match recv.0.call(method, &vals) {
             None if recv.0.is_map() => {
                 Err(format!("{method} is not a method but has arguments").into())
