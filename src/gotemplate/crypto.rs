@@ -3,6 +3,7 @@
 
 use hmac::{KeyInit as _, Mac as _};
 
+use super::encoding::base64_std;
 use super::funcs::{arity, s, type_err};
 use super::value::V;
 
@@ -180,45 +181,6 @@ mod tests {
     }
 }
 
-/// `base64.StdEncoding.DecodeString`: padding required, `\r` and `\n`
-/// skipped, trailing bits not checked (Go's non-strict decoding).
-fn std_base64(text: &[u8]) -> Option<Vec<u8>> {
-    let value = |c: u8| -> Option<u32> {
-        Some(u32::from(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        }))
-    };
-    let s: Vec<u8> = text
-        .iter()
-        .copied()
-        .filter(|c| !matches!(c, b'\r' | b'\n'))
-        .collect();
-    if !s.len().is_multiple_of(4) {
-        return None;
-    }
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    let quanta = s.len() / 4;
-    for (q, chunk) in s.chunks(4).enumerate() {
-        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
-        if pad > 2 || (pad > 0 && q + 1 != quanta) {
-            return None;
-        }
-        let mut n = 0_u32;
-        for &c in &chunk[..4 - pad] {
-            n = n << 6 | value(c)?;
-        }
-        n <<= 6 * u32::try_from(pad).unwrap_or(0);
-        let bytes = n.to_be_bytes();
-        out.extend(&bytes[1..4 - pad]);
-    }
-    Some(out)
-}
-
 /// `pem.Block`: its type and bytes.
 struct Pem {
     kind: Vec<u8>,
@@ -302,7 +264,7 @@ fn pem_decode(data: &[u8]) -> Option<Pem> {
             .copied()
             .filter(|c| !matches!(c, b' ' | b'\t'))
             .collect();
-        let Some(bytes) = std_base64(&body) else {
+        let Some(bytes) = base64_std(&body).ok() else {
             continue;
         };
         return Some(Pem {
@@ -429,8 +391,8 @@ fn der_refusal(what: &str) -> String {
 pub(super) fn f_build_custom_cert(_: &str, a: &[V], _: usize) -> R {
     arity(a, 2)?;
     let (b64cert, b64key) = (s(&a[0])?, s(&a[1])?);
-    let cert = std_base64(b64cert.as_bytes()).ok_or("unable to decode base64 certificate")?;
-    let key = std_base64(b64key.as_bytes()).ok_or("unable to decode base64 private key")?;
+    let cert = base64_std(b64cert.as_bytes()).map_err(|_| "unable to decode base64 certificate")?;
+    let key = base64_std(b64key.as_bytes()).map_err(|_| "unable to decode base64 private key")?;
     let Some(block) = pem_decode(&cert) else {
         return Err("unable to decode certificate".into());
     };

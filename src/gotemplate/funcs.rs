@@ -1256,61 +1256,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// Sprig's `sha1sum`: SHA-1 (FIPS 180-4) of the string, in hex.
 fn f_sha1sum(_: &str, a: &[V], _: usize) -> R {
-    one_str(a, |x| hex(&sha1(x.as_bytes())))
-}
-
-fn sha1(data: &[u8]) -> [u8; 20] {
-    let mut h: [u32; 5] = [
-        0x6745_2301,
-        0xEFCD_AB89,
-        0x98BA_DCFE,
-        0x1032_5476,
-        0xC3D2_E1F0,
-    ];
-    let mut msg = data.to_vec();
-    let bits = (data.len() as u64).wrapping_mul(8);
-    msg.push(0x80);
-    while msg.len() % 64 != 56 {
-        msg.push(0);
-    }
-    msg.extend_from_slice(&bits.to_be_bytes());
-    for chunk in msg.chunks(64) {
-        let mut w = [0u32; 80];
-        for (i, word) in chunk.chunks(4).enumerate() {
-            w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
-        }
-        for i in 16..80 {
-            w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotate_left(1);
-        }
-        let [mut a, mut b, mut c, mut d, mut e] = h;
-        for (i, wi) in w.iter().enumerate() {
-            let (f, k) = match i {
-                0..=19 => ((b & c) | (!b & d), 0x5A82_7999),
-                20..=39 => (b ^ c ^ d, 0x6ED9_EBA1),
-                40..=59 => ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC),
-                _ => (b ^ c ^ d, 0xCA62_C1D6),
-            };
-            let t = a
-                .rotate_left(5)
-                .wrapping_add(f)
-                .wrapping_add(e)
-                .wrapping_add(k)
-                .wrapping_add(*wi);
-            e = d;
-            d = c;
-            c = b.rotate_left(30);
-            b = a;
-            a = t;
-        }
-        for (x, y) in h.iter_mut().zip([a, b, c, d, e]) {
-            *x = x.wrapping_add(y);
-        }
-    }
-    let mut out = [0u8; 20];
-    for (i, x) in h.iter().enumerate() {
-        out[i * 4..i * 4 + 4].copy_from_slice(&x.to_be_bytes());
-    }
-    out
+    one_str(a, |x| hex(&sha1::Sha1::digest(x.as_bytes())))
 }
 
 /// Sprig's `sha512sum`.
@@ -1321,58 +1267,23 @@ fn f_sha512sum(_: &str, a: &[V], _: usize) -> R {
 /// Sprig's `adler32sum`: the Adler-32 checksum, in decimal.
 fn f_adler32sum(_: &str, a: &[V], _: usize) -> R {
     one_str(a, |x| {
-        let (mut s1, mut s2) = (1u32, 0u32);
-        for b in x.bytes() {
-            s1 = (s1 + u32::from(b)) % 65521;
-            s2 = (s2 + s1) % 65521;
-        }
-        ((s2 << 16) | s1).to_string()
+        let mut adler = adler2::Adler32::new();
+        adler.write_slice(x.as_bytes());
+        adler.checksum().to_string()
     })
 }
 
-const B32: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-
 /// Sprig's `b32enc` (`base32.StdEncoding`, padded).
 fn f_b32enc(_: &str, a: &[V], _: usize) -> R {
-    one_str(a, |x| {
-        let mut out = String::new();
-        for chunk in x.as_bytes().chunks(5) {
-            let mut buf = [0u8; 5];
-            buf[..chunk.len()].copy_from_slice(chunk);
-            let n = buf.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
-            let chars = (chunk.len() * 8).div_ceil(5);
-            for i in 0..8 {
-                if i < chars {
-                    out.push(char::from(B32[((n >> (35 - i * 5)) & 31) as usize]));
-                } else {
-                    out.push('=');
-                }
-            }
-        }
-        out
-    })
+    one_str(a, |x| data_encoding::BASE32.encode(x.as_bytes()))
 }
 
 /// Sprig's `b32dec`: the decoded string, or the decoding error as the
 /// result (Sprig returns `err.Error()`).
 fn f_b32dec(_: &str, a: &[V], _: usize) -> R {
-    one_str(a, |x| {
-        let body = x.trim_end_matches('=');
-        let mut bits = 0u64;
-        let mut n = 0u32;
-        let mut out = Vec::new();
-        for (i, c) in body.bytes().enumerate() {
-            let Some(v) = B32.iter().position(|b| *b == c) else {
-                return format!("illegal base32 data at input byte {i}");
-            };
-            bits = (bits << 5) | v as u64;
-            n += 5;
-            if n >= 8 {
-                n -= 8;
-                out.push(((bits >> n) & 0xff) as u8);
-            }
-        }
-        String::from_utf8_lossy(&out).into_owned()
+    one_str(a, |x| match super::encoding::base32_std(x.as_bytes()) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) => e,
     })
 }
 
@@ -2289,12 +2200,12 @@ fn f_b64enc(_: &str, a: &[V], _: usize) -> R {
     })
 }
 
+/// Sprig's `b64dec`: the decoded string, or the decoding error as the
+/// result (Sprig returns `err.Error()`).
 fn f_b64dec(_: &str, a: &[V], _: usize) -> R {
-    one_str(a, |x| {
-        match base64::engine::general_purpose::STANDARD.decode(x.as_bytes()) {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-            Err(e) => format!("illegal base64 data: {e}"),
-        }
+    one_str(a, |x| match super::encoding::base64_std(x.as_bytes()) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) => e,
     })
 }
 

@@ -34,6 +34,7 @@
 //! rendered approximately.
 
 mod crypto;
+mod encoding;
 mod funcs;
 mod generators;
 mod gotime;
