@@ -499,3 +499,59 @@ fn the_repository_is_named_as_cargo_toml_names_it() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// `docs/schema/report.schema.json` describes the JSON report exactly:
+/// every golden case's and output snapshot's JSON validates, and a report
+/// with a key or value the contract lacks does not.
+#[test]
+fn every_golden_json_report_validates_against_the_schema() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("docs/schema/report.schema.json")).expect("schema"),
+    )
+    .expect("the schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let mut reports = Vec::new();
+    for dir in ["testdata/cases", "testdata/output"] {
+        let mut stack = vec![root().join(dir)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).expect("readable").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.file_name().is_some_and(|n| n == "expected.json") {
+                    reports.push(p);
+                }
+            }
+        }
+    }
+    assert!(reports.len() > 100, "only {} golden reports", reports.len());
+    let mut problems = Vec::new();
+    let mut first = None;
+    for p in &reports {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(p).expect("readable")).expect("JSON");
+        for e in validator.iter_errors(&v) {
+            problems.push(format!("{}: {}: {e}", p.display(), e.instance_path()));
+        }
+        if first.is_none() && v["findings"].as_array().is_some_and(|f| !f.is_empty()) {
+            first = Some(v);
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let good = first.expect("a report with findings");
+    for (pointer, value) in [
+        ("/findings/0/severity", serde_json::json!("fatal")),
+        ("/version", serde_json::json!(2)),
+        ("/summary/error", serde_json::json!(-1)),
+    ] {
+        let mut bad = good.clone();
+        *bad.pointer_mut(pointer).expect("present") = value;
+        assert!(
+            !validator.is_valid(&bad),
+            "{pointer} altered still validates"
+        );
+    }
+    let mut bad = good;
+    bad["findings"][0]["undocumented"] = true.into();
+    assert!(!validator.is_valid(&bad), "an undocumented key validates");
+}
