@@ -555,3 +555,63 @@ fn every_golden_json_report_validates_against_the_schema() {
     bad["findings"][0]["undocumented"] = true.into();
     assert!(!validator.is_valid(&bad), "an undocumented key validates");
 }
+
+/// The YAML blocks that show `.gitops-lint.yaml`: every block of
+/// docs/configuration.md, and every block anywhere that starts with the
+/// comment `# .gitops-lint.yaml`, as JSON values.
+fn documented_configurations() -> Vec<(String, serde_json::Value)> {
+    let mut out = Vec::new();
+    for file in doc_files() {
+        let text = std::fs::read_to_string(root().join(&file)).expect("readable");
+        let (_, fences) = split_fences(&text);
+        let whole = file == Path::new("docs/configuration.md");
+        for fence in fences.iter().filter(|f| f.info == "yaml") {
+            let body = fence.lines.join("\n");
+            if !(whole || body.trim_start().starts_with("# .gitops-lint.yaml")) {
+                continue;
+            }
+            let docs = gitops_lint::yaml::load_all(&body).expect("documented YAML loads");
+            for d in docs {
+                out.push((file.display().to_string(), d.into_value()));
+            }
+        }
+    }
+    out
+}
+
+/// `docs/schema/config.schema.json`, for editors, accepts every documented
+/// configuration and rejects what the command line rejects.
+#[test]
+fn the_configuration_schema_accepts_the_documented_examples() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("docs/schema/config.schema.json")).expect("schema"),
+    )
+    .expect("the schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let examples = documented_configurations();
+    assert!(
+        examples.len() >= 3,
+        "only {} documented configurations",
+        examples.len()
+    );
+    let mut problems = Vec::new();
+    for (file, v) in &examples {
+        for e in validator.iter_errors(v) {
+            problems.push(format!("{file}: {}: {e}", e.instance_path()));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    for bad in [
+        "rule: {ignore: [GL014]}\n",
+        "helmRenderer: fast\n",
+        "massPrune: {ratio: 2}\n",
+        "applicationSet: {policy: delete-all}\n",
+        "rules: {severity: {GL001: fatal}}\n",
+        "acknowledge: {trailer: false}\n",
+    ] {
+        let v = gitops_lint::yaml::load_all(bad).expect("YAML")[0]
+            .clone()
+            .into_value();
+        assert!(!validator.is_valid(&v), "the schema accepts {bad:?}");
+    }
+}
