@@ -17,7 +17,7 @@ static META: RuleMeta = RuleMeta {
     name: "stateful-hook",
     category: Category::Hooks,
     default_severity: Severity::Error,
-    severity_note: "warning for a hook deleted only when its phase fails (`HookFailed` alone)",
+    severity_note: "warning for an object that was a hook before the change and whose only delete policy is `HookFailed`",
     mode: Mode::Single,
     doc: include_str!("../../rules/GL020-stateful-hook.md"),
     // It deletes at every sync once merged: never hidden by a path or an
