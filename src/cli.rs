@@ -860,6 +860,9 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
                         "name": m.name,
                         "category": m.category.as_str(),
                         "defaultSeverity": m.default_severity.as_str(),
+                        // When findings depart from the default, in words; null when never.
+                        "severityNote": (!m.severity_note.is_empty()).then_some(m.severity_note),
+                        "docUrl": m.doc_url(),
                         "mode": m.mode.as_str(),
                         "summary": m.summary(),
                     })
@@ -873,14 +876,16 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
         Command::Rules {
             format: RulesFormat::Human,
         } => {
+            // The severity as findings really carry it: the default, then
+            // when it departs from it (GL005 and GL013 report errors too).
             let mut s = String::new();
             for r in rules::ALL {
                 let m = r.meta();
                 s.push_str(&format!(
-                    "{}  {:28} {:8} {}\n",
+                    "{}  {:28} {}\n       {}\n",
                     m.code,
                     m.name,
-                    m.default_severity.as_str(),
+                    m.severity_text(),
                     m.summary()
                 ));
             }

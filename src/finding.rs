@@ -344,6 +344,10 @@ pub struct RuleMeta {
     pub(crate) category: Category,
     /// Severity when nothing else decides.
     pub default_severity: Severity,
+    /// When a finding of the rule is reported at another severity than the
+    /// default, in words (`rules` and the rule table show it beside the
+    /// default); empty when every finding has the default.
+    pub severity_note: &'static str,
     /// Diff-only or single-revision.
     pub(crate) mode: Mode,
     /// The Markdown doc (`rules/<CODE>-<name>.md`), embedded at build time.
@@ -419,6 +423,33 @@ impl RuleMeta {
     #[must_use]
     pub(crate) fn is_named(&self, code_or_name: &str) -> bool {
         self.code.eq_ignore_ascii_case(code_or_name) || self.name == code_or_name
+    }
+
+    /// The default severity, followed by when findings depart from it:
+    /// `warning (error for ...)`.
+    #[must_use]
+    pub fn severity_text(&self) -> String {
+        if self.severity_note.is_empty() {
+            self.default_severity.as_str().to_string()
+        } else {
+            format!(
+                "{} ({})",
+                self.default_severity.as_str(),
+                self.severity_note
+            )
+        }
+    }
+
+    /// Where the rule's doc is published: `rules/<CODE>-<name>.md` of the
+    /// repository `Cargo.toml` names, on its default branch.
+    #[must_use]
+    pub fn doc_url(&self) -> String {
+        format!(
+            "{}/blob/main/rules/{}-{}.md",
+            env!("CARGO_PKG_REPOSITORY"),
+            self.code,
+            self.name
+        )
     }
 
     /// The first paragraph of the doc's "What it does" section.

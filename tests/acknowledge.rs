@@ -249,3 +249,50 @@ fn annotation_added_by_the_deleting_change_acknowledges_nothing() {
     );
     assert_eq!(code, 0, "{out}");
 }
+
+/// A mass prune (GL013) is about an app, not one object: a trailer naming
+/// the app acknowledges it, as `rules/GL013-mass-prune.md` shows.
+fn mass_prune_repo(dir: &Path, message: &str) {
+    let cm = |n: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {n}}}\n");
+    let mut files = vec![
+        ("root.yaml".to_string(), app("root", "apps", "")),
+        ("apps/shop.yaml".to_string(), app("shop", "shop", "")),
+    ];
+    for n in ["a", "b", "c", "d"] {
+        files.push((format!("shop/{n}.yaml"), cm(n)));
+    }
+    let bytes = |v: &[(String, String)]| -> Vec<(String, Vec<u8>)> {
+        v.iter()
+            .map(|(p, t)| (p.clone(), t.as_bytes().to_vec()))
+            .collect()
+    };
+    write_commit(dir, "main", None, &bytes(&files), "base").expect("base");
+    files.retain(|(p, _)| !["shop/a.yaml", "shop/b.yaml", "shop/c.yaml"].contains(&p.as_str()));
+    write_commit(dir, "change", Some("main"), &bytes(&files), message).expect("head");
+}
+
+#[test]
+fn an_application_trailer_acknowledges_its_mass_prune() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    mass_prune_repo(tmp.path(), "Retire most of shop\n");
+    let (code, out) = run(tmp.path());
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("::error title=GL013 mass-prune::")
+            || out.contains(",title=GL013 mass-prune::"),
+        "{out}"
+    );
+
+    let tmp = tempfile::tempdir().expect("tmp");
+    mass_prune_repo(
+        tmp.path(),
+        "Retire most of shop\n\nGitops-Lint-Allow: Application/shop the old base is retired\n",
+    );
+    let (code, out) = run(tmp.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("title=GL013 mass-prune (acknowledged by commit trailer)::"),
+        "{out}"
+    );
+    assert!(!out.contains("GL014"), "{out}");
+}

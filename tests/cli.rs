@@ -259,6 +259,68 @@ fn rules_as_json_list_every_rule_with_its_category_and_severity() {
         .is_some_and(|s| s.starts_with("Reports")));
 }
 
+/// `rules` shows severity as findings carry it: GL005 and GL013 default to
+/// warning but report errors (a misspelled `Prune=false`, an automated mass
+/// prune), and the listing says so; JSON has the same note and each doc's URL.
+#[test]
+fn rules_show_when_severity_departs_from_the_default() {
+    let out = bin().arg("rules").output().expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let line = |code: &str| {
+        text.lines()
+            .find(|l| l.starts_with(code))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        line("GL005").contains("warning (error for a misspelled `Prune=false`"),
+        "{text}"
+    );
+    assert!(
+        line("GL013").contains("warning (error when an automated sync prunes)"),
+        "{text}"
+    );
+    assert!(line("GL004").trim_end().ends_with("warning"), "{text}");
+    let out = bin()
+        .args(["rules", "--format", "json"])
+        .output()
+        .expect("runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rule = |code: &str| {
+        v.as_array()
+            .and_then(|a| a.iter().find(|r| r["code"] == code))
+            .cloned()
+            .expect("listed")
+    };
+    assert!(rule("GL005")["severityNote"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("error for")));
+    assert!(rule("GL004")["severityNote"].is_null());
+    assert!(rule("GL001")["docUrl"]
+        .as_str()
+        .is_some_and(|s| s.ends_with("/blob/main/rules/GL001-stateful-prune.md")));
+}
+
+/// `explain` shows how to set a finding aside: the annotation and trailer
+/// for a deletion, the ignore annotation for a finding about one object.
+#[test]
+fn explain_shows_the_acknowledgement_syntax() {
+    let out = bin().args(["explain", "GL001"]).output().expect("runs");
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(text.contains("gitops-lint.io/allow-prune: \""), "{text}");
+    assert!(
+        text.contains("Gitops-Lint-Allow: PersistentVolumeClaim/"),
+        "{text}"
+    );
+    let out = bin()
+        .args(["explain", "unknown-sync-option"])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(text.contains("gitops-lint.io/ignore: \"GL005"), "{text}");
+}
+
 /// Typos get a suggestion: a rule name to `explain`, a subcommand (clap's
 /// tip kept in the one-line usage error).
 #[test]

@@ -290,8 +290,8 @@ impl crate::source::walk::Visitor for Collect<'_, '_> {
 
 /// The error for a Jsonnet file of a directory source: Argo CD evaluates it
 /// with go-jsonnet (AC `findManifests`, with the source's
-/// `directory.jsonnet` options), gitops-lint does not (README, "Why these
-/// dependencies"), so what it renders is unknown.
+/// `directory.jsonnet` options), gitops-lint does not
+/// (docs/dependencies.md), so what it renders is unknown.
 fn jsonnet_refused(file: &str, options: &[&str]) -> RenderError {
     let with = match options {
         [] => String::new(),

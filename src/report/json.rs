@@ -1,4 +1,4 @@
-//! The JSON output contract, version 1 (DESIGN.md). Serialisation structs are
+//! The JSON output contract, version 1 (docs/output-formats.md). Serialisation structs are
 //! separate from domain types so the contract changes only on purpose.
 
 use serde::Serialize;

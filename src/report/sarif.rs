@@ -52,6 +52,7 @@ struct Driver<'a> {
     name: &'static str,
     version: &'static str,
     semantic_version: &'static str,
+    information_uri: &'static str,
     rules: Vec<Descriptor<'a>>,
 }
 
@@ -63,6 +64,8 @@ struct Descriptor<'a> {
     short_description: Text,
     full_description: Text,
     help: Help<'a>,
+    /// The rule's doc page, which code scanning links from every alert.
+    help_uri: String,
     default_configuration: Config,
     properties: DescriptorProperties,
 }
@@ -199,6 +202,7 @@ fn descriptor(m: &'static RuleMeta) -> Descriptor<'static> {
             text: m.doc,
             markdown: m.doc,
         },
+        help_uri: m.doc_url(),
         default_configuration: Config {
             level: level(m.default_severity),
         },
@@ -406,6 +410,7 @@ pub(crate) fn to_value(r: &Report) -> serde_json::Value {
                     name: "gitops-lint",
                     version: env!("CARGO_PKG_VERSION"),
                     semantic_version: env!("CARGO_PKG_VERSION"),
+                    information_uri: env!("CARGO_PKG_REPOSITORY"),
                     rules: rules::ALL.iter().map(|x| descriptor(x.meta())).collect(),
                 },
             },
@@ -557,6 +562,34 @@ mod tests {
         let mut broken = log.clone();
         broken["runs"][0]["results"][0]["level"] = "fatal".into();
         assert!(!schema_errors(&broken).is_empty());
+    }
+
+    /// Code scanning links each alert to its rule's `helpUri`: the rule's
+    /// doc in the repository `Cargo.toml` names, a file that exists.
+    #[test]
+    fn every_rule_links_its_doc_page() {
+        let log = to_value(&sample());
+        let rules = log["runs"][0]["tool"]["driver"]["rules"]
+            .as_array()
+            .expect("rules");
+        assert_eq!(rules.len(), rules::ALL.len());
+        let prefix = format!("{}/blob/main/", env!("CARGO_PKG_REPOSITORY"));
+        for (d, r) in rules.iter().zip(rules::ALL) {
+            let m = r.meta();
+            let uri = d["helpUri"].as_str().expect("a helpUri");
+            let path = uri.strip_prefix(&prefix).expect("under the repository");
+            assert_eq!(path, format!("rules/{}-{}.md", m.code, m.name));
+            assert!(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join(path)
+                    .is_file(),
+                "{uri} names no file"
+            );
+        }
+        assert_eq!(
+            log["runs"][0]["tool"]["driver"]["informationUri"],
+            env!("CARGO_PKG_REPOSITORY")
+        );
     }
 
     #[test]

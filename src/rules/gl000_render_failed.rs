@@ -16,6 +16,7 @@ static META: RuleMeta = RuleMeta {
     name: "render-failed",
     category: Category::Input,
     default_severity: Severity::Error,
+    severity_note: "warning for a tool missing where gitops-lint runs, a new app, or a failure the base revision has too",
     mode: Mode::Single,
     doc: include_str!("../../rules/GL000-render-failed.md"),
     suppression: Suppression::UNJUDGED,

@@ -20,6 +20,7 @@ static META: RuleMeta = RuleMeta {
     name: "stateful-prune",
     category: Category::Prune,
     default_severity: Severity::Error,
+    severity_note: "warning when only a manual sync prunes, with `Prune=confirm`, or when the loss is not certain: a StatefulSet that keeps its claims, a kind of unknown scope",
     mode: Mode::Diff,
     doc: include_str!("../../rules/GL001-stateful-prune.md"),
     suppression: Suppression::CHANGE,

@@ -17,6 +17,7 @@ static META: RuleMeta = RuleMeta {
     name: "app-cascade-delete",
     category: Category::Deletion,
     default_severity: Severity::Error,
+    severity_note: "warning when only a manual sync deletes; info when the Application has no resources finalizer",
     mode: Mode::Diff,
     doc: include_str!("../../rules/GL002-app-cascade-delete.md"),
     suppression: Suppression::CHANGE,

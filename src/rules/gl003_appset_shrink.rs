@@ -17,6 +17,7 @@ static META: RuleMeta = RuleMeta {
     name: "appset-shrink",
     category: Category::Deletion,
     default_severity: Severity::Error,
+    severity_note: "warning when the Application has no resources finalizer; info when the policy keeps it or the generators cannot all be evaluated",
     mode: Mode::Diff,
     doc: include_str!("../../rules/GL003-appset-shrink.md"),
     suppression: Suppression::CHANGE,

@@ -20,6 +20,7 @@ static META: RuleMeta = RuleMeta {
     name: "missing-prune-false",
     category: Category::Prune,
     default_severity: Severity::Warning,
+    severity_note: "",
     mode: Mode::Single,
     doc: include_str!("../../rules/GL004-missing-prune-false.md"),
     suppression: Suppression::OBJECT,

@@ -20,6 +20,7 @@ static META: RuleMeta = RuleMeta {
     name: "unknown-sync-option",
     category: Category::Prune,
     default_severity: Severity::Warning,
+    severity_note: "error for a misspelled `Prune=false`, `Prune=confirm`, `Delete=false` or `Delete=confirm`, which protect nothing as written",
     mode: Mode::Single,
     doc: include_str!("../../rules/GL005-unknown-sync-option.md"),
     suppression: Suppression::OBJECT,

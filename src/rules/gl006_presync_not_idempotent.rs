@@ -18,6 +18,7 @@ static META: RuleMeta = RuleMeta {
     name: "presync-not-idempotent",
     category: Category::Hooks,
     default_severity: Severity::Warning,
+    severity_note: "",
     mode: Mode::Single,
     doc: include_str!("../../rules/GL006-presync-not-idempotent.md"),
     suppression: Suppression::OBJECT,

@@ -19,6 +19,7 @@ static META: RuleMeta = RuleMeta {
     name: "hook-can-hang",
     category: Category::Hooks,
     default_severity: Severity::Warning,
+    severity_note: "error for a hook waiting on a Kustomize-hashed ConfigMap or Secret created only in the Sync phase",
     mode: Mode::Single,
     doc: include_str!("../../rules/GL007-hook-can-hang.md"),
     suppression: Suppression::OBJECT,

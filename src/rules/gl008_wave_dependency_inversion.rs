@@ -26,6 +26,7 @@ static META: RuleMeta = RuleMeta {
     name: "wave-dependency-inversion",
     category: Category::Ordering,
     default_severity: Severity::Error,
+    severity_note: "",
     mode: Mode::Single,
     doc: include_str!("../../rules/GL008-wave-dependency-inversion.md"),
     suppression: Suppression::OBJECT,

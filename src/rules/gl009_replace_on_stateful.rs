@@ -15,6 +15,7 @@ static META: RuleMeta = RuleMeta {
     name: "replace-on-stateful",
     category: Category::Change,
     default_severity: Severity::Error,
+    severity_note: "warning for `Replace=true` without `Force=true`",
     mode: Mode::Single,
     doc: include_str!("../../rules/GL009-replace-on-stateful.md"),
     suppression: Suppression::OBJECT,

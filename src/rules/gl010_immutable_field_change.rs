@@ -23,6 +23,7 @@ static META: RuleMeta = RuleMeta {
     name: "immutable-field-change",
     category: Category::Change,
     default_severity: Severity::Error,
+    severity_note: "warning for a hook, refused only when its last run left it behind",
     mode: Mode::Diff,
     doc: include_str!("../../rules/GL010-immutable-field-change.md"),
     suppression: Suppression::CHANGED_OBJECT,

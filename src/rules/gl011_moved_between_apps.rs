@@ -31,6 +31,7 @@ static META: RuleMeta = RuleMeta {
     name: "moved-between-apps",
     category: Category::Prune,
     default_severity: Severity::Error,
+    severity_note: "warning when only a manual sync prunes or the loss is not certain; info when nothing is lost",
     mode: Mode::Diff,
     doc: include_str!("../../rules/GL011-moved-between-apps.md"),
     suppression: Suppression::CHANGE,

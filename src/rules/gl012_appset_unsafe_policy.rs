@@ -21,6 +21,7 @@ static META: RuleMeta = RuleMeta {
     name: "appset-unsafe-policy",
     category: Category::Deletion,
     default_severity: Severity::Warning,
+    severity_note: "",
     mode: Mode::Single,
     doc: include_str!("../../rules/GL012-appset-unsafe-policy.md"),
     suppression: Suppression::REPOSITORY,

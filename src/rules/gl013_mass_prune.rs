@@ -15,6 +15,7 @@ static META: RuleMeta = RuleMeta {
     name: "mass-prune",
     category: Category::Prune,
     default_severity: Severity::Warning,
+    severity_note: "error when an automated sync prunes",
     mode: Mode::Diff,
     doc: include_str!("../../rules/GL013-mass-prune.md"),
     suppression: Suppression::CHANGE,

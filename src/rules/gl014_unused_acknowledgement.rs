@@ -14,6 +14,7 @@ pub(super) static META: RuleMeta = RuleMeta {
     name: "unused-acknowledgement",
     category: Category::Input,
     default_severity: Severity::Warning,
+    severity_note: "",
     mode: Mode::Single,
     doc: include_str!("../../rules/GL014-unused-acknowledgement.md"),
     suppression: Suppression::REPOSITORY,

@@ -49,6 +49,7 @@ static META: RuleMeta = RuleMeta {
     name: "project-denies-app",
     category: Category::Change,
     default_severity: Severity::Error,
+    severity_note: "",
     mode: Mode::Single,
     doc: include_str!("../../rules/GL015-project-denies-app.md"),
     suppression: Suppression::REPOSITORY,

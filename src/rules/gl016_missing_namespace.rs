@@ -20,6 +20,7 @@ static META: RuleMeta = RuleMeta {
     name: "missing-namespace",
     category: Category::Change,
     default_severity: Severity::Warning,
+    severity_note: "",
     mode: Mode::Single,
     doc: include_str!("../../rules/GL016-missing-namespace.md"),
     suppression: Suppression::REPOSITORY,

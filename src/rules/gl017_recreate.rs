@@ -31,6 +31,7 @@ static META: RuleMeta = RuleMeta {
     name: "recreate",
     category: Category::Prune,
     default_severity: Severity::Warning,
+    severity_note: "",
     mode: Mode::Diff,
     doc: include_str!("../../rules/GL017-recreate.md"),
     suppression: Suppression::CHANGE,

@@ -16,6 +16,7 @@ pub(super) static META: RuleMeta = RuleMeta {
     name: "appset-generation-error",
     category: Category::Change,
     default_severity: Severity::Warning,
+    severity_note: "",
     mode: Mode::Single,
     doc: include_str!("../../rules/GL018-appset-generation-error.md"),
     suppression: Suppression::UNJUDGED,

@@ -19,6 +19,7 @@ static META: RuleMeta = RuleMeta {
     name: "appset-manages-itself",
     category: Category::Deletion,
     default_severity: Severity::Error,
+    severity_note: "",
     mode: Mode::Single,
     doc: include_str!("../../rules/GL019-appset-manages-itself.md"),
     suppression: Suppression::LOOP,

@@ -17,6 +17,8 @@ static META: RuleMeta = RuleMeta {
     name: "stateful-hook",
     category: Category::Hooks,
     default_severity: Severity::Error,
+    severity_note:
+        "warning when its only delete policy is `HookFailed`, unless the change makes it a hook",
     mode: Mode::Single,
     doc: include_str!("../../rules/GL020-stateful-hook.md"),
     // It deletes at every sync once merged: never hidden by a path or an

@@ -300,6 +300,54 @@ mod tests {
         }
     }
 
+    /// `explain` prints the doc, so its Suppression section must say how
+    /// the rule's findings are really set aside (`crate::suppress`): a
+    /// deletion by `gitops-lint.io/allow-prune` or a `Gitops-Lint-Allow`
+    /// trailer, a finding about one object by `gitops-lint.io/ignore` naming
+    /// the rule, and every doc says whether `gitops-lint.io/ignore` applies.
+    #[test]
+    fn every_doc_says_how_its_findings_are_set_aside() {
+        for r in ALL {
+            let m = r.meta();
+            let section = m
+                .doc
+                .split("## Suppression")
+                .nth(1)
+                .and_then(|s| s.split("\n## ").next())
+                .unwrap_or_default();
+            assert!(
+                section.contains(crate::suppress::ANN_IGNORE),
+                "{}: the Suppression section does not mention `{}`",
+                m.code,
+                crate::suppress::ANN_IGNORE
+            );
+            let deletion = matches!(m.category, Category::Prune | Category::Deletion)
+                && m.mode == crate::finding::Mode::Diff;
+            if deletion {
+                assert!(
+                    section.contains(&format!("{}: ", crate::suppress::TRAILER)),
+                    "{}: a deletion rule shows the trailer syntax",
+                    m.code
+                );
+            }
+            if m.suppression.on_object {
+                assert!(
+                    section.contains(&format!("{}: \"{}", crate::suppress::ANN_IGNORE, m.code)),
+                    "{}: shows the ignore annotation naming the rule",
+                    m.code
+                );
+            } else {
+                assert!(
+                    section.contains("does not")
+                        || section.contains("never")
+                        || section.contains("neither"),
+                    "{}: says `gitops-lint.io/ignore` does not apply",
+                    m.code
+                );
+            }
+        }
+    }
+
     #[test]
     fn every_rule_doc_file_is_registered() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");

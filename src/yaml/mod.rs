@@ -1,7 +1,7 @@
 //! Our YAML loader: saphyr-parser events into `serde_json::Value` documents,
 //! with scalars resolved the way Kubernetes (go-yaml) resolves them.
 //!
-//! Knows nothing of Kubernetes resources. See the README for why this exists
+//! Knows nothing of Kubernetes resources. See docs/dependencies.md for why this exists
 //! instead of `serde_yaml` (which resolves `0755` as a string where Kubernetes
 //! reads 493).
 //!

@@ -1,8 +1,8 @@
 //! Which helm the native renderer renders as: the one the configured Argo
 //! CD release ships (`argocdVersion`; Argo CD's `hack/tool-versions.sh`),
 //! and what differs between those helms in `helm template`'s output under
-//! Argo CD's flags. Every difference is listed, with its source, in the
-//! README ("Helm version differences") and at the code that makes it.
+//! Argo CD's flags. Every difference is listed, with its source, in
+//! docs/fidelity.md ("Helm version differences") and at the code that makes it.
 //!
 //! | Argo CD | helm | [`HelmLine`] |
 //! |---|---|---|
