@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::Serialize;
 
+use crate::argocd::resource_filter::{Exclusion, ResourcesFilter};
 use crate::argocd::tracking::Tracking;
 use crate::argocd::{apps_beside, App, AppStatus, Inventory, Manager, PruneMode};
 use crate::config::Config;
@@ -167,6 +168,11 @@ pub(crate) struct Plan {
     /// could not all be evaluated at base: those Applications are unknown.
     /// Sorted by key.
     pub(crate) unevaluable_sets_deleted: Vec<String>,
+    /// Objects whose manifests are gone but whose kind Argo CD does not
+    /// manage (`resource.exclusions`, `resource.inclusions`, the core
+    /// exclusions), at both revisions: nothing prunes or deletes them.
+    /// Never in `prunes`. Sorted by app then resource.
+    pub(crate) excluded: Vec<(Prune, Exclusion)>,
 }
 
 /// Three fields of a resource id that [`Plan::recreates`] pairs on.
@@ -646,13 +652,57 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
             ch.created.extend(h.resources.iter().map(|m| m.id.clone()));
         }
     }
+    leave_unmanaged_kinds(&mut plan, base, head, config);
     plan.prunes
         .sort_by(|a, b| (a.app.as_str(), &a.id).cmp(&(b.app.as_str(), &b.id)));
+    plan.excluded
+        .sort_by(|a, b| (a.0.app.as_str(), &a.0.id).cmp(&(b.0.app.as_str(), &b.0.id)));
     plan.scope_unknown
         .sort_by(|a, b| (a.app.as_str(), &a.id).cmp(&(b.app.as_str(), &b.id)));
     plan.deleted_apps.sort_by(|a, b| a.app.cmp(&b.app));
     plan.unknown.sort_by(|a, b| a.app.cmp(&b.app));
     plan
+}
+
+/// Takes out of the plan what Argo CD does not manage: a kind excluded by
+/// the resource filters of both revisions' `argocd-cm` (the running one's,
+/// and the one the change may apply before the app syncs) on the app's
+/// destination cluster. Its removed objects are neither pruned nor deleted
+/// with their Application, and its new or changed ones are never applied
+/// (AC `controller/state.go` `CompareAppState` drops excluded targets; the
+/// cluster cache never lists excluded kinds, so `GetManagedLiveObjs` never
+/// returns one). See [`crate::argocd::resource_filter`].
+fn leave_unmanaged_kinds(plan: &mut Plan, base: &Inventory, head: &Inventory, config: &Config) {
+    let filters = [
+        ResourcesFilter::from_settings(base.tracking.as_ref()),
+        ResourcesFilter::from_settings(head.tracking.as_ref()),
+    ];
+    let excluded = |app: Option<&App>, id: &ResourceId| -> Option<Exclusion> {
+        let server = app.and_then(|a| destination(a, config).0);
+        let mut why = filters
+            .iter()
+            .map(|f| f.excludes(&id.group, &id.kind, server.as_deref()));
+        match (why.next().flatten(), why.next().flatten()) {
+            (Some(b), Some(h)) => Some(b.min(h)),
+            _ => None,
+        }
+    };
+    let prunes = std::mem::take(&mut plan.prunes);
+    for p in prunes {
+        match excluded(base.apps.get(&p.app), &p.id) {
+            Some(why) => plan.excluded.push((p, why)),
+            None => plan.prunes.push(p),
+        }
+    }
+    plan.scope_unknown
+        .retain(|p| excluded(base.apps.get(&p.app), &p.id).is_none());
+    for (key, ch) in &mut plan.changes {
+        let app = head.apps.get(key);
+        ch.created.retain(|id| excluded(app, id).is_none());
+        ch.changed.retain(|id| excluded(app, id).is_none());
+    }
+    plan.changes
+        .retain(|_, ch| !ch.created.is_empty() || !ch.changed.is_empty());
 }
 
 /// The API server URL Argo CD resolves a destination to, when it can be

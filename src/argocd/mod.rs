@@ -13,6 +13,7 @@ pub mod appset;
 mod guidance;
 pub(crate) mod instances;
 mod rendering;
+pub(crate) mod resource_filter;
 mod rounds;
 mod scan;
 pub(crate) mod tracking;
