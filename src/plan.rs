@@ -805,6 +805,9 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
         }
         _ => return,
     }
+    // Argo CD refuses every sync of an invalid spec: nothing is pruned
+    // while it lasts (GL021 reports the refusal).
+    let refused_spec = !namespace_missing(h, &cx.head.scopes).is_empty();
     let head_ids: FastMap<&ResourceId, &Manifest> =
         h.resources.iter().map(|m| (&m.id, m)).collect();
     let base_ids: FastSet<&ResourceId> = b.resources.iter().map(|m| &m.id).collect();
@@ -837,6 +840,9 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
             detail,
             base: m.clone(),
         };
+        if refused_spec {
+            continue;
+        }
         if scope_decides(m, h, &[&cx.base.scopes, &cx.head.scopes]) {
             plan.scope_unknown.push(prune);
             continue;
@@ -849,6 +855,30 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
     if !ch.created.is_empty() || !ch.changed.is_empty() {
         plan.changes.insert(h.key.clone(), ch);
     }
+}
+
+/// The objects of `app` that make Argo CD refuse to sync it: with no
+/// `destination.namespace`, a namespaced object whose manifest names no
+/// namespace keeps none, and the comparison raises `InvalidSpecError`
+/// ("Namespace for … is missing", AC `controller/state.go`
+/// `CompareAppState`, after `NormalizeTargetObjects`); `controller/sync.go`
+/// `SyncAppState` then fails every sync while the condition stands.
+/// Hooks are split off before that check (GE `sync.Reconcile`); a kind of
+/// unknown scope is not counted, for a cluster-scoped one is valid.
+#[must_use]
+pub(crate) fn namespace_missing<'a>(app: &'a App, scopes: &Scopes) -> Vec<&'a Manifest> {
+    // An implicit app (a repository without Applications) has no spec to refuse.
+    if app.implicit || !app.spec.dest_namespace.is_empty() {
+        return Vec::new();
+    }
+    app.resources
+        .iter()
+        .filter(|m| {
+            m.id.namespace.is_empty()
+                && !m.hook().is_hook
+                && scopes.scope(&m.id.group, &m.id.kind) == Scope::Namespaced
+        })
+        .collect()
 }
 
 /// What a sync of `h` prunes is unknown: it now renders `from` a place
