@@ -78,7 +78,25 @@ impl Prune {
     pub(crate) fn waits_for_confirmation(&self) -> bool {
         self.protection
             .as_deref()
-            .is_some_and(|p| p.starts_with("Prune=confirm"))
+            .is_some_and(|p| p.starts_with("Prune=confirm") || p.starts_with("Delete=confirm"))
+    }
+}
+
+impl Prune {
+    /// For a prune that waits for confirmation, what asks for it, as a
+    /// message says it: `` `Delete=confirm` on `PersistentVolumeClaim ns/x` ``.
+    #[must_use]
+    pub(crate) fn confirmation_gate(&self) -> Option<String> {
+        let p = self
+            .protection
+            .as_deref()
+            .filter(|_| self.waits_for_confirmation())?;
+        let (option, rest) = p.split_once(' ').unwrap_or((p, ""));
+        Some(match rest {
+            "" => format!("`{option}` on it"),
+            "(app)" => format!("`{option}` in its Application's sync options"),
+            _ => format!("`{option}` {rest}"),
+        })
     }
 }
 
@@ -1150,6 +1168,7 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
         deleted_by.is_some() && protection.is_none() && b.spec.cascade_finalizer.is_some();
     let resources_known = b.status.renders_here();
     if cascades && resources_known {
+        let first = plan.prunes.len();
         for m in b.resources.iter() {
             // CRDs are never deleted on cascade; hooks are not managed resources.
             if m.id.kind == "CustomResourceDefinition"
@@ -1168,6 +1187,7 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
                 base: m.clone(),
             });
         }
+        hold_for_confirmation(&mut plan.prunes[first..], b, config);
     }
     plan.deleted_apps.push(AppDeletion {
         app: b.key.clone(),
@@ -1179,6 +1199,61 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
         left_out: b.status.left_out().to_vec(),
         note: None,
     });
+}
+
+/// Whether `app`'s sync prunes with the `orphan` propagation policy, so
+/// what a pruned object owns (an ApplicationSet's Applications, through
+/// their ownerReferences) is left in place. AC `controller/sync.go`
+/// `SyncAppState` picks the policy from the sync options (automated syncs
+/// use `syncPolicy.syncOptions`), `background` first, then `foreground`,
+/// then `orphan`, foreground when none; GE `sync_context.go`
+/// `getDeleteOptions` prunes with it.
+fn prunes_orphaning(app: &App) -> bool {
+    let o = &app.spec.sync_options;
+    o.has("PrunePropagationPolicy=orphan")
+        && !o.has("PrunePropagationPolicy=background")
+        && !o.has("PrunePropagationPolicy=foreground")
+}
+
+/// Why an object's cascade deletion waits for a person: `Delete=confirm`
+/// or `Prune=confirm` on it, else in the app's `syncPolicy.syncOptions`
+/// (AC `controller/state.go` `isObjRequiresDeletionConfirmation`: each
+/// option read from the object first, from the app when it has none).
+fn deletion_confirmation(m: &Manifest, app: &App) -> Option<String> {
+    let own = m.sync_options();
+    ["Delete", "Prune"].into_iter().find_map(|opt| {
+        let (value, level) = match own.value(opt) {
+            Some(v) => (Some(v), ""),
+            None => (app.spec.sync_options.value(opt), " (app)"),
+        };
+        (value == Some("confirm")).then(|| format!("{opt}=confirm{level}"))
+    })
+}
+
+/// A cascade that one object to be deleted asks confirmation for holds as
+/// a whole: the controller stops before deleting anything until a person
+/// confirms the Application's deletion (AC `appcontroller.go`
+/// `finalizeApplicationDeletion`: `RequiresDeletionConfirmation` on any
+/// object `shouldBeDeleted` keeps, with `IsDeletionConfirmed` false, returns
+/// before `DeleteResource`). Once confirmed, everything goes, so each
+/// unprotected prune is marked as waiting for confirmation, naming the
+/// object that holds it.
+fn hold_for_confirmation(prunes: &mut [Prune], app: &App, config: &Config) {
+    if !config.argocd_at_least(2, 14) {
+        return;
+    }
+    let holder = prunes
+        .iter()
+        .filter(|p| p.protection.is_none())
+        .find_map(|p| deletion_confirmation(&p.base, app).map(|why| (why, p.id.clone())));
+    let Some((why, by)) = holder else { return };
+    for p in prunes.iter_mut().filter(|p| p.protection.is_none()) {
+        p.protection = Some(if p.id == by || why.ends_with("(app)") {
+            why.clone()
+        } else {
+            format!("{why} on `{by}`")
+        });
+    }
 }
 
 /// When a gone app is deleted by something and its deletion cascades to
@@ -1280,8 +1355,19 @@ fn appset_removed(base: &Inventory, head: &Inventory, set_key: &str, name: &str)
                     })
                 })
                 .is_some_and(|m| m.sync_options().prune_disabled());
+            let parent_base = base.apps.get(parent);
+            let parent_head = head.apps.get(parent);
+            let orphans = parent_base.is_some_and(prunes_orphaning)
+                && parent_head.is_none_or(|h| {
+                    !applied_from_git(h, &ChildApps::default()) || prunes_orphaning(h)
+                });
             if protected {
                 SetVerdict::Keeps(format!("ApplicationSet `{name}` is no longer rendered, but `Prune=false` on it keeps it"))
+            } else if orphans {
+                SetVerdict::Keeps(format!(
+                    "ApplicationSet `{name}` is pruned by `{}` with `PrunePropagationPolicy=orphan`, which leaves the Applications it owns in place, unmanaged",
+                    short_key(parent)
+                ))
             } else {
                 SetVerdict::Deletes
             }
