@@ -1137,6 +1137,19 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
             }
         }
         Some(Manager::AppSet(set)) => match appset_deletes(base, head, set) {
+            SetVerdict::Deletes if finalizer_dropped_for_lost_cluster(&b.object, base, head) => {
+                plan.deleted_apps.push(AppDeletion {
+                    app: b.key.clone(),
+                    deleted_by: Some(Manager::AppSet(set.clone())),
+                    cascades: false,
+                    mode: PruneMode::Automated,
+                    protection: None,
+                    resources_known: b.status.renders_here(),
+                    left_out: b.status.left_out().to_vec(),
+                    note: Some("its destination cluster is gone, so the ApplicationSet controller removes its resources finalizer first: nothing on that cluster is deleted".into()),
+                });
+                return;
+            }
             SetVerdict::Deletes => (
                 Some(Manager::AppSet(set.clone())),
                 PruneMode::Automated,
@@ -1199,6 +1212,48 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
         left_out: b.status.left_out().to_vec(),
         note: None,
     });
+}
+
+/// Whether the ApplicationSet controller removes the resources finalizer
+/// of a generated Application before deleting it because its destination
+/// cluster is gone: the destination matched a cluster known at base and
+/// matches none at head (AC `applicationset_controller.go`
+/// `removeFinalizerOnInvalidDestination`: a destination
+/// `GetDestinationCluster` cannot resolve, or whose server and name match
+/// no listed cluster, loses exactly `resources-finalizer.argocd.argoproj.io`;
+/// the `/foreground` and `/background` forms stay). Nothing on that cluster
+/// is deleted. A cluster the repository never described is not judged.
+#[must_use]
+pub(crate) fn finalizer_dropped_for_lost_cluster(
+    application: &serde_json::Value,
+    base: &Inventory,
+    head: &Inventory,
+) -> bool {
+    let finalizers = application
+        .at("/metadata/finalizers")
+        .and_then(serde_json::Value::as_array);
+    let plain = finalizers.is_some_and(|f| {
+        f.iter()
+            .any(|f| f.as_str() == Some(crate::argocd::appset::RESOURCES_FINALIZER))
+    });
+    let field = |f: &str| {
+        application
+            .at(&format!("/spec/destination/{f}"))
+            .and_then(serde_json::Value::as_str)
+            .map(|s| s.trim_end_matches('/'))
+            .filter(|s| !s.is_empty())
+    };
+    let (server, name) = (field("server"), field("name"));
+    // `ListClusters` always includes the local cluster.
+    let local = server == Some("https://kubernetes.default.svc")
+        || (server.is_none() && name == Some("in-cluster"));
+    let known = |inv: &Inventory| {
+        inv.clusters.iter().any(|c| match server {
+            Some(s) => c.server.trim_end_matches('/') == s,
+            None => name.is_some_and(|n| c.name == n),
+        })
+    };
+    plain && !local && (server.is_some() || name.is_some()) && known(base) && !known(head)
 }
 
 /// Whether `app`'s sync prunes with the `orphan` propagation policy, so
