@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::Serialize;
 
+use crate::argocd::resource_filter::{Exclusion, ResourcesFilter};
 use crate::argocd::tracking::Tracking;
 use crate::argocd::{apps_beside, App, AppStatus, Inventory, Manager, PruneMode};
 use crate::config::Config;
@@ -77,7 +78,25 @@ impl Prune {
     pub(crate) fn waits_for_confirmation(&self) -> bool {
         self.protection
             .as_deref()
-            .is_some_and(|p| p.starts_with("Prune=confirm"))
+            .is_some_and(|p| p.starts_with("Prune=confirm") || p.starts_with("Delete=confirm"))
+    }
+}
+
+impl Prune {
+    /// For a prune that waits for confirmation, what asks for it, as a
+    /// message says it: `` `Delete=confirm` on `PersistentVolumeClaim ns/x` ``.
+    #[must_use]
+    pub(crate) fn confirmation_gate(&self) -> Option<String> {
+        let p = self
+            .protection
+            .as_deref()
+            .filter(|_| self.waits_for_confirmation())?;
+        let (option, rest) = p.split_once(' ').unwrap_or((p, ""));
+        Some(match rest {
+            "" => format!("`{option}` on it"),
+            "(app)" => format!("`{option}` in its Application's sync options"),
+            _ => format!("`{option}` {rest}"),
+        })
     }
 }
 
@@ -167,6 +186,11 @@ pub(crate) struct Plan {
     /// could not all be evaluated at base: those Applications are unknown.
     /// Sorted by key.
     pub(crate) unevaluable_sets_deleted: Vec<String>,
+    /// Objects whose manifests are gone but whose kind Argo CD does not
+    /// manage (`resource.exclusions`, `resource.inclusions`, the core
+    /// exclusions), at both revisions: nothing prunes or deletes them.
+    /// Never in `prunes`. Sorted by app then resource.
+    pub(crate) excluded: Vec<(Prune, Exclusion)>,
 }
 
 /// Three fields of a resource id that [`Plan::recreates`] pairs on.
@@ -646,13 +670,57 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
             ch.created.extend(h.resources.iter().map(|m| m.id.clone()));
         }
     }
+    leave_unmanaged_kinds(&mut plan, base, head, config);
     plan.prunes
         .sort_by(|a, b| (a.app.as_str(), &a.id).cmp(&(b.app.as_str(), &b.id)));
+    plan.excluded
+        .sort_by(|a, b| (a.0.app.as_str(), &a.0.id).cmp(&(b.0.app.as_str(), &b.0.id)));
     plan.scope_unknown
         .sort_by(|a, b| (a.app.as_str(), &a.id).cmp(&(b.app.as_str(), &b.id)));
     plan.deleted_apps.sort_by(|a, b| a.app.cmp(&b.app));
     plan.unknown.sort_by(|a, b| a.app.cmp(&b.app));
     plan
+}
+
+/// Takes out of the plan what Argo CD does not manage: a kind excluded by
+/// the resource filters of both revisions' `argocd-cm` (the running one's,
+/// and the one the change may apply before the app syncs) on the app's
+/// destination cluster. Its removed objects are neither pruned nor deleted
+/// with their Application, and its new or changed ones are never applied
+/// (AC `controller/state.go` `CompareAppState` drops excluded targets; the
+/// cluster cache never lists excluded kinds, so `GetManagedLiveObjs` never
+/// returns one). See [`crate::argocd::resource_filter`].
+fn leave_unmanaged_kinds(plan: &mut Plan, base: &Inventory, head: &Inventory, config: &Config) {
+    let filters = [
+        ResourcesFilter::from_settings(base.tracking.as_ref()),
+        ResourcesFilter::from_settings(head.tracking.as_ref()),
+    ];
+    let excluded = |app: Option<&App>, id: &ResourceId| -> Option<Exclusion> {
+        let server = app.and_then(|a| destination(a, config).0);
+        let mut why = filters
+            .iter()
+            .map(|f| f.excludes(&id.group, &id.kind, server.as_deref()));
+        match (why.next().flatten(), why.next().flatten()) {
+            (Some(b), Some(h)) => Some(b.min(h)),
+            _ => None,
+        }
+    };
+    let prunes = std::mem::take(&mut plan.prunes);
+    for p in prunes {
+        match excluded(base.apps.get(&p.app), &p.id) {
+            Some(why) => plan.excluded.push((p, why)),
+            None => plan.prunes.push(p),
+        }
+    }
+    plan.scope_unknown
+        .retain(|p| excluded(base.apps.get(&p.app), &p.id).is_none());
+    for (key, ch) in &mut plan.changes {
+        let app = head.apps.get(key);
+        ch.created.retain(|id| excluded(app, id).is_none());
+        ch.changed.retain(|id| excluded(app, id).is_none());
+    }
+    plan.changes
+        .retain(|_, ch| !ch.created.is_empty() || !ch.changed.is_empty());
 }
 
 /// The API server URL Argo CD resolves a destination to, when it can be
@@ -755,6 +823,9 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
         }
         _ => return,
     }
+    // Argo CD refuses every sync of an invalid spec: nothing is pruned
+    // while it lasts (GL021 reports the refusal).
+    let refused_spec = !namespace_missing(h, &cx.head.scopes).is_empty();
     let head_ids: FastMap<&ResourceId, &Manifest> =
         h.resources.iter().map(|m| (&m.id, m)).collect();
     let base_ids: FastSet<&ResourceId> = b.resources.iter().map(|m| &m.id).collect();
@@ -787,6 +858,9 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
             detail,
             base: m.clone(),
         };
+        if refused_spec {
+            continue;
+        }
         if scope_decides(m, h, &[&cx.base.scopes, &cx.head.scopes]) {
             plan.scope_unknown.push(prune);
             continue;
@@ -799,6 +873,30 @@ fn diff_app(plan: &mut Plan, cx: &Sides<'_>, b: &App, h: &App, reused: bool) {
     if !ch.created.is_empty() || !ch.changed.is_empty() {
         plan.changes.insert(h.key.clone(), ch);
     }
+}
+
+/// The objects of `app` that make Argo CD refuse to sync it: with no
+/// `destination.namespace`, a namespaced object whose manifest names no
+/// namespace keeps none, and the comparison raises `InvalidSpecError`
+/// ("Namespace for … is missing", AC `controller/state.go`
+/// `CompareAppState`, after `NormalizeTargetObjects`); `controller/sync.go`
+/// `SyncAppState` then fails every sync while the condition stands.
+/// Hooks are split off before that check (GE `sync.Reconcile`); a kind of
+/// unknown scope is not counted, for a cluster-scoped one is valid.
+#[must_use]
+pub(crate) fn namespace_missing<'a>(app: &'a App, scopes: &Scopes) -> Vec<&'a Manifest> {
+    // An implicit app (a repository without Applications) has no spec to refuse.
+    if app.implicit || !app.spec.dest_namespace.is_empty() {
+        return Vec::new();
+    }
+    app.resources
+        .iter()
+        .filter(|m| {
+            m.id.namespace.is_empty()
+                && !m.hook().is_hook
+                && scopes.scope(&m.id.group, &m.id.kind) == Scope::Namespaced
+        })
+        .collect()
 }
 
 /// What a sync of `h` prunes is unknown: it now renders `from` a place
@@ -1039,6 +1137,19 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
             }
         }
         Some(Manager::AppSet(set)) => match appset_deletes(base, head, set) {
+            SetVerdict::Deletes if finalizer_dropped_for_lost_cluster(&b.object, base, head) => {
+                plan.deleted_apps.push(AppDeletion {
+                    app: b.key.clone(),
+                    deleted_by: Some(Manager::AppSet(set.clone())),
+                    cascades: false,
+                    mode: PruneMode::Automated,
+                    protection: None,
+                    resources_known: b.status.renders_here(),
+                    left_out: b.status.left_out().to_vec(),
+                    note: Some("its destination cluster is gone, so the ApplicationSet controller removes its resources finalizer first: nothing on that cluster is deleted".into()),
+                });
+                return;
+            }
             SetVerdict::Deletes => (
                 Some(Manager::AppSet(set.clone())),
                 PruneMode::Automated,
@@ -1070,6 +1181,7 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
         deleted_by.is_some() && protection.is_none() && b.spec.cascade_finalizer.is_some();
     let resources_known = b.status.renders_here();
     if cascades && resources_known {
+        let first = plan.prunes.len();
         for m in b.resources.iter() {
             // CRDs are never deleted on cascade; hooks are not managed resources.
             if m.id.kind == "CustomResourceDefinition"
@@ -1088,6 +1200,7 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
                 base: m.clone(),
             });
         }
+        hold_for_confirmation(&mut plan.prunes[first..], b, config);
     }
     plan.deleted_apps.push(AppDeletion {
         app: b.key.clone(),
@@ -1099,6 +1212,103 @@ fn delete_app(plan: &mut Plan, cx: &Sides<'_>, b: &App) {
         left_out: b.status.left_out().to_vec(),
         note: None,
     });
+}
+
+/// Whether the ApplicationSet controller removes the resources finalizer
+/// of a generated Application before deleting it because its destination
+/// cluster is gone: the destination matched a cluster known at base and
+/// matches none at head (AC `applicationset_controller.go`
+/// `removeFinalizerOnInvalidDestination`: a destination
+/// `GetDestinationCluster` cannot resolve, or whose server and name match
+/// no listed cluster, loses exactly `resources-finalizer.argocd.argoproj.io`;
+/// the `/foreground` and `/background` forms stay). Nothing on that cluster
+/// is deleted. A cluster the repository never described is not judged.
+#[must_use]
+pub(crate) fn finalizer_dropped_for_lost_cluster(
+    application: &serde_json::Value,
+    base: &Inventory,
+    head: &Inventory,
+) -> bool {
+    let finalizers = application
+        .at("/metadata/finalizers")
+        .and_then(serde_json::Value::as_array);
+    let plain = finalizers.is_some_and(|f| {
+        f.iter()
+            .any(|f| f.as_str() == Some(crate::argocd::appset::RESOURCES_FINALIZER))
+    });
+    let field = |f: &str| {
+        application
+            .at(&format!("/spec/destination/{f}"))
+            .and_then(serde_json::Value::as_str)
+            .map(|s| s.trim_end_matches('/'))
+            .filter(|s| !s.is_empty())
+    };
+    let (server, name) = (field("server"), field("name"));
+    // `ListClusters` always includes the local cluster.
+    let local = server == Some("https://kubernetes.default.svc")
+        || (server.is_none() && name == Some("in-cluster"));
+    let known = |inv: &Inventory| {
+        inv.clusters.iter().any(|c| match server {
+            Some(s) => c.server.trim_end_matches('/') == s,
+            None => name.is_some_and(|n| c.name == n),
+        })
+    };
+    plain && !local && (server.is_some() || name.is_some()) && known(base) && !known(head)
+}
+
+/// Whether `app`'s sync prunes with the `orphan` propagation policy, so
+/// what a pruned object owns (an ApplicationSet's Applications, through
+/// their ownerReferences) is left in place. AC `controller/sync.go`
+/// `SyncAppState` picks the policy from the sync options (automated syncs
+/// use `syncPolicy.syncOptions`), `background` first, then `foreground`,
+/// then `orphan`, foreground when none; GE `sync_context.go`
+/// `getDeleteOptions` prunes with it.
+fn prunes_orphaning(app: &App) -> bool {
+    let o = &app.spec.sync_options;
+    o.has("PrunePropagationPolicy=orphan")
+        && !o.has("PrunePropagationPolicy=background")
+        && !o.has("PrunePropagationPolicy=foreground")
+}
+
+/// Why an object's cascade deletion waits for a person: `Delete=confirm`
+/// or `Prune=confirm` on it, else in the app's `syncPolicy.syncOptions`
+/// (AC `controller/state.go` `isObjRequiresDeletionConfirmation`: each
+/// option read from the object first, from the app when it has none).
+fn deletion_confirmation(m: &Manifest, app: &App) -> Option<String> {
+    let own = m.sync_options();
+    ["Delete", "Prune"].into_iter().find_map(|opt| {
+        let (value, level) = match own.value(opt) {
+            Some(v) => (Some(v), ""),
+            None => (app.spec.sync_options.value(opt), " (app)"),
+        };
+        (value == Some("confirm")).then(|| format!("{opt}=confirm{level}"))
+    })
+}
+
+/// A cascade that one object to be deleted asks confirmation for holds as
+/// a whole: the controller stops before deleting anything until a person
+/// confirms the Application's deletion (AC `appcontroller.go`
+/// `finalizeApplicationDeletion`: `RequiresDeletionConfirmation` on any
+/// object `shouldBeDeleted` keeps, with `IsDeletionConfirmed` false, returns
+/// before `DeleteResource`). Once confirmed, everything goes, so each
+/// unprotected prune is marked as waiting for confirmation, naming the
+/// object that holds it.
+fn hold_for_confirmation(prunes: &mut [Prune], app: &App, config: &Config) {
+    if !config.argocd_at_least(2, 14) {
+        return;
+    }
+    let holder = prunes
+        .iter()
+        .filter(|p| p.protection.is_none())
+        .find_map(|p| deletion_confirmation(&p.base, app).map(|why| (why, p.id.clone())));
+    let Some((why, by)) = holder else { return };
+    for p in prunes.iter_mut().filter(|p| p.protection.is_none()) {
+        p.protection = Some(if p.id == by || why.ends_with("(app)") {
+            why.clone()
+        } else {
+            format!("{why} on `{by}`")
+        });
+    }
 }
 
 /// When a gone app is deleted by something and its deletion cascades to
@@ -1200,8 +1410,19 @@ fn appset_removed(base: &Inventory, head: &Inventory, set_key: &str, name: &str)
                     })
                 })
                 .is_some_and(|m| m.sync_options().prune_disabled());
+            let parent_base = base.apps.get(parent);
+            let parent_head = head.apps.get(parent);
+            let orphans = parent_base.is_some_and(prunes_orphaning)
+                && parent_head.is_none_or(|h| {
+                    !applied_from_git(h, &ChildApps::default()) || prunes_orphaning(h)
+                });
             if protected {
                 SetVerdict::Keeps(format!("ApplicationSet `{name}` is no longer rendered, but `Prune=false` on it keeps it"))
+            } else if orphans {
+                SetVerdict::Keeps(format!(
+                    "ApplicationSet `{name}` is pruned by `{}` with `PrunePropagationPolicy=orphan`, which leaves the Applications it owns in place, unmanaged",
+                    short_key(parent)
+                ))
             } else {
                 SetVerdict::Deletes
             }

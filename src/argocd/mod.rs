@@ -13,6 +13,7 @@ pub mod appset;
 mod guidance;
 pub(crate) mod instances;
 mod rendering;
+pub(crate) mod resource_filter;
 mod rounds;
 mod scan;
 pub(crate) mod tracking;
@@ -258,6 +259,9 @@ pub struct Inventory {
     /// The blob id of each of `broken_files`: a file broken at both
     /// revisions of a diff is the change's concern only if its content differs.
     pub(crate) broken_file_ids: BTreeMap<String, ObjectId>,
+    /// The Argo CD clusters known at this revision: cluster Secrets in the
+    /// repository, then `clusters:` of the configuration.
+    pub(crate) clusters: Vec<appset::Cluster>,
     /// Notes for the user about assumptions made.
     pub(crate) notes: Vec<String>,
     /// Applications (`namespace/name`) declared in more than one root file:
@@ -469,6 +473,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
             project: c.project.clone(),
         }))
         .collect();
+    inv.clusters.clone_from(&clusters);
     let settings = appset::AppSetSettings {
         new_git_file_globbing: input.config.applicationset.new_git_file_globbing,
         controller_policy: input.config.applicationset.policy.clone(),

@@ -408,6 +408,87 @@ pub(super) fn expand_set(
     }
 }
 
+/// `spec.ignoreApplicationDifferences` of an ApplicationSet: per entry the
+/// Application name it is limited to (`None`: all) and the JSON pointers
+/// it names. A `jqPathExpressions` item is read when it is a plain path
+/// (`.spec.syncPolicy`); others cannot be evaluated and are left out, so
+/// the head's value is taken for them.
+fn ignored_application_fields(appset: &Value) -> Vec<(Option<String>, Vec<String>)> {
+    let Some(entries) = appset
+        .at("/spec/ignoreApplicationDifferences")
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    let strings = |e: &Value, k: &str| -> Vec<String> {
+        e.get(k)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect()
+    };
+    entries
+        .iter()
+        .map(|e| {
+            let name = e.get("name").and_then(Value::as_str).map(str::to_owned);
+            let mut pointers = strings(e, "jsonPointers");
+            pointers.extend(strings(e, "jqPathExpressions").iter().filter_map(|jq| {
+                let path = jq.strip_prefix('.')?;
+                let plain = !path.is_empty()
+                    && path.split('.').all(|seg| {
+                        !seg.is_empty()
+                            && seg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    });
+                plain.then(|| format!("/{}", path.replace('.', "/")))
+            }));
+            (name, pointers)
+        })
+        .collect()
+}
+
+/// The generated Application as the ApplicationSet controller leaves it in
+/// the cluster when some of its fields are ignored: those fields keep the
+/// live object's values (AC `applicationset/utils/createOrUpdate.go`
+/// `CreateOrUpdate`, `applyIgnoreDifferences`: both sides are normalised
+/// without them, so the patch never touches them). `None` when nothing
+/// applies or nothing differs.
+fn keep_ignored_fields(
+    ignored: &[(Option<String>, Vec<String>)],
+    name: &str,
+    live: &Value,
+    generated: &Value,
+) -> Option<Value> {
+    let pointers: Vec<&String> = ignored
+        .iter()
+        .filter(|(n, _)| n.as_deref().is_none_or(|n| n == name))
+        .flat_map(|(_, p)| p)
+        .collect();
+    if pointers.iter().all(|p| live.at(p) == generated.at(p)) {
+        return None;
+    }
+    let mut merged = generated.clone();
+    for p in pointers {
+        let Some((parent, key)) = p.rsplit_once('/') else {
+            continue;
+        };
+        let key = key.replace("~1", "/").replace("~0", "~");
+        let Some(Value::Object(m)) = merged.pointer_mut(parent) else {
+            continue;
+        };
+        match live.at(p) {
+            Some(v) => {
+                m.insert(key, v.clone());
+            }
+            None => {
+                m.remove(&key);
+            }
+        }
+    }
+    Some(merged)
+}
+
 /// The apps an ApplicationSet generates, managed by it. At head, `live` is
 /// the base inventory: what the controller created there. Applications it
 /// may not update (`create-only`, `create-delete`) keep their base objects,
@@ -422,6 +503,20 @@ pub(super) fn generated_apps(
     let base = live
         .and_then(|r| r.appsets.get(&entry.key))
         .and_then(|b| b.expansion.as_ref().ok());
+    let ignored = ignored_application_fields(&entry.object);
+    // Applications whose ignored fields keep their live (base) values.
+    let mut kept_fields: BTreeMap<&str, Arc<LazyValue>> = BTreeMap::new();
+    if let (Ok(exp), Some(bx), false) = (&entry.expansion, base, ignored.is_empty()) {
+        let base_by_name: BTreeMap<&str, &Arc<LazyValue>> =
+            bx.apps.iter().map(|a| (a.name(), &a.application)).collect();
+        for g in &exp.apps {
+            if let Some(b) = base_by_name.get(g.name()) {
+                if let Some(merged) = keep_ignored_fields(&ignored, g.name(), b, &g.application) {
+                    kept_fields.insert(g.name(), Arc::new(LazyValue::from(merged)));
+                }
+            }
+        }
+    }
     let objects: Vec<&Arc<LazyValue>> = match (&entry.expansion, base) {
         (Ok(exp), Some(bx)) => {
             let base_by_name: BTreeMap<&str, &Arc<LazyValue>> =
@@ -431,7 +526,7 @@ pub(super) fn generated_apps(
                 .iter()
                 .map(|g| match base_by_name.get(g.name()) {
                     Some(b) if !exp.policy.allows_update => *b,
-                    _ => &g.application,
+                    _ => kept_fields.get(g.name()).unwrap_or(&g.application),
                 })
                 .collect();
             // An unresolved generator makes a deletion unknown, not a keep: the

@@ -34,6 +34,11 @@ pub(crate) struct LearnedTracking {
     /// `globalProjects` (AC `settings.go` `globalProjectsKey`), as written:
     /// YAML listing `projectName` and `labelSelector`.
     pub(crate) global_projects: Option<String>,
+    /// `resource.exclusions` (AC `settings.go` `resourceExclusionsKey`), as
+    /// written: YAML listing `apiGroups`, `kinds` and `clusters`.
+    pub(crate) resource_exclusions: Option<String>,
+    /// `resource.inclusions` (AC `settings.go` `resourceInclusionsKey`).
+    pub(crate) resource_inclusions: Option<String>,
     /// Where it was found.
     pub(crate) file: Option<String>,
 }
@@ -65,6 +70,8 @@ impl LearnedTracking {
             label_key: data("application.instanceLabelKey"),
             kustomize_build_options: data("kustomize.buildOptions"),
             global_projects: data("globalProjects"),
+            resource_exclusions: data("resource.exclusions"),
+            resource_inclusions: data("resource.inclusions"),
             file: file.map(str::to_string),
         })
     }
@@ -107,6 +114,8 @@ impl LearnedTracking {
             kustomize_build_options: extra("kustomize.buildOptions")
                 .or_else(|| spec("kustomizeBuildOptions")),
             global_projects: extra("globalProjects"),
+            resource_exclusions: extra("resource.exclusions"),
+            resource_inclusions: extra("resource.inclusions"),
             file: file.map(str::to_string),
         })
     }
@@ -397,6 +406,8 @@ mod tests {
             file: Some("argocd/cm.yaml".into()),
             kustomize_build_options: None,
             global_projects: None,
+            resource_exclusions: None,
+            resource_inclusions: None,
         };
         let t = Tracking::resolve(&old, Some(&learned));
         assert_eq!(t.method, TrackingMethod::AnnotationAndLabel);

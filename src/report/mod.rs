@@ -314,6 +314,32 @@ impl Report {
                 notes.push(note);
             }
         }
+        // Removed objects of a kind Argo CD does not manage: one note per
+        // app and kind, naming the first few.
+        let mut unmanaged: std::collections::BTreeMap<(&str, String, &str), Vec<String>> =
+            std::collections::BTreeMap::new();
+        for (p, why) in plan.iter().flat_map(|p| &p.excluded) {
+            let kind = if p.id.group.is_empty() {
+                p.id.kind.clone()
+            } else {
+                format!("{}/{}", p.id.group, p.id.kind)
+            };
+            unmanaged
+                .entry((short_key(&p.app), kind, why.describe()))
+                .or_default()
+                .push(format!("`{}`", p.id));
+        }
+        for ((app, kind, why), ids) in unmanaged {
+            let shown = ids.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+            let more = if ids.len() > 3 {
+                format!(" and {} more", ids.len() - 3)
+            } else {
+                String::new()
+            };
+            notes.push(format!(
+                "`{kind}` is excluded from management by {why}: removed from git, {shown}{more} of `{app}` stay in the cluster, neither pruned nor deleted with the app"
+            ));
+        }
         // A plugin-rendered app says which plugin and as what, once.
         for a in &apps {
             if let Some(p) = &a.plugin {

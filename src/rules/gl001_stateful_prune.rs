@@ -226,7 +226,12 @@ impl Rule for StatefulPrune {
             } else {
                 Severity::Warning
             };
-            let how = if confirm {
+            let how = if confirm && p.reason == PruneReason::AppDeleted {
+                format!(
+                    "once a person confirms the deletion of Application `{app}` ({} holds its whole cascade), the deletion would delete",
+                    p.confirmation_gate().unwrap_or_default()
+                )
+            } else if confirm {
                 format!("once a person confirms the prune (`Prune=confirm`), syncing `{app}` would delete")
             } else {
                 how

@@ -104,7 +104,17 @@ impl Rule for AppCascadeDelete {
                 .iter()
                 .filter(|p| p.reason == PruneReason::AppDeleted)
                 .collect();
-            let deleted: Vec<_> = gone.iter().filter(|p| p.protection.is_none()).collect();
+            // A confirmation gate holds the cascade, then lets it delete.
+            let deleted: Vec<_> = gone
+                .iter()
+                .filter(|p| p.protection.is_none() || p.waits_for_confirmation())
+                .collect();
+            let gate = deleted.iter().find_map(|p| p.confirmation_gate());
+            let severity = if gate.is_some() {
+                Severity::Warning
+            } else {
+                severity
+            };
             let kept = gone.len() - deleted.len();
             // Every resource kept (an app-level `Delete=false`, say): the
             // finalizer deletes nothing (AC `appcontroller.go`
@@ -168,6 +178,13 @@ impl Rule for AppCascadeDelete {
             if kept > 0 {
                 msg.push_str(&format!(
                     " ({kept} kept by Delete=false or resource-policy keep)"
+                ));
+            }
+            // AC `appcontroller.go` `finalizeApplicationDeletion`: nothing is
+            // deleted until the Application's deletion is confirmed.
+            if let Some(gate) = gate {
+                msg.push_str(&format!(
+                    ", once a person confirms the Application's deletion ({gate} holds the whole cascade until then)"
                 ));
             }
             out.push(at(Finding::new(&META, msg)).severity(severity).help(

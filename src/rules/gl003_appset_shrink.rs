@@ -199,6 +199,16 @@ fn shrink(
                 ),
                 None,
             )
+        } else if cx.base.is_some_and(|b| {
+            crate::plan::finalizer_dropped_for_lost_cluster(&app.application, b, cx.head)
+        }) {
+            (
+                Severity::Info,
+                format!(
+                    "ApplicationSet `{set}` no longer generates Application `{name}` ({cause}): its destination cluster is gone too, so the controller removes its resources finalizer before deleting it, and nothing on that cluster is deleted"
+                ),
+                Some("if that cluster still runs, delete its workloads there deliberately; Argo CD no longer manages them".to_string()),
+            )
         } else if app.cascades() {
             (
                 Severity::Error,

@@ -118,9 +118,104 @@ fn finalizer(v: &serde_json::Value) -> Option<&str> {
         .find(|f| RESOURCES_FINALIZERS.contains(f))
 }
 
+/// `FailOnSharedResource=true` in an app's sync options: a sync fails
+/// while any object it renders is tracked by another app (AC
+/// `controller/state.go` `CompareAppState` adds `SharedResourceWarning`
+/// for a live object whose tracking names another app; `controller/sync.go`
+/// `SyncAppState` then fails: "Shared resource found").
+fn fails_on_shared(app: &App) -> bool {
+    app.spec.sync_options.has("FailOnSharedResource=true")
+}
+
+/// Whether the app a pruned object moves to fails its syncs while the old
+/// app still tracks the object: then the old app's prune always comes
+/// first, and the worst order is the only one.
+fn receiver_fails_on_shared(p: &Prune, cx: &RuleContext<'_>) -> bool {
+    p.reason == PruneReason::MovedToApp
+        && p.detail
+            .as_deref()
+            .and_then(|to| cx.head.apps.get(to))
+            .is_some_and(fails_on_shared)
+}
+
+/// Apps with `FailOnSharedResource=true` that start rendering an object
+/// another app rendered at base and does not give up (it still renders it,
+/// or its prune is protected, so the live object keeps that app's
+/// tracking): every sync of theirs fails from then on.
+fn shared_wedges(
+    cx: &RuleContext<'_>,
+    plan: &crate::plan::Plan,
+    base: &Inventory,
+    out: &mut Vec<Finding>,
+) {
+    let strict: Vec<&App> = cx
+        .head
+        .apps
+        .values()
+        .filter(|a| fails_on_shared(a) && plan.changes.contains_key(&a.key))
+        .collect();
+    if strict.is_empty() {
+        return;
+    }
+    // The app whose tracking each live object carries: the first base app
+    // that renders it, within one Argo CD instance.
+    let mut owner: HashMap<(Option<&str>, &crate::manifest::ResourceId), &App> = HashMap::new();
+    for a in base.apps.values() {
+        for m in a.resources.iter().filter(|m| crate::plan::is_prunable(m)) {
+            owner.entry((a.instance.as_deref(), &m.id)).or_insert(a);
+        }
+    }
+    for b in strict {
+        let Some(ch) = plan.changes.get(&b.key) else {
+            continue;
+        };
+        for id in &ch.created {
+            let Some(a) = owner.get(&(b.instance.as_deref(), id)) else {
+                continue;
+            };
+            let released = plan
+                .prune_of(&a.key, id)
+                .is_some_and(|p| p.protection.is_none() || p.waits_for_confirmation());
+            if a.key == b.key || released {
+                continue;
+            }
+            let (from, to) = (a.display_name(), b.display_name());
+            let at = cx
+                .head
+                .apps
+                .get(&b.key)
+                .and_then(|h| h.resources.iter().find(|m| &m.id == id))
+                .map_or(&b.origin, |m| &m.origin);
+            out.push(
+                Finding::new(
+                    &META,
+                    format!(
+                        "every sync of `{to}` fails from now on: it sets `FailOnSharedResource=true` and starts rendering `{id}`, which `{from}` keeps tracking (Argo CD's SharedResourceWarning, then \"Shared resource found\")"
+                    ),
+                )
+                .app(to)
+                .resource(id.clone())
+                .at(Side::Head, at.file.as_deref(), at.line)
+                .help("render the object in one app only: remove it from this app, or remove it from the other app (with `Prune=false` there first if it must survive)"),
+            );
+        }
+    }
+}
+
 impl Rule for MovedBetweenApps {
     fn meta(&self) -> &'static RuleMeta {
         &META
+    }
+
+    /// An app that fails on shared resources is wedged by an object an
+    /// unchanged app renders: those apps' renders must be seen.
+    fn needs_unchanged_apps(
+        &self,
+        _base: &Inventory,
+        head: &Inventory,
+        _config: &crate::config::Config,
+    ) -> bool {
+        head.apps.values().any(fails_on_shared)
     }
 
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
@@ -140,9 +235,15 @@ impl Rule for MovedBetweenApps {
             };
             let from = short_key(&p.app);
             let automated = p.mode == PruneMode::Automated && !confirm;
-            let order = format!(
-                "`{from}` and {to} sync independently, and a sync prunes before it applies, so if `{from}` syncs first"
-            );
+            let order = if receiver_fails_on_shared(p, cx) {
+                format!(
+                    "{to} sets `FailOnSharedResource=true`, so its syncs fail until `{from}` syncs first and gives the object up: when it does"
+                )
+            } else {
+                format!(
+                    "`{from}` and {to} sync independently, and a sync prunes before it applies, so if `{from}` syncs first"
+                )
+            };
             let (lost, severity) = if is_application(&p.base.value) {
                 match finalizer(&p.base.value) {
                     Some(f) => (
@@ -203,6 +304,7 @@ impl Rule for MovedBetweenApps {
             );
         }
         let Some(base) = cx.base else { return };
+        shared_wedges(cx, plan, base, out);
         for m in &plan.cluster_moves {
             let app: Option<&App> = base.apps.get(&m.app);
             let name = app.map_or_else(|| short_key(&m.app).to_string(), App::display_name);

@@ -23,6 +23,7 @@ mod gl017_recreate;
 mod gl018_appset_generation_error;
 mod gl019_appset_manages_itself;
 mod gl020_stateful_hook;
+mod gl021_invalid_app_spec;
 
 pub(crate) mod analysis;
 
@@ -135,6 +136,7 @@ pub static ALL: &[&dyn Rule] = &[
     &gl018_appset_generation_error::AppSetGenerationError,
     &gl019_appset_manages_itself::AppSetManagesItself,
     &gl020_stateful_hook::StatefulHook,
+    &gl021_invalid_app_spec::InvalidAppSpec,
 ];
 
 /// GL014's facts, for the acknowledgement pass that produces its findings.
