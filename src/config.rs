@@ -86,8 +86,62 @@ pub struct Config {
     /// them, with their `discover` rule and the native renderer each stands
     /// for (docs/plugins.md).
     pub(crate) plugins: std::sync::Arc<crate::render::plugin::Plugins>,
+    /// `diff`: the rendered diff of a `gitops-lint diff` (docs/rendered-diff.md).
+    pub(crate) diff: DiffConfig,
     /// Raw extra sections kept for rules that read them.
     pub(crate) raw: Value,
+}
+
+/// `diff:` of the configuration: whether and how the changes of rendered
+/// manifests are shown (docs/rendered-diff.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DiffConfig {
+    /// `show`: whether a diff shows it (the command line's `--diff` and
+    /// `--no-diff` decide over it).
+    pub(crate) show: bool,
+    /// `context`: lines of context around each change.
+    pub(crate) context: usize,
+    /// `hideDeleted`: an app the change deletes is listed with its
+    /// resources, without their bodies.
+    pub(crate) hide_deleted: bool,
+    /// `mask`: values shown masked besides a `Secret`'s.
+    pub(crate) mask: Vec<MaskRule>,
+}
+
+impl Default for DiffConfig {
+    fn default() -> Self {
+        DiffConfig {
+            show: true,
+            context: DEFAULT_DIFF_CONTEXT,
+            hide_deleted: false,
+            mask: Vec::new(),
+        }
+    }
+}
+
+/// Lines of context of a unified diff when nothing says otherwise (as
+/// `diff -u` and `git diff`).
+pub(crate) const DEFAULT_DIFF_CONTEXT: usize = 3;
+/// The most lines of context a diff asks for: enough for any reader,
+/// small enough that a typo cannot ask for the whole of every object.
+pub(crate) const MAX_DIFF_CONTEXT: usize = 1000;
+
+/// One entry of `diff.mask`: resources it names have values masked as a
+/// `Secret`'s data is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MaskRule {
+    /// API group (`None`: any; `""` is the core group).
+    pub(crate) group: Option<String>,
+    /// Kind.
+    pub(crate) kind: String,
+    /// Name (`None`: any).
+    pub(crate) name: Option<String>,
+    /// Namespace (`None`: any).
+    pub(crate) namespace: Option<String>,
+    /// Keys of `data`, `stringData` and `binaryData`.
+    pub(crate) keys: Vec<String>,
+    /// JSON pointers (`/spec/password`) of other values.
+    pub(crate) pointers: Vec<String>,
 }
 
 /// "A controller creates a `creates` object from each `group/kind`
@@ -154,6 +208,7 @@ impl Default for Config {
             acknowledge_trailers: true,
             generated_objects: Vec::new(),
             plugins: std::sync::Arc::default(),
+            diff: DiffConfig::default(),
             raw: Value::Null,
         }
     }
@@ -223,7 +278,10 @@ const TOP_KEYS: &[&str] = &[
     "acknowledge",
     "generatedObjects",
     "plugins",
+    "diff",
 ];
+const DIFF_KEYS: &[&str] = &["show", "context", "hideDeleted", "mask"];
+const MASK_KEYS: &[&str] = &["group", "kind", "name", "namespace", "keys", "pointers"];
 const PLUGIN_KEYS: &[&str] = &["discover", "kustomize", "helm", "directory"];
 const PLUGIN_DISCOVER_KEYS: &[&str] = &["fileName", "find"];
 const PLUGIN_FIND_KEYS: &[&str] = &["glob", "command", "args"];
@@ -254,6 +312,73 @@ const RULES_KEYS: &[&str] = &["select", "ignore", "severity"];
 const MASS_PRUNE_KEYS: &[&str] = &["ratio", "count"];
 const APPSET_KEYS: &[&str] = &["policy", "policyOverride", "newGitFileGlobbing"];
 const APPSET_POLICIES: &[&str] = &["sync", "create-only", "create-update", "create-delete"];
+
+/// `diff:` read, each problem reported.
+fn diff_config(c: &mut Checker<'_>, d: &Value) -> DiffConfig {
+    let mut out = DiffConfig::default();
+    c.keys(&["diff"], d, DIFF_KEYS);
+    if let Some(b) = c.boolean(&["diff", "show"], d.get("show")) {
+        out.show = b;
+    }
+    if let Some(b) = c.boolean(&["diff", "hideDeleted"], d.get("hideDeleted")) {
+        out.hide_deleted = b;
+    }
+    match d.get("context") {
+        None | Some(Value::Null) => {}
+        Some(n) => match n.as_u64().and_then(|n| usize::try_from(n).ok()) {
+            Some(n) if n <= MAX_DIFF_CONTEXT => out.context = n,
+            _ => c.at(
+                &["diff", "context"],
+                format!("diff.context `{n}` is not a whole number of lines from 0 to {MAX_DIFF_CONTEXT}"),
+            ),
+        },
+    }
+    match d.get("mask") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for item in items {
+                c.keys(&["diff", "mask"], item, MASK_KEYS);
+                let text = |k: &str| item.get(k).and_then(Value::as_str).map(str::to_string);
+                let keys = c.strings(&["diff", "mask", "keys"], item.get("keys"));
+                let pointers = c.strings(&["diff", "mask", "pointers"], item.get("pointers"));
+                let Some(kind) = text("kind") else {
+                    c.at(
+                        &["diff", "mask"],
+                        "each `diff.mask` entry needs a `kind` (and `keys` or `pointers`)"
+                            .to_string(),
+                    );
+                    continue;
+                };
+                if keys.is_empty() && pointers.is_empty() {
+                    c.at(
+                        &["diff", "mask"],
+                        format!("`diff.mask` entry of kind `{kind}` names no `keys` or `pointers` to mask"),
+                    );
+                    continue;
+                }
+                if let Some(p) = pointers.iter().find(|p| !p.starts_with('/')) {
+                    c.at(
+                        &["diff", "mask", "pointers"],
+                        format!(
+                            "`{p}` is not a JSON pointer (it starts with `/`, as `/spec/password`)"
+                        ),
+                    );
+                    continue;
+                }
+                out.mask.push(MaskRule {
+                    group: text("group"),
+                    kind,
+                    name: text("name"),
+                    namespace: text("namespace"),
+                    keys,
+                    pointers,
+                });
+            }
+        }
+        Some(_) => c.at(&["diff", "mask"], "`diff.mask` must be a list".to_string()),
+    }
+    out
+}
 
 /// The closest of `known` to `word`, if close enough to be a likely typo.
 #[must_use]
@@ -879,6 +1004,9 @@ impl Config {
             get("defaultStorageClassWaitForFirstConsumer"),
         ) {
             cfg.default_storage_class_wait_for_first_consumer = w;
+        }
+        if let Some(d) = get("diff") {
+            cfg.diff = diff_config(&mut c, d);
         }
         if let Some(a) = get("acknowledge") {
             c.keys(&["acknowledge"], a, ACKNOWLEDGE_KEYS);

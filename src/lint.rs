@@ -85,6 +85,15 @@ pub struct Options {
     /// Whether a diff whose head is the checked-out commit looks at the
     /// working tree for edits it leaves out.
     pub uncommitted: Uncommitted,
+    /// Whether a diff computes the rendered diff (`--diff`, `--no-diff`);
+    /// `None`: as the configuration's `diff.show` says (on by default).
+    pub rendered_diff: Option<bool>,
+    /// Lines of context of the rendered diff (`--diff-context`); `None`:
+    /// the configuration's `diff.context`.
+    pub diff_context: Option<usize>,
+    /// Deleted apps' resources listed without their bodies
+    /// (`--diff-hide-deleted`), besides the configuration's `diff.hideDeleted`.
+    pub diff_hide_deleted: bool,
 }
 
 /// What a diff whose head is the checked-out commit does about edits not
@@ -1053,6 +1062,16 @@ fn diff_trees(
         Some(&plan),
         findings,
     );
+    if opts.rendered_diff.unwrap_or(config.diff.show) {
+        let mut settings = config.diff.clone();
+        if let Some(n) = opts.diff_context {
+            settings.context = n.min(crate::config::MAX_DIFF_CONTEXT);
+        }
+        settings.hide_deleted |= opts.diff_hide_deleted;
+        report.diff = Some(crate::rendered_diff::compute(
+            &base_inv, &head_inv, &settings,
+        ));
+    }
     if head_config_differs {
         report.notes.push(format!(
             "{config_file} differs at head; the base revision's configuration was used"
