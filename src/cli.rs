@@ -134,6 +134,11 @@ struct DiffShown {
     /// List the resources of apps the change deletes without their bodies.
     #[arg(long)]
     diff_hide_deleted: bool,
+    /// Write the changed resources of each changed app at both revisions,
+    /// as the rendered diff compares them, to DIR/base/<app>/ and
+    /// DIR/head/<app>/ (DIR outside the repository, new or empty).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_diff")]
+    rendered_dir: Option<PathBuf>,
 }
 
 impl DiffShown {
@@ -147,6 +152,11 @@ impl DiffShown {
         };
         opts.diff_context = self.diff_context.map(usize::from);
         opts.diff_hide_deleted = self.diff_hide_deleted;
+        opts.rendered_dir.clone_from(&self.rendered_dir);
+        if self.rendered_dir.is_some() {
+            // The files are the rendered diff's: it is computed.
+            opts.rendered_diff = Some(true);
+        }
     }
 }
 
@@ -320,6 +330,7 @@ fn options(c: &Common, progress: &Spinner) -> Options {
         rendered_diff: None,
         diff_context: None,
         diff_hide_deleted: false,
+        rendered_dir: None,
     }
 }
 

@@ -94,6 +94,10 @@ pub struct Options {
     /// Deleted apps' resources listed without their bodies
     /// (`--diff-hide-deleted`), besides the configuration's `diff.hideDeleted`.
     pub diff_hide_deleted: bool,
+    /// Where a diff writes the changed resources of each changed app at
+    /// both revisions (`--rendered-dir`): `DIR/base/<app>/…` and
+    /// `DIR/head/<app>/…`. Never inside the repository, never a symlink.
+    pub rendered_dir: Option<PathBuf>,
 }
 
 /// What a diff whose head is the checked-out commit does about edits not
@@ -378,6 +382,60 @@ fn open_facts(repo: &GitRepo, dir: &Path) -> Result<source::facts::Facts, LintEr
         )));
     }
     Ok(source::facts::Facts::open(&abs))
+}
+
+/// Writes the changed resources of each changed app, as the rendered diff
+/// compares them (canonical YAML, secrets masked), to `DIR/base/<app>/…`
+/// and `DIR/head/<app>/…` (the paths of `--format diff`). `DIR` must be
+/// outside the repository (a pull request must not write into its own
+/// checkout), not a symlink, and absent or empty (no file of an earlier
+/// run is mistaken for this one's); every file is written without
+/// following a symlink.
+fn write_rendered(
+    repo: &GitRepo,
+    dir: &Path,
+    d: &crate::rendered_diff::RenderedDiff,
+) -> Result<(), LintError> {
+    let shown = crate::report::printable(&dir.display().to_string(), false);
+    let fail = |why: String| LintError::Other(format!("--rendered-dir {shown}: {why}"));
+    let abs = local_files::resolved(dir);
+    let inside = |root: &Path| abs.starts_with(local_files::resolved(root));
+    if repo.workdir().is_some_and(inside) || inside(repo.git_dir()) {
+        return Err(fail(
+            "is inside the repository; name a directory outside it".to_string(),
+        ));
+    }
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(fail("is a symlink; name the directory itself".to_string()))
+        }
+        Ok(m) if !m.is_dir() => return Err(fail("is not a directory".to_string())),
+        Ok(_) => {
+            let mut entries = std::fs::read_dir(dir).map_err(|e| fail(e.to_string()))?;
+            if entries.next().is_some() {
+                return Err(fail(
+                    "is not empty; name a new or empty directory".to_string(),
+                ));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(fail(e.to_string())),
+    }
+    for app in &d.apps {
+        for res in &app.resources {
+            let path = crate::rendered_diff::resource_path(&app.app, &res.id);
+            for (side, text) in [("base", &res.base), ("head", &res.head)] {
+                let Some(text) = text else { continue };
+                let file = dir.join(side).join(&path);
+                if let Some(parent) = file.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| fail(e.to_string()))?;
+                }
+                local_files::write_output(&file, text.as_bytes())
+                    .map_err(|e| fail(format!("{}: {e}", file.display())))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Opens the facts of `--cache-dir` (unless `--no-cache`) for `repo`, so
@@ -720,6 +778,9 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
         opts,
     )?;
     intact(&repo)?;
+    if let (Some(dir), Some(d)) = (&opts.rendered_dir, &report.diff) {
+        write_rendered(&repo, dir, d)?;
+    }
     if live_head.is_none() {
         report
             .notes
@@ -1069,7 +1130,7 @@ fn diff_trees(
         }
         settings.hide_deleted |= opts.diff_hide_deleted;
         report.diff = Some(crate::rendered_diff::compute(
-            &base_inv, &head_inv, &settings,
+            &base_inv, &head_inv, &plan, &settings,
         ));
     }
     if head_config_differs {

@@ -18,6 +18,7 @@ use crate::argocd::{apps_beside, App, Inventory};
 use crate::config::{DiffConfig, MaskRule};
 use crate::json::Pointer as _;
 use crate::manifest::{Manifest, ResourceId};
+use crate::plan::Plan;
 
 /// What happened to an app or a resource between the revisions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -124,14 +125,24 @@ pub(crate) fn path_part(s: &str) -> String {
 }
 
 /// The rendered diff between the inventories of a diff. Apps are paired by
-/// key as the plan pairs them; an app present at one revision only is added
-/// or removed whole.
+/// key as the plan pairs them; an app new at head is added whole, and one
+/// the plan deletes is removed whole.
 #[must_use]
-pub(crate) fn compute(base: &Inventory, head: &Inventory, settings: &DiffConfig) -> RenderedDiff {
+pub(crate) fn compute(
+    base: &Inventory,
+    head: &Inventory,
+    plan: &Plan,
+    settings: &DiffConfig,
+) -> RenderedDiff {
+    // An app is removed whole only when the plan deletes it: one whose file
+    // no longer parses, or whose parent failed to render, is unknown at
+    // head (GL000 says why), not shown as deleted.
+    let deleted: std::collections::BTreeSet<&str> =
+        plan.deleted_apps.iter().map(|d| d.app.as_str()).collect();
     let mut apps = Vec::new();
     for (key, b, h) in apps_beside(&base.apps, &head.apps) {
         match h {
-            Some(h) => {
+            Some(h) if !deleted.contains(key.as_str()) => {
                 // The head render is the base render itself.
                 if head.reused.contains(key) {
                     continue;
@@ -151,8 +162,11 @@ pub(crate) fn compute(base: &Inventory, head: &Inventory, settings: &DiffConfig)
                     });
                 }
             }
-            None => {
-                if !b.status.renders_here() || b.resources.is_empty() {
+            _ => {
+                if !deleted.contains(key.as_str())
+                    || !b.status.renders_here()
+                    || b.resources.is_empty()
+                {
                     continue;
                 }
                 apps.push(AppDiff {

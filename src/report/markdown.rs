@@ -604,4 +604,85 @@ mod tests {
         // The counts in the header still cover everything.
         assert!(md.contains("**2001 errors**"), "{}", &md[..300]);
     }
+
+    fn body(r: &Report) -> String {
+        let mut out = Vec::new();
+        emit(r, &mut out).unwrap_or_else(|e| panic!("{e}"));
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    fn resource(name: &str, lines: usize) -> crate::rendered_diff::ResourceDiff {
+        let mut unified = format!("--- a/x/{name}.yaml\n+++ b/x/{name}.yaml\n@@ -1 +1 @@\n");
+        for k in 0..lines {
+            unified.push_str(&format!("+  key{k}: value {k} {}\n", "y".repeat(40)));
+        }
+        crate::rendered_diff::ResourceDiff {
+            id: crate::manifest::ResourceId {
+                group: String::new(),
+                kind: "ConfigMap".into(),
+                namespace: "web".into(),
+                name: name.into(),
+            },
+            change: crate::rendered_diff::Change::Modified,
+            unified,
+            base: None,
+            head: None,
+        }
+    }
+
+    #[test]
+    fn the_rendered_diff_follows_the_findings_one_section_per_app() {
+        let mut r = sample();
+        r.diff = Some(crate::rendered_diff::RenderedDiff {
+            apps: vec![crate::rendered_diff::AppDiff {
+                app: "payments".into(),
+                change: crate::rendered_diff::Change::Modified,
+                resources: vec![resource("small", 2)],
+            }],
+        });
+        let md = body(&r);
+        let findings = md.find("### Findings").expect("findings");
+        let diff = md.find("### Rendered diff").expect("diff");
+        assert!(findings < diff);
+        assert!(
+            md.contains("<b>payments</b> (0 added, 1 modified, 0 removed)"),
+            "{md}"
+        );
+        assert!(md.contains("```diff\n--- a/x/small.yaml"));
+        assert!(!md.contains("too large"));
+    }
+
+    #[test]
+    fn a_rendered_diff_past_the_comment_limit_cuts_the_largest_diffs() {
+        let mut r = sample();
+        r.diff = Some(crate::rendered_diff::RenderedDiff {
+            apps: vec![
+                crate::rendered_diff::AppDiff {
+                    app: "big".into(),
+                    change: crate::rendered_diff::Change::Modified,
+                    resources: vec![resource("huge", 3000), resource("small", 3)],
+                },
+                crate::rendered_diff::AppDiff {
+                    app: "other".into(),
+                    change: crate::rendered_diff::Change::Added,
+                    resources: vec![resource("tiny", 1)],
+                },
+            ],
+        });
+        let md = body(&r);
+        assert!(md.len() <= MAX_BYTES, "{}", md.len());
+        // The small diffs are whole; the huge one is cut with a note.
+        assert!(md.contains("+  key2: value 2"));
+        assert!(md.contains("<b>other</b> (app added: 0 added, 1 modified, 0 removed)"));
+        assert!(
+            md.contains("lines of this diff shown"),
+            "{}",
+            &md[md.len() - 800..]
+        );
+        assert!(md.contains("1 of 3 resource diff(s), the largest, are cut"));
+        // Every fence opened is closed.
+        assert_eq!(md.matches("```diff").count(), 3);
+        assert_eq!(md.matches("\n```\n").count(), 3);
+        assert!(md.ends_with("`--format diff`) shows them whole.\n"));
+    }
 }
