@@ -143,20 +143,19 @@ struct DiffShown {
 
 impl DiffShown {
     fn apply(&self, opts: &mut Options) {
-        opts.rendered_diff = if self.no_diff {
-            Some(false)
-        } else if self.diff {
-            Some(true)
-        } else {
-            None
+        opts.diff = lint::DiffRequest {
+            show: if self.no_diff {
+                Some(false)
+            } else if self.diff || self.rendered_dir.is_some() {
+                // The files of `--rendered-dir` are the rendered diff's.
+                Some(true)
+            } else {
+                None
+            },
+            context: self.diff_context.map(usize::from),
+            hide_deleted: self.diff_hide_deleted,
+            rendered_dir: self.rendered_dir.clone(),
         };
-        opts.diff_context = self.diff_context.map(usize::from);
-        opts.diff_hide_deleted = self.diff_hide_deleted;
-        opts.rendered_dir.clone_from(&self.rendered_dir);
-        if self.rendered_dir.is_some() {
-            // The files are the rendered diff's: it is computed.
-            opts.rendered_diff = Some(true);
-        }
     }
 }
 
@@ -327,10 +326,7 @@ fn options(c: &Common, progress: &Spinner) -> Options {
         } else {
             lint::Uncommitted::Said
         },
-        rendered_diff: None,
-        diff_context: None,
-        diff_hide_deleted: false,
-        rendered_dir: None,
+        diff: lint::DiffRequest::default(),
     }
 }
 
@@ -860,7 +856,7 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
             // A commit hook stops a commit on danger; the rendered diff of
             // what is staged is `git diff --cached`'s business.
             let mut opts = options(&common);
-            opts.rendered_diff = Some(false);
+            opts.diff.show = Some(false);
             finish(lint::diff_staged(&opts), &common)
         }
         Command::Render {

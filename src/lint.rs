@@ -85,16 +85,23 @@ pub struct Options {
     /// Whether a diff whose head is the checked-out commit looks at the
     /// working tree for edits it leaves out.
     pub uncommitted: Uncommitted,
-    /// Whether a diff computes the rendered diff (`--diff`, `--no-diff`);
-    /// `None`: as the configuration's `diff.show` says (on by default).
-    pub rendered_diff: Option<bool>,
-    /// Lines of context of the rendered diff (`--diff-context`); `None`:
-    /// the configuration's `diff.context`.
-    pub diff_context: Option<usize>,
+    /// What a diff does about the rendered diff (docs/rendered-diff.md).
+    pub diff: DiffRequest,
+}
+
+/// The command line's say on the rendered diff of a `diff`.
+#[derive(Debug, Clone, Default)]
+pub struct DiffRequest {
+    /// Whether it is computed (`--diff`, `--no-diff`); `None`: as the
+    /// configuration's `diff.show` says (on by default).
+    pub show: Option<bool>,
+    /// Lines of context (`--diff-context`); `None`: the configuration's
+    /// `diff.context`.
+    pub context: Option<usize>,
     /// Deleted apps' resources listed without their bodies
     /// (`--diff-hide-deleted`), besides the configuration's `diff.hideDeleted`.
-    pub diff_hide_deleted: bool,
-    /// Where a diff writes the changed resources of each changed app at
+    pub hide_deleted: bool,
+    /// Where the changed resources of each changed app are written at
     /// both revisions (`--rendered-dir`): `DIR/base/<app>/…` and
     /// `DIR/head/<app>/…`. Never inside the repository, never a symlink.
     pub rendered_dir: Option<PathBuf>,
@@ -778,7 +785,7 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
         opts,
     )?;
     intact(&repo)?;
-    if let (Some(dir), Some(d)) = (&opts.rendered_dir, &report.diff) {
+    if let (Some(dir), Some(d)) = (&opts.diff.rendered_dir, &report.diff) {
         write_rendered(&repo, dir, d)?;
     }
     if live_head.is_none() {
@@ -1123,12 +1130,12 @@ fn diff_trees(
         Some(&plan),
         findings,
     );
-    if opts.rendered_diff.unwrap_or(config.diff.show) {
+    if opts.diff.show.unwrap_or(config.diff.show) {
         let mut settings = config.diff.clone();
-        if let Some(n) = opts.diff_context {
+        if let Some(n) = opts.diff.context {
             settings.context = n.min(crate::config::MAX_DIFF_CONTEXT);
         }
-        settings.hide_deleted |= opts.diff_hide_deleted;
+        settings.hide_deleted |= opts.diff.hide_deleted;
         report.diff = Some(crate::rendered_diff::compute(
             &base_inv, &head_inv, &plan, &settings,
         ));

@@ -439,14 +439,11 @@ fn integral_floats(v: &mut Value) {
     while let Some(v) = stack.pop() {
         match v {
             Value::Number(n) if n.is_f64() => {
-                if let Some(f) = n.as_f64() {
-                    #[allow(clippy::cast_possible_truncation, clippy::float_cmp)]
-                    let whole = f.fract() == 0.0 && f.abs() < 9.0e15 && (f as i64) as f64 == f;
-                    if whole {
-                        #[allow(clippy::cast_possible_truncation)]
-                        let i = f as i64;
-                        *v = Value::from(i);
-                    }
+                // Below 2^53 every integral float is exactly an integer.
+                if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15) {
+                    #[allow(clippy::cast_possible_truncation)]
+                    let i = f as i64;
+                    *v = Value::from(i);
                 }
             }
             Value::Array(a) => stack.extend(a.iter_mut()),

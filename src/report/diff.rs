@@ -10,11 +10,9 @@ use super::Report;
 /// The text is exact but for one sequence: `##[`, which a CI runner reads
 /// as a command anywhere in a log line, is written `#\u{23}[`.
 ///
-/// # Errors
-/// Write failures.
-pub(crate) fn emit(r: &Report, out: &mut Vec<u8>) -> std::io::Result<()> {
+pub(crate) fn emit(r: &Report, out: &mut Vec<u8>) {
     let Some(diff) = &r.diff else {
-        return Ok(());
+        return;
     };
     for app in &diff.apps {
         for res in &app.resources {
@@ -37,5 +35,4 @@ pub(crate) fn emit(r: &Report, out: &mut Vec<u8>) -> std::io::Result<()> {
             }
         }
     }
-    Ok(())
 }

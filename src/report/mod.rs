@@ -480,7 +480,10 @@ pub(crate) fn emit(
         Format::Sarif => sarif::emit(report, out),
         Format::Github => github::emit(&printable_report(report), out),
         Format::Markdown => markdown::emit(&printable_report(report), out),
-        Format::Diff => diff::emit(report, out),
+        Format::Diff => {
+            diff::emit(report, out);
+            Ok(())
+        }
     }
 }
 
