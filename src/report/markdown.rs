@@ -521,7 +521,7 @@ fn app_heading(r: &Report, a: &crate::rendered_diff::AppDiff) -> String {
     let flag = if found.is_empty() {
         String::new()
     } else {
-        format!(" {}", icon(found[0]))
+        format!("{} ", icon(found[0]))
     };
     let mut s = format!(
         "<details><summary>{flag}<b>{}</b> ({what}{added} added, {modified} modified, {removed} removed)</summary>\n\n",
