@@ -139,6 +139,14 @@ struct DiffShown {
     /// DIR/head/<app>/ (DIR outside the repository, new or empty).
     #[arg(long, value_name = "DIR", conflicts_with = "no_diff")]
     rendered_dir: Option<PathBuf>,
+    /// A changed line of the rendered diff matching this regular expression
+    /// is no change (repeat for several; besides `diff.ignoreLines`).
+    #[arg(long, value_name = "REGEX", action = clap::ArgAction::Append)]
+    diff_ignore: Vec<String>,
+    /// Diff only apps whose name matches this glob (repeat for several;
+    /// replaces `diff.apps`).
+    #[arg(long, value_name = "GLOB", action = clap::ArgAction::Append)]
+    diff_app: Vec<String>,
 }
 
 impl DiffShown {
@@ -155,6 +163,8 @@ impl DiffShown {
             context: self.diff_context.map(usize::from),
             hide_deleted: self.diff_hide_deleted,
             rendered_dir: self.rendered_dir.clone(),
+            ignore_lines: self.diff_ignore.clone(),
+            apps: self.diff_app.clone(),
         };
     }
 }

@@ -106,6 +106,86 @@ pub(crate) struct DiffConfig {
     pub(crate) hide_deleted: bool,
     /// `mask`: values shown masked besides a `Secret`'s.
     pub(crate) mask: Vec<MaskRule>,
+    /// `ignoreLines`: a changed line matching one of these is no change; a
+    /// hunk of such lines only is left out, and a resource of such hunks only.
+    pub(crate) ignore_lines: Vec<LinePattern>,
+    /// `ignoreResources`: resources never diffed.
+    pub(crate) ignore_resources: Vec<ResourceMatch>,
+    /// `apps`: only apps whose name matches one of these globs are diffed
+    /// (empty: every app).
+    pub(crate) apps: Vec<String>,
+    /// `appLabels`: only apps whose Application has every one of these
+    /// labels are diffed (empty: every app).
+    pub(crate) app_labels: BTreeMap<String, String>,
+}
+
+/// A regular expression of `diff.ignoreLines` or `--diff-ignore`, compiled
+/// within the bounds of every pattern gitops-lint compiles.
+#[derive(Debug, Clone)]
+pub(crate) struct LinePattern(pub(crate) regex::Regex);
+
+impl PartialEq for LinePattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_str() == other.0.as_str()
+    }
+}
+
+impl Eq for LinePattern {}
+
+impl LinePattern {
+    /// Compiles `pattern` (the regex crate's syntax, as RE2's), bounded in
+    /// length and compiled size.
+    ///
+    /// # Errors
+    /// A pattern too long, too large once compiled, or invalid.
+    pub(crate) fn new(pattern: &str) -> Result<LinePattern, String> {
+        use crate::gotemplate::funcs::{MAX_REGEX_PATTERN, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
+        if pattern.len() > MAX_REGEX_PATTERN {
+            return Err(format!(
+                "the pattern is {} bytes long, longer than the {MAX_REGEX_PATTERN} gitops-lint compiles",
+                pattern.len()
+            ));
+        }
+        regex::RegexBuilder::new(pattern)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .dfa_size_limit(REGEX_DFA_LIMIT)
+            .build()
+            .map(LinePattern)
+            .map_err(|e| match e {
+                regex::Error::CompiledTooBig(n) => {
+                    format!("`{pattern}` compiles to more than {n} bytes")
+                }
+                e => format!("`{pattern}` is not a regular expression: {e}"),
+            })
+    }
+}
+
+/// An entry of `diff.ignoreResources`: each field given must be equal, `*`
+/// or absent matches anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ResourceMatch {
+    /// API group (`""`: the core group).
+    pub(crate) group: Option<String>,
+    /// Kind.
+    pub(crate) kind: Option<String>,
+    /// Name.
+    pub(crate) name: Option<String>,
+    /// Namespace.
+    pub(crate) namespace: Option<String>,
+}
+
+impl ResourceMatch {
+    /// Whether `id` is matched.
+    #[must_use]
+    pub(crate) fn matches(&self, id: &crate::manifest::ResourceId) -> bool {
+        let eq = |want: &Option<String>, have: &str| {
+            want.as_deref().is_none_or(|w| w == "*" || w == have)
+        };
+        eq(&self.group, &id.group)
+            && eq(&self.kind, &id.kind)
+            && eq(&self.name, &id.name)
+            && eq(&self.namespace, &id.namespace)
+    }
 }
 
 impl Default for DiffConfig {
@@ -115,6 +195,10 @@ impl Default for DiffConfig {
             context: DEFAULT_DIFF_CONTEXT,
             hide_deleted: false,
             mask: Vec::new(),
+            ignore_lines: Vec::new(),
+            ignore_resources: Vec::new(),
+            apps: Vec::new(),
+            app_labels: BTreeMap::new(),
         }
     }
 }
@@ -280,7 +364,17 @@ const TOP_KEYS: &[&str] = &[
     "plugins",
     "diff",
 ];
-const DIFF_KEYS: &[&str] = &["show", "context", "hideDeleted", "mask"];
+const DIFF_KEYS: &[&str] = &[
+    "show",
+    "context",
+    "hideDeleted",
+    "mask",
+    "ignoreLines",
+    "ignoreResources",
+    "apps",
+    "appLabels",
+];
+const RESOURCE_MATCH_KEYS: &[&str] = &["group", "kind", "name", "namespace"];
 const MASK_KEYS: &[&str] = &["group", "kind", "name", "namespace", "keys", "pointers"];
 const PLUGIN_KEYS: &[&str] = &["discover", "kustomize", "helm", "directory"];
 const PLUGIN_DISCOVER_KEYS: &[&str] = &["fileName", "find"];
@@ -376,6 +470,69 @@ fn diff_config(c: &mut Checker<'_>, d: &Value) -> DiffConfig {
             }
         }
         Some(_) => c.at(&["diff", "mask"], "`diff.mask` must be a list".to_string()),
+    }
+    for p in c.strings(&["diff", "ignoreLines"], d.get("ignoreLines")) {
+        match LinePattern::new(&p) {
+            Ok(re) => out.ignore_lines.push(re),
+            Err(e) => c.at(&["diff", "ignoreLines"], format!("diff.ignoreLines: {e}")),
+        }
+    }
+    match d.get("ignoreResources") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for item in items {
+                c.keys(&["diff", "ignoreResources"], item, RESOURCE_MATCH_KEYS);
+                let text = |k: &str| item.get(k).and_then(Value::as_str).map(str::to_string);
+                let m = ResourceMatch {
+                    group: text("group"),
+                    kind: text("kind"),
+                    name: text("name"),
+                    namespace: text("namespace"),
+                };
+                if m.group.is_none()
+                    && m.kind.is_none()
+                    && m.name.is_none()
+                    && m.namespace.is_none()
+                {
+                    c.at(
+                        &["diff", "ignoreResources"],
+                        "a `diff.ignoreResources` entry names no `group`, `kind`, `name` or `namespace`: it would hide every resource".to_string(),
+                    );
+                    continue;
+                }
+                out.ignore_resources.push(m);
+            }
+        }
+        Some(_) => c.at(
+            &["diff", "ignoreResources"],
+            "`diff.ignoreResources` must be a list".to_string(),
+        ),
+    }
+    out.apps = c.strings(&["diff", "apps"], d.get("apps"));
+    for g in &out.apps {
+        if let Err(e) = crate::glob::Glob::new(g, &[]) {
+            c.at(&["diff", "apps"], format!("diff.apps: `{g}`: {e}"));
+        }
+    }
+    match d.get("appLabels") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(m)) => {
+            for (k, v) in m {
+                match v.as_str() {
+                    Some(v) => {
+                        out.app_labels.insert(k.clone(), v.to_string());
+                    }
+                    None => c.at(
+                        &["diff", "appLabels", k],
+                        format!("diff.appLabels.{k} must be a string (quote it)"),
+                    ),
+                }
+            }
+        }
+        Some(_) => c.at(
+            &["diff", "appLabels"],
+            "`diff.appLabels` must be a mapping of label to value".to_string(),
+        ),
     }
     out
 }

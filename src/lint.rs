@@ -105,6 +105,12 @@ pub struct DiffRequest {
     /// both revisions (`--rendered-dir`): `DIR/base/<app>/…` and
     /// `DIR/head/<app>/…`. Never inside the repository, never a symlink.
     pub rendered_dir: Option<PathBuf>,
+    /// Regular expressions of changed lines that are no change
+    /// (`--diff-ignore`), besides the configuration's `diff.ignoreLines`.
+    pub ignore_lines: Vec<String>,
+    /// Globs of the app names diffed (`--diff-app`); they replace the
+    /// configuration's `diff.apps`.
+    pub apps: Vec<String>,
 }
 
 /// What a diff whose head is the checked-out commit does about edits not
@@ -1136,6 +1142,19 @@ fn diff_trees(
             settings.context = n.min(crate::config::MAX_DIFF_CONTEXT);
         }
         settings.hide_deleted |= opts.diff.hide_deleted;
+        for p in &opts.diff.ignore_lines {
+            settings.ignore_lines.push(
+                crate::config::LinePattern::new(p)
+                    .map_err(|e| LintError::Other(format!("--diff-ignore: {e}")))?,
+            );
+        }
+        if !opts.diff.apps.is_empty() {
+            for g in &opts.diff.apps {
+                crate::glob::Glob::new(g, &[])
+                    .map_err(|e| LintError::Other(format!("--diff-app `{g}`: {e}")))?;
+            }
+            settings.apps.clone_from(&opts.diff.apps);
+        }
         report.diff = Some(crate::rendered_diff::compute(
             &base_inv, &head_inv, &plan, &settings,
         ));

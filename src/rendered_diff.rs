@@ -139,8 +139,34 @@ pub(crate) fn compute(
     // head (GL000 says why), not shown as deleted.
     let deleted: std::collections::BTreeSet<&str> =
         plan.deleted_apps.iter().map(|d| d.app.as_str()).collect();
+    let globs: Vec<crate::glob::Glob> = settings
+        .apps
+        .iter()
+        .filter_map(|g| crate::glob::Glob::new(g, &[]).ok())
+        .collect();
+    // Apps chosen by name glob and by label, at the revision shown (head,
+    // or base for a deleted app).
+    let chosen = |a: &App| {
+        let name = a.display_name();
+        (globs.is_empty()
+            || globs
+                .iter()
+                .any(|g| g.is_match(&name) || g.is_match(&a.spec.name)))
+            && settings.app_labels.iter().all(|(k, v)| {
+                a.object
+                    .at(&format!(
+                        "/metadata/labels/{}",
+                        crate::manifest::pointer_token(k)
+                    ))
+                    .and_then(Value::as_str)
+                    == Some(v.as_str())
+            })
+    };
     let mut apps = Vec::new();
     for (key, b, h) in apps_beside(&base.apps, &head.apps) {
+        if !chosen(h.unwrap_or(b)) {
+            continue;
+        }
         match h {
             Some(h) if !deleted.contains(key.as_str()) => {
                 // The head render is the base render itself.
@@ -178,7 +204,11 @@ pub(crate) fn compute(
         }
     }
     for (key, h) in &head.apps {
-        if base.apps.contains_key(key) || !h.status.renders_here() || h.resources.is_empty() {
+        if base.apps.contains_key(key)
+            || !h.status.renders_here()
+            || h.resources.is_empty()
+            || !chosen(h)
+        {
             continue;
         }
         apps.push(AppDiff {
@@ -202,6 +232,9 @@ fn diff_resources(b: Option<&App>, h: Option<&App>, settings: &DiffConfig) -> Ve
     let hide_body = settings.hide_deleted && h.is_none();
     let mut out = Vec::new();
     for id in ids {
+        if settings.ignore_resources.iter().any(|m| m.matches(id)) {
+            continue;
+        }
         let (bm, hm) = (before.get(id).copied(), after.get(id).copied());
         // One value shared by both renders is unchanged: the common case
         // of an app rendered again beside one changed file.
@@ -231,12 +264,12 @@ fn diff_resources(b: Option<&App>, h: Option<&App>, settings: &DiffConfig) -> Ve
         let unified = if hide_body {
             String::new()
         } else {
-            unified(
-                base_text.as_deref(),
-                head_text.as_deref(),
-                &path,
-                settings.context,
-            )
+            let text = unified(base_text.as_deref(), head_text.as_deref(), &path, settings);
+            // Every changed line ignored (`ignoreLines`): no change.
+            if text.is_empty() {
+                continue;
+            }
+            text
         };
         // A change that masking hides whole (a secret value changed, both
         // masks the same length) still shows: the masks differ.
@@ -259,7 +292,7 @@ fn index(a: Option<&App>) -> BTreeMap<&ResourceId, &Manifest> {
 
 /// A unified diff of two YAML texts (`None`: absent at that revision),
 /// headed as `git diff` heads a file.
-fn unified(base: Option<&str>, head: Option<&str>, path: &str, context: usize) -> String {
+fn unified(base: Option<&str>, head: Option<&str>, path: &str, settings: &DiffConfig) -> String {
     let old_name = if base.is_some() {
         format!("a/{path}")
     } else {
@@ -271,11 +304,31 @@ fn unified(base: Option<&str>, head: Option<&str>, path: &str, context: usize) -
         "/dev/null".to_string()
     };
     let (old, new) = (base.unwrap_or(""), head.unwrap_or(""));
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .context_radius(context)
-        .header(&old_name, &new_name)
-        .to_string()
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut unified = diff.unified_diff();
+    unified.context_radius(settings.context);
+    if settings.ignore_lines.is_empty() {
+        return unified.header(&old_name, &new_name).to_string();
+    }
+    // Hunks whose every changed line matches an `ignoreLines` pattern are
+    // left out (a line is matched without its newline).
+    let ignored = |line: &str| {
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        settings.ignore_lines.iter().any(|p| p.0.is_match(line))
+    };
+    let mut out = String::new();
+    for hunk in unified.iter_hunks() {
+        let kept = hunk
+            .iter_changes()
+            .any(|c| c.tag() != similar::ChangeTag::Equal && !ignored(c.value()));
+        if kept {
+            out.push_str(&hunk.to_string());
+        }
+    }
+    if out.is_empty() {
+        return out;
+    }
+    format!("--- {old_name}\n+++ {new_name}\n{out}")
 }
 
 /// JSON pointers of `spec.ignoreDifferences` entries of an Application, by

@@ -34,7 +34,7 @@
 //! rendered approximately.
 
 mod crypto;
-mod funcs;
+pub(crate) mod funcs;
 mod generators;
 mod gotime;
 mod helm_values;
