@@ -1485,6 +1485,41 @@ mod tests {
     }
 
     #[test]
+    fn diff_settings_are_read_and_bad_ones_named_with_their_lines() {
+        let c = parse(
+            ".gitops-lint.yaml",
+            "diff:\n  show: false\n  context: 5\n  hideDeleted: true\n  ignoreLines: ['^\\s*image: ']\n  mask: [{kind: ConfigMap, keys: [token]}]\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!c.diff.show && c.diff.hide_deleted);
+        assert_eq!(c.diff.context, 5);
+        assert!(c.diff.ignore_lines[0].0.is_match("    image: web:1"));
+        assert_eq!(c.diff.mask[0].keys, ["token"]);
+        let p = problems(
+            "diff:\n  context: 100000\n  ignoreLines: ['(']\n  mask: [{kind: Secret}]\n  ignoreResources: [{}]\n  colour: true\n",
+        );
+        assert_eq!(p.len(), 5, "{p:?}");
+        assert!(p[0].starts_with("line 2: diff.context `100000`"), "{p:?}");
+        assert!(
+            p.iter().any(|x| x.contains("is not a regular expression")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter()
+                .any(|x| x.contains("names no `keys` or `pointers`")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter().any(|x| x.contains("would hide every resource")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter().any(|x| x.contains("unknown key `diff.colour`")),
+            "{p:?}"
+        );
+    }
+
+    #[test]
     fn trailers_are_on_unless_switched_off() {
         assert!(Config::default().acknowledge_trailers);
         let c = parse("c", "acknowledge: {trailers: false}\n").expect("valid");
