@@ -146,7 +146,11 @@ pub(crate) fn compute(
         .collect();
     // Apps chosen by name glob and by label, at the revision shown (head,
     // or base for a deleted app).
+    let everything = globs.is_empty() && settings.app_labels.is_empty();
     let chosen = |a: &App| {
+        if everything {
+            return true;
+        }
         let name = a.display_name();
         (globs.is_empty()
             || globs
