@@ -401,6 +401,8 @@ pub(crate) fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
 
 /// Room kept for the rendered diff's heading and closing note.
 const DIFF_RESERVE: usize = 600;
+/// The most the note under a cut diff takes.
+const CUT_NOTE: usize = 160;
 
 /// The rendered diff under the report: one collapsible section per app, its
 /// unacknowledged findings first (what a reviewer must not miss), then each
@@ -465,7 +467,8 @@ fn rendered_diff(r: &Report, out: &mut String, max: usize) {
             }
             let mut kept = lines.len();
             if size(lines) > cap {
-                let mut used = fence_cost;
+                // The note under a cut diff comes out of its share.
+                let mut used = fence_cost + CUT_NOTE;
                 kept = lines
                     .iter()
                     .take_while(|l| {
@@ -650,6 +653,29 @@ mod tests {
         );
         assert!(md.contains("```diff\n--- a/x/small.yaml"));
         assert!(!md.contains("too large"));
+    }
+
+    #[test]
+    fn many_middling_diffs_are_each_cut_to_fit() {
+        let mut r = sample();
+        r.diff = Some(crate::rendered_diff::RenderedDiff {
+            apps: (0..100)
+                .map(|k| crate::rendered_diff::AppDiff {
+                    app: format!("svc-{k}"),
+                    change: crate::rendered_diff::Change::Modified,
+                    resources: vec![resource("deploy", 14)],
+                })
+                .collect(),
+        });
+        let md = body(&r);
+        assert!(md.len() <= MAX_BYTES, "{}", md.len());
+        assert_eq!(md.matches("<b>svc-").count(), 100);
+        assert!(
+            md.contains("100 of 100 resource diff(s), the largest, are cut"),
+            "{}",
+            &md[md.len() - 400..]
+        );
+        assert!(!md.contains("is too large for one comment.**"));
     }
 
     #[test]
