@@ -57,7 +57,8 @@ struct Common {
     /// Configuration file (default: .gitops-lint.yaml of the revision judged; in `diff`, of the base).
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Output format: human, json, sarif, github or markdown. Repeat to feed
+    /// Output format: human, json, sarif, github, markdown or diff (the
+    /// rendered diff as a unified patch). Repeat to feed
     /// several consumers from one run; `FORMAT=FILE` writes that one to FILE
     /// (e.g. `--format sarif=results.sarif --format github`; `FORMAT=-` is
     /// standard output). At most one format goes to standard output.
@@ -115,6 +116,59 @@ struct Common {
     verbose: bool,
 }
 
+/// How `diff` shows the rendered manifests' changes (docs/rendered-diff.md).
+#[derive(clap::Args, Debug, Clone)]
+struct DiffShown {
+    /// Show the rendered diff: each changed app's resources, added, removed
+    /// and modified, with a unified diff of their YAML, secrets masked
+    /// (the default unless the configuration's `diff.show` is false).
+    #[arg(long, overrides_with = "no_diff")]
+    diff: bool,
+    /// Do not compute or show the rendered diff.
+    #[arg(long)]
+    no_diff: bool,
+    /// Lines of context around each change of the rendered diff (default:
+    /// the configuration's `diff.context`, else 3).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(0..=1000))]
+    diff_context: Option<u16>,
+    /// List the resources of apps the change deletes without their bodies.
+    #[arg(long)]
+    diff_hide_deleted: bool,
+    /// Write the changed resources of each changed app at both revisions,
+    /// as the rendered diff compares them, to DIR/base/<app>/ and
+    /// DIR/head/<app>/ (DIR outside the repository, new or empty).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_diff")]
+    rendered_dir: Option<PathBuf>,
+    /// A changed line of the rendered diff matching this regular expression
+    /// is no change (repeat for several; besides `diff.ignoreLines`).
+    #[arg(long, value_name = "REGEX", action = clap::ArgAction::Append)]
+    diff_ignore: Vec<String>,
+    /// Diff only apps whose name matches this glob (repeat for several;
+    /// replaces `diff.apps`).
+    #[arg(long, value_name = "GLOB", action = clap::ArgAction::Append)]
+    diff_app: Vec<String>,
+}
+
+impl DiffShown {
+    fn apply(&self, opts: &mut Options) {
+        opts.diff = lint::DiffRequest {
+            show: if self.no_diff {
+                Some(false)
+            } else if self.diff || self.rendered_dir.is_some() {
+                // The files of `--rendered-dir` are the rendered diff's.
+                Some(true)
+            } else {
+                None
+            },
+            context: self.diff_context.map(usize::from),
+            hide_deleted: self.diff_hide_deleted,
+            rendered_dir: self.rendered_dir.clone(),
+            ignore_lines: self.diff_ignore.clone(),
+            apps: self.diff_app.clone(),
+        };
+    }
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum FailOn {
     Error,
@@ -156,6 +210,8 @@ enum Command {
         /// Report single-revision findings on every resource, not only on those the change touched (apps whose inputs are unchanged are then rendered too).
         #[arg(long)]
         all: bool,
+        #[command(flatten)]
+        shown: DiffShown,
         #[command(flatten)]
         common: Common,
     },
@@ -280,6 +336,7 @@ fn options(c: &Common, progress: &Spinner) -> Options {
         } else {
             lint::Uncommitted::Said
         },
+        diff: lint::DiffRequest::default(),
     }
 }
 
@@ -779,8 +836,14 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
         finish(r, c)
     };
     match cli.command {
-        Command::Diff { range, all, common } => {
+        Command::Diff {
+            range,
+            all,
+            shown,
+            common,
+        } => {
             let mut opts = options(&common);
+            shown.apply(&mut opts);
             opts.all = all;
             opts.render_unchanged = all;
             let status = finish(lint::diff(range.as_deref(), &opts), &common);
@@ -799,7 +862,13 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
             print_stats(&opts);
             status
         }
-        Command::PreCommit { common } => finish(lint::diff_staged(&options(&common)), &common),
+        Command::PreCommit { common } => {
+            // A commit hook stops a commit on danger; the rendered diff of
+            // what is staged is `git diff --cached`'s business.
+            let mut opts = options(&common);
+            opts.diff.show = Some(false);
+            finish(lint::diff_staged(&opts), &common)
+        }
         Command::Render {
             path,
             app,

@@ -5,7 +5,8 @@
 //! revision ──► source ──► render ──► inventory ──► plan ──► rules ──► report
 //!  (git)      (a tree)   (manifests) (apps →      (what a   (findings) (human, json,
 //!                                     resources)   sync      sarif, github,
-//!                                                  deletes)  markdown)
+//!                                                  deletes)  markdown, diff)
+//!                                                    └──► rendered diff ──┘
 //! ```
 //!
 //! Data flows one way; each stage is one module and nothing reaches back up
@@ -46,6 +47,10 @@ pub mod argocd;
 
 // Stage 4: what a sync deletes.
 pub mod plan;
+
+// After the plan, beside the rules: what the change does to each app's
+// rendered manifests (the rules do not read it; the reports show it).
+pub(crate) mod rendered_diff;
 
 // Stage 5: findings.
 pub mod rules;

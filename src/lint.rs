@@ -85,6 +85,32 @@ pub struct Options {
     /// Whether a diff whose head is the checked-out commit looks at the
     /// working tree for edits it leaves out.
     pub uncommitted: Uncommitted,
+    /// What a diff does about the rendered diff (docs/rendered-diff.md).
+    pub diff: DiffRequest,
+}
+
+/// The command line's say on the rendered diff of a `diff`.
+#[derive(Debug, Clone, Default)]
+pub struct DiffRequest {
+    /// Whether it is computed (`--diff`, `--no-diff`); `None`: as the
+    /// configuration's `diff.show` says (on by default).
+    pub show: Option<bool>,
+    /// Lines of context (`--diff-context`); `None`: the configuration's
+    /// `diff.context`.
+    pub context: Option<usize>,
+    /// Deleted apps' resources listed without their bodies
+    /// (`--diff-hide-deleted`), besides the configuration's `diff.hideDeleted`.
+    pub hide_deleted: bool,
+    /// Where the changed resources of each changed app are written at
+    /// both revisions (`--rendered-dir`): `DIR/base/<app>/…` and
+    /// `DIR/head/<app>/…`. Never inside the repository, never a symlink.
+    pub rendered_dir: Option<PathBuf>,
+    /// Regular expressions of changed lines that are no change
+    /// (`--diff-ignore`), besides the configuration's `diff.ignoreLines`.
+    pub ignore_lines: Vec<String>,
+    /// Globs of the app names diffed (`--diff-app`); they replace the
+    /// configuration's `diff.apps`.
+    pub apps: Vec<String>,
 }
 
 /// What a diff whose head is the checked-out commit does about edits not
@@ -369,6 +395,60 @@ fn open_facts(repo: &GitRepo, dir: &Path) -> Result<source::facts::Facts, LintEr
         )));
     }
     Ok(source::facts::Facts::open(&abs))
+}
+
+/// Writes the changed resources of each changed app, as the rendered diff
+/// compares them (canonical YAML, secrets masked), to `DIR/base/<app>/…`
+/// and `DIR/head/<app>/…` (the paths of `--format diff`). `DIR` must be
+/// outside the repository (a pull request must not write into its own
+/// checkout), not a symlink, and absent or empty (no file of an earlier
+/// run is mistaken for this one's); every file is written without
+/// following a symlink.
+fn write_rendered(
+    repo: &GitRepo,
+    dir: &Path,
+    d: &crate::rendered_diff::RenderedDiff,
+) -> Result<(), LintError> {
+    let shown = crate::report::printable(&dir.display().to_string(), false);
+    let fail = |why: String| LintError::Other(format!("--rendered-dir {shown}: {why}"));
+    let abs = local_files::resolved(dir);
+    let inside = |root: &Path| abs.starts_with(local_files::resolved(root));
+    if repo.workdir().is_some_and(inside) || inside(repo.git_dir()) {
+        return Err(fail(
+            "is inside the repository; name a directory outside it".to_string(),
+        ));
+    }
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(fail("is a symlink; name the directory itself".to_string()))
+        }
+        Ok(m) if !m.is_dir() => return Err(fail("is not a directory".to_string())),
+        Ok(_) => {
+            let mut entries = std::fs::read_dir(dir).map_err(|e| fail(e.to_string()))?;
+            if entries.next().is_some() {
+                return Err(fail(
+                    "is not empty; name a new or empty directory".to_string(),
+                ));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(fail(e.to_string())),
+    }
+    for app in &d.apps {
+        for res in &app.resources {
+            let path = crate::rendered_diff::resource_path(&app.app, &res.id);
+            for (side, text) in [("base", &res.base), ("head", &res.head)] {
+                let Some(text) = text else { continue };
+                let file = dir.join(side).join(&path);
+                if let Some(parent) = file.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| fail(e.to_string()))?;
+                }
+                local_files::write_output(&file, text.as_bytes())
+                    .map_err(|e| fail(format!("{}: {e}", file.display())))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Opens the facts of `--cache-dir` (unless `--no-cache`) for `repo`, so
@@ -711,6 +791,9 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
         opts,
     )?;
     intact(&repo)?;
+    if let (Some(dir), Some(d)) = (&opts.diff.rendered_dir, &report.diff) {
+        write_rendered(&repo, dir, d)?;
+    }
     if live_head.is_none() {
         report
             .notes
@@ -1053,6 +1136,29 @@ fn diff_trees(
         Some(&plan),
         findings,
     );
+    if opts.diff.show.unwrap_or(config.diff.show) {
+        let mut settings = config.diff.clone();
+        if let Some(n) = opts.diff.context {
+            settings.context = n.min(crate::config::MAX_DIFF_CONTEXT);
+        }
+        settings.hide_deleted |= opts.diff.hide_deleted;
+        for p in &opts.diff.ignore_lines {
+            settings.ignore_lines.push(
+                crate::config::LinePattern::new(p)
+                    .map_err(|e| LintError::Other(format!("--diff-ignore: {e}")))?,
+            );
+        }
+        if !opts.diff.apps.is_empty() {
+            for g in &opts.diff.apps {
+                crate::glob::Glob::new(g, &[])
+                    .map_err(|e| LintError::Other(format!("--diff-app `{g}`: {e}")))?;
+            }
+            settings.apps.clone_from(&opts.diff.apps);
+        }
+        report.diff = Some(crate::rendered_diff::compute(
+            &base_inv, &head_inv, &plan, &settings,
+        ));
+    }
     if head_config_differs {
         report.notes.push(format!(
             "{config_file} differs at head; the base revision's configuration was used"

@@ -100,6 +100,8 @@ impl Runner {
                 }
             }
             ["github", "workspace"] => self.vars["GITHUB_WORKSPACE"].clone(),
+            // No token in these runs: the comment step falls back.
+            ["github", "token"] => String::new(),
             ["github", "action_ref"] => self.action_ref.clone(),
             ["github", "action_repository"] => self.action_repository.clone(),
             ["github", "action_path"] => self.vars["GITHUB_ACTION_PATH"].clone(),

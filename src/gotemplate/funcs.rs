@@ -400,8 +400,8 @@ pub(crate) const MAX_REGEX_PATTERN: usize = 16 << 10;
 pub(crate) const MAX_REGEX_GROUPS: usize = 100;
 /// The compiled program's size and the lazy DFA's cache (the regex crate's
 /// `size_limit` and `dfa_size_limit`; its defaults are 10 MiB and 2 MiB).
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
-const REGEX_DFA_LIMIT: usize = 1 << 20;
+pub(crate) const REGEX_SIZE_LIMIT: usize = 1 << 20;
+pub(crate) const REGEX_DFA_LIMIT: usize = 1 << 20;
 
 /// Compiles a pattern of `regexMatch` and the other regular-expression
 /// functions. Go's RE2 and the regex crate both match in time linear in

@@ -35,7 +35,7 @@
 
 mod crypto;
 mod encoding;
-mod funcs;
+pub(crate) mod funcs;
 mod generators;
 mod gotime;
 mod helm_values;

@@ -197,6 +197,9 @@ fn emit_text(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()
             }
         }
     }
+    if let Some(d) = &r.diff {
+        rendered_diff(d, color, out)?;
+    }
     let theme = if color {
         GraphicalTheme::unicode()
     } else {
@@ -253,6 +256,65 @@ fn emit_text(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()
         String::new()
     };
     writeln!(out, "{e} error(s), {w} warning(s), {i} info{ack}")
+}
+
+/// The rendered diff, after the plan and before the findings: each app with
+/// its counts, then each added or modified resource's unified diff
+/// (coloured: removed lines red, added green, hunk headers cyan) and each
+/// removed resource on one line.
+fn rendered_diff(
+    d: &crate::rendered_diff::RenderedDiff,
+    color: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    writeln!(out)?;
+    if d.apps.is_empty() {
+        return writeln!(out, "Rendered diff: no rendered manifest changes");
+    }
+    writeln!(out, "Rendered diff ({} app(s)):", d.apps.len())?;
+    for app in &d.apps {
+        let (added, modified, removed) = app.counts();
+        let what = match app.change {
+            crate::rendered_diff::Change::Added => "app added, ",
+            crate::rendered_diff::Change::Removed => "app deleted, ",
+            crate::rendered_diff::Change::Modified => "",
+        };
+        writeln!(
+            out,
+            "  {} ({what}{added} added, {modified} modified, {removed} removed)",
+            app.app
+        )?;
+        for res in &app.resources {
+            // A removed resource is one line: the plan above lists it with
+            // its danger, and its whole body would bury the changes a
+            // reviewer reads; Markdown, JSON and `--format diff` keep it.
+            if res.change == crate::rendered_diff::Change::Removed {
+                let lines = res.base.as_deref().map_or(0, |b| b.lines().count());
+                writeln!(out, "    - {} (removed, {lines} line(s))", res.id)?;
+                continue;
+            }
+            for line in res.unified.lines() {
+                let paint = if !color {
+                    None
+                } else if line.starts_with("+++") || line.starts_with("---") {
+                    Some("\x1b[1m")
+                } else if line.starts_with('+') {
+                    Some("\x1b[32m")
+                } else if line.starts_with('-') {
+                    Some("\x1b[31m")
+                } else if line.starts_with("@@") {
+                    Some("\x1b[36m")
+                } else {
+                    None
+                };
+                match paint {
+                    Some(p) => writeln!(out, "    {p}{line}\x1b[0m")?,
+                    None => writeln!(out, "    {line}")?,
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn short(rev: &str) -> &str {

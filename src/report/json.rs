@@ -18,6 +18,10 @@ pub(crate) const VERSION: u32 = 1;
 struct Out<'a> {
     apps: Vec<AppOut<'a>>,
     base: Option<&'a str>,
+    /// The rendered diff: each app whose manifests change, each changed
+    /// resource with its change and unified diff (absent when not computed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diff: Option<Vec<AppDiffOut<'a>>>,
     findings: Vec<FindingOut<'a>>,
     head: &'a str,
     /// What the human report says besides findings (assumptions, the
@@ -39,6 +43,24 @@ struct AppOut<'a> {
     prune_mode: PruneMode,
     source: &'a str,
     status: &'a str,
+}
+
+#[derive(Serialize)]
+struct AppDiffOut<'a> {
+    app: &'a str,
+    /// `added`, `modified` or `removed`.
+    change: &'static str,
+    resources: Vec<ResourceDiffOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct ResourceDiffOut<'a> {
+    /// `added`, `modified` or `removed`.
+    change: &'static str,
+    /// The unified diff of the canonical YAML, secrets masked (empty when
+    /// the body of a deleted app is hidden).
+    diff: &'a str,
+    resource: ResourceOut<'a>,
 }
 
 #[derive(Serialize)]
@@ -110,6 +132,24 @@ fn out(r: &Report) -> Out<'_> {
         version: VERSION,
         base: r.base.as_deref(),
         head: &r.head,
+        diff: r.diff.as_ref().map(|d| {
+            d.apps
+                .iter()
+                .map(|a| AppDiffOut {
+                    app: &a.app,
+                    change: a.change.as_str(),
+                    resources: a
+                        .resources
+                        .iter()
+                        .map(|x| ResourceDiffOut {
+                            change: x.change.as_str(),
+                            diff: &x.unified,
+                            resource: ResourceOut(&x.id),
+                        })
+                        .collect(),
+                })
+                .collect()
+        }),
         apps: r
             .apps
             .iter()

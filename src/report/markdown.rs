@@ -394,7 +394,176 @@ pub(crate) fn render(r: &Report, max: usize) -> String {
 /// # Errors
 /// Write failures.
 pub(crate) fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
-    out.write_all(render(r, MAX_BYTES).as_bytes())
+    let mut body = render(r, MAX_BYTES);
+    rendered_diff(r, &mut body, MAX_BYTES);
+    out.write_all(body.as_bytes())
+}
+
+/// Room kept for the rendered diff's heading and closing note.
+const DIFF_RESERVE: usize = 600;
+/// The most the note under a cut diff takes.
+const CUT_NOTE: usize = 160;
+
+/// The rendered diff under the report: one collapsible section per app, its
+/// unacknowledged findings first (what a reviewer must not miss), then each
+/// resource's diff. What does not fit in `max` is cut from the largest
+/// diffs first (each keeps as many lines as the common cap allows), with a
+/// note in each cut diff and one under the sections.
+fn rendered_diff(r: &Report, out: &mut String, max: usize) {
+    let Some(d) = &r.diff else {
+        return;
+    };
+    if d.apps.is_empty() {
+        out.push_str("\n### Rendered diff\n\nNo rendered manifest changes.\n");
+        return;
+    }
+    let room = max.saturating_sub(out.len() + DIFF_RESERVE);
+    // Each app's heading and findings (never cut), and its diffs' lines.
+    let heads: Vec<String> = d.apps.iter().map(|a| app_heading(r, a)).collect();
+    let fixed: usize = heads.iter().map(|h| h.len() + 32).sum();
+    let mut diffs: Vec<(usize, usize, Vec<&str>)> = Vec::new();
+    for (i, a) in d.apps.iter().enumerate() {
+        for (j, res) in a.resources.iter().enumerate() {
+            diffs.push((i, j, res.unified.lines().collect()));
+        }
+    }
+    let fence_cost = 40;
+    let size = |lines: &[&str]| lines.iter().map(|l| l.len() + 1).sum::<usize>() + fence_cost;
+    let total: usize = diffs.iter().map(|(_, _, l)| size(l)).sum();
+    // The cap in bytes per diff such that all of them, each cut to it, fit.
+    let cap = if fixed + total <= room {
+        usize::MAX
+    } else {
+        let budget = room.saturating_sub(fixed);
+        let mut sizes: Vec<usize> = diffs.iter().map(|(_, _, l)| size(l)).collect();
+        sizes.sort_unstable();
+        let mut left = budget;
+        let mut cap = 0;
+        for (k, s) in sizes.iter().enumerate() {
+            let n = sizes.len() - k;
+            if s * n <= left {
+                left -= s;
+                cap = *s;
+            } else {
+                cap = left / n;
+                break;
+            }
+        }
+        cap
+    };
+    let mut cut = 0usize;
+    let mut sections = String::from("\n### Rendered diff\n\n");
+    let mut next = diffs.iter().peekable();
+    for (i, a) in d.apps.iter().enumerate() {
+        sections.push_str(&heads[i]);
+        while let Some((_, j, lines)) = next.next_if(|(ai, _, _)| *ai == i) {
+            let res = &a.resources[*j];
+            if res.unified.is_empty() {
+                sections.push_str(&format!(
+                    "- {} removed (body hidden)\n\n",
+                    code(&res.id.to_string())
+                ));
+                continue;
+            }
+            let mut kept = lines.len();
+            if size(lines) > cap {
+                // The note under a cut diff comes out of its share.
+                let mut used = fence_cost + CUT_NOTE;
+                kept = lines
+                    .iter()
+                    .take_while(|l| {
+                        used += l.len() + 1;
+                        used <= cap
+                    })
+                    .count();
+                cut += 1;
+            }
+            sections.push_str(&fenced(&lines[..kept]));
+            if kept < lines.len() {
+                sections.push_str(&format!(
+                    "_{} of {} lines of this diff shown: the comment has room for no more; `gitops-lint diff` prints it whole._\n\n",
+                    kept,
+                    lines.len()
+                ));
+            }
+        }
+        sections.push_str("</details>\n\n");
+    }
+    if cut > 0 {
+        sections.push_str(&format!(
+            "**The rendered diff is too large for one comment**: {cut} of {} resource diff(s), the largest, are cut. `gitops-lint diff` (or `--format diff`) shows them whole.\n",
+            diffs.len()
+        ));
+    }
+    if out.len() + sections.len() > max {
+        // Headings and findings alone overflow: only the note is kept.
+        out.push_str(&format!(
+            "\n### Rendered diff\n\n**The rendered diff of {} app(s) is too large for one comment.** `gitops-lint diff` (or `--format diff`) shows it.\n",
+            d.apps.len()
+        ));
+        return;
+    }
+    out.push_str(&sections);
+}
+
+/// An app's `<details>` opening: its name and counts, then its findings
+/// not acknowledged, most severe first.
+fn app_heading(r: &Report, a: &crate::rendered_diff::AppDiff) -> String {
+    let (added, modified, removed) = a.counts();
+    let what = match a.change {
+        crate::rendered_diff::Change::Added => "app added: ",
+        crate::rendered_diff::Change::Removed => "app deleted: ",
+        crate::rendered_diff::Change::Modified => "",
+    };
+    let mut found: Vec<&Finding> = r
+        .findings
+        .iter()
+        .filter(|f| f.acknowledged.is_none() && f.app.as_deref() == Some(a.app.as_str()))
+        .collect();
+    found.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    let flag = if found.is_empty() {
+        String::new()
+    } else {
+        format!("{} ", icon(found[0]))
+    };
+    let mut s = format!(
+        "<details><summary>{flag}<b>{}</b> ({what}{added} added, {modified} modified, {removed} removed)</summary>\n\n",
+        html(&a.app)
+    );
+    for f in &found {
+        s.push_str(&format!(
+            "- {} **{}** {}\n",
+            icon(f),
+            f.rule.code,
+            md_text(&f.message)
+        ));
+    }
+    if !found.is_empty() {
+        s.push('\n');
+    }
+    s
+}
+
+/// Lines as a fenced `diff` block, the fence longer than any run of
+/// backticks inside (CommonMark), so no line closes it.
+fn fenced(lines: &[&str]) -> String {
+    let mut longest = 0;
+    for l in lines {
+        let mut run = 0;
+        for c in l.chars() {
+            run = if c == '`' { run + 1 } else { 0 };
+            longest = longest.max(run);
+        }
+    }
+    let fence = "`".repeat((longest + 1).max(3));
+    let mut s = format!("{fence}diff\n");
+    for l in lines {
+        s.push_str(&super::without_runner_commands(l));
+        s.push('\n');
+    }
+    s.push_str(&fence);
+    s.push_str("\n\n");
+    s
 }
 
 #[cfg(test)]
@@ -437,5 +606,109 @@ mod tests {
         assert!(md.contains("of 2003 finding(s) shown"));
         // The counts in the header still cover everything.
         assert!(md.contains("**2001 errors**"), "{}", &md[..300]);
+    }
+
+    fn body(r: &Report) -> String {
+        let mut out = Vec::new();
+        emit(r, &mut out).unwrap_or_else(|e| panic!("{e}"));
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    fn resource(name: &str, lines: usize) -> crate::rendered_diff::ResourceDiff {
+        let mut unified = format!("--- a/x/{name}.yaml\n+++ b/x/{name}.yaml\n@@ -1 +1 @@\n");
+        for k in 0..lines {
+            unified.push_str(&format!("+  key{k}: value {k} {}\n", "y".repeat(40)));
+        }
+        crate::rendered_diff::ResourceDiff {
+            id: crate::manifest::ResourceId {
+                group: String::new(),
+                kind: "ConfigMap".into(),
+                namespace: "web".into(),
+                name: name.into(),
+            },
+            change: crate::rendered_diff::Change::Modified,
+            unified,
+            base: None,
+            head: None,
+        }
+    }
+
+    #[test]
+    fn the_rendered_diff_follows_the_findings_one_section_per_app() {
+        let mut r = sample();
+        r.diff = Some(crate::rendered_diff::RenderedDiff {
+            apps: vec![crate::rendered_diff::AppDiff {
+                app: "payments".into(),
+                change: crate::rendered_diff::Change::Modified,
+                resources: vec![resource("small", 2)],
+            }],
+        });
+        let md = body(&r);
+        let findings = md.find("### Findings").expect("findings");
+        let diff = md.find("### Rendered diff").expect("diff");
+        assert!(findings < diff);
+        assert!(
+            md.contains("<b>payments</b> (0 added, 1 modified, 0 removed)"),
+            "{md}"
+        );
+        assert!(md.contains("```diff\n--- a/x/small.yaml"));
+        assert!(!md.contains("too large"));
+    }
+
+    #[test]
+    fn many_middling_diffs_are_each_cut_to_fit() {
+        let mut r = sample();
+        r.diff = Some(crate::rendered_diff::RenderedDiff {
+            apps: (0..100)
+                .map(|k| crate::rendered_diff::AppDiff {
+                    app: format!("svc-{k}"),
+                    change: crate::rendered_diff::Change::Modified,
+                    resources: vec![resource("deploy", 14)],
+                })
+                .collect(),
+        });
+        let md = body(&r);
+        assert!(md.len() <= MAX_BYTES, "{}", md.len());
+        assert_eq!(md.matches("<b>svc-").count(), 100);
+        assert!(
+            md.contains("100 of 100 resource diff(s), the largest, are cut"),
+            "{}",
+            &md[md.len() - 400..]
+        );
+        assert!(!md.contains("is too large for one comment.**"));
+    }
+
+    #[test]
+    fn a_rendered_diff_past_the_comment_limit_cuts_the_largest_diffs() {
+        let mut r = sample();
+        r.diff = Some(crate::rendered_diff::RenderedDiff {
+            apps: vec![
+                crate::rendered_diff::AppDiff {
+                    app: "big".into(),
+                    change: crate::rendered_diff::Change::Modified,
+                    resources: vec![resource("huge", 3000), resource("small", 3)],
+                },
+                crate::rendered_diff::AppDiff {
+                    app: "other".into(),
+                    change: crate::rendered_diff::Change::Added,
+                    resources: vec![resource("tiny", 1)],
+                },
+            ],
+        });
+        let md = body(&r);
+        assert!(md.len() <= MAX_BYTES, "{}", md.len());
+        // The small diffs are whole; the huge one is cut with a note.
+        assert!(md.contains("+  key2: value 2"));
+        assert!(md.contains("<b>other</b> (app added: 0 added, 1 modified, 0 removed)"));
+        assert!(
+            md.contains("lines of this diff shown"),
+            "{}",
+            &md[md.len() - 800..]
+        );
+        assert!(md.contains("1 of 3 resource diff(s), the largest, are cut"));
+        // Every fence opened is closed.
+        assert_eq!(md.matches("```diff").count(), 3);
+        assert_eq!(md.matches("\n```\n").count(), 3);
+        assert!(md.ends_with("`--format diff`) shows them whole.\n"));
     }
 }

@@ -3,6 +3,7 @@
 //! Knows nothing of how findings were made.
 
 pub(crate) mod anchor;
+pub(crate) mod diff;
 pub(crate) mod github;
 pub(crate) mod human;
 pub mod json;
@@ -32,6 +33,8 @@ pub enum Format {
     Github,
     /// A pull-request comment or `$GITHUB_STEP_SUMMARY` body.
     Markdown,
+    /// A plain unified patch of the rendered manifests of each changed app.
+    Diff,
 }
 
 impl Format {
@@ -44,16 +47,18 @@ impl Format {
             Format::Sarif => "sarif",
             Format::Github => "github",
             Format::Markdown => "markdown",
+            Format::Diff => "diff",
         }
     }
 
     /// Every format.
-    pub(crate) const ALL: [Format; 5] = [
+    pub(crate) const ALL: [Format; 6] = [
         Format::Human,
         Format::Json,
         Format::Sarif,
         Format::Github,
         Format::Markdown,
+        Format::Diff,
     ];
 }
 
@@ -225,6 +230,9 @@ pub struct Report {
     /// The level at which an unacknowledged finding fails the run
     /// (`--fail-on`; `None`: never), for reports that name what fails it.
     pub(crate) fail_on: Option<Severity>,
+    /// What the change does to each app's rendered manifests (a diff that
+    /// computed it: `--no-diff` and `diff.show: false` do not).
+    pub(crate) diff: Option<crate::rendered_diff::RenderedDiff>,
 }
 
 /// What renders `app` when config-management plugins do, as one line.
@@ -399,6 +407,7 @@ impl Report {
             files: BTreeMap::new(),
             anchors: Vec::new(),
             fail_on: Some(Severity::Error),
+            diff: None,
         }
     }
 
@@ -497,6 +506,10 @@ pub(crate) fn emit(
         Format::Sarif => sarif::emit(report, out),
         Format::Github => github::emit(&printable_report(report), out),
         Format::Markdown => markdown::emit(&printable_report(report), out),
+        Format::Diff => {
+            diff::emit(report, out);
+            Ok(())
+        }
     }
 }
 
@@ -656,6 +669,13 @@ pub(crate) fn printable_report(r: &Report) -> Report {
     for l in out.anchors.iter_mut().flatten() {
         make_printable(&mut l.file);
     }
+    for a in out.diff.iter_mut().flat_map(|d| d.apps.iter_mut()) {
+        make_printable(&mut a.app);
+        for res in &mut a.resources {
+            make_printable_id(&mut res.id);
+            res.unified = printable(&res.unified, true);
+        }
+    }
     out.files = r
         .files
         .iter()
@@ -719,6 +739,7 @@ pub(crate) mod tests {
         .at(Side::Base, Some("apps/old.yaml"), Some(1));
         Report {
             fail_on: Some(Severity::Error),
+            diff: None,
             command: "diff".into(),
             base: Some("1111111111111111111111111111111111111111".into()),
             head: "2222222222222222222222222222222222222222".into(),
