@@ -225,6 +225,22 @@ pub struct Report {
     /// The level at which an unacknowledged finding fails the run
     /// (`--fail-on`; `None`: never), for reports that name what fails it.
     pub(crate) fail_on: Option<Severity>,
+    /// In a diff that judged the merge of its head into its base's tip
+    /// (not a fast-forward), that merge.
+    pub(crate) merge: Option<Merged>,
+    /// Notes about the revisions judged (a stale local branch, the merge)
+    /// that are said on stderr too, where a run writing only a machine
+    /// format to a file still tells the person who started it.
+    pub(crate) warnings: Vec<String>,
+}
+
+/// The merge a diff judged: computed in memory, it has no commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Merged {
+    /// The merge base of the base and the head (full hex).
+    pub(crate) merge_base: String,
+    /// The merged tree's id (full hex).
+    pub(crate) tree: String,
 }
 
 /// What renders `app` when config-management plugins do, as one line.
@@ -373,6 +389,8 @@ impl Report {
             files: BTreeMap::new(),
             anchors: Vec::new(),
             fail_on: Some(Severity::Error),
+            merge: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -693,6 +711,8 @@ pub(crate) mod tests {
         .at(Side::Base, Some("apps/old.yaml"), Some(1));
         Report {
             fail_on: Some(Severity::Error),
+            merge: None,
+            warnings: Vec::new(),
             command: "diff".into(),
             base: Some("1111111111111111111111111111111111111111".into()),
             head: "2222222222222222222222222222222222222222".into(),
