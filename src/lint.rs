@@ -701,7 +701,8 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
     let mut range = repo
         .resolve_range(git_spec.as_deref(), merged)
         .map_err(|e| ci_advice(&repo, e))?;
-    let (base_name, head_name) = range_names(&range.spec);
+    let head_name = head_name(&range.spec);
+    let base_name = range.base_name.clone();
     let mut revision_notes = std::mem::take(&mut range.notes);
     if merged && live_head.is_some() {
         // Edits not yet committed cannot be merged: they are compared as
@@ -741,7 +742,7 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
             revision_notes.insert(
                 0,
                 format!(
-                    "judged: the merge of `{head_name}` into `{base_name}` as a pull request's merge makes it (merge base `{}`, tree `{}`), computed in memory; what `{base_name}` gained since `{head_name}` forked from it is part of the judgement (--no-merge judges `{head_name}` as it is)",
+                    "judged: the merge of `{head_name}` into `{base_name}` (merge base `{}`, tree `{}`), with what `{base_name}` gained since the change forked from it; --no-merge judges `{head_name}` as it is",
                     &m.merge_base[..m.merge_base.len().min(12)],
                     &m.tree_id[..m.tree_id.len().min(12)],
                 ),
@@ -796,15 +797,18 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
     Ok(report)
 }
 
-/// The names of a range's base and head as the user wrote them (`HEAD`
-/// for one left out), for messages.
-fn range_names(spec: &str) -> (String, String) {
-    let (a, b) = spec
+/// The name of a range's head as the user wrote it (`HEAD` when left
+/// out), for messages.
+fn head_name(spec: &str) -> String {
+    let head = spec
         .split_once("...")
         .or_else(|| spec.split_once(".."))
-        .unwrap_or((spec, "HEAD"));
-    let or_head = |s: &str| if s.is_empty() { "HEAD".to_string() } else { s.to_string() };
-    (or_head(a), or_head(b))
+        .map_or("", |(_, b)| b);
+    if head.is_empty() {
+        "HEAD".to_string()
+    } else {
+        head.to_string()
+    }
 }
 
 /// Frees `value` on a thread of its own, beside the rest of the run (here

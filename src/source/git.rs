@@ -41,6 +41,19 @@ pub struct RevisionRange {
     /// What resolving the base's name found worth saying (a local branch
     /// behind the branch it tracks).
     pub(crate) notes: Vec<String>,
+    /// The name the base's tip was read from (`origin/main` for a local
+    /// `main` behind it), for messages.
+    pub(crate) base_name: String,
+}
+
+/// The commit a range's base names, as [`GitRepo::resolve_target`] reads it.
+pub(crate) struct Target {
+    /// The commit (full hex).
+    pub(crate) commit: String,
+    /// The name it was read from.
+    pub(crate) name: String,
+    /// What to tell the user about it.
+    pub(crate) notes: Vec<String>,
 }
 
 /// What a diff judges as its head revision.
@@ -600,55 +613,59 @@ impl GitRepo {
             .into_iter()
             .find(|r| self.has_revision(r))
             .ok_or(RepoError::NoDefaultBase)?;
-            let (tip, notes) = self.resolve_target(base_ref)?;
+            let target = self.resolve_target(base_ref)?;
             let label = format!("{base_ref}...HEAD");
             let base = if merged {
-                tip
+                target.commit
             } else {
-                self.merge_base(&tip, &head, &label)?
+                self.merge_base(&target.commit, &head, &label)?
             };
             return Ok(RevisionRange {
                 base,
                 head,
                 spec: label,
-                notes,
+                notes: target.notes,
+                base_name: target.name,
             });
         };
         if let Some((a, b)) = spec.split_once("...") {
             let a = if a.is_empty() { "HEAD" } else { a };
             let b = if b.is_empty() { "HEAD" } else { b };
             let head = self.resolve_commit(b)?;
-            let (tip, notes) = self.resolve_target(a)?;
+            let target = self.resolve_target(a)?;
             let base = if merged {
-                tip
+                target.commit
             } else {
-                self.merge_base(&tip, &head, spec)?
+                self.merge_base(&target.commit, &head, spec)?
             };
             return Ok(RevisionRange {
                 base,
                 head,
                 spec: spec.to_string(),
-                notes,
+                notes: target.notes,
+                base_name: target.name,
             });
         }
         if let Some((a, b)) = spec.split_once("..") {
             let a = if a.is_empty() { "HEAD" } else { a };
             let b = if b.is_empty() { "HEAD" } else { b };
-            let (base, notes) = self.resolve_target(a)?;
+            let target = self.resolve_target(a)?;
             return Ok(RevisionRange {
-                base,
+                base: target.commit,
                 head: self.resolve_commit(b)?,
                 spec: spec.to_string(),
-                notes,
+                notes: target.notes,
+                base_name: target.name,
             });
         }
         let head = self.head_commit().ok_or(RepoError::UnbornHead)?;
-        let (base, notes) = self.resolve_target(spec)?;
+        let target = self.resolve_target(spec)?;
         Ok(RevisionRange {
-            base,
+            base: target.commit,
             head,
             spec: spec.to_string(),
-            notes,
+            notes: target.notes,
+            base_name: target.name,
         })
     }
 
@@ -664,16 +681,21 @@ impl GitRepo {
     ///
     /// # Errors
     /// [`RepoError::UnknownRevision`].
-    pub(crate) fn resolve_target(&self, name: &str) -> Result<(String, Vec<String>), RepoError> {
+    pub(crate) fn resolve_target(&self, name: &str) -> Result<Target, RepoError> {
         let local = self.resolve_commit(name)?;
+        let as_named = |commit: String, notes: Vec<String>| Target {
+            commit,
+            name: name.to_string(),
+            notes,
+        };
         let Some(remote_ref) = self.tracked_by(name) else {
-            return Ok((local, Vec::new()));
+            return Ok(as_named(local, Vec::new()));
         };
         let Ok(remote) = self.resolve_commit(&remote_ref) else {
-            return Ok((local, Vec::new()));
+            return Ok(as_named(local, Vec::new()));
         };
         if remote == local {
-            return Ok((local, Vec::new()));
+            return Ok(as_named(local, Vec::new()));
         }
         let counts = {
             let repo = self.lock();
@@ -686,16 +708,17 @@ impl GitRepo {
             .strip_prefix("refs/remotes/")
             .unwrap_or(&remote_ref);
         match counts {
-            Some((0, behind)) => Ok((
-                remote,
-                vec![format!(
+            Some((0, behind)) => Ok(Target {
+                commit: remote,
+                name: remote_name.to_string(),
+                notes: vec![format!(
                     "the local branch `{name}` is {behind} commit(s) behind `{remote_name}`, which it tracks: \
                      the change is judged against `{remote_name}`, the tip a pull request merges into \
                      (update `{name}` with `git pull`, or name `refs/heads/{name}` to judge against the local branch as it is)"
                 )],
-            )),
-            Some((_, 0)) | None => Ok((local, Vec::new())),
-            Some((ahead, behind)) => Ok((
+            }),
+            Some((_, 0)) | None => Ok(as_named(local, Vec::new())),
+            Some((ahead, behind)) => Ok(as_named(
                 local,
                 vec![format!(
                     "the local branch `{name}` and `{remote_name}` have diverged ({ahead} commit(s) only on `{name}`, \
@@ -723,7 +746,12 @@ impl GitRepo {
             return None;
         }
         if let Ok(up) = branch.upstream() {
-            if let Some(r) = up.get().name().ok().filter(|r| r.starts_with("refs/remotes/")) {
+            if let Some(r) = up
+                .get()
+                .name()
+                .ok()
+                .filter(|r| r.starts_with("refs/remotes/"))
+            {
                 return Some(r.to_string());
             }
         }
@@ -782,9 +810,7 @@ impl GitRepo {
                 .map_err(g)?;
             let mut opts = git2::MergeOptions::new();
             opts.find_renames(true).fail_on_conflict(false);
-            let mut index = repo
-                .merge_commits(&ours, &theirs, Some(&opts))
-                .map_err(g)?;
+            let mut index = repo.merge_commits(&ours, &theirs, Some(&opts)).map_err(g)?;
             if index.has_conflicts() {
                 return Err(RepoError::MergeConflict {
                     spec: spec.to_string(),
@@ -873,12 +899,7 @@ impl GitRepo {
         let g = |e: git2::Error| RepoError::Git(e.message().to_string());
         let oid = Oid::from_str(commit).map_err(g)?;
         let root = repo.find_commit(oid).map_err(g)?.tree_id();
-        self.index_root(
-            repo,
-            root,
-            &commit[..commit.len().min(12)],
-            self.shared(),
-        )
+        self.index_root(repo, root, &commit[..commit.len().min(12)], self.shared())
     }
 
     /// Indexes the tree `root` (its listings decoded through `repo`), its

@@ -16,8 +16,8 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use dir::DirTree;
-pub use git::{add_remote, write_commit, GitRepo, RepoError, RevisionRange};
 pub(crate) use git::Judged;
+pub use git::{add_remote, write_commit, GitRepo, RepoError, RevisionRange};
 pub use mem::MemTree;
 
 /// A hash map with a fast hasher (foldhash), for maps that are looked up
