@@ -287,7 +287,7 @@ fn options(c: &Common, progress: &Spinner) -> Options {
             lint::Uncommitted::Said
         },
         // `diff --no-merge` sets it.
-        no_merge: false,
+        judge: lint::Judge::Merge,
     }
 }
 
@@ -557,7 +557,9 @@ fn charts_pull(
     }
     let mut opts = options(common, spinner);
     opts.render_unchanged = true;
-    opts.no_merge = no_merge;
+    if no_merge {
+        opts.judge = lint::Judge::AsIs;
+    }
     let report = match lint::diff(range, &opts) {
         Ok(r) => r,
         Err(e) => return fatal(&e),
@@ -811,7 +813,9 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
         } => {
             let mut opts = options(&common);
             opts.all = all;
-            opts.no_merge = no_merge;
+            if no_merge {
+                opts.judge = lint::Judge::AsIs;
+            }
             opts.render_unchanged = all;
             let status = finish(lint::diff(range.as_deref(), &opts), &common);
             print_stats(&opts);

@@ -85,10 +85,19 @@ pub struct Options {
     /// Whether a diff whose head is the checked-out commit looks at the
     /// working tree for edits it leaves out.
     pub uncommitted: Uncommitted,
-    /// In a diff, judge the head commit as it is (`A..B`: B against A;
-    /// `A...B`: B against their merge base) instead of the merge of the
-    /// head into the base's tip (`--no-merge`).
-    pub no_merge: bool,
+    /// What a diff judges of its head commit.
+    pub judge: Judge,
+}
+
+/// What a diff judges of its head commit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Judge {
+    /// Its merge into the base's tip (a fast-forward: the head itself).
+    #[default]
+    Merge,
+    /// The head as it is (`--no-merge`): `A..B` compares B with A, `A...B`
+    /// B with their merge base.
+    AsIs,
 }
 
 /// What a diff whose head is the checked-out commit does about edits not
@@ -697,7 +706,7 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
     keep_facts(&repo, opts)?;
     let spec = range;
     let (git_spec, live_head) = split_live_head(spec);
-    let merged = !opts.no_merge;
+    let merged = opts.judge == Judge::Merge;
     let mut range = repo
         .resolve_range(git_spec.as_deref(), merged)
         .map_err(|e| ci_advice(&repo, e))?;

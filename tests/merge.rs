@@ -192,7 +192,7 @@ fn a_conflicting_merge_is_one_error_naming_the_paths() {
     assert!(stderr.contains("`workloads/payments/cm.yaml`"), "{stderr}");
 
     let mut as_is = options(tmp.path());
-    as_is.no_merge = true;
+    as_is.judge = lint::Judge::AsIs;
     let report = lint::diff(Some("main..change"), &as_is).unwrap_or_else(|e| panic!("{e}"));
     assert!(gitops_lint::report::json::to_value(&report)["merge"].is_null());
 }
@@ -212,7 +212,7 @@ fn without_the_merge_the_golden_cases_answer_otherwise() {
         let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         case.commit(tmp.path()).unwrap_or_else(|e| panic!("{e}"));
         let mut opts = case.options(tmp.path());
-        opts.no_merge = true;
+        opts.judge = lint::Judge::AsIs;
         let report = lint::diff(Some(range), &opts).unwrap_or_else(|e| panic!("{e}"));
         report
             .findings
