@@ -233,3 +233,32 @@ fn without_the_merge_the_golden_cases_answer_otherwise() {
         0
     );
 }
+
+/// An Application pinned to another branch renders that branch as Argo CD
+/// reads it, from the remote: a local `staging` behind `origin/staging`
+/// is not what is deployed.
+#[test]
+fn another_branch_is_read_from_its_remote_tracking_branch() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let app = child("web").replace("targetRevision: main", "targetRevision: staging");
+    let tree = |value: &str| {
+        vec![
+            file("apps/web.yaml", &app),
+            file("workloads/web/cm.yaml", &config_map("web", value)),
+        ]
+    };
+    let dir = tmp.path();
+    let local =
+        write_commit(dir, "main", None, &tree("local"), "main").unwrap_or_else(|e| panic!("{e}"));
+    let remote =
+        write_commit(dir, "main", None, &tree("remote"), "main").unwrap_or_else(|e| panic!("{e}"));
+    let git = git2::Repository::open(dir).unwrap_or_else(|e| panic!("{e}"));
+    let oid = |c: &str| git2::Oid::from_str(c).unwrap_or_else(|e| panic!("{e}"));
+    git.reference("refs/heads/staging", oid(&local), true, "behind")
+        .unwrap_or_else(|e| panic!("{e}"));
+    git.reference("refs/remotes/origin/staging", oid(&remote), true, "fetched")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let rendered = lint::render_app(&lint::Revision::Commit("main".into()), "web", &options(dir))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(rendered.yaml.contains("value: remote"), "{}", rendered.yaml);
+}
