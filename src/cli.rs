@@ -658,7 +658,11 @@ fn finish(result: Result<report::Report, LintError>, common: &Common) -> ExitSta
         Ok(r) => r,
         Err(e) => return fatal(&e),
     };
-    if !common.quiet {
+    // Human output on stdout says them already, among its notes.
+    let human_on_stdout = specs
+        .iter()
+        .any(|s| matches!(s.format, Format::Human) && s.path.is_none());
+    if !common.quiet && !human_on_stdout {
         print_warnings(&report.warnings);
     }
     if common.verbose {

@@ -262,3 +262,34 @@ fn another_branch_is_read_from_its_remote_tracking_branch() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(rendered.yaml.contains("value: remote"), "{}", rendered.yaml);
 }
+
+/// A stale local target branch is said on stderr too when the report goes
+/// to a machine format: the person who started the run sees which tip was
+/// judged.
+#[test]
+fn a_stale_local_target_branch_is_said_on_stderr_beside_json() {
+    let case = common::golden::cases()
+        .into_iter()
+        .find(|c| c.name.ends_with("/stale-local-target-branch"))
+        .unwrap_or_else(|| panic!("no stale-local-target-branch case"));
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    case.commit(tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    let out = Command::cargo_bin("gitops-lint")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .args(["diff", "main..change", "--format", "json", "--repo"])
+        .arg(tmp.path())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "gitops-lint: note: the local branch `main` is 1 commit(s) behind `origin/main`"
+        ),
+        "{stderr}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    assert!(json["merge"]["mergeBase"].is_string(), "{json:#}");
+}
