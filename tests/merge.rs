@@ -293,3 +293,42 @@ fn a_stale_local_target_branch_is_said_on_stderr_beside_json() {
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
     assert!(json["merge"]["mergeBase"].is_string(), "{json:#}");
 }
+
+/// A head the target already holds changes nothing when merged: nothing is
+/// reported, though its tree lacks what the target gained since.
+#[test]
+fn a_head_the_target_already_holds_is_nothing_to_judge() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tmp.path();
+    let base = vec![
+        file("bootstrap/root.yaml", ROOT),
+        file("apps/payments.yaml", &child("payments")),
+        file("workloads/payments/cm.yaml", &config_map("payments", "1")),
+    ];
+    let mut target = base.clone();
+    target.push(file("apps/reports.yaml", &child("reports")));
+    target.push(file(
+        "workloads/reports/cm.yaml",
+        &config_map("reports", "1"),
+    ));
+    let old = write_commit(dir, "main", None, &base, "base").unwrap_or_else(|e| panic!("{e}"));
+    write_commit(dir, "main", None, &target, "target").unwrap_or_else(|e| panic!("{e}"));
+    let report =
+        lint::diff(Some(&format!("main..{old}")), &options(dir)).unwrap_or_else(|e| panic!("{e}"));
+    let json = gitops_lint::report::json::to_value(&report);
+    assert_eq!(json["findings"], serde_json::json!([]), "{json:#}");
+    assert!(
+        json["notes"][0]
+            .as_str()
+            .is_some_and(|n| n.contains("is already part of `main`")),
+        "{json:#}"
+    );
+    let mut as_is = options(dir);
+    as_is.judge = lint::Judge::AsIs;
+    let report =
+        lint::diff(Some(&format!("main..{old}")), &as_is).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !report.findings.is_empty(),
+        "as it is, `reports` looks deleted"
+    );
+}

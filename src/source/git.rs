@@ -766,9 +766,10 @@ impl GitRepo {
     /// changes nothing. Otherwise the merge is computed with libgit2's
     /// `git_merge_commits` (renames found, as git does) into an object
     /// database held in memory (a mempack backend of a handle of its own),
-    /// so nothing is written to the repository; the trees of both commits
-    /// and of their merge base are indexed first, so the merge never walks
-    /// a tree larger than gitops-lint reads.
+    /// so nothing is written to the repository. The trees of both commits
+    /// and of their merge base are indexed first: one larger than
+    /// gitops-lint reads (a tree whose directories repeat one subtree
+    /// expands without end) is refused before libgit2 walks it.
     ///
     /// # Errors
     /// [`RepoError::MergeConflict`] naming the conflicting paths; missing
