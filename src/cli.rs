@@ -196,6 +196,9 @@ enum ChartsAction {
     Pull {
         /// As for `diff`.
         range: Option<String>,
+        /// As for `diff`.
+        #[arg(long)]
+        no_merge: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -203,10 +206,13 @@ enum ChartsAction {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// What merging RANGE would make Argo CD delete (default: merge base of origin/HEAD, main or master with HEAD).
+    /// What merging RANGE would make Argo CD delete: the merge of B into A's tip, judged against A's tip (default: HEAD into origin/HEAD, else origin/main, origin/master, main or master).
     Diff {
-        /// `A..B`, `A...B` (from their merge base), or `A` (meaning `A..HEAD`); B may be `WORKTREE` (or `INDEX`) to include edits not yet committed (or only staged ones).
+        /// `A..B` or `A...B` (both judge the merge of B into A; with --no-merge, B against A, or against their merge base), or `A` (meaning `A..HEAD`); B may be `WORKTREE` (or `INDEX`) to include edits not yet committed (or only staged ones), which are compared as they are.
         range: Option<String>,
+        /// Judge B as it is instead of its merge into A: `A..B` compares B with A, `A...B` B with their merge base. For a change that conflicts with A.
+        #[arg(long)]
+        no_merge: bool,
         /// Report single-revision findings on every resource, not only on those the change touched (apps whose inputs are unchanged are then rendered too).
         #[arg(long)]
         all: bool,
@@ -337,6 +343,8 @@ fn options(c: &Common, progress: &Spinner) -> Options {
             lint::Uncommitted::Said
         },
         diff: lint::DiffRequest::default(),
+        // `diff --no-merge` sets it.
+        judge: lint::Judge::Merge,
     }
 }
 
@@ -558,6 +566,13 @@ fn print_stats(opts: &Options) {
 }
 
 #[allow(clippy::print_stderr)]
+fn print_warnings(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("gitops-lint: note: {}", one_log_line(w));
+    }
+}
+
+#[allow(clippy::print_stderr)]
 fn print_details(details: &[String]) {
     for d in details {
         eprintln!("gitops-lint: {}", one_log_line(d));
@@ -585,7 +600,12 @@ fn quiet_notes(report: &mut report::Report, specs: &[FormatSpec]) {
 
 /// `charts pull`: a diff that renders every app at both revisions, for
 /// the charts it fetches; prints them, and what could not be fetched.
-fn charts_pull(range: Option<&str>, common: &Common, spinner: &Spinner) -> ExitStatus {
+fn charts_pull(
+    range: Option<&str>,
+    no_merge: bool,
+    common: &Common,
+    spinner: &Spinner,
+) -> ExitStatus {
     if common.offline {
         return fatal(&"charts pull fetches charts: drop --offline");
     }
@@ -594,6 +614,9 @@ fn charts_pull(range: Option<&str>, common: &Common, spinner: &Spinner) -> ExitS
     }
     let mut opts = options(common, spinner);
     opts.render_unchanged = true;
+    if no_merge {
+        opts.judge = lint::Judge::AsIs;
+    }
     let report = match lint::diff(range, &opts) {
         Ok(r) => r,
         Err(e) => return fatal(&e),
@@ -692,6 +715,13 @@ fn finish(result: Result<report::Report, LintError>, common: &Common) -> ExitSta
         Ok(r) => r,
         Err(e) => return fatal(&e),
     };
+    // Human output on stdout says them already, among its notes.
+    let human_on_stdout = specs
+        .iter()
+        .any(|s| matches!(s.format, Format::Human) && s.path.is_none());
+    if !common.quiet && !human_on_stdout {
+        print_warnings(&report.warnings);
+    }
     if common.verbose {
         print_details(&report.details);
     }
@@ -840,19 +870,28 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
             range,
             all,
             shown,
+            no_merge,
             common,
         } => {
             let mut opts = options(&common);
             shown.apply(&mut opts);
             opts.all = all;
+            if no_merge {
+                opts.judge = lint::Judge::AsIs;
+            }
             opts.render_unchanged = all;
             let status = finish(lint::diff(range.as_deref(), &opts), &common);
             print_stats(&opts);
             status
         }
         Command::Charts {
-            action: ChartsAction::Pull { range, common },
-        } => charts_pull(range.as_deref(), &common, spinner),
+            action:
+                ChartsAction::Pull {
+                    range,
+                    no_merge,
+                    common,
+                },
+        } => charts_pull(range.as_deref(), no_merge, &common, spinner),
         Command::Check { rev, common } => {
             let opts = options(&common);
             let status = finish(

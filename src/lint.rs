@@ -15,7 +15,7 @@ use crate::plan;
 use crate::render::{ParseCache, RenderOptions};
 use crate::report::Report;
 use crate::rules::{self, RuleContext};
-use crate::source::{self, GitRepo, RepoError, Tree};
+use crate::source::{self, GitRepo, Judged, RepoError, Tree};
 use crate::suppress;
 
 /// Why a request could not be carried out (exit status 2).
@@ -87,6 +87,8 @@ pub struct Options {
     pub uncommitted: Uncommitted,
     /// What a diff does about the rendered diff (docs/rendered-diff.md).
     pub diff: DiffRequest,
+    /// What a diff judges of its head commit.
+    pub judge: Judge,
 }
 
 /// The command line's say on the rendered diff of a `diff`.
@@ -111,6 +113,17 @@ pub struct DiffRequest {
     /// Globs of the app names diffed (`--diff-app`); they replace the
     /// configuration's `diff.apps`.
     pub apps: Vec<String>,
+}
+
+/// What a diff judges of its head commit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Judge {
+    /// Its merge into the base's tip (a fast-forward: the head itself).
+    #[default]
+    Merge,
+    /// The head as it is (`--no-merge`): `A..B` compares B with A, `A...B`
+    /// B with their merge base.
+    AsIs,
 }
 
 /// What a diff whose head is the checked-out commit does about edits not
@@ -680,10 +693,20 @@ impl<'a> Session<'a> {
         f: impl FnOnce(&InventoryInput<'_>) -> R,
     ) -> R {
         let repo = self.repo;
+        // Another branch is its own commit, read as Argo CD reads it: from
+        // the remote (`nativeGitClient.lsRemote`), so the remote-tracking
+        // branch a local one follows comes first.
         let tree_at = move |rev: &str| -> Option<Arc<dyn Tree>> {
             let c = repo
-                .resolve_commit(rev)
-                .or_else(|_| repo.resolve_commit(&format!("origin/{rev}")))
+                .tracked_by(rev)
+                .and_then(|r| repo.resolve_commit(&r).ok())
+                .map_or_else(
+                    || {
+                        repo.resolve_commit(rev)
+                            .or_else(|_| repo.resolve_commit(&format!("origin/{rev}")))
+                    },
+                    Ok,
+                )
                 .ok()?;
             repo.commit_tree(&c).ok()
         };
@@ -763,17 +786,63 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
     keep_facts(&repo, opts)?;
     let spec = range;
     let (git_spec, live_head) = split_live_head(spec);
-    let range = repo
-        .resolve_range(git_spec.as_deref())
+    let merged = opts.judge == Judge::Merge;
+    let mut range = repo
+        .resolve_range(git_spec.as_deref(), merged)
         .map_err(|e| ci_advice(&repo, e))?;
-    let (base_tree, head_tree) = rayon::join(
-        || repo.commit_tree(&range.base),
-        || match &live_head {
-            Some(rev) => tree_of(&repo, rev).map(|(_, t)| t),
-            None => Ok(repo.commit_tree(&range.head)?),
-        },
-    );
-    let (base_tree, head_tree) = (base_tree?, head_tree?);
+    let head_name = head_name(&range.spec);
+    let base_name = range.base_name.clone();
+    let mut revision_notes = std::mem::take(&mut range.notes);
+    if merged && live_head.is_some() {
+        // Edits not yet committed cannot be merged: they are compared as
+        // the range has always compared them, and a note says what the
+        // base's tip has that they lack.
+        let fork = repo
+            .merge_base(&range.base, &range.head, &range.spec)
+            .map_err(|e| ci_advice(&repo, e))?;
+        if fork != range.base {
+            revision_notes.push(format!(
+                "`{base_name}` has commits that `HEAD` does not, and edits not yet committed cannot be merged: they are compared as they are; commit them and run `gitops-lint diff {base_name}..HEAD` to judge their merge into `{base_name}`"
+            ));
+            if range.spec.contains("...") {
+                range.base = fork;
+            }
+        }
+    }
+    let judge = |r: &source::RevisionRange| -> Result<Judged, LintError> {
+        if !merged || live_head.is_some() {
+            return Ok(Judged::Head);
+        }
+        Ok(repo.judge_merge(&r.base, &r.head, (&r.spec, &base_name, &head_name))?)
+    };
+    let (base_tree, judged) = rayon::join(|| repo.commit_tree(&range.base), || judge(&range));
+    let (base_tree, judged) = (base_tree?, judged?);
+    let mut merge_row = None;
+    let head_tree = match (judged, &live_head) {
+        (_, Some(rev)) => tree_of(&repo, rev)?.1,
+        (Judged::Head, None) => repo.commit_tree(&range.head)?,
+        (Judged::AlreadyMerged, None) => {
+            revision_notes.push(format!(
+                "`{head_name}` is already part of `{base_name}`: merging it changes nothing, so there is nothing to judge (--no-merge compares `{head_name}` as it is with `{base_name}`)"
+            ));
+            Arc::clone(&base_tree)
+        }
+        (Judged::Merge(m), None) => {
+            revision_notes.insert(
+                0,
+                format!(
+                    "judged: the merge of `{head_name}` into `{base_name}` (merge base `{}`, tree `{}`), with what `{base_name}` gained since the change forked from it; --no-merge judges `{head_name}` as it is",
+                    &m.merge_base[..m.merge_base.len().min(12)],
+                    &m.tree_id[..m.tree_id.len().min(12)],
+                ),
+            );
+            merge_row = Some(crate::report::Merged {
+                merge_base: m.merge_base,
+                tree: m.tree_id,
+            });
+            m.tree
+        }
+    };
     let head_label = match &live_head {
         Some(rev) => tree_label(rev),
         None => range.head.clone(),
@@ -794,6 +863,11 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
     if let (Some(dir), Some(d)) = (&opts.diff.rendered_dir, &report.diff) {
         write_rendered(&repo, dir, d)?;
     }
+    report.merge = merge_row;
+    // Said first, and on stderr too: which revisions were judged.
+    report.warnings.clone_from(&revision_notes);
+    revision_notes.append(&mut report.notes);
+    report.notes = revision_notes;
     if live_head.is_none() {
         report
             .notes
@@ -813,6 +887,20 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
     // Its blob cache holds every file read: free it beside the output.
     drop_beside(repo);
     Ok(report)
+}
+
+/// The name of a range's head as the user wrote it (`HEAD` when left
+/// out), for messages.
+fn head_name(spec: &str) -> String {
+    let head = spec
+        .split_once("...")
+        .or_else(|| spec.split_once(".."))
+        .map_or("", |(_, b)| b);
+    if head.is_empty() {
+        "HEAD".to_string()
+    } else {
+        head.to_string()
+    }
 }
 
 /// Frees `value` on a thread of its own, beside the rest of the run (here

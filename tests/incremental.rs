@@ -253,6 +253,9 @@ fn diff_cached(repo: &std::path::Path, cache: Option<&std::path::Path>) -> (RunS
         repo: Some(repo.to_path_buf()),
         stats: Some(Arc::clone(&stats)),
         cache_dir: cache.map(std::path::Path::to_path_buf),
+        // The two trees as committed: some tests move both branches on
+        // apart, to compare kept facts with trees that changed.
+        judge: lint::Judge::AsIs,
         ..Options::default()
     };
     let report = lint::diff(Some("main..change"), &opts).expect("diff runs");

@@ -24,12 +24,23 @@ struct Out<'a> {
     diff: Option<Vec<AppDiffOut<'a>>>,
     findings: Vec<FindingOut<'a>>,
     head: &'a str,
+    /// Present only when the head was judged merged into the base's tip
+    /// (not a fast-forward): the merge has no commit of its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    merge: Option<MergeOut<'a>>,
     /// What the human report says besides findings (assumptions, the
     /// configuration used, acknowledgements by commit trailer).
     notes: &'a [String],
     prunes: Vec<PruneOut<'a>>,
     summary: Summary,
     version: u32,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MergeOut<'a> {
+    merge_base: &'a str,
+    tree: &'a str,
 }
 
 #[derive(Serialize)]
@@ -149,6 +160,10 @@ fn out(r: &Report) -> Out<'_> {
                         .collect(),
                 })
                 .collect()
+        }),
+        merge: r.merge.as_ref().map(|m| MergeOut {
+            merge_base: &m.merge_base,
+            tree: &m.tree,
         }),
         apps: r
             .apps

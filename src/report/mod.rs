@@ -233,6 +233,22 @@ pub struct Report {
     /// What the change does to each app's rendered manifests (a diff that
     /// computed it: `--no-diff` and `diff.show: false` do not).
     pub(crate) diff: Option<crate::rendered_diff::RenderedDiff>,
+    /// In a diff that judged the merge of its head into its base's tip
+    /// (not a fast-forward), that merge.
+    pub(crate) merge: Option<Merged>,
+    /// Notes about the revisions judged (a stale local branch, the merge)
+    /// that are said on stderr too, where a run writing only a machine
+    /// format to a file still tells the person who started it.
+    pub(crate) warnings: Vec<String>,
+}
+
+/// The merge a diff judged: computed in memory, it has no commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Merged {
+    /// The merge base of the base and the head (full hex).
+    pub(crate) merge_base: String,
+    /// The merged tree's id (full hex).
+    pub(crate) tree: String,
 }
 
 /// What renders `app` when config-management plugins do, as one line.
@@ -408,6 +424,8 @@ impl Report {
             anchors: Vec::new(),
             fail_on: Some(Severity::Error),
             diff: None,
+            merge: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -740,6 +758,8 @@ pub(crate) mod tests {
         Report {
             fail_on: Some(Severity::Error),
             diff: None,
+            merge: None,
+            warnings: Vec::new(),
             command: "diff".into(),
             base: Some("1111111111111111111111111111111111111111".into()),
             head: "2222222222222222222222222222222222222222".into(),

@@ -135,18 +135,22 @@ fn finding(app: &App, e: &RenderError, side: Side, diff: bool) -> Finding {
 /// Most apps a grouped finding names before it counts the rest.
 const NAMED_APPS: usize = 10;
 
-/// Reports head failures that share one cause (the same error, at the same
-/// file and line, judged alike: one failing template, one broken values
-/// file shared by many apps) as one finding listing the apps it affects;
-/// a cause that fails one app is reported as it is.
-fn by_cause(failed: Vec<(String, Finding)>, out: &mut Vec<Finding>) {
+/// Where a render error says its cause is: its own file and line, when it
+/// names one (a values file, a kustomization); `None` when the finding is
+/// placed on the app's Application for want of one (a chart's template
+/// error names the chart in its message instead).
+type CauseAt = Option<(String, Option<u32>)>;
+
+/// Reports head failures that share one cause (the same error, judged
+/// alike, at the same file and line when the error names one: one failing
+/// template of a chart many apps render, one broken values file shared by
+/// many apps) as one finding listing the apps it affects; a cause that
+/// fails one app is reported as it is.
+fn by_cause(failed: Vec<(String, Finding, CauseAt)>, out: &mut Vec<Finding>) {
     type Cause = (Severity, Option<String>, Option<u32>, String);
     let mut groups: Vec<(Cause, Vec<(String, Finding)>)> = Vec::new();
-    for (app, f) in failed {
-        let (file, line) = f
-            .location
-            .as_ref()
-            .map_or((None, None), |l| (Some(l.file.clone()), l.line));
+    for (app, f, at) in failed {
+        let (file, line) = at.map_or((None, None), |(file, line)| (Some(file), line));
         // The message without the app's name: what every app of the cause shares.
         let rest = f.message.replacen(&format!("`{app}`"), "", 1);
         let cause = (f.severity, file, line, rest);
@@ -341,13 +345,15 @@ impl Rule for RenderFailed {
         // its inputs and is not reported when it does not.
         let judged_base = cx.base.filter(|_| diff && cx.only_changed);
         // Head failures, grouped by cause before they are reported.
-        let mut failed: Vec<(String, Finding)> = Vec::new();
+        let mut failed: Vec<(String, Finding, CauseAt)> = Vec::new();
         for app in cx.head.apps.values() {
             let mut judged: Vec<Finding> = Vec::new();
+            let mut cause_at: CauseAt = None;
             if let AppStatus::Unrendered(e) = &app.status {
                 let f = finding(app, e, Side::Head, diff);
+                cause_at = e.file.clone().map(|file| (file, e.line));
                 let Some(base) = judged_base else {
-                    failed.push((app.display_name(), f));
+                    failed.push((app.display_name(), f, cause_at));
                     continue;
                 };
                 match base.apps.get(&app.key) {
@@ -388,7 +394,11 @@ impl Rule for RenderFailed {
                     _ => judged.push(f.severity(caused_severity(e))),
                 }
             }
-            failed.extend(judged.into_iter().map(|f| (app.display_name(), f)));
+            failed.extend(
+                judged
+                    .into_iter()
+                    .map(|f| (app.display_name(), f, cause_at.clone())),
+            );
         }
         by_cause(failed, out);
         broken_files(cx.head, None, judged_base, Side::Head, out);

@@ -38,6 +38,43 @@ pub struct RevisionRange {
     pub(crate) head: String,
     /// How the user named the range, for messages.
     pub(crate) spec: String,
+    /// What resolving the base's name found worth saying (a local branch
+    /// behind the branch it tracks).
+    pub(crate) notes: Vec<String>,
+    /// The name the base's tip was read from (`origin/main` for a local
+    /// `main` behind it), for messages.
+    pub(crate) base_name: String,
+}
+
+/// The commit a range's base names, as [`GitRepo::resolve_target`] reads it.
+pub(crate) struct Target {
+    /// The commit (full hex).
+    pub(crate) commit: String,
+    /// The name it was read from.
+    pub(crate) name: String,
+    /// What to tell the user about it.
+    pub(crate) notes: Vec<String>,
+}
+
+/// What a diff judges as its head revision.
+pub(crate) enum Judged {
+    /// The head commit as it is: it already contains the base's tip (a
+    /// fast-forward), so merging it changes nothing else.
+    Head,
+    /// Nothing: the base's tip already contains the head commit.
+    AlreadyMerged,
+    /// The merge of the head commit into the base's tip, computed in memory.
+    Merge(MergedTree),
+}
+
+/// The tree a merge of the head into the base's tip makes.
+pub(crate) struct MergedTree {
+    /// The tree, read like a commit's.
+    pub(crate) tree: Arc<dyn Tree>,
+    /// Its id (full hex): the same for the same merge, from run to run.
+    pub(crate) tree_id: String,
+    /// The merge base of the two commits (full hex).
+    pub(crate) merge_base: String,
 }
 
 /// Why a repository or revision cannot be used. Each message says what to do.
@@ -62,6 +99,18 @@ pub enum RepoError {
     /// Two revisions with no common ancestor.
     #[error("`{0}` has no merge base: the revisions share no history")]
     NoMergeBase(String),
+    /// The head does not merge cleanly into the base's tip.
+    #[error("`{spec}` cannot be judged as it would be merged: merging `{head}` into `{base}` conflicts in {paths}; rebase the change onto `{base}` (or merge `{base}` into it) and resolve the conflicts, or pass --no-merge to judge `{head}` as it is")]
+    MergeConflict {
+        /// The range as given.
+        spec: String,
+        /// The base's name.
+        base: String,
+        /// The head's name.
+        head: String,
+        /// The conflicting paths, quoted and listed (bounded).
+        paths: String,
+    },
     /// No default base branch could be found.
     #[error("no base revision given and none of `origin/HEAD`, `origin/main`, `origin/master`, `main`, `master` exists; pass a range such as `main..HEAD`")]
     NoDefaultBase,
@@ -532,14 +581,26 @@ impl GitRepo {
         }
     }
 
-    /// Resolves a range: `A..B`, `A...B` (merge base of A and B, then B), or a
-    /// single revision `A` (meaning `A..HEAD`). `None` picks the default base:
-    /// the merge base of `origin/HEAD` (else `origin/main`, `origin/master`,
-    /// `main`, `master`) with `HEAD`.
+    /// Resolves a range: `A..B`, `A...B`, or a single revision `A` (meaning
+    /// `A..HEAD`). `None` picks the default base, `origin/HEAD` (else
+    /// `origin/main`, `origin/master`, `main`, `master`), with `HEAD`.
+    ///
+    /// With `merged` (the head is judged merged into the base's tip) the
+    /// base is A's tip whatever the dots: the merge does not depend on
+    /// them. Without it, `A...B` and the default base are the merge base
+    /// of A and B, as `git diff A...B` compares.
+    ///
+    /// A base naming a local branch that is behind the remote-tracking
+    /// branch it follows is read from the remote-tracking branch (see
+    /// [`GitRepo::resolve_target`]).
     ///
     /// # Errors
     /// Unknown revisions, missing history, no default base.
-    pub(crate) fn resolve_range(&self, spec: Option<&str>) -> Result<RevisionRange, RepoError> {
+    pub(crate) fn resolve_range(
+        &self,
+        spec: Option<&str>,
+        merged: bool,
+    ) -> Result<RevisionRange, RepoError> {
         let Some(spec) = spec else {
             let head = self.head_commit().ok_or(RepoError::UnbornHead)?;
             let base_ref = [
@@ -552,42 +613,234 @@ impl GitRepo {
             .into_iter()
             .find(|r| self.has_revision(r))
             .ok_or(RepoError::NoDefaultBase)?;
-            let base_tip = self.resolve_commit(base_ref)?;
+            let target = self.resolve_target(base_ref)?;
             let label = format!("{base_ref}...HEAD");
-            let base = self.merge_base(&base_tip, &head, &label)?;
+            let base = if merged {
+                target.commit
+            } else {
+                self.merge_base(&target.commit, &head, &label)?
+            };
             return Ok(RevisionRange {
                 base,
                 head,
                 spec: label,
+                notes: target.notes,
+                base_name: target.name,
             });
         };
         if let Some((a, b)) = spec.split_once("...") {
             let a = if a.is_empty() { "HEAD" } else { a };
             let b = if b.is_empty() { "HEAD" } else { b };
             let head = self.resolve_commit(b)?;
-            let tip = self.resolve_commit(a)?;
-            let base = self.merge_base(&tip, &head, spec)?;
+            let target = self.resolve_target(a)?;
+            let base = if merged {
+                target.commit
+            } else {
+                self.merge_base(&target.commit, &head, spec)?
+            };
             return Ok(RevisionRange {
                 base,
                 head,
                 spec: spec.to_string(),
+                notes: target.notes,
+                base_name: target.name,
             });
         }
         if let Some((a, b)) = spec.split_once("..") {
             let a = if a.is_empty() { "HEAD" } else { a };
             let b = if b.is_empty() { "HEAD" } else { b };
+            let target = self.resolve_target(a)?;
             return Ok(RevisionRange {
-                base: self.resolve_commit(a)?,
+                base: target.commit,
                 head: self.resolve_commit(b)?,
                 spec: spec.to_string(),
+                notes: target.notes,
+                base_name: target.name,
             });
         }
         let head = self.head_commit().ok_or(RepoError::UnbornHead)?;
+        let target = self.resolve_target(spec)?;
         Ok(RevisionRange {
-            base: self.resolve_commit(spec)?,
+            base: target.commit,
             head,
             spec: spec.to_string(),
+            notes: target.notes,
+            base_name: target.name,
         })
+    }
+
+    /// The commit a range's base `name` stands for, and what to say about
+    /// it. A pull request merges into the branch of the remote, and Argo CD
+    /// reads a branch from the remote (`nativeGitClient.lsRemote` in
+    /// argo-cd's util/git/client.go). So a local branch behind the
+    /// remote-tracking branch it follows (its upstream, else
+    /// `origin/<name>`) is read from the remote-tracking branch, which
+    /// holds all it has and more, and a note says so; a local branch that
+    /// has diverged from it is read as it is, with a note naming the other.
+    /// `refs/heads/<name>` always names the local branch.
+    ///
+    /// # Errors
+    /// [`RepoError::UnknownRevision`].
+    pub(crate) fn resolve_target(&self, name: &str) -> Result<Target, RepoError> {
+        let local = self.resolve_commit(name)?;
+        let as_named = |commit: String, notes: Vec<String>| Target {
+            commit,
+            name: name.to_string(),
+            notes,
+        };
+        let Some(remote_ref) = self.tracked_by(name) else {
+            return Ok(as_named(local, Vec::new()));
+        };
+        let Ok(remote) = self.resolve_commit(&remote_ref) else {
+            return Ok(as_named(local, Vec::new()));
+        };
+        if remote == local {
+            return Ok(as_named(local, Vec::new()));
+        }
+        let counts = {
+            let repo = self.lock();
+            match (Oid::from_str(&local), Oid::from_str(&remote)) {
+                (Ok(l), Ok(r)) => repo.graph_ahead_behind(l, r).ok(),
+                _ => None,
+            }
+        };
+        let remote_name = remote_ref
+            .strip_prefix("refs/remotes/")
+            .unwrap_or(&remote_ref);
+        match counts {
+            Some((0, behind)) => Ok(Target {
+                commit: remote,
+                name: remote_name.to_string(),
+                notes: vec![format!(
+                    "the local branch `{name}` is {behind} commit(s) behind `{remote_name}`, which it tracks: \
+                     the change is judged against `{remote_name}`, the tip a pull request merges into \
+                     (update `{name}` with `git pull`, or name `refs/heads/{name}` to judge against the local branch as it is)"
+                )],
+            }),
+            Some((_, 0)) | None => Ok(as_named(local, Vec::new())),
+            Some((ahead, behind)) => Ok(as_named(
+                local,
+                vec![format!(
+                    "the local branch `{name}` and `{remote_name}` have diverged ({ahead} commit(s) only on `{name}`, \
+                     {behind} only on `{remote_name}`): the change is judged against the local `{name}`; \
+                     name `{remote_name}` to judge against the tip a pull request merges into"
+                )],
+            )),
+        }
+    }
+
+    /// The remote-tracking branch that the local branch `name` follows:
+    /// its configured upstream, else `refs/remotes/origin/<name>`. `None`
+    /// when `name` is no local branch or is named as one explicitly.
+    pub(crate) fn tracked_by(&self, name: &str) -> Option<String> {
+        if name.starts_with("refs/") {
+            return None;
+        }
+        let repo = self.lock();
+        let branch = repo.find_branch(name, git2::BranchType::Local).ok()?;
+        // `name` must mean that branch: a tag or a full object id of the
+        // same spelling is not a branch.
+        let by_name = repo.revparse_single(name).ok()?.peel_to_commit().ok()?.id();
+        let tip = branch.get().peel_to_commit().ok()?.id();
+        if by_name != tip {
+            return None;
+        }
+        if let Ok(up) = branch.upstream() {
+            if let Some(r) = up
+                .get()
+                .name()
+                .ok()
+                .filter(|r| r.starts_with("refs/remotes/"))
+            {
+                return Some(r.to_string());
+            }
+        }
+        let origin = format!("refs/remotes/origin/{name}");
+        let found = repo.find_reference(&origin).is_ok();
+        found.then_some(origin)
+    }
+
+    /// What a diff judges of `head` against `base` (full hex ids): the
+    /// merge of `head` into `base`, as a pull request's merge makes it.
+    /// A fast-forward is `head` itself; a head that `base` already holds
+    /// changes nothing. Otherwise the merge is computed with libgit2's
+    /// `git_merge_commits` (renames found, as git does) into an object
+    /// database held in memory (a mempack backend of a handle of its own),
+    /// so nothing is written to the repository. The trees of both commits
+    /// and of their merge base are indexed first: one larger than
+    /// gitops-lint reads (a tree whose directories repeat one subtree
+    /// expands without end) is refused before libgit2 walks it.
+    ///
+    /// # Errors
+    /// [`RepoError::MergeConflict`] naming the conflicting paths; missing
+    /// history; git failures.
+    pub(crate) fn judge_merge(
+        &self,
+        base: &str,
+        head: &str,
+        names: (&str, &str, &str),
+    ) -> Result<Judged, RepoError> {
+        let (spec, base_name, head_name) = names;
+        let fork = self.merge_base(base, head, spec)?;
+        if fork == base {
+            return Ok(Judged::Head);
+        }
+        if fork == head {
+            return Ok(Judged::AlreadyMerged);
+        }
+        for commit in [head, fork.as_str()] {
+            drop(self.commit_tree(commit)?);
+        }
+        let g = |e: git2::Error| RepoError::Git(e.message().to_string());
+        let repo = Repository::open(&self.git_dir).map_err(g)?;
+        {
+            // The loose and pack backends have priorities 1 and 2: objects
+            // the merge writes (merged blobs, trees, the virtual merge base
+            // of a criss-cross history) go to memory. An object the
+            // repository already has is not written again (git touches its
+            // file's time, as any git command that writes does).
+            let odb = repo.odb().map_err(g)?;
+            odb.add_new_mempack_backend(1000).map_err(g)?;
+        }
+        let tree_id = {
+            let ours = repo
+                .find_commit(Oid::from_str(base).map_err(g)?)
+                .map_err(g)?;
+            let theirs = repo
+                .find_commit(Oid::from_str(head).map_err(g)?)
+                .map_err(g)?;
+            let mut opts = git2::MergeOptions::new();
+            opts.find_renames(true).fail_on_conflict(false);
+            let mut index = repo.merge_commits(&ours, &theirs, Some(&opts)).map_err(g)?;
+            if index.has_conflicts() {
+                return Err(RepoError::MergeConflict {
+                    spec: spec.to_string(),
+                    base: base_name.to_string(),
+                    head: head_name.to_string(),
+                    paths: conflicting_paths(&index),
+                });
+            }
+            index.write_tree_to(&repo).map_err(g)?
+        };
+        let overlay = Arc::new(Mutex::new(repo));
+        let mut store = self.shared();
+        store.overlay = Some(Arc::clone(&overlay));
+        let label = format!(
+            "merge of {} into {}",
+            &head[..head.len().min(12)],
+            &base[..base.len().min(12)]
+        );
+        let tree = {
+            let repo = overlay
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            self.index_root(&repo, tree_id, &label, store)?
+        };
+        Ok(Judged::Merge(MergedTree {
+            tree,
+            tree_id: tree_id.to_string(),
+            merge_base: fork,
+        }))
     }
 
     /// The URLs of every remote (fetch URLs).
@@ -647,6 +900,19 @@ impl GitRepo {
         let g = |e: git2::Error| RepoError::Git(e.message().to_string());
         let oid = Oid::from_str(commit).map_err(g)?;
         let root = repo.find_commit(oid).map_err(g)?.tree_id();
+        self.index_root(repo, root, &commit[..commit.len().min(12)], self.shared())
+    }
+
+    /// Indexes the tree `root` (its listings decoded through `repo`), its
+    /// blobs read through `store`; `commit` names it in messages.
+    fn index_root(
+        &self,
+        repo: &Repository,
+        root: Oid,
+        commit: &str,
+        store: SharedRepo,
+    ) -> Result<Arc<dyn Tree>, RepoError> {
+        let g = |e: git2::Error| RepoError::Git(e.message().to_string());
         let facts = self.facts.get().map(Arc::as_ref);
         let mut dirs: FastMap<String, Listing> = FastMap::default();
         // Subtrees counted from their kept size instead of being decoded.
@@ -735,10 +1001,10 @@ impl GitRepo {
         }
         let lazy = (!counted.is_empty()).then(|| Arc::clone(&self.listings));
         Ok(Arc::new(IndexedTree {
-            label: commit[..commit.len().min(12)].to_string(),
+            label: commit.to_string(),
             root_id: oid_to_id(root),
             dirs,
-            store: BlobStore::Git(self.shared()),
+            store: BlobStore::Git(store),
             symlinks,
             lazy: lazy.map(|listings| LazyListings {
                 listings,
@@ -847,6 +1113,7 @@ impl GitRepo {
             path: self.git_dir.clone(),
             blobs: Arc::clone(&self.blobs),
             handles: Arc::clone(&self.handles),
+            overlay: None,
         }
     }
 }
@@ -957,6 +1224,31 @@ struct SharedRepo {
     path: PathBuf,
     blobs: Arc<BlobCache>,
     handles: Arc<Mutex<Vec<Repository>>>,
+    /// The handle whose in-memory object database holds what a merge
+    /// wrote (a merged tree's new blobs and trees): read when the
+    /// repository lacks an object.
+    overlay: Option<Arc<Mutex<Repository>>>,
+}
+
+/// Why a blob was not read from one handle.
+enum BlobRead {
+    Git(git2::Error),
+    TooLarge(u64),
+}
+
+/// The bytes of blob `oid` read through `repo`, its size checked before
+/// anything is inflated.
+fn read_blob(repo: &Repository, oid: Oid) -> Result<Arc<[u8]>, BlobRead> {
+    let (size, _) = repo
+        .odb()
+        .and_then(|odb| odb.read_header(oid))
+        .map_err(BlobRead::Git)?;
+    if size as u64 > super::MAX_BLOB_BYTES {
+        return Err(BlobRead::TooLarge(size as u64));
+    }
+    repo.find_blob(oid)
+        .map(|blob| Arc::<[u8]>::from(blob.content()))
+        .map_err(BlobRead::Git)
 }
 
 impl SharedRepo {
@@ -1000,34 +1292,80 @@ impl SharedRepo {
     }
 
     fn read(&self, id: ObjectId, path: &str) -> Result<Arc<[u8]>, SourceError> {
+        let oid = Oid::from_bytes(&id.0).map_err(|e| io(&e))?;
         let repo = self.take_handle()?;
-        let read = Oid::from_bytes(&id.0).map_err(|e| io(&e)).and_then(|oid| {
-            // The size from the object header, before anything is inflated.
-            let failed = |e: &git2::Error| {
-                if is_damage(e) {
+        let mut read = read_blob(&repo, oid);
+        self.give_back(repo);
+        if let (Err(BlobRead::Git(e)), Some(overlay)) = (&read, &self.overlay) {
+            if e.code() == git2::ErrorCode::NotFound {
+                let repo = overlay
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                read = read_blob(&repo, oid);
+            }
+        }
+        let bytes = match read {
+            Ok(b) => b,
+            Err(BlobRead::TooLarge(size)) => {
+                return Err(SourceError::TooLarge(path.to_string(), size))
+            }
+            Err(BlobRead::Git(e)) => {
+                if is_damage(&e) {
                     let _ = self
                         .blobs
                         .damaged
                         .set(format!("object {oid} (`{path}`): {}", e.message()));
                 }
-                SourceError::Io(format!("`{path}`: {}", e.message()))
-            };
-            let (size, _) = repo
-                .odb()
-                .and_then(|odb| odb.read_header(oid))
-                .map_err(|e| failed(&e))?;
-            if size as u64 > super::MAX_BLOB_BYTES {
-                return Err(SourceError::TooLarge(path.to_string(), size as u64));
+                return Err(SourceError::Io(format!("`{path}`: {}", e.message())));
             }
-            repo.find_blob(oid)
-                .map(|blob| Arc::<[u8]>::from(blob.content()))
-                .map_err(|e| failed(&e))
-        });
-        self.give_back(repo);
-        let bytes = read?;
+        };
         self.blobs.reads.fetch_add(1, Ordering::Relaxed);
         Ok(bytes)
     }
+
+    /// The listing of tree `oid`, decoded through a handle of the pool,
+    /// else (a tree a merge wrote) through the overlay.
+    fn decode(&self, listings: &TreeListings, oid: Oid) -> Result<Listing, SourceError> {
+        let repo = self.take_handle()?;
+        let mut decoded = listings.get_or_decode(&repo, oid, true);
+        self.give_back(repo);
+        if let (Some(Err(Undecodable::Git(_))), Some(overlay)) = (&decoded, &self.overlay) {
+            let repo = overlay
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            decoded = listings.get_or_decode(&repo, oid, true);
+        }
+        match decoded {
+            Some(Ok(l)) => Ok(l),
+            Some(Err(Undecodable::Git(m))) => Err(SourceError::Io(m)),
+            Some(Err(Undecodable::TwoNamed(n))) => Err(SourceError::Io(format!(
+                "two entries are named `{n}` once their names, which are not UTF-8, are read"
+            ))),
+            None => Err(SourceError::Io("could not be read".to_string())),
+        }
+    }
+}
+
+/// The paths a merge left in conflict, each once, quoted, sorted, at most
+/// ten named.
+fn conflicting_paths(index: &git2::Index) -> String {
+    const SHOWN: usize = 10;
+    let mut paths: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    if let Ok(conflicts) = index.conflicts() {
+        for c in conflicts.flatten() {
+            for e in [c.ancestor, c.our, c.their].into_iter().flatten() {
+                paths.insert(String::from_utf8_lossy(&e.path).into_owned());
+            }
+        }
+    }
+    let mut out: Vec<String> = paths.iter().take(SHOWN).map(|p| format!("`{p}`")).collect();
+    if paths.len() > SHOWN {
+        out.push(format!("and {} more", paths.len() - SHOWN));
+    }
+    if out.is_empty() {
+        return "paths it does not name".to_string();
+    }
+    out.join(", ")
 }
 
 enum BlobStore {
@@ -1114,21 +1452,11 @@ impl IndexedTree {
             return Ok(None);
         }
         let BlobStore::Git(store) = &self.store;
-        let repo = store.take_handle()?;
-        let oid = Oid::from_bytes(&up[i].id.0).map_err(|e| io(&e));
-        let decoded = oid.map(|oid| lazy.listings.get_or_decode(&repo, oid, true));
-        store.give_back(repo);
-        let listing = match decoded? {
-            Some(Ok(l)) => l,
-            // The subtree was indexed whole before, under the same id.
-            Some(Err(Undecodable::Git(m))) => return Err(SourceError::Io(format!("`{dir}`: {m}"))),
-            Some(Err(Undecodable::TwoNamed(n))) => {
-                return Err(SourceError::Io(format!(
-                    "`{dir}` has two entries named `{n}` once their names, which are not UTF-8, are read"
-                )))
-            }
-            None => return Err(SourceError::Io(format!("`{dir}` could not be read"))),
-        };
+        let oid = Oid::from_bytes(&up[i].id.0).map_err(|e| io(&e))?;
+        // The subtree was indexed whole before, under the same id.
+        let listing = store
+            .decode(&lazy.listings, oid)
+            .map_err(|e| SourceError::Io(format!("`{dir}`: {e}")))?;
         lazy.decoded
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

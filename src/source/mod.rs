@@ -16,6 +16,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use dir::DirTree;
+pub(crate) use git::Judged;
 pub use git::{add_remote, write_commit, GitRepo, RepoError, RevisionRange};
 pub use mem::MemTree;
 

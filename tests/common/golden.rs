@@ -6,7 +6,12 @@
 //! default, or `check`, which uses only `head/`), `args` (`--all`), and
 //! `config` (written as `.gitops-lint.yaml` into both trees), and `tags`
 //! (lightweight tags created on the base commit, for `targetRevision` pins),
-//! and `helm: true` (the case renders charts with the `helm` of PATH).
+//! and `helm: true` (the case renders charts with the `helm` of PATH),
+//! and `range` (what `diff` is given; default `main..change`).
+//! A `target/` tree is committed on `main` after the head forked from the
+//! base, as the target branch moves on while a pull request is open; with
+//! `targetRemote: true` it is `origin/main`'s tip instead, the local `main`
+//! left behind at the base.
 //! A file named `x.symlink` becomes a symlink `x` whose target is its content.
 //! Each directory `chart-cache/<chart>-<version>.tgz/` of a case becomes
 //! that archive (of the directory's files, as `helm pull` writes one) in
@@ -120,10 +125,14 @@ fn read_meta(dir: &Path) -> Value {
 /// `main`, empty for `check` cases) and `head/` (branch `change`, or
 /// `main` for `check` cases).
 pub struct Committed {
-    /// The base commit (empty for `check`).
+    /// The base commit (empty for `check`): the target's tip when the
+    /// case has a `target/` tree.
     pub base: String,
     /// The head commit.
     pub head: String,
+    /// Where the head forked from the target (the `base/` commit), when
+    /// the case has a `target/` tree; empty otherwise.
+    pub fork: String,
 }
 
 impl Case {
@@ -161,13 +170,48 @@ impl Case {
             return Ok(Committed {
                 base: String::new(),
                 head: h,
+                fork: String::new(),
             });
         }
         let b = write_commit(repo, "main", None, &base, "base").map_err(|e| e.to_string())?;
         self.tag_base(repo, &b)?;
         let h =
             write_commit(repo, "change", Some("main"), &head, "head").map_err(|e| e.to_string())?;
-        Ok(Committed { base: b, head: h })
+        let target_dir = self.dir.join("target");
+        if !target_dir.is_dir() {
+            return Ok(Committed {
+                base: b,
+                head: h,
+                fork: String::new(),
+            });
+        }
+        let mut target = files_or_none(&target_dir);
+        if let Some(cfg) = self.meta.get("config") {
+            let text = serde_json::to_string(cfg).map_err(|e| e.to_string())?;
+            target.push((".gitops-lint.yaml".into(), text.into_bytes()));
+        }
+        let tip = write_commit(repo, "main", None, &target, "target").map_err(|e| e.to_string())?;
+        if self.meta.get("targetRemote").and_then(Value::as_bool) == Some(true) {
+            let git = git2::Repository::open(repo).map_err(|e| e.to_string())?;
+            let oid = |c: &str| git2::Oid::from_str(c).map_err(|e| e.to_string());
+            git.reference("refs/remotes/origin/main", oid(&tip)?, true, "fetched")
+                .map_err(|e| e.to_string())?;
+            git.reference("refs/heads/main", oid(&b)?, true, "left behind")
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(Committed {
+            base: tip,
+            head: h,
+            fork: b,
+        })
+    }
+
+    /// The range `diff` is given: `range` of `case.yaml`, else `main..change`.
+    pub fn range(&self) -> &str {
+        self.meta
+            .get("range")
+            .and_then(Value::as_str)
+            .unwrap_or("main..change")
     }
 
     /// Writes the case's `chart-cache/` archives into `repo/.chart-cache/`.
@@ -234,7 +278,7 @@ impl Case {
         let report = if self.command() == "check" {
             lint::check(&Revision::Commit("main".into()), opts).map_err(|e| e.to_string())?
         } else {
-            lint::diff(Some("main..change"), opts).map_err(|e| e.to_string())?
+            lint::diff(Some(self.range()), opts).map_err(|e| e.to_string())?
         };
         to_json(&report, c)
     }
@@ -249,6 +293,12 @@ pub fn to_json(report: &gitops_lint::report::Report, c: &Committed) -> Result<Va
     let mut text = text.replace(&c.head, "<head>");
     if !c.base.is_empty() {
         text = text.replace(&c.base, "<base>");
+    }
+    if !c.fork.is_empty() {
+        // Notes name the merge base by its short id.
+        text = text
+            .replace(&c.fork, "<fork>")
+            .replace(&c.fork[..c.fork.len().min(12)], "<fork>");
     }
     serde_json::from_str(&text).map_err(|e| e.to_string())
 }
