@@ -18,11 +18,15 @@ pub(crate) enum ExitStatus {
     Success,
     /// Findings at or above `--fail-on`.
     Failure,
-    /// The run itself failed.
-    Error,
+    /// The request cannot be carried out as made: a command line, a
+    /// configuration, a revision or a repository path to change.
+    Usage,
     /// `render --app` printed what it could, but left out sources it
     /// cannot read (named on stderr).
     Partial,
+    /// The run itself failed: a repository it cannot read, a budget
+    /// exceeded, a render that failed, an output it cannot write.
+    Error,
 }
 
 impl From<ExitStatus> for ExitCode {
@@ -30,8 +34,9 @@ impl From<ExitStatus> for ExitCode {
         match s {
             ExitStatus::Success => ExitCode::SUCCESS,
             ExitStatus::Failure => ExitCode::from(1),
-            ExitStatus::Error => ExitCode::from(2),
+            ExitStatus::Usage => ExitCode::from(2),
             ExitStatus::Partial => ExitCode::from(3),
+            ExitStatus::Error => ExitCode::from(4),
         }
     }
 }
@@ -363,7 +368,7 @@ fn demo_status(real: ExitStatus) -> ExitStatus {
     let what = match real {
         ExitStatus::Success => "0: no finding at or above --fail-on",
         ExitStatus::Failure => "1: there are findings at or above --fail-on",
-        ExitStatus::Error | ExitStatus::Partial => return real,
+        ExitStatus::Usage | ExitStatus::Error | ExitStatus::Partial => return real,
     };
     eprintln!(
         "gitops-lint demo: a real `gitops-lint diff` of this change exits {what}; the demo itself exits 0"
@@ -530,16 +535,16 @@ fn quiet_notes(report: &mut report::Report, specs: &[FormatSpec]) {
 /// the charts it fetches; prints them, and what could not be fetched.
 fn charts_pull(range: Option<&str>, common: &Common, spinner: &Spinner) -> ExitStatus {
     if common.offline {
-        return fatal(&"charts pull fetches charts: drop --offline");
+        return refused(&"charts pull fetches charts: drop --offline");
     }
     if common.no_cache {
-        return fatal(&"charts pull fills the cache directory: drop --no-cache");
+        return refused(&"charts pull fills the cache directory: drop --no-cache");
     }
     let mut opts = options(common, spinner);
     opts.render_unchanged = true;
     let report = match lint::diff(range, &opts) {
         Ok(r) => r,
-        Err(e) => return fatal(&e),
+        Err(e) => return stopped(&e),
     };
     drop(report);
     let Some(fetcher) = opts
@@ -548,7 +553,7 @@ fn charts_pull(range: Option<&str>, common: &Common, spinner: &Spinner) -> ExitS
         .as_ref()
         .and_then(|c| c.fetcher().cloned())
     else {
-        return fatal(&"no chart fetcher");
+        return failed(&"no chart fetcher");
     };
     spinner.clear();
     let fetched = fetcher.fetched();
@@ -576,10 +581,29 @@ fn charts_pull(range: Option<&str>, common: &Common, spinner: &Spinner) -> ExitS
     }
 }
 
+/// A run that failed (exit status 4), its cause on one line of stderr.
 #[allow(clippy::print_stderr)]
-fn fatal(e: &dyn std::fmt::Display) -> ExitStatus {
+fn failed(e: &dyn std::fmt::Display) -> ExitStatus {
     eprintln!("gitops-lint: error: {}", one_log_line(&e.to_string()));
     ExitStatus::Error
+}
+
+/// A request that cannot be carried out as made (exit status 2), what to
+/// change on one line of stderr.
+#[allow(clippy::print_stderr)]
+fn refused(e: &dyn std::fmt::Display) -> ExitStatus {
+    eprintln!("gitops-lint: error: {}", one_log_line(&e.to_string()));
+    ExitStatus::Usage
+}
+
+/// A request that stopped: refused when it is the request to change,
+/// failed otherwise.
+fn stopped(e: &LintError) -> ExitStatus {
+    if e.is_usage() {
+        refused(e)
+    } else {
+        failed(e)
+    }
 }
 
 /// `render --app` of an app whose sources were not all read: each source
@@ -598,7 +622,7 @@ fn write_out(text: &[u8]) -> ExitStatus {
         Ok(()) => ExitStatus::Success,
         // A closed pipe (`| head`) is not an error.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitStatus::Success,
-        Err(e) => fatal(&e),
+        Err(e) => failed(&e),
     }
 }
 
@@ -629,11 +653,11 @@ fn outputs(common: &Common) -> Result<Vec<FormatSpec>, String> {
 fn finish(result: Result<report::Report, LintError>, common: &Common) -> ExitStatus {
     let specs = match outputs(common) {
         Ok(s) => s,
-        Err(e) => return fatal(&e),
+        Err(e) => return refused(&e),
     };
     let mut report = match result {
         Ok(r) => r,
-        Err(e) => return fatal(&e),
+        Err(e) => return stopped(&e),
     };
     if common.verbose {
         print_details(&report.details);
@@ -651,7 +675,7 @@ fn finish(result: Result<report::Report, LintError>, common: &Common) -> ExitSta
         let color = spec.path.is_none() && use_color(common.color);
         let mut buf = Vec::new();
         if let Err(e) = report::emit(spec.format, &report, color, &mut buf) {
-            return fatal(&e);
+            return failed(&e);
         }
         match &spec.path {
             Some(p) => {
@@ -659,7 +683,7 @@ fn finish(result: Result<report::Report, LintError>, common: &Common) -> ExitSta
                 // the pull request's checkout, where a committed link would
                 // make the run overwrite the file it points at.
                 if let Err(e) = crate::local_files::write_output(p, &buf) {
-                    return fatal(&format!(
+                    return failed(&format!(
                         "cannot write {} output to {}: {e}",
                         spec.format.as_str(),
                         p.display()
@@ -682,12 +706,12 @@ pub fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() {
-                ExitStatus::Error
+                ExitStatus::Usage
             } else {
                 ExitStatus::Success
             };
             let help = e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
-            if code == ExitStatus::Error && !help {
+            if code == ExitStatus::Usage && !help {
                 usage_error(&e);
             } else {
                 let _ = e.print();
@@ -763,14 +787,14 @@ fn run(cli: Cli) -> ExitStatus {
 fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
     if let Some(common) = cli.command.common() {
         // `render` prints YAML: report options are refused, not ignored.
-        let refused = if matches!(cli.command, Command::Render { .. }) {
+        let unusable = if matches!(cli.command, Command::Render { .. }) {
             render_ignored(common)
         } else {
             // Unusable output requests, before doing any work.
             outputs(common).err()
         };
-        if let Some(e) = refused.or_else(|| requested_tools(common).err()) {
-            return fatal(&e);
+        if let Some(e) = unusable.or_else(|| requested_tools(common).err()) {
+            return refused(&e);
         }
     }
     let options = |c: &Common| options(c, spinner);
@@ -817,7 +841,7 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
                 }),
                 (None, Some(path)) => lint::render(&rev, path, &namespace, &opts),
                 // clap requires one of them.
-                (None, None) => Err(LintError::Other(
+                (None, None) => Err(LintError::Usage(
                     "render needs a PATH or --app NAME".to_string(),
                 )),
             };
@@ -830,7 +854,7 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
                     }
                     partial_render(&left_out)
                 }
-                Err(e) => fatal(&e),
+                Err(e) => stopped(&e),
             }
         }
         Command::Explain { rule } => match rules::find(&rule) {
@@ -840,10 +864,14 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
                     .iter()
                     .flat_map(|r| [r.meta().code, r.meta().name])
                     .collect();
-                let hint = crate::config::did_you_mean(&rule, &known)
-                    .map(|k| format!("did you mean `{k}`? "))
-                    .unwrap_or_default();
-                fatal(&format!(
+                let close = crate::config::close_names(&rule, &known);
+                let hint = if close.is_empty() {
+                    String::new()
+                } else {
+                    let quoted: Vec<String> = close.iter().map(|k| format!("`{k}`")).collect();
+                    format!("did you mean {}? ", quoted.join(", "))
+                };
+                refused(&format!(
                     "unknown rule `{rule}` ({hint}run `gitops-lint rules` for the list)"
                 ))
             }
@@ -867,7 +895,7 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
                 .collect();
             match serde_json::to_string_pretty(&list) {
                 Ok(s) => write_out(format!("{s}\n").as_bytes()),
-                Err(e) => fatal(&e),
+                Err(e) => failed(&e),
             }
         }
         Command::Rules {
@@ -894,7 +922,7 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
                 drop(dir);
                 demo_status(status)
             }
-            Err(e) => fatal(&e),
+            Err(e) => failed(&e),
         },
     }
 }

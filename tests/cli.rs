@@ -267,7 +267,14 @@ fn typos_are_answered_with_the_likely_intent() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr_lines(&out),
-        vec!["gitops-lint: error: unknown rule `GL0O1` (did you mean `GL001`? run `gitops-lint rules` for the list)"]
+        vec!["gitops-lint: error: unknown rule `GL0O1` (did you mean `GL001`, `GL011`? run `gitops-lint rules` for the list)"]
+    );
+    // Part of a rule's name finds the rules that have it.
+    let out = bin().args(["explain", "stateful"]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_lines(&out),
+        vec!["gitops-lint: error: unknown rule `stateful` (did you mean `stateful-hook`, `stateful-prune`, `replace-on-stateful`? run `gitops-lint rules` for the list)"]
     );
     let out = bin().arg("chek").output().expect("runs");
     assert_eq!(out.status.code(), Some(2));
@@ -277,6 +284,88 @@ fn typos_are_answered_with_the_likely_intent() {
         err[0].contains("a similar subcommand exists: 'check'"),
         "{err:?}"
     );
+}
+
+/// A repository whose branches are `master` and the remote-tracking
+/// `origin/main` (a clone whose default branch was renamed upstream).
+fn repo_with_master() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = vec![("README.md".to_string(), b"x\n".to_vec())];
+    let head = write_commit(dir.path(), "master", None, &files, "first").expect("commit");
+    let made = std::process::Command::new("git")
+        .args(["update-ref", "refs/remotes/origin/main", &head])
+        .current_dir(dir.path())
+        .status()
+        .expect("git runs");
+    assert!(made.success());
+    dir
+}
+
+/// A revision that does not exist is a request to change (exit 2), and
+/// the answer names the branches that were probably meant: `master` for
+/// `main` and the remote-tracking `origin/main`; a typo gets the close
+/// spelling.
+#[test]
+fn an_unknown_revision_names_the_branches_meant() {
+    let repo = repo_with_master();
+    let out = bin()
+        .args(["diff", "main..HEAD", "--repo"])
+        .arg(repo.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_lines(&out),
+        vec![
+            "gitops-lint: error: unknown revision `main` (did you mean `master` or `origin/main`?)"
+        ]
+    );
+    let out = bin()
+        .args(["check", "mastr", "--repo"])
+        .arg(repo.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_lines(&out),
+        vec!["gitops-lint: error: unknown revision `mastr` (did you mean `master`?)"]
+    );
+    // Nothing alike: no guess.
+    let out = bin()
+        .args(["diff", "release-2024..HEAD", "--repo"])
+        .arg(repo.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_lines(&out),
+        vec!["gitops-lint: error: unknown revision `release-2024`"]
+    );
+}
+
+/// `--repo` naming nothing says so, rather than that it is no repository;
+/// a directory outside any repository is told apart.
+#[test]
+fn a_repository_path_that_does_not_exist_is_named() {
+    let out = bin()
+        .args(["diff", "--repo", "/does/not/exist"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_lines(&out),
+        vec!["gitops-lint: error: `/does/not/exist` does not exist (pass --repo the directory of a git repository)"]
+    );
+    let empty = tempfile::tempdir().expect("temp dir");
+    let out = bin()
+        .args(["check", "HEAD", "--repo"])
+        .arg(empty.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_lines(&out);
+    assert_eq!(err.len(), 1, "{err:?}");
+    assert!(err[0].contains("is not inside a git repository"), "{err:?}");
 }
 
 /// `render` prints YAML: options about reports are refused, not ignored.
