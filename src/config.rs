@@ -169,6 +169,36 @@ pub struct ConfigError {
     pub(crate) problems: Vec<String>,
 }
 
+/// A configuration that does not load, as a finding reports it (GL021):
+/// one line, and the line of its first problem when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ConfigProblem {
+    /// The repository path of the configuration.
+    pub(crate) file: String,
+    /// Why it does not load, on one line.
+    pub(crate) message: String,
+    /// The line of the first problem.
+    pub(crate) line: Option<u32>,
+}
+
+impl ConfigProblem {
+    /// The problems of `e`, found in the repository file `file`.
+    pub(crate) fn from_error(file: &str, e: &ConfigError) -> ConfigProblem {
+        let line = e.problems.first().and_then(|p| {
+            p.strip_prefix("line ")?
+                .split(':')
+                .next()?
+                .parse::<u32>()
+                .ok()
+        });
+        ConfigProblem {
+            file: file.to_string(),
+            message: e.problems.join("; ").replace('\n', "; "),
+            line,
+        }
+    }
+}
+
 fn render_problems(p: &[String]) -> String {
     match p {
         [one] => format!(" {one}"),

@@ -292,21 +292,27 @@ pub fn load_config(explicit: Option<&Path>, tree: &dyn Tree) -> Result<Config, L
             // A configuration under another spelling would be silently
             // unused: the rules it switches and the URLs it names would not
             // apply, and nothing would say so.
-            for other in [
-                ".gitops-lint.yml",
-                "gitops-lint.yaml",
-                ".gitops-lint.yaml.yaml",
-            ] {
-                if source::read(tree, other).is_ok() {
-                    return Err(LintError::Usage(format!(
-                        "{other} is not read: gitops-lint reads its configuration from {CONFIG_FILE}; rename the file (or name it with --config)"
-                    )));
-                }
+            if let Some(other) = misnamed_config(tree) {
+                return Err(LintError::Usage(format!(
+                    "{other} is not read: gitops-lint reads its configuration from {CONFIG_FILE}; rename the file (or name it with --config)"
+                )));
             }
             Ok(Config::default())
         }
         Err(e) => Err(LintError::Usage(format!("cannot read {CONFIG_FILE}: {e}"))),
     }
+}
+
+/// A configuration file of `tree` under a name gitops-lint does not read
+/// (when `.gitops-lint.yaml` is absent).
+fn misnamed_config(tree: &dyn Tree) -> Option<&'static str> {
+    [
+        ".gitops-lint.yml",
+        "gitops-lint.yaml",
+        ".gitops-lint.yaml.yaml",
+    ]
+    .into_iter()
+    .find(|other| source::read(tree, other).is_ok())
 }
 
 /// Loads the configuration a diff is judged by, from the base revision's
@@ -917,6 +923,7 @@ fn diff_trees(
         load_base_config(repo, opts.config.as_deref(), base.1.as_ref(), base.0)?;
     let head_config_differs = source::read(base.1.as_ref(), &config_file).ok()
         != source::read(head.1.as_ref(), &config_file).ok();
+    let head_config = head_config_problem(repo, opts.config.as_deref(), &head, &config_file);
     let mut identity =
         RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref());
     identity.branches.extend(target.map(str::to_string));
@@ -1054,6 +1061,7 @@ fn diff_trees(
         head: &head_inv,
         config: &config,
         only_changed: !opts.all,
+        head_config: head_config.as_ref(),
     };
     let mut findings = rules::run(&cx);
     if !opts.all {
@@ -1075,7 +1083,7 @@ fn diff_trees(
         Some(&plan),
         findings,
     );
-    if head_config_differs {
+    if head_config_differs && head_config.is_none() {
         report.notes.push(format!(
             "{config_file} differs at head; the base revision's configuration was used"
         ));
@@ -1100,6 +1108,34 @@ fn diff_trees(
         drop_beside(built);
     }
     Ok(report)
+}
+
+/// Why the head revision's configuration would not load as the base's
+/// did (read the same way, `--config` included), when it would not: once
+/// merged, it is the configuration every run reads (GL021). A failure to
+/// read the tree is the run's own, reported where the head is rendered.
+fn head_config_problem(
+    repo: &GitRepo,
+    explicit: Option<&Path>,
+    head: &(&str, Arc<dyn Tree>),
+    config_file: &str,
+) -> Option<crate::config::ConfigProblem> {
+    let Err(e) = load_base_config(repo, explicit, head.1.as_ref(), head.0) else {
+        return None;
+    };
+    match e {
+        LintError::Config(e) => Some(crate::config::ConfigProblem::from_error(config_file, &e)),
+        e if e.is_usage() => Some(crate::config::ConfigProblem {
+            file: match explicit {
+                Some(_) => config_file,
+                None => misnamed_config(head.1.as_ref()).unwrap_or(config_file),
+            }
+            .to_string(),
+            message: e.to_string().replace('\n', "; "),
+            line: None,
+        }),
+        _ => None,
+    }
 }
 
 /// `gitops-lint check`: single-revision rules over one tree.
@@ -1132,6 +1168,7 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
         head: &inv,
         config: &config,
         only_changed: false,
+        head_config: None,
     };
     let mut findings = rules::run(&cx);
     suppress::apply_ignores(&mut findings, &cx);

@@ -267,7 +267,7 @@ fn typos_are_answered_with_the_likely_intent() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr_lines(&out),
-        vec!["gitops-lint: error: unknown rule `GL0O1` (did you mean `GL001`, `GL011`? run `gitops-lint rules` for the list)"]
+        vec!["gitops-lint: error: unknown rule `GL0O1` (did you mean `GL001`, `GL011`, `GL021`? run `gitops-lint rules` for the list)"]
     );
     // Part of a rule's name finds the rules that have it.
     let out = bin().args(["explain", "stateful"]).output().expect("runs");
@@ -366,6 +366,55 @@ fn a_repository_path_that_does_not_exist_is_named() {
     let err = stderr_lines(&out);
     assert_eq!(err.len(), 1, "{err:?}");
     assert!(err[0].contains("is not inside a git repository"), "{err:?}");
+}
+
+/// A change that breaks `.gitops-lint.yaml` is judged by the base's
+/// configuration and fails on a GL021 finding (exit 1), even with `-q`;
+/// a run that reads the broken configuration itself is refused (exit 2).
+#[test]
+fn a_change_that_breaks_the_configuration_fails_its_own_diff() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let app = b"apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: web, namespace: argocd}
+spec:
+  source: {repoURL: https://github.com/acme/gitops.git, targetRevision: main, path: web}
+  destination: {server: https://kubernetes.default.svc, namespace: web}
+"
+    .to_vec();
+    let cm = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n".to_vec();
+    let mut files = vec![
+        ("argocd/web.yaml".to_string(), app),
+        ("web/settings.yaml".to_string(), cm),
+        (
+            ".gitops-lint.yaml".to_string(),
+            b"rules: {ignore: [GL016]}\n".to_vec(),
+        ),
+    ];
+    write_commit(dir.path(), "main", None, &files, "base").expect("commit");
+    files[2].1 = b"rules: [GL001\n".to_vec();
+    write_commit(dir.path(), "change", Some("main"), &files, "break it").expect("commit");
+    let out = bin()
+        .args(["diff", "main..change", "-q", "--color", "never", "--repo"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("GL021 invalid-configuration"), "{text}");
+    assert!(
+        text.contains("`.gitops-lint.yaml` does not load at head"),
+        "{text}"
+    );
+    let out = bin()
+        .args(["check", "change", "--repo"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_lines(&out);
+    assert_eq!(err.len(), 1, "{err:?}");
+    assert!(err[0].contains("invalid .gitops-lint.yaml"), "{err:?}");
 }
 
 /// `render` prints YAML: options about reports are refused, not ignored.

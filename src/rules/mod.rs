@@ -23,6 +23,7 @@ mod gl017_recreate;
 mod gl018_appset_generation_error;
 mod gl019_appset_manages_itself;
 mod gl020_stateful_hook;
+mod gl021_invalid_configuration;
 
 pub(crate) mod analysis;
 
@@ -46,6 +47,9 @@ pub struct RuleContext<'a> {
     /// In `diff` without `--all`: single-revision rules only report on
     /// resources the change created or modified.
     pub(crate) only_changed: bool,
+    /// In `diff`: why the head revision's configuration does not load,
+    /// when it does not (the base revision's was used).
+    pub(crate) head_config: Option<&'a crate::config::ConfigProblem>,
 }
 
 impl RuleContext<'_> {
@@ -135,6 +139,7 @@ pub static ALL: &[&dyn Rule] = &[
     &gl018_appset_generation_error::AppSetGenerationError,
     &gl019_appset_manages_itself::AppSetManagesItself,
     &gl020_stateful_hook::StatefulHook,
+    &gl021_invalid_configuration::InvalidConfiguration,
 ];
 
 /// GL014's facts, for the acknowledgement pass that produces its findings.
@@ -225,6 +230,7 @@ pub(crate) fn drop_pre_existing(findings: &mut Vec<Finding>, base: &Inventory, c
         head: base,
         config,
         only_changed: false,
+        head_config: None,
     };
     let at_base = run_rules(&base_cx, |meta| codes.contains(meta.code));
     let before: std::collections::BTreeSet<_> = at_base.iter().map(Finding::identity).collect();
