@@ -52,76 +52,183 @@ struct Cli {
     command: Command,
 }
 
-#[derive(clap::Args, Debug, Clone)]
+/// The options of a command, as the run reads them: each subcommand takes
+/// only the flags that apply to it (the groups below), the rest keep their
+/// defaults.
+#[derive(Debug, Clone, Default)]
 // Command-line switches: each is one flag a user types.
 #[allow(clippy::struct_excessive_bools)]
 struct Common {
+    repo: Option<PathBuf>,
+    config: Option<PathBuf>,
+    format: Vec<FormatSpec>,
+    fail_on: FailOn,
+    color: Color,
+    kustomize_binary: Option<PathBuf>,
+    chart_cache: Option<PathBuf>,
+    offline: bool,
+    helm_renderer: Option<String>,
+    helm_binary: Option<PathBuf>,
+    cache_dir: Option<PathBuf>,
+    no_cache: bool,
+    quiet: bool,
+    verbose: bool,
+}
+
+/// The repository a command reads, and its configuration.
+#[derive(clap::Args, Debug, Clone)]
+struct RepoArgs {
     /// The repository (default: the one containing the current directory).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, value_name = "DIR")]
     repo: Option<PathBuf>,
     /// Configuration file (default: .gitops-lint.yaml of the revision judged; in `diff`, of the base).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+}
+
+/// How the reports of a linting command are written, and when it fails.
+#[derive(clap::Args, Debug, Clone)]
+struct ReportArgs {
     /// Output format: human, json, sarif, github or markdown. Repeat to feed
     /// several consumers from one run; `FORMAT=FILE` writes that one to FILE
     /// (e.g. `--format sarif=results.sarif --format github`; `FORMAT=-` is
     /// standard output). At most one format goes to standard output.
     /// Default: human.
-    #[arg(long, global = true, value_name = "FORMAT[=FILE]", action = clap::ArgAction::Append)]
+    #[arg(long, value_name = "FORMAT[=FILE]", action = clap::ArgAction::Append)]
     format: Vec<FormatSpec>,
     /// Exit with status 1 when a finding at or above this level exists.
-    #[arg(long, global = true, value_enum, default_value = "error")]
+    #[arg(long, value_enum, default_value = "error")]
     fail_on: FailOn,
     /// Colour in human output.
-    #[arg(long, global = true, value_enum, default_value = "auto")]
+    #[arg(long, value_enum, default_value = "auto")]
     color: Color,
+}
+
+/// The renderers of the commands that render a repository's apps.
+#[derive(clap::Args, Debug, Clone)]
+struct RenderArgs {
     /// Render Kustomize apps with this external binary (`kustomize` or `kubectl`) instead of natively.
-    #[arg(long, global = true, value_name = "BIN")]
+    #[arg(long, value_name = "BIN")]
     kustomize_binary: Option<PathBuf>,
-    /// In an offline run (`--offline`), read charts from Helm repositories
-    /// that the cache directory lacks from `<chart>-<version>.tgz` files in
-    /// DIR, made by `helm pull` (keep DIR outside the checkout; the
-    /// configuration's `chartCache` is not read: docs/charts.md).
-    #[arg(long, global = true, value_name = "DIR")]
-    chart_cache: Option<PathBuf>,
-    /// Contact nothing: charts from Helm repositories and OCI registries
-    /// are read only from the chart cache of `--cache-dir` (filled by
-    /// `gitops-lint charts pull` or an earlier run) or `--chart-cache`; a
-    /// note names what would have been fetched. Also `GITOPS_LINT_OFFLINE=1`.
-    #[arg(long, global = true, env = "GITOPS_LINT_OFFLINE", value_parser = clap::builder::FalseyValueParser::new())]
-    offline: bool,
     /// Render Helm charts with `native` (in-process, no helm; what it does
     /// not implement is a render error) or `binary` (the pinned `helm
     /// template` on PATH, as Argo CD runs it). Default: `helmRenderer` of
     /// the configuration, else natively, with the helm on PATH (if any)
     /// rendering the charts the native renderer does not implement.
-    #[arg(long, global = true, value_name = "RENDERER", value_parser = crate::render::HelmRenderer::NAMES)]
+    #[arg(long, value_name = "RENDERER", value_parser = crate::render::HelmRenderer::NAMES)]
     helm_renderer: Option<String>,
     /// Render Helm charts with this helm binary (`helm template`, as Argo CD
     /// runs it) instead of natively: `--helm-renderer binary` with BIN.
-    #[arg(long, global = true, value_name = "BIN")]
+    #[arg(long, value_name = "BIN")]
     helm_binary: Option<PathBuf>,
+}
+
+/// Whether charts may be fetched, and where they are read from when not.
+#[derive(clap::Args, Debug, Clone)]
+struct OfflineArgs {
+    /// Contact nothing: charts from Helm repositories and OCI registries
+    /// are read only from the chart cache of `--cache-dir` (filled by
+    /// `gitops-lint charts pull` or an earlier run) or `--chart-cache`; a
+    /// note names what would have been fetched. Also `GITOPS_LINT_OFFLINE=1`.
+    #[arg(long, env = "GITOPS_LINT_OFFLINE", value_parser = clap::builder::FalseyValueParser::new())]
+    offline: bool,
+    /// In an offline run (`--offline`), read charts from Helm repositories
+    /// that the cache directory lacks from `<chart>-<version>.tgz` files in
+    /// DIR, made by `helm pull` (keep DIR outside the checkout; the
+    /// configuration's `chartCache` is not read: docs/charts.md).
+    #[arg(long, value_name = "DIR")]
+    chart_cache: Option<PathBuf>,
+}
+
+/// Where facts and fetched charts are kept between runs.
+#[derive(clap::Args, Debug, Clone)]
+struct CacheDirArg {
     /// Keep facts about content (what each blob and subtree holds, by git
     /// object id) and fetched charts (by repository, chart, version and
     /// digest, under `charts/`) in DIR between runs, so a small change
     /// reads little more than what it touches (default:
     /// `$XDG_CACHE_HOME/gitops-lint`, else `~/.cache/gitops-lint`). Never
     /// inside the repository.
-    #[arg(long, global = true, value_name = "DIR", conflicts_with = "no_cache")]
+    #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
+}
+
+/// The cache directory, or none.
+#[derive(clap::Args, Debug, Clone)]
+struct CacheArgs {
+    #[command(flatten)]
+    dir: CacheDirArg,
     /// Keep nothing between runs: every run reads everything it needs.
-    #[arg(long, global = true)]
+    #[arg(long, conflicts_with = "cache_dir")]
     no_cache: bool,
+}
+
+/// How much a linting command prints besides its report.
+#[derive(clap::Args, Debug, Clone)]
+struct Verbosity {
     /// Print less: no notes in human output, no progress on stderr.
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    #[arg(short, long, conflicts_with = "verbose")]
     quiet: bool,
     /// Print more: what each note summarises, one line each, on stderr.
-    #[arg(short, long, global = true)]
+    #[arg(short, long)]
     verbose: bool,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+/// No progress on stderr.
+#[derive(clap::Args, Debug, Clone)]
+struct QuietArg {
+    /// Print less: no progress on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+impl RepoArgs {
+    fn apply(&self, c: &mut Common) {
+        c.repo.clone_from(&self.repo);
+        c.config.clone_from(&self.config);
+    }
+}
+
+impl ReportArgs {
+    fn apply(&self, c: &mut Common) {
+        c.format.clone_from(&self.format);
+        c.fail_on = self.fail_on;
+        c.color = self.color;
+    }
+}
+
+impl RenderArgs {
+    fn apply(&self, c: &mut Common) {
+        c.kustomize_binary.clone_from(&self.kustomize_binary);
+        c.helm_renderer.clone_from(&self.helm_renderer);
+        c.helm_binary.clone_from(&self.helm_binary);
+    }
+}
+
+impl OfflineArgs {
+    fn apply(&self, c: &mut Common) {
+        c.offline = self.offline;
+        c.chart_cache.clone_from(&self.chart_cache);
+    }
+}
+
+impl CacheArgs {
+    fn apply(&self, c: &mut Common) {
+        c.cache_dir.clone_from(&self.dir.cache_dir);
+        c.no_cache = self.no_cache;
+    }
+}
+
+impl Verbosity {
+    fn apply(&self, c: &mut Common) {
+        c.quiet = self.quiet;
+        c.verbose = self.verbose;
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, ValueEnum)]
 enum FailOn {
+    #[default]
     Error,
     Warning,
     Info,
@@ -134,8 +241,9 @@ enum RulesFormat {
     Json,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, ValueEnum)]
 enum Color {
+    #[default]
     Auto,
     Always,
     Never,
@@ -148,7 +256,13 @@ enum ChartsAction {
         /// As for `diff`.
         range: Option<String>,
         #[command(flatten)]
-        common: Common,
+        repo: RepoArgs,
+        #[command(flatten)]
+        render: RenderArgs,
+        #[command(flatten)]
+        cache: CacheDirArg,
+        #[command(flatten)]
+        quiet: QuietArg,
     },
 }
 
@@ -162,7 +276,17 @@ enum Command {
         #[arg(long)]
         all: bool,
         #[command(flatten)]
-        common: Common,
+        repo: RepoArgs,
+        #[command(flatten)]
+        report: ReportArgs,
+        #[command(flatten)]
+        render: RenderArgs,
+        #[command(flatten)]
+        offline: OfflineArgs,
+        #[command(flatten)]
+        cache: CacheArgs,
+        #[command(flatten)]
+        verbosity: Verbosity,
     },
     /// Charts from Helm repositories and OCI registries (`charts pull`).
     Charts {
@@ -174,7 +298,17 @@ enum Command {
         /// A revision, `WORKTREE` or `INDEX`.
         rev: Option<String>,
         #[command(flatten)]
-        common: Common,
+        repo: RepoArgs,
+        #[command(flatten)]
+        report: ReportArgs,
+        #[command(flatten)]
+        render: RenderArgs,
+        #[command(flatten)]
+        offline: OfflineArgs,
+        #[command(flatten)]
+        cache: CacheArgs,
+        #[command(flatten)]
+        verbosity: Verbosity,
     },
     /// Print the manifests Argo CD would render for PATH, or for the Application NAME (`--app`), as a YAML stream.
     #[command(
@@ -201,12 +335,30 @@ sources render, names each source left out on stderr, and exits 3."
         #[arg(long, default_value = "", conflicts_with = "app")]
         namespace: String,
         #[command(flatten)]
-        common: Common,
+        repo: RepoArgs,
+        #[command(flatten)]
+        render: RenderArgs,
+        #[command(flatten)]
+        offline: OfflineArgs,
+        #[command(flatten)]
+        cache: CacheArgs,
+        #[command(flatten)]
+        quiet: QuietArg,
     },
     /// Compare HEAD with the staged index (for the pre-commit hook).
     PreCommit {
         #[command(flatten)]
-        common: Common,
+        repo: RepoArgs,
+        #[command(flatten)]
+        report: ReportArgs,
+        #[command(flatten)]
+        render: RenderArgs,
+        #[command(flatten)]
+        offline: OfflineArgs,
+        #[command(flatten)]
+        cache: CacheArgs,
+        #[command(flatten)]
+        verbosity: Verbosity,
     },
     /// Print the documentation of a rule.
     Explain {
@@ -222,7 +374,11 @@ sources render, names each source left out on stderr, and exits 3."
     /// Build a small GitOps repository in a temporary directory and show a diff of a risky change.
     Demo {
         #[command(flatten)]
-        common: Common,
+        report: ReportArgs,
+        #[command(flatten)]
+        cache: CacheArgs,
+        #[command(flatten)]
+        verbosity: Verbosity,
     },
 }
 
@@ -376,25 +532,6 @@ fn demo_status(real: ExitStatus) -> ExitStatus {
     ExitStatus::Success
 }
 
-/// `render` prints a YAML stream: options about findings and reports would
-/// be silently ignored, so they are refused.
-fn render_ignored(c: &Common) -> Option<String> {
-    let given = [
-        (!c.format.is_empty(), "--format"),
-        (!matches!(c.fail_on, FailOn::Error), "--fail-on"),
-        (!matches!(c.color, Color::Auto), "--color"),
-    ];
-    let named: Vec<&str> = given.iter().filter(|(g, _)| *g).map(|(_, n)| *n).collect();
-    (!named.is_empty()).then(|| {
-        format!(
-            "render prints the manifests as YAML: {} {} not apply to it; drop {}",
-            named.join(", "),
-            if named.len() == 1 { "does" } else { "do" },
-            if named.len() == 1 { "it" } else { "them" }
-        )
-    })
-}
-
 /// A tool asked for by name or path must exist: otherwise every app it
 /// renders would turn into a render-failed warning and the run would pass,
 /// when the user's request simply cannot be carried out.
@@ -534,12 +671,6 @@ fn quiet_notes(report: &mut report::Report, specs: &[FormatSpec]) {
 /// `charts pull`: a diff that renders every app at both revisions, for
 /// the charts it fetches; prints them, and what could not be fetched.
 fn charts_pull(range: Option<&str>, common: &Common, spinner: &Spinner) -> ExitStatus {
-    if common.offline {
-        return refused(&"charts pull fetches charts: drop --offline");
-    }
-    if common.no_cache {
-        return refused(&"charts pull fills the cache directory: drop --no-cache");
-    }
     let mut opts = options(common, spinner);
     opts.render_unchanged = true;
     let report = match lint::diff(range, &opts) {
@@ -760,19 +891,85 @@ fn usage_error(e: &clap::Error) {
 }
 
 impl Command {
-    /// The options every linting command shares (`explain` and `rules` have none).
-    fn common(&self) -> Option<&Common> {
+    /// The options of the run, from the flags this command takes (`explain`
+    /// and `rules` take none of them).
+    fn common(&self) -> Option<Common> {
+        let mut c = Common::default();
         match self {
-            Command::Diff { common, .. }
-            | Command::Check { common, .. }
-            | Command::PreCommit { common }
-            | Command::Demo { common }
-            | Command::Render { common, .. }
-            | Command::Charts {
-                action: ChartsAction::Pull { common, .. },
-            } => Some(common),
-            Command::Explain { .. } | Command::Rules { .. } => None,
+            Command::Diff {
+                repo,
+                report,
+                render,
+                offline,
+                cache,
+                verbosity,
+                ..
+            }
+            | Command::Check {
+                repo,
+                report,
+                render,
+                offline,
+                cache,
+                verbosity,
+                ..
+            }
+            | Command::PreCommit {
+                repo,
+                report,
+                render,
+                offline,
+                cache,
+                verbosity,
+            } => {
+                repo.apply(&mut c);
+                report.apply(&mut c);
+                render.apply(&mut c);
+                offline.apply(&mut c);
+                cache.apply(&mut c);
+                verbosity.apply(&mut c);
+            }
+            Command::Render {
+                repo,
+                render,
+                offline,
+                cache,
+                quiet,
+                ..
+            } => {
+                repo.apply(&mut c);
+                render.apply(&mut c);
+                offline.apply(&mut c);
+                cache.apply(&mut c);
+                c.quiet = quiet.quiet;
+            }
+            Command::Charts {
+                action:
+                    ChartsAction::Pull {
+                        repo,
+                        render,
+                        cache,
+                        quiet,
+                        ..
+                    },
+            } => {
+                repo.apply(&mut c);
+                render.apply(&mut c);
+                c.cache_dir.clone_from(&cache.cache_dir);
+                c.quiet = quiet.quiet;
+            }
+            Command::Demo {
+                report,
+                cache,
+                verbosity,
+            } => {
+                report.apply(&mut c);
+                cache.apply(&mut c);
+                verbosity.apply(&mut c);
+            }
+            Command::Explain { .. } | Command::Rules { .. } => return None,
         }
+        Some(c)
     }
 }
 
@@ -785,25 +982,24 @@ fn run(cli: Cli) -> ExitStatus {
 }
 
 fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
-    if let Some(common) = cli.command.common() {
-        // `render` prints YAML: report options are refused, not ignored.
-        let unusable = if matches!(cli.command, Command::Render { .. }) {
-            render_ignored(common)
-        } else {
-            // Unusable output requests, before doing any work.
-            outputs(common).err()
-        };
-        if let Some(e) = unusable.or_else(|| requested_tools(common).err()) {
+    let common = cli.command.common();
+    if let Some(common) = &common {
+        // Unusable requests, before doing any work.
+        if let Some(e) = outputs(common)
+            .err()
+            .or_else(|| requested_tools(common).err())
+        {
             return refused(&e);
         }
     }
+    let common = common.unwrap_or_default();
     let options = |c: &Common| options(c, spinner);
     let finish = |r: Result<report::Report, LintError>, c: &Common| {
         spinner.clear();
         finish(r, c)
     };
     match cli.command {
-        Command::Diff { range, all, common } => {
+        Command::Diff { range, all, .. } => {
             let mut opts = options(&common);
             opts.all = all;
             opts.render_unchanged = all;
@@ -812,9 +1008,9 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
             status
         }
         Command::Charts {
-            action: ChartsAction::Pull { range, common },
+            action: ChartsAction::Pull { range, .. },
         } => charts_pull(range.as_deref(), &common, spinner),
-        Command::Check { rev, common } => {
+        Command::Check { rev, .. } => {
             let opts = options(&common);
             let status = finish(
                 lint::check(&Revision::parse(rev.as_deref()), &opts),
@@ -823,13 +1019,13 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
             print_stats(&opts);
             status
         }
-        Command::PreCommit { common } => finish(lint::diff_staged(&options(&common)), &common),
+        Command::PreCommit { .. } => finish(lint::diff_staged(&options(&common)), &common),
         Command::Render {
             path,
             app,
             rev,
             namespace,
-            common,
+            ..
         } => {
             let rev = Revision::parse(rev.as_deref());
             let opts = options(&common);
@@ -914,7 +1110,7 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
             }
             write_out(s.as_bytes())
         }
-        Command::Demo { common } => match crate::demo::build() {
+        Command::Demo { .. } => match crate::demo::build() {
             Ok(dir) => {
                 let mut opts = options(&common);
                 opts.repo = Some(dir.path().to_path_buf());

@@ -417,18 +417,54 @@ spec:
     assert!(err[0].contains("invalid .gitops-lint.yaml"), "{err:?}");
 }
 
-/// `render` prints YAML: options about reports are refused, not ignored.
+/// Each subcommand takes only the flags that apply to it: `render` prints
+/// YAML (no report options), `demo` builds its own repository (no
+/// `--repo`), `charts pull` fetches (no `--offline`); such a flag is a
+/// usage error, and `--help` does not list it.
 #[test]
-fn render_refuses_report_options() {
-    let out = bin()
-        .args(["render", ".", "--format", "json", "--fail-on", "never"])
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        stderr_lines(&out),
-        vec!["gitops-lint: error: render prints the manifests as YAML: --format, --fail-on do not apply to it; drop them"]
-    );
+fn flags_are_taken_only_where_they_apply() {
+    for (command, args, flag) in [
+        (&["render"][..], &[".", "--format", "json"][..], "--format"),
+        (
+            &["render"][..],
+            &[".", "--fail-on", "never"][..],
+            "--fail-on",
+        ),
+        (&["demo"][..], &["--repo", "."][..], "--repo"),
+        (&["charts", "pull"][..], &["--offline"][..], "--offline"),
+        (
+            &["charts", "pull"][..],
+            &["--chart-cache", "."][..],
+            "--chart-cache",
+        ),
+        (&["explain"][..], &["GL001", "--quiet"][..], "--quiet"),
+    ] {
+        let out = bin().args(command).args(args).output().expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr_lines(&out);
+        assert_eq!(err.len(), 1, "{args:?}: {err:?}");
+        assert!(
+            err[0].starts_with(&format!(
+                "gitops-lint: error: unexpected argument '{flag}' found"
+            )),
+            "{args:?}: {err:?}"
+        );
+        let help = bin().args(command).arg("--help").output().expect("runs");
+        let help = String::from_utf8_lossy(&help.stdout);
+        assert!(!help.contains(&format!("{flag} ")), "{args:?}:\n{help}");
+    }
+    // What does apply stays.
+    let out = bin().args(["render", "--help"]).output().expect("runs");
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--repo",
+        "--offline",
+        "--chart-cache",
+        "--cache-dir",
+        "--helm-binary",
+    ] {
+        assert!(help.contains(flag), "{flag}:\n{help}");
+    }
 }
 
 /// `--format json=-` is standard output; `--quiet` drops the notes of the
