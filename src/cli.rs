@@ -169,7 +169,8 @@ struct Verbosity {
     /// Print less: no notes in human output, no progress on stderr.
     #[arg(short, long, conflicts_with = "verbose")]
     quiet: bool,
-    /// Print more: what each note summarises, one line each, on stderr.
+    /// Print more: what each note summarises, one line each, on stderr;
+    /// in a human diff, every app, not only those the change touches.
     #[arg(short, long)]
     verbose: bool,
 }
@@ -792,6 +793,7 @@ fn finish(result: Result<report::Report, LintError>, common: &Common) -> ExitSta
     };
     if common.verbose {
         print_details(&report.details);
+        report.list_every_app = true;
     }
     report.fail_on = fail_level(common.fail_on);
     if common.quiet {

@@ -417,6 +417,82 @@ spec:
     assert!(err[0].contains("invalid .gitops-lint.yaml"), "{err:?}");
 }
 
+/// An Application named `name` rendering the directory `name/`.
+fn app_of(name: &str) -> (String, Vec<u8>) {
+    (
+        format!("argocd/{name}.yaml"),
+        format!(
+            "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {{name: {name}, namespace: argocd}}
+spec:
+  source: {{repoURL: https://github.com/acme/gitops.git, targetRevision: main, path: {name}}}
+  destination: {{server: https://kubernetes.default.svc, namespace: {name}}}
+"
+        )
+        .into_bytes(),
+    )
+}
+
+/// A human diff lists the apps the change touches and counts the others:
+/// one whose render did not change (a comment edited) and one not
+/// rendered at all; `--verbose` lists every app, and JSON always does.
+#[test]
+fn a_diff_lists_the_apps_its_change_touches() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cm = |name: &str, extra: &str| {
+        (
+            format!("{name}/settings.yaml"),
+            format!("{extra}apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings}}\ndata: {{app: {name}}}\n").into_bytes(),
+        )
+    };
+    let mut files = vec![
+        app_of("api"),
+        app_of("db"),
+        app_of("web"),
+        cm("api", ""),
+        cm("db", ""),
+        cm("web", ""),
+    ];
+    write_commit(dir.path(), "main", None, &files, "base").expect("commit");
+    files[3] = cm("api", "# owned by the api team\n");
+    files[5].1 =
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {app: web2}\n"
+            .to_vec();
+    write_commit(dir.path(), "change", Some("main"), &files, "change").expect("commit");
+    let run = |extra: &[&str]| {
+        let out = bin()
+            .args(["diff", "main..change", "--color", "never", "--repo"])
+            .arg(dir.path())
+            .args(extra)
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let listed = |text: &str, app: &str| text.lines().any(|l| l.starts_with(&format!("  {app} ")));
+    let text = run(&[]);
+    assert!(text.contains("Apps (3):"), "{text}");
+    assert!(listed(&text, "web"), "{text}");
+    assert!(!listed(&text, "api") && !listed(&text, "db"), "{text}");
+    assert!(
+        text.contains("  and 1 app(s) the change does not touch (--verbose lists them)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  and 1 unchanged app(s): not rendered"),
+        "{text}"
+    );
+    let text = run(&["--verbose"]);
+    for app in ["api", "db", "web"] {
+        assert!(listed(&text, app), "{app}: {text}");
+    }
+    assert!(!text.contains("does not touch"), "{text}");
+    let json = run(&["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(v["apps"].as_array().map(Vec::len), Some(3), "{json}");
+}
+
 /// Each subcommand takes only the flags that apply to it: `render` prints
 /// YAML (no report options), `demo` builds its own repository (no
 /// `--repo`), `charts pull` fetches (no `--offline`); such a flag is a

@@ -174,6 +174,10 @@ pub struct AppRow {
     /// The config-management plugin(s) that render it and as what, when
     /// the configuration maps them to a native renderer.
     pub(crate) plugin: Option<String>,
+    /// In a diff, whether the change touches the app: it is added or
+    /// deleted, renders differently, prunes, cannot be judged, or has a
+    /// finding. Always true in `check`. Human output lists only these.
+    pub(crate) touched: bool,
 }
 
 /// One prune as reported.
@@ -225,6 +229,9 @@ pub struct Report {
     /// The level at which an unacknowledged finding fails the run
     /// (`--fail-on`; `None`: never), for reports that name what fails it.
     pub(crate) fail_on: Option<Severity>,
+    /// Human output lists every app, not only those the change touches
+    /// (`--verbose`).
+    pub(crate) list_every_app: bool,
 }
 
 /// What renders `app` when config-management plugins do, as one line.
@@ -242,11 +249,35 @@ impl Report {
         plan: Option<&Plan>,
         findings: Vec<Finding>,
     ) -> Report {
+        // What a diff touched, by app key; findings name apps by display
+        // name or short key, so both are looked up.
+        let acting: std::collections::HashSet<&str> = plan
+            .iter()
+            .flat_map(|p| {
+                p.changes
+                    .keys()
+                    .map(String::as_str)
+                    .chain(p.prunes.iter().map(|x| x.app.as_str()))
+                    .chain(p.deleted_apps.iter().map(|x| x.app.as_str()))
+                    .chain(p.unknown.iter().map(|x| x.app.as_str()))
+            })
+            .collect();
+        let found: std::collections::HashSet<&str> =
+            findings.iter().filter_map(|f| f.app.as_deref()).collect();
+        let touched = |key: &str, a: &crate::argocd::App| -> bool {
+            plan.is_none()
+                || acting.contains(key)
+                || base.is_some_and(|(_, b)| !b.apps.contains_key(key))
+                || found.contains(key)
+                || found.contains(short_key(key))
+                || (!found.is_empty() && found.contains(a.display_name().as_str()))
+        };
         let mut apps: Vec<AppRow> = head
             .1
             .apps
-            .values()
-            .map(|a| AppRow {
+            .iter()
+            .map(|(key, a)| AppRow {
+                touched: touched(key, a),
                 name: a.display_name(),
                 namespace: a.spec.namespace.clone(),
                 source: a.source_path(),
@@ -263,6 +294,7 @@ impl Report {
             let gone = apps_beside(&b.apps, &head.1.apps).filter(|(_, _, h)| h.is_none());
             for (_, a, _) in gone {
                 apps.push(AppRow {
+                    touched: true,
                     name: a.display_name(),
                     namespace: a.spec.namespace.clone(),
                     source: a.source_path(),
@@ -373,6 +405,7 @@ impl Report {
             files: BTreeMap::new(),
             anchors: Vec::new(),
             fail_on: Some(Severity::Error),
+            list_every_app: false,
         }
     }
 
