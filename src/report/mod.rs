@@ -726,6 +726,7 @@ pub(crate) mod tests {
         .at(Side::Base, Some("apps/old.yaml"), Some(1));
         Report {
             fail_on: Some(Severity::Error),
+            list_every_app: false,
             command: "diff".into(),
             base: Some("1111111111111111111111111111111111111111".into()),
             head: "2222222222222222222222222222222222222222".into(),
@@ -736,6 +737,7 @@ pub(crate) mod tests {
                 status: "rendered",
                 prune_mode: PruneMode::Automated,
                 plugin: None,
+                touched: true,
             }],
             prunes: vec![
                 PruneRow {
