@@ -626,6 +626,22 @@ fn use_color(c: Color) -> bool {
     }
 }
 
+/// The width human output on stdout wraps to: `COLUMNS`, else the
+/// terminal's, when stdout is a terminal (within 40 to 400 columns); the
+/// fixed [`report::HUMAN_WIDTH`] when it is not (a file, a pipe, a CI
+/// log), so the same report is the same text there.
+fn terminal_width() -> usize {
+    let stdout = std::io::stdout();
+    if !stdout.is_terminal() {
+        return report::HUMAN_WIDTH;
+    }
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .or_else(|| terminal_size::terminal_size_of(&stdout).map(|(w, _)| usize::from(w.0)))
+        .map_or(report::HUMAN_WIDTH, |w| w.clamp(40, 400))
+}
+
 fn fail_level(f: FailOn) -> Option<Severity> {
     match f {
         FailOn::Error => Some(Severity::Error),
@@ -806,6 +822,11 @@ fn finish(result: Result<report::Report, LintError>, common: &Common) -> ExitSta
     ordered.extend(specs.iter().filter(|s| s.path.is_none()));
     for spec in ordered {
         let color = spec.path.is_none() && use_color(common.color);
+        report.width = if spec.path.is_none() {
+            terminal_width()
+        } else {
+            report::HUMAN_WIDTH
+        };
         let mut buf = Vec::new();
         if let Err(e) = report::emit(spec.format, &report, color, &mut buf) {
             return failed(&e);

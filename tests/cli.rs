@@ -493,6 +493,43 @@ fn a_diff_lists_the_apps_its_change_touches() {
     assert_eq!(v["apps"].as_array().map(Vec::len), Some(3), "{json}");
 }
 
+/// Human output wraps findings to the terminal it is written to (here a
+/// pseudo-terminal of `script`, 60 columns by `COLUMNS`), and to a fixed
+/// 100 columns anywhere else, whatever `COLUMNS` says.
+#[test]
+fn human_output_wraps_to_the_terminal() {
+    let finding_lines = |text: &str| -> Vec<usize> {
+        text.lines()
+            .map(|l| l.trim_end_matches('\r'))
+            .filter(|l| l.starts_with("  × ") || l.starts_with("  │ "))
+            .map(|l| l.chars().count())
+            .collect()
+    };
+    let bin_path = assert_cmd::cargo::cargo_bin("gitops-lint");
+    let out = std::process::Command::new("script")
+        .args(["-qec"])
+        .arg(format!("{} demo --color never", bin_path.display()))
+        .arg("/dev/null")
+        .env("COLUMNS", "60")
+        .env("NO_COLOR", "1")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .output()
+        .expect("script (util-linux) runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let widths = finding_lines(&text);
+    assert!(widths.len() > 2, "{text}");
+    assert!(widths.iter().all(|w| *w <= 60), "{widths:?}\n{text}");
+    let out = bin()
+        .args(["demo", "--color", "never"])
+        .env("COLUMNS", "60")
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let widths = finding_lines(&text);
+    assert!(widths.iter().any(|w| *w > 60), "{widths:?}\n{text}");
+    assert!(widths.iter().all(|w| *w <= 100), "{widths:?}\n{text}");
+}
+
 /// Each subcommand takes only the flags that apply to it: `render` prints
 /// YAML (no report options), `demo` builds its own repository (no
 /// `--repo`), `charts pull` fetches (no `--offline`); such a flag is a

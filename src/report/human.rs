@@ -219,7 +219,7 @@ fn emit_text(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()
         GraphicalTheme::unicode_nocolor()
     };
     let handler = GraphicalReportHandler::new_themed(theme)
-        .with_width(100)
+        .with_width(r.width)
         .with_links(false);
     if !r.findings.is_empty() {
         writeln!(out)?;

@@ -232,7 +232,14 @@ pub struct Report {
     /// Human output lists every app, not only those the change touches
     /// (`--verbose`).
     pub(crate) list_every_app: bool,
+    /// The width human output wraps findings to: the terminal's when it
+    /// is written to one, else [`HUMAN_WIDTH`].
+    pub(crate) width: usize,
 }
+
+/// The width of human output that is not written to a terminal (files, CI
+/// logs, tests): fixed, so the same report is the same text everywhere.
+pub(crate) const HUMAN_WIDTH: usize = 100;
 
 /// What renders `app` when config-management plugins do, as one line.
 fn plugin_of(app: &crate::argocd::App) -> Option<String> {
@@ -406,6 +413,7 @@ impl Report {
             anchors: Vec::new(),
             fail_on: Some(Severity::Error),
             list_every_app: false,
+            width: HUMAN_WIDTH,
         }
     }
 
@@ -727,6 +735,7 @@ pub(crate) mod tests {
         Report {
             fail_on: Some(Severity::Error),
             list_every_app: false,
+            width: HUMAN_WIDTH,
             command: "diff".into(),
             base: Some("1111111111111111111111111111111111111111".into()),
             head: "2222222222222222222222222222222222222222".into(),
