@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::finding::Severity;
 use crate::lint::{self, LintError, Options, Revision};
@@ -41,10 +41,18 @@ impl From<ExitStatus> for ExitCode {
     }
 }
 
+/// `--version`: the package version and, when the binary was built from a
+/// git checkout, its commit (`build.rs`).
+static VERSION: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| match option_env!("GITOPS_LINT_COMMIT") {
+        Some(commit) => format!("{} (commit {commit})", env!("CARGO_PKG_VERSION")),
+        None => env!("CARGO_PKG_VERSION").to_string(),
+    });
+
 #[derive(Parser, Debug)]
 #[command(
     name = "gitops-lint",
-    version,
+    version = VERSION.as_str(),
     about = "What will this change to an Argo CD repository delete, and what will it wedge?"
 )]
 struct Cli {
@@ -372,6 +380,14 @@ sources render, names each source left out on stderr, and exits 3."
         #[arg(long, value_enum, default_value = "human")]
         format: RulesFormat,
     },
+    /// Print the completion script of SHELL: `gitops-lint completions bash > /etc/bash_completion.d/gitops-lint` (docs/cli.md).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `gitops-lint man > /usr/local/share/man/man1/gitops-lint.1`.
+    Man,
     /// Build a small GitOps repository in a temporary directory and show a diff of a risky change.
     Demo {
         #[command(flatten)]
@@ -990,7 +1006,10 @@ impl Command {
                 cache.apply(&mut c);
                 verbosity.apply(&mut c);
             }
-            Command::Explain { .. } | Command::Rules { .. } => return None,
+            Command::Explain { .. }
+            | Command::Rules { .. }
+            | Command::Completions { .. }
+            | Command::Man => return None,
         }
         Some(c)
     }
@@ -1132,6 +1151,18 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
                 ));
             }
             write_out(s.as_bytes())
+        }
+        Command::Completions { shell } => {
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "gitops-lint", &mut buf);
+            write_out(&buf)
+        }
+        Command::Man => {
+            let mut buf = Vec::new();
+            match clap_mangen::Man::new(Cli::command()).render(&mut buf) {
+                Ok(()) => write_out(&buf),
+                Err(e) => failed(&e),
+            }
         }
         Command::Demo { .. } => match crate::demo::build() {
             Ok(dir) => {

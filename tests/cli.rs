@@ -734,3 +734,77 @@ fn the_cache_directory_is_the_xdg_one_unless_moved_or_switched_off() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("inside the repository"));
 }
+
+/// `--version` names the commit the binary was built from (build.rs), one
+/// this repository has.
+#[test]
+fn version_names_the_commit() {
+    let out = bin().arg("--version").output().expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.trim_end();
+    let rest = line
+        .strip_prefix(&format!(
+            "gitops-lint {} (commit ",
+            env!("CARGO_PKG_VERSION")
+        ))
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(
+        rest.len() == 12 && rest.chars().all(|c| c.is_ascii_hexdigit()),
+        "{line}"
+    );
+    let known = std::process::Command::new("git")
+        .args(["cat-file", "-e", &format!("{rest}^{{commit}}")])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("git runs");
+    assert!(known.success(), "{rest} is not a commit of this repository");
+}
+
+/// Completions and the man page come from the CLI definition: the bash
+/// script is valid bash and completes the subcommands and their flags;
+/// the man page is roff naming them; an unknown shell is a usage error.
+#[test]
+fn completions_and_the_man_page_are_generated() {
+    let out = bin().args(["completions", "bash"]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let script = String::from_utf8_lossy(&out.stdout).into_owned();
+    for word in ["diff", "pre-commit", "--fail-on", "--offline", "explain"] {
+        assert!(script.contains(word), "{word}");
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("gitops-lint.bash");
+    std::fs::write(&path, &script).expect("written");
+    let checked = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&path)
+        .status()
+        .expect("bash runs");
+    assert!(
+        checked.success(),
+        "the bash completion script does not parse"
+    );
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = bin().args(["completions", shell]).output().expect("runs");
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("pre-commit"),
+            "{shell}"
+        );
+    }
+    let out = bin().arg("man").output().expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let man = String::from_utf8_lossy(&out.stdout);
+    assert!(man.contains(".TH gitops-lint 1"), "{man}");
+    for word in ["diff", "check", "render", "completions"] {
+        assert!(man.contains(word), "{word}:\n{man}");
+    }
+    let out = bin().args(["completions", "tcsh"]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_lines(&out)[0].contains("invalid value 'tcsh'"),
+        "{:?}",
+        stderr_lines(&out)
+    );
+}
