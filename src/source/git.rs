@@ -132,7 +132,7 @@ fn similar_refs(repo: &Repository, rev: &str) -> Vec<String> {
         }
     }
     let names: Vec<&str> = known.iter().map(String::as_str).collect();
-    for k in crate::config::close_names(name, &names) {
+    for k in crate::suggest::close_names(name, &names) {
         if k != name {
             push(k);
         }
