@@ -3,7 +3,9 @@
 # trustworthy way first:
 #
 #   action-install.sh prepare   the `binary` input; else the release asset of
-#                               the action's own ref (a `v*` tag) for this
+#                               the `version` input, or of the action's own
+#                               release (its tag, or the version of its
+#                               source at a SHA pin or a branch) for this
 #                               OS and architecture, used only when its
 #                               sha256 matches the published `.sha256`;
 #                               prints the cache key and directory for the
@@ -15,11 +17,14 @@
 # Environment (action.yml sets these from its inputs and contexts):
 #   GITOPS_LINT_BINARY             a binary to use as it is (input `binary`)
 #   GITOPS_LINT_DOWNLOAD           'false': never download (input `download`)
+#   GITOPS_LINT_VERSION            the release to download (input `version`; default:
+#                                  the action's ref when it is a `v*` tag, else
+#                                  the version of the action's Cargo.toml)
 #   GITOPS_LINT_ACTION_REF         the ref the action was used at (v1.2.3, main, a SHA)
 #   GITOPS_LINT_ACTION_REPOSITORY  owner/name of the action
 #   GITOPS_LINT_RELEASE_BASE_URL   where releases are, default
 #                                  $GITHUB_SERVER_URL/OWNER/NAME/releases/download;
-#                                  the asset is BASE/REF/gitops-lint-TARGET
+#                                  the asset is BASE/vVERSION/gitops-lint-TARGET
 #   GITOPS_LINT_SOURCE             the action's source (default: this script's repository)
 #   RUNNER_TEMP, RUNNER_OS, RUNNER_ARCH, GITHUB_OUTPUT, GITHUB_PATH as a runner sets them.
 #
@@ -114,10 +119,21 @@ try_release() {
     echo "release download switched off (download: false): building from source"
     return 1
   fi
-  case "$ref" in
+  # The release to download: the `version` input, else the action's ref
+  # when it is a release tag, else (a branch, a SHA pin) the version of the
+  # action's source, its Cargo.toml: a SHA pin downloads too.
+  local version="${GITOPS_LINT_VERSION:-}"
+  if [ -z "$version" ]; then
+    case "$ref" in
+      v[0-9]*) version="$ref" ;;
+      *) version="$(sed -n 's/^version = "\([^"]*\)"$/\1/p' "$source_dir/Cargo.toml" | head -n 1)" ;;
+    esac
+  fi
+  version="v${version#v}"
+  case "$version" in
     v[0-9]*) ;;
     *)
-      echo "the action's ref \`${ref:-(none)}\` is not a release tag: building from source"
+      echo "no release version for the action's ref \`${ref:-(none)}\`: building from source"
       return 1
       ;;
   esac
@@ -140,7 +156,7 @@ try_release() {
     return 1
   fi
   local asset="gitops-lint-$target"
-  local url="${base%/}/$ref/$asset"
+  local url="${base%/}/$version/$asset"
   local dir="$temp/gitops-lint/download"
   rm -rf "$dir"
   mkdir -p "$dir"

@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::finding::Severity;
 use crate::lint::{self, LintError, Options, Revision};
@@ -18,11 +18,15 @@ pub(crate) enum ExitStatus {
     Success,
     /// Findings at or above `--fail-on`.
     Failure,
-    /// The run itself failed.
-    Error,
+    /// The request cannot be carried out as made: a command line, a
+    /// configuration, a revision or a repository path to change.
+    Usage,
     /// `render --app` printed what it could, but left out sources it
     /// cannot read (named on stderr).
     Partial,
+    /// The run itself failed: a repository it cannot read, a budget
+    /// exceeded, a render that failed, an output it cannot write.
+    Error,
 }
 
 impl From<ExitStatus> for ExitCode {
@@ -30,16 +34,25 @@ impl From<ExitStatus> for ExitCode {
         match s {
             ExitStatus::Success => ExitCode::SUCCESS,
             ExitStatus::Failure => ExitCode::from(1),
-            ExitStatus::Error => ExitCode::from(2),
+            ExitStatus::Usage => ExitCode::from(2),
             ExitStatus::Partial => ExitCode::from(3),
+            ExitStatus::Error => ExitCode::from(4),
         }
     }
 }
 
+/// `--version`: the package version and, when the binary was built from a
+/// git checkout, its commit (`build.rs`).
+static VERSION: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| match option_env!("GITOPS_LINT_COMMIT") {
+        Some(commit) => format!("{} (commit {commit})", env!("CARGO_PKG_VERSION")),
+        None => env!("CARGO_PKG_VERSION").to_string(),
+    });
+
 #[derive(Parser, Debug)]
 #[command(
     name = "gitops-lint",
-    version,
+    version = VERSION.as_str(),
     about = "What will this change to an Argo CD repository delete, and what will it wedge?"
 )]
 struct Cli {
@@ -47,72 +60,127 @@ struct Cli {
     command: Command,
 }
 
-#[derive(clap::Args, Debug, Clone)]
+/// The options of a command, as the run reads them: each subcommand takes
+/// only the flags that apply to it (the groups below), the rest keep their
+/// defaults.
+#[derive(Debug, Clone, Default)]
 // Command-line switches: each is one flag a user types.
 #[allow(clippy::struct_excessive_bools)]
 struct Common {
+    repo: Option<PathBuf>,
+    config: Option<PathBuf>,
+    format: Vec<FormatSpec>,
+    fail_on: FailOn,
+    color: Color,
+    kustomize_binary: Option<PathBuf>,
+    chart_cache: Option<PathBuf>,
+    offline: bool,
+    helm_renderer: Option<String>,
+    helm_binary: Option<PathBuf>,
+    cache_dir: Option<PathBuf>,
+    no_cache: bool,
+    quiet: bool,
+    verbose: bool,
+}
+
+/// The repository a command reads, and its configuration.
+#[derive(clap::Args, Debug, Clone)]
+struct RepoArgs {
     /// The repository (default: the one containing the current directory).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, value_name = "DIR")]
     repo: Option<PathBuf>,
     /// Configuration file (default: .gitops-lint.yaml of the revision judged; in `diff`, of the base).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+}
+
+/// How the reports of a linting command are written, and when it fails.
+#[derive(clap::Args, Debug, Clone)]
+struct ReportArgs {
     /// Output format: human, json, sarif, github, markdown or diff (the
     /// rendered diff as a unified patch). Repeat to feed
     /// several consumers from one run; `FORMAT=FILE` writes that one to FILE
     /// (e.g. `--format sarif=results.sarif --format github`; `FORMAT=-` is
     /// standard output). At most one format goes to standard output.
     /// Default: human.
-    #[arg(long, global = true, value_name = "FORMAT[=FILE]", action = clap::ArgAction::Append)]
+    #[arg(long, value_name = "FORMAT[=FILE]", action = clap::ArgAction::Append)]
     format: Vec<FormatSpec>,
     /// Exit with status 1 when a finding at or above this level exists.
-    #[arg(long, global = true, value_enum, default_value = "error")]
+    #[arg(long, value_enum, default_value = "error")]
     fail_on: FailOn,
     /// Colour in human output.
-    #[arg(long, global = true, value_enum, default_value = "auto")]
+    #[arg(long, value_enum, default_value = "auto")]
     color: Color,
+}
+
+/// The renderers of the commands that render a repository's apps.
+#[derive(clap::Args, Debug, Clone)]
+struct RenderArgs {
     /// Render Kustomize apps with this external binary (`kustomize` or `kubectl`) instead of natively.
-    #[arg(long, global = true, value_name = "BIN")]
+    #[arg(long, value_name = "BIN")]
     kustomize_binary: Option<PathBuf>,
-    /// In an offline run (`--offline`), read charts from Helm repositories
-    /// that the cache directory lacks from `<chart>-<version>.tgz` files in
-    /// DIR, made by `helm pull` (keep DIR outside the checkout; the
-    /// configuration's `chartCache` is not read: docs/charts.md).
-    #[arg(long, global = true, value_name = "DIR")]
-    chart_cache: Option<PathBuf>,
-    /// Contact nothing: charts from Helm repositories and OCI registries
-    /// are read only from the chart cache of `--cache-dir` (filled by
-    /// `gitops-lint charts pull` or an earlier run) or `--chart-cache`; a
-    /// note names what would have been fetched. Also `GITOPS_LINT_OFFLINE=1`.
-    #[arg(long, global = true, env = "GITOPS_LINT_OFFLINE", value_parser = clap::builder::FalseyValueParser::new())]
-    offline: bool,
     /// Render Helm charts with `native` (in-process, no helm; what it does
     /// not implement is a render error) or `binary` (the pinned `helm
     /// template` on PATH, as Argo CD runs it). Default: `helmRenderer` of
     /// the configuration, else natively, with the helm on PATH (if any)
     /// rendering the charts the native renderer does not implement.
-    #[arg(long, global = true, value_name = "RENDERER", value_parser = crate::render::HelmRenderer::NAMES)]
+    #[arg(long, value_name = "RENDERER", value_parser = crate::render::HelmRenderer::NAMES)]
     helm_renderer: Option<String>,
     /// Render Helm charts with this helm binary (`helm template`, as Argo CD
     /// runs it) instead of natively: `--helm-renderer binary` with BIN.
-    #[arg(long, global = true, value_name = "BIN")]
+    #[arg(long, value_name = "BIN")]
     helm_binary: Option<PathBuf>,
+}
+
+/// Whether charts may be fetched, and where they are read from when not.
+#[derive(clap::Args, Debug, Clone)]
+struct OfflineArgs {
+    /// Contact nothing: charts from Helm repositories and OCI registries
+    /// are read only from the chart cache of `--cache-dir` (filled by
+    /// `gitops-lint charts pull` or an earlier run) or `--chart-cache`; a
+    /// note names what would have been fetched. Also `GITOPS_LINT_OFFLINE=1`.
+    #[arg(long, env = "GITOPS_LINT_OFFLINE", value_parser = clap::builder::FalseyValueParser::new())]
+    offline: bool,
+    /// In an offline run (`--offline`), read charts from Helm repositories
+    /// that the cache directory lacks from `<chart>-<version>.tgz` files in
+    /// DIR, made by `helm pull` (keep DIR outside the checkout; the
+    /// configuration's `chartCache` is not read: docs/charts.md).
+    #[arg(long, value_name = "DIR")]
+    chart_cache: Option<PathBuf>,
+}
+
+/// Where facts and fetched charts are kept between runs.
+#[derive(clap::Args, Debug, Clone)]
+struct CacheDirArg {
     /// Keep facts about content (what each blob and subtree holds, by git
     /// object id) and fetched charts (by repository, chart, version and
     /// digest, under `charts/`) in DIR between runs, so a small change
     /// reads little more than what it touches (default:
     /// `$XDG_CACHE_HOME/gitops-lint`, else `~/.cache/gitops-lint`). Never
     /// inside the repository.
-    #[arg(long, global = true, value_name = "DIR", conflicts_with = "no_cache")]
+    #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
+}
+
+/// The cache directory, or none.
+#[derive(clap::Args, Debug, Clone)]
+struct CacheArgs {
+    #[command(flatten)]
+    dir: CacheDirArg,
     /// Keep nothing between runs: every run reads everything it needs.
-    #[arg(long, global = true)]
+    #[arg(long, conflicts_with = "cache_dir")]
     no_cache: bool,
+}
+
+/// How much a linting command prints besides its report.
+#[derive(clap::Args, Debug, Clone)]
+struct Verbosity {
     /// Print less: no notes in human output, no progress on stderr.
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    #[arg(short, long, conflicts_with = "verbose")]
     quiet: bool,
-    /// Print more: what each note summarises, one line each, on stderr.
-    #[arg(short, long, global = true)]
+    /// Print more: what each note summarises, one line each, on stderr;
+    /// in a human diff, every app, not only those the change touches.
+    #[arg(short, long)]
     verbose: bool,
 }
 
@@ -169,8 +237,61 @@ impl DiffShown {
     }
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+/// No progress on stderr.
+#[derive(clap::Args, Debug, Clone)]
+struct QuietArg {
+    /// Print less: no progress on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+impl RepoArgs {
+    fn apply(&self, c: &mut Common) {
+        c.repo.clone_from(&self.repo);
+        c.config.clone_from(&self.config);
+    }
+}
+
+impl ReportArgs {
+    fn apply(&self, c: &mut Common) {
+        c.format.clone_from(&self.format);
+        c.fail_on = self.fail_on;
+        c.color = self.color;
+    }
+}
+
+impl RenderArgs {
+    fn apply(&self, c: &mut Common) {
+        c.kustomize_binary.clone_from(&self.kustomize_binary);
+        c.helm_renderer.clone_from(&self.helm_renderer);
+        c.helm_binary.clone_from(&self.helm_binary);
+    }
+}
+
+impl OfflineArgs {
+    fn apply(&self, c: &mut Common) {
+        c.offline = self.offline;
+        c.chart_cache.clone_from(&self.chart_cache);
+    }
+}
+
+impl CacheArgs {
+    fn apply(&self, c: &mut Common) {
+        c.cache_dir.clone_from(&self.dir.cache_dir);
+        c.no_cache = self.no_cache;
+    }
+}
+
+impl Verbosity {
+    fn apply(&self, c: &mut Common) {
+        c.quiet = self.quiet;
+        c.verbose = self.verbose;
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, ValueEnum)]
 enum FailOn {
+    #[default]
     Error,
     Warning,
     Info,
@@ -183,8 +304,9 @@ enum RulesFormat {
     Json,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, ValueEnum)]
 enum Color {
+    #[default]
     Auto,
     Always,
     Never,
@@ -200,7 +322,13 @@ enum ChartsAction {
         #[arg(long)]
         no_merge: bool,
         #[command(flatten)]
-        common: Common,
+        repo: RepoArgs,
+        #[command(flatten)]
+        render: RenderArgs,
+        #[command(flatten)]
+        cache: CacheDirArg,
+        #[command(flatten)]
+        quiet: QuietArg,
     },
 }
 
@@ -219,7 +347,17 @@ enum Command {
         #[command(flatten)]
         shown: DiffShown,
         #[command(flatten)]
-        common: Common,
+        repo: RepoArgs,
+        #[command(flatten)]
+        report: ReportArgs,
+        #[command(flatten)]
+        render: RenderArgs,
+        #[command(flatten)]
+        offline: OfflineArgs,
+        #[command(flatten)]
+        cache: CacheArgs,
+        #[command(flatten)]
+        verbosity: Verbosity,
     },
     /// Charts from Helm repositories and OCI registries (`charts pull`).
     Charts {
@@ -231,7 +369,17 @@ enum Command {
         /// A revision, `WORKTREE` or `INDEX`.
         rev: Option<String>,
         #[command(flatten)]
-        common: Common,
+        repo: RepoArgs,
+        #[command(flatten)]
+        report: ReportArgs,
+        #[command(flatten)]
+        render: RenderArgs,
+        #[command(flatten)]
+        offline: OfflineArgs,
+        #[command(flatten)]
+        cache: CacheArgs,
+        #[command(flatten)]
+        verbosity: Verbosity,
     },
     /// Print the manifests Argo CD would render for PATH, or for the Application NAME (`--app`), as a YAML stream.
     #[command(
@@ -258,12 +406,30 @@ sources render, names each source left out on stderr, and exits 3."
         #[arg(long, default_value = "", conflicts_with = "app")]
         namespace: String,
         #[command(flatten)]
-        common: Common,
+        repo: RepoArgs,
+        #[command(flatten)]
+        render: RenderArgs,
+        #[command(flatten)]
+        offline: OfflineArgs,
+        #[command(flatten)]
+        cache: CacheArgs,
+        #[command(flatten)]
+        quiet: QuietArg,
     },
     /// Compare HEAD with the staged index (for the pre-commit hook).
     PreCommit {
         #[command(flatten)]
-        common: Common,
+        repo: RepoArgs,
+        #[command(flatten)]
+        report: ReportArgs,
+        #[command(flatten)]
+        render: RenderArgs,
+        #[command(flatten)]
+        offline: OfflineArgs,
+        #[command(flatten)]
+        cache: CacheArgs,
+        #[command(flatten)]
+        verbosity: Verbosity,
     },
     /// Print the documentation of a rule.
     Explain {
@@ -276,10 +442,22 @@ sources render, names each source left out on stderr, and exits 3."
         #[arg(long, value_enum, default_value = "human")]
         format: RulesFormat,
     },
+    /// Print the completion script of SHELL: `gitops-lint completions bash > /etc/bash_completion.d/gitops-lint` (docs/cli.md).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `gitops-lint man > /usr/local/share/man/man1/gitops-lint.1`.
+    Man,
     /// Build a small GitOps repository in a temporary directory and show a diff of a risky change.
     Demo {
         #[command(flatten)]
-        common: Common,
+        report: ReportArgs,
+        #[command(flatten)]
+        cache: CacheArgs,
+        #[command(flatten)]
+        verbosity: Verbosity,
     },
 }
 
@@ -428,31 +606,12 @@ fn demo_status(real: ExitStatus) -> ExitStatus {
     let what = match real {
         ExitStatus::Success => "0: no finding at or above --fail-on",
         ExitStatus::Failure => "1: there are findings at or above --fail-on",
-        ExitStatus::Error | ExitStatus::Partial => return real,
+        ExitStatus::Usage | ExitStatus::Error | ExitStatus::Partial => return real,
     };
     eprintln!(
         "gitops-lint demo: a real `gitops-lint diff` of this change exits {what}; the demo itself exits 0"
     );
     ExitStatus::Success
-}
-
-/// `render` prints a YAML stream: options about findings and reports would
-/// be silently ignored, so they are refused.
-fn render_ignored(c: &Common) -> Option<String> {
-    let given = [
-        (!c.format.is_empty(), "--format"),
-        (!matches!(c.fail_on, FailOn::Error), "--fail-on"),
-        (!matches!(c.color, Color::Auto), "--color"),
-    ];
-    let named: Vec<&str> = given.iter().filter(|(g, _)| *g).map(|(_, n)| *n).collect();
-    (!named.is_empty()).then(|| {
-        format!(
-            "render prints the manifests as YAML: {} {} not apply to it; drop {}",
-            named.join(", "),
-            if named.len() == 1 { "does" } else { "do" },
-            if named.len() == 1 { "it" } else { "them" }
-        )
-    })
 }
 
 /// A tool asked for by name or path must exist: otherwise every app it
@@ -548,6 +707,22 @@ fn use_color(c: Color) -> bool {
     }
 }
 
+/// The width human output on stdout wraps to: `COLUMNS`, else the
+/// terminal's, when stdout is a terminal (within 40 to 400 columns); the
+/// fixed [`report::HUMAN_WIDTH`] when it is not (a file, a pipe, a CI
+/// log), so the same report is the same text there.
+fn terminal_width() -> usize {
+    let stdout = std::io::stdout();
+    if !stdout.is_terminal() {
+        return report::HUMAN_WIDTH;
+    }
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .or_else(|| terminal_size::terminal_size_of(&stdout).map(|(w, _)| usize::from(w.0)))
+        .map_or(report::HUMAN_WIDTH, |w| w.clamp(40, 400))
+}
+
 fn fail_level(f: FailOn) -> Option<Severity> {
     match f {
         FailOn::Error => Some(Severity::Error),
@@ -606,12 +781,6 @@ fn charts_pull(
     common: &Common,
     spinner: &Spinner,
 ) -> ExitStatus {
-    if common.offline {
-        return fatal(&"charts pull fetches charts: drop --offline");
-    }
-    if common.no_cache {
-        return fatal(&"charts pull fills the cache directory: drop --no-cache");
-    }
     let mut opts = options(common, spinner);
     opts.render_unchanged = true;
     if no_merge {
@@ -619,7 +788,7 @@ fn charts_pull(
     }
     let report = match lint::diff(range, &opts) {
         Ok(r) => r,
-        Err(e) => return fatal(&e),
+        Err(e) => return stopped(&e),
     };
     drop(report);
     let Some(fetcher) = opts
@@ -628,7 +797,7 @@ fn charts_pull(
         .as_ref()
         .and_then(|c| c.fetcher().cloned())
     else {
-        return fatal(&"no chart fetcher");
+        return failed(&"no chart fetcher");
     };
     spinner.clear();
     let fetched = fetcher.fetched();
@@ -656,10 +825,29 @@ fn charts_pull(
     }
 }
 
+/// A run that failed (exit status 4), its cause on one line of stderr.
 #[allow(clippy::print_stderr)]
-fn fatal(e: &dyn std::fmt::Display) -> ExitStatus {
+fn failed(e: &dyn std::fmt::Display) -> ExitStatus {
     eprintln!("gitops-lint: error: {}", one_log_line(&e.to_string()));
     ExitStatus::Error
+}
+
+/// A request that cannot be carried out as made (exit status 2), what to
+/// change on one line of stderr.
+#[allow(clippy::print_stderr)]
+fn refused(e: &dyn std::fmt::Display) -> ExitStatus {
+    eprintln!("gitops-lint: error: {}", one_log_line(&e.to_string()));
+    ExitStatus::Usage
+}
+
+/// A request that stopped: refused when it is the request to change,
+/// failed otherwise.
+fn stopped(e: &LintError) -> ExitStatus {
+    if e.is_usage() {
+        refused(e)
+    } else {
+        failed(e)
+    }
 }
 
 /// `render --app` of an app whose sources were not all read: each source
@@ -678,7 +866,7 @@ fn write_out(text: &[u8]) -> ExitStatus {
         Ok(()) => ExitStatus::Success,
         // A closed pipe (`| head`) is not an error.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitStatus::Success,
-        Err(e) => fatal(&e),
+        Err(e) => failed(&e),
     }
 }
 
@@ -709,11 +897,11 @@ fn outputs(common: &Common) -> Result<Vec<FormatSpec>, String> {
 fn finish(result: Result<report::Report, LintError>, common: &Common) -> ExitStatus {
     let specs = match outputs(common) {
         Ok(s) => s,
-        Err(e) => return fatal(&e),
+        Err(e) => return refused(&e),
     };
     let mut report = match result {
         Ok(r) => r,
-        Err(e) => return fatal(&e),
+        Err(e) => return stopped(&e),
     };
     // Human output on stdout says them already, among its notes.
     let human_on_stdout = specs
@@ -724,6 +912,7 @@ fn finish(result: Result<report::Report, LintError>, common: &Common) -> ExitSta
     }
     if common.verbose {
         print_details(&report.details);
+        report.list_every_app = true;
     }
     report.fail_on = fail_level(common.fail_on);
     if common.quiet {
@@ -736,9 +925,14 @@ fn finish(result: Result<report::Report, LintError>, common: &Common) -> ExitSta
     ordered.extend(specs.iter().filter(|s| s.path.is_none()));
     for spec in ordered {
         let color = spec.path.is_none() && use_color(common.color);
+        report.width = if spec.path.is_none() {
+            terminal_width()
+        } else {
+            report::HUMAN_WIDTH
+        };
         let mut buf = Vec::new();
         if let Err(e) = report::emit(spec.format, &report, color, &mut buf) {
-            return fatal(&e);
+            return failed(&e);
         }
         match &spec.path {
             Some(p) => {
@@ -746,7 +940,7 @@ fn finish(result: Result<report::Report, LintError>, common: &Common) -> ExitSta
                 // the pull request's checkout, where a committed link would
                 // make the run overwrite the file it points at.
                 if let Err(e) = crate::local_files::write_output(p, &buf) {
-                    return fatal(&format!(
+                    return failed(&format!(
                         "cannot write {} output to {}: {e}",
                         spec.format.as_str(),
                         p.display()
@@ -769,12 +963,12 @@ pub fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() {
-                ExitStatus::Error
+                ExitStatus::Usage
             } else {
                 ExitStatus::Success
             };
             let help = e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
-            if code == ExitStatus::Error && !help {
+            if code == ExitStatus::Usage && !help {
                 usage_error(&e);
             } else {
                 let _ = e.print();
@@ -823,19 +1017,88 @@ fn usage_error(e: &clap::Error) {
 }
 
 impl Command {
-    /// The options every linting command shares (`explain` and `rules` have none).
-    fn common(&self) -> Option<&Common> {
+    /// The options of the run, from the flags this command takes (`explain`
+    /// and `rules` take none of them).
+    fn common(&self) -> Option<Common> {
+        let mut c = Common::default();
         match self {
-            Command::Diff { common, .. }
-            | Command::Check { common, .. }
-            | Command::PreCommit { common }
-            | Command::Demo { common }
-            | Command::Render { common, .. }
-            | Command::Charts {
-                action: ChartsAction::Pull { common, .. },
-            } => Some(common),
-            Command::Explain { .. } | Command::Rules { .. } => None,
+            Command::Diff {
+                repo,
+                report,
+                render,
+                offline,
+                cache,
+                verbosity,
+                ..
+            }
+            | Command::Check {
+                repo,
+                report,
+                render,
+                offline,
+                cache,
+                verbosity,
+                ..
+            }
+            | Command::PreCommit {
+                repo,
+                report,
+                render,
+                offline,
+                cache,
+                verbosity,
+            } => {
+                repo.apply(&mut c);
+                report.apply(&mut c);
+                render.apply(&mut c);
+                offline.apply(&mut c);
+                cache.apply(&mut c);
+                verbosity.apply(&mut c);
+            }
+            Command::Render {
+                repo,
+                render,
+                offline,
+                cache,
+                quiet,
+                ..
+            } => {
+                repo.apply(&mut c);
+                render.apply(&mut c);
+                offline.apply(&mut c);
+                cache.apply(&mut c);
+                c.quiet = quiet.quiet;
+            }
+            Command::Charts {
+                action:
+                    ChartsAction::Pull {
+                        repo,
+                        render,
+                        cache,
+                        quiet,
+                        ..
+                    },
+            } => {
+                repo.apply(&mut c);
+                render.apply(&mut c);
+                c.cache_dir.clone_from(&cache.cache_dir);
+                c.quiet = quiet.quiet;
+            }
+            Command::Demo {
+                report,
+                cache,
+                verbosity,
+            } => {
+                report.apply(&mut c);
+                cache.apply(&mut c);
+                verbosity.apply(&mut c);
+            }
+            Command::Explain { .. }
+            | Command::Rules { .. }
+            | Command::Completions { .. }
+            | Command::Man => return None,
         }
+        Some(c)
     }
 }
 
@@ -848,18 +1111,17 @@ fn run(cli: Cli) -> ExitStatus {
 }
 
 fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
-    if let Some(common) = cli.command.common() {
-        // `render` prints YAML: report options are refused, not ignored.
-        let refused = if matches!(cli.command, Command::Render { .. }) {
-            render_ignored(common)
-        } else {
-            // Unusable output requests, before doing any work.
-            outputs(common).err()
-        };
-        if let Some(e) = refused.or_else(|| requested_tools(common).err()) {
-            return fatal(&e);
+    let common = cli.command.common();
+    if let Some(common) = &common {
+        // Unusable requests, before doing any work.
+        if let Some(e) = outputs(common)
+            .err()
+            .or_else(|| requested_tools(common).err())
+        {
+            return refused(&e);
         }
     }
+    let common = common.unwrap_or_default();
     let options = |c: &Common| options(c, spinner);
     let finish = |r: Result<report::Report, LintError>, c: &Common| {
         spinner.clear();
@@ -871,7 +1133,7 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
             all,
             shown,
             no_merge,
-            common,
+            ..
         } => {
             let mut opts = options(&common);
             shown.apply(&mut opts);
@@ -885,14 +1147,11 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
             status
         }
         Command::Charts {
-            action:
-                ChartsAction::Pull {
-                    range,
-                    no_merge,
-                    common,
-                },
+            action: ChartsAction::Pull {
+                range, no_merge, ..
+            },
         } => charts_pull(range.as_deref(), no_merge, &common, spinner),
-        Command::Check { rev, common } => {
+        Command::Check { rev, .. } => {
             let opts = options(&common);
             let status = finish(
                 lint::check(&Revision::parse(rev.as_deref()), &opts),
@@ -901,7 +1160,7 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
             print_stats(&opts);
             status
         }
-        Command::PreCommit { common } => {
+        Command::PreCommit { .. } => {
             // A commit hook stops a commit on danger; the rendered diff of
             // what is staged is `git diff --cached`'s business.
             let mut opts = options(&common);
@@ -913,7 +1172,7 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
             app,
             rev,
             namespace,
-            common,
+            ..
         } => {
             let rev = Revision::parse(rev.as_deref());
             let opts = options(&common);
@@ -925,7 +1184,7 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
                 }),
                 (None, Some(path)) => lint::render(&rev, path, &namespace, &opts),
                 // clap requires one of them.
-                (None, None) => Err(LintError::Other(
+                (None, None) => Err(LintError::Usage(
                     "render needs a PATH or --app NAME".to_string(),
                 )),
             };
@@ -938,7 +1197,7 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
                     }
                     partial_render(&left_out)
                 }
-                Err(e) => fatal(&e),
+                Err(e) => stopped(&e),
             }
         }
         Command::Explain { rule } => match rules::find(&rule) {
@@ -948,10 +1207,14 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
                     .iter()
                     .flat_map(|r| [r.meta().code, r.meta().name])
                     .collect();
-                let hint = crate::config::did_you_mean(&rule, &known)
-                    .map(|k| format!("did you mean `{k}`? "))
-                    .unwrap_or_default();
-                fatal(&format!(
+                let close = crate::config::close_names(&rule, &known);
+                let hint = if close.is_empty() {
+                    String::new()
+                } else {
+                    let quoted: Vec<String> = close.iter().map(|k| format!("`{k}`")).collect();
+                    format!("did you mean {}? ", quoted.join(", "))
+                };
+                refused(&format!(
                     "unknown rule `{rule}` ({hint}run `gitops-lint rules` for the list)"
                 ))
             }
@@ -978,7 +1241,7 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
                 .collect();
             match serde_json::to_string_pretty(&list) {
                 Ok(s) => write_out(format!("{s}\n").as_bytes()),
-                Err(e) => fatal(&e),
+                Err(e) => failed(&e),
             }
         }
         Command::Rules {
@@ -999,7 +1262,19 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
             }
             write_out(s.as_bytes())
         }
-        Command::Demo { common } => match crate::demo::build() {
+        Command::Completions { shell } => {
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "gitops-lint", &mut buf);
+            write_out(&buf)
+        }
+        Command::Man => {
+            let mut buf = Vec::new();
+            match clap_mangen::Man::new(Cli::command()).render(&mut buf) {
+                Ok(()) => write_out(&buf),
+                Err(e) => failed(&e),
+            }
+        }
+        Command::Demo { .. } => match crate::demo::build() {
             Ok(dir) => {
                 let mut opts = options(&common);
                 opts.repo = Some(dir.path().to_path_buf());
@@ -1007,7 +1282,7 @@ fn run_command(cli: Cli, spinner: &Spinner) -> ExitStatus {
                 drop(dir);
                 demo_status(status)
             }
-            Err(e) => fatal(&e),
+            Err(e) => failed(&e),
         },
     }
 }

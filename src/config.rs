@@ -308,6 +308,36 @@ pub struct ConfigError {
     pub(crate) problems: Vec<String>,
 }
 
+/// A configuration that does not load, as a finding reports it (GL022):
+/// one line, and the line of its first problem when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ConfigProblem {
+    /// The repository path of the configuration.
+    pub(crate) file: String,
+    /// Why it does not load, on one line.
+    pub(crate) message: String,
+    /// The line of the first problem.
+    pub(crate) line: Option<u32>,
+}
+
+impl ConfigProblem {
+    /// The problems of `e`, found in the repository file `file`.
+    pub(crate) fn from_error(file: &str, e: &ConfigError) -> ConfigProblem {
+        let line = e.problems.first().and_then(|p| {
+            p.strip_prefix("line ")?
+                .split(':')
+                .next()?
+                .parse::<u32>()
+                .ok()
+        });
+        ConfigProblem {
+            file: file.to_string(),
+            message: e.problems.join("; ").replace('\n', "; "),
+            line,
+        }
+    }
+}
+
 fn render_problems(p: &[String]) -> String {
     match p {
         [one] => format!(" {one}"),
@@ -537,54 +567,7 @@ fn diff_config(c: &mut Checker<'_>, d: &Value) -> DiffConfig {
     out
 }
 
-/// The closest of `known` to `word`, if close enough to be a likely typo.
-#[must_use]
-pub(crate) fn did_you_mean<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
-    let norm = |s: &str| s.replace(['_', '-'], "").to_ascii_lowercase();
-    let w = norm(word);
-    known
-        .iter()
-        .map(|k| (edit_distance(&w, &norm(k)), *k))
-        .filter(|(d, k)| *d <= (k.len() / 3).max(1))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
-/// Every name of `known` close to `word`, closest first (at most five):
-/// likely typos as for [`did_you_mean`], and names that contain `word` or
-/// are contained in it (`payments` for `payments-eu`).
-#[must_use]
-pub(crate) fn close_names<'a>(word: &str, known: &[&'a str]) -> Vec<&'a str> {
-    let norm = |s: &str| s.replace(['_', '-'], "").to_ascii_lowercase();
-    let w = norm(word);
-    let mut scored: Vec<(usize, &'a str)> = known
-        .iter()
-        .filter_map(|k| {
-            let n = norm(k);
-            let d = edit_distance(&w, &n);
-            let related = !w.is_empty() && !n.is_empty() && (n.contains(&w) || w.contains(&n));
-            (d <= (k.len() / 3).max(1) || related).then_some((d, *k))
-        })
-        .collect();
-    scored.sort_unstable();
-    scored.dedup_by(|a, b| a.1 == b.1);
-    scored.into_iter().take(5).map(|(_, k)| k).collect()
-}
-
-/// Levenshtein distance, for "did you mean" suggestions (small strings only).
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
+pub(crate) use crate::suggest::{close_names, did_you_mean, edit_distance};
 
 /// Collects problems with the line they are on.
 struct Checker<'t> {

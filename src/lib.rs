@@ -23,6 +23,7 @@ pub(crate) mod json;
 pub mod limits;
 pub mod local_files;
 pub(crate) mod semver;
+pub(crate) mod suggest;
 pub mod yaml;
 
 // The pipeline, in the order data flows.

@@ -18,7 +18,8 @@ use crate::rules::{self, RuleContext};
 use crate::source::{self, GitRepo, Judged, RepoError, Tree};
 use crate::suppress;
 
-/// Why a request could not be carried out (exit status 2).
+/// Why a request could not be carried out: a request to change (exit
+/// status 2, [`LintError::is_usage`]) or a run that failed (exit status 4).
 #[derive(Debug, thiserror::Error)]
 pub enum LintError {
     /// Repository or revision problems.
@@ -27,9 +28,30 @@ pub enum LintError {
     /// Bad configuration.
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// Anything else, already phrased for the user.
+    /// A request that cannot be carried out as made (a path, a name, an
+    /// option), already phrased for the user: the command line or the
+    /// configuration must change.
+    #[error("{0}")]
+    Usage(String),
+    /// A run that failed on what it read or on the machine (a damaged
+    /// repository, a budget exceeded, a render failure), already phrased
+    /// for the user.
     #[error("{0}")]
     Other(String),
+}
+
+impl LintError {
+    /// Whether the person running gitops-lint fixes this by changing the
+    /// command line, the configuration or the checkout (exit status 2),
+    /// rather than a run that failed on its input or the machine (4).
+    #[must_use]
+    pub fn is_usage(&self) -> bool {
+        match self {
+            LintError::Config(_) | LintError::Usage(_) => true,
+            LintError::Repo(e) => e.is_usage(),
+            LintError::Other(_) => false,
+        }
+    }
 }
 
 /// Which tree `check` and `render` read.
@@ -293,7 +315,7 @@ fn tree_of(repo: &GitRepo, rev: &Revision) -> Result<(String, Arc<dyn Tree>), Li
 pub fn load_config(explicit: Option<&Path>, tree: &dyn Tree) -> Result<Config, LintError> {
     if let Some(p) = explicit {
         let text = std::fs::read_to_string(p)
-            .map_err(|e| LintError::Other(format!("cannot read config {}: {e}", p.display())))?;
+            .map_err(|e| LintError::Usage(format!("cannot read config {}: {e}", p.display())))?;
         return Ok(Config::parse(
             &p.display().to_string(),
             &text,
@@ -309,21 +331,27 @@ pub fn load_config(explicit: Option<&Path>, tree: &dyn Tree) -> Result<Config, L
             // A configuration under another spelling would be silently
             // unused: the rules it switches and the URLs it names would not
             // apply, and nothing would say so.
-            for other in [
-                ".gitops-lint.yml",
-                "gitops-lint.yaml",
-                ".gitops-lint.yaml.yaml",
-            ] {
-                if source::read(tree, other).is_ok() {
-                    return Err(LintError::Other(format!(
-                        "{other} is not read: gitops-lint reads its configuration from {CONFIG_FILE}; rename the file (or name it with --config)"
-                    )));
-                }
+            if let Some(other) = misnamed_config(tree) {
+                return Err(LintError::Usage(format!(
+                    "{other} is not read: gitops-lint reads its configuration from {CONFIG_FILE}; rename the file (or name it with --config)"
+                )));
             }
             Ok(Config::default())
         }
-        Err(e) => Err(LintError::Other(format!("cannot read {CONFIG_FILE}: {e}"))),
+        Err(e) => Err(LintError::Usage(format!("cannot read {CONFIG_FILE}: {e}"))),
     }
+}
+
+/// A configuration file of `tree` under a name gitops-lint does not read
+/// (when `.gitops-lint.yaml` is absent).
+fn misnamed_config(tree: &dyn Tree) -> Option<&'static str> {
+    [
+        ".gitops-lint.yml",
+        "gitops-lint.yaml",
+        ".gitops-lint.yaml.yaml",
+    ]
+    .into_iter()
+    .find(|other| source::read(tree, other).is_ok())
 }
 
 /// Loads the configuration a diff is judged by, from the base revision's
@@ -345,7 +373,7 @@ fn load_base_config(
         return Ok((load_config(None, base)?, CONFIG_FILE.to_string()));
     };
     let rel = repo_relative(repo, p).ok_or_else(|| {
-        LintError::Other(format!(
+        LintError::Usage(format!(
             "--config {}: not a file of this repository; in `diff` the configuration is read from the base revision, so name a file committed there",
             p.display()
         ))
@@ -357,29 +385,29 @@ fn load_base_config(
         }
         prefix.push_str(part);
         let entry = base.entry(&prefix).map_err(|e| {
-            LintError::Other(format!(
+            LintError::Usage(format!(
                 "--config {rel}: cannot read the base revision: {e}"
             ))
         })?;
         match entry.map(|e| e.kind) {
             None => {
-                return Err(LintError::Other(format!(
+                return Err(LintError::Usage(format!(
                     "--config {rel}: no such file in the base revision {}; in `diff` the configuration is read from the base revision, so commit it there first",
                     short_rev(base_label)
                 )))
             }
             Some(source::EntryKind::Symlink) => {
-                return Err(LintError::Other(format!(
+                return Err(LintError::Usage(format!(
                     "--config {rel}: `{prefix}` is a symlink in the base revision; name the file itself"
                 )))
             }
             Some(source::EntryKind::Submodule) => {
-                return Err(LintError::Other(format!(
+                return Err(LintError::Usage(format!(
                     "--config {rel}: `{prefix}` is a git submodule, whose content is not in this repository"
                 )))
             }
             Some(source::EntryKind::Dir) if prefix == rel => {
-                return Err(LintError::Other(format!(
+                return Err(LintError::Usage(format!(
                     "--config {rel}: is a directory in the base revision; name a YAML file"
                 )))
             }
@@ -388,7 +416,7 @@ fn load_base_config(
     }
     let bytes = base
         .read_raw(&rel)
-        .map_err(|e| LintError::Other(format!("--config {rel}: {e}")))?;
+        .map_err(|e| LintError::Usage(format!("--config {rel}: {e}")))?;
     let text = String::from_utf8_lossy(&bytes);
     Ok((Config::parse(&rel, &text, &rules::catalog())?, rel))
 }
@@ -402,7 +430,7 @@ fn open_facts(repo: &GitRepo, dir: &Path) -> Result<source::facts::Facts, LintEr
     let abs = local_files::resolved(dir);
     let inside = |root: &Path| abs.starts_with(local_files::resolved(root));
     if repo.workdir().is_some_and(inside) || inside(repo.git_dir()) {
-        return Err(LintError::Other(format!(
+        return Err(LintError::Usage(format!(
             "--cache-dir {}: is inside the repository; name a directory outside it (the default is $XDG_CACHE_HOME/gitops-lint), or pass --no-cache",
             crate::report::printable(&dir.display().to_string(), false)
         )));
@@ -651,7 +679,7 @@ impl<'a> Session<'a> {
                 quote(&config.repo_urls)
             ),
         };
-        LintError::Other(format!(
+        LintError::Usage(format!(
             "revision {}: no Application renders from this repository, so nothing can be linted: \
              they name {} and this repository is known as {known}. If those URLs name this \
              repository (a fork, a mirror, another hostname, a CI checkout), list them in \
@@ -988,7 +1016,7 @@ fn ci_advice(repo: &GitRepo, e: RepoError) -> LintError {
             } else {
                 ""
             };
-            LintError::Other(format!(
+            LintError::Usage(format!(
                 "{e}{shallow}; in GitHub Actions pass the pull request's base, e.g. `gitops-lint diff ${{{{ github.event.pull_request.base.sha }}}}..HEAD`"
             ))
         }
@@ -1066,6 +1094,7 @@ fn diff_trees(
         load_base_config(repo, opts.config.as_deref(), base.1.as_ref(), base.0)?;
     let head_config_differs = source::read(base.1.as_ref(), &config_file).ok()
         != source::read(head.1.as_ref(), &config_file).ok();
+    let head_config = head_config_problem(repo, opts.config.as_deref(), &head, &config_file);
     let mut identity =
         RepoIdentity::new(&repo.remote_urls(), &config, repo.head_branch().as_deref());
     identity.branches.extend(target.map(str::to_string));
@@ -1203,6 +1232,7 @@ fn diff_trees(
         head: &head_inv,
         config: &config,
         only_changed: !opts.all,
+        head_config: head_config.as_ref(),
     };
     let mut findings = rules::run(&cx);
     if !opts.all {
@@ -1233,13 +1263,13 @@ fn diff_trees(
         for p in &opts.diff.ignore_lines {
             settings.ignore_lines.push(
                 crate::config::LinePattern::new(p)
-                    .map_err(|e| LintError::Other(format!("--diff-ignore: {e}")))?,
+                    .map_err(|e| LintError::Usage(format!("--diff-ignore: {e}")))?,
             );
         }
         if !opts.diff.apps.is_empty() {
             for g in &opts.diff.apps {
                 crate::glob::Glob::new(g, &[])
-                    .map_err(|e| LintError::Other(format!("--diff-app `{g}`: {e}")))?;
+                    .map_err(|e| LintError::Usage(format!("--diff-app `{g}`: {e}")))?;
             }
             settings.apps.clone_from(&opts.diff.apps);
         }
@@ -1247,7 +1277,7 @@ fn diff_trees(
             &base_inv, &head_inv, &plan, &settings,
         ));
     }
-    if head_config_differs {
+    if head_config_differs && head_config.is_none() {
         report.notes.push(format!(
             "{config_file} differs at head; the base revision's configuration was used"
         ));
@@ -1272,6 +1302,34 @@ fn diff_trees(
         drop_beside(built);
     }
     Ok(report)
+}
+
+/// Why the head revision's configuration would not load as the base's
+/// did (read the same way, `--config` included), when it would not: once
+/// merged, it is the configuration every run reads (GL022). A failure to
+/// read the tree is the run's own, reported where the head is rendered.
+fn head_config_problem(
+    repo: &GitRepo,
+    explicit: Option<&Path>,
+    head: &(&str, Arc<dyn Tree>),
+    config_file: &str,
+) -> Option<crate::config::ConfigProblem> {
+    let Err(e) = load_base_config(repo, explicit, head.1.as_ref(), head.0) else {
+        return None;
+    };
+    match e {
+        LintError::Config(e) => Some(crate::config::ConfigProblem::from_error(config_file, &e)),
+        e if e.is_usage() => Some(crate::config::ConfigProblem {
+            file: match explicit {
+                Some(_) => config_file,
+                None => misnamed_config(head.1.as_ref()).unwrap_or(config_file),
+            }
+            .to_string(),
+            message: e.to_string().replace('\n', "; "),
+            line: None,
+        }),
+        _ => None,
+    }
 }
 
 /// `gitops-lint check`: single-revision rules over one tree.
@@ -1304,6 +1362,7 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
         head: &inv,
         config: &config,
         only_changed: false,
+        head_config: None,
     };
     let mut findings = rules::run(&cx);
     suppress::apply_ignores(&mut findings, &cx);
@@ -1473,7 +1532,7 @@ fn find_app<'i>(inv: &'i Inventory, name: &str) -> Result<&'i argocd::App, LintE
         [] => {}
         many => {
             let keys: Vec<String> = many.iter().map(|a| format!("`{}`", a.key)).collect();
-            return Err(LintError::Other(format!(
+            return Err(LintError::Usage(format!(
                 "app name `{name}` is ambiguous: {} have it; give one as `namespace/name`",
                 keys.join(", ")
             )));
@@ -1492,7 +1551,7 @@ fn find_app<'i>(inv: &'i Inventory, name: &str) -> Result<&'i argocd::App, LintE
         let quoted: Vec<String> = close.iter().map(|k| format!("`{k}`")).collect();
         format!("did you mean {}?", quoted.join(", "))
     };
-    Err(LintError::Other(format!("no app named `{name}` ({hint})")))
+    Err(LintError::Usage(format!("no app named `{name}` ({hint})")))
 }
 
 /// Objects as one YAML stream, each document opened by `---`.
@@ -1524,7 +1583,7 @@ fn resolve_user_path(repo: &GitRepo, p: &str) -> Result<String, LintError> {
     match abs_norm.strip_prefix(&root) {
         Ok(rel) => Ok(rel.to_string_lossy().replace('\\', "/")),
         Err(_) => source::path::normalize(p)
-            .ok_or_else(|| LintError::Other(format!("`{p}` is outside the repository"))),
+            .ok_or_else(|| LintError::Usage(format!("`{p}` is outside the repository"))),
     }
 }
 

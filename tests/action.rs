@@ -925,19 +925,21 @@ fn without_a_release_asset_the_first_run_builds_and_the_next_uses_the_cache() {
 }
 
 #[test]
-fn a_branch_ref_or_download_false_builds_even_when_an_asset_exists() {
+fn a_branch_without_its_release_or_download_false_builds() {
     let tmp = tempfile::tempdir().expect("tmp");
     let releases = tmp.path().join("releases");
     release_asset(&releases.join("main"));
     release_asset(&releases.join("v9.9.9"));
     let base = file_url(&releases);
+    // A branch downloads the release of its Cargo.toml's version, which
+    // this mirror lacks: then it builds.
+    let own = format!(
+        "no release asset {base}/v{}/gitops-lint-{}",
+        env!("CARGO_PKG_VERSION"),
+        host_target()
+    );
     for (name, action_ref, download, says) in [
-        (
-            "branch",
-            "main",
-            "true",
-            "the action's ref `main` is not a release tag: building from source",
-        ),
+        ("branch", "main", "true", own.as_str()),
         (
             "no-download",
             "v9.9.9",
@@ -1070,4 +1072,39 @@ fn the_release_workflow_builds_every_asset_the_action_looks_for() {
     assert!(publish_runs.contains("sha256sum -c"));
     assert!(publish_runs.contains(&format!("-eq {}", targets.len())));
     assert!(publish_runs.contains("gh release create \"$GITHUB_REF_NAME\" dist/*"));
+}
+
+/// Pinned by commit SHA, the action downloads the release of its own
+/// version (its Cargo.toml), checksum verified, and builds nothing; the
+/// `version` input chooses another release whatever the ref.
+#[test]
+fn at_a_sha_pin_the_release_is_downloaded_by_version() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let releases = tmp.path().join("releases");
+    let own = format!("v{}", env!("CARGO_PKG_VERSION"));
+    release_asset(&releases.join(&own));
+    release_asset(&releases.join("v9.9.9"));
+    let base = file_url(&releases);
+    let sha = "0123456789abcdef0123456789abcdef01234567";
+    for (version, tag) in [("", own.as_str()), ("9.9.9", "v9.9.9")] {
+        let mut r = run_at_ref(&tmp.path().join(tag), sha);
+        let cargo_log = recording_cargo(&mut r, tmp.path());
+        r.inputs.insert("version".into(), version.into());
+        let runs = run_action(&mut r, &[("GITOPS_LINT_RELEASE_BASE_URL", &base)]);
+        let install = step(&runs, "install");
+        assert_eq!(install.status, 0, "{}{}", install.stdout, install.stderr);
+        let url = format!("{base}/{tag}/gitops-lint-{}", host_target());
+        assert!(
+            install
+                .stdout
+                .contains(&format!("release binary {url} (sha256 "))
+                && install.stdout.contains(", verified)"),
+            "{version:?}: {}",
+            install.stdout
+        );
+        assert_eq!(r.outputs["install"]["installed"], "release");
+        assert!(step(&runs, "build").skipped);
+        assert!(!cargo_log.exists(), "cargo was run");
+        assert_eq!(step(&runs, "lint").status, 1);
+    }
 }

@@ -329,7 +329,14 @@ fn typos_are_answered_with_the_likely_intent() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr_lines(&out),
-        vec!["gitops-lint: error: unknown rule `GL0O1` (did you mean `GL001`? run `gitops-lint rules` for the list)"]
+        vec!["gitops-lint: error: unknown rule `GL0O1` (did you mean `GL001`, `GL011`, `GL021`? run `gitops-lint rules` for the list)"]
+    );
+    // Part of a rule's name finds the rules that have it.
+    let out = bin().args(["explain", "stateful"]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_lines(&out),
+        vec!["gitops-lint: error: unknown rule `stateful` (did you mean `stateful-hook`, `stateful-prune`, `replace-on-stateful`? run `gitops-lint rules` for the list)"]
     );
     let out = bin().arg("chek").output().expect("runs");
     assert_eq!(out.status.code(), Some(2));
@@ -341,18 +348,298 @@ fn typos_are_answered_with_the_likely_intent() {
     );
 }
 
-/// `render` prints YAML: options about reports are refused, not ignored.
+/// A repository whose branches are `master` and the remote-tracking
+/// `origin/main` (a clone whose default branch was renamed upstream).
+fn repo_with_master() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = vec![("README.md".to_string(), b"x\n".to_vec())];
+    let head = write_commit(dir.path(), "master", None, &files, "first").expect("commit");
+    let made = std::process::Command::new("git")
+        .args(["update-ref", "refs/remotes/origin/main", &head])
+        .current_dir(dir.path())
+        .status()
+        .expect("git runs");
+    assert!(made.success());
+    dir
+}
+
+/// A revision that does not exist is a request to change (exit 2), and
+/// the answer names the branches that were probably meant: `master` for
+/// `main` and the remote-tracking `origin/main`; a typo gets the close
+/// spelling.
 #[test]
-fn render_refuses_report_options() {
+fn an_unknown_revision_names_the_branches_meant() {
+    let repo = repo_with_master();
     let out = bin()
-        .args(["render", ".", "--format", "json", "--fail-on", "never"])
+        .args(["diff", "main..HEAD", "--repo"])
+        .arg(repo.path())
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr_lines(&out),
-        vec!["gitops-lint: error: render prints the manifests as YAML: --format, --fail-on do not apply to it; drop them"]
+        vec![
+            "gitops-lint: error: unknown revision `main` (did you mean `master` or `origin/main`?)"
+        ]
     );
+    let out = bin()
+        .args(["check", "mastr", "--repo"])
+        .arg(repo.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_lines(&out),
+        vec!["gitops-lint: error: unknown revision `mastr` (did you mean `master`?)"]
+    );
+    // Nothing alike: no guess.
+    let out = bin()
+        .args(["diff", "release-2024..HEAD", "--repo"])
+        .arg(repo.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_lines(&out),
+        vec!["gitops-lint: error: unknown revision `release-2024`"]
+    );
+}
+
+/// `--repo` naming nothing says so, rather than that it is no repository;
+/// a directory outside any repository is told apart.
+#[test]
+fn a_repository_path_that_does_not_exist_is_named() {
+    let out = bin()
+        .args(["diff", "--repo", "/does/not/exist"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_lines(&out),
+        vec!["gitops-lint: error: `/does/not/exist` does not exist (pass --repo the directory of a git repository)"]
+    );
+    let empty = tempfile::tempdir().expect("temp dir");
+    let out = bin()
+        .args(["check", "HEAD", "--repo"])
+        .arg(empty.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_lines(&out);
+    assert_eq!(err.len(), 1, "{err:?}");
+    assert!(err[0].contains("is not inside a git repository"), "{err:?}");
+}
+
+/// A change that breaks `.gitops-lint.yaml` is judged by the base's
+/// configuration and fails on a GL022 finding (exit 1), even with `-q`;
+/// a run that reads the broken configuration itself is refused (exit 2).
+#[test]
+fn a_change_that_breaks_the_configuration_fails_its_own_diff() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let app = b"apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: web, namespace: argocd}
+spec:
+  source: {repoURL: https://github.com/acme/gitops.git, targetRevision: main, path: web}
+  destination: {server: https://kubernetes.default.svc, namespace: web}
+"
+    .to_vec();
+    let cm = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n".to_vec();
+    let mut files = vec![
+        ("argocd/web.yaml".to_string(), app),
+        ("web/settings.yaml".to_string(), cm),
+        (
+            ".gitops-lint.yaml".to_string(),
+            b"rules: {ignore: [GL016]}\n".to_vec(),
+        ),
+    ];
+    write_commit(dir.path(), "main", None, &files, "base").expect("commit");
+    files[2].1 = b"rules: [GL001\n".to_vec();
+    write_commit(dir.path(), "change", Some("main"), &files, "break it").expect("commit");
+    let out = bin()
+        .args(["diff", "main..change", "-q", "--color", "never", "--repo"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("GL022 invalid-configuration"), "{text}");
+    assert!(
+        text.contains("`.gitops-lint.yaml` does not load at head"),
+        "{text}"
+    );
+    let out = bin()
+        .args(["check", "change", "--repo"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_lines(&out);
+    assert_eq!(err.len(), 1, "{err:?}");
+    assert!(err[0].contains("invalid .gitops-lint.yaml"), "{err:?}");
+}
+
+/// An Application named `name` rendering the directory `name/`.
+fn app_of(name: &str) -> (String, Vec<u8>) {
+    (
+        format!("argocd/{name}.yaml"),
+        format!(
+            "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {{name: {name}, namespace: argocd}}
+spec:
+  source: {{repoURL: https://github.com/acme/gitops.git, targetRevision: main, path: {name}}}
+  destination: {{server: https://kubernetes.default.svc, namespace: {name}}}
+"
+        )
+        .into_bytes(),
+    )
+}
+
+/// A human diff lists the apps the change touches and counts the others:
+/// one whose render did not change (a comment edited) and one not
+/// rendered at all; `--verbose` lists every app, and JSON always does.
+#[test]
+fn a_diff_lists_the_apps_its_change_touches() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cm = |name: &str, extra: &str| {
+        (
+            format!("{name}/settings.yaml"),
+            format!("{extra}apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings}}\ndata: {{app: {name}}}\n").into_bytes(),
+        )
+    };
+    let mut files = vec![
+        app_of("api"),
+        app_of("db"),
+        app_of("web"),
+        cm("api", ""),
+        cm("db", ""),
+        cm("web", ""),
+    ];
+    write_commit(dir.path(), "main", None, &files, "base").expect("commit");
+    files[3] = cm("api", "# owned by the api team\n");
+    files[5].1 =
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {app: web2}\n"
+            .to_vec();
+    write_commit(dir.path(), "change", Some("main"), &files, "change").expect("commit");
+    let run = |extra: &[&str]| {
+        let out = bin()
+            .args(["diff", "main..change", "--color", "never", "--repo"])
+            .arg(dir.path())
+            .args(extra)
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let listed = |text: &str, app: &str| text.lines().any(|l| l.starts_with(&format!("  {app} ")));
+    let text = run(&[]);
+    assert!(text.contains("Apps (3):"), "{text}");
+    assert!(listed(&text, "web"), "{text}");
+    assert!(!listed(&text, "api") && !listed(&text, "db"), "{text}");
+    assert!(
+        text.contains("  and 1 app(s) the change does not touch (--verbose lists them)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  and 1 unchanged app(s): not rendered"),
+        "{text}"
+    );
+    let text = run(&["--verbose"]);
+    for app in ["api", "db", "web"] {
+        assert!(listed(&text, app), "{app}: {text}");
+    }
+    assert!(!text.contains("does not touch"), "{text}");
+    let json = run(&["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(v["apps"].as_array().map(Vec::len), Some(3), "{json}");
+}
+
+/// Human output wraps findings to the terminal it is written to (here a
+/// pseudo-terminal of `script`, 60 columns by `COLUMNS`), and to a fixed
+/// 100 columns anywhere else, whatever `COLUMNS` says.
+#[test]
+fn human_output_wraps_to_the_terminal() {
+    let finding_lines = |text: &str| -> Vec<usize> {
+        text.lines()
+            .map(|l| l.trim_end_matches('\r'))
+            .filter(|l| l.starts_with("  × ") || l.starts_with("  │ "))
+            .map(|l| l.chars().count())
+            .collect()
+    };
+    let bin_path = assert_cmd::cargo::cargo_bin("gitops-lint");
+    let out = std::process::Command::new("script")
+        .args(["-qec"])
+        .arg(format!("{} demo --color never", bin_path.display()))
+        .arg("/dev/null")
+        .env("COLUMNS", "60")
+        .env("NO_COLOR", "1")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .output()
+        .expect("script (util-linux) runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let widths = finding_lines(&text);
+    assert!(widths.len() > 2, "{text}");
+    assert!(widths.iter().all(|w| *w <= 60), "{widths:?}\n{text}");
+    let out = bin()
+        .args(["demo", "--color", "never"])
+        .env("COLUMNS", "60")
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let widths = finding_lines(&text);
+    assert!(widths.iter().any(|w| *w > 60), "{widths:?}\n{text}");
+    assert!(widths.iter().all(|w| *w <= 100), "{widths:?}\n{text}");
+}
+
+/// Each subcommand takes only the flags that apply to it: `render` prints
+/// YAML (no report options), `demo` builds its own repository (no
+/// `--repo`), `charts pull` fetches (no `--offline`); such a flag is a
+/// usage error, and `--help` does not list it.
+#[test]
+fn flags_are_taken_only_where_they_apply() {
+    for (command, args, flag) in [
+        (&["render"][..], &[".", "--format", "json"][..], "--format"),
+        (
+            &["render"][..],
+            &[".", "--fail-on", "never"][..],
+            "--fail-on",
+        ),
+        (&["demo"][..], &["--repo", "."][..], "--repo"),
+        (&["charts", "pull"][..], &["--offline"][..], "--offline"),
+        (
+            &["charts", "pull"][..],
+            &["--chart-cache", "."][..],
+            "--chart-cache",
+        ),
+        (&["explain"][..], &["GL001", "--quiet"][..], "--quiet"),
+    ] {
+        let out = bin().args(command).args(args).output().expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr_lines(&out);
+        assert_eq!(err.len(), 1, "{args:?}: {err:?}");
+        assert!(
+            err[0].starts_with(&format!(
+                "gitops-lint: error: unexpected argument '{flag}' found"
+            )),
+            "{args:?}: {err:?}"
+        );
+        let help = bin().args(command).arg("--help").output().expect("runs");
+        let help = String::from_utf8_lossy(&help.stdout);
+        assert!(!help.contains(&format!("{flag} ")), "{args:?}:\n{help}");
+    }
+    // What does apply stays.
+    let out = bin().args(["render", "--help"]).output().expect("runs");
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--repo",
+        "--offline",
+        "--chart-cache",
+        "--cache-dir",
+        "--helm-binary",
+    ] {
+        assert!(help.contains(flag), "{flag}:\n{help}");
+    }
 }
 
 /// `--format json=-` is standard output; `--quiet` drops the notes of the
@@ -508,4 +795,78 @@ fn the_cache_directory_is_the_xdg_one_unless_moved_or_switched_off() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("inside the repository"));
+}
+
+/// `--version` names the commit the binary was built from (build.rs), one
+/// this repository has.
+#[test]
+fn version_names_the_commit() {
+    let out = bin().arg("--version").output().expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.trim_end();
+    let rest = line
+        .strip_prefix(&format!(
+            "gitops-lint {} (commit ",
+            env!("CARGO_PKG_VERSION")
+        ))
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(
+        rest.len() == 12 && rest.chars().all(|c| c.is_ascii_hexdigit()),
+        "{line}"
+    );
+    let known = std::process::Command::new("git")
+        .args(["cat-file", "-e", &format!("{rest}^{{commit}}")])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("git runs");
+    assert!(known.success(), "{rest} is not a commit of this repository");
+}
+
+/// Completions and the man page come from the CLI definition: the bash
+/// script is valid bash and completes the subcommands and their flags;
+/// the man page is roff naming them; an unknown shell is a usage error.
+#[test]
+fn completions_and_the_man_page_are_generated() {
+    let out = bin().args(["completions", "bash"]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let script = String::from_utf8_lossy(&out.stdout).into_owned();
+    for word in ["diff", "pre-commit", "--fail-on", "--offline", "explain"] {
+        assert!(script.contains(word), "{word}");
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("gitops-lint.bash");
+    std::fs::write(&path, &script).expect("written");
+    let checked = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&path)
+        .status()
+        .expect("bash runs");
+    assert!(
+        checked.success(),
+        "the bash completion script does not parse"
+    );
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = bin().args(["completions", shell]).output().expect("runs");
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("pre-commit"),
+            "{shell}"
+        );
+    }
+    let out = bin().arg("man").output().expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let man = String::from_utf8_lossy(&out.stdout);
+    assert!(man.contains(".TH gitops-lint 1"), "{man}");
+    for word in ["diff", "check", "render", "completions"] {
+        assert!(man.contains(word), "{word}:\n{man}");
+    }
+    let out = bin().args(["completions", "tcsh"]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_lines(&out)[0].contains("invalid value 'tcsh'"),
+        "{:?}",
+        stderr_lines(&out)
+    );
 }

@@ -379,6 +379,13 @@ fn commands(text: &str) -> Vec<Vec<String>> {
                 panic!("cannot split `{line}` as a shell would");
             };
             for command in words.split(|w| matches!(w.as_str(), "&&" | "||" | "|" | ";")) {
+                // A redirection and what follows it are the shell's, not
+                // arguments (`gitops-lint man > gitops-lint.1`).
+                let redirect = |w: &String| w.starts_with('>') || w.starts_with('<') || w == "2>";
+                let command = match command.iter().position(redirect) {
+                    Some(i) => &command[..i],
+                    None => command,
+                };
                 let mut words = command
                     .iter()
                     .skip_while(|w| w.contains('=') && !w.starts_with('-'));

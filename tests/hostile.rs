@@ -728,7 +728,7 @@ fn a_directory_tree_thirty_thousand_levels_deep_is_a_render_failure() {
 
 /// A "git bomb" (directories that all point at the same subtree, ten
 /// levels of ten: 10^10 paths from a few kilobytes of objects) is refused
-/// with one line and exit status 2 instead of being expanded.
+/// with one line and exit status 4 (the run failed) instead of being expanded.
 #[test]
 fn a_git_bomb_is_refused_with_one_line() {
     let tmp = tempfile::tempdir().expect("temp dir");
@@ -747,7 +747,7 @@ fn a_git_bomb_is_refused_with_one_line() {
         t
     });
     let out = run(tmp.path(), &["check", "main"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(4));
     let lines = stderr_lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(
@@ -814,7 +814,7 @@ fn a_git_bomb_of_a_subtree_indexed_before_is_refused_with_a_cache() {
         &["--no-cache"][..],
     ] {
         let out = diff(extra);
-        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert_eq!(out.status.code(), Some(4), "{extra:?}");
         let lines = stderr_lines(&out);
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(
@@ -982,7 +982,7 @@ fn one_source_that_multiplies_into_millions_of_objects_is_a_render_failure() {
 }
 
 /// Fifty Applications rendering the same 90,000-object directory exceed the
-/// run's render budget: exit 2 with one line, whichever thread got there first.
+/// run's render budget: exit 4 with one line, whichever thread got there first.
 #[test]
 fn many_apps_multiplying_one_directory_stop_the_run_with_one_line() {
     let tmp = amplifying_repo(6, 50);
@@ -993,7 +993,7 @@ fn many_apps_multiplying_one_directory_stop_the_run_with_one_line() {
             .args(["check", "main"])
             .output()
             .expect("runs");
-        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(out.status.code(), Some(4));
         let lines = stderr_lines(&out);
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(
@@ -1304,8 +1304,8 @@ fn stacked_overlays_doubling_at_every_level_stop_with_a_render_failure() {
         .expect("runs");
     assert_eq!(
         out.status.code(),
-        Some(2),
-        "a render failure of `render` exits 2"
+        Some(4),
+        "a render failure of `render` exits 4"
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -1691,7 +1691,7 @@ fn trailer_acknowledged_deletions_are_prominent_in_every_format() {
 // address-space limit and must end with a report, never an abort.
 
 /// Runs the binary under a 1 GiB address-space limit and returns its output;
-/// the run must end with an exit status gitops-lint gives (0, 1 or 2), not
+/// the run must end with an exit status gitops-lint gives (0 to 4), not
 /// with a signal (an allocation failure aborts, status 134).
 fn run_limited(dir: &Path, args: &[&str]) -> Output {
     let bin = assert_cmd::cargo::cargo_bin("gitops-lint");
@@ -1707,7 +1707,7 @@ fn run_limited(dir: &Path, args: &[&str]) -> Output {
         .output()
         .expect("prlimit runs");
     assert!(
-        matches!(out.status.code(), Some(0..=2)),
+        matches!(out.status.code(), Some(0..=4)),
         "the run ended with {:?} under a 1 GiB limit; stderr:\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
@@ -2501,7 +2501,7 @@ fn a_large_file_in_the_working_tree_is_refused_from_its_size() {
 
 /// Runs the binary under `mem` bytes of address space, killed after
 /// `secs` seconds; the run must end by itself with an exit status
-/// gitops-lint gives (0, 1 or 2).
+/// gitops-lint gives (0 to 4).
 fn run_capped(dir: &Path, args: &[&str], mem: u64, secs: u64) -> Output {
     let bin = assert_cmd::cargo::cargo_bin("gitops-lint");
     let out = std::process::Command::new("timeout")
@@ -2517,7 +2517,7 @@ fn run_capped(dir: &Path, args: &[&str], mem: u64, secs: u64) -> Output {
         .output()
         .expect("timeout and prlimit run");
     assert!(
-        matches!(out.status.code(), Some(0..=2)),
+        matches!(out.status.code(), Some(0..=4)),
         "the run ended with {:?} (killed after {secs} s, or aborted under {mem} bytes); stderr:\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
@@ -2828,7 +2828,7 @@ fn a_fifo_at_the_facts_store_does_not_block_the_run() {
 
 /// `--format FORMAT=FILE` where FILE is a symlink (a pull request commits
 /// the SARIF's file name as a link to a file the runner can write): the
-/// link is not followed and its target is unchanged; the run exits 2
+/// link is not followed and its target is unchanged; the run exits 4
 /// naming the file. A FIFO there is refused too, not waited on.
 #[test]
 fn outputs_are_never_written_through_a_symlink_or_into_a_fifo() {
@@ -2852,7 +2852,7 @@ fn outputs_are_never_written_through_a_symlink_or_into_a_fifo() {
             GIB,
             60,
         );
-        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(out.status.code(), Some(4));
         let lines = stderr_lines(&out);
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(lines[0].contains(why), "{lines:?}");
@@ -3108,7 +3108,7 @@ fn loose_object(dir: &Path, spec: &str) -> PathBuf {
 
 /// A clone whose head lacks one object and holds another that does not
 /// inflate (the attacked shape: both in one revision). Argo CD could not
-/// read that revision either: the run stops with exit 2 and one line that
+/// read that revision either: the run stops with exit 4 and one line that
 /// says the object database is damaged and what to do, in `diff` and in
 /// `check`, instead of a render failure per app.
 #[test]
@@ -3134,7 +3134,7 @@ fn missing_and_corrupt_objects_stop_the_run_with_one_line() {
         let out = run_capped(tmp.path(), args, GIB, 60);
         assert_eq!(
             out.status.code(),
-            Some(2),
+            Some(4),
             "{args:?}: {}",
             String::from_utf8_lossy(&out.stdout)
         );

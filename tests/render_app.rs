@@ -281,7 +281,7 @@ fn generated_fields_are_named_above_their_document() {
 }
 
 /// Without helm, a Helm app renders natively, as helm renders it; with the
-/// binary renderer chosen it is not rendered: the reason on stderr, exit 2,
+/// binary renderer chosen it is not rendered: the reason on stderr, exit 4,
 /// nothing on stdout.
 #[test]
 fn a_helm_app_without_helm_renders_natively_unless_the_binary_is_chosen() {
@@ -294,7 +294,7 @@ fn a_helm_app_without_helm_renders_natively_unless_the_binary_is_chosen() {
         &["--app", "shop", "--helm-renderer", "binary"],
         false,
     );
-    assert_eq!(out.code, Some(2));
+    assert_eq!(out.code, Some(4));
     assert_eq!(out.stdout, "");
     assert_eq!(out.stderr.len(), 1, "{:?}", out.stderr);
     assert!(
@@ -349,7 +349,7 @@ fn an_unknown_app_name_lists_the_close_ones() {
 }
 
 /// An app whose chart comes from a Helm repository is not rendered
-/// offline: exit 2, saying where its sources are.
+/// offline: exit 4, saying where its sources are.
 #[test]
 fn an_app_from_a_helm_repository_says_it_is_not_in_this_repository() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -372,7 +372,7 @@ spec:
         &["--app", "ingress", "--rev", "main", "--offline"],
         false,
     );
-    assert_eq!(out.code, Some(2));
+    assert_eq!(out.code, Some(4));
     assert_eq!(
         out.stderr,
         ["gitops-lint: error: cannot render app `ingress`: chart `ingress-nginx` 4.11.0 from `https://charts.example.com` is not in the chart cache, and the run is offline: `gitops-lint charts pull` (or a run without --offline) fetches it"]

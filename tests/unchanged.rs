@@ -557,6 +557,11 @@ fn footprint_holds_every_input_of_a_golden_case_render() {
                     &c.base,
                     "main",
                 )?;
+                // A head whose configuration does not load renders nothing
+                // (GL022 reports the change that makes it).
+                if case.meta["headConfigDoesNotLoad"] == true {
+                    return Ok(());
+                }
                 check_revision(
                     &mut t,
                     &format!("{} head", case.name),

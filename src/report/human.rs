@@ -133,10 +133,20 @@ fn emit_text(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()
     }
     writeln!(out)?;
     writeln!(out, "Apps ({}):", r.apps.len())?;
-    // Apps a diff left unrendered are one line: on a large repository they
-    // are nearly all of them, and nothing about them changes.
-    let listed: Vec<_> = r.apps.iter().filter(|a| a.status != "unchanged").collect();
-    let unchanged = r.apps.len() - listed.len();
+    // A diff lists the apps its change touches: on a large repository the
+    // others are nearly all of them, and nothing about them changes.
+    // Apps a diff left unrendered are counted apart (`--all` renders them).
+    let listed: Vec<_> = r
+        .apps
+        .iter()
+        .filter(|a| r.list_every_app || (a.touched && a.status != "unchanged"))
+        .collect();
+    let unchanged = r
+        .apps
+        .iter()
+        .filter(|a| !r.list_every_app && a.status == "unchanged")
+        .count();
+    let untouched = r.apps.len() - listed.len() - unchanged;
     let width = listed.iter().map(|a| a.name.len()).max().unwrap_or(0);
     for a in listed {
         let mode = if a.status == "rendered" || a.status == "partial" {
@@ -151,6 +161,12 @@ fn emit_text(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()
             a.status,
             mode,
             if a.source.is_empty() { "." } else { &a.source }
+        )?;
+    }
+    if untouched > 0 {
+        writeln!(
+            out,
+            "  and {untouched} app(s) the change does not touch (--verbose lists them)"
         )?;
     }
     if unchanged > 0 {
@@ -206,7 +222,7 @@ fn emit_text(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()
         GraphicalTheme::unicode_nocolor()
     };
     let handler = GraphicalReportHandler::new_themed(theme)
-        .with_width(100)
+        .with_width(r.width)
         .with_links(false);
     if !r.findings.is_empty() {
         writeln!(out)?;

@@ -179,6 +179,10 @@ pub struct AppRow {
     /// The config-management plugin(s) that render it and as what, when
     /// the configuration maps them to a native renderer.
     pub(crate) plugin: Option<String>,
+    /// In a diff, whether the change touches the app: it is added or
+    /// deleted, renders differently, prunes, cannot be judged, or has a
+    /// finding. Always true in `check`. Human output lists only these.
+    pub(crate) touched: bool,
 }
 
 /// One prune as reported.
@@ -240,6 +244,12 @@ pub struct Report {
     /// that are said on stderr too, where a run writing only a machine
     /// format to a file still tells the person who started it.
     pub(crate) warnings: Vec<String>,
+    /// Human output lists every app, not only those the change touches
+    /// (`--verbose`).
+    pub(crate) list_every_app: bool,
+    /// The width human output wraps findings to: the terminal's when it
+    /// is written to one, else [`HUMAN_WIDTH`].
+    pub(crate) width: usize,
 }
 
 /// The merge a diff judged: computed in memory, it has no commit.
@@ -250,6 +260,10 @@ pub(crate) struct Merged {
     /// The merged tree's id (full hex).
     pub(crate) tree: String,
 }
+
+/// The width of human output that is not written to a terminal (files, CI
+/// logs, tests): fixed, so the same report is the same text everywhere.
+pub(crate) const HUMAN_WIDTH: usize = 100;
 
 /// What renders `app` when config-management plugins do, as one line.
 fn plugin_of(app: &crate::argocd::App) -> Option<String> {
@@ -266,11 +280,35 @@ impl Report {
         plan: Option<&Plan>,
         findings: Vec<Finding>,
     ) -> Report {
+        // What a diff touched, by app key; findings name apps by display
+        // name or short key, so both are looked up.
+        let acting: std::collections::HashSet<&str> = plan
+            .iter()
+            .flat_map(|p| {
+                p.changes
+                    .keys()
+                    .map(String::as_str)
+                    .chain(p.prunes.iter().map(|x| x.app.as_str()))
+                    .chain(p.deleted_apps.iter().map(|x| x.app.as_str()))
+                    .chain(p.unknown.iter().map(|x| x.app.as_str()))
+            })
+            .collect();
+        let found: std::collections::HashSet<&str> =
+            findings.iter().filter_map(|f| f.app.as_deref()).collect();
+        let touched = |key: &str, a: &crate::argocd::App| -> bool {
+            plan.is_none()
+                || acting.contains(key)
+                || base.is_some_and(|(_, b)| !b.apps.contains_key(key))
+                || found.contains(key)
+                || found.contains(short_key(key))
+                || (!found.is_empty() && found.contains(a.display_name().as_str()))
+        };
         let mut apps: Vec<AppRow> = head
             .1
             .apps
-            .values()
-            .map(|a| AppRow {
+            .iter()
+            .map(|(key, a)| AppRow {
+                touched: touched(key, a),
                 name: a.display_name(),
                 namespace: a.spec.namespace.clone(),
                 source: a.source_path(),
@@ -287,6 +325,7 @@ impl Report {
             let gone = apps_beside(&b.apps, &head.1.apps).filter(|(_, _, h)| h.is_none());
             for (_, a, _) in gone {
                 apps.push(AppRow {
+                    touched: true,
                     name: a.display_name(),
                     namespace: a.spec.namespace.clone(),
                     source: a.source_path(),
@@ -426,6 +465,8 @@ impl Report {
             diff: None,
             merge: None,
             warnings: Vec::new(),
+            list_every_app: false,
+            width: HUMAN_WIDTH,
         }
     }
 
@@ -760,6 +801,8 @@ pub(crate) mod tests {
             diff: None,
             merge: None,
             warnings: Vec::new(),
+            list_every_app: false,
+            width: HUMAN_WIDTH,
             command: "diff".into(),
             base: Some("1111111111111111111111111111111111111111".into()),
             head: "2222222222222222222222222222222222222222".into(),
@@ -770,6 +813,7 @@ pub(crate) mod tests {
                 status: "rendered",
                 prune_mode: PruneMode::Automated,
                 plugin: None,
+                touched: true,
             }],
             prunes: vec![
                 PruneRow {

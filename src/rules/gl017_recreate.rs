@@ -152,6 +152,7 @@ mod tests {
             head: &head,
             config: &config,
             only_changed: true,
+            head_config: None,
         };
         let mut out = Vec::new();
         Recreates.check(&cx, &mut out);

@@ -24,6 +24,7 @@ mod gl018_appset_generation_error;
 mod gl019_appset_manages_itself;
 mod gl020_stateful_hook;
 mod gl021_invalid_app_spec;
+mod gl022_invalid_configuration;
 
 pub(crate) mod analysis;
 
@@ -47,6 +48,9 @@ pub struct RuleContext<'a> {
     /// In `diff` without `--all`: single-revision rules only report on
     /// resources the change created or modified.
     pub(crate) only_changed: bool,
+    /// In `diff`: why the head revision's configuration does not load,
+    /// when it does not (the base revision's was used).
+    pub(crate) head_config: Option<&'a crate::config::ConfigProblem>,
 }
 
 impl RuleContext<'_> {
@@ -137,6 +141,7 @@ pub static ALL: &[&dyn Rule] = &[
     &gl019_appset_manages_itself::AppSetManagesItself,
     &gl020_stateful_hook::StatefulHook,
     &gl021_invalid_app_spec::InvalidAppSpec,
+    &gl022_invalid_configuration::InvalidConfiguration,
 ];
 
 /// GL014's facts, for the acknowledgement pass that produces its findings.
@@ -227,6 +232,7 @@ pub(crate) fn drop_pre_existing(findings: &mut Vec<Finding>, base: &Inventory, c
         head: base,
         config,
         only_changed: false,
+        head_config: None,
     };
     let at_base = run_rules(&base_cx, |meta| codes.contains(meta.code));
     let before: std::collections::BTreeSet<_> = at_base.iter().map(Finding::identity).collect();

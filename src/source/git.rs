@@ -85,12 +85,15 @@ pub enum RepoError {
         "`{0}` is not inside a git repository (run gitops-lint inside one, or pass --repo DIR)"
     )]
     NotARepo(String),
+    /// A repository directory (`--repo`) that does not exist.
+    #[error("`{0}` does not exist (pass --repo the directory of a git repository)")]
+    NoSuchDirectory(String),
     /// A revision that does not resolve.
     #[error("unknown revision `{rev}`{hint}")]
     UnknownRevision {
         /// The revision as given.
         rev: String,
-        /// Extra advice (shallow clones).
+        /// Extra advice (shallow clones, revisions with a similar name).
         hint: String,
     },
     /// A range with no common ancestor in a shallow clone.
@@ -123,6 +126,76 @@ pub enum RepoError {
     /// Anything else from git.
     #[error("git: {0}")]
     Git(String),
+}
+
+/// Branches and tags that `rev` was probably meant to name: the other of
+/// `main` and `master`, the same name on a remote (`origin/main` for `main`,
+/// when only the remote-tracking branch was fetched), and close spellings.
+/// At most three, short names as `git` accepts them.
+fn similar_refs(repo: &Repository, rev: &str) -> Vec<String> {
+    // A revision expression (`main~2`, `HEAD^`): suggest for its name only.
+    let name = rev
+        .split(['~', '^', '@', ':'])
+        .next()
+        .unwrap_or(rev)
+        .trim_start_matches("refs/heads/");
+    if name.is_empty() {
+        return Vec::new();
+    }
+    let Ok(refs) = repo.references() else {
+        return Vec::new();
+    };
+    let known: Vec<String> = refs
+        .flatten()
+        .filter_map(|r| r.shorthand().ok().map(str::to_string))
+        .filter(|n| !n.ends_with("/HEAD"))
+        .take(10_000)
+        .collect();
+    let suffix = rev.strip_prefix(name).unwrap_or("");
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |n: &str| {
+        if out.len() < 3 && !out.iter().any(|o| o == n) {
+            out.push(format!("{n}{suffix}"));
+        }
+    };
+    let swapped = match name {
+        "main" => Some("master"),
+        "master" => Some("main"),
+        _ => None,
+    };
+    if let Some(other) = swapped {
+        if known.iter().any(|k| k == other) {
+            push(other);
+        }
+    }
+    for k in &known {
+        if k.split_once('/').is_some_and(|(_, branch)| branch == name) {
+            push(k);
+        }
+    }
+    if let Some(other) = swapped {
+        for k in &known {
+            if k.split_once('/').is_some_and(|(_, branch)| branch == other) {
+                push(k);
+            }
+        }
+    }
+    let names: Vec<&str> = known.iter().map(String::as_str).collect();
+    for k in crate::suggest::close_names(name, &names) {
+        if k != name {
+            push(k);
+        }
+    }
+    out
+}
+
+impl RepoError {
+    /// Whether the revision or repository named must change (exit status
+    /// 2), rather than the repository failing to be read (4).
+    #[must_use]
+    pub fn is_usage(&self) -> bool {
+        !matches!(self, RepoError::TreeTooLarge(_) | RepoError::Git(_))
+    }
 }
 
 /// One blob's bytes once read; readers of the same blob wait on one read.
@@ -421,6 +494,9 @@ impl GitRepo {
     /// # Errors
     /// [`RepoError::NotARepo`] when there is none.
     pub(crate) fn discover(start: &Path) -> Result<GitRepo, RepoError> {
+        if !start.exists() {
+            return Err(RepoError::NoSuchDirectory(start.display().to_string()));
+        }
         let repo = Repository::discover(start)
             .map_err(|_| RepoError::NotARepo(start.display().to_string()))?;
         Ok(Self::from_repo(repo))
@@ -527,7 +603,13 @@ impl GitRepo {
             hint: if self.shallow {
                 " (this is a shallow clone: fetch full history with actions/checkout `fetch-depth: 0` or `git fetch --unshallow`)".to_string()
             } else {
-                String::new()
+                let similar = similar_refs(&repo, rev);
+                if similar.is_empty() {
+                    String::new()
+                } else {
+                    let quoted: Vec<String> = similar.iter().map(|r| format!("`{r}`")).collect();
+                    format!(" (did you mean {}?)", quoted.join(" or "))
+                }
             },
         };
         let obj = repo.revparse_single(rev).map_err(|_| unknown())?;

@@ -74,6 +74,7 @@ pub(crate) fn check(rule: &dyn Rule, inv: &Inventory, config: &Config) -> Vec<Fi
         head: inv,
         config,
         only_changed: false,
+        head_config: None,
     };
     let mut out = Vec::new();
     rule.check(&cx, &mut out);
