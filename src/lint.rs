@@ -451,25 +451,26 @@ fn write_rendered(
     d: &crate::rendered_diff::RenderedDiff,
 ) -> Result<(), LintError> {
     let shown = crate::report::printable(&dir.display().to_string(), false);
+    // A directory that cannot be used as named is the command line's to
+    // change (exit 2); a write that fails is the run's (exit 4).
+    let refuse = |why: &str| LintError::Usage(format!("--rendered-dir {shown}: {why}"));
     let fail = |why: String| LintError::Other(format!("--rendered-dir {shown}: {why}"));
     let abs = local_files::resolved(dir);
     let inside = |root: &Path| abs.starts_with(local_files::resolved(root));
     if repo.workdir().is_some_and(inside) || inside(repo.git_dir()) {
-        return Err(fail(
-            "is inside the repository; name a directory outside it".to_string(),
+        return Err(refuse(
+            "is inside the repository; name a directory outside it",
         ));
     }
     match std::fs::symlink_metadata(dir) {
         Ok(m) if m.file_type().is_symlink() => {
-            return Err(fail("is a symlink; name the directory itself".to_string()))
+            return Err(refuse("is a symlink; name the directory itself"))
         }
-        Ok(m) if !m.is_dir() => return Err(fail("is not a directory".to_string())),
+        Ok(m) if !m.is_dir() => return Err(refuse("is not a directory")),
         Ok(_) => {
             let mut entries = std::fs::read_dir(dir).map_err(|e| fail(e.to_string()))?;
             if entries.next().is_some() {
-                return Err(fail(
-                    "is not empty; name a new or empty directory".to_string(),
-                ));
+                return Err(refuse("is not empty; name a new or empty directory"));
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

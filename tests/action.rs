@@ -1108,3 +1108,94 @@ fn at_a_sha_pin_the_release_is_downloaded_by_version() {
         assert_eq!(step(&runs, "lint").status, 1);
     }
 }
+
+/// A pull request from a fork has no `security-events: write`: the SARIF
+/// output is left empty (the workflow's upload step is skipped) with a
+/// notice, and the annotations and summary still carry the findings.
+#[test]
+fn a_pull_request_from_a_fork_skips_the_sarif_upload_and_keeps_the_annotations() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mut r = mixed_runner_with_this_binary(tmp.path());
+    r.event["pull_request"]["head"]["repo"] = json!({"full_name": "someone/gitops"});
+    let runs = run_action(&mut r, &[]);
+    let lint = step(&runs, "lint");
+    assert_eq!(lint.status, 1, "{}{}", lint.stdout, lint.stderr);
+    assert_eq!(r.outputs["lint"]["sarif"], "");
+    assert!(
+        lint.stdout
+            .contains("::notice title=gitops-lint::SARIF not uploaded: a pull request from a fork"),
+        "{}",
+        lint.stdout
+    );
+    assert!(
+        lint.stdout.contains("::error file=apps/payments.yaml"),
+        "{}",
+        lint.stdout
+    );
+    // The same repository's pull request keeps its upload.
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mut r = mixed_runner_with_this_binary(tmp.path());
+    r.event["pull_request"]["head"]["repo"] = json!({"full_name": "example/gitops"});
+    run_action(&mut r, &[]);
+    assert_ne!(r.outputs["lint"]["sarif"], "");
+}
+
+/// A merge queue's run has no pull request: base and head come from the
+/// `merge_group` event, and the change is judged like the pull request's.
+#[test]
+fn a_merge_group_run_judges_the_queued_commit_against_its_base() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mut r = mixed_runner_with_this_binary(tmp.path());
+    let base = r.event["pull_request"]["base"]["sha"].clone();
+    let head = r.event["pull_request"]["head"]["sha"].clone();
+    r.event = json!({"merge_group": {"base_sha": base, "head_sha": head}});
+    r.vars
+        .insert("GITHUB_EVENT_NAME".into(), "merge_group".into());
+    let runs = run_action(&mut r, &[]);
+    let lint = step(&runs, "lint");
+    assert_eq!(lint.status, 1, "{}{}", lint.stdout, lint.stderr);
+    assert!(
+        lint.stdout.contains("::error file=apps/payments.yaml"),
+        "{}",
+        lint.stdout
+    );
+}
+
+/// A push whose previous tip the clone lacks (all zeros for a new branch,
+/// or a commit a force-push dropped) is judged against the pushed commit's
+/// parent, and the log says so, instead of failing on an unknown revision.
+#[test]
+fn a_push_without_its_previous_tip_is_judged_against_the_parent() {
+    for before in [
+        "0000000000000000000000000000000000000000",
+        "0123456789abcdef0123456789abcdef01234567",
+    ] {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let mut r = mixed_runner_with_this_binary(tmp.path());
+        let head = r.event["pull_request"]["head"]["sha"]
+            .as_str()
+            .expect("head")
+            .to_string();
+        r.event = json!({"before": before, "after": head});
+        r.vars.insert("GITHUB_EVENT_NAME".into(), "push".into());
+        r.inputs.insert("base".into(), before.into());
+        r.inputs.insert("head".into(), head.clone());
+        let runs = run_action(&mut r, &[]);
+        let lint = step(&runs, "lint");
+        assert!(
+            lint.stdout.contains(
+                "::warning title=gitops-lint::the push's previous tip is not in this clone"
+            ),
+            "{}{}",
+            lint.stdout,
+            lint.stderr
+        );
+        // The parent is the base of the mixed case: its deletions are found.
+        assert_eq!(lint.status, 1, "{}{}", lint.stdout, lint.stderr);
+        assert!(
+            lint.stdout.contains("::error file=apps/payments.yaml"),
+            "{}",
+            lint.stdout
+        );
+    }
+}
