@@ -403,11 +403,27 @@ pub(crate) const MAX_REGEX_GROUPS: usize = 100;
 pub(crate) const REGEX_SIZE_LIMIT: usize = 1 << 20;
 pub(crate) const REGEX_DFA_LIMIT: usize = 1 << 20;
 
+/// Pattern bytes times input bytes one regular-expression call may match.
+/// The regex crate is linear in the input while its lazy DFA can serve a
+/// pattern; a pattern whose states outgrow the DFA's cache (a 5,630-byte
+/// literal) falls back to the `PikeVM`, whose work is the input's length
+/// times the pattern's states: a `regexSplit` of such a pattern over 47 KB
+/// ran for over ten seconds. Go's `regexp` has no DFA and always pays that
+/// product (`regexp/exec.go`: backtracker or NFA), so the bound is on it.
+pub(crate) const MAX_REGEX_WORK: usize = 1 << 26;
+
 /// Compiles a pattern of `regexMatch` and the other regular-expression
-/// functions. Go's RE2 and the regex crate both match in time linear in
-/// the input; what a pattern can make them hold is bounded here: its
-/// length, its capture groups and its compiled size.
-fn regex(pat: &str) -> Result<regex::Regex, String> {
+/// functions, to be matched against `input`. What a pattern can make
+/// matching hold or do is bounded here: its length, its capture groups,
+/// its compiled size, and its length times the input's.
+fn regex(pat: &str, input: &str) -> Result<regex::Regex, String> {
+    if pat.len().saturating_mul(input.len()) > MAX_REGEX_WORK {
+        return Err(format!(
+            "matching a {}-byte pattern against {} bytes of input is more than the {MAX_REGEX_WORK} pattern bytes times input bytes gitops-lint matches {BEYOND_LIMITS}",
+            pat.len(),
+            input.len()
+        ));
+    }
     if pat.len() > MAX_REGEX_PATTERN {
         return Err(format!(
             "the pattern is {} bytes long, longer than the {MAX_REGEX_PATTERN} gitops-lint compiles {BEYOND_LIMITS}",
@@ -2482,13 +2498,13 @@ fn f_fail(_: &str, a: &[V], _: usize) -> R {
 
 fn f_regex_match(_: &str, a: &[V], _: usize) -> R {
     arity(a, 2)?;
-    Ok(V::Bool(regex(s(&a[0])?)?.is_match(s(&a[1])?)))
+    Ok(V::Bool(regex(s(&a[0])?, s(&a[1])?)?.is_match(s(&a[1])?)))
 }
 
 fn f_regex_find(_: &str, a: &[V], _: usize) -> R {
     arity(a, 2)?;
     Ok(V::Str(
-        regex(s(&a[0])?)?
+        regex(s(&a[0])?, s(&a[1])?)?
             .find(s(&a[1])?)
             .map(|m| m.as_str().to_string())
             .unwrap_or_default(),
@@ -2497,7 +2513,7 @@ fn f_regex_find(_: &str, a: &[V], _: usize) -> R {
 
 fn f_regex_find_all(_: &str, a: &[V], room: usize) -> R {
     arity(a, 3)?;
-    let re = regex(s(&a[0])?)?;
+    let re = regex(s(&a[0])?, s(&a[1])?)?;
     let n = int(&a[2])?;
     let limit = if n < 0 {
         usize::MAX
@@ -2518,19 +2534,19 @@ fn f_regex_find_all(_: &str, a: &[V], room: usize) -> R {
 
 fn f_regex_replace_all(_: &str, a: &[V], room: usize) -> R {
     arity(a, 3)?;
-    let re = regex(s(&a[0])?)?;
+    let re = regex(s(&a[0])?, s(&a[1])?)?;
     regex_replace(&re, s(&a[1])?, s(&a[2])?, true, room)
 }
 
 fn f_regex_replace_all_literal(_: &str, a: &[V], room: usize) -> R {
     arity(a, 3)?;
-    let re = regex(s(&a[0])?)?;
+    let re = regex(s(&a[0])?, s(&a[1])?)?;
     regex_replace(&re, s(&a[1])?, s(&a[2])?, false, room)
 }
 
 fn f_regex_split(_: &str, a: &[V], room: usize) -> R {
     arity(a, 3)?;
-    let re = regex(s(&a[0])?)?;
+    let re = regex(s(&a[0])?, s(&a[1])?)?;
     let n = int(&a[2])?;
     let src = s(&a[1])?;
     let parts: Box<dyn Iterator<Item = &str>> = if n < 0 {
@@ -2775,15 +2791,34 @@ fn go_json(v: &V, escape_html: bool, pretty: bool) -> String {
 mod regex_tests {
     use super::*;
 
+    /// A fuzzed `regexSplit` of a 5,630-byte literal over 47 KB: the `PikeVM`
+    /// the regex crate falls back to ran for over ten seconds. It is
+    /// refused for its size now, and a small pattern over the same input
+    /// is not.
+    #[test]
+    fn a_long_pattern_over_a_long_input_is_refused_before_matching() {
+        let nul2 = |n: usize| "\0\0".repeat(n);
+        let args = [V::Str(nul2(2815)), V::Str(nul2(23686)), V::Int(-1)];
+        let err = f_regex_split("regexSplit", &args, usize::MAX).expect_err("refused");
+        assert!(
+            err.contains("5630-byte pattern against 47372 bytes"),
+            "{err}"
+        );
+        assert!(err.contains(BEYOND_LIMITS), "{err}");
+        let args = [V::Str(nul2(5)), V::Str(nul2(23686)), V::Int(-1)];
+        let parts = f_regex_split("regexSplit", &args, usize::MAX).expect("split");
+        assert!(matches!(parts, V::List(ref l) if l.len() > 1000));
+    }
+
     #[test]
     fn braces_that_are_no_repetition_are_literal_as_in_go() {
         // bitnami common `_capabilities.tpl`.
-        let re = regex("{(v[0-9])*[^}]*}}$").unwrap();
+        let re = regex("{(v[0-9])*[^}]*}}$", "").unwrap();
         assert!(re.is_match("&{{v1 1 32} [v1] {v3.17.1 abc clean go1.23.5}}"));
-        assert!(regex("a{2}").unwrap().is_match("aa"));
-        assert!(!regex("^a{2,3}$").unwrap().is_match("a"));
-        assert!(regex("^a{,2}$").unwrap().is_match("a{,2}"));
-        assert!(regex("^[{]\\{x$").unwrap().is_match("{{x"));
+        assert!(regex("a{2}", "").unwrap().is_match("aa"));
+        assert!(!regex("^a{2,3}$", "").unwrap().is_match("a"));
+        assert!(regex("^a{,2}$", "").unwrap().is_match("a{,2}"));
+        assert!(regex("^[{]\\{x$", "").unwrap().is_match("{{x"));
     }
 }
 
