@@ -3229,3 +3229,57 @@ fn a_submodule_removed_from_a_recursive_app_makes_its_prunes_unknown() {
     );
     assert!(pruned_apps(&report).is_empty(), "{report:#}");
 }
+
+/// Twenty-four JSON patch `copy`s (or replacements) each copying a
+/// ConfigMap's `data` into a new key of itself double the document at
+/// every step. The build refuses the doubling that would pass the
+/// per-resource limit before making it, so the largest document held is
+/// under the limit, not twice it: the run ends with a render failure in
+/// 256 MiB of address space beyond the binary's own.
+#[test]
+fn a_chain_of_copies_doubling_a_document_stops_before_the_last_doubling() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: v\n";
+    let copies: String = (0..24)
+        .map(|i| format!("- op: copy\n  from: /data\n  path: /data/m{i}\n"))
+        .collect();
+    let replacements: String = (0..24)
+        .map(|i| {
+            format!(
+                "- source: {{kind: ConfigMap, name: cm, fieldPath: data}}\n  targets:\n  - select: {{kind: ConfigMap, name: cm}}\n    fieldPaths: [data.m{i}]\n    options: {{create: true}}\n"
+            )
+        })
+        .collect();
+    let files = vec![
+        file("argocd/p.yaml", app_yaml("p", "p", "")),
+        file("p/cm.yaml", cm),
+        file(
+            "p/kustomization.yaml",
+            "resources: [cm.yaml]\npatches:\n- path: copies.yaml\n  target: {kind: ConfigMap}\n",
+        ),
+        file("p/copies.yaml", copies),
+        file("argocd/r.yaml", app_yaml("r", "r", "")),
+        file("r/cm.yaml", cm),
+        file(
+            "r/kustomization.yaml",
+            "resources: [cm.yaml]\nreplacements:\n- path: repl.yaml\n",
+        ),
+        file("r/repl.yaml", replacements),
+    ];
+    let tmp = repo(&files, &files);
+    let out = run_capped(
+        tmp.path(),
+        &["check", "main", "--format", "json"],
+        GIB + (256 << 20),
+        120,
+    );
+    let report = json(&out);
+    let messages = gl000_messages(&report);
+    for what in ["patch", "a replacement"] {
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains(&format!("{what} ")) && m.contains("grows a resource past")),
+            "{what}: {messages:#?}"
+        );
+    }
+}

@@ -91,14 +91,11 @@ pub(crate) fn charge_nodes(cx: &RenderContext<'_>, n: usize) -> KResult<()> {
     Ok(())
 }
 
-/// Refuses a resource grown past [`MAX_RESOURCE_NODES`], charging the
-/// count to the render's patch budget.
-pub(crate) fn check_resource_size(
-    cx: &RenderContext<'_>,
-    v: &serde_json::Value,
-    what: &str,
-) -> KResult<()> {
-    let n = nodes(v, MAX_RESOURCE_NODES);
+/// Refuses a resource that would grow to `n` nodes, past
+/// [`MAX_RESOURCE_NODES`], charging the count to the render's patch budget.
+/// Callers check before they grow the resource, so the refused document is
+/// never built.
+pub(crate) fn check_grown_size(cx: &RenderContext<'_>, n: usize, what: &str) -> KResult<()> {
     charge_nodes(cx, n)?;
     if n > MAX_RESOURCE_NODES {
         return Err(content(format!(

@@ -10,7 +10,10 @@ use super::accumulator::Acc;
 use super::load::Kustomization;
 use super::resource::{Res, ResId};
 use super::selector::Selector;
-use super::{charge_nodes, check_resource_size, content, nodes, smp, KResult, MAX_PATCH_NODES};
+use super::{
+    charge_nodes, check_grown_size, content, nodes, smp, KResult, MAX_PATCH_NODES,
+    MAX_RESOURCE_NODES,
+};
 use crate::render::RenderContext;
 use crate::yaml;
 
@@ -116,8 +119,10 @@ fn apply_smp(
 
 /// Applies JSON 6902 operations one by one. Like evanphx/json-patch v4 (which
 /// Kustomize uses), `replace` of a missing map key adds it. Each operation is
-/// charged what it can add: its value, or for `copy`/`move` the resource's
-/// size afterwards, which is also held to the per-resource limit.
+/// charged what it can add: its value, or for `copy` the resource's size
+/// with the copied subtree, which is held to the per-resource limit before
+/// anything is copied (a chain of copies doubling a document stops before
+/// the doubling that would pass the limit, not after it).
 fn apply_json(cx: &RenderContext<'_>, r: &mut Res, ops: &Value, source: &str) -> KResult<()> {
     let Some(list) = ops.as_array() else {
         return Err(content(format!(
@@ -150,15 +155,19 @@ fn apply_json(cx: &RenderContext<'_>, r: &mut Res, ops: &Value, source: &str) ->
                 }
             }
         }
-        let copies = matches!(op.get("op").and_then(Value::as_str), Some("copy" | "move"));
+        if op.get("op").and_then(Value::as_str) == Some("copy") {
+            let from = op.get("from").and_then(Value::as_str).unwrap_or("");
+            if let Some(copied) = r.v.at(from) {
+                let grown = nodes(copied, MAX_RESOURCE_NODES)
+                    .saturating_add(nodes(&r.v, MAX_RESOURCE_NODES));
+                check_grown_size(cx, grown, &format!("patch {source}"))?;
+            }
+        }
         charge_nodes(cx, op.get("value").map_or(1, |v| nodes(v, MAX_PATCH_NODES)))?;
         let patch: json_patch::Patch = serde_json::from_value(Value::Array(vec![op]))
             .map_err(|e| content(format!("patch {source}: invalid JSON 6902 patch: {e}")))?;
         json_patch::patch(&mut r.v, &patch)
             .map_err(|e| content(format!("patch {source} on {}: {e}", r.cur_id().display())))?;
-        if copies {
-            check_resource_size(cx, &r.v, &format!("patch {source}"))?;
-        }
     }
     Ok(())
 }
@@ -444,4 +453,48 @@ pub(crate) fn patches_json6902(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A `copy` that would take the resource past the per-resource limit is
+    /// refused before the copy is made: the resource keeps its size, so the
+    /// largest document held is under the limit, never twice it.
+    #[test]
+    fn a_copy_past_the_resource_limit_is_refused_before_it_is_made() {
+        let tree = crate::source::MemTree::new(&[]);
+        let cache = crate::render::ParseCache::default();
+        let options = crate::render::RenderOptions::default();
+        let cx = RenderContext::new(&tree, &cache, &options);
+        let data: serde_json::Map<String, Value> = (0..MAX_RESOURCE_NODES / 2 + 10)
+            .map(|i| (format!("k{i}"), Value::String("v".into())))
+            .collect();
+        let mut r = Res::new(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": data}),
+            crate::manifest::Origin::default(),
+        );
+        let before = nodes(&r.v, usize::MAX);
+        let ops = json!([{"op": "copy", "from": "/data", "path": "/metadata/copy"}]);
+        let err = apply_json(&cx, &mut r, &ops, "p.yaml").expect_err("refused");
+        assert!(
+            err.message.contains("grows a resource past"),
+            "{}",
+            err.message
+        );
+        assert_eq!(
+            nodes(&r.v, usize::MAX),
+            before,
+            "the resource was not grown"
+        );
+
+        let mut small = Res::new(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"k": "v"}}),
+            crate::manifest::Origin::default(),
+        );
+        apply_json(&cx, &mut small, &ops, "p.yaml").expect("a small copy applies");
+        assert_eq!(small.v["metadata"]["copy"], json!({"k": "v"}));
+    }
 }

@@ -290,7 +290,13 @@ pub(crate) fn apply(cx: &RenderContext<'_>, list: &[Value], res: &mut [Res]) -> 
                             x.cur_id().display()
                         )));
                     }
+                    // What the resource can grow to is checked before any
+                    // field is set: at most its size now plus the value once
+                    // per field (a replaced field only shrinks that).
                     let cost = super::nodes(&value, super::MAX_PATCH_NODES);
+                    let grown = super::nodes(&x.v, super::MAX_RESOURCE_NODES)
+                        .saturating_add(cost.saturating_mul(ptrs.len()));
+                    super::check_grown_size(cx, grown, "a replacement")?;
                     for p in ptrs {
                         let was_created = created.contains(&p);
                         if let Some(node) = x.v.pointer_mut(&p) {
@@ -298,7 +304,6 @@ pub(crate) fn apply(cx: &RenderContext<'_>, list: &[Value], res: &mut [Res]) -> 
                             set_value(node, &value, was_created, opts)?;
                         }
                     }
-                    super::check_resource_size(cx, &x.v, "a replacement")?;
                 }
             }
         }
