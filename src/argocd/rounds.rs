@@ -415,9 +415,9 @@ pub(super) fn expand_set(
 
 /// `spec.ignoreApplicationDifferences` of an ApplicationSet: per entry the
 /// Application name it is limited to (`None`: all) and the JSON pointers
-/// it names. A `jqPathExpressions` item is read when it is a plain path
-/// (`.spec.syncPolicy`); others cannot be evaluated and are left out, so
-/// the head's value is taken for them.
+/// it names. A `jqPathExpressions` item is read when it is a path of keys
+/// (`.spec.syncPolicy`); others are not evaluated, so the head's value is
+/// taken for them and a note says so ([`super::unevaluated_jq_note`]).
 fn ignored_application_fields(appset: &Value) -> Vec<(Option<String>, Vec<String>)> {
     let Some(entries) = appset
         .at("/spec/ignoreApplicationDifferences")
@@ -442,22 +442,11 @@ fn ignored_application_fields(appset: &Value) -> Vec<(Option<String>, Vec<String
             pointers.extend(
                 strings(e, "jqPathExpressions")
                     .iter()
-                    .filter_map(|jq| plain_jq_pointer(jq)),
+                    .filter_map(|jq| crate::json::jq_key_path_pointer(jq)),
             );
             (name, pointers)
         })
         .collect()
-}
-
-/// The JSON pointer of a jq expression that is a plain path
-/// (`.spec.syncPolicy` is `/spec/syncPolicy`); `None` for any other form.
-pub(super) fn plain_jq_pointer(jq: &str) -> Option<String> {
-    let path = jq.strip_prefix('.')?;
-    let plain = !path.is_empty()
-        && path.split('.').all(|seg| {
-            !seg.is_empty() && seg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        });
-    plain.then(|| format!("/{}", path.replace('.', "/")))
 }
 
 /// The spec of a child Application as a parent with
@@ -505,7 +494,7 @@ fn spec_kept_by_parent(
         pointers.extend(
             crate::manifest::strings(e.get("jqPathExpressions"))
                 .iter()
-                .filter_map(|jq| plain_jq_pointer(jq)),
+                .filter_map(|jq| crate::json::jq_key_path_pointer(jq)),
         );
     }
     if pointers.is_empty() {
