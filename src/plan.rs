@@ -629,7 +629,9 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
     };
     for (key, b, same_key) in apps_beside(&base.apps, &head.apps) {
         match same_key {
-            Some(h) if !unmanaged_at_head(base, head, b, h) => {
+            Some(h)
+                if !unmanaged_at_head(base, head, b, h) && !left_its_appset(base, head, b, h) =>
+            {
                 let moved = h
                     .status
                     .renders_here()
@@ -1017,6 +1019,33 @@ fn unmanaged_at_head(base: &Inventory, head: &Inventory, b: &App, h: &App) -> bo
         }
         None => true,
     }
+}
+
+/// Whether an Application an ApplicationSet generated at base is declared
+/// by something else at head (a plain manifest, a parent app, another
+/// ApplicationSet) while that ApplicationSet deletes what it no longer
+/// generates. The live Application keeps the set's controller
+/// ownerReference (applying the new manifest does not remove a field it
+/// never set), and the controller deletes every Application that reference
+/// names and it does not generate (AC `applicationset_controller.go`
+/// `deleteInCluster`, `getCurrentApplications` lists by
+/// `.metadata.controller`), or garbage collection does when the set itself
+/// is pruned: its finalizer cascades before anything recreates it, so the
+/// base app is deleted as if it were gone.
+fn left_its_appset(base: &Inventory, head: &Inventory, b: &App, h: &App) -> bool {
+    let Some(Manager::AppSet(set)) = &b.manager else {
+        return false;
+    };
+    // Still generated there (another set generating the name too is
+    // refused, GL018): the set keeps it.
+    let generated = head
+        .appsets
+        .get(set)
+        .and_then(|e| e.expansion.as_ref().ok())
+        .is_some_and(|exp| exp.apps.iter().any(|g| g.name() == b.spec.name));
+    !generated
+        && !matches!(&h.manager, Some(Manager::AppSet(s)) if s == set)
+        && matches!(appset_deletes(base, head, set), SetVerdict::Deletes)
 }
 
 /// Whether the app is gone at head, for the purpose of deletion: absent, or

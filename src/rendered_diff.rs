@@ -338,8 +338,10 @@ fn unified(base: Option<&str>, head: Option<&str>, path: &str, settings: &DiffCo
 /// JSON pointers of `spec.ignoreDifferences` entries of an Application, by
 /// the group, kind, name and namespace they match (Argo CD
 /// `util/argo/normalizers/diff_normalizer.go` `NewIgnoreNormalizer`: an
-/// empty name or namespace matches any). `jqPathExpressions` and
-/// `managedFieldsManagers` need the live object or a jq engine: not applied.
+/// empty name or namespace matches any). A `jqPathExpressions` item that is
+/// a path of keys is applied as its pointer; any other needs a jq engine and
+/// is not applied (the notes name it), nor is `managedFieldsManagers`,
+/// which needs the live object.
 #[derive(Debug, Clone, Default)]
 struct Ignores(Vec<IgnoreEntry>);
 
@@ -370,7 +372,14 @@ fn ignore_differences(app: &App) -> Ignores {
                 kind: text(v, "kind"),
                 name: text(v, "name"),
                 namespace: text(v, "namespace"),
-                pointers: crate::manifest::strings(v.get("jsonPointers")),
+                pointers: crate::manifest::strings(v.get("jsonPointers"))
+                    .into_iter()
+                    .chain(
+                        crate::manifest::strings(v.get("jqPathExpressions"))
+                            .iter()
+                            .filter_map(|jq| crate::json::jq_key_path_pointer(jq)),
+                    )
+                    .collect(),
             })
             .filter(|e| !e.pointers.is_empty())
             .collect(),

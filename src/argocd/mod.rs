@@ -766,6 +766,7 @@ pub fn build(input: &InventoryInput<'_>) -> Inventory {
         .collect();
     inv.roots.sort_by(|a, b| source::path::walk_order(a, b));
     inv.apps = done;
+    unevaluated_jq_note(&mut inv);
     inv.tree_paths = index_cache;
     inv.templated = templated;
     inv
@@ -851,6 +852,75 @@ fn rooted_child(base: &Inventory, manager: Option<&Manager>) -> bool {
 }
 
 /// One note for [`Inventory::unapplied`], naming the first few files.
+/// Names the `jqPathExpressions` that are not a path of keys, which
+/// gitops-lint does not evaluate (no jq engine), so nothing reads as ignored
+/// that is not: an app's `ignoreDifferences` ones are not applied to its
+/// rendered diff nor, under `RespectIgnoreDifferences=true`, to its child
+/// Applications; an ApplicationSet's `ignoreApplicationDifferences` ones
+/// leave the template's value to its Applications. Argo CD evaluates them
+/// with gojq (AC `util/argo/normalizers/diff_normalizer.go`
+/// `jqNormalizerPatch`; `applicationset/utils/createOrUpdate.go`
+/// `applyIgnoreDifferences`).
+fn unevaluated_jq_note(inv: &mut Inventory) {
+    const NAMED: usize = 3;
+    let unevaluated = |entries: Option<&Value>| -> Vec<String> {
+        let mut out: Vec<String> = entries
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .flat_map(|e| crate::manifest::strings(e.get("jqPathExpressions")))
+            .filter(|jq| crate::json::jq_key_path_pointer(jq).is_none())
+            .collect();
+        out.dedup();
+        out
+    };
+    let mut owners: Vec<(String, Vec<String>)> = Vec::new();
+    for app in inv.apps.values() {
+        let jq = unevaluated(crate::json::Pointer::at(
+            &**app.object,
+            "/spec/ignoreDifferences",
+        ));
+        if !jq.is_empty() {
+            owners.push((
+                format!("`ignoreDifferences` of app `{}`", app.display_name()),
+                jq,
+            ));
+        }
+    }
+    for (key, set) in &inv.appsets {
+        let jq = unevaluated(crate::json::Pointer::at(
+            &**set.object,
+            "/spec/ignoreApplicationDifferences",
+        ));
+        if !jq.is_empty() {
+            owners.push((
+                format!(
+                    "`ignoreApplicationDifferences` of ApplicationSet `{}`",
+                    instances::short_key(instances::unqualified(key))
+                ),
+                jq,
+            ));
+        }
+    }
+    if owners.is_empty() {
+        return;
+    }
+    let named: Vec<String> = owners
+        .iter()
+        .take(NAMED)
+        .map(|(owner, jq)| {
+            let exprs: Vec<String> = jq.iter().map(|e| format!("`{e}`")).collect();
+            format!("{owner} ({})", exprs.join(", "))
+        })
+        .collect();
+    let more = owners.len().saturating_sub(NAMED);
+    inv.notes.push(format!(
+        "jq expressions that are not a path of keys are not evaluated, so what they ignore is compared in the rendered diff and the plan takes it from git: {}{}",
+        named.join("; "),
+        if more > 0 { format!(" and {more} more") } else { String::new() }
+    ));
+}
+
 fn unapplied_note(inv: &mut Inventory) {
     const NAMED: usize = 5;
     if inv.unapplied.is_empty() {

@@ -250,6 +250,11 @@ impl Rounds<'_> {
                     adopted.push((key, parent.key.clone()));
                     continue;
                 };
+                // The object stays the rendered one (the rounds recognise a
+                // child by it); only what the cluster keeps is read from
+                // the live child.
+                let live = input.reuse.and_then(|r| r.apps.get(&key));
+                let spec = spec_kept_by_parent(parent, &spec, &m.value, live).unwrap_or(spec);
                 children.push(new_app(
                     key,
                     spec,
@@ -410,9 +415,9 @@ pub(super) fn expand_set(
 
 /// `spec.ignoreApplicationDifferences` of an ApplicationSet: per entry the
 /// Application name it is limited to (`None`: all) and the JSON pointers
-/// it names. A `jqPathExpressions` item is read when it is a plain path
-/// (`.spec.syncPolicy`); others cannot be evaluated and are left out, so
-/// the head's value is taken for them.
+/// it names. A `jqPathExpressions` item is read when it is a path of keys
+/// (`.spec.syncPolicy`); others are not evaluated, so the head's value is
+/// taken for them and a note says so ([`super::unevaluated_jq_note`]).
 fn ignored_application_fields(appset: &Value) -> Vec<(Option<String>, Vec<String>)> {
     let Some(entries) = appset
         .at("/spec/ignoreApplicationDifferences")
@@ -434,18 +439,69 @@ fn ignored_application_fields(appset: &Value) -> Vec<(Option<String>, Vec<String
         .map(|e| {
             let name = e.get("name").and_then(Value::as_str).map(str::to_owned);
             let mut pointers = strings(e, "jsonPointers");
-            pointers.extend(strings(e, "jqPathExpressions").iter().filter_map(|jq| {
-                let path = jq.strip_prefix('.')?;
-                let plain = !path.is_empty()
-                    && path.split('.').all(|seg| {
-                        !seg.is_empty()
-                            && seg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                    });
-                plain.then(|| format!("/{}", path.replace('.', "/")))
-            }));
+            pointers.extend(
+                strings(e, "jqPathExpressions")
+                    .iter()
+                    .filter_map(|jq| crate::json::jq_key_path_pointer(jq)),
+            );
             (name, pointers)
         })
         .collect()
+}
+
+/// The spec of a child Application as a parent with
+/// `RespectIgnoreDifferences=true` leaves it in the cluster: the fields the
+/// parent's `ignoreDifferences` names for it keep the live (other
+/// revision's) values, because the sync copies them from the live object
+/// into what it applies (AC `controller/sync.go` `SyncAppState` →
+/// `normalizeTargetResources`; entries matched as `NewIgnoreNormalizer`
+/// matches them: group and kind by glob, an empty name or namespace matches
+/// any). `None` when the option is off, nothing is ignored for the child or
+/// nothing ignored differs.
+fn spec_kept_by_parent(
+    parent: &App,
+    child: &AppSpec,
+    rendered: &Value,
+    live: Option<&App>,
+) -> Option<Arc<AppSpec>> {
+    let live = live?;
+    if !parent
+        .spec
+        .sync_options
+        .has("RespectIgnoreDifferences=true")
+    {
+        return None;
+    }
+    let entries = parent.object.at("/spec/ignoreDifferences")?.as_array()?;
+    let glob = |pattern: Option<&Value>, text: &str| {
+        let pattern = pattern.and_then(Value::as_str).unwrap_or("");
+        crate::glob::Glob::new(pattern, &[]).is_ok_and(|g| g.is_match(text))
+    };
+    let exact = |want: Option<&Value>, have: &str| {
+        want.and_then(Value::as_str)
+            .is_none_or(|w| w.is_empty() || w == have)
+    };
+    let mut pointers: Vec<String> = Vec::new();
+    for e in entries {
+        if !(glob(e.get("group"), "argoproj.io")
+            && glob(e.get("kind"), "Application")
+            && exact(e.get("name"), &child.name)
+            && exact(e.get("namespace"), &child.namespace))
+        {
+            continue;
+        }
+        pointers.extend(crate::manifest::strings(e.get("jsonPointers")));
+        pointers.extend(
+            crate::manifest::strings(e.get("jqPathExpressions"))
+                .iter()
+                .filter_map(|jq| crate::json::jq_key_path_pointer(jq)),
+        );
+    }
+    if pointers.is_empty() {
+        return None;
+    }
+    let merged = keep_ignored_fields(&[(None, pointers)], &child.name, &live.object, rendered)?;
+    AppSpec::parse(&merged).map(Arc::new)
 }
 
 /// The generated Application as the ApplicationSet controller leaves it in

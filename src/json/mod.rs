@@ -5,6 +5,75 @@ pub(crate) mod encoded;
 pub(crate) use encoded::{LazyValue, View};
 use serde_json::Value;
 
+/// The JSON pointer of a jq expression that is a path of object keys and
+/// nothing else: `.spec.syncPolicy`, `.metadata.annotations."a/b"`,
+/// `.metadata.labels["team"]` (keys quoted with `\"` and `\\` as the only
+/// escapes). `None` for any other expression (an iteration, a `select`, a
+/// pipe), which only a jq engine can evaluate.
+pub(crate) fn jq_key_path_pointer(expr: &str) -> Option<String> {
+    fn quoted(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<String> {
+        let mut key = String::new();
+        loop {
+            match chars.next()? {
+                '"' => return Some(key),
+                '\\' => match chars.next()? {
+                    c @ ('"' | '\\') => key.push(c),
+                    _ => return None,
+                },
+                c => key.push(c),
+            }
+        }
+    }
+    let mut chars = expr.trim().chars().peekable();
+    let mut pointer = String::new();
+    let mut keys = 0usize;
+    // `[` indexes only what a `.` or a key leads to (`["a"]` alone is an
+    // array literal).
+    let mut indexable = false;
+    while let Some(c) = chars.next() {
+        let key = match c {
+            '.' => match chars.peek() {
+                Some('"') => {
+                    chars.next();
+                    quoted(&mut chars)?
+                }
+                Some('[') => {
+                    indexable = true;
+                    continue;
+                }
+                Some(&c) if c.is_ascii_alphabetic() || c == '_' => {
+                    let mut key = String::new();
+                    while let Some(&c) = chars.peek() {
+                        if !(c.is_ascii_alphanumeric() || c == '_') {
+                            break;
+                        }
+                        key.push(c);
+                        chars.next();
+                    }
+                    key
+                }
+                _ => return None,
+            },
+            '[' if indexable => {
+                if chars.next()? != '"' {
+                    return None;
+                }
+                let key = quoted(&mut chars)?;
+                if chars.next()? != ']' {
+                    return None;
+                }
+                key
+            }
+            _ => return None,
+        };
+        keys += 1;
+        indexable = true;
+        pointer.push('/');
+        pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+    }
+    (keys > 0).then_some(pointer)
+}
+
 /// A value looked up by JSON pointer (RFC 6901), exactly as
 /// [`Value::pointer`] does, but without the two copies `pointer` makes of
 /// every segment: rules and renders look up annotations and fields of
@@ -53,6 +122,36 @@ mod tests {
     use super::*;
 
     /// Every pointer, escaped or not, finds what `Value::pointer` finds.
+    #[test]
+    fn jq_key_paths_become_pointers_and_other_expressions_do_not() {
+        let p = |e: &str| jq_key_path_pointer(e);
+        assert_eq!(p(".spec.syncPolicy").as_deref(), Some("/spec/syncPolicy"));
+        assert_eq!(
+            p(r#".metadata.annotations."example.com/a~b""#).as_deref(),
+            Some("/metadata/annotations/example.com~1a~0b")
+        );
+        assert_eq!(
+            p(r#".metadata.labels["team"]"#).as_deref(),
+            Some("/metadata/labels/team")
+        );
+        assert_eq!(
+            p(r#".["spec"].replicas"#).as_deref(),
+            Some("/spec/replicas")
+        );
+        for other in [
+            ".",
+            "",
+            "spec",
+            ".spec.template.spec.containers[] | select(.name == \"x\") | .image",
+            ".spec.containers[0]",
+            ".a..b",
+            r#".a."b"#,
+            r#".a."\n""#,
+        ] {
+            assert_eq!(p(other), None, "{other}");
+        }
+    }
+
     #[test]
     fn finds_what_serde_json_finds() {
         let v = serde_json::json!({
