@@ -2677,6 +2677,12 @@ fn split_cost(text: &str, sep: &str) -> usize {
         .saturating_add(text.len())
 }
 
+/// What one `$` reference in a `regexReplaceAll` replacement is charged
+/// per match, in bytes of the value budget: a 200,000-character text with
+/// an empty pattern and 1,800 `$0`s expanded 8 million references (seconds
+/// of work, no output) before the budget stopped it at one byte each.
+const EXPAND_REF_COST: usize = 64;
+
 /// A match's start and end, with its groups when the replacement refers
 /// to them.
 type RegexMatch<'t> = (usize, usize, Option<regex::Captures<'t>>);
@@ -2696,9 +2702,14 @@ fn regex_replace(re: &regex::Regex, src: &str, repl: &str, expand: bool, room: u
     let mut last = 0;
     // Expanding the replacement is work even when it yields nothing (an
     // empty pattern matches at every position, `$0` of an empty match is
-    // empty): each match is charged the replacement's length, so matches
-    // times replacement cannot run past the value budget either.
+    // empty): each match is charged the replacement's length, and each
+    // reference in it [`EXPAND_REF_COST`] (resolving a group name costs
+    // far more than copying a byte), so matches times references cannot
+    // run past the value budget either.
     let mut work = 0usize;
+    let per_match = repl
+        .len()
+        .saturating_add(refs.saturating_mul(EXPAND_REF_COST));
     // A replacement without references needs no capture groups: finding
     // the matches alone spares an allocation per match (an empty pattern
     // over megabytes of text matches millions of times).
@@ -2711,7 +2722,7 @@ fn regex_replace(re: &regex::Regex, src: &str, repl: &str, expand: bool, room: u
         }))
     };
     for (start, end, caps) in matches {
-        work = work.saturating_add(repl.len()).saturating_add(start - last);
+        work = work.saturating_add(per_match).saturating_add(start - last);
         let bound = out
             .len()
             .saturating_add(start - last)
@@ -2808,6 +2819,22 @@ mod regex_tests {
         let args = [V::Str(nul2(5)), V::Str(nul2(23686)), V::Int(-1)];
         let parts = f_regex_split("regexSplit", &args, usize::MAX).expect("split");
         assert!(matches!(parts, V::List(ref l) if l.len() > 1000));
+    }
+
+    /// A fuzzed `regexReplaceAll` with an empty pattern (a match at every
+    /// position) and 1,800 `$0`s expanded millions of references that
+    /// yield nothing. Each reference is charged per match now, so the call
+    /// is refused within the value budget; a replacement with a few
+    /// references over the same text is not.
+    #[test]
+    fn references_expanded_at_every_match_are_charged() {
+        let room = 16 << 20;
+        let re = regex("", "").expect("empty pattern");
+        let text = "a".repeat(2_000);
+        let err = regex_replace(&re, &text, &"$0".repeat(1_800), true, room).expect_err("refused");
+        assert!(err.contains(BEYOND_LIMITS), "{err}");
+        let out = regex_replace(&re, &text, "<$0>", true, room).expect("replaced");
+        assert!(matches!(out, V::Str(ref s) if s.len() == 2_000 + 2 * 2_001));
     }
 
     #[test]
