@@ -106,6 +106,10 @@ struct FindingOut<'a> {
     app: Option<&'a str>,
     code: &'a str,
     file: Option<&'a str>,
+    /// Present (true) only for a finding of a judged merge that the change
+    /// alone against its fork point does not have.
+    #[serde(rename = "fromMerge", skip_serializing_if = "std::ops::Not::not")]
+    from_merge: bool,
     line: Option<u32>,
     message: &'a str,
     name: &'a str,
@@ -226,6 +230,7 @@ fn out(r: &Report) -> Out<'_> {
                 app: f.app.as_deref(),
                 resource: f.resource.as_ref().map(ResourceOut),
                 file: f.location.as_ref().map(|l| l.file.as_str()),
+                from_merge: f.from_merge,
                 line: f.location.as_ref().and_then(|l| l.line),
                 acknowledged: f.acknowledged.is_some(),
                 acknowledgement: f.acknowledged.as_ref().map(|a| AckOut {
