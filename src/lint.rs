@@ -1391,6 +1391,7 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
     let mut inv =
         session.single_inventory(|s| s.inventory(Arc::clone(&tree), &config, None, None))?;
     inv.notes.extend(roots_note(&inv, &config));
+    inv.notes.extend(roots_proposal(&inv, &config));
     record_stats(opts, |s| {
         *s = RunStats {
             blob_reads: repo.blob_reads(),
@@ -1444,6 +1445,32 @@ fn roots_note(inv: &Inventory, config: &Config) -> Option<String> {
         "{} root file(s), applied outside Argo CD ({how}): {}",
         inv.roots.len(),
         shown.join(", ")
+    ))
+}
+
+/// The `roots:` line that pins the roots `check` inferred, when nothing in
+/// the configuration chose them (no `roots:`, `apps:` or `instances:`):
+/// inferred roots follow the tree, so a file that stops being rendered
+/// would become a root of its own; pinned, it is a deletion. Every root is
+/// listed (a line cut short would pin fewer), each path quoted as a JSON
+/// string, which YAML reads as the same double-quoted scalar.
+fn roots_proposal(inv: &Inventory, config: &Config) -> Option<String> {
+    if inv.roots.is_empty()
+        || inv.implicit_fallback
+        || !config.roots.patterns().is_empty()
+        || !config.apps.is_empty()
+        || !config.instances.is_empty()
+    {
+        return None;
+    }
+    let quoted: Vec<String> = inv
+        .roots
+        .iter()
+        .map(|f| serde_json::Value::from(f.as_str()).to_string())
+        .collect();
+    Some(format!(
+        "the roots above were inferred; to pin them, add `roots: [{}]` to {CONFIG_FILE} (an Application file outside them that nothing renders is then not deployed)",
+        quoted.join(", ")
     ))
 }
 
