@@ -89,6 +89,10 @@ pub struct Finding {
     pub(crate) acknowledged: Option<Acknowledgement>,
     /// A field of the resource to point at instead of its document start.
     pub(crate) field: Option<FieldRef>,
+    /// In a diff that judged a real merge, the finding is absent when the
+    /// change alone is judged against its fork point: it exists only
+    /// because of what the target branch gained meanwhile.
+    pub(crate) from_merge: bool,
 }
 
 /// Where an acknowledgement came from: who chose to accept the finding.
@@ -184,6 +188,7 @@ impl Finding {
             help: None,
             acknowledged: None,
             field: None,
+            from_merge: false,
         }
     }
 

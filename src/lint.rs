@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use crate::argocd::unchanged::{self, Deferral, SubtreeMemo};
 use crate::argocd::{self, AppStatus, Inventory, InventoryInput, RepoIdentity};
 use crate::config::{Config, ConfigError, CONFIG_FILE};
+use crate::finding::Finding;
 use crate::local_files;
 use crate::plan;
 use crate::render::{ParseCache, RenderOptions};
@@ -847,6 +848,7 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
     let (base_tree, judged) = rayon::join(|| repo.commit_tree(&range.base), || judge(&range));
     let (base_tree, judged) = (base_tree?, judged?);
     let mut merge_row = None;
+    let mut fork_of_merge = None;
     let head_tree = match (judged, &live_head) {
         (_, Some(rev)) => tree_of(&repo, rev)?.1,
         (Judged::Head, None) => repo.commit_tree(&range.head)?,
@@ -865,6 +867,7 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
                     &m.tree_id[..m.tree_id.len().min(12)],
                 ),
             );
+            fork_of_merge = Some(m.merge_base.clone());
             merge_row = Some(crate::report::Merged {
                 merge_base: m.merge_base,
                 tree: m.tree_id,
@@ -888,6 +891,17 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
         &messages,
         opts,
     )?;
+    if let Some(fork) = &fork_of_merge {
+        let alone = diff_trees(
+            &repo,
+            (fork, repo.commit_tree(fork)?),
+            (&range.head, repo.commit_tree(&range.head)?),
+            target.as_deref(),
+            &messages,
+            &alone_options(opts),
+        )?;
+        mark_from_merge(&mut report, &alone, &base_name);
+    }
     intact(&repo)?;
     if let (Some(dir), Some(d)) = (&opts.diff.rendered_dir, &report.diff) {
         write_rendered(&repo, dir, d)?;
@@ -916,6 +930,37 @@ pub fn diff(range: Option<&str>, opts: &Options) -> Result<Report, LintError> {
     // Its blob cache holds every file read: free it beside the output.
     drop_beside(repo);
     Ok(report)
+}
+
+/// The options of the second analysis a judged merge needs: the change
+/// alone against its fork point, for its findings only (no rendered diff,
+/// no statistics, no progress, freed when done).
+fn alone_options(opts: &Options) -> Options {
+    let mut alone = opts.clone();
+    alone.diff = DiffRequest {
+        show: Some(false),
+        ..DiffRequest::default()
+    };
+    alone.stats = None;
+    alone.progress = Progress::default();
+    alone.exit_after = false;
+    alone
+}
+
+/// Marks the findings of a judged merge that the change alone (its head
+/// against the fork point, as `--no-merge` with `A...B` judges it) does
+/// not have: they exist only because of what `target` gained since the
+/// change forked. A finding is the same when its rule, app and resource
+/// are (its message may count differently in the two views).
+fn mark_from_merge(merged: &mut Report, alone: &Report, target: &str) {
+    let key = |f: &Finding| (f.rule.code, f.app.clone(), f.resource.clone());
+    let own: std::collections::HashSet<_> = alone.findings.iter().map(key).collect();
+    for f in &mut merged.findings {
+        if !own.contains(&key(f)) {
+            f.from_merge = true;
+            f.message = format!("{} (from the merge with `{target}`)", f.message);
+        }
+    }
 }
 
 /// The name of a range's head as the user wrote it (`HEAD` when left
@@ -1346,6 +1391,7 @@ pub fn check(rev: &Revision, opts: &Options) -> Result<Report, LintError> {
     let mut inv =
         session.single_inventory(|s| s.inventory(Arc::clone(&tree), &config, None, None))?;
     inv.notes.extend(roots_note(&inv, &config));
+    inv.notes.extend(roots_proposal(&inv, &config));
     record_stats(opts, |s| {
         *s = RunStats {
             blob_reads: repo.blob_reads(),
@@ -1399,6 +1445,32 @@ fn roots_note(inv: &Inventory, config: &Config) -> Option<String> {
         "{} root file(s), applied outside Argo CD ({how}): {}",
         inv.roots.len(),
         shown.join(", ")
+    ))
+}
+
+/// The `roots:` line that pins the roots `check` inferred, when nothing in
+/// the configuration chose them (no `roots:`, `apps:` or `instances:`):
+/// inferred roots follow the tree, so a file that stops being rendered
+/// would become a root of its own; pinned, it is a deletion. Every root is
+/// listed (a line cut short would pin fewer), each path quoted as a JSON
+/// string, which YAML reads as the same double-quoted scalar.
+fn roots_proposal(inv: &Inventory, config: &Config) -> Option<String> {
+    if inv.roots.is_empty()
+        || inv.implicit_fallback
+        || !config.roots.patterns().is_empty()
+        || !config.apps.is_empty()
+        || !config.instances.is_empty()
+    {
+        return None;
+    }
+    let quoted: Vec<String> = inv
+        .roots
+        .iter()
+        .map(|f| serde_json::Value::from(f.as_str()).to_string())
+        .collect();
+    Some(format!(
+        "the roots above were inferred; to pin them, add `roots: [{}]` to {CONFIG_FILE} (an Application file outside them that nothing renders is then not deployed)",
+        quoted.join(", ")
     ))
 }
 

@@ -630,7 +630,9 @@ pub(crate) fn plan(base: &Inventory, head: &Inventory, config: &Config) -> Plan 
     for (key, b, same_key) in apps_beside(&base.apps, &head.apps) {
         match same_key {
             Some(h)
-                if !unmanaged_at_head(base, head, b, h) && !left_its_appset(base, head, b, h) =>
+                if !unmanaged_at_head(base, head, b, h)
+                    && !left_its_appset(base, head, b, h)
+                    && !deleted_with_parent(&cx, b) =>
             {
                 let moved = h
                     .status
@@ -1073,6 +1075,32 @@ fn unrendered_owner<'a>(unrendered: &[&'a App], b: &App) -> Option<&'a crate::re
             .any(|p| crate::source::path::strip_dir(file, p).is_some());
         (holds && a.key != b.key).then_some(e)
     })
+}
+
+/// Whether `b`, still declared at head, is deleted with the parent app that
+/// managed it at base: that parent is gone at head (removed, or renamed:
+/// a new name is a new Application), its deletion cascades to what it
+/// manages, among them `b`'s Application object, and nothing protects that
+/// object. The old parent's finalizer deletes the objects it tracks (AC
+/// `controller/appcontroller.go` `finalizeApplicationDeletion`, over
+/// `getPermittedAppLiveObjects`), and nothing makes whatever renders `b`
+/// now take it over first, so `b` is deleted (and cascades with its own
+/// finalizer) before it is created again: a renamed app-of-apps deletes
+/// every child it rendered.
+fn deleted_with_parent(cx: &Sides<'_>, b: &App) -> bool {
+    let Some(Manager::App(parent_key)) = &b.manager else {
+        return false;
+    };
+    let Some(parent) = cx.base.apps.get(parent_key) else {
+        return false;
+    };
+    gone_at_head(cx.base, cx.head, parent)
+        && deletion_cascades(cx, parent, 0).is_some()
+        && cx
+            .kids
+            .of(parent, &b.spec.name)
+            .and_then(|m| cascade_protection(m, parent, cx.config))
+            .is_none()
 }
 
 /// Finds what deletes a vanished Application, and cascades.

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use base64::Engine as _;
 use serde_json::Value;
 
-use crate::argocd::{apps_beside, App, Inventory};
+use crate::argocd::{apps_beside, App, AppStatus, Inventory};
 use crate::config::{DiffConfig, MaskRule};
 use crate::json::Pointer as _;
 use crate::manifest::{Manifest, ResourceId};
@@ -69,6 +69,21 @@ pub(crate) struct AppDiff {
     pub(crate) change: Change,
     /// Changed resources, sorted by id.
     pub(crate) resources: Vec<ResourceDiff>,
+    /// The sources of a `partial` app this run cannot read (at either
+    /// revision), as messages name them: the diff is of the other sources
+    /// only, and what these render is not shown. Empty for a whole render.
+    pub(crate) partial: Vec<String>,
+}
+
+/// A touched app the rendered diff cannot show: its inputs changed, but it
+/// is not rendered at a revision it exists at (a render error, sources
+/// this run cannot read) or it is unknown at head.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NotDiffed {
+    /// The app as reports name it ([`App::display_name`]).
+    pub(crate) app: String,
+    /// Why, one line: the revision and the cause.
+    pub(crate) why: String,
 }
 
 impl AppDiff {
@@ -86,6 +101,9 @@ impl AppDiff {
 pub(crate) struct RenderedDiff {
     /// Each app with changes.
     pub(crate) apps: Vec<AppDiff>,
+    /// Touched apps not diffed, sorted by name: nothing may look unchanged
+    /// only because it could not be compared.
+    pub(crate) not_diffed: Vec<NotDiffed>,
 }
 
 /// The path of a resource inside an app's rendered tree:
@@ -167,20 +185,34 @@ pub(crate) fn compute(
             })
     };
     let mut apps = Vec::new();
+    let mut not_diffed = Vec::new();
+    let mut skip = |app: &App, why: String| {
+        not_diffed.push(NotDiffed {
+            app: app.display_name(),
+            why,
+        });
+    };
     for (key, b, h) in apps_beside(&base.apps, &head.apps) {
         if !chosen(h.unwrap_or(b)) {
             continue;
         }
         match h {
             Some(h) if !deleted.contains(key.as_str()) => {
-                // The head render is the base render itself.
-                if head.reused.contains(key) {
+                // The head render is the base render itself, or everything
+                // the app reads is identical at both revisions: nothing of
+                // it changes, so nothing is left unshown.
+                if head.reused.contains(key)
+                    || matches!(b.status, AppStatus::Unchanged)
+                    || matches!(h.status, AppStatus::Unchanged)
+                {
                     continue;
                 }
-                // Only apps rendered at both revisions are compared: one
-                // unrendered (a render error, an external source, or left
-                // unrendered as unchanged) has no resources to pair.
+                // Only apps rendered at both revisions are compared; one the
+                // change does not touch is not named.
                 if !(b.status.renders_here() && h.status.renders_here()) {
+                    if !same_unrendered(b, h) {
+                        skip(h, modified_why(b, h));
+                    }
                     continue;
                 }
                 let resources = diff_resources(Some(b), Some(h), settings);
@@ -189,40 +221,103 @@ pub(crate) fn compute(
                         app: h.display_name(),
                         change: Change::Modified,
                         resources,
+                        partial: left_out(&[b, h]),
                     });
                 }
             }
-            _ => {
-                if !deleted.contains(key.as_str())
-                    || !b.status.renders_here()
-                    || b.resources.is_empty()
-                {
-                    continue;
+            _ if deleted.contains(key.as_str()) => {
+                if let Some(why) = unreadable(b) {
+                    skip(b, format!("app deleted; at base, {why}: what it held is unknown"));
+                } else if !b.resources.is_empty() {
+                    apps.push(AppDiff {
+                        app: b.display_name(),
+                        change: Change::Removed,
+                        resources: diff_resources(Some(b), None, settings),
+                        partial: left_out(&[b]),
+                    });
                 }
-                apps.push(AppDiff {
-                    app: b.display_name(),
-                    change: Change::Removed,
-                    resources: diff_resources(Some(b), None, settings),
-                });
             }
+            // Absent at head but not deleted by the plan: its Application
+            // no longer parses, or its parent did not render.
+            _ => skip(
+                b,
+                "unknown at head: its Application, or the parent app or ApplicationSet that declares it, cannot be read (GL000)"
+                    .to_owned(),
+            ),
         }
     }
     for (key, h) in &head.apps {
-        if base.apps.contains_key(key)
-            || !h.status.renders_here()
-            || h.resources.is_empty()
-            || !chosen(h)
-        {
+        if base.apps.contains_key(key) || !chosen(h) {
+            continue;
+        }
+        if let Some(why) = unreadable(h) {
+            skip(h, format!("app added; {why}"));
+            continue;
+        }
+        if h.resources.is_empty() {
             continue;
         }
         apps.push(AppDiff {
             app: h.display_name(),
             change: Change::Added,
             resources: diff_resources(None, Some(h), settings),
+            partial: left_out(&[h]),
         });
     }
     apps.sort_by(|x, y| x.app.cmp(&y.app));
-    RenderedDiff { apps }
+    not_diffed.sort_by(|x, y| x.app.cmp(&y.app));
+    RenderedDiff { apps, not_diffed }
+}
+
+/// Why an app's resources are unknown at one revision, or `None` when at
+/// least one of its sources rendered.
+fn unreadable(a: &App) -> Option<String> {
+    match &a.status {
+        AppStatus::Unrendered(_) => Some("its render fails (GL000)".to_owned()),
+        AppStatus::External(why) => Some(format!("its sources are not in this repository ({why})")),
+        AppStatus::Unchanged => Some("it was not rendered".to_owned()),
+        AppStatus::Rendered | AppStatus::Partial(_) => None,
+    }
+}
+
+/// Whether an app not rendered at both revisions is so for the same
+/// reason on the same inputs: the same Application, the same render error
+/// or external sources, and every path its render read with the same id
+/// (as GL000 leaves out a failure that is not the change's). The change
+/// does not touch it.
+fn same_unrendered(b: &App, h: &App) -> bool {
+    let same_status = match (&b.status, &h.status) {
+        (AppStatus::Unrendered(x), AppStatus::Unrendered(y)) => x == y,
+        (AppStatus::External(x), AppStatus::External(y)) => x == y,
+        _ => false,
+    };
+    same_status && b.object == h.object && b.inputs == h.inputs
+}
+
+/// Why an app present at both revisions is not diffed: the revision (or
+/// both) at which it is not rendered, and the cause.
+fn modified_why(b: &App, h: &App) -> String {
+    match (unreadable(b), unreadable(h)) {
+        (Some(x), Some(y)) if x == y => format!("at both revisions, {x}"),
+        (Some(x), Some(y)) => format!("at base, {x}; at head, {y}"),
+        (Some(x), None) => format!("at base, {x}"),
+        (None, Some(y)) => format!("at head, {y}"),
+        (None, None) => "it was not rendered".to_owned(),
+    }
+}
+
+/// The sources any of `apps` (one app at its revisions) left out, each
+/// named once.
+fn left_out(apps: &[&App]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for a in apps {
+        for l in a.status.left_out() {
+            if !out.contains(&l.source) {
+                out.push(l.source.clone());
+            }
+        }
+    }
+    out
 }
 
 /// The changed resources of one app between its base and head renders.

@@ -1,6 +1,7 @@
 //! The rendered diff as a user sees it, through the binary: a secret value
 //! never appears in any output format, `--no-diff` leaves it out, `--format
-//! diff` is a patch, and `--diff-context` sets the context lines.
+//! diff` is a patch, `--diff-context` sets the context lines, and every
+//! format names the touched apps it could not diff.
 
 mod common;
 
@@ -107,6 +108,42 @@ fn no_diff_leaves_it_out_and_the_patch_format_is_a_patch() {
     assert!(
         narrow.contains("@@ -6 +6 @@\n-  replicas: 1\n+  replicas: 2\n"),
         "{narrow}"
+    );
+}
+
+#[test]
+fn every_format_names_the_apps_not_diffed_and_labels_a_partial_diff() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    committed("touched-apps-not-diffed-are-named", tmp.path());
+    let partial =
+        "partial: Helm chart `postgresql` from `https://charts.example.com/stable` not rendered";
+    let human = diff(tmp.path(), &["--color", "never"]);
+    assert!(
+        human.contains(&format!(
+            "  ledger ({partial}; 0 added, 1 modified, 0 removed)"
+        )),
+        "{human}"
+    );
+    assert!(
+        human.contains(
+            "Not diffed (2 app(s)):\n  reports: app added; its render fails (GL000)\n  web: at head, its render fails (GL000)\n"
+        ),
+        "{human}"
+    );
+    // The app failing identically at both revisions is not the change's.
+    assert!(!human.contains("stable:"), "{human}");
+    let md = diff(tmp.path(), &["--format", "markdown"]);
+    assert!(md.contains(&format!("<b>ledger</b> ({partial}; ")), "{md}");
+    assert!(
+        md.contains("- `web`: at head, its render fails (GL000)"),
+        "{md}"
+    );
+    let patch = diff(tmp.path(), &["--format", "diff"]);
+    assert!(
+        patch.starts_with(&format!(
+            "# ledger: {partial}\n# reports: not diffed: app added; its render fails (GL000)\n# web: not diffed: at head, its render fails (GL000)\n--- a/ledger/"
+        )),
+        "{patch}"
     );
 }
 

@@ -14,6 +14,22 @@ pub(crate) fn emit(r: &Report, out: &mut Vec<u8>) {
     let Some(diff) = &r.diff else {
         return;
     };
+    // What the patch cannot show, first, as lines a patch reader skips
+    // (text before the first `---` header): partial apps and apps not
+    // diffed, each on one `#` line.
+    for app in diff.apps.iter().filter(|a| !a.partial.is_empty()) {
+        comment(
+            &format!(
+                "{}: partial: {} not rendered",
+                app.app,
+                app.partial.join(", ")
+            ),
+            out,
+        );
+    }
+    for n in &diff.not_diffed {
+        comment(&format!("{}: not diffed: {}", n.app, n.why), out);
+    }
     for app in &diff.apps {
         for res in &app.resources {
             if res.unified.is_empty() {
@@ -35,4 +51,10 @@ pub(crate) fn emit(r: &Report, out: &mut Vec<u8>) {
             }
         }
     }
+}
+
+/// One `# ` line of text a patch reader skips, on one line and printable.
+fn comment(text: &str, out: &mut Vec<u8>) {
+    let line = format!("# {}\n", super::printable(text, false));
+    out.extend_from_slice(line.replace("##[", "#\\u{23}[").as_bytes());
 }

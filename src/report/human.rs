@@ -285,7 +285,8 @@ fn rendered_diff(
 ) -> std::io::Result<()> {
     writeln!(out)?;
     if d.apps.is_empty() {
-        return writeln!(out, "Rendered diff: no rendered manifest changes");
+        writeln!(out, "Rendered diff: no rendered manifest changes")?;
+        return not_diffed(d, out);
     }
     writeln!(out, "Rendered diff ({} app(s)):", d.apps.len())?;
     for app in &d.apps {
@@ -297,8 +298,9 @@ fn rendered_diff(
         };
         writeln!(
             out,
-            "  {} ({what}{added} added, {modified} modified, {removed} removed)",
-            app.app
+            "  {} ({what}{}{added} added, {modified} modified, {removed} removed)",
+            app.app,
+            partial_label(&app.partial)
         )?;
         for res in &app.resources {
             // A removed resource is one line: the plan above lists it with
@@ -329,6 +331,28 @@ fn rendered_diff(
                 }
             }
         }
+    }
+    not_diffed(d, out)
+}
+
+/// `partial: <source>, <source> not rendered; ` for a partial app's diff
+/// (empty for a whole render): the diff shows its other sources only.
+pub(crate) fn partial_label(left_out: &[String]) -> String {
+    if left_out.is_empty() {
+        String::new()
+    } else {
+        format!("partial: {} not rendered; ", left_out.join(", "))
+    }
+}
+
+/// The touched apps the rendered diff could not compare, one line each.
+fn not_diffed(d: &crate::rendered_diff::RenderedDiff, out: &mut dyn Write) -> std::io::Result<()> {
+    if d.not_diffed.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "Not diffed ({} app(s)):", d.not_diffed.len())?;
+    for n in &d.not_diffed {
+        writeln!(out, "  {}: {}", n.app, n.why)?;
     }
     Ok(())
 }

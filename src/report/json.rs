@@ -24,6 +24,10 @@ struct Out<'a> {
     diff: Option<Vec<AppDiffOut<'a>>>,
     findings: Vec<FindingOut<'a>>,
     head: &'a str,
+    /// The touched apps the rendered diff could not compare, each with why
+    /// (absent when there are none or the diff was not computed).
+    #[serde(rename = "notDiffed", skip_serializing_if = "Option::is_none")]
+    not_diffed: Option<Vec<NotDiffedOut<'a>>>,
     /// Present only when the head was judged merged into the base's tip
     /// (not a fast-forward): the merge has no commit of its own.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -61,7 +65,17 @@ struct AppDiffOut<'a> {
     app: &'a str,
     /// `added`, `modified` or `removed`.
     change: &'static str,
+    /// A partial app's sources not rendered: the diff shows the others
+    /// only (absent for a whole render).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    partial: &'a [String],
     resources: Vec<ResourceDiffOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct NotDiffedOut<'a> {
+    app: &'a str,
+    why: &'a str,
 }
 
 #[derive(Serialize)]
@@ -92,6 +106,10 @@ struct FindingOut<'a> {
     app: Option<&'a str>,
     code: &'a str,
     file: Option<&'a str>,
+    /// Present (true) only for a finding of a judged merge that the change
+    /// alone against its fork point does not have.
+    #[serde(rename = "fromMerge", skip_serializing_if = "std::ops::Not::not")]
+    from_merge: bool,
     line: Option<u32>,
     message: &'a str,
     name: &'a str,
@@ -149,6 +167,7 @@ fn out(r: &Report) -> Out<'_> {
                 .map(|a| AppDiffOut {
                     app: &a.app,
                     change: a.change.as_str(),
+                    partial: &a.partial,
                     resources: a
                         .resources
                         .iter()
@@ -161,6 +180,19 @@ fn out(r: &Report) -> Out<'_> {
                 })
                 .collect()
         }),
+        not_diffed: r
+            .diff
+            .as_ref()
+            .filter(|d| !d.not_diffed.is_empty())
+            .map(|d| {
+                d.not_diffed
+                    .iter()
+                    .map(|n| NotDiffedOut {
+                        app: &n.app,
+                        why: &n.why,
+                    })
+                    .collect()
+            }),
         merge: r.merge.as_ref().map(|m| MergeOut {
             merge_base: &m.merge_base,
             tree: &m.tree,
@@ -198,6 +230,7 @@ fn out(r: &Report) -> Out<'_> {
                 app: f.app.as_deref(),
                 resource: f.resource.as_ref().map(ResourceOut),
                 file: f.location.as_ref().map(|l| l.file.as_str()),
+                from_merge: f.from_merge,
                 line: f.location.as_ref().and_then(|l| l.line),
                 acknowledged: f.acknowledged.is_some(),
                 acknowledgement: f.acknowledged.as_ref().map(|a| AckOut {

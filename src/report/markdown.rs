@@ -415,9 +415,12 @@ fn rendered_diff(r: &Report, out: &mut String, max: usize) {
     };
     if d.apps.is_empty() {
         out.push_str("\n### Rendered diff\n\nNo rendered manifest changes.\n");
+        out.push_str(&not_diffed(d));
         return;
     }
-    let room = max.saturating_sub(out.len() + DIFF_RESERVE);
+    // The apps not diffed are never cut: their room is taken first.
+    let unshown = not_diffed(d);
+    let room = max.saturating_sub(out.len() + DIFF_RESERVE + unshown.len());
     // Each app's heading and findings (never cut), and its diffs' lines.
     let heads: Vec<String> = d.apps.iter().map(|a| app_heading(r, a)).collect();
     let fixed: usize = heads.iter().map(|h| h.len() + 32).sum();
@@ -501,9 +504,24 @@ fn rendered_diff(r: &Report, out: &mut String, max: usize) {
             "\n### Rendered diff\n\n**The rendered diff of {} app(s) is too large for one comment.** `gitops-lint diff` (or `--format diff`) shows it.\n",
             d.apps.len()
         ));
+        out.push_str(&unshown);
         return;
     }
     out.push_str(&sections);
+    out.push_str(&unshown);
+}
+
+/// The touched apps the rendered diff could not compare, one bullet each
+/// (empty when there are none).
+fn not_diffed(d: &crate::rendered_diff::RenderedDiff) -> String {
+    if d.not_diffed.is_empty() {
+        return String::new();
+    }
+    let mut s = format!("\n**Not diffed** ({} app(s)):\n\n", d.not_diffed.len());
+    for n in &d.not_diffed {
+        s.push_str(&format!("- {}: {}\n", code(&n.app), md_text(&n.why)));
+    }
+    s
 }
 
 /// An app's `<details>` opening: its name and counts, then its findings
@@ -527,8 +545,9 @@ fn app_heading(r: &Report, a: &crate::rendered_diff::AppDiff) -> String {
         format!("{} ", icon(found[0]))
     };
     let mut s = format!(
-        "<details><summary>{flag}<b>{}</b> ({what}{added} added, {modified} modified, {removed} removed)</summary>\n\n",
-        html(&a.app)
+        "<details><summary>{flag}<b>{}</b> ({what}{}{added} added, {modified} modified, {removed} removed)</summary>\n\n",
+        html(&a.app),
+        html(&super::human::partial_label(&a.partial))
     );
     for f in &found {
         s.push_str(&format!(
@@ -641,6 +660,11 @@ mod tests {
                 app: "payments".into(),
                 change: crate::rendered_diff::Change::Modified,
                 resources: vec![resource("small", 2)],
+                partial: vec!["Helm chart `db` from `https://charts.example`".into()],
+            }],
+            not_diffed: vec![crate::rendered_diff::NotDiffed {
+                app: "ledger".into(),
+                why: "at head, its render fails (GL000)".into(),
             }],
         });
         let md = body(&r);
@@ -648,7 +672,13 @@ mod tests {
         let diff = md.find("### Rendered diff").expect("diff");
         assert!(findings < diff);
         assert!(
-            md.contains("<b>payments</b> (0 added, 1 modified, 0 removed)"),
+            md.contains("<b>payments</b> (partial: Helm chart `db` from `https://charts.example` not rendered; 0 added, 1 modified, 0 removed)"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "**Not diffed** (1 app(s)):\n\n- `ledger`: at head, its render fails (GL000)\n"
+            ),
             "{md}"
         );
         assert!(md.contains("```diff\n--- a/x/small.yaml"));
@@ -664,8 +694,10 @@ mod tests {
                     app: format!("svc-{k}"),
                     change: crate::rendered_diff::Change::Modified,
                     resources: vec![resource("deploy", 14)],
+                    partial: vec![],
                 })
                 .collect(),
+            not_diffed: vec![],
         });
         let md = body(&r);
         assert!(md.len() <= MAX_BYTES, "{}", md.len());
@@ -687,13 +719,16 @@ mod tests {
                     app: "big".into(),
                     change: crate::rendered_diff::Change::Modified,
                     resources: vec![resource("huge", 3000), resource("small", 3)],
+                    partial: vec![],
                 },
                 crate::rendered_diff::AppDiff {
                     app: "other".into(),
                     change: crate::rendered_diff::Change::Added,
                     resources: vec![resource("tiny", 1)],
+                    partial: vec![],
                 },
             ],
+            not_diffed: vec![],
         });
         let md = body(&r);
         assert!(md.len() <= MAX_BYTES, "{}", md.len());

@@ -730,10 +730,15 @@ pub(crate) fn printable_report(r: &Report) -> Report {
     }
     for a in out.diff.iter_mut().flat_map(|d| d.apps.iter_mut()) {
         make_printable(&mut a.app);
+        a.partial.iter_mut().for_each(make_printable);
         for res in &mut a.resources {
             make_printable_id(&mut res.id);
             res.unified = printable(&res.unified, true);
         }
+    }
+    for n in out.diff.iter_mut().flat_map(|d| d.not_diffed.iter_mut()) {
+        make_printable(&mut n.app);
+        make_printable(&mut n.why);
     }
     out.files = r
         .files

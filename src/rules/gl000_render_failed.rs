@@ -190,6 +190,54 @@ fn by_cause(failed: Vec<(String, Finding, CauseAt)>, out: &mut Vec<Finding>) {
     }
 }
 
+/// Folds into the head failure of a parent app the children whose
+/// deletion its failure makes unknown (the plan's unknowns carrying the
+/// very error the parent failed on): one unrenderable app-of-apps is one
+/// finding naming the apps it leaves unknown, not one per child. Returns
+/// the keys of the children folded.
+fn fold_children(
+    cx: &RuleContext<'_>,
+    failed: &mut [(String, Finding, CauseAt)],
+    errors: &[&RenderError],
+) -> std::collections::BTreeSet<String> {
+    let mut folded = std::collections::BTreeSet::new();
+    let Some(plan) = cx.plan else {
+        return folded;
+    };
+    for ((_, f, _), e) in failed.iter_mut().zip(errors) {
+        let children: Vec<&crate::plan::Unknown> = plan
+            .unknown
+            .iter()
+            .filter(|u| !cx.head.apps.contains_key(&u.app) && u.error == **e)
+            .collect();
+        if children.is_empty() {
+            continue;
+        }
+        let names: Vec<String> = children
+            .iter()
+            .take(NAMED_APPS)
+            .map(|u| format!("`{}`", short_key(&u.app)))
+            .collect();
+        let more = children.len().saturating_sub(NAMED_APPS);
+        f.message = format!(
+            "{}; whether its {} child app(s) ({}{}) are deleted is unknown too",
+            f.message,
+            children.len(),
+            names.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
+        // A child's deletion unknown is as grave as the parent's failure
+        // the change brings.
+        f.severity = f.severity.max(severity(e));
+        folded.extend(children.iter().map(|u| u.app.clone()));
+    }
+    folded
+}
+
 /// Files of `inv` that cannot be parsed, except those also in `skip`.
 /// With `unchanged_in`, a file broken identically (same blob) there is
 /// skipped too, and one broken there with other content is a warning.
@@ -346,6 +394,8 @@ impl Rule for RenderFailed {
         let judged_base = cx.base.filter(|_| diff && cx.only_changed);
         // Head failures, grouped by cause before they are reported.
         let mut failed: Vec<(String, Finding, CauseAt)> = Vec::new();
+        // The render error of each entry of `failed`.
+        let mut failed_errors: Vec<&RenderError> = Vec::new();
         for app in cx.head.apps.values() {
             let mut judged: Vec<Finding> = Vec::new();
             let mut cause_at: CauseAt = None;
@@ -354,6 +404,7 @@ impl Rule for RenderFailed {
                 cause_at = e.file.clone().map(|file| (file, e.line));
                 let Some(base) = judged_base else {
                     failed.push((app.display_name(), f, cause_at));
+                    failed_errors.push(e);
                     continue;
                 };
                 match base.apps.get(&app.key) {
@@ -394,12 +445,16 @@ impl Rule for RenderFailed {
                     _ => judged.push(f.severity(caused_severity(e))),
                 }
             }
+            if let AppStatus::Unrendered(e) = &app.status {
+                failed_errors.extend(judged.iter().map(|_| e));
+            }
             failed.extend(
                 judged
                     .into_iter()
                     .map(|f| (app.display_name(), f, cause_at.clone())),
             );
         }
+        let folded = fold_children(cx, &mut failed, &failed_errors);
         by_cause(failed, out);
         broken_files(cx.head, None, judged_base, Side::Head, out);
         unevaluable_sets(cx, judged_base, out);
@@ -411,6 +466,9 @@ impl Rule for RenderFailed {
         // gitops-lint cannot read.
         if let Some(plan) = cx.plan {
             for u in &plan.unknown {
+                if folded.contains(&u.app) {
+                    continue;
+                }
                 let unrendered = |inv: &Inventory| {
                     inv.apps
                         .get(&u.app)

@@ -172,6 +172,28 @@ impl Rule for AppCascadeDelete {
                     crate::argocd::LeftOut::join(&d.left_out)
                 )
             };
+            // Child Applications among what goes cascade in turn (a removed
+            // or renamed app-of-apps): their resources are counted too.
+            let mut through = Through::default();
+            cascade_through(plan, &d.app, &mut through, 0);
+            if through.apps > 0 {
+                msg.push_str(&format!(
+                    " and, through the {} child Application(s) that go with it, {}{} more",
+                    through.apps,
+                    if through.unknown.is_empty() {
+                        ""
+                    } else {
+                        "at least "
+                    },
+                    through.resources
+                ));
+                if !through.unknown.is_empty() {
+                    msg.push_str(&format!(
+                        ", plus what {} render(s) (not analysed)",
+                        through.unknown.join(", ")
+                    ));
+                }
+            }
             if !stateful.is_empty() {
                 msg.push_str(&format!(", including {}", stateful.join(", ")));
             }
@@ -191,5 +213,50 @@ impl Rule for AppCascadeDelete {
                 "if the workloads must stay, remove the resources finalizer from the Application (or add `Delete=false` to what must survive) in a change merged and synced before this one",
             ));
         }
+    }
+}
+
+/// What a deleted app's cascade deletes through the child Applications
+/// among its resources.
+#[derive(Default)]
+struct Through {
+    /// Child Applications (at every level) whose deletion cascades.
+    apps: usize,
+    /// Their resources deleted.
+    resources: usize,
+    /// Children whose resources are not all known, named.
+    unknown: Vec<String>,
+}
+
+/// Adds to `t` the cascades of the Applications the deletion of `app`
+/// deletes (the plan records each as deleted by `app`), level by level,
+/// at most 16 deep as the plan follows them.
+fn cascade_through(plan: &crate::plan::Plan, app: &str, t: &mut Through, depth: usize) {
+    if depth > 16 {
+        return;
+    }
+    let by = Some(Manager::App(app.to_owned()));
+    for c in plan
+        .deleted_apps
+        .iter()
+        .filter(|c| c.deleted_by == by && c.cascades && c.protection.is_none())
+    {
+        t.apps += 1;
+        if !c.resources_known {
+            t.unknown.push(format!("`{}`", short_key(&c.app)));
+            continue;
+        }
+        if !c.left_out.is_empty() {
+            t.unknown.push(crate::argocd::LeftOut::join(&c.left_out));
+        }
+        t.resources += plan
+            .prunes_of(&c.app)
+            .iter()
+            .filter(|p| {
+                p.reason == PruneReason::AppDeleted
+                    && (p.protection.is_none() || p.waits_for_confirmation())
+            })
+            .count();
+        cascade_through(plan, &c.app, t, depth + 1);
     }
 }
