@@ -89,6 +89,10 @@ pub struct Finding {
     pub(crate) acknowledged: Option<Acknowledgement>,
     /// A field of the resource to point at instead of its document start.
     pub(crate) field: Option<FieldRef>,
+    /// The one line that would set the finding aside (a commit trailer, an
+    /// annotation, the configuration), its rule and object filled in;
+    /// reports show it on the findings that fail the run.
+    pub(crate) acknowledge_with: Option<String>,
 }
 
 /// Where an acknowledgement came from: who chose to accept the finding.
@@ -184,6 +188,7 @@ impl Finding {
             help: None,
             acknowledged: None,
             field: None,
+            acknowledge_with: None,
         }
     }
 
