@@ -45,37 +45,9 @@ error() {
   exit 2
 }
 
-sha256_of() {
-  if command -v sha256sum >/dev/null; then
-    sha256sum "$1" | cut -d' ' -f1
-  else
-    shasum -a 256 "$1" | cut -d' ' -f1
-  fi
-}
-
-# The Rust target triple of the release asset for this machine; empty when
-# no release binary is built for it.
-release_target() {
-  local arch os
-  case "$(uname -m)" in
-    x86_64 | amd64) arch=x86_64 ;;
-    aarch64 | arm64) arch=aarch64 ;;
-    *) return 0 ;;
-  esac
-  case "$(uname -s)" in
-    Linux)
-      # The Linux assets link against glibc; a musl system (Alpine) builds.
-      # (musl's ldd exits 1 after naming itself, hence no pipe into grep.)
-      case "$(ldd --version 2>&1 || true)" in
-        *musl*) return 0 ;;
-      esac
-      os=unknown-linux-gnu
-      ;;
-    Darwin) os=apple-darwin ;;
-    *) return 0 ;;
-  esac
-  echo "$arch-$os"
-}
+# release_target and sha256_of, shared with the install script.
+# shellcheck source=install.sh
+GITOPS_LINT_INSTALL_FUNCTIONS=1 . "$(dirname "$0")/install.sh"
 
 # Puts $1 into the bin directory, on PATH for the later steps, and shows its version.
 install_binary() {
@@ -146,9 +118,8 @@ try_release() {
     base="${GITHUB_SERVER_URL:-https://github.com}/$GITOPS_LINT_ACTION_REPOSITORY/releases/download"
   fi
   local target
-  target="$(release_target)"
-  if [ -z "$target" ]; then
-    echo "no release binary is built for $(uname -s) $(uname -m): building from source"
+  if ! target="$(release_target)"; then
+    echo "$target: building from source"
     return 1
   fi
   if ! command -v curl >/dev/null; then

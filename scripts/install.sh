@@ -16,6 +16,56 @@
 # download is deleted without being run or installed.
 set -eu
 
+# The platform detection and checksum scripts/action-install.sh uses too:
+# it sources this file with GITOPS_LINT_INSTALL_FUNCTIONS=1, which stops
+# here, after the functions (this file stays one download on its own).
+
+# Prints the Rust target triple of the release asset for this machine (the
+# assets scripts/release-asset.sh makes in .github/workflows/release.yml);
+# when no release binary is built for it, prints why and returns 1.
+release_target() {
+  case "$(uname -m)" in
+    x86_64 | amd64) release_target_arch=x86_64 ;;
+    aarch64 | arm64) release_target_arch=aarch64 ;;
+    *)
+      echo "no release binary is built for $(uname -m)"
+      return 1
+      ;;
+  esac
+  case "$(uname -s)" in
+    Linux)
+      # The Linux assets link against glibc. musl's ldd exits 1 after
+      # naming itself, hence no pipe into grep.
+      case "$(ldd --version 2>&1 || true)" in
+        *musl*)
+          echo "the Linux release binaries need glibc and this system has musl"
+          return 1
+          ;;
+      esac
+      release_target_os=unknown-linux-gnu
+      ;;
+    Darwin) release_target_os=apple-darwin ;;
+    *)
+      echo "no release binary is built for $(uname -s)"
+      return 1
+      ;;
+  esac
+  echo "$release_target_arch-$release_target_os"
+}
+
+# Prints the SHA-256 of file $1 in lowercase hex.
+sha256_of() {
+  if command -v sha256sum >/dev/null; then
+    sha256sum "$1" | cut -d' ' -f1
+  else
+    shasum -a 256 "$1" | cut -d' ' -f1
+  fi
+}
+
+if [ -n "${GITOPS_LINT_INSTALL_FUNCTIONS:-}" ]; then
+  return 0
+fi
+
 fail() {
   echo "install.sh: $*" >&2
   exit 1
@@ -39,39 +89,15 @@ if [ -z "$base" ]; then
   base="https://github.com/$GITOPS_LINT_REPOSITORY/releases/download"
 fi
 
-# The target triple of the release asset for this machine (the assets
-# scripts/release-asset.sh makes in .github/workflows/release.yml).
 target="${GITOPS_LINT_TARGET:-}"
 if [ -z "$target" ]; then
-  case "$(uname -m)" in
-    x86_64 | amd64) arch=x86_64 ;;
-    aarch64 | arm64) arch=aarch64 ;;
-    *) fail "no release binary for $(uname -m): build from source (cargo install --locked --git ...)" ;;
-  esac
-  case "$(uname -s)" in
-    Linux)
-      case "$(ldd --version 2>&1 || true)" in
-        *musl*) fail "the Linux release binaries need glibc: build from source on a musl system" ;;
-      esac
-      os=unknown-linux-gnu
-      ;;
-    Darwin) os=apple-darwin ;;
-    *) fail "no release binary for $(uname -s): build from source" ;;
-  esac
-  target="$arch-$os"
+  target="$(release_target)" ||
+    fail "$target: build from source (cargo install --locked --git https://github.com/${GITOPS_LINT_REPOSITORY:-gitops-lint/gitops-lint} gitops-lint)"
 fi
 
 command -v curl >/dev/null || fail "curl is needed to download the release"
-sha256_of() {
-  if command -v sha256sum >/dev/null; then
-    sha256sum "$1" | cut -d' ' -f1
-  elif command -v shasum >/dev/null; then
-    shasum -a 256 "$1" | cut -d' ' -f1
-  else
-    fail "sha256sum or shasum is needed to verify the download"
-  fi
-}
-
+command -v sha256sum >/dev/null || command -v shasum >/dev/null ||
+  fail "sha256sum or shasum is needed to verify the download"
 asset="gitops-lint-$target"
 url="${base%/}/v$version/$asset"
 tmp="$(mktemp -d)"

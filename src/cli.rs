@@ -842,7 +842,16 @@ fn refused(e: &dyn std::fmt::Display) -> ExitStatus {
 
 /// A request that stopped: refused when it is the request to change,
 /// failed otherwise.
+#[allow(clippy::print_stderr)]
 fn stopped(e: &LintError) -> ExitStatus {
+    // Every problem of a configuration on a line of its own, each like a
+    // usage error: `FILE:LINE:COLUMN: ...`.
+    if let LintError::Config(c) = e {
+        for line in c.lines() {
+            eprintln!("gitops-lint: error: {}", one_log_line(&line));
+        }
+        return ExitStatus::Usage;
+    }
     if e.is_usage() {
         refused(e)
     } else {

@@ -299,13 +299,54 @@ impl Default for Config {
 }
 
 /// Every problem found in a configuration file.
+/// Shown as a command-line usage error is: one line a problem, each
+/// `FILE:LINE:COLUMN: key path and what is expected`, ending with where the
+/// keys are documented.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid {file}:{}", render_problems(.problems))]
+#[error("{}", self.lines().join("\n"))]
 pub struct ConfigError {
     /// The file.
     pub(crate) file: String,
-    /// Each problem, one line each (`line N: ...` when the line is known).
+    /// Each problem, one line each (`LINE:COLUMN: ...` when the place is known).
     pub(crate) problems: Vec<String>,
+}
+
+impl ConfigError {
+    /// One line a problem, as the command line prints them.
+    #[must_use]
+    pub(crate) fn lines(&self) -> Vec<String> {
+        self.problems
+            .iter()
+            .map(|p| {
+                let sep = if problem_line(p).is_some() { ":" } else { ": " };
+                format!("{}{sep}{p} (see docs/configuration.md)", self.file)
+            })
+            .collect()
+    }
+}
+
+/// The line a problem is on, when it starts with `LINE:COLUMN: `.
+fn problem_line(p: &str) -> Option<u32> {
+    let (line, rest) = p.split_once(':')?;
+    let (column, _) = rest.split_once(": ")?;
+    column.parse::<u32>().ok()?;
+    line.parse().ok()
+}
+
+/// `LINE:COLUMN: msg` for a problem found at the 1-based `line` of `text`:
+/// the column of `key` on it when it is there (a flow mapping holds several
+/// keys on one line), else of the line's first character.
+fn at_line(text: &str, line: u32, key: Option<&str>, msg: &str) -> String {
+    let src = text
+        .lines()
+        .nth((line as usize).saturating_sub(1))
+        .unwrap_or("");
+    let start = src.len() - src.trim_start().len();
+    let column = key
+        .and_then(|k| src[start..].find(k).map(|i| start + i))
+        .unwrap_or(start);
+    let column = src[..column].chars().count() + 1;
+    format!("{line}:{column}: {msg}")
 }
 
 /// A configuration that does not load, as a finding reports it (GL022):
@@ -323,25 +364,22 @@ pub(crate) struct ConfigProblem {
 impl ConfigProblem {
     /// The problems of `e`, found in the repository file `file`.
     pub(crate) fn from_error(file: &str, e: &ConfigError) -> ConfigProblem {
-        let line = e.problems.first().and_then(|p| {
-            p.strip_prefix("line ")?
-                .split(':')
-                .next()?
-                .parse::<u32>()
-                .ok()
-        });
+        let line = e.problems.first().and_then(|p| problem_line(p));
         ConfigProblem {
             file: file.to_string(),
-            message: e.problems.join("; ").replace('\n', "; "),
+            // Placed as the command line places them: `FILE:LINE:COLUMN: ...`.
+            message: e
+                .problems
+                .iter()
+                .map(|p| match problem_line(p) {
+                    Some(_) => format!("{file}:{p}"),
+                    None => p.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+                .replace('\n', "; "),
             line,
         }
-    }
-}
-
-fn render_problems(p: &[String]) -> String {
-    match p {
-        [one] => format!(" {one}"),
-        many => many.iter().map(|x| format!("\n  {x}")).collect(),
     }
 }
 
@@ -582,11 +620,11 @@ impl Checker<'_> {
             path.iter().map(|k| crate::yaml::PathSeg::Key(k)).collect();
         // Locate the deepest prefix of the path that exists (a missing key
         // points at its parent).
-        let line = (0..=segs.len())
+        let found = (0..=segs.len())
             .rev()
-            .find_map(|n| crate::yaml::line_of(self.text, self.doc, &segs[..n]));
-        self.problems.push(match line {
-            Some(l) => format!("line {l}: {msg}"),
+            .find_map(|n| crate::yaml::line_of(self.text, self.doc, &segs[..n]).map(|l| (l, n)));
+        self.problems.push(match found {
+            Some((l, n)) => at_line(self.text, l, n.checked_sub(1).map(|i| path[i]), &msg),
             None => msg,
         });
     }
@@ -858,7 +896,8 @@ impl Config {
             file: file.to_string(),
             problems: vec![p],
         };
-        let docs = crate::yaml::load_all(text).map_err(|e| err(e.to_string()))?;
+        let docs = crate::yaml::load_all(text)
+            .map_err(|e| err(format!("{}:{}: {}", e.line, e.column, e.message)))?;
         let Some((doc, value)) = docs
             .into_iter()
             .map(|d| (d.index, d.value))
@@ -967,7 +1006,7 @@ impl Config {
                 let msg = format!("`chartRepositories[{i}]` {why}");
                 c.problems
                     .push(match crate::yaml::line_of(c.text, c.doc, &segs) {
-                        Some(l) => format!("line {l}: {msg}"),
+                        Some(l) => at_line(c.text, l, None, &msg),
                         None => msg,
                     });
             }
@@ -1234,12 +1273,7 @@ impl Config {
             cfg.plugins = std::sync::Arc::new(plugins(&mut c, v));
         }
         // In file order, as a person fixes them.
-        c.problems.sort_by_key(|p| {
-            p.strip_prefix("line ")
-                .and_then(|r| r.split(':').next())
-                .and_then(|n| n.parse::<u32>().ok())
-                .unwrap_or(0)
-        });
+        c.problems.sort_by_key(|p| problem_line(p).unwrap_or(0));
         if c.problems.is_empty() {
             Ok(cfg)
         } else {
@@ -1304,12 +1338,12 @@ mod tests {
         assert_eq!(
             p,
             vec![
-                "line 1: unknown key `statefulKind` (did you mean `statefulKinds`?)",
-                "line 3: rules.ignore: unknown rule `stateful-prunes` (did you mean `stateful-prune`?)",
-                "line 5: rules.severity.GL001: `fatal` is not error, warning or info",
-                "line 7: massPrune.ratio `2` is not a number between 0 and 1",
-                "line 9: applicationSet.policy `delete-all` is not one of sync, create-only, create-update, create-delete",
-                "line 10: unknown key `applicationSet.polcyOverride` (did you mean `policyOverride`?)",
+                "1:1: unknown key `statefulKind` (did you mean `statefulKinds`?)",
+                "3:3: rules.ignore: unknown rule `stateful-prunes` (did you mean `stateful-prune`?)",
+                "5:5: rules.severity.GL001: `fatal` is not error, warning or info",
+                "7:3: massPrune.ratio `2` is not a number between 0 and 1",
+                "9:3: applicationSet.policy `delete-all` is not one of sync, create-only, create-update, create-delete",
+                "10:3: unknown key `applicationSet.polcyOverride` (did you mean `policyOverride`?)",
             ]
         );
     }
@@ -1365,12 +1399,12 @@ mod tests {
         assert_eq!(
             p,
             vec![
-                "line 3: unknown key `plugins.a.kustomise` (did you mean `kustomize`?)",
-                "line 4: plugins.b maps to more than one renderer (kustomize, helm): give one",
-                "line 5: plugins.b.kustomize.buildOptions must be a string, as in argocd-cm (`--enable-helm`)",
-                "line 8: plugins.c.discover.find.command runs a command, which gitops-lint cannot do: give `find.glob` or `fileName` with the same effect, or leave `discover` out and name the plugin in the Applications (`plugin.name`)",
-                "line 10: unknown key `plugins.d.helm.valueFile` (did you mean `valueFiles`?)",
-                "line 12: plugins.e.discover.fileName must be a glob string",
+                "3:5: unknown key `plugins.a.kustomise` (did you mean `kustomize`?)",
+                "4:3: plugins.b maps to more than one renderer (kustomize, helm): give one",
+                "5:17: plugins.b.kustomize.buildOptions must be a string, as in argocd-cm (`--enable-helm`)",
+                "8:16: plugins.c.discover.find.command runs a command, which gitops-lint cannot do: give `find.glob` or `fileName` with the same effect, or leave `discover` out and name the plugin in the Applications (`plugin.name`)",
+                "10:12: unknown key `plugins.d.helm.valueFile` (did you mean `valueFiles`?)",
+                "12:5: plugins.e.discover.fileName must be a glob string",
             ]
         );
     }
@@ -1379,7 +1413,7 @@ mod tests {
     fn an_unquoted_version_that_may_have_lost_a_zero_is_refused() {
         assert_eq!(
             problems("argocdVersion: 3.10\n"),
-            vec!["line 1: argocdVersion `3.1` is a number, and YAML reads `3.10` the same way: quote it, as in `argocdVersion: \"3.1\"` or `\"3.10\"`"]
+            vec!["1:1: argocdVersion `3.1` is a number, and YAML reads `3.10` the same way: quote it, as in `argocdVersion: \"3.1\"` or `\"3.10\"`"]
         );
         let ok = |text: &str| {
             parse(".gitops-lint.yaml", text)
@@ -1396,11 +1430,11 @@ mod tests {
         assert_eq!(c.helm_renderer, Some(crate::render::HelmRenderer::Native));
         assert_eq!(
             problems("helmRenderer: nativ\n"),
-            vec!["line 1: helmRenderer `nativ` is not one of binary, native (did you mean `native`?)"]
+            vec!["1:1: helmRenderer `nativ` is not one of binary, native (did you mean `native`?)"]
         );
         assert_eq!(
             problems("helmRendrer: native\n"),
-            vec!["line 1: unknown key `helmRendrer` (did you mean `helmRenderer`?)"]
+            vec!["1:1: unknown key `helmRendrer` (did you mean `helmRenderer`?)"]
         );
     }
 
@@ -1415,13 +1449,13 @@ mod tests {
         assert_eq!(
             problems("chartRepositories:\n- ftp://x\n- https://u:p@h/\n"),
             vec![
-                "line 2: `chartRepositories[0]` `ftp://x` must be an https://, http:// or oci:// URL, or a registry path without scheme",
-                "line 3: `chartRepositories[1]` `https://u:p@h/` names no host (credentials do not belong in it: Helm's repositories.yaml or the registry config.json hold them)"
+                "2:1: `chartRepositories[0]` `ftp://x` must be an https://, http:// or oci:// URL, or a registry path without scheme",
+                "3:1: `chartRepositories[1]` `https://u:p@h/` names no host (credentials do not belong in it: Helm's repositories.yaml or the registry config.json hold them)"
             ]
         );
         assert_eq!(
             problems("chartRepository: []\n"),
-            vec!["line 1: unknown key `chartRepository` (did you mean `chartRepositories`?)"]
+            vec!["1:1: unknown key `chartRepository` (did you mean `chartRepositories`?)"]
         );
     }
 
@@ -1431,11 +1465,11 @@ mod tests {
         assert_eq!(c.chart_cache.as_deref(), Some(".chart-cache"));
         assert_eq!(
             problems("chartCache: \"\"\n"),
-            vec!["line 1: chartCache must be a directory, relative to the repository's root"]
+            vec!["1:1: chartCache must be a directory, relative to the repository's root"]
         );
         assert_eq!(
             problems("chartCahce: x\n"),
-            vec!["line 1: unknown key `chartCahce` (did you mean `chartCache`?)"]
+            vec!["1:1: unknown key `chartCahce` (did you mean `chartCache`?)"]
         );
     }
 
@@ -1449,9 +1483,7 @@ mod tests {
         assert_eq!(c.kustomize_build_options.as_deref(), Some("--enable-helm"));
         assert_eq!(
             problems("kustomizeBuildOptions: [--enable-helm]\n"),
-            vec![
-                "line 1: kustomizeBuildOptions must be a string, as in argocd-cm (`--enable-helm`)"
-            ]
+            vec!["1:1: kustomizeBuildOptions must be a string, as in argocd-cm (`--enable-helm`)"]
         );
     }
 
@@ -1460,11 +1492,11 @@ mod tests {
         let p = problems("ignore_paths: [docs/**]\n");
         assert_eq!(
             p,
-            vec!["line 1: unknown key `ignore_paths` (did you mean `ignorePaths`?)"]
+            vec!["1:1: unknown key `ignore_paths` (did you mean `ignorePaths`?)"]
         );
         // Nothing close: no suggestion.
         let p = problems("colour: blue\n");
-        assert_eq!(p, vec!["line 1: unknown key `colour`"]);
+        assert_eq!(p, vec!["1:1: unknown key `colour`"]);
     }
 
     #[test]
@@ -1482,7 +1514,7 @@ mod tests {
             "diff:\n  context: 100000\n  ignoreLines: ['(']\n  mask: [{kind: Secret}]\n  ignoreResources: [{}]\n  colour: true\n",
         );
         assert_eq!(p.len(), 5, "{p:?}");
-        assert!(p[0].starts_with("line 2: diff.context `100000`"), "{p:?}");
+        assert!(p[0].starts_with("2:3: diff.context `100000`"), "{p:?}");
         assert!(
             p.iter().any(|x| x.contains("is not a regular expression")),
             "{p:?}"
@@ -1509,11 +1541,11 @@ mod tests {
         assert!(!c.acknowledge_trailers);
         assert_eq!(
             problems("acknowledge: {trailer: false}\n"),
-            vec!["line 1: unknown key `acknowledge.trailer` (did you mean `trailers`?)"]
+            vec!["1:15: unknown key `acknowledge.trailer` (did you mean `trailers`?)"]
         );
         assert_eq!(
             problems("acknowledge: {trailers: no}\n"),
-            vec!["line 1: `acknowledge.trailers` must be true or false"]
+            vec!["1:15: `acknowledge.trailers` must be true or false"]
         );
     }
 
@@ -1522,7 +1554,7 @@ mod tests {
         let e = parse("c.yaml", "a: 1\nb: 2\n").expect_err("invalid");
         assert_eq!(
             e.to_string(),
-            "invalid c.yaml:\n  line 1: unknown key `a`\n  line 2: unknown key `b`"
+            "c.yaml:1:1: unknown key `a` (see docs/configuration.md)\nc.yaml:2:1: unknown key `b` (see docs/configuration.md)"
         );
     }
 
@@ -1576,9 +1608,9 @@ mod tests {
         assert_eq!(
             p,
             vec![
-                "line 1: `statefulKinds` must be a list of strings",
-                "line 2: `branches[0]` must be a string",
-                "line 3: `rules` must be a mapping",
+                "1:1: `statefulKinds` must be a list of strings",
+                "2:1: `branches[0]` must be a string",
+                "3:1: `rules` must be a mapping",
             ]
         );
     }

@@ -93,6 +93,10 @@ pub struct Finding {
     /// change alone is judged against its fork point: it exists only
     /// because of what the target branch gained meanwhile.
     pub(crate) from_merge: bool,
+    /// The one line that would set the finding aside (a commit trailer, an
+    /// annotation, the configuration), its rule and object filled in;
+    /// reports show it on the findings that fail the run.
+    pub(crate) acknowledge_with: Option<String>,
 }
 
 /// Where an acknowledgement came from: who chose to accept the finding.
@@ -189,6 +193,7 @@ impl Finding {
             acknowledged: None,
             field: None,
             from_merge: false,
+            acknowledge_with: None,
         }
     }
 

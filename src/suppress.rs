@@ -18,9 +18,14 @@
 //! and ruff's `# noqa` allow: `gitops-lint.io/ignore: "GL005,GL006 reason"`.
 //! An ignore that matches nothing on an object the run examined is itself
 //! reported (GL014).
+//!
+//! Every finding also gets the one line that would set it aside
+//! ([`Finding::acknowledge_with`]), so a failing finding says how to accept
+//! it where it is reported.
 
 use crate::argocd::Inventory;
 use crate::config::Config;
+use crate::finding::Suppression;
 use crate::finding::{AckSource, Acknowledgement, Finding};
 use crate::manifest::{annotation, ResourceId};
 use crate::plan::Plan;
@@ -237,7 +242,13 @@ pub(crate) fn apply(
     if let Some(note) = trailer_note(findings) {
         notes.push(note);
     }
+    let deletions = Deletions {
+        plan,
+        base,
+        trailers: config.acknowledge_trailers,
+    };
     let Some((meta, severity)) = gl014(config) else {
+        fill_acknowledge_lines(findings, Some(&deletions));
         return notes;
     };
     for (t, used) in trailers.iter().zip(used) {
@@ -258,6 +269,7 @@ pub(crate) fn apply(
         );
     }
     findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    fill_acknowledge_lines(findings, Some(&deletions));
     notes
 }
 
@@ -389,6 +401,98 @@ pub(crate) fn apply_ignores(findings: &mut Vec<Finding>, cx: &RuleContext<'_>) {
     }
     findings.extend(unused);
     findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    // A diff fills them again once deletions are known (`apply`).
+    fill_acknowledge_lines(findings, None);
+}
+
+/// What a diff knows of the deletions it reports, for their acknowledgement line.
+struct Deletions<'a> {
+    plan: &'a Plan,
+    base: &'a Inventory,
+    /// `Gitops-Lint-Allow` trailers are read (the base configuration's
+    /// `acknowledge: {trailers: ...}`).
+    trailers: bool,
+}
+
+/// Sets [`Finding::acknowledge_with`] on every finding: the syntax of
+/// docs/acknowledging.md with the finding's rule and object filled in.
+/// `deletions` is `None` where no deletion is reported (a check).
+fn fill_acknowledge_lines(findings: &mut [Finding], deletions: Option<&Deletions<'_>>) {
+    for f in findings.iter_mut() {
+        f.acknowledge_with = acknowledge_line(f, deletions);
+    }
+}
+
+/// The one line that sets `f` aside, when there is one: the ignore
+/// annotation for a rule judging one object, a trailer (or, when trailers
+/// are off, the base annotation) for a deletion, the configuration for a
+/// rule nothing else sets aside. Nothing for a revision that cannot be
+/// judged or an input error: those are fixed, not accepted.
+fn acknowledge_line(f: &Finding, deletions: Option<&Deletions<'_>>) -> Option<String> {
+    let suppression = f.rule.suppression;
+    if suppression.on_object {
+        let id = f.resource.as_ref()?;
+        return Some(format!(
+            "to ignore it, annotate `{id}` with `{ANN_IGNORE}: \"{} <reason>\"`",
+            f.rule.code
+        ));
+    }
+    if acknowledgeable(f) && suppression == Suppression::CHANGE {
+        let d = deletions?;
+        if d.trailers {
+            let target = match &f.resource {
+                Some(id) => trailer_target(id),
+                None => format!("Application/{}", f.app.as_deref()?),
+            };
+            return Some(format!(
+                "to acknowledge it, add the commit trailer `{TRAILER}: {target}`"
+            ));
+        }
+        // Trailers are off: only the annotation `apply` reads, on a pruned
+        // object or a deleted Application at base, acknowledges it.
+        let pruned = f
+            .resource
+            .as_ref()
+            .is_some_and(|id| d.plan.prunes.iter().any(|p| &p.id == id));
+        let deleted_app = f.resource.is_none()
+            && d.plan
+                .deleted_apps
+                .iter()
+                .any(|a| f.app.as_deref() == Some(app_display(&a.app, d.base).as_str()));
+        let on = match (&f.resource, &f.app) {
+            (Some(id), _) if pruned => id.to_string(),
+            (None, Some(app)) if deleted_app => format!("Application {app}"),
+            _ => return None,
+        };
+        return Some(format!(
+            "to acknowledge it, merge first the annotation `{ANN_ALLOW_PRUNE}: \"<reason>\"` on `{on}`"
+        ));
+    }
+    if f.rule.category != Category::Input && (suppression.by_path || suppression.by_fingerprint) {
+        return Some(format!(
+            "it is not acknowledged one by one: `rules: {{ignore: [{}]}}` in `{}` switches the rule off",
+            f.rule.code,
+            crate::config::CONFIG_FILE
+        ));
+    }
+    None
+}
+
+/// `Kind[.group]/[namespace/]name`: the trailer form [`Target::parse`] reads,
+/// the group given so that it names exactly this object.
+fn trailer_target(id: &ResourceId) -> String {
+    let mut s = id.kind.clone();
+    if !id.group.is_empty() {
+        s.push('.');
+        s.push_str(&id.group);
+    }
+    if !id.namespace.is_empty() {
+        s.push('/');
+        s.push_str(&id.namespace);
+    }
+    s.push('/');
+    s.push_str(&id.name);
+    s
 }
 
 /// Deletions acknowledged only by a commit trailer of the change: its author

@@ -296,3 +296,143 @@ fn an_application_trailer_acknowledges_its_mass_prune() {
     );
     assert!(!out.contains("GL014"), "{out}");
 }
+
+/// Runs `args` in `dir` with human output, which does not wrap the line
+/// that acknowledges a finding.
+fn run_human(dir: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::cargo_bin("gitops-lint")
+        .expect("binary")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .current_dir(dir)
+        .args(args)
+        .args(["--format", "human"])
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+/// The code spans of the lines starting with `prefix` (after indentation).
+fn quoted_after(out: &str, prefix: &str) -> Vec<String> {
+    out.lines()
+        .filter_map(|l| l.trim_start().strip_prefix(prefix))
+        .map(|rest| rest.split('`').next().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn the_trailer_each_failing_deletion_shows_acknowledges_it() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    repo(tmp.path(), "", "", "Remove things");
+    let (code, out) = run_human(tmp.path(), &["diff", "main..change"]);
+    assert_eq!(code, 1, "{out}");
+    let trailers = quoted_after(&out, "to acknowledge it, add the commit trailer `");
+    assert_eq!(
+        trailers,
+        [
+            "Gitops-Lint-Allow: Application/reports",
+            "Gitops-Lint-Allow: PersistentVolumeClaim/payments/data"
+        ],
+        "{out}"
+    );
+    // The same change, its message carrying exactly the lines shown.
+    let again = tempfile::tempdir().expect("tmp");
+    repo(
+        again.path(),
+        "",
+        "",
+        &format!("Remove things\n\n{}\n", trailers.join("\n")),
+    );
+    let (code, out) = run_human(again.path(), &["diff", "main..change"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("(acknowledged by commit trailer)"), "{out}");
+    assert!(!out.contains("to acknowledge it"), "{out}");
+    assert!(!out.contains("GL014"), "{out}");
+}
+
+#[test]
+fn with_trailers_off_a_failing_deletion_shows_the_base_annotation() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    repo(
+        tmp.path(),
+        "",
+        "acknowledge: {trailers: false}\n",
+        "Remove things",
+    );
+    let (code, out) = run_human(tmp.path(), &["diff", "main..change"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("Gitops-Lint-Allow:"), "{out}");
+    assert!(
+        out.contains("  to acknowledge it, merge first the annotation `gitops-lint.io/allow-prune: \"<reason>\"` on `Application reports`\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  to acknowledge it, merge first the annotation `gitops-lint.io/allow-prune: \"<reason>\"` on `PersistentVolumeClaim payments/data`\n"),
+        "{out}"
+    );
+}
+
+/// A PVC whose `Prune=false` is misspelled (GL005, an error) at `main`,
+/// carrying `annotations` besides.
+fn misspelled_protection(dir: &Path, annotations: &str) {
+    let files = [
+        ("apps/shop.yaml", app("shop", "shop", "")),
+        (
+            "shop/pvc.yaml",
+            format!(
+                "apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: orders-db
+  annotations:
+    argocd.argoproj.io/sync-options: prune=false
+{annotations}spec: {{accessModes: [ReadWriteOnce]}}
+"
+            ),
+        ),
+    ];
+    let files: Vec<(String, Vec<u8>)> = files
+        .iter()
+        .map(|(p, t)| ((*p).to_string(), t.as_bytes().to_vec()))
+        .collect();
+    write_commit(dir, "main", None, &files, "shop").expect("commit");
+}
+
+#[test]
+fn the_ignore_annotation_a_failing_object_finding_shows_sets_it_aside() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    misspelled_protection(tmp.path(), "");
+    let (code, out) = run_human(tmp.path(), &["check", "main"]);
+    assert_eq!(code, 1, "{out}");
+    let shown = quoted_after(
+        &out,
+        "to ignore it, annotate `PersistentVolumeClaim shop/orders-db` with `",
+    );
+    assert_eq!(
+        shown,
+        ["gitops-lint.io/ignore: \"GL005 <reason>\""],
+        "{out}"
+    );
+
+    let again = tempfile::tempdir().expect("tmp");
+    misspelled_protection(again.path(), &format!("    {}\n", shown[0]));
+    let (code, out) = run_human(again.path(), &["check", "main"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("GL005 unknown-sync-option (ignored on the object)"),
+        "{out}"
+    );
+    assert!(!out.contains("to ignore it"), "{out}");
+}
+
+#[test]
+fn a_finding_that_does_not_fail_the_run_shows_no_acknowledgement() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    repo(tmp.path(), "", "", "Remove things");
+    let (code, out) = run_human(tmp.path(), &["diff", "main..change", "--fail-on", "never"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("GL001 stateful-prune"), "{out}");
+    assert!(!out.contains("to acknowledge it"), "{out}");
+}

@@ -180,11 +180,13 @@ fn invalid_configuration_is_exit_two_with_every_problem() {
     );
     assert_eq!(code, 2, "{stderr}");
     assert!(
-        stderr.contains("line 2: rules.ignore: unknown rule `GL999`"),
+        stderr.contains("ci/cfg.yaml:2:3: rules.ignore: unknown rule `GL999`"),
         "{stderr}"
     );
     assert!(
-        stderr.contains("line 3: unknown key `statefulKind` (did you mean `statefulKinds`?)"),
+        stderr.contains(
+            "ci/cfg.yaml:3:1: unknown key `statefulKind` (did you mean `statefulKinds`?)"
+        ),
         "{stderr}"
     );
 }

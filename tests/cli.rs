@@ -476,7 +476,72 @@ spec:
     assert_eq!(out.status.code(), Some(2));
     let err = stderr_lines(&out);
     assert_eq!(err.len(), 1, "{err:?}");
-    assert!(err[0].contains("invalid .gitops-lint.yaml"), "{err:?}");
+    assert!(
+        err[0].starts_with("gitops-lint: error: .gitops-lint.yaml:2:"),
+        "{err:?}"
+    );
+}
+
+/// A `.gitops-lint.yaml` that does not load is refused as a usage error
+/// is: exit 2, one line a problem, `FILE:LINE:COLUMN:`, the key path, what
+/// is expected (the values the JSON schema lists), a likely intent, and
+/// where the keys are documented.
+#[test]
+fn configuration_errors_read_like_usage_errors() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema/config.schema.json"),
+        )
+        .expect("schema"),
+    )
+    .expect("JSON");
+    let listed = |pointer: &str| -> String {
+        let values: Vec<&str> = schema
+            .pointer(pointer)
+            .and_then(serde_json::Value::as_array)
+            .expect("an enum")
+            .iter()
+            .filter_map(serde_json::Value::as_str) // null: the key left empty
+            .collect();
+        values.join(", ")
+    };
+    let helm = listed("/properties/helmRenderer/enum");
+    let severities = listed("/properties/rules/properties/severity/additionalProperties/enum");
+    assert_eq!(severities, "error, warning, info");
+    let cases = [
+        (
+            "unknown key",
+            "ignorePath: [vendor/**]\n",
+            "gitops-lint: error: .gitops-lint.yaml:1:1: unknown key `ignorePath` (did you mean `ignorePaths`?) (see docs/configuration.md)".to_string(),
+        ),
+        (
+            "wrong type",
+            "# fleet settings\nstatefulKinds: Cluster\n",
+            "gitops-lint: error: .gitops-lint.yaml:2:1: `statefulKinds` must be a list of strings (see docs/configuration.md)".to_string(),
+        ),
+        (
+            "bad enum value",
+            "helmRenderer: nativ\n",
+            format!("gitops-lint: error: .gitops-lint.yaml:1:1: helmRenderer `nativ` is not one of {helm} (did you mean `native`?) (see docs/configuration.md)"),
+        ),
+        (
+            "bad enum value in a flow mapping",
+            "rules: {severity: {GL001: fatal}}\n",
+            "gitops-lint: error: .gitops-lint.yaml:1:20: rules.severity.GL001: `fatal` is not error, warning or info (see docs/configuration.md)".to_string(),
+        ),
+    ];
+    for (what, config, wanted) in cases {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let files = vec![(".gitops-lint.yaml".to_string(), config.as_bytes().to_vec())];
+        write_commit(dir.path(), "main", None, &files, "config").expect("commit");
+        let out = bin()
+            .args(["check", "main", "--repo"])
+            .arg(dir.path())
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{what}");
+        assert_eq!(stderr_lines(&out), [wanted], "{what}");
+    }
 }
 
 /// An Application named `name` rendering the directory `name/`.

@@ -74,6 +74,9 @@ pub(crate) fn emit(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         } else if let Some(h) = &f.help {
             msg.push_str(&format!("\nhelp: {h}"));
         }
+        if let Some(line) = r.acknowledge_line(f) {
+            msg.push_str(&format!("\n{line}"));
+        }
         writeln!(
             out,
             "::{} {}::{}",

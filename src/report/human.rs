@@ -258,6 +258,11 @@ fn emit_text(r: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()
                 writeln!(out, "  at {}{line}", loc.file)?;
             }
         }
+        // Not wrapped like the help above: a trailer or annotation split
+        // over two lines could not be copied.
+        if let Some(line) = r.acknowledge_line(f) {
+            writeln!(out, "  {line}")?;
+        }
         writeln!(out)?;
     }
     let (e, w, i) = r.counts();

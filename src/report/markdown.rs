@@ -225,6 +225,9 @@ fn finding_block(r: &Report, i: usize, f: &Finding) -> String {
     if let Some(h) = &f.help {
         s.push_str(&format!("- help: {}\n", md_text(h)));
     }
+    if let Some(line) = r.acknowledge_line(f) {
+        s.push_str(&format!("- {}\n", md_text(line)));
+    }
     s.push_str(&format!(
         "- explain: `gitops-lint explain {}`\n\n</details>\n\n",
         f.rule.code

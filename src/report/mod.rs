@@ -476,6 +476,13 @@ impl Report {
         f.acknowledged.is_none() && self.fail_on.is_some_and(|level| f.severity >= level)
     }
 
+    /// The line that would set `f` aside, for a finding that fails the
+    /// run: where it is reported, the author reads how to accept it.
+    #[must_use]
+    pub(crate) fn acknowledge_line<'f>(&self, f: &'f Finding) -> Option<&'f str> {
+        f.acknowledge_with.as_deref().filter(|_| self.fails_run(f))
+    }
+
     /// Where pull-request tools should show finding `i`: its anchor when one
     /// was computed, else its own location when that is in the head revision.
     #[must_use]

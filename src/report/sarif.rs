@@ -358,6 +358,9 @@ fn result(r: &Report, i: usize, f: &Finding) -> SarifResult {
     } else if let Some(h) = &f.help {
         text.push_str(&format!("\nhelp: {h}"));
     }
+    if let Some(line) = r.acknowledge_line(f) {
+        text.push_str(&format!("\n{line}"));
+    }
     let mut fp = std::collections::BTreeMap::new();
     fp.insert(FINGERPRINT_KEY, fingerprint(f));
     SarifResult {
