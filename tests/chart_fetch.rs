@@ -770,3 +770,83 @@ spec:
         "{reqs:?}"
     );
 }
+
+#[test]
+fn a_dependency_named_by_at_name_is_fetched_from_the_repository_helm_knows_by_that_name() {
+    let server = Server::start(serve_files(helm_repo(&["1.0.0", "2.0.0"], None)));
+    let url = format!("{}/charts", server.url());
+    let cfg = config(&[server.url()]);
+    let with = |files: Vec<(String, Vec<u8>)>| {
+        let mut all = vec![cfg.clone()];
+        all.extend(files);
+        all
+    };
+    // `@stores` at the base, `alias:stores` at the head: both name it.
+    let dir = repo(
+        &with(wrapper("\"@stores\"", "1.0.0", false)),
+        &with(wrapper("\"alias:stores\"", "2.0.0", false)),
+    );
+    // Without the name in repositories.yaml nothing is contacted, and the
+    // report says which `helm repo add` is missing.
+    let (report, _) = Env::new().diff(dir.path(), &[]);
+    assert_eq!(app_status(&report, "wrapper"), "unrendered", "{report}");
+    let gl000 = findings(&report, "GL000");
+    assert!(
+        gl000
+            .iter()
+            .any(|(_, m)| m.contains("helm repo add stores URL")),
+        "{gl000:?}"
+    );
+    assert_eq!(server.requests(), Vec::<String>::new());
+
+    let mut env = Env::new();
+    let helm_repos = env.home.path().join("repositories.yaml");
+    std::fs::write(
+        &helm_repos,
+        format!(
+            "repositories:\n- name: other\n  url: https://other.invalid\n- name: stores\n  url: {url}\n"
+        ),
+    )
+    .expect("write");
+    env.extra.push((
+        "HELM_REPOSITORY_CONFIG".to_string(),
+        helm_repos.display().to_string(),
+    ));
+    let (report, _) = env.diff(dir.path(), &[]);
+    assert_eq!(app_status(&report, "wrapper"), "rendered", "{report}");
+    assert!(
+        findings(&report, "GL001")
+            .iter()
+            .any(|(s, m)| s == "error" && m.contains("wrapper-data")),
+        "the PVC of store 1.0.0 is pruned by 2.0.0: {report}"
+    );
+    let reqs = server.requests();
+    for archive in ["/charts/store-1.0.0.tgz", "/charts/store-2.0.0.tgz"] {
+        assert!(reqs.contains(&archive.to_string()), "{reqs:?}");
+    }
+
+    // A name the head brings, standing for a repository the base does not
+    // name, is not contacted: trust is by URL, whatever the name.
+    let other = Server::start(serve_files(helm_repo(&["2.0.0"], None)));
+    std::fs::write(
+        &helm_repos,
+        format!(
+            "repositories:\n- name: stores\n  url: {url}\n- name: elsewhere\n  url: {}/charts\n",
+            other.url()
+        ),
+    )
+    .expect("write");
+    let dir = repo(
+        &with(wrapper("\"@stores\"", "1.0.0", false)),
+        &with(wrapper("\"@elsewhere\"", "2.0.0", false)),
+    );
+    let (report, _) = env.diff(dir.path(), &[]);
+    assert_eq!(other.requests(), Vec::<String>::new());
+    let gl000 = findings(&report, "GL000");
+    assert!(
+        gl000.iter().any(|(s, m)| s == "error"
+            && m.contains("chart dependency `store`")
+            && m.contains("cannot be judged until the repository is trusted")),
+        "{gl000:?}"
+    );
+}

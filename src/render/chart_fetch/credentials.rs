@@ -16,6 +16,9 @@ pub struct Credentials {
     pub(super) repos: BTreeMap<String, (String, String)>,
     /// Registry host → (username, password).
     pub(super) registries: BTreeMap<String, (String, String)>,
+    /// `repositories[].{name,url}` in file order: what a dependency's
+    /// `@name` or `alias:name` refers to.
+    pub(super) names: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for Credentials {
@@ -23,6 +26,7 @@ impl std::fmt::Debug for Credentials {
         f.debug_struct("Credentials")
             .field("repos", &self.repos.len())
             .field("registries", &self.registries.len())
+            .field("names", &self.names.len())
             .finish()
     }
 }
@@ -69,7 +73,17 @@ impl Credentials {
         c
     }
 
-    /// Helm's `repositories.yaml`: `repositories[].{url,username,password}`.
+    /// The URL of the repository `repositories.yaml` calls `name`: the
+    /// first so named, as helm `pkg/downloader/manager.go`
+    /// `Manager.resolveRepoNames` takes it.
+    pub(super) fn named(&self, name: &str) -> Option<&str> {
+        self.names
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, u)| u.as_str())
+    }
+
+    /// Helm's `repositories.yaml`: `repositories[].{name,url,username,password}`.
     fn read_repositories_yaml(&mut self, text: &str) {
         let Ok(v) = crate::yaml::parse_first_doc(text) else {
             return;
@@ -82,6 +96,10 @@ impl Credentials {
         {
             let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
             let (url, user, pass) = (s("url"), s("username"), s("password"));
+            let name = s("name");
+            if !name.is_empty() && !url.is_empty() {
+                self.names.push((name, trim_url(&url).to_string()));
+            }
             let anonymous = user.is_empty() && pass.is_empty();
             if !url.is_empty() && !anonymous {
                 self.repos.insert(trim_url(&url).to_string(), (user, pass));
@@ -128,6 +146,17 @@ impl Credentials {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repository_names_are_read_in_file_order() {
+        let mut c = Credentials::default();
+        c.read_repositories_yaml(
+            "repositories:\n- name: a\n  url: https://one.example/charts/\n- name: b\n  url: https://two.example\n- name: a\n  url: https://three.example\n- url: https://nameless.example\n",
+        );
+        assert_eq!(c.named("a"), Some("https://one.example/charts"));
+        assert_eq!(c.named("b"), Some("https://two.example"));
+        assert_eq!(c.named("c"), None);
+    }
 
     #[test]
     fn credentials_are_read_and_never_printed() {

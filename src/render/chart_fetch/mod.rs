@@ -215,6 +215,13 @@ impl Fetcher {
         self.offline
     }
 
+    /// The URL of the repository Helm's `repositories.yaml` calls `name`
+    /// (a dependency's `@name` or `alias:name`).
+    #[must_use]
+    pub(crate) fn repository_named(&self, name: &str) -> Option<String> {
+        self.credentials.named(name).map(str::to_string)
+    }
+
     /// The `http://` URLs that may be spoken to without TLS (from the
     /// base configuration's `chartRepositories`).
     pub(crate) fn allow_plain_http(&self, urls: impl IntoIterator<Item = String>) {
