@@ -850,3 +850,59 @@ fn a_dependency_named_by_at_name_is_fetched_from_the_repository_helm_knows_by_th
         "{gl000:?}"
     );
 }
+
+#[test]
+fn a_registry_credential_helper_is_never_run_and_the_refusal_says_so() {
+    let server = Server::start(|_: &Request| {
+        Response::status(401).with_header("WWW-Authenticate", "Basic realm=\"reg\"")
+    });
+    let repo_url = format!("oci://127.0.0.1:{}/charts", server.port);
+    let cfg = config(&[server.url()]);
+    let dir = repo(
+        &[cfg.clone(), app("cache", &repo_url, "1.0.0")],
+        &[cfg, app("cache", &repo_url, "1.2.0")],
+    );
+    let mut env = Env::new();
+    // A helper on PATH that would leave a mark if it ran.
+    let bin = env.home.path().join("bin");
+    let docker = env.home.path().join("docker");
+    let mark = env.home.path().join("helper-ran");
+    std::fs::create_dir_all(&bin).expect("bin");
+    std::fs::create_dir_all(&docker).expect("docker");
+    let helper = bin.join("docker-credential-fake");
+    std::fs::write(
+        &helper,
+        format!(
+            "#!/bin/sh\ntouch '{}'\necho '{{\"Username\":\"u\",\"Secret\":\"s3cret\"}}'\n",
+            mark.display()
+        ),
+    )
+    .expect("helper");
+    let mut perms = std::fs::metadata(&helper).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&helper, perms).expect("chmod");
+    std::fs::write(
+        docker.join("config.json"),
+        format!(
+            r#"{{"credHelpers":{{"127.0.0.1:{}":"fake"}}}}"#,
+            server.port
+        ),
+    )
+    .expect("config.json");
+    env.extra.push((
+        "PATH".to_string(),
+        format!("{}:/usr/bin:/bin", bin.display()),
+    ));
+    env.extra
+        .push(("DOCKER_CONFIG".to_string(), docker.display().to_string()));
+    let (report, _) = env.diff(dir.path(), &[]);
+    assert_eq!(app_status(&report, "cache"), "unrendered", "{report}");
+    assert!(!mark.exists(), "the credential helper was run");
+    let gl000 = findings(&report, "GL000");
+    assert!(
+        gl000
+            .iter()
+            .any(|(_, m)| m.contains("credential helper") && m.contains("helm registry login")),
+        "{gl000:?}"
+    );
+}

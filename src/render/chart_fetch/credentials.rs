@@ -19,6 +19,12 @@ pub struct Credentials {
     /// `repositories[].{name,url}` in file order: what a dependency's
     /// `@name` or `alias:name` refers to.
     pub(super) names: Vec<(String, String)>,
+    /// Registry hosts a `config.json` leaves to a credential helper
+    /// (`credHelpers.<host>`, or every host with `credsStore`): helpers are
+    /// not run, and a refusal from such a host says so.
+    pub(super) helpers: Vec<String>,
+    /// A `config.json` names a `credsStore` for every host.
+    pub(super) store_helper: bool,
 }
 
 impl std::fmt::Debug for Credentials {
@@ -27,6 +33,8 @@ impl std::fmt::Debug for Credentials {
             .field("repos", &self.repos.len())
             .field("registries", &self.registries.len())
             .field("names", &self.names.len())
+            .field("helpers", &self.helpers.len())
+            .field("store_helper", &self.store_helper)
             .finish()
     }
 }
@@ -73,6 +81,12 @@ impl Credentials {
         c
     }
 
+    /// Whether the registry `config.json` leaves `host` to a credential
+    /// helper, which gitops-lint does not run.
+    pub(super) fn helper_for(&self, host: &str) -> bool {
+        self.store_helper || self.helpers.iter().any(|h| h == host)
+    }
+
     /// The URL of the repository `repositories.yaml` calls `name`: the
     /// first so named, as helm `pkg/downloader/manager.go`
     /// `Manager.resolveRepoNames` takes it.
@@ -114,15 +128,25 @@ impl Credentials {
         let Ok(v) = serde_json::from_str::<Value>(text) else {
             return;
         };
+        if v.get("credsStore")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+        {
+            self.store_helper = true;
+        }
+        for host in v
+            .get("credHelpers")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|m| m.keys())
+        {
+            self.helpers.push(registry_host(host));
+        }
         let Some(auths) = v.get("auths").and_then(Value::as_object) else {
             return;
         };
         for (host, a) in auths {
-            let host = host
-                .trim_start_matches("https://")
-                .trim_start_matches("http://")
-                .trim_end_matches('/')
-                .to_string();
+            let host = registry_host(host);
             let pair = if let Some(b) = a.get("auth").and_then(Value::as_str) {
                 base64::engine::general_purpose::STANDARD
                     .decode(b)
@@ -143,6 +167,14 @@ impl Credentials {
     }
 }
 
+/// A registry `config.json` key as a host: no scheme, no trailing `/`.
+fn registry_host(key: &str) -> String {
+    key.trim_start_matches("https://")
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +188,17 @@ mod tests {
         assert_eq!(c.named("a"), Some("https://one.example/charts"));
         assert_eq!(c.named("b"), Some("https://two.example"));
         assert_eq!(c.named("c"), None);
+    }
+
+    #[test]
+    fn credential_helpers_are_noticed_not_run() {
+        let mut c = Credentials::default();
+        c.read_registry_config(r#"{"credHelpers":{"https://ecr.example/":"ecr-login"}}"#);
+        assert!(c.helper_for("ecr.example"));
+        assert!(!c.helper_for("ghcr.io"));
+        c.read_registry_config(r#"{"credsStore":"desktop"}"#);
+        assert!(c.helper_for("ghcr.io"));
+        assert!(c.registries.is_empty());
     }
 
     #[test]

@@ -104,7 +104,7 @@ impl Fetcher {
                 return Err(FetchError::Failed(format!(
                     "registry `{host}` refused a token ({}){}",
                     t.status,
-                    creds_hint(creds.is_some(), host)
+                    self.creds_hint(creds.is_some(), host)
                 )));
             }
             let v: Value = serde_json::from_slice(&t.body).unwrap_or(Value::Null);
@@ -125,7 +125,7 @@ impl Fetcher {
                 None => {
                     return Err(FetchError::Failed(format!(
                         "registry `{host}` needs credentials{}",
-                        creds_hint(false, host)
+                        self.creds_hint(false, host)
                     )))
                 }
             }
@@ -135,10 +135,21 @@ impl Fetcher {
             return Err(FetchError::Failed(format!(
                 "registry `{host}` refused access to `{url}` ({}){}",
                 again.status,
-                creds_hint(self.credentials.registries.contains_key(host), host)
+                self.creds_hint(self.credentials.registries.contains_key(host), host)
             )));
         }
         Ok(again)
+    }
+
+    /// What to do about credentials `host` refused or lacks.
+    fn creds_hint(&self, had: bool, host: &str) -> String {
+        if had {
+            " with the credentials of its registry config.json entry".to_string()
+        } else if self.credentials.helper_for(host) {
+            format!(" and the registry config.json leaves it to a credential helper (`credsStore`/`credHelpers`), which gitops-lint does not run: write its credentials with `helm registry login {host}` (docs/charts.md)")
+        } else {
+            format!(" and none are configured: log in with `helm registry login {host}` (registry config.json)")
+        }
     }
 
     /// `GetTags`: the repository's tags, `_` read back as `+`.
@@ -224,14 +235,6 @@ impl Fetcher {
             version: version.to_string(),
             digest: got,
         })
-    }
-}
-
-fn creds_hint(had: bool, host: &str) -> String {
-    if had {
-        " with the credentials of its registry config.json entry".to_string()
-    } else {
-        format!(" and none are configured: log in with `helm registry login {host}` (registry config.json)")
     }
 }
 
