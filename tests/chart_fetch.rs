@@ -353,10 +353,11 @@ fn a_slow_server_is_given_up_on_within_the_timeout() {
 #[test]
 fn a_redirect_to_another_host_is_refused_and_that_host_never_contacted() {
     let other = Server::start(serve_files(helm_repo(&["1.0.0"], None)));
-    let target = format!("{}/charts/store-1.0.0.tgz", other.url());
+    // The index pins nothing: a redirect of it to another host is refused.
+    let target = format!("{}/charts/index.yaml", other.url());
     let files = helm_repo(&["1.0.0"], None);
     let server = Server::start(move |r: &Request| {
-        if r.path.ends_with(".tgz") {
+        if r.path.ends_with("index.yaml") {
             Response::status(302).with_header("Location", &target)
         } else {
             serve_files(files.clone())(r)
@@ -905,4 +906,85 @@ fn a_registry_credential_helper_is_never_run_and_the_refusal_says_so() {
             .any(|(_, m)| m.contains("credential helper") && m.contains("helm registry login")),
         "{gl000:?}"
     );
+}
+
+#[test]
+fn an_archive_whose_digest_the_index_pins_follows_a_redirect_to_another_host_without_credentials() {
+    // The other host: where release assets live. It records what it is
+    // sent, and serves `store` 1.0.0, or, as `/wrong/`, another archive.
+    let seen: Arc<std::sync::Mutex<Vec<Option<String>>>> = Arc::default();
+    let log = Arc::clone(&seen);
+    let right = chart("1.0.0");
+    let wrong = chart("2.0.0");
+    let assets = Server::start(move |r: &Request| {
+        log.lock()
+            .expect("log")
+            .push(r.header("authorization").map(str::to_string));
+        match r.path.as_str() {
+            "/assets/store-1.0.0.tgz" => Response::ok(right.clone()),
+            "/wrong/store-1.0.0.tgz" => Response::ok(wrong.clone()),
+            _ => Response::status(404),
+        }
+    });
+    let build = |prefix: &str| {
+        let files = helm_repo(&["1.0.0"], None);
+        let target = format!("{}/{prefix}/store-1.0.0.tgz", assets.url());
+        // `u:s3cret`
+        Server::start(move |r: &Request| {
+            if r.header("authorization") != Some("Basic dTpzM2NyZXQ=") {
+                return Response::status(401);
+            }
+            if r.path.ends_with(".tgz") {
+                Response::status(302).with_header("Location", &target)
+            } else {
+                serve_files(files.clone())(r)
+            }
+        })
+    };
+    let run = |server: &Server| {
+        let url = format!("{}/charts", server.url());
+        let cfg = config(&[url.clone(), assets.url()]);
+        let dir = repo(
+            std::slice::from_ref(&cfg),
+            &[cfg.clone(), app("cache", &url, "1.0.0")],
+        );
+        let mut env = Env::new();
+        let creds = env.home.path().join("repositories.yaml");
+        std::fs::write(
+            &creds,
+            format!(
+                "repositories:\n- name: private\n  url: {url}\n  username: u\n  password: s3cret\n"
+            ),
+        )
+        .expect("write");
+        env.extra.push((
+            "HELM_REPOSITORY_CONFIG".to_string(),
+            creds.display().to_string(),
+        ));
+        env.diff(dir.path(), &[]).0
+    };
+
+    let server = build("assets");
+    let report = run(&server);
+    assert_eq!(app_status(&report, "cache"), "rendered", "{report}");
+    let sent = seen.lock().expect("log").clone();
+    assert_eq!(
+        sent,
+        vec![None],
+        "the other host is asked once, without credentials"
+    );
+
+    // What the other host serves is still held to the index's digest.
+    seen.lock().expect("log").clear();
+    let server = build("wrong");
+    let report = run(&server);
+    assert_eq!(app_status(&report, "cache"), "unrendered", "{report}");
+    let gl000 = findings(&report, "GL000");
+    assert!(
+        gl000
+            .iter()
+            .any(|(_, m)| m.contains("not the digest") && m.contains("index gives")),
+        "{gl000:?}"
+    );
+    assert_eq!(seen.lock().expect("log").clone(), vec![None]);
 }

@@ -75,7 +75,8 @@ impl Fetcher {
                     "chart `{chart}` {version} in the index of `{repo}` has no `urls`"
                 ))
             })?;
-        let r = self.get(&url, &self.repo_auth(repo, &url), None, MAX_ARCHIVE_BYTES)?;
+        // The digest is pinned: the archive may be served from elsewhere.
+        let r = self.get_pinned(&url, &self.repo_auth(repo, &url), None, MAX_ARCHIVE_BYTES)?;
         check_status(&r, &url, "the chart archive")?;
         let got = sha256_hex(&r.body);
         if got != digest.to_ascii_lowercase() {

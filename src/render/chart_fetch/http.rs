@@ -1,6 +1,6 @@
 //! Requests within the run's bounds: HTTPS unless the configuration names
-//! the `http://` URL, redirects to the same host only, bounded time, bytes
-//! and requests.
+//! the `http://` URL, redirects to the same host only (an archive with a
+//! pinned digest excepted), bounded time, bytes and requests.
 
 use base64::Engine as _;
 
@@ -73,7 +73,38 @@ impl Fetcher {
         accept: Option<&str>,
         limit: u64,
     ) -> Result<Reply, FetchError> {
+        self.get_following(url, auth, accept, limit, false)
+    }
+
+    /// [`Fetcher::get`] for an archive whose digest a trusted index or
+    /// manifest pins (the caller verifies it): a redirect to another host
+    /// is followed too, as a Helm repository's index pointing at release
+    /// assets or a registry's blob store needs, without credentials from
+    /// there on, within the same bounds. What comes back is used only if
+    /// its digest is the pinned one, so the other host can serve nothing
+    /// else.
+    pub(super) fn get_pinned(
+        &self,
+        url: &str,
+        auth: &Auth,
+        accept: Option<&str>,
+        limit: u64,
+    ) -> Result<Reply, FetchError> {
+        self.get_following(url, auth, accept, limit, true)
+    }
+
+    fn get_following(
+        &self,
+        url: &str,
+        auth: &Auth,
+        accept: Option<&str>,
+        limit: u64,
+        pinned: bool,
+    ) -> Result<Reply, FetchError> {
         let mut url = url.to_string();
+        // Credentials go to the host they are for, never past a redirect
+        // to another.
+        let mut send_auth = true;
         let first_host = host_of(&url)
             .ok_or_else(|| FetchError::Refused(format!("`{url}` is not an http(s) URL")))?
             .to_string();
@@ -100,6 +131,7 @@ impl Fetcher {
                 req = req.header("Accept", a);
             }
             match auth {
+                _ if !send_auth => {}
                 Auth::None => {}
                 Auth::Basic(u, p) => {
                     let b = base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"));
@@ -128,10 +160,13 @@ impl Fetcher {
                 };
                 let next = join_url(&url, &loc);
                 if host_of(&next) != Some(first_host.as_str()) {
-                    return Err(FetchError::Refused(format!(
-                        "`{url}` redirects to another host (`{}`): gitops-lint follows redirects to the same host only",
-                        host_of(&next).unwrap_or(&next)
-                    )));
+                    if !pinned {
+                        return Err(FetchError::Refused(format!(
+                            "`{url}` redirects to another host (`{}`): gitops-lint follows redirects to the same host only, except for an archive whose digest a trusted index or manifest pins",
+                            host_of(&next).unwrap_or(&next)
+                        )));
+                    }
+                    send_auth = false;
                 }
                 url = next;
                 continue;

@@ -12,10 +12,11 @@
 //!
 //! Who is contacted, and with what, is bounded here: only repositories
 //! the caller trusts (see [`super::chart_cache`]), over HTTPS unless the
-//! configuration names the `http://` URL, no redirect to another host,
-//! bounded time and bytes per request and per run, and credentials only
-//! from where Helm keeps them (`repositories.yaml`, the registry
-//! `config.json`), never printed. Every archive is verified against the
+//! configuration names the `http://` URL, no redirect to another host
+//! (but for an archive whose digest is pinned, fetched from there without
+//! credentials), bounded time and bytes per request and per run, and
+//! credentials only from where Helm keeps them (`repositories.yaml`, the
+//! registry `config.json`), never printed. Every archive is verified against the
 //! digest its index or manifest gives, before it is kept or used.
 //!
 //! The cache (`<cache-dir>/charts/`) holds archives by their sha256, a

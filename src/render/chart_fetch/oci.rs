@@ -66,7 +66,15 @@ impl Fetcher {
         host: &str,
         accept: Option<&str>,
         limit: u64,
+        pinned: bool,
     ) -> Result<Reply, FetchError> {
+        let get = |url: &str, auth: &Auth| {
+            if pinned {
+                self.get_pinned(url, auth, accept, limit)
+            } else {
+                self.get(url, auth, accept, limit)
+            }
+        };
         let cached = self
             .tokens
             .lock()
@@ -74,7 +82,7 @@ impl Fetcher {
             .get(host)
             .cloned();
         let first_auth = cached.map_or(Auth::None, Auth::Bearer);
-        let r = self.get(url, &first_auth, accept, limit)?;
+        let r = get(url, &first_auth)?;
         if r.status != 401 {
             return Ok(r);
         }
@@ -130,7 +138,7 @@ impl Fetcher {
                 }
             }
         };
-        let again = self.get(url, &auth, accept, limit)?;
+        let again = get(url, &auth)?;
         if again.status == 401 || again.status == 403 {
             return Err(FetchError::Failed(format!(
                 "registry `{host}` refused access to `{url}` ({}){}",
@@ -156,7 +164,13 @@ impl Fetcher {
     pub(super) fn oci_tags(&self, repo: &str, chart: &str) -> Result<Vec<String>, FetchError> {
         let (base, host, _) = self.oci_base(repo, chart)?;
         let url = format!("{base}/tags/list");
-        let r = self.oci_get(&url, &host, Some("application/json"), MAX_INDEX_BYTES)?;
+        let r = self.oci_get(
+            &url,
+            &host,
+            Some("application/json"),
+            MAX_INDEX_BYTES,
+            false,
+        )?;
         check_status(&r, &url, "the registry's tags")?;
         let v: Value = serde_json::from_slice(&r.body)
             .map_err(|e| FetchError::Refused(format!("`{url}` is not a tags list: {e}")))?;
@@ -187,6 +201,7 @@ impl Fetcher {
             &host,
             Some("application/vnd.oci.image.manifest.v1+json"),
             MAX_INDEX_BYTES,
+            false,
         )?;
         check_status(&r, &url, "the chart's manifest")?;
         let manifest_digest = format!("sha256:{}", sha256_hex(&r.body));
@@ -222,7 +237,9 @@ impl Fetcher {
             })?
             .to_ascii_lowercase();
         let blob = format!("{base}/blobs/sha256:{digest}");
-        let r = self.oci_get(&blob, &host, None, MAX_ARCHIVE_BYTES)?;
+        // The layer's digest is pinned by the manifest: a registry may
+        // serve the blob from its storage on another host.
+        let r = self.oci_get(&blob, &host, None, MAX_ARCHIVE_BYTES, true)?;
         check_status(&r, &blob, "the chart layer")?;
         let got = sha256_hex(&r.body);
         if got != digest {
