@@ -8,6 +8,8 @@
 pub(crate) mod bounded;
 pub(crate) mod chart_cache;
 pub(crate) mod chart_fetch;
+pub use chart_cache::ChartCache;
+pub use chart_fetch::{Credentials, FetchSettings, Fetcher};
 pub(crate) mod directory;
 mod generated;
 pub(crate) mod helm;
