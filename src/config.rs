@@ -444,7 +444,7 @@ const DIFF_KEYS: &[&str] = &[
 ];
 const RESOURCE_MATCH_KEYS: &[&str] = &["group", "kind", "name", "namespace"];
 const MASK_KEYS: &[&str] = &["group", "kind", "name", "namespace", "keys", "pointers"];
-const PLUGIN_KEYS: &[&str] = &["discover", "kustomize", "helm", "directory"];
+const PLUGIN_KEYS: &[&str] = &["discover", "kustomize", "helm", "directory", "envsubst"];
 const PLUGIN_DISCOVER_KEYS: &[&str] = &["fileName", "find"];
 const PLUGIN_FIND_KEYS: &[&str] = &["glob", "command", "args"];
 const PLUGIN_KUSTOMIZE_KEYS: &[&str] = &["buildOptions"];
@@ -776,6 +776,7 @@ fn plugins(c: &mut Checker<'_>, v: &Value) -> crate::render::plugin::Plugins {
                 discover: None,
                 renderer: None,
                 declared_in: None,
+                envsubst: None,
             });
             continue;
         }
@@ -870,14 +871,63 @@ fn plugins(c: &mut Checker<'_>, v: &Value) -> crate::render::plugin::Plugins {
             }
             _ => None,
         };
+        let envsubst = plugin_envsubst(c, name, p.get("envsubst"), renderer.is_some());
         out.push(PluginConfig {
             name: name.clone(),
             discover,
             renderer,
             declared_in: None,
+            envsubst,
         });
     }
     Plugins::new(out)
+}
+
+/// `plugins.NAME.envsubst`: `true` for `envsubst` alone, or the names of
+/// its SHELL-FORMAT (`[ARGOCD_ENV_SIZE, PARAM_TIER]`, `$` optional).
+fn plugin_envsubst(
+    c: &mut Checker<'_>,
+    name: &str,
+    v: Option<&Value>,
+    has_renderer: bool,
+) -> Option<crate::render::plugin_env::Envsubst> {
+    use crate::render::plugin_env::Envsubst;
+    let path = ["plugins", name, "envsubst"];
+    let how = match v? {
+        Value::Null | Value::Bool(false) => return None,
+        Value::Bool(true) => Envsubst::All,
+        Value::Array(a) => {
+            let names: Option<Vec<String>> = a
+                .iter()
+                .map(|n| {
+                    let n = n.as_str()?.trim_start_matches('$');
+                    let n = n
+                        .strip_prefix('{')
+                        .and_then(|x| x.strip_suffix('}'))
+                        .unwrap_or(n);
+                    let ok = n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                        && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                    ok.then(|| n.to_string())
+                })
+                .collect();
+            match names {
+                Some(n) if !n.is_empty() => Envsubst::Only(n),
+                _ => {
+                    c.at(&path, format!("plugins.{name}.envsubst must be `true` or a list of variable names (`[ARGOCD_ENV_SIZE]`), as `envsubst '$ARGOCD_ENV_SIZE'` takes them"));
+                    return None;
+                }
+            }
+        }
+        _ => {
+            c.at(&path, format!("plugins.{name}.envsubst must be `true` or a list of variable names (`[ARGOCD_ENV_SIZE]`), as `envsubst '$ARGOCD_ENV_SIZE'` takes them"));
+            return None;
+        }
+    };
+    if !has_renderer {
+        c.at(&path, format!("plugins.{name}.envsubst applies to a renderer's output: give `kustomize`, `helm` or `directory` too"));
+        return None;
+    }
+    Some(how)
 }
 
 impl Config {
@@ -1364,6 +1414,7 @@ mod tests {
                     build_options: "--enable-helm".into(),
                 }),
                 declared_in: None,
+                envsubst: None,
             },
             PluginConfig {
                 name: "hs-v1".into(),
@@ -1372,6 +1423,7 @@ mod tests {
                     serde_json::json!({"valueFiles": ["a.yaml"]}),
                 )),
                 declared_in: None,
+                envsubst: None,
             },
             PluginConfig {
                 name: "dir".into(),
@@ -1380,12 +1432,14 @@ mod tests {
                     serde_json::json!({"recurse": true}),
                 )),
                 declared_in: None,
+                envsubst: None,
             },
             PluginConfig {
                 name: "avp".into(),
                 discover: None,
                 renderer: None,
                 declared_in: None,
+                envsubst: None,
             },
         ]);
         assert_eq!(*c.plugins, want);
@@ -1436,6 +1490,29 @@ mod tests {
             problems("helmRendrer: native\n"),
             vec!["1:1: unknown key `helmRendrer` (did you mean `helmRenderer`?)"]
         );
+    }
+
+    #[test]
+    fn plugin_envsubst_is_true_or_variable_names_beside_a_renderer() {
+        let c = parse(
+            ".gitops-lint.yaml",
+            "plugins:\n  a: {kustomize: {}, envsubst: true}\n  b: {directory: {}, envsubst: [\"$ARGOCD_ENV_X\", \"${PARAM_Y}\"]}\n",
+        )
+        .expect("valid");
+        let shown = format!("{:?}", c.plugins);
+        assert!(shown.contains("envsubst: Some(All)"), "{shown}");
+        assert!(
+            shown.contains(r#"envsubst: Some(Only(["ARGOCD_ENV_X", "PARAM_Y"]))"#),
+            "{shown}"
+        );
+        let p =
+            problems("plugins:\n  a: {envsubst: true}\n  b: {kustomize: {}, envsubst: [\"1x\"]}\n");
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(
+            p[0].contains("give `kustomize`, `helm` or `directory` too"),
+            "{p:?}"
+        );
+        assert!(p[1].contains("a list of variable names"), "{p:?}");
     }
 
     #[test]

@@ -353,10 +353,11 @@ fn a_slow_server_is_given_up_on_within_the_timeout() {
 #[test]
 fn a_redirect_to_another_host_is_refused_and_that_host_never_contacted() {
     let other = Server::start(serve_files(helm_repo(&["1.0.0"], None)));
-    let target = format!("{}/charts/store-1.0.0.tgz", other.url());
+    // The index pins nothing: a redirect of it to another host is refused.
+    let target = format!("{}/charts/index.yaml", other.url());
     let files = helm_repo(&["1.0.0"], None);
     let server = Server::start(move |r: &Request| {
-        if r.path.ends_with(".tgz") {
+        if r.path.ends_with("index.yaml") {
             Response::status(302).with_header("Location", &target)
         } else {
             serve_files(files.clone())(r)
@@ -769,4 +770,221 @@ spec:
         reqs.contains(&"/charts/store-2.0.0.tgz".to_string()),
         "{reqs:?}"
     );
+}
+
+#[test]
+fn a_dependency_named_by_at_name_is_fetched_from_the_repository_helm_knows_by_that_name() {
+    let server = Server::start(serve_files(helm_repo(&["1.0.0", "2.0.0"], None)));
+    let url = format!("{}/charts", server.url());
+    let cfg = config(&[server.url()]);
+    let with = |files: Vec<(String, Vec<u8>)>| {
+        let mut all = vec![cfg.clone()];
+        all.extend(files);
+        all
+    };
+    // `@stores` at the base, `alias:stores` at the head: both name it.
+    let dir = repo(
+        &with(wrapper("\"@stores\"", "1.0.0", false)),
+        &with(wrapper("\"alias:stores\"", "2.0.0", false)),
+    );
+    // Without the name in repositories.yaml nothing is contacted, and the
+    // report says which `helm repo add` is missing.
+    let (report, _) = Env::new().diff(dir.path(), &[]);
+    assert_eq!(app_status(&report, "wrapper"), "unrendered", "{report}");
+    let gl000 = findings(&report, "GL000");
+    assert!(
+        gl000
+            .iter()
+            .any(|(_, m)| m.contains("helm repo add stores URL")),
+        "{gl000:?}"
+    );
+    assert_eq!(server.requests(), Vec::<String>::new());
+
+    let mut env = Env::new();
+    let helm_repos = env.home.path().join("repositories.yaml");
+    std::fs::write(
+        &helm_repos,
+        format!(
+            "repositories:\n- name: other\n  url: https://other.invalid\n- name: stores\n  url: {url}\n"
+        ),
+    )
+    .expect("write");
+    env.extra.push((
+        "HELM_REPOSITORY_CONFIG".to_string(),
+        helm_repos.display().to_string(),
+    ));
+    let (report, _) = env.diff(dir.path(), &[]);
+    assert_eq!(app_status(&report, "wrapper"), "rendered", "{report}");
+    assert!(
+        findings(&report, "GL001")
+            .iter()
+            .any(|(s, m)| s == "error" && m.contains("wrapper-data")),
+        "the PVC of store 1.0.0 is pruned by 2.0.0: {report}"
+    );
+    let reqs = server.requests();
+    for archive in ["/charts/store-1.0.0.tgz", "/charts/store-2.0.0.tgz"] {
+        assert!(reqs.contains(&archive.to_string()), "{reqs:?}");
+    }
+
+    // A name the head brings, standing for a repository the base does not
+    // name, is not contacted: trust is by URL, whatever the name.
+    let other = Server::start(serve_files(helm_repo(&["2.0.0"], None)));
+    std::fs::write(
+        &helm_repos,
+        format!(
+            "repositories:\n- name: stores\n  url: {url}\n- name: elsewhere\n  url: {}/charts\n",
+            other.url()
+        ),
+    )
+    .expect("write");
+    let dir = repo(
+        &with(wrapper("\"@stores\"", "1.0.0", false)),
+        &with(wrapper("\"@elsewhere\"", "2.0.0", false)),
+    );
+    let (report, _) = env.diff(dir.path(), &[]);
+    assert_eq!(other.requests(), Vec::<String>::new());
+    let gl000 = findings(&report, "GL000");
+    assert!(
+        gl000.iter().any(|(s, m)| s == "error"
+            && m.contains("chart dependency `store`")
+            && m.contains("cannot be judged until the repository is trusted")),
+        "{gl000:?}"
+    );
+}
+
+#[test]
+fn a_registry_credential_helper_is_never_run_and_the_refusal_says_so() {
+    let server = Server::start(|_: &Request| {
+        Response::status(401).with_header("WWW-Authenticate", "Basic realm=\"reg\"")
+    });
+    let repo_url = format!("oci://127.0.0.1:{}/charts", server.port);
+    let cfg = config(&[server.url()]);
+    let dir = repo(
+        &[cfg.clone(), app("cache", &repo_url, "1.0.0")],
+        &[cfg, app("cache", &repo_url, "1.2.0")],
+    );
+    let mut env = Env::new();
+    // A helper on PATH that would leave a mark if it ran.
+    let bin = env.home.path().join("bin");
+    let docker = env.home.path().join("docker");
+    let mark = env.home.path().join("helper-ran");
+    std::fs::create_dir_all(&bin).expect("bin");
+    std::fs::create_dir_all(&docker).expect("docker");
+    let helper = bin.join("docker-credential-fake");
+    std::fs::write(
+        &helper,
+        format!(
+            "#!/bin/sh\ntouch '{}'\necho '{{\"Username\":\"u\",\"Secret\":\"s3cret\"}}'\n",
+            mark.display()
+        ),
+    )
+    .expect("helper");
+    let mut perms = std::fs::metadata(&helper).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&helper, perms).expect("chmod");
+    std::fs::write(
+        docker.join("config.json"),
+        format!(
+            r#"{{"credHelpers":{{"127.0.0.1:{}":"fake"}}}}"#,
+            server.port
+        ),
+    )
+    .expect("config.json");
+    env.extra.push((
+        "PATH".to_string(),
+        format!("{}:/usr/bin:/bin", bin.display()),
+    ));
+    env.extra
+        .push(("DOCKER_CONFIG".to_string(), docker.display().to_string()));
+    let (report, _) = env.diff(dir.path(), &[]);
+    assert_eq!(app_status(&report, "cache"), "unrendered", "{report}");
+    assert!(!mark.exists(), "the credential helper was run");
+    let gl000 = findings(&report, "GL000");
+    assert!(
+        gl000
+            .iter()
+            .any(|(_, m)| m.contains("credential helper") && m.contains("helm registry login")),
+        "{gl000:?}"
+    );
+}
+
+#[test]
+fn an_archive_whose_digest_the_index_pins_follows_a_redirect_to_another_host_without_credentials() {
+    // The other host: where release assets live. It records what it is
+    // sent, and serves `store` 1.0.0, or, as `/wrong/`, another archive.
+    let seen: Arc<std::sync::Mutex<Vec<Option<String>>>> = Arc::default();
+    let log = Arc::clone(&seen);
+    let right = chart("1.0.0");
+    let wrong = chart("2.0.0");
+    let assets = Server::start(move |r: &Request| {
+        log.lock()
+            .expect("log")
+            .push(r.header("authorization").map(str::to_string));
+        match r.path.as_str() {
+            "/assets/store-1.0.0.tgz" => Response::ok(right.clone()),
+            "/wrong/store-1.0.0.tgz" => Response::ok(wrong.clone()),
+            _ => Response::status(404),
+        }
+    });
+    let build = |prefix: &str| {
+        let files = helm_repo(&["1.0.0"], None);
+        let target = format!("{}/{prefix}/store-1.0.0.tgz", assets.url());
+        // `u:s3cret`
+        Server::start(move |r: &Request| {
+            if r.header("authorization") != Some("Basic dTpzM2NyZXQ=") {
+                return Response::status(401);
+            }
+            if r.path.ends_with(".tgz") {
+                Response::status(302).with_header("Location", &target)
+            } else {
+                serve_files(files.clone())(r)
+            }
+        })
+    };
+    let run = |server: &Server| {
+        let url = format!("{}/charts", server.url());
+        let cfg = config(&[url.clone(), assets.url()]);
+        let dir = repo(
+            std::slice::from_ref(&cfg),
+            &[cfg.clone(), app("cache", &url, "1.0.0")],
+        );
+        let mut env = Env::new();
+        let creds = env.home.path().join("repositories.yaml");
+        std::fs::write(
+            &creds,
+            format!(
+                "repositories:\n- name: private\n  url: {url}\n  username: u\n  password: s3cret\n"
+            ),
+        )
+        .expect("write");
+        env.extra.push((
+            "HELM_REPOSITORY_CONFIG".to_string(),
+            creds.display().to_string(),
+        ));
+        env.diff(dir.path(), &[]).0
+    };
+
+    let server = build("assets");
+    let report = run(&server);
+    assert_eq!(app_status(&report, "cache"), "rendered", "{report}");
+    let sent = seen.lock().expect("log").clone();
+    assert_eq!(
+        sent,
+        vec![None],
+        "the other host is asked once, without credentials"
+    );
+
+    // What the other host serves is still held to the index's digest.
+    seen.lock().expect("log").clear();
+    let server = build("wrong");
+    let report = run(&server);
+    assert_eq!(app_status(&report, "cache"), "unrendered", "{report}");
+    let gl000 = findings(&report, "GL000");
+    assert!(
+        gl000
+            .iter()
+            .any(|(_, m)| m.contains("not the digest") && m.contains("index gives")),
+        "{gl000:?}"
+    );
+    assert_eq!(seen.lock().expect("log").clone(), vec![None]);
 }

@@ -8,6 +8,8 @@
 pub(crate) mod bounded;
 pub(crate) mod chart_cache;
 pub(crate) mod chart_fetch;
+pub use chart_cache::ChartCache;
+pub use chart_fetch::{Credentials, FetchSettings, Fetcher};
 pub(crate) mod directory;
 mod generated;
 pub(crate) mod helm;
@@ -17,6 +19,7 @@ pub mod kustomize;
 pub(crate) mod materialize;
 pub(crate) mod overrides;
 pub(crate) mod plugin;
+pub(crate) mod plugin_env;
 
 use crate::json::LazyValue;
 use std::collections::{BTreeMap, HashMap};
@@ -1012,6 +1015,10 @@ fn render_variant(
         let native = plugin::as_native(spec, renderer);
         let source_type = detect(cx, &native)?;
         let mut rendered = render_typed(cx, &native, scopes, source_type)?;
+        if let Some(how) = &chosen.envsubst {
+            let env = plugin_env::plugin_environment(spec);
+            rendered.manifests = plugin_env::apply(rendered.manifests, how, &env, spec, scopes)?;
+        }
         rendered.source_type = SourceType::Plugin;
         rendered.plugin = Some(chosen);
         return Ok(rendered);

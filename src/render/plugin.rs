@@ -45,6 +45,9 @@ pub struct PluginConfig {
     pub(crate) discover: Option<Discover>,
     /// The native renderer the plugin is equivalent to, if mapped.
     pub(crate) renderer: Option<PluginRenderer>,
+    /// `envsubst` over the renderer's output, if the mapping says the
+    /// command pipes it so.
+    pub(crate) envsubst: Option<super::plugin_env::Envsubst>,
     /// The repository file whose `ConfigManagementPlugin` declares it
     /// (`None`: only the configuration does).
     pub(crate) declared_in: Option<String>,
@@ -185,6 +188,8 @@ pub struct ChosenPlugin {
     pub(crate) how: String,
     /// Its native stand-in, if the configuration maps it.
     pub(crate) renderer: Option<PluginRenderer>,
+    /// `envsubst` over the stand-in's output, if mapped so.
+    pub(crate) envsubst: Option<super::plugin_env::Envsubst>,
     /// The repository file declaring it, if one does.
     pub(crate) declared_in: Option<String>,
 }
@@ -209,9 +214,13 @@ impl ChosenPlugin {
     pub(crate) fn describe(&self) -> String {
         match &self.renderer {
             Some(r) => format!(
-                "{}, rendered as {} by `plugins.{}` in .gitops-lint.yaml",
+                "{}, rendered as {}{} by `plugins.{}` in .gitops-lint.yaml",
                 self.named(),
                 r.describe(),
+                self.envsubst
+                    .as_ref()
+                    .map(|e| format!(" then {}", e.describe()))
+                    .unwrap_or_default(),
                 self.name
             ),
             None => format!("{}, not mapped to a renderer", self.named()),
@@ -275,6 +284,7 @@ pub(crate) fn choose(
             how: how.to_string(),
             renderer: p.renderer.clone(),
             declared_in: p.declared_in.clone(),
+            envsubst: p.envsubst.clone(),
         }));
     }
     for p in plugins.in_socket_order() {
@@ -296,6 +306,7 @@ pub(crate) fn choose(
                 how: format!("discovered by its {}", d.describe()),
                 renderer: p.renderer.clone(),
                 declared_in: p.declared_in.clone(),
+                envsubst: p.envsubst.clone(),
             }));
         }
     }
@@ -467,6 +478,7 @@ fn definition(v: &Value, file: Option<&str>) -> Option<PluginConfig> {
         discover,
         renderer: None,
         declared_in: file.map(str::to_string),
+        envsubst: None,
     })
 }
 
@@ -498,6 +510,7 @@ mod tests {
             discover,
             renderer: None,
             declared_in: None,
+            envsubst: None,
         };
         Plugins::new(vec![
             // `b.sock` sorts after `a-x.sock` and `a.sock` after both
@@ -580,6 +593,7 @@ mod tests {
             discover: Some(Discover::FileName("../other/*.yaml".into())),
             renderer: None,
             declared_in: None,
+            envsubst: None,
         }]);
         let files = vec![
             ("app/k.txt".to_string(), b"x: 1\n".to_vec()),
@@ -619,6 +633,7 @@ mod tests {
                 discover: Some(Discover::FindGlob("**/kustomization.yaml".into())),
                 renderer: None,
                 declared_in: Some("cmp/plugin.yaml".into()),
+                envsubst: None,
             }]
         );
         let cm = serde_json::json!({
@@ -637,6 +652,7 @@ mod tests {
                 discover: Some(Discover::Command),
                 renderer: None,
                 declared_in: None,
+                envsubst: None,
             }],
             "a definition without spec.generate.command is invalid to Argo CD, and skipped"
         );

@@ -17,8 +17,17 @@
 //! that archive (of the directory's files, as `helm pull` writes one) in
 //! `.chart-cache/` of the repository's working directory, outside its
 //! commits: the case's `config` names it with `chartCache: .chart-cache`.
+//! Each directory `charts/<chart>-<version>/` of a case becomes that archive
+//! in a Helm repository the run fetches from, served on 127.0.0.1 for the
+//! case (an `index.yaml` with each archive's digest); `CHART_REPO_URL` in
+//! the case's files and `config` is its URL (`http://127.0.0.1:PORT/charts`,
+//! written back as `CHART_REPO_URL` in the report).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use sha2::Digest as _;
 
 use gitops_lint::lint::{self, Options, Revision};
 use gitops_lint::report::json;
@@ -50,6 +59,8 @@ pub struct Case {
     pub name: String,
     /// `case.yaml`, or null.
     pub meta: Value,
+    /// The Helm repository serving the case's `charts/`, once started.
+    pub charts: OnceLock<Option<super::chart_server::Server>>,
 }
 
 /// Every golden case, sorted by name.
@@ -78,6 +89,7 @@ pub fn cases() -> Vec<Case> {
                 dir.file_name().unwrap_or_default().to_string_lossy()
             );
             out.push(Case {
+                charts: OnceLock::new(),
                 dir,
                 rule: rule.clone(),
                 name,
@@ -96,6 +108,7 @@ pub fn cases_in(root: &Path) -> Vec<Case> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|dir| dir.is_dir())
         .map(|dir| Case {
+            charts: OnceLock::new(),
             meta: read_meta(&dir),
             name: dir
                 .file_name()
@@ -133,6 +146,8 @@ pub struct Committed {
     /// Where the head forked from the target (the `base/` commit), when
     /// the case has a `target/` tree; empty otherwise.
     pub fork: String,
+    /// The URL `CHART_REPO_URL` stands for (empty without `charts/`).
+    pub chart_repo: String,
 }
 
 impl Case {
@@ -157,10 +172,28 @@ impl Case {
     /// # Errors
     /// Git failures, as text.
     pub fn commit(&self, repo: &Path) -> Result<Committed, String> {
-        let mut base = files_or_none(&self.dir.join("base"));
-        let mut head = files_or_none(&self.dir.join("head"));
+        let chart_repo = self.chart_repo();
+        let with_url = |files: Vec<(String, Vec<u8>)>| -> Vec<(String, Vec<u8>)> {
+            if chart_repo.is_empty() {
+                return files;
+            }
+            files
+                .into_iter()
+                .map(|(p, b)| match String::from_utf8(b) {
+                    Ok(t) => (p, t.replace("CHART_REPO_URL", &chart_repo).into_bytes()),
+                    Err(e) => (p, e.into_bytes()),
+                })
+                .collect()
+        };
+        let mut base = with_url(files_or_none(&self.dir.join("base")));
+        let mut head = with_url(files_or_none(&self.dir.join("head")));
         if let Some(cfg) = self.meta.get("config") {
             let text = serde_json::to_string(cfg).map_err(|e| e.to_string())?;
+            let text = if chart_repo.is_empty() {
+                text
+            } else {
+                text.replace("CHART_REPO_URL", &chart_repo)
+            };
             base.push((".gitops-lint.yaml".into(), text.clone().into_bytes()));
             head.push((".gitops-lint.yaml".into(), text.into_bytes()));
         }
@@ -171,6 +204,7 @@ impl Case {
                 base: String::new(),
                 head: h,
                 fork: String::new(),
+                chart_repo,
             });
         }
         let b = write_commit(repo, "main", None, &base, "base").map_err(|e| e.to_string())?;
@@ -183,6 +217,7 @@ impl Case {
                 base: b,
                 head: h,
                 fork: String::new(),
+                chart_repo,
             });
         }
         let mut target = files_or_none(&target_dir);
@@ -203,6 +238,7 @@ impl Case {
             base: tip,
             head: h,
             fork: b,
+            chart_repo,
         })
     }
 
@@ -212,6 +248,19 @@ impl Case {
             .get("range")
             .and_then(Value::as_str)
             .unwrap_or("main..change")
+    }
+
+    /// The URL of the Helm repository serving the case's `charts/`,
+    /// started on first use (empty when the case has none).
+    pub fn chart_repo(&self) -> String {
+        self.charts
+            .get_or_init(|| {
+                let src = self.dir.join("charts");
+                src.is_dir().then(|| serve_charts(&src))
+            })
+            .as_ref()
+            .map(|s| format!("{}/charts", s.url()))
+            .unwrap_or_default()
     }
 
     /// Writes the case's `chart-cache/` archives into `repo/.chart-cache/`.
@@ -253,6 +302,20 @@ impl Case {
         if self.needs_helm() {
             render.helm = helm();
         }
+        if !self.chart_repo().is_empty() {
+            // Fetched from the case's own repository, kept nowhere.
+            let fetcher = gitops_lint::render::Fetcher::new(gitops_lint::render::FetchSettings {
+                cache_dir: None,
+                offline: false,
+                credentials: Some(gitops_lint::render::Credentials::default()),
+                timeout: Some(std::time::Duration::from_secs(20)),
+            });
+            render.chart_cache = Some(Arc::new(gitops_lint::render::ChartCache::with(
+                None,
+                "",
+                Some(Arc::new(fetcher)),
+            )));
+        }
         Options {
             repo: Some(repo.to_path_buf()),
             all: self.all(),
@@ -291,6 +354,9 @@ impl Case {
 pub fn to_json(report: &gitops_lint::report::Report, c: &Committed) -> Result<Value, String> {
     let text = serde_json::to_string_pretty(&json::to_value(report)).map_err(|e| e.to_string())?;
     let mut text = text.replace(&c.head, "<head>");
+    if !c.chart_repo.is_empty() {
+        text = text.replace(&c.chart_repo, "CHART_REPO_URL");
+    }
     if !c.base.is_empty() {
         text = text.replace(&c.base, "<base>");
     }
@@ -301,4 +367,54 @@ pub fn to_json(report: &gitops_lint::report::Report, c: &Committed) -> Result<Va
             .replace(&c.fork[..c.fork.len().min(12)], "<fork>");
     }
     serde_json::from_str(&text).map_err(|e| e.to_string())
+}
+
+/// A Helm repository under `/charts` serving each `<chart>-<version>/`
+/// directory of `src` as `<chart>-<version>.tgz`, with an `index.yaml`
+/// giving each archive's digest.
+fn serve_charts(src: &Path) -> super::chart_server::Server {
+    use super::chart_server::{Request, Response, Server};
+    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut entries: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(src)
+        .expect("charts/ readable")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let full = dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let (chart, version) = full.rsplit_once('-').expect("charts/<chart>-<version>/");
+        // The archive holds the chart under its name, as `helm package`
+        // writes it.
+        let inner: Vec<(String, Vec<u8>)> = super::files_of(&dir)
+            .into_iter()
+            .map(|(p, b)| (format!("{chart}/{p}"), b))
+            .collect();
+        let archive = super::tgz(&inner);
+        let digest: String = sha2::Sha256::digest(&archive)
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect();
+        entries.entry(chart.to_string()).or_default().push(format!(
+            "  - name: {chart}\n    version: {version}\n    digest: {digest}\n    urls: [{full}.tgz]\n"
+        ));
+        files.insert(format!("/charts/{full}.tgz"), archive);
+    }
+    let mut index = String::from("apiVersion: v1\nentries:\n");
+    for (chart, list) in entries {
+        index.push_str(&format!("  {chart}:\n"));
+        for e in list {
+            index.push_str(&e);
+        }
+    }
+    files.insert("/charts/index.yaml".to_string(), index.into_bytes());
+    Server::start(move |r: &Request| match files.get(&r.path) {
+        Some(b) => Response::ok(b.clone()),
+        None => Response::status(404),
+    })
 }

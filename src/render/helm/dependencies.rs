@@ -188,14 +188,18 @@ pub(super) fn plan(cx: &RenderContext<'_>, chart: &str) -> Result<Option<Build>,
         let (name, repo) = (text(d, "name"), text(d, "repository"));
         let Some(rel) = repo.strip_prefix("file://") else {
             if let (false, Some(charts)) = (repo.is_empty(), fetching) {
-                if repo.starts_with('@') || repo.starts_with("alias:") {
-                    return Err(RenderError::unsupported(format!(
-                        "chart dependency `{name}` names its repository `{repo}` by a name of the repository-server's configuration, which gitops-lint does not have: write its URL"
-                    )));
-                }
+                let url = match repository_name(repo) {
+                    Some(named) => charts
+                        .fetcher()
+                        .and_then(|f| f.repository_named(named))
+                        .ok_or_else(|| RenderError::unsupported(format!(
+                            "chart dependency `{name}` names its repository `{repo}`, and Helm's repositories.yaml names no repository `{named}`: add the one Argo CD knows by that name with `helm repo add {named} URL` (gitops-lint reads $HELM_REPOSITORY_CONFIG, else ~/.config/helm/repositories.yaml)"
+                        )))?,
+                    None => repo.to_string(),
+                };
                 // `Manager.downloadAll`: the lock's version, else the
                 // constraint resolved against the repository.
-                let f = charts.dependency(repo, name, text(d, "version"), cx.tree)?;
+                let f = charts.dependency(&url, name, text(d, "version"), cx.tree)?;
                 build.fetched.push(FetchedChart {
                     name: name.to_string(),
                     version: f.version,
@@ -242,6 +246,21 @@ pub(super) fn plan(cx: &RenderContext<'_>, chart: &str) -> Result<Option<Build>,
         .map(|(n, _)| n)
         .collect();
     Ok(Some(build))
+}
+
+/// The repository name of a dependency's `@name` or `alias:name`.
+///
+/// Argo CD adds the repository of its configuration so named under that
+/// name (argo-cd `reposerver/repository/repository.go`
+/// `getHelmDependencyRepos` → `getHelmRepos`, then `helm repo add`), and
+/// `helm dependency build` reads the name back from `repositories.yaml`
+/// (helm `pkg/downloader/manager.go` `Manager.resolveRepoNames`: the first
+/// repository so named). gitops-lint reads the same file, the user's own,
+/// so a change can name a repository only by a name the user keeps; the
+/// URL it stands for is trusted or not like any other.
+fn repository_name(repo: &str) -> Option<&str> {
+    repo.strip_prefix('@')
+        .or_else(|| repo.strip_prefix("alias:"))
 }
 
 /// `tarFromLocalDir`: the `file://` chart `rel` of `chart`, if its version

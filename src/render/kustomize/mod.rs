@@ -18,7 +18,7 @@ mod fieldpath;
 mod fieldspec;
 mod footprint;
 mod generators;
-mod gojson;
+pub(crate) mod gojson;
 pub(crate) mod helm_charts;
 mod image_name;
 mod load;
