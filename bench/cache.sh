@@ -67,13 +67,15 @@ echo
 echo "no cache: $(stats --no-cache)"
 echo "warm:     $(stats --cache-dir "$work/warm")"
 
-# The changed overlay of the `one` head (bench/gen.py changes app N/2).
-n="$(ls "$fleet/apps" 2>/dev/null | wc -l)"
-overlay="apps/$(printf 'svc-%04d' $((n / 2)))/overlays/prod"
-if [[ "$head" == one && -d "$fleet/$overlay" ]] && command -v kubectl >/dev/null; then
+# The changed overlay of the `one` head, wherever the fleet's shape puts
+# it (bench/gen.py --shape): the overlay whose kustomization changed.
+overlay="$(git -C "$fleet" diff --name-only main "$head" -- 'apps/**/overlays/prod/kustomization.yaml' | head -1)"
+overlay="${overlay%/kustomization.yaml}"
+if [[ "$head" == one && -n "$overlay" ]] && command -v kubectl >/dev/null; then
+  app="${overlay%/overlays/prod}"
   for rev in main "$head"; do
     mkdir -p "$work/$rev"
-    git -C "$fleet" archive "$rev" | tar -x -C "$work/$rev"
+    git -C "$fleet" archive "$rev" "$app" shared | tar -x -C "$work/$rev"
   done
   echo
   echo "| kubectl kustomize $overlay | wall | CPU | peak RSS |"

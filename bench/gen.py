@@ -31,8 +31,20 @@ Layouts:
              charts, charts/service-<k> (each with its own content), app i
              rendering chart i mod K; "shared" changes every chart.
 
-With --appset the per-app Application files are replaced by one
-ApplicationSet with a git directory generator over the overlays.
+Shapes of the fleet (--shape, kustomize and plain layouts):
+
+  app-of-apps  (default) the Applications in argocd/apps/, rendered by
+               the root app-of-apps in bootstrap/root.yaml.
+  flat         the same Application files side by side in argocd/apps/
+               and no app-of-apps: every one is a root of its own.
+  appset       one ApplicationSet with a git directory generator over
+               the overlays instead of the per-app Application files
+               (--appset is the same).
+  deep         a deep tree: each app's files under
+               apps/<region>/<zone>/<team>/<app>/ (seven directories
+               down to an overlay), its Application under
+               argocd/apps/<region>/<zone>/<team>/, rendered by a root
+               app-of-apps with `directory.recurse`.
 With --values-ref (helm layout) each Application has two sources: the
 chart, and a `ref: values` source its value file is read from
 (`$values/envs/<app>/values.yaml`).
@@ -52,6 +64,14 @@ REPO_URL = "https://git.example.com/platform/fleet.git"
 
 def app_name(i):
     return f"svc-{i:04d}"
+
+
+def app_dir(shape, i):
+    """The directory holding app i's files (and, under argocd/apps/, the
+    directory of its Application file in the deep shape)."""
+    if shape != "deep":
+        return app_name(i)
+    return f"r{i % 4}/z{i // 4 % 5}/t{i // 20 % 10}/{app_name(i)}"
 
 
 def deployment(name, image_tag, replicas):
@@ -254,6 +274,11 @@ spec:
     automated:
       prune: true
 """
+
+
+ROOT_APP_RECURSE = ROOT_APP.replace(
+    "    path: argocd/apps\n", "    path: argocd/apps\n    directory:\n      recurse: true\n"
+)
 
 
 def appset(layout):
@@ -472,16 +497,21 @@ def app_count(variant, n):
     return n + 1 if variant == "added" else n
 
 
-def files_for(layout, n, variant, use_appset, values_ref=False, charts=1):
+def files_for(layout, n, variant, shape, values_ref=False, charts=1):
     """Path → bytes of the whole tree for one scenario."""
     if layout == "helm":
         return helm_files(n, variant, values_ref, charts)
     out = {}
     netpol, limits = shared_files(variant)
+    use_appset = shape == "appset"
+    # The shared base is this many directories above an app's base.
+    up = "../" * (app_dir(shape, 0).count("/") + 3)
     if use_appset:
         out["argocd/appsets/fleet.yaml"] = appset(layout)
         out["bootstrap/root.yaml"] = ROOT_APP.replace("argocd/apps", "argocd/appsets")
-    else:
+    elif shape == "deep":
+        out["bootstrap/root.yaml"] = ROOT_APP_RECURSE
+    elif shape == "app-of-apps":
         out["bootstrap/root.yaml"] = ROOT_APP
     if layout == "kustomize":
         out["shared/base/kustomization.yaml"] = (
@@ -497,8 +527,9 @@ def files_for(layout, n, variant, use_appset, values_ref=False, charts=1):
         bump = changed(variant, i, n)
         tag = "1.4.1" if bump else "1.4.0"
         replicas = 4 if bump else 3
+        where = app_dir(shape, i)
         if layout == "kustomize":
-            base = f"apps/{name}/base"
+            base = f"apps/{where}/base"
             out[f"{base}/deployment.yaml"] = deployment(name, "1.0.0", 2)
             out[f"{base}/service.yaml"] = service(name)
             out[f"{base}/pvc.yaml"] = pvc(name)
@@ -508,7 +539,7 @@ def files_for(layout, n, variant, use_appset, values_ref=False, charts=1):
             out[f"{base}/kustomization.yaml"] = f"""apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
-  - ../../../shared/base
+  - {up}shared/base
   - deployment.yaml
   - service.yaml
   - pvc.yaml
@@ -519,7 +550,7 @@ configMapGenerator:
     envs:
       - config.env
 """
-            ov = f"apps/{name}/overlays/prod"
+            ov = f"apps/{where}/overlays/prod"
             out[f"{ov}/replicas.yaml"] = f"""apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -544,7 +575,7 @@ labels:
 """
             path = ov
         else:
-            d = f"apps/{name}/manifests"
+            d = f"apps/{where}/manifests"
             out[f"{d}/deployment.yaml"] = deployment(name, tag, replicas)
             out[f"{d}/service.yaml"] = service(name)
             out[f"{d}/pvc.yaml"] = pvc(name)
@@ -560,11 +591,11 @@ labels:
             out[f"{d}/common.yaml"] = netpol + "---\n" + limits
             path = d
         if not use_appset:
-            out[f"argocd/apps/{name}.yaml"] = application(name, path)
+            out[f"argocd/apps/{where}.yaml"] = application(name, path)
     return out
 
 
-def fast_import_stream(layout, n, use_appset, values_ref=False, charts=1):
+def fast_import_stream(layout, n, shape, values_ref=False, charts=1):
     """A fast-import stream: `main` (base) and one branch per head scenario."""
     marks = {}
     chunks = []
@@ -581,7 +612,7 @@ def fast_import_stream(layout, n, use_appset, values_ref=False, charts=1):
         return m
 
     when = 1_700_000_000
-    base_files = files_for(layout, n, "base", use_appset, values_ref, charts)
+    base_files = files_for(layout, n, "base", shape, values_ref, charts)
     base_marks = {p: blob(d) for p, d in base_files.items()}
     commit_mark = next_mark[0]
     next_mark[0] += 1
@@ -596,7 +627,7 @@ def fast_import_stream(layout, n, use_appset, values_ref=False, charts=1):
         chunks.append(b"M 100644 :%d %s\n" % (m, p.encode()))
     chunks.append(b"\n")
     for variant in ("one", "tenpct", "shared", "gone", "added"):
-        files = files_for(layout, n, variant, use_appset, values_ref, charts)
+        files = files_for(layout, n, variant, shape, values_ref, charts)
         diffs = {p: d for p, d in files.items() if base_files.get(p) != d}
         mark_of = {p: blob(d) for p, d in diffs.items()}
         msg = variant.encode()
@@ -618,16 +649,20 @@ def main():
     ap.add_argument("out", help="directory to create (must not exist)")
     ap.add_argument("--apps", type=int, default=100)
     ap.add_argument("--layout", choices=["kustomize", "plain", "helm"], default="kustomize")
-    ap.add_argument("--appset", action="store_true", help="one ApplicationSet instead of N Application files")
+    ap.add_argument("--shape", choices=["app-of-apps", "flat", "appset", "deep"], default="app-of-apps",
+                    help="how the Applications are declared and the tree is laid out (kustomize and plain layouts)")
+    ap.add_argument("--appset", action="store_true", help="the same as --shape appset")
     ap.add_argument("--values-ref", action="store_true",
                     help="helm layout: value files read through a multi-source `ref: values` source")
     ap.add_argument("--charts", type=int, default=1,
                     help="helm layout: this many distinct charts, app i rendering chart i mod K")
     args = ap.parse_args()
+    if args.appset:
+        args.shape = "appset"
     if args.charts < 1 or (args.charts != 1 and args.layout != "helm"):
         sys.exit("--charts is a positive number, for the helm layout")
-    if args.appset and args.layout == "helm":
-        sys.exit("--appset is for the kustomize and plain layouts")
+    if args.shape != "app-of-apps" and args.layout == "helm":
+        sys.exit("--shape and --appset are for the kustomize and plain layouts")
     if args.values_ref and args.layout != "helm":
         sys.exit("--values-ref is for the helm layout")
     if os.path.exists(args.out):
@@ -636,7 +671,7 @@ def main():
     git = ["git", "-C", args.out]
     subprocess.run(git + ["init", "-q", "-b", "main"], check=True)
     subprocess.run(git + ["remote", "add", "origin", REPO_URL], check=True)
-    stream = fast_import_stream(args.layout, args.apps, args.appset, args.values_ref, args.charts)
+    stream = fast_import_stream(args.layout, args.apps, args.shape, args.values_ref, args.charts)
     subprocess.run(git + ["fast-import", "--quiet"], input=stream, check=True)
     subprocess.run(git + ["checkout", "-q", "-f", "main"], check=True)
     # A real clone has packed objects; the benchmark should read those.

@@ -709,3 +709,129 @@ fn with_parses_kept_an_app_of_apps_one_app_change_decodes_o_of_the_change() {
     assert_eq!(decoded[0], decoded[1], "{decoded:?}");
     assert!(decoded[0] <= 2, "{decoded:?}");
 }
+
+/// The shapes a fleet's Applications take (`bench/gen.py --shape`).
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    /// Application files side by side in `argocd/`, each a root.
+    Flat,
+    /// The same files rendered by an app-of-apps `bootstrap/root.yaml`.
+    AppOfApps,
+    /// One ApplicationSet whose git directory generator finds the overlays.
+    AppSet,
+    /// Apps three directories down, their Application files likewise,
+    /// rendered by an app-of-apps with `directory.recurse`.
+    Deep,
+}
+
+/// [`kustomize_fleet`] laid out and declared as `shape` says.
+fn shaped_fleet(shape: Shape, n: usize, changed: Option<usize>) -> Vec<(String, Vec<u8>)> {
+    let root = |path: &str, recurse: bool| {
+        let mut text = application("root").replace("path: root", &format!("path: {path}"));
+        if recurse {
+            text = text.replace(
+                &format!("path: {path}\n"),
+                &format!("path: {path}\n    directory:\n      recurse: true\n"),
+            );
+        }
+        ("bootstrap/root.yaml".to_string(), text.into_bytes())
+    };
+    let mut files = kustomize_fleet(n, changed);
+    match shape {
+        Shape::Flat => {}
+        Shape::AppOfApps => files.push(root("argocd", false)),
+        Shape::AppSet => {
+            files.retain(|(p, _)| !p.starts_with("argocd/"));
+            let set = format!(
+                "apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: fleet
+  namespace: argocd
+spec:
+  generators:
+    - git:
+        repoURL: {URL}
+        revision: main
+        directories:
+          - path: 'apps/*/overlay'
+  template:
+    metadata:
+      name: '{{{{path[1]}}}}'
+    spec:
+      project: default
+      source:
+        repoURL: {URL}
+        targetRevision: main
+        path: '{{{{path}}}}'
+      destination:
+        server: https://kubernetes.default.svc
+        namespace: '{{{{path[1]}}}}'
+"
+            );
+            for (p, _) in &mut files {
+                *p = format!("apps/{p}");
+            }
+            files.push(("argocd/set.yaml".into(), set.into_bytes()));
+        }
+        Shape::Deep => {
+            // app007 lives in r1/t1/app007/ and is declared in
+            // argocd/r1/t1/app007.yaml.
+            let nest = |app: &str| {
+                let i: usize = app[3..].parse().expect("app number");
+                format!("r{}/t{}/{app}", i % 2, i % 3)
+            };
+            for (p, bytes) in &mut files {
+                if let Some(file) = p.strip_prefix("argocd/") {
+                    let app = file.trim_end_matches(".yaml").to_string();
+                    let text = String::from_utf8_lossy(bytes).replace(
+                        &format!("path: {app}/overlay"),
+                        &format!("path: {}/overlay", nest(&app)),
+                    );
+                    *p = format!("argocd/{}.yaml", nest(&app));
+                    *bytes = text.into_bytes();
+                } else if let Some((app, rest)) = p.split_once('/') {
+                    *p = format!("{}/{rest}", nest(app));
+                }
+            }
+            files.push(root("argocd", true));
+        }
+    }
+    files
+}
+
+/// A warm one-app change reads, parses and decodes as many blobs and trees
+/// at 40 apps as at 20, whatever the shape of the fleet, and answers what
+/// a run without a cache answers. (What it still looks up in the store
+/// grows with the fleet: a kept fact per unchanged app's directories and
+/// a kept parse per Application file; bench/README.md.)
+#[test]
+fn on_every_fleet_shape_a_warm_one_app_change_reads_o_of_the_change() {
+    for shape in [Shape::Flat, Shape::AppOfApps, Shape::AppSet, Shape::Deep] {
+        let mut warm_counts = Vec::new();
+        for n in [20, 40] {
+            let tmp = tempfile::tempdir().expect("temp dir");
+            let repo = tmp.path();
+            write_commit(repo, "main", None, &shaped_fleet(shape, n, None), "base").expect("base");
+            let head = shaped_fleet(shape, n, Some(n / 2));
+            write_commit(repo, "change", Some("main"), &head, "head").expect("head");
+            add_remote(repo, "origin", URL).expect("remote");
+            let cache = tempfile::tempdir().expect("cache dir");
+            let (none, none_out) = diff_cached(repo, None);
+            let (_, cold_out) = diff_cached(repo, Some(cache.path()));
+            let (warm, warm_out) = diff_cached(repo, Some(cache.path()));
+            assert_eq!(cold_out, none_out, "{shape:?}");
+            assert_eq!(warm_out, none_out, "{shape:?}");
+            assert!(
+                none_out.contains(&format!("app{:03} rendered", n / 2)),
+                "{shape:?}: {none_out}"
+            );
+            assert_eq!(warm.unchanged, n - 1, "{shape:?}: {warm}");
+            assert_eq!(warm.facts_learned, 0, "{shape:?}: {warm}");
+            // Without a cache every app's kustomizations are read.
+            assert!(none.blob_reads > 2 * n, "{shape:?}: {none}");
+            warm_counts.push((warm.blob_reads, warm.parses, warm.trees_decoded));
+        }
+        assert_eq!(warm_counts[0], warm_counts[1], "{shape:?}");
+    }
+}

@@ -59,7 +59,41 @@ pub(super) const BUILTIN_GROUPS: &[&str] = &[
 type Place = (String, String);
 
 /// What makes a namespace exist on a cluster at one revision.
-fn creators(inv: &Inventory) -> BTreeMap<Place, String> {
+/// What creates a namespace. Described only when a finding quotes it: a
+/// fleet's apps with `CreateNamespace=true` are thousands, and the map is
+/// built several times a run.
+enum Creator<'a> {
+    /// An app rendered this Namespace manifest.
+    Rendered(&'a App, &'a Manifest),
+    /// An app's `CreateNamespace=true` creates its destination.
+    CreateNamespace(&'a App),
+}
+
+impl std::fmt::Display for Creator<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Creator::Rendered(app, m) => {
+                write!(
+                    f,
+                    "app `{}` rendered `Namespace {}`",
+                    app.display_name(),
+                    m.id.name
+                )?;
+                match m.origin.file.as_deref() {
+                    Some(file) => write!(f, " from `{file}`"),
+                    None => Ok(()),
+                }
+            }
+            Creator::CreateNamespace(app) => write!(
+                f,
+                "app `{}` set `CreateNamespace=true` for its destination",
+                app.display_name()
+            ),
+        }
+    }
+}
+
+fn creators(inv: &Inventory) -> BTreeMap<Place, Creator<'_>> {
     let mut out = BTreeMap::new();
     for app in inv.apps.values() {
         let cluster = &app.spec.dest_cluster;
@@ -69,18 +103,7 @@ fn creators(inv: &Inventory) -> BTreeMap<Place, String> {
         for m in app.resources.iter().filter(|_| rendered) {
             if m.id.group.is_empty() && m.id.kind == "Namespace" {
                 out.entry((cluster.clone(), m.id.name.clone()))
-                    .or_insert_with(|| {
-                        format!(
-                            "app `{}` rendered `Namespace {}`{}",
-                            app.display_name(),
-                            m.id.name,
-                            m.origin
-                                .file
-                                .as_deref()
-                                .map(|f| format!(" from `{f}`"))
-                                .unwrap_or_default()
-                        )
-                    });
+                    .or_insert(Creator::Rendered(app, m));
             }
         }
         // `CreateNamespace=true` creates the destination namespace only
@@ -88,12 +111,7 @@ fn creators(inv: &Inventory) -> BTreeMap<Place, String> {
         if app.spec.sync_options.has("CreateNamespace=true") && !app.spec.dest_namespace.is_empty()
         {
             out.entry((cluster.clone(), app.spec.dest_namespace.clone()))
-                .or_insert_with(|| {
-                    format!(
-                        "app `{}` set `CreateNamespace=true` for its destination",
-                        app.display_name()
-                    )
-                });
+                .or_insert(Creator::CreateNamespace(app));
         }
     }
     out
