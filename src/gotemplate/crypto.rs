@@ -3,8 +3,8 @@
 
 use hmac::{KeyInit as _, Mac as _};
 
+use super::args::{arity, s, type_err};
 use super::encoding::base64_std;
-use super::funcs::{arity, s, type_err};
 use super::value::V;
 
 type R = Result<V, String>;

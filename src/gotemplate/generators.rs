@@ -27,7 +27,7 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sha2::Digest as _;
 
-use super::funcs::{arity, fits, int, s, type_err};
+use super::args::{arity, fits, int, s, type_err};
 use super::gotime;
 use super::value::{Host, HostObject, Json, V};
 

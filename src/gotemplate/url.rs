@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::funcs::{arity, go_quote, type_err};
+use super::args::{arity, type_err};
+use super::quote::go_quote;
 use super::value::V;
 
 type R = Result<V, String>;
