@@ -1097,4 +1097,6 @@ pub fn data_from_params(params: &serde_json::Map<String, serde_json::Value>) -> 
 #[cfg(test)]
 mod set_tests;
 #[cfg(test)]
+mod set_value_tests;
+#[cfg(test)]
 mod tests;
