@@ -12,6 +12,8 @@ use std::sync::Arc;
 use super::value::{SharedMap, V};
 use crate::limits::BEYOND_LIMITS;
 
+/// What a template function returns: its value, or the error that stops
+/// the execution.
 pub(super) type R = Result<V, String>;
 
 pub(super) fn arity(args: &[V], n: usize) -> Result<(), String> {

@@ -27,11 +27,9 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sha2::Digest as _;
 
-use super::args::{arity, fits, int, s, type_err};
+use super::args::{arity, fits, int, s, type_err, R};
 use super::gotime;
 use super::value::{Host, HostObject, Json, V};
-
-type R = Result<V, String>;
 
 /// The functions this module evaluates, in the Helm function set only
 /// (ApplicationSets keep refusing them, as gitops-lint cannot know what
