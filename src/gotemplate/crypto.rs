@@ -3,11 +3,9 @@
 
 use hmac::{KeyInit as _, Mac as _};
 
+use super::args::{arity, s, type_err, R};
 use super::encoding::base64_std;
-use super::funcs::{arity, s, type_err};
 use super::value::V;
-
-type R = Result<V, String>;
 
 /// `masterPasswordSeed`.
 const SEED: &[u8] = b"com.lyndir.masterpassword";

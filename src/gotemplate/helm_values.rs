@@ -91,13 +91,13 @@ pub(super) fn call(
         "AsMap" => Ok(V::Map(m.clone())),
         "Table" => match &args[0] {
             V::Str(path) => table(m, path).map_err(|e| format!("error calling Table: {e}")),
-            other => Err(super::funcs::type_err("string", other)),
+            other => Err(super::args::type_err("string", other)),
         },
         "PathValue" => match &args[0] {
             V::Str(path) => {
                 path_value(m, path).map_err(|e| format!("error calling PathValue: {e}"))
             }
-            other => Err(super::funcs::type_err("string", other)),
+            other => Err(super::args::type_err("string", other)),
         },
         _ => Err(format!(
             "{name} needs an io.Writer, which a template cannot give"

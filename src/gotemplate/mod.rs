@@ -33,6 +33,7 @@
 //! this engine does not implement fails with its name: a template is never
 //! rendered approximately.
 
+mod args;
 mod crypto;
 mod encoding;
 pub(crate) mod funcs;
@@ -348,7 +349,7 @@ fn bounded_error(s: String) -> String {
 /// [`MAX_QUOTED_BYTES`] of it, saying how much was left out.
 fn quoted_text(text: &str) -> String {
     if text.len() <= MAX_QUOTED_BYTES {
-        return funcs::go_quote(text);
+        return quote::go_quote(text);
     }
     let mut end = MAX_QUOTED_BYTES;
     while !text.is_char_boundary(end) {
@@ -356,7 +357,7 @@ fn quoted_text(text: &str) -> String {
     }
     format!(
         "{}… ({} bytes more)",
-        funcs::go_quote(&text[..end]),
+        quote::go_quote(&text[..end]),
         text.len() - end
     )
 }
@@ -916,8 +917,8 @@ impl State {
         }
         // The functions are handed the arguments where they lie now (a
         // `Vec` moves without moving its elements).
-        let at = funcs::ArgsAt::of(&vals);
-        funcs::forget_refused();
+        let at = args::ArgsAt::of(&vals);
+        args::forget_refused();
         if let Some(generator) = self.set.as_ref().and_then(SetCx::generator) {
             if let Some(r) = generator.call(name, &vals, self.bytes_left) {
                 let out = r.map_err(|e| self.function_error(name, args, c, at, &e))?;
@@ -965,10 +966,10 @@ impl State {
         name: &str,
         args: &[Arg],
         c: Option<&Cmd>,
-        at: funcs::ArgsAt,
+        at: args::ArgsAt,
         e: &str,
     ) -> Flow {
-        funcs::refused_arg(at)
+        args::refused_arg(at)
             .and_then(|i| self.argument_error(args, c, i, e))
             .unwrap_or_else(|| Flow::Error(bounded_error(format!("error calling {name}: {e}"))))
     }
@@ -1095,5 +1096,7 @@ pub fn data_from_params(params: &serde_json::Map<String, serde_json::Value>) -> 
 
 #[cfg(test)]
 mod set_tests;
+#[cfg(test)]
+mod set_value_tests;
 #[cfg(test)]
 mod tests;

@@ -22,7 +22,7 @@ use super::{
     MAX_STEPS, MAX_VALUE_BYTES, V,
 };
 
-pub(super) use super::funcs::go_quote;
+pub(super) use super::quote::go_quote;
 
 /// Helm's `recursionMaxNums`: how many executions of one named template
 /// `include` may have in progress (`pkg/engine/engine.go` `includeFun`).

@@ -3,10 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::funcs::{arity, go_quote, type_err};
+use super::args::{arity, type_err, R};
+use super::quote::go_quote;
 use super::value::V;
-
-type R = Result<V, String>;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {

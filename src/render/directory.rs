@@ -19,9 +19,6 @@ use crate::manifest::Origin;
 use crate::source::walk::Flow;
 use crate::source::{path, EntryKind};
 
-/// Marker that makes Argo CD skip a file.
-pub(crate) const SKIP_MARKER: &[u8] = b"+argocd:skip-file-rendering";
-
 /// The `spec.source.directory` options gitops-lint honours.
 #[derive(Debug, Clone, Default)]
 struct DirectoryOptions {
@@ -326,12 +323,10 @@ fn render_file(
             Some(docs),
         ),
         None => {
-            let bytes = cx.read(file)?;
+            let flags = Flags::of(&cx.read(file)?);
             (
-                contains(&bytes, SKIP_MARKER),
-                contains(&bytes, b"apiVersion:")
-                    && contains(&bytes, b"kind:")
-                    && contains(&bytes, b"metadata:"),
+                flags.has(Flags::SKIP_MARKER),
+                flags.has(Flags::LOOKS_LIKE_MANIFEST),
                 None,
             )
         }
@@ -400,10 +395,6 @@ fn render_file(
         return Err(RenderError::content(msg).at(file, Some(line)));
     }
     Ok(())
-}
-
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(hay, needle).is_some()
 }
 
 #[cfg(test)]

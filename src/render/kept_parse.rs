@@ -21,7 +21,12 @@ use crate::source::facts::{record_key, Facts};
 use crate::source::ObjectId;
 use crate::yaml::Doc;
 
-/// What the readers of a parsed blob test in its bytes.
+/// The marker that makes Argo CD's directory source skip a file
+/// (`reposerver/repository/repository.go` `skipFileRenderingMarker`).
+const SKIP_FILE_RENDERING: &[u8] = b"+argocd:skip-file-rendering";
+
+/// What the readers of a parsed blob test in its bytes: the one place
+/// those tests are made, whether the parse is kept or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Flags(u8);
 
@@ -44,7 +49,7 @@ impl Flags {
         if may_declare(bytes) {
             f |= Self::MAY_DECLARE;
         }
-        if has(super::directory::SKIP_MARKER) {
+        if has(SKIP_FILE_RENDERING) {
             f |= Self::SKIP_MARKER;
         }
         if has(b"apiVersion:") && has(b"kind:") && has(b"metadata:") {
