@@ -863,8 +863,16 @@ fn rooted_child(base: &Inventory, manager: Option<&Manager>) -> bool {
 /// `applyIgnoreDifferences`).
 fn unevaluated_jq_note(inv: &mut Inventory) {
     const NAMED: usize = 3;
-    let unevaluated = |entries: Option<&Value>| -> Vec<String> {
+    // Read through the objects' views: the Applications of unchanged apps
+    // stay undecoded (only a present `ignoreDifferences` is decoded).
+    let unevaluated = |object: &crate::json::LazyValue, field: &str| -> Vec<String> {
+        let entries = object
+            .view()
+            .get("spec")
+            .and_then(|spec| spec.get(field))
+            .map(crate::json::View::to_value);
         let mut out: Vec<String> = entries
+            .as_ref()
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
@@ -876,10 +884,7 @@ fn unevaluated_jq_note(inv: &mut Inventory) {
     };
     let mut owners: Vec<(String, Vec<String>)> = Vec::new();
     for app in inv.apps.values() {
-        let jq = unevaluated(crate::json::Pointer::at(
-            &**app.object,
-            "/spec/ignoreDifferences",
-        ));
+        let jq = unevaluated(&app.object, "ignoreDifferences");
         if !jq.is_empty() {
             owners.push((
                 format!("`ignoreDifferences` of app `{}`", app.display_name()),
@@ -888,10 +893,7 @@ fn unevaluated_jq_note(inv: &mut Inventory) {
         }
     }
     for (key, set) in &inv.appsets {
-        let jq = unevaluated(crate::json::Pointer::at(
-            &**set.object,
-            "/spec/ignoreApplicationDifferences",
-        ));
+        let jq = unevaluated(&set.object, "ignoreApplicationDifferences");
         if !jq.is_empty() {
             owners.push((
                 format!(

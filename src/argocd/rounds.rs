@@ -461,7 +461,7 @@ fn ignored_application_fields(appset: &Value) -> Vec<(Option<String>, Vec<String
 fn spec_kept_by_parent(
     parent: &App,
     child: &AppSpec,
-    rendered: &Value,
+    rendered: &LazyValue,
     live: Option<&App>,
 ) -> Option<Arc<AppSpec>> {
     let live = live?;
@@ -500,6 +500,8 @@ fn spec_kept_by_parent(
     if pointers.is_empty() {
         return None;
     }
+    // Decoded only here: a child whose parent ignores nothing of it stays
+    // a record of the kept parse.
     let merged = keep_ignored_fields(&[(None, pointers)], &child.name, &live.object, rendered)?;
     AppSpec::parse(&merged).map(Arc::new)
 }
