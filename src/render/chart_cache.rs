@@ -31,13 +31,10 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use sha2::Digest as _;
 
-use super::chart_fetch::{trim_url, FetchError, Fetcher};
+use super::chart_fetch::{trim_url, FetchError, Fetcher, MAX_ARCHIVE_BYTES};
 use super::{RenderError, RenderErrorKind};
 use crate::semver::Version;
 use crate::source::{path, Entry, EntryKind, ObjectId, SourceError, Tree};
-
-/// Largest archive read (the size limit of any file gitops-lint reads).
-pub(crate) const MAX_ARCHIVE_BYTES: u64 = crate::source::MAX_BLOB_BYTES;
 
 /// Most bytes one archive may unpack to (helm's own bound on a chart,
 /// `loader.MaxDecompressedChartSize`).

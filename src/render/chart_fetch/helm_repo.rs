@@ -6,8 +6,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::http::{check_status, host_of, join_url, Auth};
+use super::MAX_ARCHIVE_BYTES;
 use super::{sha256_hex, FetchError, Fetched, Fetcher, MAX_INDEX_BYTES};
-use crate::render::chart_cache::MAX_ARCHIVE_BYTES;
 use crate::semver::Version;
 
 impl Fetcher {

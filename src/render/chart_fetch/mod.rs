@@ -33,6 +33,10 @@
 //! files, and [`versions`] resolves a `targetRevision`. Which
 //! repositories may be contacted at all is [`super::chart_cache`]'s.
 
+/// Largest archive read, fetched or from the cache (the size limit of any
+/// file gitops-lint reads).
+pub(crate) const MAX_ARCHIVE_BYTES: u64 = crate::source::MAX_BLOB_BYTES;
+
 mod credentials;
 mod helm_repo;
 mod http;

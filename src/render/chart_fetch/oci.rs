@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::http::{check_status, host_of, Auth, Reply};
+use super::MAX_ARCHIVE_BYTES;
 use super::{sha256_hex, FetchError, Fetched, Fetcher, MAX_INDEX_BYTES};
-use crate::render::chart_cache::MAX_ARCHIVE_BYTES;
 
 /// The media type of a Helm chart's layer in an OCI manifest.
 const HELM_LAYER: &str = "application/vnd.cncf.helm.chart.content.v1.tar+gzip";

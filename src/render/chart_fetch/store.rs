@@ -10,8 +10,8 @@ use std::time::SystemTime;
 use serde_json::Value;
 use sha2::Digest as _;
 
+use super::MAX_ARCHIVE_BYTES;
 use super::{hex, read_small, sha256_hex, Fetched, Fetcher, RANGE_FRESH};
-use crate::render::chart_cache::MAX_ARCHIVE_BYTES;
 
 /// A key's file name in the cache: the sha256 of its parts.
 fn key_name(parts: &[&str]) -> String {
