@@ -155,9 +155,17 @@ fn go_json(v: &V, escape_html: bool, pretty: bool) -> String {
         serde_json::to_string(&j)
     }
     .unwrap_or_default();
-    if !escape_html {
-        return text;
+    if escape_html {
+        html_escape_json(&text)
+    } else {
+        text
     }
+}
+
+/// What Go's `encoding/json` does to JSON text when HTML escaping is on
+/// (`json.Marshal`, an `Encoder` by default): `<`, `>`, `&`, U+2028 and
+/// U+2029 become `\u` escapes.
+pub(super) fn html_escape_json(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

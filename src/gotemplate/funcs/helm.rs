@@ -97,18 +97,7 @@ pub(super) fn f_helm_to_json(_: &str, a: &[V], room: usize) -> R {
     fits(a[0].printed_bound(), room)?;
     let mut raw = String::new();
     walk(&mut raw, &a[0]);
-    let mut out = String::with_capacity(raw.len());
-    for c in raw.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-    Ok(V::Str(out))
+    Ok(V::Str(super::codecs::html_escape_json(&raw)))
 }
 
 /// Sprig's `semverCompare constraint version`.
