@@ -1368,12 +1368,16 @@ fn hold_for_confirmation(prunes: &mut [Prune], app: &App, config: &Config) {
     }
 }
 
+/// How many levels of Applications deleting Applications are followed:
+/// far beyond any real app-of-apps, and a bound on a cycle's walk.
+pub(crate) const MAX_CASCADE_DEPTH: usize = 16;
+
 /// When a gone app is deleted by something and its deletion cascades to
 /// its resources: the prune mode of whatever starts the chain, else `None`
 /// (no finalizer, nothing deletes it, or a protection stops a link).
 fn deletion_cascades(cx: &Sides<'_>, app: &App, depth: usize) -> Option<PruneMode> {
     let (base, head, config, kids) = (cx.base, cx.head, cx.config, cx.kids);
-    if depth > 16 || app.spec.cascade_finalizer.is_none() {
+    if depth > MAX_CASCADE_DEPTH || app.spec.cascade_finalizer.is_none() {
         return None;
     }
     match &app.manager {

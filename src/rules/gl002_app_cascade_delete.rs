@@ -230,9 +230,9 @@ struct Through {
 
 /// Adds to `t` the cascades of the Applications the deletion of `app`
 /// deletes (the plan records each as deleted by `app`), level by level,
-/// at most 16 deep as the plan follows them.
+/// at most [`crate::plan::MAX_CASCADE_DEPTH`] deep, as the plan follows them.
 fn cascade_through(plan: &crate::plan::Plan, app: &str, t: &mut Through, depth: usize) {
-    if depth > 16 {
+    if depth > crate::plan::MAX_CASCADE_DEPTH {
         return;
     }
     let by = Some(Manager::App(app.to_owned()));
