@@ -10,6 +10,21 @@ use std::borrow::Cow;
 /// result unknown, never an error of Argo CD's.
 pub(crate) const BEYOND_LIMITS: &str = "(beyond what gitops-lint evaluates)";
 
+/// The first `shown` of `items` joined by `sep`, then ` and N more` for
+/// the rest: a list in a message stays short however many it counts.
+pub(crate) fn first_and_more<I>(items: I, shown: usize, sep: &str) -> String
+where
+    I: ExactSizeIterator<Item = String>,
+{
+    let total = items.len();
+    let named: Vec<String> = items.take(shown).collect();
+    let mut out = named.join(sep);
+    if total > shown {
+        out.push_str(&format!(" and {} more", total - shown));
+    }
+    out
+}
+
 /// `s` cut to at most `max` bytes (at a character boundary), with what
 /// was left out said: `… (N bytes more) …` between its head and its tail.
 #[must_use]

@@ -907,19 +907,16 @@ fn unevaluated_jq_note(inv: &mut Inventory) {
     if owners.is_empty() {
         return;
     }
-    let named: Vec<String> = owners
-        .iter()
-        .take(NAMED)
-        .map(|(owner, jq)| {
+    let named = crate::limits::first_and_more(
+        owners.iter().map(|(owner, jq)| {
             let exprs: Vec<String> = jq.iter().map(|e| format!("`{e}`")).collect();
             format!("{owner} ({})", exprs.join(", "))
-        })
-        .collect();
-    let more = owners.len().saturating_sub(NAMED);
+        }),
+        NAMED,
+        "; ",
+    );
     inv.notes.push(format!(
-        "jq expressions that are not a path of keys are not evaluated, so what they ignore is compared in the rendered diff and the plan takes it from git: {}{}",
-        named.join("; "),
-        if more > 0 { format!(" and {more} more") } else { String::new() }
+        "jq expressions that are not a path of keys are not evaluated, so what they ignore is compared in the rendered diff and the plan takes it from git: {named}"
     ));
 }
 
@@ -930,13 +927,10 @@ fn unapplied_note(inv: &mut Inventory) {
     }
     let mut files: Vec<&String> = inv.unapplied.iter().collect();
     files.sort_by(|a, b| source::path::walk_order(a, b));
-    let named: Vec<String> = files.iter().take(NAMED).map(|f| format!("`{f}`")).collect();
-    let more = files.len().saturating_sub(NAMED);
     inv.notes.push(format!(
-        "not applied by any root: {} file(s) whose Applications or ApplicationSets an app rendered at base and none renders here, so they are not analysed as apps (what rendered them decides whether their apps are deleted): {}{}",
+        "not applied by any root: {} file(s) whose Applications or ApplicationSets an app rendered at base and none renders here, so they are not analysed as apps (what rendered them decides whether their apps are deleted): {}",
         files.len(),
-        named.join(", "),
-        if more > 0 { format!(" and {more} more") } else { String::new() }
+        crate::limits::first_and_more(files.iter().map(|f| format!("`{f}`")), NAMED, ", ")
     ));
 }
 

@@ -6,6 +6,7 @@ use crate::argocd::instances::short_key;
 use crate::argocd::{App, AppStatus, Inventory};
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
+use crate::limits::first_and_more;
 use crate::render::{RenderError, RenderErrorKind};
 
 /// See `rules/GL000-render-failed.md`.
@@ -164,24 +165,15 @@ fn by_cause(failed: Vec<(String, Finding, CauseAt)>, out: &mut Vec<Finding>) {
             out.extend(members.pop().map(|(_, f)| f));
             continue;
         }
-        let names: Vec<String> = members
-            .iter()
-            .take(NAMED_APPS)
-            .map(|(a, _)| format!("`{a}`"))
-            .collect();
-        let more = members.len().saturating_sub(NAMED_APPS);
+        let names = first_and_more(
+            members.iter().map(|(a, _)| format!("`{a}`")),
+            NAMED_APPS,
+            ", ",
+        );
         let count = members.len();
         let (first_app, first) = members.swap_remove(0);
         let shared = first.message.replacen(&format!("`{first_app}`"), "", 1);
-        let message = format!(
-            "apps {}{} ({count}, one cause){shared}",
-            names.join(", "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            }
-        );
+        let message = format!("apps {names} ({count}, one cause){shared}");
         out.push(Finding {
             message,
             app: None,
@@ -213,22 +205,15 @@ fn fold_children(
         if children.is_empty() {
             continue;
         }
-        let names: Vec<String> = children
-            .iter()
-            .take(NAMED_APPS)
-            .map(|u| format!("`{}`", short_key(&u.app)))
-            .collect();
-        let more = children.len().saturating_sub(NAMED_APPS);
         f.message = format!(
-            "{}; whether its {} child app(s) ({}{}) are deleted is unknown too",
+            "{}; whether its {} child app(s) ({}) are deleted is unknown too",
             f.message,
             children.len(),
-            names.join(", "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            }
+            first_and_more(
+                children.iter().map(|u| format!("`{}`", short_key(&u.app))),
+                NAMED_APPS,
+                ", "
+            )
         );
         // A child's deletion unknown is as grave as the parent's failure
         // the change brings.
