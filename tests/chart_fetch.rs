@@ -1008,9 +1008,39 @@ const PUBLIC_CHARTS: &[(&str, &str, &str)] = &[
     ("https://charts.longhorn.io/", "longhorn", "v1.9.1"),
     ("https://argoproj.github.io/argo-helm", "argo-cd", "7.5.2"),
     (
+        "https://argoproj.github.io/argo-helm",
+        "argocd-apps",
+        "2.0.0",
+    ),
+    (
         "https://prometheus-community.github.io/helm-charts",
         "kube-prometheus-stack",
         "65.7.0",
+    ),
+];
+
+/// Charts recorded for the wrapper charts of khuedoan/homelab, which
+/// install them as `Chart.yaml` dependencies.
+const PUBLIC_DEPENDENCIES: &[(&str, &str, &str)] = &[
+    (
+        "https://bjw-s-labs.github.io/helm-charts",
+        "app-template",
+        "2.2.0",
+    ),
+    (
+        "https://bjw-s-labs.github.io/helm-charts",
+        "app-template",
+        "2.6.0",
+    ),
+    (
+        "https://bjw-s-labs.github.io/helm-charts",
+        "app-template",
+        "3.1.0",
+    ),
+    (
+        "https://bjw-s-labs.github.io/helm-charts",
+        "app-template",
+        "3.5.0",
     ),
 ];
 
@@ -1046,7 +1076,7 @@ fn fill_with_public_charts(server: &Server, cache_dir: &Path) {
         credentials: Some(gitops_lint::render::Credentials::default()),
         ..Default::default()
     });
-    for (repo, chart, version) in PUBLIC_CHARTS {
+    for (repo, chart, version) in PUBLIC_CHARTS.iter().chain(PUBLIC_DEPENDENCIES) {
         let mirror = format!("{}/{}", server.url(), repo.trim_start_matches("https://"));
         let kept = fetcher.keep_from_mirror(repo, &mirror, chart, version);
         assert_eq!(kept.as_deref(), Ok(*version), "{repo} {chart}");
