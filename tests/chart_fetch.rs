@@ -1104,7 +1104,7 @@ spec:
             (format!("apps/{chart}.yaml"), text.into_bytes())
         })
         .collect();
-    // The change turns off metallb's CRDs subchart: a prune only the
+    // The change turns off metallb's CRDs subchart: a removal only the
     // rendered chart shows.
     let mut head = apps.clone();
     for (path, text) in &mut head {
@@ -1122,7 +1122,10 @@ spec:
     let empty = Env::new();
     let cache = empty.home.path().join("charts-cache");
     let cache_arg = cache.to_str().expect("utf-8 path");
-    let (before, _) = empty.diff(dir.path(), &["--offline", "--cache-dir", cache_arg]);
+    let (before, _) = empty.diff(
+        dir.path(),
+        &["--offline", "--all", "--cache-dir", cache_arg],
+    );
     for (_, chart, _) in PUBLIC_CHARTS {
         assert_eq!(app_status(&before, chart), "unrendered", "{before}");
     }
@@ -1133,7 +1136,10 @@ spec:
         copy_tree(&cache, Path::new(&keep));
     }
     server.reset();
-    let (after, out) = empty.diff(dir.path(), &["--offline", "--cache-dir", cache_arg]);
+    let (after, out) = empty.diff(
+        dir.path(),
+        &["--offline", "--all", "--cache-dir", cache_arg],
+    );
     assert_eq!(
         server.requests(),
         Vec::<String>::new(),
@@ -1147,8 +1153,30 @@ spec:
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let prunes = after["prunes"].to_string();
-    assert!(prunes.contains("bgppeers.metallb.io"), "{prunes}");
+    // The rendered chart shows what the change removes.
+    let removed: Vec<String> = after["diff"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|d| d["app"] == "metallb")
+        .flat_map(|d| d["resources"].as_array().cloned().unwrap_or_default())
+        .filter(|r| r["change"] == "removed")
+        .map(|r| {
+            r["diff"]
+                .as_str()
+                .unwrap_or_default()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert!(
+        removed
+            .iter()
+            .any(|l| l.contains("CustomResourceDefinition_bgppeers.metallb.io")),
+        "{removed:?}"
+    );
 }
 
 fn copy_tree(from: &Path, to: &Path) {

@@ -154,7 +154,14 @@ impl Fetcher {
                 "`{repo}`: only Helm repositories are read from a mirror"
             ));
         }
-        self.allow_plain_http([mirror.to_string()]);
+        // A mirror serves the archives its index names from its own host,
+        // under any path (the path of their URL at the repository).
+        if let Some(host) = mirror
+            .strip_prefix("http://")
+            .and_then(|_| super::http::host_of(mirror))
+        {
+            self.allow_plain_http([format!("http://{host}")]);
+        }
         let version = if super::versions::is_version(revision) {
             revision.to_string()
         } else {
