@@ -21,12 +21,12 @@ bin=$root/target/debug/gitops-lint
 count() {
   python3 -c '
 import collections, json, sys
-d = json.load(sys.stdin)
-c = collections.Counter(a.get("status") for a in d.get("apps", []))
-print(f"{len(d.get(\"apps\", []))} apps: " + ", ".join(f"{k} {c[k]}" for k in ("rendered", "partial", "unrendered", "external")))
-for a in d.get("apps", []):
+apps = json.load(sys.stdin).get("apps", [])
+c = collections.Counter(a.get("status") for a in apps)
+print(len(apps), "apps:", ", ".join(k + " " + str(c[k]) for k in ("rendered", "partial", "unrendered", "external")))
+for a in apps:
     if a.get("status") != "rendered":
-        print(f"  {a[\"name\"]}: {a[\"status\"]}")
+        print("  " + a["name"] + ": " + a["status"])
 '
 }
 for state in empty filled; do
