@@ -988,3 +988,206 @@ fn an_archive_whose_digest_the_index_pins_follows_a_redirect_to_another_host_wit
     );
     assert_eq!(seen.lock().expect("log").clone(), vec![None]);
 }
+
+/// (repository URL, chart, version) of the charts recorded from public
+/// repositories in testdata/public-charts (scripts/record-public-charts.py):
+/// what barbar0jav1er/homelab-argocd and khuedoan/homelab install.
+const PUBLIC_CHARTS: &[(&str, &str, &str)] = &[
+    (
+        "https://raw.githubusercontent.com/kubernetes-csi/csi-driver-nfs/master/charts",
+        "csi-driver-nfs",
+        "4.11.0",
+    ),
+    (
+        "https://bitnami-labs.github.io/sealed-secrets",
+        "sealed-secrets",
+        "2.16.2",
+    ),
+    ("https://traefik.github.io/charts", "traefik", "32.1.0"),
+    ("https://metallb.github.io/metallb", "metallb", "0.14.5"),
+    ("https://charts.longhorn.io/", "longhorn", "v1.9.1"),
+    ("https://argoproj.github.io/argo-helm", "argo-cd", "7.5.2"),
+    (
+        "https://argoproj.github.io/argo-helm",
+        "argocd-apps",
+        "2.0.0",
+    ),
+    (
+        "https://prometheus-community.github.io/helm-charts",
+        "kube-prometheus-stack",
+        "65.7.0",
+    ),
+];
+
+/// Charts recorded for the wrapper charts of khuedoan/homelab, which
+/// install them as `Chart.yaml` dependencies.
+const PUBLIC_DEPENDENCIES: &[(&str, &str, &str)] = &[
+    (
+        "https://bjw-s-labs.github.io/helm-charts",
+        "app-template",
+        "2.2.0",
+    ),
+    (
+        "https://bjw-s-labs.github.io/helm-charts",
+        "app-template",
+        "2.6.0",
+    ),
+    (
+        "https://bjw-s-labs.github.io/helm-charts",
+        "app-template",
+        "3.1.0",
+    ),
+    (
+        "https://bjw-s-labs.github.io/helm-charts",
+        "app-template",
+        "3.5.0",
+    ),
+];
+
+/// The recording served as its repositories serve it, under their URLs'
+/// paths: `https://HOST/PATH` is `/HOST/PATH` here, and the `urls` of an
+/// index name this server the same way.
+fn serve_public_charts(r: &Request) -> Response {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/public-charts");
+    let rel = r.path.trim_start_matches('/');
+    if rel
+        .split('/')
+        .any(|p| p.is_empty() || p == "." || p == "..")
+    {
+        return Response::status(404);
+    }
+    let Ok(body) = std::fs::read(root.join(rel)) else {
+        return Response::status(404);
+    };
+    if !rel.ends_with("/index.yaml") {
+        return Response::ok(body);
+    }
+    let host = r.header("host").unwrap_or_default();
+    let text = String::from_utf8_lossy(&body).replace("https://", &format!("http://{host}/"));
+    Response::ok(text.into_bytes())
+}
+
+/// The cache `cache_dir` filled with the recorded public charts through the
+/// fetch code, keyed by their real repository URLs, as a fetch from those
+/// repositories would fill it.
+fn fill_with_public_charts(server: &Server, cache_dir: &Path) {
+    let fetcher = gitops_lint::render::Fetcher::new(gitops_lint::render::FetchSettings {
+        cache_dir: Some(cache_dir.to_path_buf()),
+        credentials: Some(gitops_lint::render::Credentials::default()),
+        ..Default::default()
+    });
+    for (repo, chart, version) in PUBLIC_CHARTS.iter().chain(PUBLIC_DEPENDENCIES) {
+        let mirror = format!("{}/{}", server.url(), repo.trim_start_matches("https://"));
+        let kept = fetcher.keep_from_mirror(repo, &mirror, chart, version);
+        assert_eq!(kept.as_deref(), Ok(*version), "{repo} {chart}");
+    }
+}
+
+#[test]
+fn charts_recorded_from_public_repositories_render_offline_once_in_the_cache_under_their_real_urls()
+{
+    let server = Server::start(serve_public_charts);
+    let apps: Vec<(String, Vec<u8>)> = PUBLIC_CHARTS
+        .iter()
+        .map(|(repo, chart, version)| {
+            let text = format!(
+                r#"apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {{name: {chart}, namespace: argocd}}
+spec:
+  project: default
+  source: {{repoURL: "{repo}", chart: {chart}, targetRevision: "{version}"}}
+  destination: {{server: "https://kubernetes.default.svc", namespace: {chart}}}
+  syncPolicy: {{automated: {{prune: true}}}}
+"#
+            );
+            (format!("apps/{chart}.yaml"), text.into_bytes())
+        })
+        .collect();
+    // The change turns off metallb's CRDs subchart: a removal only the
+    // rendered chart shows.
+    let mut head = apps.clone();
+    for (path, text) in &mut head {
+        if path == "apps/metallb.yaml" {
+            *text = String::from_utf8_lossy(text)
+                .replace(
+                    "targetRevision: \"0.14.5\"}",
+                    "targetRevision: \"0.14.5\", helm: {valuesObject: {crds: {enabled: false}}}}",
+                )
+                .into_bytes();
+        }
+    }
+    let dir = repo(&apps, &head);
+
+    let empty = Env::new();
+    let cache = empty.home.path().join("charts-cache");
+    let cache_arg = cache.to_str().expect("utf-8 path");
+    let (before, _) = empty.diff(
+        dir.path(),
+        &["--offline", "--all", "--cache-dir", cache_arg],
+    );
+    for (_, chart, _) in PUBLIC_CHARTS {
+        assert_eq!(app_status(&before, chart), "unrendered", "{before}");
+    }
+
+    fill_with_public_charts(&server, &cache);
+    if let Some(keep) = std::env::var_os("GITOPS_LINT_KEEP_PUBLIC_CHART_CACHE") {
+        // scripts/public-repo-charts.sh counts what renders on a clone with it.
+        copy_tree(&cache, Path::new(&keep));
+    }
+    server.reset();
+    let (after, out) = empty.diff(
+        dir.path(),
+        &["--offline", "--all", "--cache-dir", cache_arg],
+    );
+    assert_eq!(
+        server.requests(),
+        Vec::<String>::new(),
+        "offline contacts nothing"
+    );
+    for (_, chart, _) in PUBLIC_CHARTS {
+        assert_eq!(
+            app_status(&after, chart),
+            "rendered",
+            "{after}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // The rendered chart shows what the change removes.
+    let removed: Vec<String> = after["diff"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|d| d["app"] == "metallb")
+        .flat_map(|d| d["resources"].as_array().cloned().unwrap_or_default())
+        .filter(|r| r["change"] == "removed")
+        .map(|r| {
+            r["diff"]
+                .as_str()
+                .unwrap_or_default()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert!(
+        removed
+            .iter()
+            .any(|l| l.contains("CustomResourceDefinition_bgppeers.metallb.io")),
+        "{removed:?}"
+    );
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("cache dir") {
+        let entry = entry.expect("entry");
+        let dest = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            std::fs::create_dir_all(&dest).expect("mkdir");
+            copy_tree(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), dest).expect("copy");
+        }
+    }
+}

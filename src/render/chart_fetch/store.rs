@@ -11,7 +11,7 @@ use serde_json::Value;
 use sha2::Digest as _;
 
 use super::MAX_ARCHIVE_BYTES;
-use super::{hex, read_small, sha256_hex, Fetched, Fetcher, RANGE_FRESH};
+use super::{hex, read_small, sha256_hex, trim_url, Fetched, Fetcher, RANGE_FRESH};
 
 /// A key's file name in the cache: the sha256 of its parts.
 fn key_name(parts: &[&str]) -> String {
@@ -119,5 +119,65 @@ fn write_atomic(p: &Path, bytes: &[u8]) {
     };
     if tmp.write_all(bytes).is_ok() {
         let _ = tmp.persist(p);
+    }
+}
+
+impl Fetcher {
+    /// Keeps in the cache the chart `chart` of the Helm repository `repo`
+    /// at `revision` (a version or a constraint), read from `mirror`, a
+    /// copy of `repo` serving the same `index.yaml` and archives: what a
+    /// run's fetch from `repo` would keep, resolved and digest-verified as
+    /// that fetch does, recorded under `repo`. It fills the cache of an
+    /// air-gapped job, or a test's, from a recording of a public
+    /// repository. The command line never calls it: what a run renders
+    /// comes only from the repositories its base trusts, or from what
+    /// whoever owns the cache directory put there.
+    ///
+    /// Returns the version kept.
+    ///
+    /// # Errors
+    /// What the fetch from `mirror` failed on (unreachable, not in its
+    /// index, digest mismatch), or that this fetcher is offline.
+    pub fn keep_from_mirror(
+        &self,
+        repo: &str,
+        mirror: &str,
+        chart: &str,
+        revision: &str,
+    ) -> Result<String, String> {
+        let (repo, mirror, revision) = (trim_url(repo), trim_url(mirror), revision.trim());
+        if self.offline {
+            return Err(format!("offline: `{mirror}` is not contacted"));
+        }
+        if super::oci::is_oci(repo) || super::oci::is_oci(mirror) {
+            return Err(format!(
+                "`{repo}`: only Helm repositories are read from a mirror"
+            ));
+        }
+        // A mirror serves the archives its index names from its own host,
+        // under any path (the path of their URL at the repository).
+        if let Some(host) = mirror
+            .strip_prefix("http://")
+            .and_then(|_| super::http::host_of(mirror))
+        {
+            self.allow_plain_http([format!("http://{host}")]);
+        }
+        let version = if super::versions::is_version(revision) {
+            revision.to_string()
+        } else {
+            let index = self.helm_index(mirror).map_err(|e| e.to_string())?;
+            let entries = super::helm_repo::index_entries(&index, mirror, chart)
+                .map_err(|e| e.to_string())?;
+            let tags: Vec<String> = entries.iter().map(|e| e.version.clone()).collect();
+            let v = super::max_version(revision, &tags)
+                .map_err(|e| format!("chart `{chart}`: invalid revision `{revision}`: {e}"))?;
+            self.store_range(repo, chart, revision, &v);
+            v
+        };
+        let fetched = self
+            .helm_chart(mirror, chart, &version)
+            .map_err(|e| e.to_string())?;
+        self.store_version(repo, chart, &version, &fetched);
+        Ok(version)
     }
 }
