@@ -72,3 +72,64 @@ fn schema_refs_outside_the_schema_are_found() {
         assert_eq!(external_ref(&v).as_deref(), Some(r));
     }
 }
+
+/// The value files a glob names, in the order doublestar's walk finds
+/// them: a directory's files before its subdirectories', directories in
+/// lexical order (`a/` before `a-b/`), `*` within one segment. Helm
+/// merges later files over earlier ones, so the order decides the values.
+#[test]
+fn value_file_globs_expand_in_doublestar_order() {
+    let files: Vec<(String, Vec<u8>)> = [
+        "charts/shop/values/zz.yaml",
+        "charts/shop/values/prod.yaml",
+        "charts/shop/values/prod/extra.yaml",
+        "charts/shop/values/a-b/x.yaml",
+        "charts/shop/values/a/y.yaml",
+        "charts/shop/values/notes.txt",
+        "charts/shop/envs/a-b/values.yaml",
+        "charts/shop/envs/a/values.yaml",
+        "charts/shop/envs/a/deeper/values.yaml",
+    ]
+    .iter()
+    .map(|p| ((*p).to_string(), b"k: v\n".to_vec()))
+    .collect();
+    let spec = SourceSpec {
+        path: "charts/shop".into(),
+        ..SourceSpec::default()
+    };
+    let resolve = |pattern: &str| {
+        let opts = Options {
+            value_files: vec![pattern.to_string()],
+            ..Options::default()
+        };
+        crate::render::test_files::in_tree(&files, |cx| {
+            resolve_value_files(cx, &spec, &opts)
+                .map(|l| l.into_iter().map(|l| l.path).collect::<Vec<_>>())
+                .map_err(|e| e.to_string())
+        })
+    };
+    assert_eq!(
+        resolve("values/**/*.yaml").as_deref(),
+        Ok(&[
+            "charts/shop/values/prod.yaml".to_string(),
+            "charts/shop/values/zz.yaml".to_string(),
+            "charts/shop/values/a/y.yaml".to_string(),
+            "charts/shop/values/a-b/x.yaml".to_string(),
+            "charts/shop/values/prod/extra.yaml".to_string(),
+        ][..])
+    );
+    assert_eq!(
+        resolve("envs/*/values.yaml").as_deref(),
+        Ok(&[
+            "charts/shop/envs/a/values.yaml".to_string(),
+            "charts/shop/envs/a-b/values.yaml".to_string(),
+        ][..])
+    );
+    // doublestar refuses a malformed pattern (`ErrBadPattern`).
+    let bad = resolve("values/[a.yaml");
+    assert!(
+        bad.as_ref()
+            .is_err_and(|e| e.contains("not a valid pattern")),
+        "{bad:?}"
+    );
+}

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use super::options::{envsubst, Options};
+use crate::glob::go::Doublestar;
 use crate::render::{RefTarget, RenderContext, RenderError, RenderErrorKind, SourceSpec};
 use crate::source::{path, EntryKind};
 
@@ -171,14 +172,30 @@ pub(super) fn resolve_value_files(
     Ok(out)
 }
 
-/// The files matching a glob (`*`, `?`, `[…]` within a segment, `**`
-/// across), in lexical order, as `doublestar.FilepathGlob` gives them.
+/// The files matching a glob, as argo-cd's `getResolvedValueFiles` expands
+/// it with `doublestar.FilepathGlob` (bmatcuk/doublestar v4): each path
+/// matched as `doublestar.Match` matches it, by the crate's one doublestar
+/// matcher ([`Doublestar`]), and the matches in the order doublestar's walk
+/// yields them. That walk (`glob.go` `doGlob`, `globwalk.go` `doGlobWalk`)
+/// lists the directories the pattern's directory part matches, each before
+/// its subdirectories and in lexical order, and a directory's matching
+/// files in lexical order: so a directory's files come before those of its
+/// subdirectories. Helm merges later value files over earlier ones, so the
+/// order decides the values.
+///
+/// Two corners of doublestar are not followed: matches of a pattern with
+/// `{…}` alternatives, which doublestar sorts as whole strings
+/// (`globAltsWalk`), and a pattern ending in `**`, whose matches include
+/// directories (which helm then fails to read).
 fn expand_glob(cx: &RenderContext<'_>, pattern: &str) -> Result<Vec<String>, RenderError> {
-    let matcher = globset::GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .build()
-        .map_err(|e| RenderError::content(format!("value file glob `{pattern}`: {e}")))?
-        .compile_matcher();
+    if !valid_pattern(pattern) {
+        // `FilepathGlob` returns `ErrBadPattern`, and the render fails.
+        return Err(RenderError::content(format!(
+            "value file glob `{pattern}` is not a valid pattern (an unclosed `[` or `{{`, an empty `[]`, or a trailing `\\`)"
+        )));
+    }
+    let matcher = Doublestar::new(pattern)
+        .map_err(|e| RenderError::content(format!("value file glob: {e}")))?;
     let base = glob_base(pattern);
     let deep = pattern.contains("**");
     let depth = pattern.split('/').count();
@@ -196,7 +213,7 @@ fn expand_glob(cx: &RenderContext<'_>, pattern: &str) -> Result<Vec<String>, Ren
             };
             match kind {
                 EntryKind::Dir if deep || full.split('/').count() < depth => stack.push(full),
-                EntryKind::File if matcher.is_match(&full) => {
+                EntryKind::File if matcher.matches(&full) => {
                     out.push(full);
                     if out.len() > MAX_GLOB_MATCHES {
                         return Err(RenderError::content(format!(
@@ -208,6 +225,58 @@ fn expand_glob(cx: &RenderContext<'_>, pattern: &str) -> Result<Vec<String>, Ren
             }
         }
     }
-    out.sort();
+    // By directory (segment by segment, so `a/` before `a-b/`), then name.
+    out.sort_by(|a, b| {
+        let (da, na) = a.rsplit_once('/').unwrap_or(("", a));
+        let (db, nb) = b.rsplit_once('/').unwrap_or(("", b));
+        da.split('/').cmp(db.split('/')).then_with(|| na.cmp(nb))
+    });
     Ok(out)
+}
+
+/// Whether doublestar accepts `pattern` (`validate.go` `ValidatePattern`):
+/// every `[` class closed and not empty, every `{` closed, no `}` without
+/// its `{`, no trailing `\`.
+fn valid_pattern(pattern: &str) -> bool {
+    let s = pattern.as_bytes();
+    let mut alt_depth = 0usize;
+    let mut i = 0;
+    while i < s.len() {
+        match s[i] {
+            b'\\' => {
+                if i + 1 >= s.len() {
+                    return false;
+                }
+                i += 2;
+                continue;
+            }
+            b'[' => {
+                i += 1;
+                if i < s.len() && (s[i] == b'^' || s[i] == b'!') {
+                    i += 1;
+                }
+                if i >= s.len() || s[i] == b']' {
+                    return false;
+                }
+                loop {
+                    match s.get(i) {
+                        None => return false,
+                        Some(b'\\') => i += 2,
+                        Some(b']') => break,
+                        Some(_) => i += 1,
+                    }
+                }
+            }
+            b'{' => alt_depth += 1,
+            b'}' => {
+                if alt_depth == 0 {
+                    return false;
+                }
+                alt_depth -= 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    alt_depth == 0
 }
