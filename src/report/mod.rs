@@ -393,14 +393,9 @@ impl Report {
                 .push(format!("`{}`", p.id));
         }
         for ((app, kind, why), ids) in unmanaged {
-            let shown = ids.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
-            let more = if ids.len() > 3 {
-                format!(" and {} more", ids.len() - 3)
-            } else {
-                String::new()
-            };
+            let shown = crate::limits::first_and_more(ids.into_iter(), 3, ", ");
             notes.push(format!(
-                "`{kind}` is excluded from management by {why}: removed from git, {shown}{more} of `{app}` stay in the cluster, neither pruned nor deleted with the app"
+                "`{kind}` is excluded from management by {why}: removed from git, {shown} of `{app}` stay in the cluster, neither pruned nor deleted with the app"
             ));
         }
         // A plugin-rendered app says which plugin and as what, once.
