@@ -31,6 +31,9 @@ pub mod yaml;
 // Stage 1: revisions as trees.
 pub mod source;
 
+// What is kept between runs (`--cache-dir`).
+pub(crate) mod cache;
+
 // Resource identity and sync options, shared by every stage below.
 pub mod manifest;
 

@@ -427,7 +427,7 @@ fn load_base_config(
 /// repository it describes, or be removed with it). Both sides are
 /// compared as the system reaches them ([`local_files::resolved`]): a
 /// `missing/../repo/cache` or a symlink into `.git` names the repository.
-fn open_facts(repo: &GitRepo, dir: &Path) -> Result<source::facts::Facts, LintError> {
+fn open_facts(repo: &GitRepo, dir: &Path) -> Result<crate::cache::Facts, LintError> {
     let abs = local_files::resolved(dir);
     let inside = |root: &Path| abs.starts_with(local_files::resolved(root));
     if repo.workdir().is_some_and(inside) || inside(repo.git_dir()) {
@@ -436,7 +436,7 @@ fn open_facts(repo: &GitRepo, dir: &Path) -> Result<source::facts::Facts, LintEr
             crate::report::printable(&dir.display().to_string(), false)
         )));
     }
-    Ok(source::facts::Facts::open(&abs))
+    Ok(crate::cache::Facts::open(&abs))
 }
 
 /// Writes the changed resources of each changed app, as the rendered diff

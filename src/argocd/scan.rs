@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::json::Pointer as _;
-use crate::source::facts::{Facts, Question};
+use crate::cache::{Facts, Question};
 use crate::source::walk::Flow;
 use std::collections::{HashMap, HashSet};
 /// A document the scan keeps, with where it is declared and what it is.
@@ -415,7 +415,7 @@ pub(super) struct Walked {
 /// (by name and tree id). Only a tree's content decides both, so the record
 /// holds wherever that tree appears.
 fn scan_key(id: ObjectId) -> ObjectId {
-    crate::source::facts::record_key("scan", &[&id.0])
+    crate::cache::record_key("scan", &[&id.0])
 }
 
 fn encode_scan(files: &[&str], dirs: &[(&str, ObjectId)]) -> Option<Vec<u8>> {

@@ -35,7 +35,7 @@ use super::{
     InventoryInput,
 };
 use crate::render::{self, ParseCache, RenderContext};
-use crate::source::facts::{Facts, Question};
+use crate::cache::{Facts, Question};
 use crate::source::walk::Flow;
 use crate::source::{self, EntryKind, FastMap, ObjectId, Tree};
 use crate::yaml::Dialect;

@@ -22,7 +22,7 @@
 use super::{Footprint, RenderContext, SourceSpec};
 use std::io::Write as _;
 
-use crate::source::facts::{Facts, RecordKey};
+use crate::cache::{Facts, RecordKey};
 use crate::source::{EntryKind, ObjectId, Tree};
 
 /// The record key of `spec`'s footprint in `cx`, or `None` when the tree

@@ -17,7 +17,7 @@
 
 use crate::json::encoded::{put_value, Reader, MAX_NESTING};
 use crate::json::LazyValue;
-use crate::source::facts::{record_key, Facts};
+use crate::cache::{record_key, Facts};
 use crate::source::ObjectId;
 use crate::yaml::Doc;
 
@@ -183,7 +183,7 @@ fn decode(bytes: &[u8]) -> Option<(Flags, Vec<Doc>)> {
 mod tests {
     use super::*;
     use crate::json::encoded::{ARRAY, FLOAT, NEG_INT, NULL, OBJECT, STRING, TRUE, UINT};
-    use crate::source::facts::MAX_RECORD_LEN;
+    use crate::cache::MAX_RECORD_LEN;
     use crate::yaml::{load_all_as, Dialect, Limits};
 
     fn parse(text: &str) -> Vec<Doc> {

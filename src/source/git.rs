@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use git2::{ObjectType, Oid, Repository};
 
-use super::facts::Facts;
+use crate::cache::Facts;
 use super::{DirTree, Entry, EntryKind, FastMap, ObjectId, SourceError, Tree};
 
 fn oid_to_id(oid: Oid) -> ObjectId {
@@ -352,7 +352,7 @@ impl SubtreeSize {
     const LEN: usize = 37;
 
     fn key(id: ObjectId) -> ObjectId {
-        super::facts::record_key("subtree-size", &[&id.0])
+        crate::cache::record_key("subtree-size", &[&id.0])
     }
 
     /// The size kept for tree `id`, if a well-formed one is.

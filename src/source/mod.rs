@@ -6,7 +6,6 @@
 
 pub(crate) mod changes;
 mod dir;
-pub(crate) mod facts;
 mod git;
 mod mem;
 pub(crate) mod path;

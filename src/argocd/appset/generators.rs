@@ -15,7 +15,7 @@ use super::{AppSetContext, AppSetError, SECRET_TYPE_LABEL};
 use crate::glob::go as glob;
 use crate::gotemplate::V;
 use crate::gotemplate::{path_base, path_dir, sanitize_name};
-use crate::source::facts::{Facts, RecordKey};
+use crate::cache::{Facts, RecordKey};
 use crate::source::{self, EntryKind, ObjectId};
 
 /// Generator kinds in the order Argo CD's `ApplicationSetGenerator` struct declares them.

@@ -21,13 +21,13 @@
 //! ([`MAX_FACTS`], [`MAX_RECORDS`], [`MAX_RECORD_BYTES`]): beyond it, what
 //! this run did not use is dropped first.
 
-use super::FastMap;
+use crate::source::FastMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
-use super::ObjectId;
+use crate::source::ObjectId;
 
 /// Most facts kept (22 bytes each on disk).
 pub(crate) const MAX_FACTS: usize = 1 << 21;

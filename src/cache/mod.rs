@@ -1,0 +1,5 @@
+//! What is kept between runs.
+
+mod store;
+
+pub(crate) use store::*;
