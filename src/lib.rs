@@ -14,9 +14,10 @@
 //! know nothing of Argo CD: `yaml` (loader and emitter), `gotemplate` (Go
 //! `text/template` and Sprig), `glob` (Argo CD's and Go's glob dialects),
 //! `json` (pointer lookups), `semver` (versions and constraints as Helm and
-//! Sprig read them).
+//! Sprig read them), `cache` (what is kept between runs, keyed by content).
 
 // Libraries: they know nothing of Argo CD's pipeline.
+pub(crate) mod cache;
 pub mod glob;
 pub mod gotemplate;
 pub(crate) mod json;
@@ -30,9 +31,6 @@ pub mod yaml;
 
 // Stage 1: revisions as trees.
 pub mod source;
-
-// What is kept between runs (`--cache-dir`).
-pub(crate) mod cache;
 
 // Resource identity and sync options, shared by every stage below.
 pub mod manifest;

@@ -422,21 +422,16 @@ fn load_base_config(
     Ok((Config::parse(&rel, &text, &rules::catalog())?, rel))
 }
 
-/// The facts kept in `dir`, refused when `dir` is inside the repository's
-/// work tree or git directory (the cache would then be content of the
-/// repository it describes, or be removed with it). Both sides are
-/// compared as the system reaches them ([`local_files::resolved`]): a
-/// `missing/../repo/cache` or a symlink into `.git` names the repository.
+/// The facts kept in `dir` ([`crate::cache::open`]); a `dir` inside the
+/// repository is the command line's to change.
 fn open_facts(repo: &GitRepo, dir: &Path) -> Result<crate::cache::Facts, LintError> {
-    let abs = local_files::resolved(dir);
-    let inside = |root: &Path| abs.starts_with(local_files::resolved(root));
-    if repo.workdir().is_some_and(inside) || inside(repo.git_dir()) {
-        return Err(LintError::Usage(format!(
+    let repository: Vec<&Path> = repo.workdir().into_iter().chain([repo.git_dir()]).collect();
+    crate::cache::open(dir, &repository).map_err(|crate::cache::InsideRepository| {
+        LintError::Usage(format!(
             "--cache-dir {}: is inside the repository; name a directory outside it (the default is $XDG_CACHE_HOME/gitops-lint), or pass --no-cache",
             crate::report::printable(&dir.display().to_string(), false)
-        )));
-    }
-    Ok(crate::cache::Facts::open(&abs))
+        ))
+    })
 }
 
 /// Writes the changed resources of each changed app, as the rendered diff

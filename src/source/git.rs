@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 
 use git2::{ObjectType, Oid, Repository};
 
-use crate::cache::Facts;
 use super::{DirTree, Entry, EntryKind, FastMap, ObjectId, SourceError, Tree};
+use crate::cache::Facts;
 
 fn oid_to_id(oid: Oid) -> ObjectId {
     let mut out = [0u8; 20];
@@ -351,7 +351,7 @@ struct SubtreeSize {
 impl SubtreeSize {
     const LEN: usize = 37;
 
-    fn key(id: ObjectId) -> ObjectId {
+    fn key(id: ObjectId) -> crate::cache::Key {
         crate::cache::record_key("subtree-size", &[&id.0])
     }
 

@@ -64,6 +64,13 @@ pub(crate) fn depth(path: &str) -> usize {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ObjectId(pub [u8; 20]);
 
+/// An object id names its content, so facts about it are kept under it.
+impl From<ObjectId> for crate::cache::Key {
+    fn from(id: ObjectId) -> Self {
+        crate::cache::Key(id.0)
+    }
+}
+
 impl fmt::Display for ObjectId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for b in &self.0 {
