@@ -110,7 +110,7 @@ pub struct Options {
     pub stats: Option<Arc<Mutex<RunStats>>>,
     /// In a diff, the directory where facts about content (which blobs may
     /// declare Argo CD objects, which subtrees are plain) are kept between
-    /// runs, keyed by object id and by the binary ([`source::facts`]);
+    /// runs, keyed by object id and by the binary ([`crate::cache`]);
     /// `None` keeps nothing. Never inside the repository.
     pub cache_dir: Option<PathBuf>,
     /// The process ends once the report is written (the command line):

@@ -1,4 +1,4 @@
-//! Footprints kept between runs ([`crate::source::facts`] records), so
+//! Footprints kept between runs ([`crate::cache`] records), so
 //! that a warm run knows what an unchanged kustomization reads without
 //! reading or parsing any of its files.
 //!

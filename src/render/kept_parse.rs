@@ -1,4 +1,4 @@
-//! Parses kept between runs ([`crate::source::facts`] records), so that a
+//! Parses kept between runs ([`crate::cache`] records), so that a
 //! warm run neither reads nor parses a blob it parsed before as
 //! sigs.k8s.io/yaml (the dialect of the inventory scan and the directory
 //! renderer) and that may declare an Argo CD object: an Application file
