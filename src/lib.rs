@@ -14,9 +14,10 @@
 //! know nothing of Argo CD: `yaml` (loader and emitter), `gotemplate` (Go
 //! `text/template` and Sprig), `glob` (Argo CD's and Go's glob dialects),
 //! `json` (pointer lookups), `semver` (versions and constraints as Helm and
-//! Sprig read them).
+//! Sprig read them), `cache` (what is kept between runs, keyed by content).
 
 // Libraries: they know nothing of Argo CD's pipeline.
+pub(crate) mod cache;
 pub mod glob;
 pub mod gotemplate;
 pub(crate) mod json;

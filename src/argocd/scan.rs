@@ -3,8 +3,8 @@
 //! setting, parsed once and shared with rendering.
 
 use super::*;
+use crate::cache::{Facts, Question};
 use crate::json::Pointer as _;
-use crate::source::facts::{Facts, Question};
 use crate::source::walk::Flow;
 use std::collections::{HashMap, HashSet};
 /// A document the scan keeps, with where it is declared and what it is.
@@ -414,8 +414,8 @@ pub(super) struct Walked {
 /// in it that may declare something, and its subdirectories holding any
 /// (by name and tree id). Only a tree's content decides both, so the record
 /// holds wherever that tree appears.
-fn scan_key(id: ObjectId) -> ObjectId {
-    crate::source::facts::record_key("scan", &[&id.0])
+fn scan_key(id: ObjectId) -> crate::cache::Key {
+    crate::cache::record_key("scan", &[&id.0])
 }
 
 fn encode_scan(files: &[&str], dirs: &[(&str, ObjectId)]) -> Option<Vec<u8>> {

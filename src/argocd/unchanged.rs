@@ -34,8 +34,8 @@ use super::{
     apps_beside, render_fresh, source_spec_in, source_tree, App, AppStatus, Inventory,
     InventoryInput,
 };
+use crate::cache::{Facts, Question};
 use crate::render::{self, ParseCache, RenderContext};
-use crate::source::facts::{Facts, Question};
 use crate::source::walk::Flow;
 use crate::source::{self, EntryKind, FastMap, ObjectId, Tree};
 use crate::yaml::Dialect;

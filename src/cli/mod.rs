@@ -123,22 +123,8 @@ fn cache_dir(c: &Common) -> Option<PathBuf> {
     if c.no_cache {
         None
     } else {
-        c.cache_dir.clone().or_else(default_cache_dir)
+        c.cache_dir.clone().or_else(crate::cache::default_dir)
     }
-}
-
-/// `$XDG_CACHE_HOME/gitops-lint`, else `$HOME/.cache/gitops-lint` (the XDG
-/// base directory default); `None` without either (no cache is kept).
-fn default_cache_dir() -> Option<PathBuf> {
-    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
-    std::env::var_os("XDG_CACHE_HOME")
-        .and_then(absolute)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .and_then(absolute)
-                .map(|h| h.join(".cache"))
-        })
-        .map(|d| d.join("gitops-lint"))
 }
 
 /// A spinner on stderr, shown only to a person at a terminal: never in CI

@@ -49,7 +49,7 @@ impl Footprint {
 #[derive(Default)]
 pub struct FootprintMemo {
     map: Mutex<FastMap<String, Arc<Footprint>>>,
-    facts: Option<Arc<source::facts::Facts>>,
+    facts: Option<Arc<crate::cache::Facts>>,
 }
 
 /// Entries of a tree that a kept footprint's check found, by path (a few),
@@ -62,7 +62,7 @@ pub(crate) type SeenEntry = (String, kept_footprint::Seen);
 impl FootprintMemo {
     /// A memo that also reads and keeps footprints in `facts`.
     #[must_use]
-    pub(crate) fn with_facts(facts: Option<Arc<source::facts::Facts>>) -> FootprintMemo {
+    pub(crate) fn with_facts(facts: Option<Arc<crate::cache::Facts>>) -> FootprintMemo {
         FootprintMemo {
             map: Mutex::default(),
             facts,

@@ -1,4 +1,4 @@
-//! Footprints kept between runs ([`crate::source::facts`] records), so
+//! Footprints kept between runs ([`crate::cache`] records), so
 //! that a warm run knows what an unchanged kustomization reads without
 //! reading or parsing any of its files.
 //!
@@ -22,7 +22,7 @@
 use super::{Footprint, RenderContext, SourceSpec};
 use std::io::Write as _;
 
-use crate::source::facts::{Facts, RecordKey};
+use crate::cache::{Facts, RecordKey};
 use crate::source::{EntryKind, ObjectId, Tree};
 
 /// The record key of `spec`'s footprint in `cx`, or `None` when the tree
@@ -30,7 +30,7 @@ use crate::source::{EntryKind, ObjectId, Tree};
 /// content-addressed and free of symlinks (a link's target is not in the
 /// entries compared), and the spec must not read other trees (`ref:`
 /// sources).
-pub(super) fn key(cx: &RenderContext<'_>, spec: &SourceSpec) -> Option<ObjectId> {
+pub(super) fn key(cx: &RenderContext<'_>, spec: &SourceSpec) -> Option<crate::cache::Key> {
     if !cx.tree.content_addressed() || cx.tree.may_have_symlinks() || !spec.refs.is_empty() {
         return None;
     }
@@ -79,7 +79,7 @@ pub(crate) type Seen = Option<(EntryKind, ObjectId)>;
 pub(super) fn kept(
     facts: &Facts,
     tree: &dyn Tree,
-    key: ObjectId,
+    key: crate::cache::Key,
 ) -> Option<(Footprint, super::SeenEntries)> {
     let bytes = facts.record(key)?;
     variants(&bytes)?.into_iter().find_map(|v| checked(v, tree))
@@ -173,7 +173,7 @@ fn checked(variant: &[u8], tree: &dyn Tree) -> Option<(Footprint, super::SeenEnt
 
 /// Keeps `fp`, found in `tree`, under `key`, with the entry at each path,
 /// before the newest variant already kept there.
-pub(super) fn keep(facts: &Facts, tree: &dyn Tree, key: ObjectId, fp: &Footprint) {
+pub(super) fn keep(facts: &Facts, tree: &dyn Tree, key: crate::cache::Key, fp: &Footprint) {
     let Some(variant) = encode(tree, fp) else {
         return;
     };
@@ -305,7 +305,7 @@ mod tests {
             subtrees: vec!["o".into()],
             entries: vec!["b/kustomization.yaml".into(), "o/missing.yaml".into()],
         };
-        let key = ObjectId([7; 20]);
+        let key = crate::cache::Key([7; 20]);
         keep(&facts, &*tree(b"a", false), key, &fp);
         assert_eq!(
             kept(&facts, &*tree(b"a", false), key).map(|k| k.0),

@@ -1,4 +1,4 @@
-//! Parses kept between runs ([`crate::source::facts`] records), so that a
+//! Parses kept between runs ([`crate::cache`] records), so that a
 //! warm run neither reads nor parses a blob it parsed before as
 //! sigs.k8s.io/yaml (the dialect of the inventory scan and the directory
 //! renderer) and that may declare an Argo CD object: an Application file
@@ -15,9 +15,9 @@
 //! else is parsed again from the blob, never trusted. Failed parses are
 //! not kept.
 
+use crate::cache::{record_key, Facts};
 use crate::json::encoded::{put_value, Reader, MAX_NESTING};
 use crate::json::LazyValue;
-use crate::source::facts::{record_key, Facts};
 use crate::source::ObjectId;
 use crate::yaml::Doc;
 
@@ -108,7 +108,7 @@ pub(crate) fn may_declare(bytes: &[u8]) -> bool {
 
 const VERSION: u8 = 4;
 
-fn key(id: ObjectId) -> ObjectId {
+fn key(id: ObjectId) -> crate::cache::Key {
     record_key("sigs-yaml-parse", &[&id.0])
 }
 
@@ -182,8 +182,8 @@ fn decode(bytes: &[u8]) -> Option<(Flags, Vec<Doc>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::MAX_RECORD_LEN;
     use crate::json::encoded::{ARRAY, FLOAT, NEG_INT, NULL, OBJECT, STRING, TRUE, UINT};
-    use crate::source::facts::MAX_RECORD_LEN;
     use crate::yaml::{load_all_as, Dialect, Limits};
 
     fn parse(text: &str) -> Vec<Doc> {

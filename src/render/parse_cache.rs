@@ -27,7 +27,7 @@ pub struct ParseCache {
     /// sources: a chart 500 apps render is parsed once per run.
     template_sets: Mutex<HashMap<[u8; 32], Arc<crate::gotemplate::TemplateSet>>>,
     /// Where those parses are kept between runs ([`kept_parse`]).
-    kept: Option<Arc<crate::source::facts::Facts>>,
+    kept: Option<Arc<crate::cache::Facts>>,
     /// Parses taken from `kept` instead of the blob.
     kept_hits: AtomicUsize,
     /// Each document of a parse as one shared value, for readers that
@@ -60,7 +60,7 @@ impl ParseCache {
     /// A cache that keeps its sigs.k8s.io/yaml parses of content-addressed
     /// blobs in `facts`, and takes them from there ([`kept_parse`]).
     #[must_use]
-    pub(crate) fn with_kept(facts: Option<Arc<crate::source::facts::Facts>>) -> ParseCache {
+    pub(crate) fn with_kept(facts: Option<Arc<crate::cache::Facts>>) -> ParseCache {
         ParseCache {
             kept: facts,
             ..ParseCache::default()

@@ -6,7 +6,6 @@
 
 pub(crate) mod changes;
 mod dir;
-pub(crate) mod facts;
 mod git;
 mod mem;
 pub(crate) mod path;
@@ -64,6 +63,13 @@ pub(crate) fn depth(path: &str) -> usize {
 /// same content, so unchanged files compare equal across revisions.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ObjectId(pub [u8; 20]);
+
+/// An object id names its content, so facts about it are kept under it.
+impl From<ObjectId> for crate::cache::Key {
+    fn from(id: ObjectId) -> Self {
+        crate::cache::Key(id.0)
+    }
+}
 
 impl fmt::Display for ObjectId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

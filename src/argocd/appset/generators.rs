@@ -12,11 +12,11 @@ use serde_json::{Map, Value};
 use super::render::{Params, Renderer};
 use super::selector::Selector;
 use super::{AppSetContext, AppSetError, SECRET_TYPE_LABEL};
+use crate::cache::{Facts, RecordKey};
 use crate::glob::go as glob;
 use crate::gotemplate::V;
 use crate::gotemplate::{path_base, path_dir, sanitize_name};
-use crate::source::facts::{Facts, RecordKey};
-use crate::source::{self, EntryKind, ObjectId};
+use crate::source::{self, EntryKind};
 
 /// Generator kinds in the order Argo CD's `ApplicationSetGenerator` struct declares them.
 const KINDS: [&str; 9] = [
@@ -914,7 +914,7 @@ impl MatchWalk<'_> {
     /// segment `depth` on: its tree id and those segments. `None` without
     /// facts, or when every pattern ends one level below (listing `dir`
     /// is then all the work, and a record would cost as much).
-    fn kept_key(&self, dir: &str, depth: usize, alive: &[usize]) -> Option<ObjectId> {
+    fn kept_key(&self, dir: &str, depth: usize, alive: &[usize]) -> Option<crate::cache::Key> {
         self.facts?;
         if alive.iter().all(|&i| self.patterns[i].len() <= depth + 1) {
             return None;

@@ -77,12 +77,12 @@ pub struct TreeIndexCache {
     /// By list of `directories` patterns: the directories that may match one.
     matching: std::sync::Mutex<std::collections::HashMap<Vec<String>, std::sync::Arc<Vec<String>>>>,
     /// Where what subtrees hold for those patterns is kept between runs.
-    facts: Option<std::sync::Arc<crate::source::facts::Facts>>,
+    facts: Option<std::sync::Arc<crate::cache::Facts>>,
 }
 
 impl TreeIndexCache {
     /// A cache that keeps what it learns of subtrees in `facts`.
-    pub(crate) fn kept_in(facts: Option<std::sync::Arc<crate::source::facts::Facts>>) -> Self {
+    pub(crate) fn kept_in(facts: Option<std::sync::Arc<crate::cache::Facts>>) -> Self {
         TreeIndexCache {
             facts,
             ..TreeIndexCache::default()

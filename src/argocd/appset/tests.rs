@@ -1000,10 +1000,10 @@ fn directories_kept_by_tree_id_are_taken_by_a_later_run() {
         json!({"metadata": {"name": "{{index .path.segments 1}}"}, "spec": {"project": "default"}}),
     );
     let store = tempfile::tempdir().expect("temp dir");
-    let facts = Arc::new(crate::source::facts::Facts::open(store.path()));
+    let facts = Arc::new(crate::cache::Facts::open(store.path()));
     let settings = AppSetSettings::default();
     // Each run with a cache of its own: the facts alone carry over.
-    let run = |tree: &Arc<dyn Tree>, facts: Option<&Arc<crate::source::facts::Facts>>| {
+    let run = |tree: &Arc<dyn Tree>, facts: Option<&Arc<crate::cache::Facts>>| {
         let counting = Counting::over(tree);
         let cache = TreeIndexCache::kept_in(facts.cloned());
         let cx = AppSetContext {

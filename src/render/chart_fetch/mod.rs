@@ -201,7 +201,7 @@ impl Fetcher {
             .build()
             .into();
         Fetcher {
-            store: settings.cache_dir.map(|d| d.join("charts")),
+            store: settings.cache_dir.as_deref().map(crate::cache::charts_dir),
             offline: settings.offline,
             agent,
             credentials: settings.credentials.unwrap_or_else(Credentials::from_env),

@@ -21,13 +21,18 @@
 //! ([`MAX_FACTS`], [`MAX_RECORDS`], [`MAX_RECORD_BYTES`]): beyond it, what
 //! this run did not use is dropped first.
 
-use super::FastMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
-use super::ObjectId;
+/// What a fact or record is kept under: a blob's or tree's object id, or
+/// a [`record_key`]. The store knows nothing of git: any 20 bytes that name
+/// their content will do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Key(pub(crate) [u8; 20]);
+
+type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Most facts kept (22 bytes each on disk).
 pub(crate) const MAX_FACTS: usize = 1 << 21;
@@ -121,7 +126,7 @@ impl Stored {
     }
 
     /// The index and answer of the fact `(q, id)`.
-    fn find_fact(&self, q: Question, id: ObjectId) -> Option<(usize, bool)> {
+    fn find_fact(&self, q: Question, id: Key) -> Option<(usize, bool)> {
         let mut key = [0u8; 21];
         key[0] = q.byte();
         key[1..].copy_from_slice(&id.0);
@@ -130,7 +135,7 @@ impl Stored {
     }
 
     /// The index of the record kept under `key`.
-    fn find_record(&self, key: ObjectId) -> Option<usize> {
+    fn find_record(&self, key: Key) -> Option<usize> {
         search(self.record_count(), &key.0, |i| &self.entry_at(i)[..20])
     }
 
@@ -283,7 +288,7 @@ const GUESSES: usize = 4;
 const SHARDS: usize = 16;
 
 /// The shard of a key whose id is `id`.
-fn shard_of(id: ObjectId) -> usize {
+fn shard_of(id: Key) -> usize {
     usize::from(id.0[0]) % SHARDS
 }
 
@@ -315,7 +320,7 @@ impl<K, V> Default for Learned<K, V> {
 }
 
 impl<K, V> Learned<K, V> {
-    fn shard(&self, id: ObjectId) -> &Shard<K, V> {
+    fn shard(&self, id: Key) -> &Shard<K, V> {
         &self.shards[shard_of(id)]
     }
 
@@ -368,8 +373,8 @@ pub(crate) struct Facts {
     binary: String,
     /// What the file held when the run began.
     stored: Stored,
-    new_answers: Learned<(Question, ObjectId), bool>,
-    new_records: Learned<ObjectId, Arc<[u8]>>,
+    new_answers: Learned<(Question, Key), bool>,
+    new_records: Learned<Key, Arc<[u8]>>,
 }
 
 /// What a run did with the store, for `GITOPS_LINT_STATS`.
@@ -410,7 +415,7 @@ impl Facts {
     /// The record kept under `key` (see [`record_key`]), to be checked by
     /// the caller before use.
     #[must_use]
-    pub(crate) fn record(&self, key: ObjectId) -> Option<Record<'_>> {
+    pub(crate) fn record(&self, key: Key) -> Option<Record<'_>> {
         if let Some(r) = self
             .new_records
             .shard(key)
@@ -426,7 +431,7 @@ impl Facts {
 
     /// Keeps `bytes` under `key`; a record larger than [`MAX_RECORD_LEN`]
     /// is not kept.
-    pub(crate) fn put_record(&self, key: ObjectId, bytes: Vec<u8>) {
+    pub(crate) fn put_record(&self, key: Key, bytes: Vec<u8>) {
         if bytes.len() > MAX_RECORD_LEN {
             return;
         }
@@ -457,7 +462,8 @@ impl Facts {
 
     /// The known answer to `q` about `id`.
     #[must_use]
-    pub(crate) fn get(&self, q: Question, id: ObjectId) -> Option<bool> {
+    pub(crate) fn get(&self, q: Question, id: impl Into<Key>) -> Option<bool> {
+        let id = id.into();
         if let Some(a) = self
             .new_answers
             .shard(id)
@@ -473,7 +479,8 @@ impl Facts {
 
     /// Records the answer to `q` about `id`. An all-zero id is a
     /// placeholder, not content, and is never recorded.
-    pub(crate) fn put(&self, q: Question, id: ObjectId, answer: bool) {
+    pub(crate) fn put(&self, q: Question, id: impl Into<Key>, answer: bool) {
+        let id = id.into();
         if id.0 == [0; 20] {
             return;
         }
@@ -517,17 +524,14 @@ impl Facts {
         }
         let body = {
             let answers: Vec<_> = self.new_answers.shards.iter().map(Shard::write).collect();
-            let learned = |key: &(Question, ObjectId)| answers[shard_of(key.1)].contains_key(key);
+            let learned = |key: &(Question, Key)| answers[shard_of(key.1)].contains_key(key);
             let s = &self.stored;
             // (used, key, answer): the file's facts this run did not
             // replace, then the learned ones.
-            let mut facts: Vec<(bool, (Question, ObjectId), bool)> = (0..s.fact_count())
+            let mut facts: Vec<(bool, (Question, Key), bool)> = (0..s.fact_count())
                 .filter_map(|i| {
                     let f = s.fact_at(i);
-                    let key = (
-                        Question::from_byte(f[0])?,
-                        ObjectId(f[1..21].try_into().ok()?),
-                    );
+                    let key = (Question::from_byte(f[0])?, Key(f[1..21].try_into().ok()?));
                     let used = s.used_facts[i].load(Ordering::Relaxed);
                     (!learned(&key)).then_some((used, key, f[21] == 1))
                 })
@@ -544,10 +548,10 @@ impl Facts {
             }
             facts.sort_unstable_by_key(|(_, key, _)| *key);
             let kept: Vec<_> = self.new_records.shards.iter().map(Shard::write).collect();
-            let learned = |key: &ObjectId| kept[shard_of(*key)].contains_key(key);
-            let mut records: Vec<(bool, ObjectId, &[u8])> = (0..s.record_count())
+            let learned = |key: &Key| kept[shard_of(*key)].contains_key(key);
+            let mut records: Vec<(bool, Key, &[u8])> = (0..s.record_count())
                 .filter_map(|i| {
-                    let key = ObjectId(s.entry_at(i)[..20].try_into().ok()?);
+                    let key = Key(s.entry_at(i)[..20].try_into().ok()?);
                     let used = s.used_records[i].load(Ordering::Relaxed);
                     (!learned(&key)).then(|| (used, key, s.body_at(i)))
                 })
@@ -567,10 +571,9 @@ impl Facts {
                 records.truncate(MAX_RECORDS);
             }
             records.sort_unstable_by_key(|(_, key, _)| *key);
-            let facts: Vec<((Question, ObjectId), bool)> =
+            let facts: Vec<((Question, Key), bool)> =
                 facts.into_iter().map(|(_, k, a)| (k, a)).collect();
-            let records: Vec<(ObjectId, &[u8])> =
-                records.into_iter().map(|(_, k, b)| (k, b)).collect();
+            let records: Vec<(Key, &[u8])> = records.into_iter().map(|(_, k, b)| (k, b)).collect();
             encode(&facts, &records, &self.binary)
         };
         let dir = file.parent().unwrap_or_else(|| Path::new("."));
@@ -694,11 +697,7 @@ fn file_checksum(bytes: &[u8]) -> [u8; CHECKSUM_LEN] {
 
 /// The header, the binary's identity, the facts, the records' table and
 /// bytes, and a checksum of it all. Both lists come sorted by key.
-fn encode(
-    facts: &[((Question, ObjectId), bool)],
-    records: &[(ObjectId, &[u8])],
-    binary: &str,
-) -> Vec<u8> {
+fn encode(facts: &[((Question, Key), bool)], records: &[(Key, &[u8])], binary: &str) -> Vec<u8> {
     let body_len: usize = records.iter().map(|(_, b)| b.len()).sum();
     let mut out = Vec::with_capacity(
         64 + binary.len() + facts.len() * FACT_LEN + records.len() * ENTRY_LEN + body_len,
@@ -734,7 +733,7 @@ fn encode(
 /// every part it depends on besides the tree's content, each part
 /// delimited by its length so that no two lists of parts share a key.
 #[must_use]
-pub(crate) fn record_key(what: &str, parts: &[&[u8]]) -> ObjectId {
+pub(crate) fn record_key(what: &str, parts: &[&[u8]]) -> Key {
     let mut key = RecordKey::new(what);
     for part in parts {
         key.part(part);
@@ -767,12 +766,12 @@ impl RecordKey {
 
     /// The key.
     #[must_use]
-    pub(crate) fn finish(self) -> ObjectId {
+    pub(crate) fn finish(self) -> Key {
         use sha2::Digest as _;
         let digest = sha2::Sha256::digest(&self.0);
         let mut id = [0; 20];
         id.copy_from_slice(&digest[..20]);
-        ObjectId(id)
+        Key(id)
     }
 }
 
@@ -814,8 +813,8 @@ fn read_halves(handle: &std::fs::File, len: usize) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
-    fn id(b: u8) -> ObjectId {
-        ObjectId([b; 20])
+    fn id(b: u8) -> Key {
+        Key([b; 20])
     }
 
     #[test]
@@ -853,7 +852,7 @@ mod tests {
         assert_eq!(facts.get(Question::MayDeclare, id(1)), None);
         facts.put(Question::MayDeclare, id(1), false);
         facts.put(Question::PlainSubtree, id(1), true);
-        facts.put(Question::PlainSubtree, ObjectId([0; 20]), true);
+        facts.put(Question::PlainSubtree, Key([0; 20]), true);
         let key = record_key("test", &[b"a", b"bc"]);
         assert_ne!(key, record_key("test", &[b"ab", b"c"]));
         // The digest of each part after its length: keys of stores written
@@ -872,7 +871,7 @@ mod tests {
         assert_eq!(again.record(key).as_deref(), Some(&b"record"[..]));
         assert_eq!(again.get(Question::MayDeclare, id(1)), Some(false));
         assert_eq!(again.get(Question::PlainSubtree, id(1)), Some(true));
-        assert_eq!(again.get(Question::PlainSubtree, ObjectId([0; 20])), None);
+        assert_eq!(again.get(Question::PlainSubtree, Key([0; 20])), None);
         // One flipped answer byte: the checksum no longer matches.
         let file = again.file().map(Path::to_path_buf).unwrap_or_default();
         let mut bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{e}"));
@@ -1000,7 +999,7 @@ mod tests {
             ((Question::MayDeclare, id(1)), true),
             ((Question::MayDeclare, id(2)), false),
         ];
-        let records: [(ObjectId, &[u8]); 2] = [(id(3), b"abc"), (id(4), b"de")];
+        let records: [(Key, &[u8]); 2] = [(id(3), b"abc"), (id(4), b"de")];
         let good = encode(&facts, &records, name);
         let stored = Stored::decode(good.clone(), name).unwrap_or_else(|| panic!("well formed"));
         assert_eq!(
