@@ -18,7 +18,7 @@
 //! pull`-style archive in `.chart-cache/` beside the commits (a case names it
 //! with `config: {chartCache: .chart-cache}`).
 
-mod common;
+use crate::common;
 
 use common::golden::{cases, Case};
 use serde_json::Value;

@@ -8,7 +8,7 @@
 //! Needs the pinned helm on PATH; without it the test says NOT RUN, and
 //! fails where `GITOPS_LINT_REQUIRE_ORACLES` is set.
 
-mod kustomize_common;
+use crate::kustomize_common;
 
 use std::sync::{Arc, Mutex};
 

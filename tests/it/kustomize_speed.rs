@@ -2,7 +2,7 @@
 //! Ignored by default; run with
 //! `cargo test --release --test kustomize_speed -- --ignored --nocapture`.
 
-mod kustomize_common;
+use crate::kustomize_common;
 
 use std::time::{Duration, Instant};
 

@@ -9,8 +9,8 @@
 //!    reads must lie inside it, for every Kustomize corpus case and every
 //!    app source of every golden case at both revisions.
 
-mod common;
-mod kustomize_common;
+use crate::common;
+use crate::kustomize_common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! both revisions (`tests/unchanged.rs` checks, on every golden case, that
 //! leaving them unrendered otherwise changes no finding or prune).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -8,8 +8,7 @@
 //! v3.17.1 on PATH (`GOYAML2_CASES=N` for another number of cases,
 //! `GOYAML2_SEED=N` for other cases).
 
-#[path = "kustomize_common/mod.rs"]
-mod kustomize_common;
+use crate::kustomize_common;
 
 use std::path::Path;
 use std::process::Command;
