@@ -1,6 +1,6 @@
 //! Speed of the native renderer against `kubectl kustomize` on the corpus.
 //! Ignored by default; run with
-//! `cargo test --release --test kustomize_speed -- --ignored --nocapture`.
+//! `cargo test --release --test it kustomize_speed:: -- --ignored --nocapture`.
 
 use crate::kustomize_common;
 

@@ -279,7 +279,7 @@ fn deferring_unchanged_apps_changes_no_finding_or_prune() {
         diffs.len()
     );
     if !not_run.is_empty() {
-        // As in tests/cases.rs: said visibly, and a failure where the
+        // As in tests/it/cases.rs: said visibly, and a failure where the
         // oracles are required.
         let line = format!(
             "NOT RUN: {} golden Helm diff case(s), no `helm` on PATH: {}",

@@ -1,5 +1,5 @@
 //! The command line's `--all` renders apps whose inputs are identical at
-//! both revisions (`tests/unchanged.rs` checks, on every golden case, that
+//! both revisions (`tests/it/unchanged.rs` checks, on every golden case, that
 //! leaving them unrendered otherwise changes no finding or prune).
 
 use crate::common;
