@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times what the GitHub Action's steps do on a runner, locally: its install
 # step (scripts/action-install.sh prepare) downloading a release binary from
-# a release directory reached by a file:// URL, as tests/install.rs lays it
+# a release directory reached by a file:// URL, as tests/it/install.rs lays it
 # out, then its lint step's `diff` (SARIF, Markdown summary and annotations
 # at once, facts cache on) on each repository named.
 #

@@ -10,7 +10,7 @@
 //! ```
 //!
 //! Data flows one way; each stage is one module and nothing reaches back up
-//! (`tests/architecture.rs` checks it). Below the stages are libraries that
+//! (`tests/it/architecture.rs` checks it). Below the stages are libraries that
 //! know nothing of Argo CD: `yaml` (loader and emitter), `gotemplate` (Go
 //! `text/template` and Sprig), `glob` (Argo CD's and Go's glob dialects),
 //! `json` (pointer lookups), `semver` (versions and constraints as Helm and

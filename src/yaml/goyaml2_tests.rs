@@ -113,7 +113,7 @@ fn an_error_go_yaml_words_otherwise_keeps_ours() {
 fn kyaml_reads_a_flow_collection_left_of_its_key_as_go_yaml_v3_does() {
     // go-yaml v3 (Kustomize) kept go-yaml v2's scanner: a flow sequence
     // continued left of its key's indentation loads (checked against
-    // `kubectl kustomize` in tests/yaml_kubectl.rs), its scalars resolved
+    // `kubectl kustomize` in tests/it/yaml_kubectl.rs), its scalars resolved
     // as go-yaml v3 resolves them (`on` stays a string).
     let text = "k:\n  c: [ \"a\",\n  on ]\n";
     let kyaml: Vec<_> = load_all_as(text, Dialect::Kyaml, &Limits::default())

@@ -8,7 +8,7 @@
 //! Two dialects ([`Dialect`]), because Kubernetes tooling reads YAML with two
 //! different Go libraries. The default, [`Dialect::Kyaml`], follows go-yaml
 //! v3 as Kustomize uses it for resources; each point was checked against
-//! `kubectl kustomize` (`tests/yaml_kubectl.rs`):
+//! `kubectl kustomize` (`tests/it/yaml_kubectl.rs`):
 //! - plain scalars resolve as go-yaml resolves them: `0755` is 493, `1_000`
 //!   is 1000, `on`/`yes` stay strings, dates become RFC 3339 timestamps;
 //!   integral floats become integers as Go's JSON round trip makes them

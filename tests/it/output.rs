@@ -7,7 +7,7 @@
 //! repeated, GitHub annotations on stdout); each is compared with
 //! `expected.<format>` beside the case. `GITOPS_LINT_BLESS=1` rewrites them.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

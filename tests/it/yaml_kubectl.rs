@@ -6,7 +6,7 @@
 //! oracle here. Without the pinned kubectl on PATH, its recorded outputs
 //! (`testdata/kubectl-recordings/`) answer instead.
 
-mod kustomize_common;
+use crate::kustomize_common;
 
 use std::path::Path;
 

@@ -15,7 +15,7 @@
 //! case runs twice: with the pinned helm, and with none, the charts
 //! inflated by the native Helm renderer.
 
-mod kustomize_common;
+use crate::kustomize_common;
 
 use std::io::Write as _;
 

@@ -1,8 +1,8 @@
 //! The command line's `--all` renders apps whose inputs are identical at
-//! both revisions (`tests/unchanged.rs` checks, on every golden case, that
+//! both revisions (`tests/it/unchanged.rs` checks, on every golden case, that
 //! leaving them unrendered otherwise changes no finding or prune).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

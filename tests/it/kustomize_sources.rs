@@ -3,7 +3,7 @@
 //! (network, helm, plugins, paths outside the repository or the
 //! kustomization root) is an explicit error, never a partial render.
 
-mod kustomize_common;
+use crate::kustomize_common;
 
 use std::path::Path;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! a temporary directory, runs gitops-lint in-process and compares the JSON
 //! report with `expected.json` beside them.
 //!
-//! `GITOPS_LINT_BLESS=1 cargo test --test cases` rewrites the expectations;
+//! `GITOPS_LINT_BLESS=1 cargo test --test it cases::` rewrites the expectations;
 //! `GITOPS_LINT_CASES=<text>` runs (and blesses) only the cases whose name
 //! contains it, while working on them.
 //! A case named `ok-*` must yield no finding of its rule; any other case in a
@@ -18,7 +18,7 @@
 //! pull`-style archive in `.chart-cache/` beside the commits (a case names it
 //! with `config: {chartCache: .chart-cache}`).
 
-mod common;
+use crate::common;
 
 use common::golden::{cases, Case};
 use serde_json::Value;

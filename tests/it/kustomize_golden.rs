@@ -5,7 +5,7 @@
 //! against the real `kubectl kustomize` run on the same directory (its
 //! recorded output when the pinned kubectl is not on PATH).
 
-mod kustomize_common;
+use crate::kustomize_common;
 
 use kustomize_common::{compare, crate_root, kubectl, render_dir};
 

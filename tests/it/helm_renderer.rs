@@ -8,7 +8,7 @@
 //! Needs the pinned helm on PATH; without it the test says NOT RUN, and
 //! fails where `GITOPS_LINT_REQUIRE_ORACLES` is set.
 
-mod kustomize_common;
+use crate::kustomize_common;
 
 use std::sync::{Arc, Mutex};
 
@@ -136,7 +136,7 @@ fn codes(findings: &[(String, String)]) -> Vec<&str> {
 #[test]
 fn native_by_default_and_helm_for_what_it_does_not_implement() {
     let Some(helm) = kustomize_common::pinned_helm() else {
-        let line = "NOT RUN: tests/helm_renderer.rs needs the pinned helm on PATH (install it with scripts/install-oracles.sh)";
+        let line = "NOT RUN: tests/it/helm_renderer.rs needs the pinned helm on PATH (install it with scripts/install-oracles.sh)";
         eprintln!("{line}");
         assert!(
             std::env::var_os("GITOPS_LINT_REQUIRE_ORACLES").is_none(),

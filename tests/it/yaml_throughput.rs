@@ -1,6 +1,6 @@
 //! Loader throughput on generated Kubernetes YAML. Ignored by default: it
 //! measures, it asserts nothing about time. Run it once with
-//! `cargo test --release --test yaml_throughput -- --ignored --nocapture`.
+//! `cargo test --release --test it yaml_throughput:: -- --ignored --nocapture`.
 
 use std::fmt::Write as _;
 use std::time::Instant;

@@ -2,7 +2,7 @@
 //! the base's tip, computed in memory. Repositories are built here with a
 //! target branch that moved on after the change forked from it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

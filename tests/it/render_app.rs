@@ -2,7 +2,7 @@
 //! repositories: what one Application renders, as a YAML stream, at the
 //! working directory or at a revision, and the errors a user meets.
 
-mod common;
+use crate::common;
 
 use std::io::Write as _;
 use std::path::Path;

@@ -9,8 +9,8 @@
 //!    reads must lie inside it, for every Kustomize corpus case and every
 //!    app source of every golden case at both revisions.
 
-mod common;
-mod kustomize_common;
+use crate::common;
+use crate::kustomize_common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -279,7 +279,7 @@ fn deferring_unchanged_apps_changes_no_finding_or_prune() {
         diffs.len()
     );
     if !not_run.is_empty() {
-        // As in tests/cases.rs: said visibly, and a failure where the
+        // As in tests/it/cases.rs: said visibly, and a failure where the
         // oracles are required.
         let line = format!(
             "NOT RUN: {} golden Helm diff case(s), no `helm` on PATH: {}",

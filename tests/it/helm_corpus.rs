@@ -28,7 +28,7 @@
 //! A case it renders otherwise than helm is a failure unless listed, with
 //! its reason, in `testdata/helm-corpus-native-known-divergences.yaml`.
 
-mod kustomize_common;
+use crate::kustomize_common;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;

@@ -5,7 +5,7 @@
 //! hazards of every rule), except a tree whose configuration does not load
 //! (`headConfigDoesNotLoad: true` in case.yaml), which stops every run.
 
-mod common;
+use crate::common;
 
 use common::golden::cases;
 use gitops_lint::finding::Severity;

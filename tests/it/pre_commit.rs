@@ -1,7 +1,7 @@
 //! `gitops-lint pre-commit`: HEAD against the staged index, in real
 //! repositories driven with the git command line.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

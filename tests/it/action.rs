@@ -14,7 +14,7 @@
 //! the newest entry whose key starts with one of its `restore-keys`), so a
 //! second run of the action finds what the first one saved.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

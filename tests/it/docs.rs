@@ -3,7 +3,7 @@
 //! - `docs/rules.md`'s rule table is generated from the registry (code,
 //!   name, severity as findings carry it, the summary from
 //!   `rules/<CODE>-<name>.md`) and must match it;
-//!   `GITOPS_LINT_BLESS=1 cargo test --test docs` rewrites the table between
+//!   `GITOPS_LINT_BLESS=1 cargo test --test it docs::` rewrites the table between
 //!   `<!-- rules:start -->` and `<!-- rules:end -->`, and the README's demo.
 //! - Every relative link and `#anchor` of README.md, CONTRIBUTING.md,
 //!   docs/*.md and rules/*.md resolves.
@@ -62,7 +62,7 @@ fn rule_table_matches_the_registry() {
         return;
     }
     panic!(
-        "docs/rules.md's rule table disagrees with rules/ (GITOPS_LINT_BLESS=1 cargo test --test docs to regenerate)\n--- docs/rules.md\n{current}\n--- registry\n{wanted}"
+        "docs/rules.md's rule table disagrees with rules/ (GITOPS_LINT_BLESS=1 cargo test --test it docs:: to regenerate)\n--- docs/rules.md\n{current}\n--- registry\n{wanted}"
     );
 }
 
@@ -120,7 +120,7 @@ fn readme_demo_output_is_the_real_output() {
         std::fs::write(&path, updated).expect("README.md writable");
         return;
     }
-    panic!("README.md's demo output is stale (GITOPS_LINT_BLESS=1 cargo test --test docs)\n--- README\n{current}\n--- live\n{wanted}");
+    panic!("README.md's demo output is stale (GITOPS_LINT_BLESS=1 cargo test --test it docs::)\n--- README\n{current}\n--- live\n{wanted}");
 }
 
 fn root() -> &'static Path {

@@ -3,7 +3,7 @@
 //! diff` is a patch, `--diff-context` sets the context lines, and every
 //! format names the touched apps it could not diff.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use base64::Engine as _;

@@ -8,7 +8,7 @@
 //! order), or be listed in `testdata/kustomize-corpus-unsupported.yaml`
 //! and fail with an explicit `Unsupported` error.
 
-mod kustomize_common;
+use crate::kustomize_common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

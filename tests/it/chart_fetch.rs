@@ -6,7 +6,7 @@
 //! is never contacted, a warm run contacts nothing, and archives planted
 //! in the checkout are ignored.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

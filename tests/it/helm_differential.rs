@@ -27,7 +27,7 @@
 //! `GITOPS_LINT_HELM_DIFF_ONLY=TEXT` keeps the cases whose name contains
 //! TEXT; `GITOPS_LINT_HELM_DIFF_JOBS=N` runs N cases at once (default 2).
 
-mod kustomize_common;
+use crate::kustomize_common;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

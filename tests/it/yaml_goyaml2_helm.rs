@@ -4,12 +4,11 @@
 //! error` text where helm fails to parse, a load where helm parses.
 //!
 //! About 50 ms of helm per case, so ignored by default:
-//! `cargo test --test yaml_goyaml2_helm -- --ignored --nocapture` with helm
+//! `cargo test --test it yaml_goyaml2_helm:: -- --ignored --nocapture` with helm
 //! v3.17.1 on PATH (`GOYAML2_CASES=N` for another number of cases,
 //! `GOYAML2_SEED=N` for other cases).
 
-#[path = "kustomize_common/mod.rs"]
-mod kustomize_common;
+use crate::kustomize_common;
 
 use std::path::Path;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! no base branch at all. Each must either work and say what it compared, or
 //! stop with exit status 2 and one message saying what to do.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,8 +1,8 @@
 //! Speed of the native renderer against `kubectl kustomize` on the corpus.
 //! Ignored by default; run with
-//! `cargo test --release --test kustomize_speed -- --ignored --nocapture`.
+//! `cargo test --release --test it kustomize_speed:: -- --ignored --nocapture`.
 
-mod kustomize_common;
+use crate::kustomize_common;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! this one is not recognised as, an empty range, edits left out of a diff,
 //! and a tool asked for by path that does not exist.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 //! a hostile archive (a gzip bomb) is refused within the bounds instead of
 //! exhausting memory. Fetching itself is tested in `chart_fetch.rs`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
