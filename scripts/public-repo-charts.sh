@@ -16,7 +16,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/filled"
 (cd "$root" && GITOPS_LINT_KEEP_PUBLIC_CHART_CACHE="$work/filled" \
-  cargo test -q --test chart_fetch charts_recorded_from_public_repositories >&2)
+  cargo test -q --test it chart_fetch::charts_recorded_from_public_repositories >&2)
 bin=$root/target/debug/gitops-lint
 count() {
   python3 -c '

@@ -6,7 +6,7 @@ Each archive is kept at the path its repository's index.yaml names
 (testdata/public-charts/<host>/<path>), and each repository gets an
 index.yaml listing those versions as `helm repo index` lists them (the
 chart's metadata, `urls`, `digest` = sha256 of the archive).
-tests/chart_fetch.rs serves this tree on 127.0.0.1 and fills a cache from
+tests/it/chart_fetch.rs serves this tree on 127.0.0.1 and fills a cache from
 it through the fetch code; scripts/public-repo-charts.sh counts what then
 renders on a clone.
 
@@ -172,7 +172,7 @@ NOTICE_HEAD = """# Recorded public charts
 
 What the Helm repositories below serve for the chart versions some public
 Argo CD repositories install, recorded by `scripts/record-public-charts.py`
-for `tests/chart_fetch.rs` and `scripts/public-repo-charts.sh`. Each file sits
+for `tests/it/chart_fetch.rs` and `scripts/public-repo-charts.sh`. Each file sits
 at the path of the URL its repository's `index.yaml` names; each
 `index.yaml` lists only the recorded versions. Except the archive the
 repository itself commits (copied as is, so its digest is the real one),
