@@ -10,21 +10,18 @@
 //! ```
 //!
 //! Data flows one way; each stage is one module and nothing reaches back up
-//! (`tests/architecture.rs` checks it). Below the stages are libraries that
-//! know nothing of Argo CD: `yaml` (loader and emitter), `gotemplate` (Go
-//! `text/template` and Sprig), `glob` (Argo CD's and Go's glob dialects),
-//! `json` (pointer lookups), `semver` (versions and constraints as Helm and
-//! Sprig read them).
+//! (`tests/architecture.rs` checks it). Below the stages are the Go ports,
+//! crates of this workspace that know nothing of Argo CD (the compiler
+//! keeps them from reaching back): `goyaml` (go-yaml's loader and emitter,
+//! JSON pointers and Go's JSON encoding) and `gotemplate` (Go
+//! `text/template`, Sprig and Helm's functions, and in `gotemplate::go` the
+//! Go helpers Helm's code shares with them: `strconv.Quote`, Argo CD's and
+//! Go's glob dialects, Masterminds semver, Go time).
 
-// Libraries: they know nothing of Argo CD's pipeline.
-pub mod glob;
-pub mod gotemplate;
-pub(crate) mod json;
+// Libraries of the application: they know nothing of Argo CD's pipeline.
 pub mod limits;
 pub mod local_files;
-pub(crate) mod semver;
 pub(crate) mod suggest;
-pub mod yaml;
 
 // The pipeline, in the order data flows.
 

@@ -4,7 +4,7 @@
 //! Knows nothing of rules or output formats.
 
 use crate::argocd::instances::short_key;
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -572,7 +572,7 @@ impl ChildApps {
                         .view()
                         .get("metadata")
                         .and_then(|meta| meta.get("name"));
-                    if let Some(n) = name.and_then(crate::json::View::as_str) {
+                    if let Some(n) = name.and_then(goyaml::json::View::as_str) {
                         names.entry(n.to_string()).or_insert(i);
                     }
                 }

@@ -14,7 +14,7 @@ mod kustomize_common;
 use std::path::Path;
 use std::process::Command;
 
-use gitops_lint::yaml::{load_all_as, Dialect, Limits};
+use goyaml::{load_all_as, Dialect, Limits};
 use kustomize_common::pinned_helm;
 
 const BASES: &[&str] = &[

@@ -3,9 +3,9 @@
 //! setting, parsed once and shared with rendering.
 
 use super::*;
-use crate::json::Pointer as _;
 use crate::source::facts::{Facts, Question};
 use crate::source::walk::Flow;
+use goyaml::json::Pointer as _;
 use std::collections::{HashMap, HashSet};
 /// A document the scan keeps, with where it is declared and what it is.
 type Kept = (Arc<LazyValue>, Origin, Declares);

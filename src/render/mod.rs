@@ -21,17 +21,17 @@ pub(crate) mod overrides;
 pub(crate) mod plugin;
 pub(crate) mod plugin_env;
 
-use crate::json::LazyValue;
+use goyaml::json::LazyValue;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
-use crate::gotemplate::Variant;
 use crate::manifest::{resource_id_of, Manifest, Origin, Scopes};
 use crate::source::{self, Entry, EntryKind, FastMap, ObjectId, SourceError, Tree};
-use crate::yaml::{self, Dialect, Doc, YamlError};
+use gotemplate::Variant;
+use goyaml::{Dialect, Doc, YamlError};
 
 /// Most resources one source may render. A few kilobytes of repository can
 /// name the same file thousands of times (git stores it once), each holding
@@ -179,7 +179,7 @@ pub struct ParseCache {
     rendered: AtomicUsize,
     /// Helm charts' parsed templates by the digest of their names and
     /// sources: a chart 500 apps render is parsed once per run.
-    template_sets: Mutex<HashMap<[u8; 32], Arc<crate::gotemplate::TemplateSet>>>,
+    template_sets: Mutex<HashMap<[u8; 32], Arc<gotemplate::TemplateSet>>>,
     /// Where those parses are kept between runs ([`kept_parse`]).
     kept: Option<Arc<crate::source::facts::Facts>>,
     /// Parses taken from `kept` instead of the blob.
@@ -308,8 +308,8 @@ impl ParseCache {
     pub(crate) fn template_set<E>(
         &self,
         key: [u8; 32],
-        parse: impl FnOnce() -> Result<crate::gotemplate::TemplateSet, E>,
-    ) -> Result<Arc<crate::gotemplate::TemplateSet>, E> {
+        parse: impl FnOnce() -> Result<gotemplate::TemplateSet, E>,
+    ) -> Result<Arc<gotemplate::TemplateSet>, E> {
         if let Some(set) = self
             .template_sets
             .lock()
@@ -375,7 +375,7 @@ impl ParseCache {
             self.parses.fetch_add(1, Ordering::Relaxed);
             self.bytes.fetch_add(bytes.len(), Ordering::Relaxed);
             Arc::new(match std::str::from_utf8(bytes) {
-                Ok(text) => yaml::load_all_as(text, dialect, &yaml::Limits::default()),
+                Ok(text) => goyaml::load_all_as(text, dialect, &goyaml::Limits::default()),
                 Err(e) => Err(YamlError {
                     message: format!("file is not valid UTF-8 (byte {})", e.valid_up_to()),
                     line: 1,
@@ -1469,7 +1469,7 @@ mod cache_tests {
 
     #[test]
     fn a_template_set_is_parsed_once_per_content_and_the_cache_stays_bounded() {
-        use crate::gotemplate::{FuncSet, MissingKey, TemplateSet};
+        use gotemplate::{FuncSet, MissingKey, TemplateSet};
         let cache = ParseCache::default();
         let parses = AtomicUsize::new(0);
         let parse = || {

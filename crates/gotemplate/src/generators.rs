@@ -19,7 +19,7 @@
 //! hold no key or certificate anyone could parse: their bytes start with
 //! `gitops-lint: generated offline` and are random after it.
 
-use super::gotime::{DAYS, MONTHS};
+use crate::go::time::{DAYS, MONTHS};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use base64::Engine as _;
@@ -28,8 +28,8 @@ use rand_chacha::ChaCha8Rng;
 use sha2::Digest as _;
 
 use super::args::{arity, fits, int, s, type_err, R};
-use super::gotime;
 use super::value::{Host, HostObject, Json, V};
+use crate::go::time;
 
 /// The functions this module evaluates, in the Helm function set only
 /// (ApplicationSets keep refusing them, as gitops-lint cannot know what
@@ -539,14 +539,14 @@ impl Time {
     /// `Time.Add`: the monotonic reading moves too, and is dropped where it
     /// overflows or the wall clock leaves what Go packs with it.
     fn add(self, d: i64) -> Time {
-        let mut secs = self.t.secs + d / gotime::SECOND;
-        let mut nanos = i64::from(self.t.nanos) + d % gotime::SECOND;
-        if nanos >= gotime::SECOND {
+        let mut secs = self.t.secs + d / time::SECOND;
+        let mut nanos = i64::from(self.t.nanos) + d % time::SECOND;
+        if nanos >= time::SECOND {
             secs += 1;
-            nanos -= gotime::SECOND;
+            nanos -= time::SECOND;
         } else if nanos < 0 {
             secs -= 1;
-            nanos += gotime::SECOND;
+            nanos += time::SECOND;
         }
         let t = Instant {
             secs,
@@ -567,7 +567,7 @@ impl Time {
                 None => i64::MIN,
             };
         }
-        let whole = i128::from(self.t.secs - u.t.secs) * i128::from(gotime::SECOND)
+        let whole = i128::from(self.t.secs - u.t.secs) * i128::from(time::SECOND)
             + i128::from(i64::from(self.t.nanos) - i64::from(u.t.nanos));
         i64::try_from(whole).unwrap_or(if whole > 0 { i64::MAX } else { i64::MIN })
     }
@@ -576,15 +576,15 @@ impl Time {
 /// `time.ParseInLocation(layout, value, time.Local)` (Sprig's `toDate`,
 /// `mustToDate`); `toDate` gives the zero time for what does not parse.
 fn to_date(layout: &str, value: &str, must: bool) -> R {
-    match gotime::parse(layout, value) {
-        Ok(gotime::Parsed::Utc(secs, nanos)) => {
+    match time::parse(layout, value) {
+        Ok(time::Parsed::Utc(secs, nanos)) => {
             let t = Instant { secs, nanos };
             if t.secs.abs() > MAX_ABS_SECS {
                 return Err(far_date());
             }
             Ok(time(t))
         }
-        Ok(gotime::Parsed::OtherZone) => Err(format!(
+        Ok(time::Parsed::OtherZone) => Err(format!(
             "the time zone of {value:?} is not supported by gitops-lint (UTC is), so this template cannot be evaluated offline"
         )),
         Err(e) if must => Err(e),
@@ -600,7 +600,7 @@ fn to_date(layout: &str, value: &str, must: bool) -> R {
 /// what does not parse leaves it as it is (`mustDateModify`: Go's error).
 fn date_modify(duration: &str, date: &V, must: bool) -> R {
     let t = time_arg(date)?;
-    let d = match gotime::parse_duration(duration) {
+    let d = match time::parse_duration(duration) {
         Ok(d) => d,
         Err(e) if must => return Err(e),
         Err(_) => return Ok(V::Host(Host(Arc::new(t)))),
@@ -625,7 +625,7 @@ fn duration(v: &V) -> V {
         V::Int64(n) => *n,
         _ => 0,
     };
-    V::Str(gotime::duration_string(n.wrapping_mul(gotime::SECOND)))
+    V::Str(time::duration_string(n.wrapping_mul(time::SECOND)))
 }
 
 /// `strconv.ParseInt(s, 10, 64)` as Sprig keeps its value: 0 for a
@@ -687,7 +687,7 @@ impl Stream {
     /// `time.Time`; anything else is 0.
     fn duration_round(&mut self, v: &V) -> V {
         let d = match v {
-            V::Str(text) => gotime::parse_duration(text).unwrap_or(0),
+            V::Str(text) => time::parse_duration(text).unwrap_or(0),
             // An `int64` is nanoseconds; an `int` is no `int64` in its type
             // switch and gives 0 (date.go@v3.3.0).
             V::Int64(n) => *n,
@@ -717,8 +717,8 @@ impl Stream {
                 mono: Some(NOW_MONO),
             },
         };
-        let d = gotime::duration_round(self.since(t), gotime::SECOND);
-        Ok(V::Str(gotime::duration_string(d)))
+        let d = time::duration_round(self.since(t), time::SECOND);
+        Ok(V::Str(time::duration_string(d)))
     }
 }
 

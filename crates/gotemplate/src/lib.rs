@@ -11,7 +11,7 @@
 //! with methods (Helm's `.Files`, `.Capabilities`) as [`HostObject`]s:
 //!
 //! ```
-//! use gitops_lint::gotemplate::{FuncSet, MissingKey, TemplateSet, V};
+//! use gotemplate::{FuncSet, MissingKey, TemplateSet, V};
 //!
 //! let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
 //! // In Helm's parse order (`sortTemplates`); a later `define` wins.
@@ -36,16 +36,15 @@
 mod args;
 mod crypto;
 mod encoding;
-pub(crate) mod funcs;
+pub mod funcs;
 mod generators;
-mod gotime;
+pub mod go;
 mod helm_values;
+pub mod limits;
 mod parse;
 mod printf;
-mod quote;
-mod semver;
-pub(crate) mod value;
-pub(crate) mod yaml_out;
+pub mod value;
+pub mod yaml_out;
 
 mod set;
 mod toml_out;
@@ -55,9 +54,9 @@ use std::borrow::Cow;
 
 use crate::limits::BEYOND_LIMITS;
 
-pub(crate) use funcs::{path_base, path_dir, sanitize_name};
+pub use funcs::{path_base, path_dir, sanitize_name};
 pub use generators::{Generator, Variant};
-pub(crate) use quote::go_quote;
+pub use go::quote::go_quote;
 
 /// The Helm functions whose result is random or the clock's.
 #[must_use]
@@ -120,7 +119,7 @@ impl MissingKey {
     ///
     /// # Errors
     /// An option Go's `Template.Option` would reject (it panics there).
-    pub(crate) fn from_options(options: &[String]) -> Result<MissingKey, String> {
+    pub fn from_options(options: &[String]) -> Result<MissingKey, String> {
         let mut mk = MissingKey::Invalid;
         for o in options {
             mk = match o.as_str() {
@@ -349,7 +348,7 @@ fn bounded_error(s: String) -> String {
 /// [`MAX_QUOTED_BYTES`] of it, saying how much was left out.
 fn quoted_text(text: &str) -> String {
     if text.len() <= MAX_QUOTED_BYTES {
-        return quote::go_quote(text);
+        return go::quote::go_quote(text);
     }
     let mut end = MAX_QUOTED_BYTES;
     while !text.is_char_boundary(end) {
@@ -357,7 +356,7 @@ fn quoted_text(text: &str) -> String {
     }
     format!(
         "{}… ({} bytes more)",
-        quote::go_quote(&text[..end]),
+        go::quote::go_quote(&text[..end]),
         text.len() - end
     )
 }

@@ -495,7 +495,7 @@ fn lex_partial(src: &str, out: &mut Vec<Spanned>) -> Result<(), (usize, String)>
                     start,
                     format!(
                         "unexpected {} in operand",
-                        super::quote::go_quote(&c.to_string())
+                        crate::go::quote::go_quote(&c.to_string())
                     ),
                 ))
             }

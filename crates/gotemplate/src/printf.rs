@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::quote::go_quote;
 use super::value::{format_float_g, V};
+use crate::go::quote::go_quote;
 
 #[derive(Default)]
 #[allow(clippy::struct_excessive_bools)] // Go's fmt flags, one bool each

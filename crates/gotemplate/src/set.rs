@@ -22,7 +22,7 @@ use super::{
     MAX_STEPS, MAX_VALUE_BYTES, V,
 };
 
-pub(super) use super::quote::go_quote;
+pub(super) use crate::go::quote::go_quote;
 
 /// Helm's `recursionMaxNums`: how many executions of one named template
 /// `include` may have in progress (`pkg/engine/engine.go` `includeFun`).
@@ -53,7 +53,7 @@ type Trees = BTreeMap<String, Arc<Tree>>;
 /// `template.New(root).New(name).Parse(src)` builds it.
 ///
 /// ```
-/// use gitops_lint::gotemplate::{FuncSet, MissingKey, TemplateSet, V};
+/// use gotemplate::{FuncSet, MissingKey, TemplateSet, V};
 ///
 /// let mut set = TemplateSet::new("gotpl", FuncSet::Helm, MissingKey::Zero);
 /// set.add("c/templates/_helpers.tpl", r#"{{ define "c.name" }}{{ .Chart.Name }}{{ end }}"#)?;
@@ -270,7 +270,7 @@ impl TemplateSet {
     ///
     /// # Errors
     /// See [`TemplateSet::execute_within`].
-    pub(crate) fn execute_generating(
+    pub fn execute_generating(
         &self,
         name: &str,
         data: &V,

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use super::{Budget, FuncSet, MissingKey, TemplateSet, V};
 
 pub(super) fn yaml(text: &str) -> V {
-    V::from_json(&crate::yaml::parse_first_doc(text).expect("yaml"))
+    V::from_json(&goyaml::parse_first_doc(text).expect("yaml"))
 }
 
 pub(super) fn map(pairs: &[(&str, V)]) -> V {
@@ -731,15 +731,15 @@ d: "a9993e364706816aba3e25717850c26c9cd0d89d 103547413 NBSWY3DP hello 1f40fc92da
         "5 time.Time 4 true 36"
     );
     let with = |v| {
-        let g = crate::gotemplate::Generator::new("t", v);
+        let g = crate::Generator::new("t", v);
         let set = helm_set(&[("t", "{{ randAlphaNum 8 }}")]);
         let out = set.execute_generating("t", &V::Nil, &mut Budget::PER_EXECUTION.clone(), &g);
         (out.expect("renders"), g.used())
     };
-    let first = with(crate::gotemplate::Variant::First);
-    assert_eq!(first, with(crate::gotemplate::Variant::First));
+    let first = with(crate::Variant::First);
+    assert_eq!(first, with(crate::Variant::First));
     assert!(first.1);
-    assert_ne!(first.0, with(crate::gotemplate::Variant::Second).0);
+    assert_ne!(first.0, with(crate::Variant::Second).0);
     for f in ["now", "randAlphaNum 5", "uuidv4", "genCA \"x\" 3"] {
         let err = super::parse(&format!("{{{{ {f} }}}}")).expect_err(f);
         assert!(err.contains("not supported by gitops-lint"), "{err}");

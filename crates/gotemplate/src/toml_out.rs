@@ -203,14 +203,14 @@ fn float(f: f64, floats: Floats) -> String {
 #[cfg(test)]
 mod tests {
     use super::{to_toml, Floats};
-    use crate::gotemplate::V;
+    use crate::V;
 
     fn to_toml_v3(v: &V) -> Result<String, String> {
         to_toml(v, Floats::Fixed)
     }
 
     fn yaml(text: &str) -> V {
-        V::from_json(&crate::yaml::parse_first_doc(text).expect("yaml"))
+        V::from_json(&goyaml::parse_first_doc(text).expect("yaml"))
     }
 
     #[test]

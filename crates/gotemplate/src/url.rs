@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::args::{arity, type_err, R};
-use super::quote::go_quote;
 use super::value::V;
+use crate::go::quote::go_quote;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {

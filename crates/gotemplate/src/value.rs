@@ -282,7 +282,7 @@ impl SharedMap {
     ///
     /// # Errors
     /// The reason a frozen map gives ([`V::frozen_copy`]).
-    pub(crate) fn update<R>(
+    pub fn update<R>(
         &self,
         change: impl FnOnce(&mut BTreeMap<String, V>) -> R,
     ) -> Result<R, String> {
@@ -397,7 +397,7 @@ impl V {
     /// Converts decoded JSON the way Go's `encoding/json` would (numbers
     /// become `float64`); every object becomes a new map.
     #[must_use]
-    pub(crate) fn from_json(v: &serde_json::Value) -> V {
+    pub fn from_json(v: &serde_json::Value) -> V {
         V::from_json_as(v, None)
     }
 
@@ -436,7 +436,7 @@ impl V {
     /// `copystructure.Copy`). `None` when it nests deeper than `max_depth`
     /// (a map containing itself does), where Go would overflow its stack.
     #[must_use]
-    pub(crate) fn deep_copy(&self, max_depth: usize) -> Option<V> {
+    pub fn deep_copy(&self, max_depth: usize) -> Option<V> {
         self.copy_as(max_depth)
     }
 
@@ -445,7 +445,7 @@ impl V {
     /// set holds, kept for templates that change them. `None` when it nests
     /// deeper than `max_depth`.
     #[must_use]
-    pub(crate) fn copy_keeping_sharing(&self, max_depth: usize) -> Option<V> {
+    pub fn copy_keeping_sharing(&self, max_depth: usize) -> Option<V> {
         self.copy_shared(max_depth, &mut std::collections::HashMap::new())
     }
 
@@ -505,7 +505,7 @@ impl V {
 
     /// Converts to JSON (as `json.Marshal` would see it; `Missing` becomes `null`).
     #[must_use]
-    pub(crate) fn to_json(&self) -> serde_json::Value {
+    pub fn to_json(&self) -> serde_json::Value {
         match self {
             V::Missing | V::Nil => serde_json::Value::Null,
             V::Bool(b) => serde_json::Value::Bool(*b),
@@ -536,7 +536,7 @@ impl V {
     /// it writes for them (a struct's members become a map), as
     /// sigs.k8s.io/yaml sees it through JSON.
     #[must_use]
-    pub(crate) fn json_view(&self) -> V {
+    pub fn json_view(&self) -> V {
         match self {
             V::Host(h) => h.json_view(),
             V::List(l) => V::List(l.iter().map(V::json_view).collect()),
@@ -552,7 +552,7 @@ impl V {
 
     /// Go's `template.IsTrue`.
     #[must_use]
-    pub(crate) fn truth(&self) -> bool {
+    pub fn truth(&self) -> bool {
         match self {
             V::Missing | V::Nil => false,
             V::Bool(b) => *b,
@@ -567,7 +567,7 @@ impl V {
 
     /// Go's type name, as `%T` prints it.
     #[must_use]
-    pub(crate) fn type_name(&self) -> &'static str {
+    pub fn type_name(&self) -> &'static str {
         match self {
             V::Missing | V::Nil => "<nil>",
             V::Bool(_) => "bool",
@@ -815,7 +815,7 @@ impl V {
 
     /// `fmt.Sprint(v)`, i.e. `%v`.
     #[must_use]
-    pub(crate) fn go_string(&self) -> String {
+    pub fn go_string(&self) -> String {
         let mut s = String::new();
         write_v(&mut s, self, true, PRINT_DEPTH, &mut PRINT_NODES.clone());
         s
@@ -876,7 +876,7 @@ fn write_v(out: &mut String, v: &V, top: bool, depth_left: usize, nodes_left: &m
 /// is below -4 or at least 6 (Go uses precision 6 for that decision when the
 /// precision is "shortest"), so `1e6` prints `1e+06`.
 #[must_use]
-pub(crate) fn format_float_g(f: f64) -> String {
+pub fn format_float_g(f: f64) -> String {
     if f.is_nan() {
         return "NaN".into();
     }
@@ -902,7 +902,7 @@ pub(crate) fn format_float_g(f: f64) -> String {
 /// read back as the same `float32` (sigs.k8s.io/yaml writes a number into
 /// a string field so: `appVersion: 1.10` is `"1.1"`).
 #[must_use]
-pub(crate) fn format_float32_g(f: f64) -> String {
+pub fn format_float32_g(f: f64) -> String {
     #[allow(clippy::cast_possible_truncation)]
     let x = f as f32;
     if !x.is_finite() || x == 0.0 {

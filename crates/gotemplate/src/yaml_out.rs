@@ -44,7 +44,7 @@ pub(crate) fn to_yaml(v: &V) -> String {
 /// Helm's `toYAML`: [`to_yaml`] less one final newline
 /// (`strings.TrimSuffix`), so a `|+` block keeps the others.
 #[must_use]
-pub(crate) fn helm_to_yaml(v: &V) -> String {
+pub fn helm_to_yaml(v: &V) -> String {
     let mut out = to_yaml(v);
     if out.ends_with('\n') {
         out.pop();
@@ -671,7 +671,7 @@ fn resolves_non_string(s: &str) -> bool {
         return true;
     }
     // go-yaml v2's encoder quotes what its resolver reads as a timestamp.
-    if crate::yaml::timestamp_rfc3339(s).is_some() {
+    if goyaml::timestamp_rfc3339(s).is_some() {
         return true;
     }
     let t = s.trim_start_matches(['-', '+']).replace('_', "");

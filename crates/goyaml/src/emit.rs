@@ -4,7 +4,7 @@ use serde_json::Value;
 
 /// Block-style YAML for a value, ending in a newline.
 #[must_use]
-pub(crate) fn to_yaml(v: &Value) -> String {
+pub fn to_yaml(v: &Value) -> String {
     let mut out = String::new();
     write_value(v, 0, &mut out, false);
     if !out.ends_with('\n') {
@@ -113,8 +113,8 @@ fn block_literal_keeps(s: &str) -> bool {
 }
 
 /// Whether `s` as a plain scalar reads back as the string `s` in `dialect`.
-fn reads_as_itself(s: &str, dialect: crate::yaml::Dialect) -> bool {
-    crate::yaml::load_all_as(s, dialect, &crate::yaml::Limits::default())
+fn reads_as_itself(s: &str, dialect: crate::Dialect) -> bool {
+    crate::load_all_as(s, dialect, &crate::Limits::default())
         .ok()
         .and_then(|d| d.into_iter().next())
         .is_some_and(|d| d.value.as_str() == Some(s))
@@ -125,8 +125,8 @@ fn reads_as_itself(s: &str, dialect: crate::yaml::Dialect) -> bool {
 /// (YAML 1.1, where `no`, `on` and `y` are booleans).
 fn scalar_str(s: &str) -> String {
     let needs_quotes = s.is_empty()
-        || !reads_as_itself(s, crate::yaml::Dialect::Kyaml)
-        || !reads_as_itself(s, crate::yaml::Dialect::SigsYaml)
+        || !reads_as_itself(s, crate::Dialect::Kyaml)
+        || !reads_as_itself(s, crate::Dialect::SigsYaml)
         || s.starts_with(|c: char| c.is_whitespace() || "-?:,[]{}#&*!|>'\"%@`".contains(c))
         || s.ends_with(char::is_whitespace)
         || s.contains(": ")
@@ -158,7 +158,7 @@ fn scalar_str(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::to_yaml;
-    use crate::yaml::{load_all_as, Dialect, Limits};
+    use crate::{load_all_as, Dialect, Limits};
     use serde_json::{json, Value};
 
     fn read_back(text: &str, dialect: Dialect) -> Value {

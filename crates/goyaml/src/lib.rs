@@ -61,12 +61,13 @@
 //! not call stack; saphyr-parser itself is iterative too and stops flow
 //! nesting deeper than 255 on its own.
 
-pub(crate) mod emit;
+pub mod emit;
 mod goyaml2;
+pub mod json;
 mod locate;
 mod resolve;
 
-pub(crate) use resolve::timestamp_rfc3339;
+pub use resolve::timestamp_rfc3339;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -112,9 +113,9 @@ pub struct Doc {
     /// renderer) hold this very value instead of a copy.
     pub value: std::sync::Arc<crate::json::LazyValue>,
     /// Position of the document in its stream, counting from 0 (empty documents included).
-    pub(crate) index: usize,
+    pub index: usize,
     /// 1-based line where the document's content starts.
-    pub(crate) line: u32,
+    pub line: u32,
 }
 
 impl Doc {
@@ -157,7 +158,7 @@ impl YamlError {
 
 /// One step of a path into a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum PathSeg<'a> {
+pub enum PathSeg<'a> {
     /// A mapping key.
     Key(&'a str),
     /// A sequence index.
@@ -219,7 +220,7 @@ pub fn load_all_as(text: &str, dialect: Dialect, limits: &Limits) -> Result<Vec<
 /// For a key the line is the key's; through an alias the path follows the
 /// anchored node; a key brought in by `<<` is found where it is written.
 #[must_use]
-pub(crate) fn line_of(text: &str, doc_index: usize, path: &[PathSeg<'_>]) -> Option<u32> {
+pub fn line_of(text: &str, doc_index: usize, path: &[PathSeg<'_>]) -> Option<u32> {
     std::panic::catch_unwind(|| locate::line_of(text, doc_index, path, locate::Mode::Found))
         .ok()
         .flatten()
@@ -299,11 +300,7 @@ impl From<YamlError> for Failure {
 /// them into spaces (same length: every position stays put) and parsing
 /// again reads the text as go-yaml does. Each patch costs a re-parse, so
 /// patching stops after a fixed amount of re-parsed text.
-pub(crate) fn patch_tab_after_colon(
-    text: &mut Cow<'_, str>,
-    e: &ScanError,
-    patches: &mut usize,
-) -> bool {
+pub fn patch_tab_after_colon(text: &mut Cow<'_, str>, e: &ScanError, patches: &mut usize) -> bool {
     const REPARSE_BUDGET: usize = 64 << 20;
     if e.info() != "':' must be followed by a valid YAML whitespace"
         || patches.saturating_add(1).saturating_mul(text.len()) > REPARSE_BUDGET
@@ -569,14 +566,16 @@ fn load_once(text: &str, dialect: Dialect, limits: &Limits) -> Result<(Vec<Doc>,
 }
 
 /// The 1-based line of a span's start.
-pub(crate) fn line(span: Span) -> u32 {
+#[must_use]
+pub fn line(span: Span) -> u32 {
     u32::try_from(span.start.line()).unwrap_or(u32::MAX)
 }
 
 /// The 1-based line of a scalar. A block scalar's event starts at its first
 /// non-empty content line; its `|` or `>` header is above that, by one line
 /// plus each leading empty line (which the value holds as leading breaks).
-pub(crate) fn scalar_line(span: Span, text: &str, style: ScalarStyle) -> u32 {
+#[must_use]
+pub fn scalar_line(span: Span, text: &str, style: ScalarStyle) -> u32 {
     let at = line(span);
     if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
         let breaks = text.bytes().take_while(|&b| b == b'\n').count();
@@ -1247,7 +1246,7 @@ fn apply_merge(
 ///
 /// # Errors
 /// A syntax error, as one line.
-pub(crate) fn parse_first_doc(text: &str) -> Result<Value, String> {
+pub fn parse_first_doc(text: &str) -> Result<Value, String> {
     let trimmed = text.trim_start();
     if trimmed.is_empty() {
         return Ok(Value::Null);

@@ -529,7 +529,7 @@ fn float_json(f: f64) -> Option<Value> {
 ///
 /// Accepted (go-yaml's list): `YYYY-M-D`, `YYYY-M-DTh:m:s[.f](Z|±hh:mm)`
 /// (also lower-case `t`), and `YYYY-M-D h:m:s[.f]` (UTC; any run of spaces).
-pub(crate) fn timestamp_rfc3339(s: &str) -> Option<String> {
+pub fn timestamp_rfc3339(s: &str) -> Option<String> {
     let b = s.as_bytes();
     // Quick check, as go-yaml: exactly four digits, then '-'.
     if b.len() < 5 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {

@@ -587,7 +587,7 @@ data:
 #[test]
 fn block_scalar_ending_the_stream_without_a_line_break_has_none() {
     // go-yaml: clip chomping keeps the final line break only if there is one.
-    let v = |t: &str| crate::yaml::load_all(t).unwrap()[0].value["a"].clone();
+    let v = |t: &str| crate::load_all(t).unwrap()[0].value["a"].clone();
     assert_eq!(v("a: |\n  x\n  y"), "x\ny");
     assert_eq!(v("a: |\n  x\n  y\n"), "x\ny\n");
     assert_eq!(v("a: >\n  x\n  y"), "x y");

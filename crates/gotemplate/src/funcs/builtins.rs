@@ -7,9 +7,9 @@
 
 use std::fmt::Write as _;
 
-use crate::gotemplate::args::{arity, at_least, plain, s, sprint, strval, R};
-use crate::gotemplate::printf::sprintf;
-use crate::gotemplate::value::V;
+use crate::args::{arity, at_least, plain, s, sprint, strval, R};
+use crate::printf::sprintf;
+use crate::value::V;
 
 /// Go's `eq`: basic kinds compare by value; mismatched valid kinds are an error.
 fn eq(a: &V, b: &V) -> Result<bool, String> {

@@ -11,9 +11,9 @@ use std::fmt::Write as _;
 use base64::Engine as _;
 use sha2::Digest as _;
 
-use crate::gotemplate::args::{arity, fits, one_str, s, R};
-use crate::gotemplate::value::V;
-use crate::gotemplate::yaml_out;
+use crate::args::{arity, fits, one_str, s, R};
+use crate::value::V;
+use crate::yaml_out;
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().fold(String::new(), |mut acc, b| {
@@ -49,11 +49,9 @@ pub(super) fn f_b32enc(_: &str, a: &[V], _: usize) -> R {
 /// Sprig's `b32dec`: the decoded string, or the decoding error as the
 /// result (Sprig returns `err.Error()`).
 pub(super) fn f_b32dec(_: &str, a: &[V], _: usize) -> R {
-    one_str(a, |x| {
-        match crate::gotemplate::encoding::base32_std(x.as_bytes()) {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-            Err(e) => e,
-        }
+    one_str(a, |x| match crate::encoding::base32_std(x.as_bytes()) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) => e,
     })
 }
 
@@ -98,11 +96,9 @@ pub(super) fn f_b64enc(_: &str, a: &[V], _: usize) -> R {
 /// Sprig's `b64dec`: the decoded string, or the decoding error as the
 /// result (Sprig returns `err.Error()`).
 pub(super) fn f_b64dec(_: &str, a: &[V], _: usize) -> R {
-    one_str(a, |x| {
-        match crate::gotemplate::encoding::base64_std(x.as_bytes()) {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-            Err(e) => e,
-        }
+    one_str(a, |x| match crate::encoding::base64_std(x.as_bytes()) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) => e,
     })
 }
 
@@ -127,7 +123,7 @@ pub(super) fn f_from_yaml(name: &str, a: &[V], _: usize) -> R {
 fn f_sigs_from_yaml(name: &str, a: &[V]) -> R {
     arity(a, 1)?;
     let text = s(&a[0])?;
-    let v = crate::yaml::load_first_sigs(text, &crate::yaml::Limits::default())
+    let v = goyaml::load_first_sigs(text, &goyaml::Limits::default())
         .map_err(|e| format!("error unmarshaling YAML: {e}"))?;
     decoded(name, V::from_json(&v))
 }

@@ -9,12 +9,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::gotemplate::args::{
+use crate::args::{
     arity, at_least, boolean, iface, int, is_empty, list_arg, map_arg, map_ref, none, s, strval,
     to_i64, R,
 };
-use crate::gotemplate::value::{SharedMap, V};
 use crate::limits::BEYOND_LIMITS;
+use crate::value::{SharedMap, V};
 
 /// Which values of the source a merge writes over the destination's.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -45,7 +45,7 @@ fn deep_merge(
     let depth_left = depth_left.checked_sub(1).ok_or_else(|| {
         format!(
             "merged maps nest deeper than {} levels {BEYOND_LIMITS}",
-            crate::gotemplate::MAX_VALUE_DEPTH
+            crate::MAX_VALUE_DEPTH
         )
     })?;
     // A snapshot: the source may be the destination, or inside it.
@@ -89,18 +89,12 @@ pub(super) fn merge_into(a: &[V], rule: MergeRule, room: usize) -> R {
     } else {
         (&a[0], map_ref(&a[0])?)
     };
-    let mut work = room / crate::gotemplate::value::NODE_COST;
+    let mut work = room / crate::value::NODE_COST;
     for src in &a[1..] {
         if *src == V::Missing {
             continue;
         }
-        deep_merge(
-            dst,
-            map_ref(src)?,
-            rule,
-            crate::gotemplate::MAX_VALUE_DEPTH,
-            &mut work,
-        )?;
+        deep_merge(dst, map_ref(src)?, rule, crate::MAX_VALUE_DEPTH, &mut work)?;
     }
     Ok(dst_value.clone())
 }
@@ -154,11 +148,11 @@ pub(super) fn f_ternary(_: &str, a: &[V], _: usize) -> R {
 pub(super) fn f_deep_copy(_: &str, a: &[V], _: usize) -> R {
     arity(a, 1)?;
     iface(&a[0])
-        .deep_copy(crate::gotemplate::MAX_VALUE_DEPTH)
+        .deep_copy(crate::MAX_VALUE_DEPTH)
         .ok_or_else(|| {
             format!(
                 "the value nests deeper than {} levels {BEYOND_LIMITS}",
-                crate::gotemplate::MAX_VALUE_DEPTH
+                crate::MAX_VALUE_DEPTH
             )
         })
 }

@@ -10,22 +10,18 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::collections::{merge_into, MergeRule};
-use crate::gotemplate::args::{arity, fits, s, R};
-use crate::gotemplate::value::{Json, V};
+use crate::args::{arity, fits, s, R};
+use crate::value::{Json, V};
 
-/// Helm 3's `toToml` (see [`crate::gotemplate::toml_out`]).
+/// Helm 3's `toToml` (see [`crate::toml_out`]).
 pub(super) fn f_to_toml(_: &str, a: &[V], room: usize) -> R {
-    to_toml(a, room, crate::gotemplate::toml_out::Floats::Fixed)
+    to_toml(a, room, crate::toml_out::Floats::Fixed)
 }
 
-/// `toToml` with the floats of the encoder in use (Helm 4's: [`crate::gotemplate::toml_out::Floats::Shortest`]).
-pub(in crate::gotemplate) fn to_toml(
-    a: &[V],
-    room: usize,
-    floats: crate::gotemplate::toml_out::Floats,
-) -> R {
+/// `toToml` with the floats of the encoder in use (Helm 4's: [`crate::toml_out::Floats::Shortest`]).
+pub(crate) fn to_toml(a: &[V], room: usize, floats: crate::toml_out::Floats) -> R {
     arity(a, 1)?;
-    let text = crate::gotemplate::toml_out::to_toml(&a[0], floats)?;
+    let text = crate::toml_out::to_toml(&a[0], floats)?;
     fits(text.len(), room)?;
     Ok(V::Str(text))
 }
@@ -103,7 +99,7 @@ pub(super) fn f_helm_to_json(_: &str, a: &[V], room: usize) -> R {
 /// Sprig's `semverCompare constraint version`.
 pub(super) fn f_semver_compare(_: &str, a: &[V], _: usize) -> R {
     arity(a, 2)?;
-    Ok(V::Bool(crate::gotemplate::semver::semver_compare(
+    Ok(V::Bool(crate::funcs::semver::semver_compare(
         s(&a[0])?,
         s(&a[1])?,
     )?))
@@ -112,7 +108,7 @@ pub(super) fn f_semver_compare(_: &str, a: &[V], _: usize) -> R {
 /// Sprig's `semver version`: a version object (`.Major`, `.Minor`...).
 pub(super) fn f_semver(_: &str, a: &[V], _: usize) -> R {
     arity(a, 1)?;
-    crate::gotemplate::semver::semver_object(s(&a[0])?)
+    crate::funcs::semver::semver_object(s(&a[0])?)
 }
 
 /// Helm's `warnWrap`: the delimiters `cleanupExecError` finds a `fail` or
@@ -172,7 +168,7 @@ pub(super) fn f_helm_from_yaml(name: &str, a: &[V], _: usize) -> R {
             V::Map([("Error".to_string(), V::Str(e))].into())
         })
     };
-    let v = match crate::yaml::load_first_sigs(text, &crate::yaml::Limits::default()) {
+    let v = match goyaml::load_first_sigs(text, &goyaml::Limits::default()) {
         Ok(v) => V::from_json(&v),
         Err(e) => match e.go_yaml {
             Some(go) => return err(format!("error converting YAML to JSON: {go}")),

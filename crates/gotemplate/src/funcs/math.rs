@@ -6,9 +6,9 @@
 // Every function of the table has its signature (`R`), fallible or not.
 #![allow(clippy::unnecessary_wraps)]
 
-use crate::gotemplate::args::{arity, at_least, fits, int, s, to_f64, to_i64, R};
-use crate::gotemplate::value::V;
+use crate::args::{arity, at_least, fits, int, s, to_f64, to_i64, R};
 use crate::limits::BEYOND_LIMITS;
+use crate::value::V;
 
 /// Sprig's `seq`: `seq end`, `seq start end`, `seq start step end`, the
 /// numbers joined by spaces (`numeric.go` `seq`).
@@ -280,11 +280,7 @@ fn range_list(start: i64, stop: i64, step: i64, room: usize) -> R {
                 "a range of more than 1000000 numbers {BEYOND_LIMITS}"
             ));
         }
-        fits(
-            out.len()
-                .saturating_mul(crate::gotemplate::value::NODE_COST),
-            room,
-        )?;
+        fits(out.len().saturating_mul(crate::value::NODE_COST), room)?;
         i = match i.checked_add(step) {
             Some(n) => n,
             None => break,

@@ -32,6 +32,7 @@ mod helm;
 mod math;
 mod paths;
 mod regexp;
+pub(crate) mod semver;
 mod strings;
 
 use super::args::R;
@@ -39,9 +40,9 @@ use super::value::V;
 use super::FuncSet;
 
 pub(super) use helm::to_toml;
-pub(crate) use paths::{path_base, path_dir};
-pub(crate) use regexp::{MAX_REGEX_PATTERN, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
-pub(crate) use strings::sanitize_name;
+pub use paths::{path_base, path_dir};
+pub use regexp::{MAX_REGEX_PATTERN, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
+pub use strings::sanitize_name;
 
 /// Functions Argo CD offers that this engine does not evaluate.
 const NOT_IMPLEMENTED: &[&str] = &[

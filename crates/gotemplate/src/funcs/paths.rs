@@ -4,8 +4,8 @@
 // Every function of the table has its signature (`R`), fallible or not.
 #![allow(clippy::unnecessary_wraps)]
 
-use crate::gotemplate::args::{arity, one_str, s, R};
-use crate::gotemplate::value::V;
+use crate::args::{arity, one_str, s, R};
+use crate::value::V;
 
 /// Go's `path.Clean`.
 pub(crate) fn path_clean(p: &str) -> String {
@@ -36,7 +36,8 @@ pub(crate) fn path_clean(p: &str) -> String {
 }
 
 /// Go's `path.Base`.
-pub(crate) fn path_base(p: &str) -> String {
+#[must_use]
+pub fn path_base(p: &str) -> String {
     if p.is_empty() {
         return ".".into();
     }
@@ -48,7 +49,8 @@ pub(crate) fn path_base(p: &str) -> String {
 }
 
 /// Go's `path.Dir`.
-pub(crate) fn path_dir(p: &str) -> String {
+#[must_use]
+pub fn path_dir(p: &str) -> String {
     let dir = match p.rfind('/') {
         Some(i) => &p[..=i],
         None => "",

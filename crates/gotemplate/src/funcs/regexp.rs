@@ -5,21 +5,23 @@
 // Every function of the table has its signature (`R`), fallible or not.
 #![allow(clippy::unnecessary_wraps)]
 
-use crate::gotemplate::args::{arity, fits, int, one_str, s, R};
-use crate::gotemplate::value::V;
+use crate::args::{arity, fits, int, one_str, s, R};
 use crate::limits::BEYOND_LIMITS;
+use crate::value::V;
 
 /// The longest pattern the regular-expression functions compile.
-pub(crate) const MAX_REGEX_PATTERN: usize = 16 << 10;
+pub const MAX_REGEX_PATTERN: usize = 16 << 10;
 /// The most capture groups a pattern may have: matching keeps a slot per
 /// group for every state of the program it runs (the regex crate's
 /// `PikeVM`, which finding matches and captures falls back to), so 3,000
 /// groups over 3,000 characters held gigabytes for tens of seconds.
 pub(crate) const MAX_REGEX_GROUPS: usize = 100;
-/// The compiled program's size and the lazy DFA's cache (the regex crate's
-/// `size_limit` and `dfa_size_limit`; its defaults are 10 MiB and 2 MiB).
-pub(crate) const REGEX_SIZE_LIMIT: usize = 1 << 20;
-pub(crate) const REGEX_DFA_LIMIT: usize = 1 << 20;
+/// The compiled program's size (the regex crate's `size_limit`; its
+/// default is 10 MiB).
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// The lazy DFA's cache (the regex crate's `dfa_size_limit`; its default
+/// is 2 MiB).
+pub const REGEX_DFA_LIMIT: usize = 1 << 20;
 
 /// Pattern bytes times input bytes one regular-expression call may match.
 /// The regex crate is linear in the input while its lazy DFA can serve a
@@ -151,7 +153,7 @@ pub(super) fn f_regex_find_all(_: &str, a: &[V], room: usize) -> R {
     let mut cost = 0usize;
     let mut out = Vec::new();
     for m in re.find_iter(s(&a[1])?).take(limit) {
-        cost = cost.saturating_add(m.len() + crate::gotemplate::value::NODE_COST);
+        cost = cost.saturating_add(m.len() + crate::value::NODE_COST);
         fits(cost, room)?;
         out.push(V::Str(m.as_str().to_string()));
     }
@@ -184,7 +186,7 @@ pub(super) fn f_regex_split(_: &str, a: &[V], room: usize) -> R {
     let mut cost = 0usize;
     let mut out = Vec::new();
     for p in parts {
-        cost = cost.saturating_add(p.len() + crate::gotemplate::value::NODE_COST);
+        cost = cost.saturating_add(p.len() + crate::value::NODE_COST);
         fits(cost, room)?;
         out.push(V::Str(p.to_string()));
     }

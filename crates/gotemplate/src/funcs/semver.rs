@@ -4,8 +4,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::value::{Host, HostObject, V};
-use crate::semver::{Constraint, Version};
+use crate::go::semver::{Constraint, Version};
+use crate::value::{Host, HostObject, V};
 
 /// Sprig's `semverCompare constraint version`.
 pub(super) fn semver_compare(constraint: &str, version: &str) -> Result<bool, String> {

@@ -6,12 +6,12 @@
 // Every function of the table has its signature (`R`), fallible or not.
 #![allow(clippy::unnecessary_wraps)]
 
-use crate::gotemplate::args::{
+use crate::args::{
     arity, at_least, boolean, fits, int, one_str, s, sprint, strslice, strval, strval_ok, two_bool,
     two_str, R,
 };
-use crate::gotemplate::quote::go_quote;
-use crate::gotemplate::value::V;
+use crate::go::quote::go_quote;
+use crate::value::V;
 
 /// Go's `strings.Title`: upper-cases the first letter of each word.
 fn title(s: &str) -> String {
@@ -31,7 +31,7 @@ fn title(s: &str) -> String {
 /// Argo CD's `SanitizeName` (`normalize`): lower-case, `[^-a-z0-9.]` → `-`,
 /// at most 253 bytes, trimmed of `-` and `.`.
 #[must_use]
-pub(crate) fn sanitize_name(name: &str) -> String {
+pub fn sanitize_name(name: &str) -> String {
     let lower = name.to_lowercase();
     let mut out: String = lower
         .chars()
@@ -409,7 +409,7 @@ fn split_cost(text: &str, sep: &str) -> usize {
         text.matches(sep).count() + 1
     };
     parts
-        .saturating_mul(crate::gotemplate::value::NODE_COST + 8)
+        .saturating_mul(crate::value::NODE_COST + 8)
         .saturating_add(text.len())
 }
 

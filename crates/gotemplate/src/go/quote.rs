@@ -36,7 +36,8 @@ fn is_print(c: char) -> bool {
 }
 
 /// Go's `strconv.Quote(s)`.
-pub(crate) fn go_quote(s: &str) -> String {
+#[must_use]
+pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

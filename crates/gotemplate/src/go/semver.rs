@@ -54,16 +54,19 @@ fn patterns() -> Result<&'static Patterns, String> {
 /// A parsed version (`semver.Version`). Two versions are equal when they
 /// compare equal: build metadata is kept but not compared, as `Equal` does.
 #[derive(Debug, Clone)]
-pub(crate) struct Version {
-    pub(crate) major: u64,
-    pub(crate) minor: u64,
-    pub(crate) patch: u64,
+pub struct Version {
+    /// The major version.
+    pub major: u64,
+    /// The minor version.
+    pub minor: u64,
+    /// The patch version.
+    pub patch: u64,
     /// The prerelease, without its `-`.
-    pub(crate) pre: String,
+    pub pre: String,
     /// The build metadata, without its `+`.
-    pub(crate) metadata: String,
+    pub metadata: String,
     /// The text it was parsed from.
-    pub(crate) original: String,
+    pub original: String,
 }
 
 impl Version {
@@ -72,7 +75,7 @@ impl Version {
     /// # Errors
     /// `Invalid Semantic Version`, an out-of-range segment, or a numeric
     /// prerelease identifier with a leading zero.
-    pub(crate) fn parse(v: &str) -> Result<Version, String> {
+    pub fn parse(v: &str) -> Result<Version, String> {
         let caps = patterns()?
             .version
             .captures(v)
@@ -110,7 +113,7 @@ impl Version {
     /// `Version.Compare`: prereleases rank below their release, metadata
     /// is ignored.
     #[must_use]
-    pub(crate) fn compare(&self, o: &Version) -> Ordering {
+    pub fn compare(&self, o: &Version) -> Ordering {
         (self.major, self.minor, self.patch)
             .cmp(&(o.major, o.minor, o.patch))
             .then_with(|| match (self.pre.is_empty(), o.pre.is_empty()) {
@@ -199,7 +202,7 @@ struct Term {
 /// A constraint as `semver.NewConstraint` reads it: `||` of groups of terms
 /// joined by spaces or commas; `a - b` ranges; `x`, `X`, `*` wildcards.
 #[derive(Debug, Clone)]
-pub(crate) struct Constraint {
+pub struct Constraint {
     any_of: Vec<Vec<Term>>,
 }
 
@@ -213,7 +216,7 @@ impl Constraint {
     /// # Errors
     /// `improper constraint: …` (with the `||` group or term at fault) or
     /// `constraint Parser Error`.
-    pub(crate) fn parse(text: &str) -> Result<Constraint, String> {
+    pub fn parse(text: &str) -> Result<Constraint, String> {
         let p = patterns()?;
         // rewriteRange: `a - b` is `>= a, <= b `.
         let mut rewritten = text.to_string();
@@ -247,7 +250,7 @@ impl Constraint {
 
     /// `Constraints.Check`.
     #[must_use]
-    pub(crate) fn check(&self, v: &Version) -> bool {
+    pub fn check(&self, v: &Version) -> bool {
         self.any_of.iter().any(|all| all.iter().all(|t| t.check(v)))
     }
 }

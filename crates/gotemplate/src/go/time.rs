@@ -120,7 +120,7 @@ fn next_std_chunk(layout: &[u8]) -> (&[u8], Option<Std>, &[u8]) {
 
 /// `time`'s own `quote` (not `strconv.Quote`): bytes of a rune that is not
 /// printable ASCII as `\xNN`.
-pub(super) fn quote(s: &[u8]) -> String {
+pub(crate) fn quote(s: &[u8]) -> String {
     let mut out = String::from("\"");
     let mut i = 0;
     while i < s.len() {
@@ -180,7 +180,7 @@ fn parse_error(
 }
 
 /// Go's month names (`time/format.go` `longMonthNames`).
-pub(super) const MONTHS: [&str; 12] = [
+pub(crate) const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",
@@ -195,7 +195,7 @@ pub(super) const MONTHS: [&str; 12] = [
     "December",
 ];
 /// Go's day names (`time/format.go` `longDayNames`).
-pub(super) const DAYS: [&str; 7] = [
+pub(crate) const DAYS: [&str; 7] = [
     "Sunday",
     "Monday",
     "Tuesday",
@@ -377,7 +377,7 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 /// What `time.ParseInLocation(layout, value, time.Local)` gives where the
 /// local zone is UTC.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Parsed {
+pub(crate) enum Parsed {
     /// A UTC instant: Unix seconds and nanoseconds.
     Utc(i64, u32),
     /// A time in another zone (an offset or a zone name UTC does not
@@ -390,7 +390,7 @@ pub(super) enum Parsed {
 ///
 /// # Errors
 /// Go's `ParseError` message.
-pub(super) fn parse(layout: &str, value: &str) -> Result<Parsed, String> {
+pub(crate) fn parse(layout: &str, value: &str) -> Result<Parsed, String> {
     let (alayout, avalue) = (layout.as_bytes(), value.as_bytes());
     let (mut layout, mut value) = (alayout, avalue);
     let (mut am, mut pm) = (false, false);
@@ -883,7 +883,7 @@ fn leading_fraction(s: &[u8]) -> (u64, f64, &[u8]) {
 }
 
 /// A second, in nanoseconds.
-pub(super) const SECOND: i64 = 1_000_000_000;
+pub(crate) const SECOND: i64 = 1_000_000_000;
 
 fn unit(u: &[u8]) -> Option<u64> {
     Some(match u {
@@ -902,7 +902,7 @@ fn unit(u: &[u8]) -> Option<u64> {
 ///
 /// # Errors
 /// Go's message (`time: invalid duration "x"`, ...).
-pub(super) fn parse_duration(text: &str) -> Result<i64, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<i64, String> {
     let orig = text.as_bytes();
     let invalid = || format!("time: invalid duration {}", quote(orig));
     let mut s = orig;
@@ -992,7 +992,7 @@ pub(super) fn parse_duration(text: &str) -> Result<i64, String> {
 }
 
 /// `Duration.String`: `72h3m0.5s`, `1.5ms`, `0s`.
-pub(super) fn duration_string(d: i64) -> String {
+pub(crate) fn duration_string(d: i64) -> String {
     let neg = d < 0;
     let mut u = d.unsigned_abs();
     // Built backwards, as Go does.
@@ -1058,7 +1058,7 @@ fn fmt_frac(out: &mut Vec<u8>, mut v: u64, prec: u32) -> u64 {
 
 /// `Duration.Round(m)`: to the nearest multiple of `m`, halves away from
 /// zero, saturating.
-pub(super) fn duration_round(d: i64, m: i64) -> i64 {
+pub(crate) fn duration_round(d: i64, m: i64) -> i64 {
     if m <= 0 {
         return d;
     }
@@ -1091,5 +1091,5 @@ pub(super) fn duration_round(d: i64, m: i64) -> i64 {
 }
 
 #[cfg(test)]
-#[path = "gotime_tests.rs"]
+#[path = "time_tests.rs"]
 mod tests;

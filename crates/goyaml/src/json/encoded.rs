@@ -17,28 +17,37 @@ use std::sync::OnceLock;
 /// Arrays and objects nested deeper than this are not written or read
 /// (`serde_json`, which read records before, refused them too), so a
 /// damaged record cannot make a reader recurse without bound.
-pub(crate) const MAX_NESTING: usize = 128;
+pub const MAX_NESTING: usize = 128;
 
 /// Most items an array or object of a record is given room for before
 /// they are read (more are added as they are).
 const PREALLOCATED: usize = 32;
 
-/// The tags of [`put_value`].
-pub(crate) const NULL: u8 = 0;
-pub(crate) const FALSE: u8 = 1;
-pub(crate) const TRUE: u8 = 2;
-pub(crate) const UINT: u8 = 3;
-pub(crate) const NEG_INT: u8 = 4;
-pub(crate) const FLOAT: u8 = 5;
-pub(crate) const STRING: u8 = 6;
-pub(crate) const ARRAY: u8 = 7;
-pub(crate) const OBJECT: u8 = 8;
+// The tags of [`put_value`]: the byte before each value.
+/// Tag of `null`.
+pub const NULL: u8 = 0;
+/// Tag of `false`.
+pub const FALSE: u8 = 1;
+/// Tag of `true`.
+pub const TRUE: u8 = 2;
+/// Tag of a non-negative integer (8 bytes, little-endian).
+pub const UINT: u8 = 3;
+/// Tag of a negative integer (8 bytes, little-endian).
+pub const NEG_INT: u8 = 4;
+/// Tag of a float (8 bytes, little-endian).
+pub const FLOAT: u8 = 5;
+/// Tag of a string (its length as 4 bytes, then its bytes).
+pub const STRING: u8 = 6;
+/// Tag of an array (its length, then its items).
+pub const ARRAY: u8 = 7;
+/// Tag of an object (its length, then keys and values).
+pub const OBJECT: u8 = 8;
 
 /// Appends `v`: a tag, then a number's 8 bytes, or a string's length and
 /// bytes, or a count and each item (an object's key, as a string, before
 /// its value, in the map's order, which is sorted). `None` past `depth`
 /// nested arrays and objects or for a length over `u32`.
-pub(crate) fn put_value(out: &mut Vec<u8>, v: &Value, depth: usize) -> Option<()> {
+pub fn put_value(out: &mut Vec<u8>, v: &Value, depth: usize) -> Option<()> {
     match v {
         Value::Null => out.push(NULL),
         Value::Bool(false) => out.push(FALSE),
@@ -87,16 +96,18 @@ fn put_str(out: &mut Vec<u8>, s: &str) -> Option<()> {
 }
 
 /// Reads what [`put_value`] writes, from the front of its bytes.
-pub(crate) struct Reader<'a>(pub(crate) &'a [u8]);
+pub struct Reader<'a>(pub &'a [u8]);
 
 impl<'a> Reader<'a> {
-    pub(crate) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    /// The next `n` bytes, if there are that many.
+    pub fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let (a, b) = self.0.split_at_checked(n)?;
         self.0 = b;
         Some(a)
     }
 
-    pub(crate) fn u32(&mut self) -> Option<u32> {
+    /// The next 4 bytes as a little-endian `u32`.
+    pub fn u32(&mut self) -> Option<u32> {
         Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
     }
 
@@ -125,7 +136,7 @@ impl<'a> Reader<'a> {
 
     /// A value as [`put_value`] writes it, with at most `depth` arrays and
     /// objects nested in it; `None` for anything else.
-    pub(crate) fn value(&mut self, depth: usize) -> Option<Value> {
+    pub fn value(&mut self, depth: usize) -> Option<Value> {
         Some(match self.take(1)?[0] {
             NULL => Value::Null,
             FALSE => Value::Bool(false),
@@ -164,7 +175,7 @@ impl<'a> Reader<'a> {
 
     /// Passes over a value exactly when [`Reader::value`] would read it,
     /// making nothing: a value that passed is then read without fail.
-    pub(crate) fn skip(&mut self, depth: usize) -> Option<()> {
+    pub fn skip(&mut self, depth: usize) -> Option<()> {
         self.pass_over(depth, true)
     }
 
@@ -231,7 +242,7 @@ static DECODED: AtomicUsize = AtomicUsize::new(0);
 
 /// How many values [`LazyValue`] has decoded whole in this process.
 #[must_use]
-pub(crate) fn decoded_values() -> usize {
+pub fn decoded_values() -> usize {
     DECODED.load(Ordering::Relaxed)
 }
 
@@ -249,7 +260,8 @@ pub struct LazyValue {
 impl LazyValue {
     /// The value whose binary form begins `bytes`, and the bytes after
     /// it; `None` where [`Reader::value`] would read none.
-    pub(crate) fn encoded(bytes: &[u8]) -> Option<(LazyValue, &[u8])> {
+    #[must_use]
+    pub fn encoded(bytes: &[u8]) -> Option<(LazyValue, &[u8])> {
         let mut r = Reader(bytes);
         r.skip(MAX_NESTING)?;
         let (this, rest) = bytes.split_at(bytes.len() - r.0.len());
@@ -264,7 +276,7 @@ impl LazyValue {
 
     /// A reader of the value's fields that decodes nothing.
     #[must_use]
-    pub(crate) fn view(&self) -> View<'_> {
+    pub fn view(&self) -> View<'_> {
         match self.decoded.get() {
             Some(v) => View::Value(v),
             None => View::Encoded(&self.encoded),
@@ -273,7 +285,7 @@ impl LazyValue {
 
     /// `f` of the value, decoded for `f` alone when it is not yet: a value
     /// read once (an Application's spec) is not kept whole.
-    pub(crate) fn with_value<R>(&self, f: impl FnOnce(&Value) -> R) -> R {
+    pub fn with_value<R>(&self, f: impl FnOnce(&Value) -> R) -> R {
         match self.decoded.get() {
             Some(v) => f(v),
             None => f(&decode(&self.encoded)),
@@ -282,7 +294,7 @@ impl LazyValue {
 
     /// The value, decoded when it was held encoded.
     #[must_use]
-    pub(crate) fn into_value(self) -> Value {
+    pub fn into_value(self) -> Value {
         match self.decoded.into_inner() {
             Some(v) => v,
             None => decode(&self.encoded),
@@ -338,7 +350,8 @@ impl std::fmt::Debug for LazyValue {
 /// A reader of a value's fields, from the value or from its binary form,
 /// that decodes nothing.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum View<'a> {
+pub enum View<'a> {
+    /// A decoded value.
     Value(&'a Value),
     /// Starts with a value [`Reader::skip`] passed.
     Encoded(&'a [u8]),
@@ -347,7 +360,7 @@ pub(crate) enum View<'a> {
 impl<'a> View<'a> {
     /// The member `key`, when this is an object that has it.
     #[must_use]
-    pub(crate) fn get(self, key: &str) -> Option<View<'a>> {
+    pub fn get(self, key: &str) -> Option<View<'a>> {
         match self {
             View::Value(v) => v.get(key).map(View::Value),
             View::Encoded(bytes) => {
@@ -372,7 +385,7 @@ impl<'a> View<'a> {
 
     /// The string, when this is one.
     #[must_use]
-    pub(crate) fn as_str(self) -> Option<&'a str> {
+    pub fn as_str(self) -> Option<&'a str> {
         match self {
             View::Value(v) => v.as_str(),
             View::Encoded(bytes) => {
@@ -385,7 +398,7 @@ impl<'a> View<'a> {
 
     /// The boolean, when this is one.
     #[must_use]
-    pub(crate) fn as_bool(self) -> Option<bool> {
+    pub fn as_bool(self) -> Option<bool> {
         match self {
             View::Value(v) => v.as_bool(),
             View::Encoded(bytes) => match *bytes.first()? {
@@ -398,7 +411,7 @@ impl<'a> View<'a> {
 
     /// The items, when this is an array.
     #[must_use]
-    pub(crate) fn items(self) -> Option<Vec<View<'a>>> {
+    pub fn items(self) -> Option<Vec<View<'a>>> {
         match self {
             View::Value(v) => Some(v.as_array()?.iter().map(View::Value).collect()),
             View::Encoded(bytes) => {
@@ -417,7 +430,7 @@ impl<'a> View<'a> {
 
     /// A copy of this part of the value, decoded alone.
     #[must_use]
-    pub(crate) fn to_value(self) -> Value {
+    pub fn to_value(self) -> Value {
         match self {
             View::Value(v) => v.clone(),
             // Checked with the whole value by `Reader::skip`.
@@ -427,7 +440,7 @@ impl<'a> View<'a> {
 
     /// Whether this is an object.
     #[must_use]
-    pub(crate) fn is_object(self) -> bool {
+    pub fn is_object(self) -> bool {
         match self {
             View::Value(v) => v.is_object(),
             View::Encoded(bytes) => bytes.first() == Some(&OBJECT),
@@ -436,7 +449,7 @@ impl<'a> View<'a> {
 
     /// Whether this is null.
     #[must_use]
-    pub(crate) fn is_null(self) -> bool {
+    pub fn is_null(self) -> bool {
         match self {
             View::Value(v) => v.is_null(),
             View::Encoded(bytes) => bytes.first() == Some(&NULL),

@@ -1,8 +1,8 @@
 //! JSON values as the pipeline reads them.
 
-pub(crate) mod encoded;
+pub mod encoded;
 
-pub(crate) use encoded::{LazyValue, View};
+pub use encoded::{LazyValue, View};
 use serde_json::Value;
 
 /// The JSON pointer of a jq expression that is a path of object keys and
@@ -10,7 +10,8 @@ use serde_json::Value;
 /// `.metadata.labels["team"]` (keys quoted with `\"` and `\\` as the only
 /// escapes). `None` for any other expression (an iteration, a `select`, a
 /// pipe), which only a jq engine can evaluate.
-pub(crate) fn jq_key_path_pointer(expr: &str) -> Option<String> {
+#[must_use]
+pub fn jq_key_path_pointer(expr: &str) -> Option<String> {
     fn quoted(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<String> {
         let mut key = String::new();
         loop {
@@ -78,7 +79,7 @@ pub(crate) fn jq_key_path_pointer(expr: &str) -> Option<String> {
 /// [`Value::pointer`] does, but without the two copies `pointer` makes of
 /// every segment: rules and renders look up annotations and fields of
 /// every resource of a fleet.
-pub(crate) trait Pointer {
+pub trait Pointer {
     /// The value at `pointer`: `""` is the whole value, each `/segment`
     /// (`~1` for `/`, `~0` for `~`) a key of an object or an index of an
     /// array (decimal, without sign or leading zeros).

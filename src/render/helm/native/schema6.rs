@@ -33,8 +33,8 @@ use serde_json::{Map as JsonMap, Value};
 
 use super::schema::Verdict;
 use super::schema6_num::{print_int, Dec};
-use crate::gotemplate::V;
 use crate::manifest::pointer_token;
+use gotemplate::V;
 
 /// The JSON Schema drafts v6 knows (`draft.go`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

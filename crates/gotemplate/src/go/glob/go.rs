@@ -8,13 +8,13 @@
 //!   (`*` stops at `/`, `**` spans directories, `{a,b}` alternation).
 //!
 //! None of them is Argo CD's `util/glob` (gobwas), which is
-//! [`crate::glob`].
+//! [`crate::go::glob`].
 
 /// Go `path.Match(pattern, name)`. A malformed pattern (`ErrBadPattern`: an
 /// unterminated class or a trailing backslash) is `None`; Argo CD logs it
 /// and treats the entry as not matching.
 #[must_use]
-pub(crate) fn go_path_match(pattern: &str, name: &str) -> Option<bool> {
+pub fn go_path_match(pattern: &str, name: &str) -> Option<bool> {
     let p: Vec<char> = pattern.chars().collect();
     let n: Vec<char> = name.chars().collect();
     // Validate the whole pattern up front, as Go does.
@@ -38,7 +38,7 @@ pub(crate) fn go_path_match(pattern: &str, name: &str) -> Option<bool> {
 /// `:(glob)` magic): the literal prefix may name a directory, and wildcards
 /// match across `/`.
 #[must_use]
-pub(crate) fn git_pathspec_match(pattern: &str, path: &str) -> bool {
+pub fn git_pathspec_match(pattern: &str, path: &str) -> bool {
     let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
     if pattern.is_empty() || pattern == "." {
         return true;
@@ -58,7 +58,7 @@ pub(crate) fn git_pathspec_match(pattern: &str, path: &str) -> bool {
 
 /// A pattern for `doublestar.Match` (as used by `FilepathGlob` under the
 /// new globbing), its braces expanded once for every path it is matched to.
-pub(crate) struct Doublestar {
+pub struct Doublestar {
     alternatives: Vec<Vec<char>>,
 }
 
@@ -69,7 +69,7 @@ impl Doublestar {
     /// Braces that expand to more than [`MAX_BRACE_ALTERNATIVES`]
     /// alternatives: the pattern is refused rather than matched against
     /// some of them, which would silently select fewer files.
-    pub(crate) fn new(pattern: &str) -> Result<Doublestar, String> {
+    pub fn new(pattern: &str) -> Result<Doublestar, String> {
         let mut alternatives = Vec::new();
         let mut work = 0;
         if !expand_braces(pattern, &mut alternatives, &mut work) {
@@ -87,7 +87,7 @@ impl Doublestar {
 
     /// Whether `path` matches.
     #[must_use]
-    pub(crate) fn matches(&self, path: &str) -> bool {
+    pub fn matches(&self, path: &str) -> bool {
         let n: Vec<char> = path.chars().collect();
         self.alternatives
             .iter()
@@ -96,7 +96,7 @@ impl Doublestar {
 }
 
 /// Most alternatives one pattern's braces may expand to.
-pub(crate) const MAX_BRACE_ALTERNATIVES: usize = 256;
+pub const MAX_BRACE_ALTERNATIVES: usize = 256;
 
 /// Bytes of intermediate patterns brace expansion may build (a pattern of
 /// thousands of one-alternative groups would otherwise be copied once per
@@ -105,7 +105,7 @@ const MAX_BRACE_WORK: usize = 16 << 20;
 
 /// The directory part of a pattern before its first wildcard, used to limit tree walks.
 #[must_use]
-pub(crate) fn literal_dir_prefix(pattern: &str) -> &str {
+pub fn literal_dir_prefix(pattern: &str) -> &str {
     let cut = pattern
         .find(['*', '?', '[', '\\', '{'])
         .unwrap_or(pattern.len());

@@ -25,17 +25,17 @@
 //! A pattern that does not compile matches nothing: `Match` logs a warning
 //! and returns false.
 
-pub(crate) mod go;
+pub mod go;
 
 /// A compiled `util/glob` pattern.
 #[derive(Debug, Clone)]
-pub(crate) struct Glob {
+pub struct Glob {
     prog: Vec<Inst>,
 }
 
 /// Why a pattern does not compile.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum GlobError {
+pub enum GlobError {
     /// gobwas refuses it (worded after its errors): Argo CD matches nothing.
     Invalid(String),
     /// Past [`MAX_PATTERN_CHARS`] or [`MAX_BRACE_DEPTH`]: gitops-lint's
@@ -56,10 +56,10 @@ impl std::fmt::Display for GlobError {
 }
 
 /// Longest pattern compiled: matching costs its length per character.
-pub(crate) const MAX_PATTERN_CHARS: usize = 4096;
+pub const MAX_PATTERN_CHARS: usize = 4096;
 
 /// Deepest brace nesting compiled (compiling recurses into each level).
-pub(crate) const MAX_BRACE_DEPTH: usize = 64;
+pub const MAX_BRACE_DEPTH: usize = 64;
 
 impl Glob {
     /// Compiles `pattern` as `glob.Compile(pattern, separators...)` does.
@@ -67,7 +67,7 @@ impl Glob {
     /// # Errors
     /// The pattern is malformed (an unterminated or empty class, a class
     /// mixing a range and a list, a range whose end is below its start).
-    pub(crate) fn new(pattern: &str, separators: &[char]) -> Result<Glob, GlobError> {
+    pub fn new(pattern: &str, separators: &[char]) -> Result<Glob, GlobError> {
         if pattern.chars().count() > MAX_PATTERN_CHARS {
             return Err(GlobError::TooLarge);
         }
@@ -92,7 +92,7 @@ impl Glob {
 
     /// Whether the whole of `text` matches.
     #[must_use]
-    pub(crate) fn is_match(&self, text: &str) -> bool {
+    pub fn is_match(&self, text: &str) -> bool {
         // A Thompson simulation: linear in the text for every pattern, so a
         // hostile pattern cannot make matching exponential.
         let n = self.prog.len();
