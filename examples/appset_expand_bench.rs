@@ -23,7 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut sets = Vec::new();
     for e in source::list(tree.as_ref(), "appsets")? {
         let bytes = source::read(tree.as_ref(), &format!("appsets/{}", e.name))?;
-        for d in gitops_lint::yaml::load_all(&String::from_utf8_lossy(&bytes))? {
+        for d in goyaml::load_all(&String::from_utf8_lossy(&bytes))? {
             sets.push(d.value);
         }
     }

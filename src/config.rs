@@ -139,7 +139,7 @@ impl LinePattern {
     /// # Errors
     /// A pattern too long, too large once compiled, or invalid.
     pub(crate) fn new(pattern: &str) -> Result<LinePattern, String> {
-        use crate::gotemplate::funcs::{MAX_REGEX_PATTERN, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
+        use gotemplate::funcs::{MAX_REGEX_PATTERN, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
         if pattern.len() > MAX_REGEX_PATTERN {
             return Err(format!(
                 "the pattern is {} bytes long, longer than the {MAX_REGEX_PATTERN} gitops-lint compiles",
@@ -578,7 +578,7 @@ fn diff_config(c: &mut Checker<'_>, d: &Value) -> DiffConfig {
     }
     out.apps = c.strings(&["diff", "apps"], d.get("apps"));
     for g in &out.apps {
-        if let Err(e) = crate::glob::Glob::new(g, &[]) {
+        if let Err(e) = gotemplate::go::glob::Glob::new(g, &[]) {
             c.at(&["diff", "apps"], format!("diff.apps: `{g}`: {e}"));
         }
     }
@@ -616,13 +616,12 @@ struct Checker<'t> {
 
 impl Checker<'_> {
     fn at(&mut self, path: &[&str], msg: String) {
-        let segs: Vec<crate::yaml::PathSeg<'_>> =
-            path.iter().map(|k| crate::yaml::PathSeg::Key(k)).collect();
+        let segs: Vec<goyaml::PathSeg<'_>> = path.iter().map(|k| goyaml::PathSeg::Key(k)).collect();
         // Locate the deepest prefix of the path that exists (a missing key
         // points at its parent).
         let found = (0..=segs.len())
             .rev()
-            .find_map(|n| crate::yaml::line_of(self.text, self.doc, &segs[..n]).map(|l| (l, n)));
+            .find_map(|n| goyaml::line_of(self.text, self.doc, &segs[..n]).map(|l| (l, n)));
         self.problems.push(match found {
             Some((l, n)) => at_line(self.text, l, n.checked_sub(1).map(|i| path[i]), &msg),
             None => msg,
@@ -805,7 +804,7 @@ fn plugins(c: &mut Checker<'_>, v: &Value) -> crate::render::plugin::Plugins {
                 return None;
             }
             match find.get("glob").and_then(Value::as_str).filter(|s| !s.is_empty()) {
-                Some(g) => match crate::glob::go::Doublestar::new(g) {
+                Some(g) => match gotemplate::go::glob::go::Doublestar::new(g) {
                     Ok(_) => Some(Discover::FindGlob(g.to_string())),
                     Err(e) => {
                         c.at(&fpath, format!("plugins.{name}.discover.find.glob: {e}"));
@@ -946,7 +945,7 @@ impl Config {
             file: file.to_string(),
             problems: vec![p],
         };
-        let docs = crate::yaml::load_all(text)
+        let docs = goyaml::load_all(text)
             .map_err(|e| err(format!("{}:{}: {}", e.line, e.column, e.message)))?;
         let Some((doc, value)) = docs
             .into_iter()
@@ -1050,12 +1049,12 @@ impl Config {
         for (i, url) in cfg.chart_repositories.iter().enumerate() {
             if let Some(why) = chart_repository_problem(url) {
                 let segs = [
-                    crate::yaml::PathSeg::Key("chartRepositories"),
-                    crate::yaml::PathSeg::Index(i),
+                    goyaml::PathSeg::Key("chartRepositories"),
+                    goyaml::PathSeg::Index(i),
                 ];
                 let msg = format!("`chartRepositories[{i}]` {why}");
                 c.problems
-                    .push(match crate::yaml::line_of(c.text, c.doc, &segs) {
+                    .push(match goyaml::line_of(c.text, c.doc, &segs) {
                         Some(l) => at_line(c.text, l, None, &msg),
                         None => msg,
                     });

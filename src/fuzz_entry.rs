@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::manifest::{manifest_from_value, Origin, Scopes};
 use crate::render::expand_lists;
 use crate::source::MemTree;
-use crate::yaml::{self, Dialect, Limits, PathSeg};
+use goyaml::{Dialect, Limits, PathSeg};
 
 /// The message the loader gives when the third-party parser panicked; seeing
 /// it means the parser has a bug the loader merely contained.
@@ -28,7 +28,7 @@ pub fn yaml_stream(data: &[u8]) {
     };
     let limits = Limits::default();
     for dialect in [Dialect::Kyaml, Dialect::SigsYaml] {
-        match yaml::load_all_as(text, dialect, &limits) {
+        match goyaml::load_all_as(text, dialect, &limits) {
             Ok(docs) => {
                 assert!(docs.len() <= limits.max_documents);
                 for (i, d) in docs.iter().enumerate() {
@@ -38,7 +38,7 @@ pub fn yaml_stream(data: &[u8]) {
                 if dialect == Dialect::Kyaml {
                     if let Some(first) = docs.first() {
                         let path = first_path(&first.value);
-                        let _ = yaml::line_of(text, 0, &path);
+                        let _ = goyaml::line_of(text, 0, &path);
                     }
                 }
             }
@@ -81,7 +81,7 @@ pub fn resource_model(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let Ok(docs) = yaml::load_all(text) else {
+    let Ok(docs) = goyaml::load_all(text) else {
         return;
     };
     let mut scopes = Scopes::default();
@@ -116,7 +116,7 @@ pub fn resource_model(data: &[u8]) {
 /// The Go template engine of ApplicationSets on an arbitrary template, with
 /// parameters shaped like those a git or list generator yields.
 pub fn appset_template(data: &[u8]) {
-    use crate::gotemplate::{data_from_params, render, MissingKey};
+    use gotemplate::{data_from_params, render, MissingKey};
     let Ok(src) = std::str::from_utf8(data) else {
         return;
     };
@@ -134,7 +134,7 @@ pub fn appset_template(data: &[u8]) {
         if let Err(e) = render(src, &dot, missing) {
             // Parse errors quote little; execution errors are cut to size.
             assert!(
-                e.len() <= crate::gotemplate::MAX_ERROR_BYTES + src.len().min(1 << 10) + 256,
+                e.len() <= gotemplate::MAX_ERROR_BYTES + src.len().min(1 << 10) + 256,
                 "an error of {} bytes",
                 e.len()
             );
@@ -147,7 +147,7 @@ pub fn appset_template(data: &[u8]) {
 /// string argument. Whatever the sizes, execution stays within one
 /// execution's budget and ends with an output or an error.
 pub fn template_sizes(data: &[u8]) {
-    use crate::gotemplate::{data_from_params, parse, Budget, MissingKey};
+    use gotemplate::{data_from_params, parse, Budget, MissingKey};
     const CALLS: &[&str] = &[
         "repeat {n} {s}",
         "indent {n} {s}",
@@ -202,7 +202,7 @@ pub fn template_sizes(data: &[u8]) {
             "an output larger than the budget"
         ),
         Err(e) => assert!(
-            e.len() <= crate::gotemplate::MAX_ERROR_BYTES + 64,
+            e.len() <= gotemplate::MAX_ERROR_BYTES + 64,
             "an error of {} bytes",
             e.len()
         ),
@@ -218,7 +218,7 @@ pub fn appset_expand(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let Ok(docs) = yaml::load_all(text) else {
+    let Ok(docs) = goyaml::load_all(text) else {
         return;
     };
     let tree = MemTree::new(&[

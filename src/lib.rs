@@ -10,22 +10,21 @@
 //! ```
 //!
 //! Data flows one way; each stage is one module and nothing reaches back up
-//! (`tests/it/architecture.rs` checks it). Below the stages are libraries that
-//! know nothing of Argo CD: `yaml` (loader and emitter), `gotemplate` (Go
-//! `text/template` and Sprig), `glob` (Argo CD's and Go's glob dialects),
-//! `json` (pointer lookups), `semver` (versions and constraints as Helm and
-//! Sprig read them), `cache` (what is kept between runs, keyed by content).
+//! (`tests/it/architecture.rs` checks it). Below the stages are the Go ports,
+//! crates of this workspace that know nothing of Argo CD (the compiler
+//! keeps them from reaching back): `goyaml` (go-yaml's loader and emitter,
+//! JSON pointers and Go's JSON encoding) and `gotemplate` (Go
+//! `text/template`, Sprig and Helm's functions, and in `gotemplate::go` the
+//! Go helpers Helm's code shares with them: `strconv.Quote`, Argo CD's and
+//! Go's glob dialects, Masterminds semver, Go time). The application's own
+//! libraries: `cache` (what is kept between runs, keyed by content),
+//! `limits`, `local_files`.
 
-// Libraries: they know nothing of Argo CD's pipeline.
+// Libraries of the application: they know nothing of Argo CD's pipeline.
 pub(crate) mod cache;
-pub mod glob;
-pub mod gotemplate;
-pub(crate) mod json;
 pub mod limits;
 pub mod local_files;
-pub(crate) mod semver;
 pub(crate) mod suggest;
-pub mod yaml;
 
 // The pipeline, in the order data flows.
 

@@ -3,8 +3,8 @@
 //!
 //! Knows nothing of git or of how resources were rendered.
 
-use crate::json::Pointer as _;
-use crate::json::{LazyValue, View};
+use goyaml::json::Pointer as _;
+use goyaml::json::{LazyValue, View};
 use std::fmt;
 use std::sync::Arc;
 

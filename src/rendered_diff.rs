@@ -16,9 +16,9 @@ use serde_json::Value;
 
 use crate::argocd::{apps_beside, App, AppStatus, Inventory};
 use crate::config::{DiffConfig, MaskRule};
-use crate::json::Pointer as _;
 use crate::manifest::{Manifest, ResourceId};
 use crate::plan::Plan;
+use goyaml::json::Pointer as _;
 
 /// What happened to an app or a resource between the revisions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -157,10 +157,10 @@ pub(crate) fn compute(
     // head (GL000 says why), not shown as deleted.
     let deleted: std::collections::BTreeSet<&str> =
         plan.deleted_apps.iter().map(|d| d.app.as_str()).collect();
-    let globs: Vec<crate::glob::Glob> = settings
+    let globs: Vec<gotemplate::go::glob::Glob> = settings
         .apps
         .iter()
-        .filter_map(|g| crate::glob::Glob::new(g, &[]).ok())
+        .filter_map(|g| gotemplate::go::glob::Glob::new(g, &[]).ok())
         .collect();
     // Apps chosen by name glob and by label, at the revision shown (head,
     // or base for a deleted app).
@@ -358,8 +358,8 @@ fn diff_resources(b: Option<&App>, h: Option<&App>, settings: &DiffConfig) -> Ve
         };
         mask(id, hv.as_mut(), bv.as_mut(), &settings.mask);
         let path = resource_path(&app, id);
-        let base_text = bv.as_ref().map(crate::yaml::emit::to_yaml);
-        let head_text = hv.as_ref().map(crate::yaml::emit::to_yaml);
+        let base_text = bv.as_ref().map(goyaml::emit::to_yaml);
+        let head_text = hv.as_ref().map(goyaml::emit::to_yaml);
         let unified = if hide_body {
             String::new()
         } else {
@@ -472,7 +472,7 @@ fn ignore_differences(app: &App) -> Ignores {
                     .chain(
                         crate::manifest::strings(v.get("jqPathExpressions"))
                             .iter()
-                            .filter_map(|jq| crate::json::jq_key_path_pointer(jq)),
+                            .filter_map(|jq| goyaml::json::jq_key_path_pointer(jq)),
                     )
                     .collect(),
             })

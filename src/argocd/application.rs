@@ -1,6 +1,6 @@
 //! The fields of an `Application` that decide what a sync renders and prunes.
 
-use crate::json::View;
+use goyaml::json::View;
 use serde_json::Value;
 
 use crate::manifest::SyncOptions;

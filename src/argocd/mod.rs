@@ -19,7 +19,7 @@ mod scan;
 pub(crate) mod tracking;
 pub(crate) mod unchanged;
 
-use crate::json::{LazyValue, View};
+use goyaml::json::{LazyValue, View};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -38,7 +38,7 @@ use crate::render::{
     RenderError, RenderOptions, SourceSpec, SourceType,
 };
 use crate::source::{self, EntryKind, FastMap, FastSet, ObjectId, Tree};
-use crate::yaml::Dialect;
+use goyaml::Dialect;
 
 use rendering::*;
 pub use rendering::{source_spec, source_spec_in};
@@ -865,19 +865,19 @@ fn unevaluated_jq_note(inv: &mut Inventory) {
     const NAMED: usize = 3;
     // Read through the objects' views: the Applications of unchanged apps
     // stay undecoded (only a present `ignoreDifferences` is decoded).
-    let unevaluated = |object: &crate::json::LazyValue, field: &str| -> Vec<String> {
+    let unevaluated = |object: &goyaml::json::LazyValue, field: &str| -> Vec<String> {
         let entries = object
             .view()
             .get("spec")
             .and_then(|spec| spec.get(field))
-            .map(crate::json::View::to_value);
+            .map(goyaml::json::View::to_value);
         let mut out: Vec<String> = entries
             .as_ref()
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .flat_map(|e| crate::manifest::strings(e.get("jqPathExpressions")))
-            .filter(|jq| crate::json::jq_key_path_pointer(jq).is_none())
+            .filter(|jq| goyaml::json::jq_key_path_pointer(jq).is_none())
             .collect();
         out.dedup();
         out

@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use crate::glob::{Glob, GlobError};
+use gotemplate::go::glob::{Glob, GlobError};
 
 use super::tracking::LearnedTracking;
 
@@ -145,7 +145,7 @@ impl ResourcesFilter {
     pub(crate) fn from_settings(settings: Option<&LearnedTracking>) -> ResourcesFilter {
         let read = |text: Option<&String>| -> Vec<FilteredResource> {
             let Some(text) = text else { return Vec::new() };
-            match crate::yaml::load_first_sigs(text, &crate::yaml::Limits::default()) {
+            match goyaml::load_first_sigs(text, &goyaml::Limits::default()) {
                 Ok(Value::Array(items)) => items.iter().map(FilteredResource::from_value).collect(),
                 _ => Vec::new(),
             }

@@ -2,7 +2,7 @@
 //! generate into them.
 
 use super::*;
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use rayon::prelude::*;
 /// Two ApplicationSets of one instance generating one Application name: the
 /// controller sets itself as the Application's controller reference
@@ -442,7 +442,7 @@ fn ignored_application_fields(appset: &Value) -> Vec<(Option<String>, Vec<String
             pointers.extend(
                 strings(e, "jqPathExpressions")
                     .iter()
-                    .filter_map(|jq| crate::json::jq_key_path_pointer(jq)),
+                    .filter_map(|jq| goyaml::json::jq_key_path_pointer(jq)),
             );
             (name, pointers)
         })
@@ -475,7 +475,7 @@ fn spec_kept_by_parent(
     let entries = parent.object.at("/spec/ignoreDifferences")?.as_array()?;
     let glob = |pattern: Option<&Value>, text: &str| {
         let pattern = pattern.and_then(Value::as_str).unwrap_or("");
-        crate::glob::Glob::new(pattern, &[]).is_ok_and(|g| g.is_match(text))
+        gotemplate::go::glob::Glob::new(pattern, &[]).is_ok_and(|g| g.is_match(text))
     };
     let exact = |want: Option<&Value>, have: &str| {
         want.and_then(Value::as_str)
@@ -494,7 +494,7 @@ fn spec_kept_by_parent(
         pointers.extend(
             crate::manifest::strings(e.get("jqPathExpressions"))
                 .iter()
-                .filter_map(|jq| crate::json::jq_key_path_pointer(jq)),
+                .filter_map(|jq| goyaml::json::jq_key_path_pointer(jq)),
         );
     }
     if pointers.is_empty() {

@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::cache::{Facts, Question};
-use crate::json::Pointer as _;
 use crate::source::walk::Flow;
+use goyaml::json::Pointer as _;
 use std::collections::{HashMap, HashSet};
 /// A document the scan keeps, with where it is declared and what it is.
 type Kept = (Arc<LazyValue>, Origin, Declares);

@@ -12,7 +12,7 @@
 //! while a CRD keeps the metadata written in git: only a CRD whose metadata
 //! names this app is this app's, and only that one is pruned.
 
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use serde_json::Value;
 
 use crate::config::Config;

@@ -38,7 +38,7 @@ use crate::cache::{Facts, Question};
 use crate::render::{self, ParseCache, RenderContext};
 use crate::source::walk::Flow;
 use crate::source::{self, EntryKind, FastMap, ObjectId, Tree};
-use crate::yaml::Dialect;
+use goyaml::Dialect;
 
 /// Strings that make a file's app render every time (see the module doc).
 const KINDS_READ_ACROSS_APPS: [&str; 5] = [

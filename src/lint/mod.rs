@@ -209,7 +209,7 @@ pub struct RunStats {
     /// Blobs whose parse was taken from the cache directory instead of
     /// being read and parsed (diff only).
     pub kept_parses: usize,
-    /// Values of those parses read whole ([`crate::json::LazyValue`]):
+    /// Values of those parses read whole ([`goyaml::json::LazyValue`]):
     /// most are only asked a few fields (diff only; counted in the
     /// process, so a caller running diffs side by side sees them summed).
     pub decoded_values: usize,
@@ -753,7 +753,7 @@ fn diff_trees(
     messages: &[String],
     opts: &Options,
 ) -> Result<Report, LintError> {
-    let decoded_before = crate::json::encoded::decoded_values();
+    let decoded_before = goyaml::json::encoded::decoded_values();
     // Configuration comes from the base: a change must not switch off the rules that judge it.
     let (config, config_file) =
         load_base_config(repo, opts.config.as_deref(), base.1.as_ref(), base.0)?;
@@ -933,7 +933,7 @@ fn diff_trees(
         }
         if !opts.diff.apps.is_empty() {
             for g in &opts.diff.apps {
-                crate::glob::Glob::new(g, &[])
+                gotemplate::go::glob::Glob::new(g, &[])
                     .map_err(|e| LintError::Usage(format!("--diff-app `{g}`: {e}")))?;
             }
             settings.apps.clone_from(&opts.diff.apps);
@@ -953,7 +953,7 @@ fn diff_trees(
         crate::report::anchor::Anchors::new(base.1.as_ref(), head.1.as_ref(), &base_inv, &head_inv);
     report.anchors = report.findings.iter().map(|f| anchors.of(f)).collect();
     record_stats(opts, |s| {
-        s.decoded_values = crate::json::encoded::decoded_values() - decoded_before;
+        s.decoded_values = goyaml::json::encoded::decoded_values() - decoded_before;
     });
     // Freeing the inventories and parses of a large fleet is a noticeable
     // share of a run (8% of a warm one-app diff at 10,000 apps, perf): a

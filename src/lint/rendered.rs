@@ -182,7 +182,7 @@ pub(super) fn yaml_stream<'m>(
             out.push_str(&m.generated.join(", "));
             out.push('\n');
         }
-        out.push_str(&crate::yaml::emit::to_yaml(&m.value));
+        out.push_str(&goyaml::emit::to_yaml(&m.value));
     }
     out
 }

@@ -3,8 +3,8 @@
 
 use crate::argocd::{App, AppStatus, Inventory, Manager, PruneMode};
 use crate::config::Config;
-use crate::json::Pointer as _;
 use crate::manifest::Manifest;
+use goyaml::json::Pointer as _;
 
 use super::diff::diff_app;
 use super::managers::{appset_deletes, gone_at_head, unrendered_owner, SetVerdict};

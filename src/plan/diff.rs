@@ -2,9 +2,9 @@
 //! creates and changes, and why.
 
 use crate::argocd::{App, AppStatus};
-use crate::json::Pointer as _;
 use crate::manifest::{Manifest, ResourceId, Scope, Scopes};
 use crate::source::{FastMap, FastSet};
+use goyaml::json::Pointer as _;
 
 use super::protection::{
     app_prunes, keeps_managed_namespace, mode_across, protection_across, refused_at_head,

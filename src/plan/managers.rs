@@ -3,7 +3,7 @@
 
 use crate::argocd::instances::short_key;
 use crate::argocd::{App, AppStatus, Inventory, Manager};
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 
 use super::protection::applied_from_git;
 use super::ChildApps;

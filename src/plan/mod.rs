@@ -16,7 +16,7 @@ use deletion::{delete_app, deleted_with_parent};
 use diff::diff_app;
 use managers::{appset_deletes, left_its_appset, unmanaged_at_head, SetVerdict};
 
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -405,7 +405,7 @@ impl ChildApps {
                         .view()
                         .get("metadata")
                         .and_then(|meta| meta.get("name"));
-                    if let Some(n) = name.and_then(crate::json::View::as_str) {
+                    if let Some(n) = name.and_then(goyaml::json::View::as_str) {
                         names.entry(n.to_string()).or_insert(i);
                     }
                 }

@@ -4,8 +4,8 @@
 use crate::argocd::tracking::Tracking;
 use crate::argocd::{App, AppStatus, PruneMode};
 use crate::config::Config;
-use crate::json::Pointer as _;
 use crate::manifest::{Manifest, Scope, Scopes, ANN_HELM_RESOURCE_POLICY};
+use goyaml::json::Pointer as _;
 
 use super::ChildApps;
 

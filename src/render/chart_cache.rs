@@ -33,8 +33,8 @@ use sha2::Digest as _;
 
 use super::chart_fetch::{trim_url, FetchError, Fetcher, MAX_ARCHIVE_BYTES};
 use super::{RenderError, RenderErrorKind};
-use crate::semver::Version;
 use crate::source::{path, Entry, EntryKind, ObjectId, SourceError, Tree};
+use gotemplate::go::semver::Version;
 
 /// Most bytes one archive may unpack to (helm's own bound on a chart,
 /// `loader.MaxDecompressedChartSize`).

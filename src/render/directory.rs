@@ -2,22 +2,22 @@
 //! (AC `reposerver/repository/repository.go` `findManifests`): `.yaml`,
 //! `.yml` and `.json` files, top level only unless `recurse: true`,
 //! `include`/`exclude` globs matched against the path relative to the app
-//! path in Argo CD's `util/glob` dialect (see [`crate::glob`]:
+//! path in Argo CD's `util/glob` dialect (see [`gotemplate::go::glob`]:
 //! `*` crosses `/`, `**/x` needs a `/` before `x`; exclude wins), `*List`
 //! objects expanded, empty documents skipped, and files containing
 //! `+argocd:skip-file-rendering` skipped.
 
-use crate::json::{LazyValue, View};
+use goyaml::json::{LazyValue, View};
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::kept_parse::Flags;
 use super::{expand_lists, RenderContext, RenderError, SourceSpec};
-use crate::glob::{Glob, GlobError};
 use crate::manifest::Origin;
 use crate::source::walk::Flow;
 use crate::source::{path, EntryKind};
+use gotemplate::go::glob::{Glob, GlobError};
 
 /// The `spec.source.directory` options gitops-lint honours.
 #[derive(Debug, Clone, Default)]
@@ -339,7 +339,7 @@ fn render_file(
     // file or a tool's config next to the manifests. JSON gets no such leniency.
     let lenient = !file.ends_with(".json") && !looks_like_manifest;
     let docs = match known.map_or_else(
-        || cx.load_yaml_shared_as(file, crate::yaml::Dialect::SigsYaml),
+        || cx.load_yaml_shared_as(file, goyaml::Dialect::SigsYaml),
         Ok,
     ) {
         Ok(docs) => docs,

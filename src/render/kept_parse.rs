@@ -16,10 +16,10 @@
 //! not kept.
 
 use crate::cache::{record_key, Facts};
-use crate::json::encoded::{put_value, Reader, MAX_NESTING};
-use crate::json::LazyValue;
 use crate::source::ObjectId;
-use crate::yaml::Doc;
+use goyaml::json::encoded::{put_value, Reader, MAX_NESTING};
+use goyaml::json::LazyValue;
+use goyaml::Doc;
 
 /// The marker that makes Argo CD's directory source skip a file
 /// (`reposerver/repository/repository.go` `skipFileRenderingMarker`).
@@ -183,8 +183,8 @@ fn decode(bytes: &[u8]) -> Option<(Flags, Vec<Doc>)> {
 mod tests {
     use super::*;
     use crate::cache::MAX_RECORD_LEN;
-    use crate::json::encoded::{ARRAY, FLOAT, NEG_INT, NULL, OBJECT, STRING, TRUE, UINT};
-    use crate::yaml::{load_all_as, Dialect, Limits};
+    use goyaml::json::encoded::{ARRAY, FLOAT, NEG_INT, NULL, OBJECT, STRING, TRUE, UINT};
+    use goyaml::{load_all_as, Dialect, Limits};
 
     fn parse(text: &str) -> Vec<Doc> {
         load_all_as(text, Dialect::SigsYaml, &Limits::default()).unwrap_or_else(|e| panic!("{e:?}"))

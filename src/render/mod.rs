@@ -28,17 +28,17 @@ pub use footprint::{footprint, Footprint, FootprintMemo};
 pub use parse_cache::ParseCache;
 pub(crate) use parse_cache::ParsedStream;
 
-use crate::json::LazyValue;
+use goyaml::json::LazyValue;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::gotemplate::Variant;
 use crate::manifest::{resource_id_of, Manifest, Origin, Scopes};
 use crate::source::{self, Entry, EntryKind, ObjectId, SourceError, Tree};
-use crate::yaml::{Dialect, Doc, YamlError};
+use gotemplate::Variant;
+use goyaml::{Dialect, Doc, YamlError};
 
 /// Most resources one source may render. A few kilobytes of repository can
 /// name the same file thousands of times (git stores it once), each holding

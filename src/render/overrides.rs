@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::{RenderContext, RenderError, SourceSpec};
 use crate::source::{path, EntryKind};
-use crate::yaml::Dialect;
+use goyaml::Dialect;
 
 /// `.argocd-source.yaml`: applies to every app rendering the path.
 pub(crate) const REPO_SOURCE_FILE: &str = ".argocd-source.yaml";

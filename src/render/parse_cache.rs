@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::json::LazyValue;
 use crate::source::{FastMap, ObjectId};
-use crate::yaml::{self, Dialect, Doc, YamlError};
+use goyaml::json::LazyValue;
+use goyaml::{Dialect, Doc, YamlError};
 
 use super::{kept_parse, over_budget_message, RenderError, MAX_RENDERED_OBJECTS};
 
@@ -25,7 +25,7 @@ pub struct ParseCache {
     rendered: AtomicUsize,
     /// Helm charts' parsed templates by the digest of their names and
     /// sources: a chart 500 apps render is parsed once per run.
-    template_sets: Mutex<HashMap<[u8; 32], Arc<crate::gotemplate::TemplateSet>>>,
+    template_sets: Mutex<HashMap<[u8; 32], Arc<gotemplate::TemplateSet>>>,
     /// Where those parses are kept between runs ([`kept_parse`]).
     kept: Option<Arc<crate::cache::Facts>>,
     /// Parses taken from `kept` instead of the blob.
@@ -154,8 +154,8 @@ impl ParseCache {
     pub(crate) fn template_set<E>(
         &self,
         key: [u8; 32],
-        parse: impl FnOnce() -> Result<crate::gotemplate::TemplateSet, E>,
-    ) -> Result<Arc<crate::gotemplate::TemplateSet>, E> {
+        parse: impl FnOnce() -> Result<gotemplate::TemplateSet, E>,
+    ) -> Result<Arc<gotemplate::TemplateSet>, E> {
         if let Some(set) = self
             .template_sets
             .lock()
@@ -221,7 +221,7 @@ impl ParseCache {
             self.parses.fetch_add(1, Ordering::Relaxed);
             self.bytes.fetch_add(bytes.len(), Ordering::Relaxed);
             Arc::new(match std::str::from_utf8(bytes) {
-                Ok(text) => yaml::load_all_as(text, dialect, &yaml::Limits::default()),
+                Ok(text) => goyaml::load_all_as(text, dialect, &goyaml::Limits::default()),
                 Err(e) => Err(YamlError {
                     message: format!("file is not valid UTF-8 (byte {})", e.valid_up_to()),
                     line: 1,
@@ -251,7 +251,7 @@ mod tests {
 
     #[test]
     fn a_template_set_is_parsed_once_per_content_and_the_cache_stays_bounded() {
-        use crate::gotemplate::{FuncSet, MissingKey, TemplateSet};
+        use gotemplate::{FuncSet, MissingKey, TemplateSet};
         let cache = ParseCache::default();
         let parses = AtomicUsize::new(0);
         let parse = || {

@@ -342,7 +342,7 @@ fn discovers(cx: &RenderContext<'_>, dir: &str, rule: &Discover) -> Result<bool,
             glob_segments(cx, "", &joined.split('/').collect::<Vec<_>>())
         }
         Discover::FindGlob(pattern) => {
-            let Ok(glob) = crate::glob::go::Doublestar::new(pattern) else {
+            let Ok(glob) = gotemplate::go::glob::go::Doublestar::new(pattern) else {
                 return Ok(false);
             };
             let mut seen = 0usize;
@@ -393,7 +393,7 @@ fn glob_segments(cx: &RenderContext<'_>, dir: &str, segs: &[&str]) -> Result<boo
         return Ok(false);
     };
     for e in entries {
-        if !crate::glob::go::go_path_match(first, &e.name).unwrap_or(false) {
+        if !gotemplate::go::glob::go::go_path_match(first, &e.name).unwrap_or(false) {
             continue;
         }
         if rest.is_empty() {
@@ -429,7 +429,7 @@ pub(crate) fn definitions_in(v: &Value, file: Option<&str>) -> Vec<PluginConfig>
         if !text.contains("ConfigManagementPlugin") {
             continue;
         }
-        let Ok(docs) = crate::yaml::load_all(text) else {
+        let Ok(docs) = goyaml::load_all(text) else {
             continue;
         };
         for doc in docs {

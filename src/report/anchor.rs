@@ -46,12 +46,9 @@ pub(crate) fn attach_files(report: &mut Report, base: Option<&dyn Tree>, head: &
             break;
         }
         budget -= 1;
-        let path: Vec<crate::yaml::PathSeg<'_>> = field
-            .path
-            .iter()
-            .map(|k| crate::yaml::PathSeg::Key(k))
-            .collect();
-        if let Some(line) = crate::yaml::line_of(text, field.doc_index, &path) {
+        let path: Vec<goyaml::PathSeg<'_>> =
+            field.path.iter().map(|k| goyaml::PathSeg::Key(k)).collect();
+        if let Some(line) = goyaml::line_of(text, field.doc_index, &path) {
             loc.line = Some(line);
         }
     }

@@ -1,7 +1,7 @@
 //! GL001 stateful-prune: a prune that deletes data or everything inside it.
 
 use crate::argocd::instances::short_key;
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use serde_json::Value;
 use std::cell::OnceCell;
 use std::collections::HashMap;

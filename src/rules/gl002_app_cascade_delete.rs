@@ -6,8 +6,8 @@ use crate::argocd::instances::short_key;
 use crate::argocd::{Manager, PruneMode};
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
-use crate::json::Pointer as _;
 use crate::plan::PruneReason;
+use goyaml::json::Pointer as _;
 
 /// See `rules/GL002-app-cascade-delete.md`.
 pub(crate) struct AppCascadeDelete;

@@ -1,7 +1,7 @@
 //! GL004 missing-prune-false: a stateful resource that nothing keeps from
 //! being deleted by an automated prune or a cascading app deletion.
 
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use serde_json::Value;
 
 use super::analysis::{at_resource, scoped_resources};

@@ -6,11 +6,11 @@ use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::config::edit_distance;
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
-use crate::json::Pointer as _;
 use crate::manifest::{
     parse_go_atoi, HookType, Manifest, ANN_HELM_HOOK, ANN_HELM_HOOK_DELETE_POLICY,
     ANN_HELM_HOOK_WEIGHT, ANN_HOOK, ANN_HOOK_DELETE_POLICY, ANN_SYNC_OPTIONS, ANN_SYNC_WAVE,
 };
+use goyaml::json::Pointer as _;
 
 /// See `rules/GL005-unknown-sync-option.md`.
 pub(crate) struct UnknownSyncOption;

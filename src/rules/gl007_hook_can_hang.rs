@@ -1,7 +1,7 @@
 //! GL007 hook-can-hang: hooks that can keep a sync Running forever, never
 //! re-run after a failure, or pile up in the cluster.
 
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use serde_json::Value;
 
 use super::analysis::podspec::{self, RefKind};

@@ -2,7 +2,7 @@
 //! (phase, wave) that cannot become healthy until something of a later wave
 //! exists, so the sync waits forever (or fails).
 
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use serde_json::Value;
 use std::cell::OnceCell;
 use std::collections::HashMap;

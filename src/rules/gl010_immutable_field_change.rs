@@ -6,7 +6,7 @@
 //! git leaves unset are kept by the API server on update, so an unset field
 //! at head is never a change unless the validator says otherwise.
 
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use serde_json::{Map, Value};
 
 use super::analysis::at_field;

@@ -18,8 +18,8 @@ use crate::argocd::instances::short_key;
 use crate::argocd::{instances, is_application, App, Inventory, Manager, PruneMode};
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
-use crate::json::Pointer as _;
 use crate::plan::{Prune, PruneReason};
+use goyaml::json::Pointer as _;
 use std::cell::OnceCell;
 use std::collections::HashMap;
 

@@ -3,7 +3,7 @@
 //! any shrink of its generators deletes workloads.
 
 use crate::argocd::instances::short_key;
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use serde_json::Value;
 
 use super::analysis::appset_resource;

@@ -14,7 +14,7 @@
 //! known by only one of its name and server, a kind of unknown scope that
 //! one scope would permit) is not reported.
 
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,8 +23,8 @@ use serde_json::Value;
 use super::gl016_missing_namespace::BUILTIN_GROUPS;
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::finding::Suppression;
-use crate::glob::go::go_path_match;
-use crate::glob::{Glob, GlobError};
+use gotemplate::go::glob::go::go_path_match;
+use gotemplate::go::glob::{Glob, GlobError};
 
 /// AC `util/glob` `Match`: a pattern gobwas refuses matches nothing;
 /// `None` when it is past gitops-lint's own size limits (undecided).
@@ -164,8 +164,7 @@ fn lend_global_projects(inv: &Inventory, projects: &mut BTreeMap<&str, Project<'
     else {
         return;
     };
-    let Ok(Value::Array(settings)) =
-        crate::yaml::load_first_sigs(text, &crate::yaml::Limits::default())
+    let Ok(Value::Array(settings)) = goyaml::load_first_sigs(text, &goyaml::Limits::default())
     else {
         return;
     };

@@ -1,7 +1,7 @@
 //! GL016 missing-namespace: namespaced resources synced into a namespace that
 //! nothing creates, so the sync fails with `namespaces "x" not found`.
 
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::analysis::{at_field, at_resource};

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use gitops_lint::lint::{self, Options, Revision};
 use gitops_lint::render::{expand_lists, HelmRenderer, RenderOptions};
 use gitops_lint::source::write_commit;
-use gitops_lint::yaml::{self, Dialect, Limits};
+use goyaml::{Dialect, Limits};
 use kustomize_common::{compare, crate_root, pinned_helm, PINNED_HELM};
 use serde_json::{json, Map, Value};
 
@@ -92,7 +92,7 @@ impl Case {
         dirs.into_iter()
             .map(|dir| {
                 let text = std::fs::read_to_string(dir.join("case.yaml")).expect("case.yaml");
-                let meta = yaml::load_all(&text)
+                let meta = goyaml::load_all(&text)
                     .expect("case.yaml is YAML")
                     .into_iter()
                     .next()
@@ -325,7 +325,7 @@ fn render_case(case: &Case, helm: Option<&Path>) -> Result<String, String> {
 /// A YAML stream as Argo CD reads helm's output: sigs.k8s.io/yaml, empty
 /// and comment-only documents dropped, lists expanded (AC `GenerateManifests`).
 fn argocd_objects(text: &str) -> Result<Vec<Value>, String> {
-    let docs = yaml::load_all_as(text, Dialect::SigsYaml, &Limits::default())
+    let docs = goyaml::load_all_as(text, Dialect::SigsYaml, &Limits::default())
         .map_err(|e| format!("not YAML: {e}"))?;
     let mut out = Vec::new();
     for d in docs {
@@ -384,7 +384,7 @@ fn case_list(file: &str) -> BTreeMap<String, String> {
     let p = crate_root().join("testdata").join(file);
     let text = std::fs::read_to_string(&p).expect("read the case list");
     let mut out = BTreeMap::new();
-    for d in yaml::load_all(&text).expect("parse the case list") {
+    for d in goyaml::load_all(&text).expect("parse the case list") {
         for e in d.value.as_array().cloned().unwrap_or_default() {
             let case = e["case"].as_str().expect("case").to_string();
             let reason = e["reason"].as_str().expect("reason").to_string();

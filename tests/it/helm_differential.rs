@@ -38,7 +38,7 @@ use std::sync::Mutex;
 use gitops_lint::lint::{self, Options, Revision};
 use gitops_lint::render::{expand_lists, HelmRenderer, RenderOptions};
 use gitops_lint::source::write_commit;
-use gitops_lint::yaml::{self, Dialect, Limits};
+use goyaml::{Dialect, Limits};
 use kustomize_common::{compare, crate_root, pinned_helm, PINNED_HELM};
 use serde_json::{json, Value};
 
@@ -78,11 +78,11 @@ struct ChartMeta {
 /// key replaces the earlier one).
 fn read_yaml(p: &Path) -> Option<Value> {
     let text = std::fs::read_to_string(p).ok()?;
-    yaml::load_all_as(&text, Dialect::SigsYaml, &Limits::default())
+    goyaml::load_all_as(&text, Dialect::SigsYaml, &Limits::default())
         .ok()?
         .into_iter()
         .next()
-        .map(yaml::Doc::into_value)
+        .map(goyaml::Doc::into_value)
 }
 
 fn chart_meta(dir: &Path) -> Option<ChartMeta> {
@@ -328,7 +328,7 @@ fn render_case(
 /// A YAML stream as Argo CD reads helm's output (sigs.k8s.io/yaml, empty
 /// documents dropped, lists expanded).
 fn argocd_objects(text: &str) -> Result<Vec<Value>, String> {
-    let docs = yaml::load_all_as(text, Dialect::SigsYaml, &Limits::default())
+    let docs = goyaml::load_all_as(text, Dialect::SigsYaml, &Limits::default())
         .map_err(|e| format!("not YAML: {e}"))?;
     let mut out = Vec::new();
     for d in docs {

@@ -1007,7 +1007,7 @@ fn many_apps_multiplying_one_directory_stop_the_run_with_one_line() {
 /// it, with an error at line 1 (the default limit is 64 MiB).
 #[test]
 fn a_stream_over_the_byte_limit_is_refused_before_parsing() {
-    use gitops_lint::yaml::{load_all_with, Limits};
+    use goyaml::{load_all_with, Limits};
     let limits = Limits {
         max_bytes: 1024,
         ..Limits::default()
@@ -1074,7 +1074,7 @@ fn a_matrix_generator_that_multiplies_without_bound_is_an_error() {
 /// the format (`%!(NOVERB)`), so a template cannot ask for a 888 MB pad.
 #[test]
 fn a_printf_width_in_the_hundreds_of_millions_is_not_allocated() {
-    use gitops_lint::gotemplate::{data_from_params, render, MissingKey};
+    use gotemplate::{data_from_params, render, MissingKey};
     let dot = data_from_params(&serde_json::Map::new());
     let out = render(
         r#"{{ printf "a%0888888888dz" 1 }}"#,
@@ -1764,7 +1764,7 @@ spec:
 /// render as Go does.
 #[test]
 fn template_functions_and_chains_are_bounded_by_one_value_budget() {
-    use gitops_lint::gotemplate::{data_from_params, parse, render, Budget, MissingKey};
+    use gotemplate::{data_from_params, parse, render, Budget, MissingKey};
     let dot = data_from_params(&serde_json::Map::new());
     let hostile = [
         // The attacked shape: one call with a size argument.

@@ -14,14 +14,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use gitops_lint::render::RenderErrorKind;
-use gitops_lint::yaml;
 use kustomize_common::{compare, corpus_dir, crate_root, render_dir, vendored_corpus, Case};
 use serde_json::Value;
 
 fn case_list(file: &str) -> BTreeMap<String, String> {
     let p = crate_root().join("testdata").join(file);
     let text = std::fs::read_to_string(&p).expect("read unsupported list");
-    let docs = yaml::load_all(&text).expect("parse unsupported list");
+    let docs = goyaml::load_all(&text).expect("parse unsupported list");
     let mut out = BTreeMap::new();
     for d in docs {
         for e in d.value.as_array().cloned().unwrap_or_default() {

@@ -9,7 +9,6 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use gitops_lint::source::write_commit;
-use gitops_lint::yaml;
 use serde_json::{json, Value};
 
 fn bin() -> Command {
@@ -151,7 +150,7 @@ fn render(repo: &Path, args: &[&str], helm: bool) -> Run {
 }
 
 fn docs(text: &str) -> Vec<Value> {
-    yaml::load_all(text)
+    goyaml::load_all(text)
         .expect("render prints YAML")
         .into_iter()
         .map(|d| d.into_value())

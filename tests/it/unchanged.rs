@@ -403,7 +403,7 @@ impl Tally {
 fn unsupported_corpus_cases() -> BTreeSet<String> {
     let p = kustomize_common::crate_root().join("testdata/kustomize-corpus-unsupported.yaml");
     let text = std::fs::read_to_string(&p).expect("read unsupported list");
-    gitops_lint::yaml::load_all(&text)
+    goyaml::load_all(&text)
         .expect("parse unsupported list")
         .into_iter()
         .flat_map(|d| d.value.as_array().cloned().unwrap_or_default())

@@ -13,7 +13,7 @@ use crate::kustomize_common;
 use std::path::Path;
 use std::process::Command;
 
-use gitops_lint::yaml::{load_all_as, Dialect, Limits};
+use goyaml::{load_all_as, Dialect, Limits};
 use kustomize_common::pinned_helm;
 
 const BASES: &[&str] = &[

@@ -10,7 +10,7 @@ use crate::kustomize_common;
 
 use std::path::Path;
 
-use gitops_lint::yaml::{load_all, load_all_as, Dialect, Limits};
+use goyaml::{load_all, load_all_as, Dialect, Limits};
 use serde_json::{json, Value};
 
 const RESOURCES: &str = r#"apiVersion: example.com/v1

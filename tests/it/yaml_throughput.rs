@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use gitops_lint::yaml::load_all;
+use goyaml::load_all;
 
 /// Deployments, ConfigMaps with block text, and CRD-like nested schemas.
 fn corpus(target_bytes: usize) -> String {

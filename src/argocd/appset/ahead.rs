@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::generators::ParamSet;
 use super::render::Renderer;
 use super::Templated;
-use crate::gotemplate::Budget;
+use gotemplate::Budget;
 
 /// Fewest parameter sets worth templating ahead: below it, a thread's
 /// start costs more than it saves.

@@ -34,7 +34,7 @@ pub fn replace(tmpl: &str, params: &Map<String, Value>, room: usize) -> Result<S
         let Some(close) = after.find("}}") else {
             return Err(format!(
                 "invalid template {:?}: cannot find end tag \"}}}}\"",
-                crate::gotemplate::bounded_text(tmpl, 1024)
+                gotemplate::bounded_text(tmpl, 1024)
             ));
         };
         let tag = &after[..close];

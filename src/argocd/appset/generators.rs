@@ -13,10 +13,10 @@ use super::render::{Params, Renderer};
 use super::selector::Selector;
 use super::{AppSetContext, AppSetError, SECRET_TYPE_LABEL};
 use crate::cache::{Facts, RecordKey};
-use crate::glob::go as glob;
-use crate::gotemplate::V;
-use crate::gotemplate::{path_base, path_dir, sanitize_name};
 use crate::source::{self, EntryKind};
+use gotemplate::go::glob::go as glob;
+use gotemplate::V;
+use gotemplate::{path_base, path_dir, sanitize_name};
 
 /// Generator kinds in the order Argo CD's `ApplicationSetGenerator` struct declares them.
 const KINDS: [&str; 9] = [
@@ -243,7 +243,7 @@ impl<'a> Evaluator<'a> {
         }
         if let Some(Value::String(y)) = body.get("elementsYaml") {
             if !y.is_empty() {
-                let parsed = crate::yaml::parse_first_doc(y).map_err(|e| {
+                let parsed = goyaml::parse_first_doc(y).map_err(|e| {
                     AppSetError(format!(
                         "list generator: error unmarshling decoded ElementsYaml: {e}"
                     ))
@@ -1099,7 +1099,7 @@ pub(crate) fn flatten_params(params: &Params) -> BTreeMap<String, String> {
 /// YAML document only, as `sigs.k8s.io/yaml.Unmarshal` reads it). An empty
 /// file is one empty object.
 fn parse_param_file(text: &str) -> Result<Vec<Params>, String> {
-    let v = crate::yaml::parse_first_doc(text).map_err(|e| format!("unable to parse file: {e}"))?;
+    let v = goyaml::parse_first_doc(text).map_err(|e| format!("unable to parse file: {e}"))?;
     match v {
         Value::Null => Ok(vec![Map::new()]),
         Value::Object(o) => Ok(vec![o]),

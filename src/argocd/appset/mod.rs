@@ -20,8 +20,8 @@ pub(crate) mod selector;
 mod templated;
 pub use templated::Templated;
 
-use crate::json::LazyValue;
-use crate::json::Pointer as _;
+use goyaml::json::LazyValue;
+use goyaml::json::Pointer as _;
 use std::collections::{BTreeMap, BTreeSet};
 
 use base64::Engine as _;

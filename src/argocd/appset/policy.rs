@@ -3,7 +3,7 @@
 //! `--enable-policy-override` (AC `applicationset/utils/policy.go`
 //! `DefaultPolicy`).
 
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use serde_json::Value;
 
 use super::{AppSetError, AppSetSettings};

@@ -5,7 +5,7 @@
 //! `controllers/template/{template,patch}.go`,
 //! `generators/generator_spec_processor.go`).
 
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -13,7 +13,7 @@ use std::rc::Rc;
 use serde_json::{Map, Value};
 
 use super::{fasttemplate, AppSetError, RESOURCES_FINALIZER};
-use crate::gotemplate::{self, Budget, MissingKey, Template, V};
+use gotemplate::{self, Budget, MissingKey, Template, V};
 
 /// How much of a template's source an error quotes: the source is the
 /// ApplicationSet's string, up to the size of a file, and each generated
@@ -250,7 +250,7 @@ impl Renderer {
             let text = self
                 .replace(patch, &data)
                 .map_err(|e| format!("error replacing values in templatePatch: {e}"))?;
-            let patch_value = crate::yaml::parse_first_doc(&text)
+            let patch_value = goyaml::parse_first_doc(&text)
                 .map_err(|e| format!("error while converting templatePatch to json: {e}"))?;
             match patch_value {
                 Value::Object(_) => {

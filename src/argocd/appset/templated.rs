@@ -13,14 +13,14 @@
 //! draws the same work from its budget as that render did. An expansion
 //! whose earlier steps drew a different amount templates on its own.
 
-use crate::json::LazyValue;
+use goyaml::json::LazyValue;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
 use super::render::{Params, Renderer};
-use crate::gotemplate::Budget;
 use crate::source::{FastMap, FastSet};
+use gotemplate::Budget;
 
 /// Most Applications kept, and most bytes of parameters kept with them:
 /// past either, more are templated and not kept (parameters read from

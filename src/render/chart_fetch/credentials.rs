@@ -99,7 +99,7 @@ impl Credentials {
 
     /// Helm's `repositories.yaml`: `repositories[].{name,url,username,password}`.
     fn read_repositories_yaml(&mut self, text: &str) {
-        let Ok(v) = crate::yaml::parse_first_doc(text) else {
+        let Ok(v) = goyaml::parse_first_doc(text) else {
             return;
         };
         for r in v

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::http::{check_status, host_of, join_url, Auth};
 use super::MAX_ARCHIVE_BYTES;
 use super::{sha256_hex, FetchError, Fetched, Fetcher, MAX_INDEX_BYTES};
-use crate::semver::Version;
+use gotemplate::go::semver::Version;
 
 impl Fetcher {
     /// The basic credentials `repositories.yaml` gives for `repo`, for
@@ -27,11 +27,11 @@ impl Fetcher {
         check_status(&r, &url, "the repository's index")?;
         let text = String::from_utf8(r.body)
             .map_err(|_| FetchError::Refused(format!("`{url}` is not text")))?;
-        let limits = crate::yaml::Limits {
+        let limits = goyaml::Limits {
             max_documents: 1,
-            ..crate::yaml::Limits::default()
+            ..goyaml::Limits::default()
         };
-        let docs = crate::yaml::load_all_with(&text, &limits)
+        let docs = goyaml::load_all_with(&text, &limits)
             .map_err(|e| FetchError::Refused(format!("`{url}` does not parse: {e}")))?;
         Ok(docs
             .into_iter()

@@ -1,7 +1,7 @@
 //! A `targetRevision` resolved as the repo-server resolves it
 //! (`util/versions`).
 
-use crate::semver::{Constraint, Version};
+use gotemplate::go::semver::{Constraint, Version};
 
 /// `versions.IsVersion`.
 pub(super) fn is_version(rev: &str) -> bool {

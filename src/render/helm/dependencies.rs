@@ -18,9 +18,9 @@
 use serde_json::Value;
 
 use super::super::{RenderContext, RenderError, RenderErrorKind};
-use crate::glob::go::go_path_match;
-use crate::semver::{Constraint, Version};
 use crate::source::{path, EntryKind};
+use gotemplate::go::glob::go::go_path_match;
+use gotemplate::go::semver::{Constraint, Version};
 
 /// Why a `file://` dependency outside the repository is not followed.
 const NOTHING_OUTSIDE: &str = "gitops-lint reads nothing outside the repository";

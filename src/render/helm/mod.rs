@@ -761,10 +761,10 @@ fn parse_output(
         // `reposerver/repository/repository.go` `helmTemplate` hands it to
         // gitops-engine `pkg/utils/kube` `SplitYAML`): YAML 1.1 scalars
         // (`no` is false), and a repeated key replaces the earlier one.
-        let docs = crate::yaml::load_all_as(
+        let docs = goyaml::load_all_as(
             &chunk,
-            crate::yaml::Dialect::SigsYaml,
-            &crate::yaml::Limits::default(),
+            goyaml::Dialect::SigsYaml,
+            &goyaml::Limits::default(),
         )
         .map_err(|e| RenderError::content(format!("helm output is not valid YAML: {e}")))?;
         for d in docs {

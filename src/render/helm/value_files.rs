@@ -5,9 +5,9 @@
 use std::collections::BTreeSet;
 
 use super::options::{envsubst, Options};
-use crate::glob::go::Doublestar;
 use crate::render::{RefTarget, RenderContext, RenderError, RenderErrorKind, SourceSpec};
 use crate::source::{path, EntryKind};
+use gotemplate::go::glob::go::Doublestar;
 
 /// Most value files one glob may expand to.
 const MAX_GLOB_MATCHES: usize = 1_000;

@@ -3,7 +3,7 @@
 //! transformers in their fixed order, vars), then hashing, name-reference
 //! fixing, var resolution, local-config removal and sorting at the top.
 
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use serde_json::Value;
 
 use super::accumulator::Acc;
@@ -16,7 +16,6 @@ use super::{
 };
 use crate::render::{RenderContext, RenderError, RenderedObject, SourceSpec};
 use crate::source::{self, path, EntryKind};
-use crate::yaml;
 
 /// Builds the kustomization of `spec` and returns kubectl's output.
 ///
@@ -295,8 +294,8 @@ impl Builder<'_, '_> {
             let Some(s) = e.as_str() else {
                 return Err(k.err(format!("entries of `{field}` must be strings")));
             };
-            if let Ok(docs) = yaml::load_all(s) {
-                let maps: Vec<&yaml::Doc> = docs.iter().filter(|d| d.value.is_object()).collect();
+            if let Ok(docs) = goyaml::load_all(s) {
+                let maps: Vec<&goyaml::Doc> = docs.iter().filter(|d| d.value.is_object()).collect();
                 if !maps.is_empty()
                     && maps.len() == docs.iter().filter(|d| !d.value.is_null()).count()
                 {

@@ -13,7 +13,6 @@ use super::{argocd, content, footprint, KResult};
 use crate::manifest::Origin;
 use crate::render::materialize::{copy_dir, Dangling};
 use crate::render::{RenderContext, RenderError, RenderErrorKind, RenderedObject, SourceSpec};
-use crate::yaml;
 
 /// Renders `spec` with the external binary `bin`.
 ///
@@ -81,7 +80,7 @@ pub(crate) fn render(
     }
     let text =
         String::from_utf8(out.stdout).map_err(|_| content("kustomize output is not UTF-8"))?;
-    let docs = yaml::load_all(&text)
+    let docs = goyaml::load_all(&text)
         .map_err(|e| content(format!("cannot parse kustomize output: {e}")))?;
     Ok(docs
         .into_iter()

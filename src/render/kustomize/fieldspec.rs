@@ -203,7 +203,7 @@ impl Tables {
     /// parsed as a `configurations:` file is.
     fn builtin_as_written() -> KResult<Tables> {
         const FILE: &str = "builtinpluginconsts";
-        let docs = crate::yaml::load_all(BUILTIN_FIELD_SPECS).map_err(|e| {
+        let docs = goyaml::load_all(BUILTIN_FIELD_SPECS).map_err(|e| {
             content(format!(
                 "Kustomize's built-in field specs do not parse: {}",
                 e.message

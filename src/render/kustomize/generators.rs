@@ -2,8 +2,8 @@
 //! options, behaviours) and the content-hash name suffix applied at the
 //! end of a build.
 
-use crate::json::Pointer as _;
 use base64::Engine as _;
+use goyaml::json::Pointer as _;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 

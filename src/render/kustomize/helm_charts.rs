@@ -27,7 +27,7 @@ use crate::manifest::Origin;
 use crate::render::helm::{self, InflatedChart};
 use crate::render::{RenderContext, RenderError, RenderErrorKind};
 use crate::source::{path, EntryKind, Tree as _};
-use crate::yaml::{self, Dialect};
+use goyaml::Dialect;
 
 /// `types.HelmDefaultHome`.
 const DEFAULT_CHART_HOME: &str = "charts";
@@ -408,11 +408,11 @@ fn values_with(
         let (p, bytes) = read(cx)?;
         let text = std::str::from_utf8(&bytes)
             .map_err(|_| k.err(format!("values file `{p}` is not valid UTF-8")))?;
-        let docs = yaml::load_all_as(text, Dialect::Kyaml, &yaml::Limits::default())
+        let docs = goyaml::load_all_as(text, Dialect::Kyaml, &goyaml::Limits::default())
             .map_err(|e| RenderError::from_yaml(&p, &e))?;
         let file = docs
             .into_iter()
-            .map(crate::yaml::Doc::into_value)
+            .map(goyaml::Doc::into_value)
             .find(|v| !v.is_null())
             .unwrap_or_else(|| Value::Object(Map::new()));
         if !file.is_object() {
@@ -442,12 +442,13 @@ fn parse(text: &str, chart_dir: &str) -> KResult<Vec<Res>> {
             .find_map(|l| l.strip_prefix("# Source: "))
             .map(|s| s.split_once('/').map_or(s, |(_, rest)| rest))
             .and_then(|s| path::join(chart_dir, s));
-        let docs =
-            yaml::load_all_as(chunk, Dialect::Kyaml, &yaml::Limits::default()).map_err(|e| {
+        let docs = goyaml::load_all_as(chunk, Dialect::Kyaml, &goyaml::Limits::default()).map_err(
+            |e| {
                 content(format!(
                     "helm output for `{chart_dir}` is not valid YAML: {e}"
                 ))
-            })?;
+            },
+        )?;
         let mut res = load::resources_from_docs(&docs, file.as_deref(), None)?;
         for r in &mut res {
             r.origin = Origin {

@@ -10,7 +10,6 @@ use super::{content, KResult};
 use crate::manifest::Origin;
 use crate::render::{RenderContext, RenderError, RenderErrorKind, KUSTOMIZATION_NAMES};
 use crate::source::{self, path, EntryKind};
-use crate::yaml;
 
 /// Every field a v5.5.0 kustomization may have.
 const KNOWN_FIELDS: &[&str] = &[
@@ -252,8 +251,8 @@ pub(crate) fn load(cx: &RenderContext<'_>, dir: &str) -> KResult<Kustomization> 
         .map_err(|_| content(format!("`{file}` is not valid UTF-8")).at(file.clone(), None))?;
     // Shared with the parse cache: parsed once per blob, however many
     // overlays include this kustomization, at either revision.
-    let docs = cx.load_yaml_shared_as(&file, yaml::Dialect::SigsYaml)?;
-    let docs: Vec<&yaml::Doc> = docs.iter().filter(|d| !d.value.is_null()).collect();
+    let docs = cx.load_yaml_shared_as(&file, goyaml::Dialect::SigsYaml)?;
+    let docs: Vec<&goyaml::Doc> = docs.iter().filter(|d| !d.value.is_null()).collect();
     let mut k = match docs.as_slice() {
         [] => Map::new(),
         [d] => match &**d.value {
@@ -456,7 +455,7 @@ fn fix_helm_chart_args(k: &mut Map<String, Value>, file: &str) -> KResult<()> {
 /// # Errors
 /// Documents that are not maps.
 pub(crate) fn resources_from_docs(
-    docs: &[yaml::Doc],
+    docs: &[goyaml::Doc],
     file: Option<&str>,
     text: Option<&str>,
 ) -> KResult<Vec<Res>> {

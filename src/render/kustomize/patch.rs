@@ -3,7 +3,7 @@
 //! strategic-merge from JSON 6902 the way Kustomize does, choosing targets
 //! and applying them.
 
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use serde_json::Value;
 
 use super::accumulator::Acc;
@@ -15,7 +15,6 @@ use super::{
     MAX_RESOURCE_NODES,
 };
 use crate::render::RenderContext;
-use crate::yaml;
 
 /// A parsed patch body.
 enum Body {
@@ -24,12 +23,12 @@ enum Body {
 }
 
 fn parse_body(text: &str, source: &str, file: &str) -> KResult<Body> {
-    let docs = yaml::load_all(text).map_err(|e| {
+    let docs = goyaml::load_all(text).map_err(|e| {
         content(format!("`{file}`: patch {source} is not valid YAML: {e}")).at(file, None)
     })?;
     let vals: Vec<Value> = docs
         .into_iter()
-        .map(crate::yaml::Doc::into_value)
+        .map(goyaml::Doc::into_value)
         .filter(|v| !v.is_null())
         .collect();
     if vals.is_empty() {
@@ -371,8 +370,8 @@ pub(crate) fn patches_strategic_merge(
     let mut patches: Vec<Value> = Vec::new();
     for e in k.list("patchesStrategicMerge").to_vec() {
         let s = e.as_str().unwrap_or("");
-        let inline = yaml::load_all(s).ok().filter(|d| {
-            let non_null: Vec<&yaml::Doc> = d.iter().filter(|x| !x.value.is_null()).collect();
+        let inline = goyaml::load_all(s).ok().filter(|d| {
+            let non_null: Vec<&goyaml::Doc> = d.iter().filter(|x| !x.value.is_null()).collect();
             !non_null.is_empty() && non_null.iter().all(|x| x.value.is_object())
         });
         let docs = match inline {
@@ -438,9 +437,9 @@ pub(crate) fn patches_json6902(
                 .map_err(|e| k.err(format!("decoding JSON patch: {e}")))?
         } else {
             let docs =
-                yaml::load_all(&text).map_err(|e| k.err(format!("decoding JSON patch: {e}")))?;
+                goyaml::load_all(&text).map_err(|e| k.err(format!("decoding JSON patch: {e}")))?;
             docs.into_iter()
-                .map(crate::yaml::Doc::into_value)
+                .map(goyaml::Doc::into_value)
                 .find(|v| !v.is_null())
                 .unwrap_or(Value::Null)
         };

@@ -335,7 +335,7 @@ pub(crate) fn run(
             let docs = cx.load_yaml(&file)?;
             match docs
                 .into_iter()
-                .map(crate::yaml::Doc::into_value)
+                .map(goyaml::Doc::into_value)
                 .find(|v| !v.is_null())
             {
                 Some(Value::Array(items)) => all.extend(items),

@@ -2,7 +2,7 @@
 //! spec needs before its pods can run, and which ConfigMap key a mounted
 //! file comes from.
 
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use serde_json::Value;
 
 use crate::manifest::Manifest;

@@ -4,7 +4,7 @@
 //! the next, except after the last step. Hooks are always awaited
 //! (gitops-engine `sync_context.go`, `sync_tasks.go`; ARGOCD.md §4).
 
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use std::collections::BTreeSet;
 use std::fmt;
 

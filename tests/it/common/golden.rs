@@ -126,7 +126,7 @@ pub fn cases_in(root: &Path) -> Vec<Case> {
 /// `case.yaml` of a case, or null.
 fn read_meta(dir: &Path) -> Value {
     match std::fs::read_to_string(dir.join("case.yaml")) {
-        Ok(t) => gitops_lint::yaml::load_all(&t)
+        Ok(t) => goyaml::load_all(&t)
             .ok()
             .and_then(|d| d.into_iter().next())
             .map_or(Value::Null, |d| d.into_value()),

@@ -12,7 +12,6 @@ use gitops_lint::render::{
     kustomize, ParseCache, RenderContext, RenderError, RenderOptions, SourceSpec,
 };
 use gitops_lint::source::{DirTree, Tree};
-use gitops_lint::yaml;
 use serde_json::Value;
 
 /// The crate's root, read when the test runs (cargo sets
@@ -107,7 +106,7 @@ impl Case {
 }
 
 pub fn parse_stream(text: &str) -> Vec<Value> {
-    yaml::load_all(text)
+    goyaml::load_all(text)
         .expect("parse")
         .into_iter()
         .map(|d| d.into_value())

@@ -18,9 +18,9 @@ use serde_json::Value;
 
 use super::super::super::{chart_cache, RenderContext, RenderError};
 use super::super::dependencies;
-use crate::gotemplate::V;
-use crate::semver::Version;
 use crate::source::{path, EntryKind, Tree as _};
+use gotemplate::go::semver::Version;
+use gotemplate::V;
 
 /// Most archives nested in one another that are loaded.
 const MAX_ARCHIVE_NESTING: usize = 8;
@@ -227,7 +227,7 @@ fn strip_bom(data: Arc<[u8]>) -> Arc<[u8]> {
 /// The first YAML document of `data` as sigs.k8s.io/yaml decodes it.
 fn yaml_doc(data: &[u8]) -> Result<Value, String> {
     let text = std::str::from_utf8(data).map_err(|e| format!("not UTF-8: {e}"))?;
-    crate::yaml::load_first_sigs(text, &crate::yaml::Limits::default()).map_err(|e| e.to_string())
+    goyaml::load_first_sigs(text, &goyaml::Limits::default()).map_err(|e| e.to_string())
 }
 
 /// The name Go's `encoding/json` gives a value's type in an unmarshal error.
@@ -251,7 +251,7 @@ fn scalar_as_string(v: &Value) -> Option<String> {
         Value::String(s) => Some(s.clone()),
         Value::Bool(b) => Some(b.to_string()),
         Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
-        Value::Number(n) => n.as_f64().map(crate::gotemplate::value::format_float32_g),
+        Value::Number(n) => n.as_f64().map(gotemplate::value::format_float32_g),
         _ => None,
     }
 }

@@ -25,11 +25,9 @@ use super::chart::Chart;
 use super::objects::Volatile;
 use super::values::Map;
 use super::{helm_error, not_supported};
-use crate::gotemplate::{
-    Budget, FuncSet, Generator, MissingKey, SharedMap, TemplateSet, Variant, V,
-};
 use crate::limits::BEYOND_LIMITS;
 use crate::render::{ParseCache, RenderError};
+use gotemplate::{Budget, FuncSet, Generator, MissingKey, SharedMap, TemplateSet, Variant, V};
 use sha2::Digest as _;
 
 /// One template to parse and, unless a partial, execute.

@@ -128,21 +128,17 @@ fn kind_rank(a: &str, b: &str, helm4: bool) -> std::cmp::Ordering {
 /// The parts of a document `SimpleHead` reads: `kind` and the
 /// annotations, as `yaml.Unmarshal` into it would fail or read them.
 fn head(doc: &str, path: &str, helm4: bool) -> Result<(String, BTreeMap<String, String>), String> {
-    let docs = crate::yaml::load_all_as(
-        doc,
-        crate::yaml::Dialect::SigsYaml,
-        &crate::yaml::Limits::default(),
-    )
-    .map_err(|e| {
-        format!(
-            "YAML parse error on {path}: error converting YAML to JSON: {}",
-            e.go_yaml_text()
-        )
-    })?;
+    let docs = goyaml::load_all_as(doc, goyaml::Dialect::SigsYaml, &goyaml::Limits::default())
+        .map_err(|e| {
+            format!(
+                "YAML parse error on {path}: error converting YAML to JSON: {}",
+                e.go_yaml_text()
+            )
+        })?;
     let v = docs
         .into_iter()
         .next()
-        .map(crate::yaml::Doc::into_value)
+        .map(goyaml::Doc::into_value)
         .unwrap_or_default();
     let bad = |what: &str, field: &str, ty: &str| {
         format!(

@@ -39,7 +39,7 @@ use std::sync::Arc;
 
 use super::super::{RenderContext, RenderError};
 use super::dependencies::Build;
-use crate::gotemplate::V;
+use gotemplate::V;
 use values::Map;
 
 /// What the native renderer is given: the command line Argo CD would run,
@@ -123,13 +123,12 @@ fn merge_user_values(inp: &Inputs<'_>) -> Result<Map, String> {
         let text = std::str::from_utf8(bytes)
             .map_err(|e| format!("failed to parse {shown}: not UTF-8: {e}"))?;
         // `chartutil.ReadValues`: sigs.k8s.io/yaml reads the first document.
-        let doc =
-            crate::yaml::load_first_sigs(text, &crate::yaml::Limits::default()).map_err(|e| {
-                format!(
-                    "failed to parse {shown}: error converting YAML to JSON: {}",
-                    e.go_yaml_text()
-                )
-            })?;
+        let doc = goyaml::load_first_sigs(text, &goyaml::Limits::default()).map_err(|e| {
+            format!(
+                "failed to parse {shown}: error converting YAML to JSON: {}",
+                e.go_yaml_text()
+            )
+        })?;
         match V::from_json(&doc) {
             V::Map(m) => values::merge_maps(&mut base, m.into_entries()),
             V::Nil => {}
@@ -290,7 +289,7 @@ pub(in crate::render::helm) fn names_generators(
     }
     static RE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
-        let names = crate::gotemplate::generator_names().join("|");
+        let names = gotemplate::generator_names().join("|");
         regex::Regex::new(&format!(r"\b(?:{names})\b")).ok()
     });
     let Some(re) = re else { return false };

@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex};
 use base64::Engine as _;
 
 use super::chart::{ChartFile, Dependency, Metadata};
-use crate::glob::{Glob, GlobError};
-use crate::gotemplate::{Host, HostObject, Json, V};
+use gotemplate::go::glob::{Glob, GlobError};
+use gotemplate::{Host, HostObject, Json, V};
 
 #[cfg(test)]
 use super::version::DEFAULT_API_VERSIONS_3_17 as DEFAULT_API_VERSIONS;
@@ -434,7 +434,7 @@ impl Files {
     fn by_base_name(&self, what: &str, encode: impl Fn(&[u8]) -> String) -> V {
         let mut m = BTreeMap::new();
         for (path, data) in &self.files {
-            let base = crate::gotemplate::path_base(path);
+            let base = gotemplate::path_base(path);
             let text = encode(data);
             if let Some(prev) = m.insert(base.clone(), V::Str(text.clone())) {
                 if prev != V::Str(text) {
@@ -448,7 +448,7 @@ impl Files {
         if m.is_empty() {
             return V::Str("{}".into());
         }
-        V::Str(crate::gotemplate::yaml_out::helm_to_yaml(&V::Map(m.into())))
+        V::Str(gotemplate::yaml_out::helm_to_yaml(&V::Map(m.into())))
     }
 }
 

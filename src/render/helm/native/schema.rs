@@ -14,7 +14,7 @@
 // float64 as gojsonschema reads them.
 #![allow(clippy::cast_precision_loss)]
 
-use crate::json::Pointer as _;
+use goyaml::json::Pointer as _;
 use serde_json::Value;
 
 /// Why a schema cannot be judged natively, or why the values fail it.

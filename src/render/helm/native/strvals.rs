@@ -6,7 +6,7 @@
 //! `--set-file` it is the content of the file it names.
 
 use super::values::Map;
-use crate::gotemplate::V;
+use gotemplate::V;
 
 /// helm's `MaxIndex`.
 const MAX_INDEX: usize = 65_536;
@@ -426,7 +426,7 @@ mod tests {
     // printed exactly this.
     #[test]
     fn set_integers_are_int64_in_templates() {
-        use crate::gotemplate::{FuncSet, MissingKey, TemplateSet};
+        use gotemplate::{FuncSet, MissingKey, TemplateSet};
         let mut values = Map::new();
         parse_into("n=-42,one=1,big=7200000000000", &mut values, Reader::Typed).expect("parses");
         let src = r#"d: {{ kindOf .Values.n }} {{ typeOf .Values.n }} {{ printf "%T %v %d" .Values.n .Values.n .Values.n }}

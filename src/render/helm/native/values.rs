@@ -20,8 +20,8 @@
 use std::collections::BTreeMap;
 
 use super::chart::{Chart, Dependency};
-use crate::gotemplate::{SharedMap, V};
-use crate::semver::{Constraint, Version};
+use gotemplate::go::semver::{Constraint, Version};
+use gotemplate::{SharedMap, V};
 
 /// A values table (`map[string]interface{}`).
 pub(in crate::render::helm) type Map = BTreeMap<String, V>;
@@ -117,10 +117,7 @@ fn go_percent_t(v: &V) -> String {
         V::Nil | V::Missing => "%!t(<nil>)".into(),
         V::Int(i) => format!("%!t(int={i})"),
         V::Int64(i) => format!("%!t(int64={i})"),
-        V::Float(f) => format!(
-            "%!t(float64={})",
-            crate::gotemplate::value::format_float_g(*f)
-        ),
+        V::Float(f) => format!("%!t(float64={})", gotemplate::value::format_float_g(*f)),
         V::Str(s) => format!("%!t(string={s})"),
         V::List(l) => format!(
             "[{}]",

@@ -11,7 +11,7 @@
 //! | 3.3, 3.4 | 3.19.4 | `V3_19` |
 //! | 3.5 and later | 4.2.1 | `V4` |
 
-use crate::gotemplate::{go_quote, HelmGen};
+use gotemplate::{go_quote, HelmGen};
 
 /// The helm release line the native renderer follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -251,7 +251,7 @@ pub(super) const DEFAULT_API_VERSIONS_3_17: &[&str] = &[
 /// `String()`).
 pub(super) fn parse_kube_version(line: HelmLine, v: &str) -> Result<(String, String), String> {
     if line < HelmLine::V3_19 {
-        let s = format!("v{}", crate::semver::Version::parse(v)?);
+        let s = format!("v{}", gotemplate::go::semver::Version::parse(v)?);
         return Ok((s.clone(), s));
     }
     let normalized = format!("v{}", parse_generic(v)?);

@@ -1,5 +1,5 @@
 use super::*;
-use crate::gotemplate::{FuncSet, MissingKey, TemplateSet};
+use gotemplate::{FuncSet, MissingKey, TemplateSet};
 
 /// `src` with `.Capabilities` of `line` for `--kube-version kube`.
 fn caps(line: HelmLine, kube: &str, src: &str) -> Result<String, String> {

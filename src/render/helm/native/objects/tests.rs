@@ -1,5 +1,5 @@
 use super::*;
-use crate::gotemplate::{FuncSet, MissingKey, TemplateSet};
+use gotemplate::{FuncSet, MissingKey, TemplateSet};
 
 /// Runs `src` with `.Capabilities`, `.Files` and `.Chart` as helm sets
 /// them; `Err` also when the render read something volatile.

@@ -33,7 +33,7 @@ use serde_json::{Map as JsonMap, Value};
 
 use super::schema::Verdict;
 use super::schema6_num::{print_int, Dec};
-use crate::gotemplate::V;
+use gotemplate::V;
 
 mod errors;
 mod formats;
