@@ -2,6 +2,7 @@
 //! repository URL aliases, implicit apps, and the Argo CD behaviour that
 //! depends on version or controller flags.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
@@ -11,11 +12,16 @@ use crate::finding::{Category, RuleMeta, Severity};
 mod check;
 mod diff;
 mod plugins;
+mod rule_settings;
 
+pub(crate) use check::Checker;
 pub use check::ConfigError;
-use check::{at_line, problem_line, Checker};
+use check::{at_line, problem_line};
 pub(crate) use check::{ConfigProblem, PathGlobs};
 pub(crate) use diff::{DiffConfig, LinePattern, MaskRule, MAX_DIFF_CONTEXT};
+use rule_settings::ReadSettings;
+pub use rule_settings::RuleSettingsSpec;
+pub(crate) use rule_settings::{RuleCatalog, RuleSettings};
 
 /// The file name looked for at the repository root.
 pub(crate) const CONFIG_FILE: &str = ".gitops-lint.yaml";
@@ -49,14 +55,8 @@ pub struct Config {
     pub(crate) ignore_paths: PathGlobs,
     /// Severity overrides by code or name.
     pub(crate) severity: BTreeMap<String, Severity>,
-    /// GL013: share of an app's resources (0–1) above which a prune is "mass".
-    pub(crate) mass_prune_ratio: f64,
-    /// GL013: absolute count above which a prune is "mass".
-    pub(crate) mass_prune_count: usize,
     /// Controller settings for ApplicationSets.
     pub(crate) applicationset: AppSetControllerConfig,
-    /// StorageClass assumed when a PVC names none: whether it binds on first consumer.
-    pub(crate) default_storage_class_wait_for_first_consumer: bool,
     /// Clusters for ApplicationSet `clusters` generators, besides the cluster
     /// Secrets found in the repository.
     pub(crate) clusters: Vec<ClusterConfig>,
@@ -81,49 +81,20 @@ pub struct Config {
     /// `clusterScopedKinds`: `Kind` or `group/Kind` patterns (`*` wildcards)
     /// of kinds that are cluster-scoped, for CRDs not in the repository.
     pub(crate) cluster_scoped_kinds: Vec<String>,
-    /// Namespaces that exist on every destination cluster without a manifest
-    /// (created outside Argo CD), besides `default`, `kube-*` and `argocd`.
-    pub(crate) namespaces: Vec<String>,
     /// Whether `Gitops-Lint-Allow` commit trailers acknowledge deletions
     /// (`acknowledge: {trailers: false}` switches them off: a trailer is
     /// written by the change's own author).
     pub(crate) acknowledge_trailers: bool,
-    /// `generatedObjects`: custom resources from which a controller creates
-    /// a core object (GL008), besides the built-in table.
-    pub(crate) generated_objects: Vec<GeneratedObject>,
     /// `plugins`: config-management plugins by the name Applications give
     /// them, with their `discover` rule and the native renderer each stands
     /// for (docs/plugins.md).
     pub(crate) plugins: std::sync::Arc<crate::render::plugin::Plugins>,
     /// `diff`: the rendered diff of a `gitops-lint diff` (docs/rendered-diff.md).
     pub(crate) diff: DiffConfig,
-    /// Raw extra sections kept for rules that read them.
-    pub(crate) raw: Value,
+    /// What the rules with settings of their own read from the file
+    /// ([`Config::rule_settings`]).
+    pub(crate) rule_settings: ReadSettings,
 }
-
-/// "A controller creates a `creates` object from each `group/kind`
-/// resource, in its namespace, named by the string at `name_from`."
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct GeneratedObject {
-    /// API group of the custom resource.
-    pub(crate) group: String,
-    /// Kind of the custom resource.
-    pub(crate) kind: String,
-    /// Core kind created: Secret, ConfigMap, Service, PersistentVolumeClaim or ServiceAccount.
-    pub(crate) creates: String,
-    /// Dotted path of the created object's name (default `metadata.name`).
-    pub(crate) name_from: String,
-}
-
-/// The kinds a workload can wait for that `generatedObjects` may create.
-const GENERATED_KINDS: &[&str] = &[
-    "Secret",
-    "ConfigMap",
-    "Service",
-    "PersistentVolumeClaim",
-    "ServiceAccount",
-];
-const GENERATED_KEYS: &[&str] = &["kind", "creates", "nameFrom"];
 
 /// ApplicationSet controller flags the linter cannot see.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -150,10 +121,7 @@ impl Default for Config {
             ignore: Vec::new(),
             ignore_paths: PathGlobs::default(),
             severity: BTreeMap::new(),
-            mass_prune_ratio: 0.5,
-            mass_prune_count: 20,
             applicationset: AppSetControllerConfig::default(),
-            default_storage_class_wait_for_first_consumer: false,
             clusters: Vec::new(),
             tracking_method: None,
             kustomize_build_options: None,
@@ -161,12 +129,10 @@ impl Default for Config {
             chart_repositories: Vec::new(),
             helm_renderer: None,
             cluster_scoped_kinds: Vec::new(),
-            namespaces: Vec::new(),
             acknowledge_trailers: true,
-            generated_objects: Vec::new(),
             plugins: std::sync::Arc::default(),
             diff: DiffConfig::default(),
-            raw: Value::Null,
+            rule_settings: ReadSettings::default(),
         }
     }
 }
@@ -193,7 +159,9 @@ fn chart_repository_problem(url: &str) -> Option<String> {
     None
 }
 
-/// The keys the file accepts, for unknown-key errors and "did you mean".
+/// The keys of settings more than one part of the pipeline reads; the
+/// rules declare their own (`RuleSettingsSpec`). For unknown-key errors
+/// and "did you mean".
 const TOP_KEYS: &[&str] = &[
     "rules",
     "ignorePaths",
@@ -204,9 +172,7 @@ const TOP_KEYS: &[&str] = &[
     "roots",
     "instances",
     "argocdVersion",
-    "massPrune",
     "applicationSet",
-    "defaultStorageClassWaitForFirstConsumer",
     "clusters",
     "trackingMethod",
     "kustomizeBuildOptions",
@@ -214,9 +180,7 @@ const TOP_KEYS: &[&str] = &[
     "chartRepositories",
     "helmRenderer",
     "clusterScopedKinds",
-    "namespaces",
     "acknowledge",
-    "generatedObjects",
     "plugins",
     "diff",
 ];
@@ -224,7 +188,6 @@ const ACKNOWLEDGE_KEYS: &[&str] = &["trailers"];
 const INSTANCE_KEYS: &[&str] = &["name", "roots"];
 const CLUSTER_KEYS: &[&str] = &["name", "server", "labels", "annotations", "project"];
 const RULES_KEYS: &[&str] = &["select", "ignore", "severity"];
-const MASS_PRUNE_KEYS: &[&str] = &["ratio", "count"];
 const APPSET_KEYS: &[&str] = &["policy", "policyOverride", "newGitFileGlobbing"];
 const APPSET_POLICIES: &[&str] = &["sync", "create-only", "create-update", "create-delete"];
 
@@ -248,7 +211,7 @@ fn selector_hint(s: &str, catalog: &[&RuleMeta]) -> String {
 
 impl Config {
     /// Parses configuration text; `catalog` holds the rules its selectors
-    /// may name (`rules::catalog()`).
+    /// may name and the settings each rule reads (`rules::catalog()`).
     ///
     /// # Errors
     /// Invalid YAML, unknown keys, bad values: every problem at once, each
@@ -256,7 +219,7 @@ impl Config {
     pub(crate) fn parse(
         file: &str,
         text: &str,
-        catalog: &[&RuleMeta],
+        catalog: &RuleCatalog,
     ) -> Result<Config, ConfigError> {
         let err = |p: String| ConfigError {
             file: file.to_string(),
@@ -276,17 +239,16 @@ impl Config {
             doc,
             problems: Vec::new(),
         };
-        c.keys(&[], &value, TOP_KEYS);
-        let mut cfg = Config {
-            raw: (*value).clone(),
-            ..Config::default()
-        };
-        if !value.is_object() {
+        let mut known = TOP_KEYS.to_vec();
+        known.extend(catalog.settings.iter().flat_map(|s| s.keys));
+        c.keys(&[], &value, &known);
+        let mut cfg = Config::default();
+        let Some(top) = value.as_object() else {
             return Err(ConfigError {
                 file: file.to_string(),
                 problems: c.problems,
             });
-        }
+        };
         let get = |k: &str| value.get(k).filter(|v| !v.is_null());
         cfg.stateful_kinds = c.strings(&["statefulKinds"], get("statefulKinds"));
         for k in &cfg.stateful_kinds {
@@ -361,7 +323,6 @@ impl Config {
         cfg.repo_urls = c.strings(&["repoUrls"], get("repoUrls"));
         cfg.branches = c.strings(&["branches"], get("branches"));
         cfg.apps = c.strings(&["apps"], get("apps"));
-        cfg.namespaces = c.strings(&["namespaces"], get("namespaces"));
         cfg.chart_repositories = c.strings(&["chartRepositories"], get("chartRepositories"));
         for (i, url) in cfg.chart_repositories.iter().enumerate() {
             if let Some(why) = chart_repository_problem(url) {
@@ -440,12 +401,12 @@ impl Config {
             for key in ["select", "ignore"] {
                 let list = c.strings(&["rules", key], rules.get(key));
                 for r in &list {
-                    if !catalog.iter().any(|m| selects(r, m)) {
+                    if !catalog.metas.iter().any(|m| selects(r, m)) {
                         c.at(
                             &["rules", key],
                             format!(
                                 "rules.{key}: unknown rule `{r}`{}",
-                                selector_hint(r, catalog)
+                                selector_hint(r, &catalog.metas)
                             ),
                         );
                     }
@@ -461,12 +422,12 @@ impl Config {
                 Some(Value::Object(m)) => {
                     for (k, v) in m {
                         let path = ["rules", "severity", k.as_str()];
-                        if !catalog.iter().any(|m| m.is_named(k)) {
+                        if !catalog.metas.iter().any(|m| m.is_named(k)) {
                             c.at(
                                 &path,
                                 format!(
                                     "rules.severity: unknown rule `{k}`{}",
-                                    selector_hint(k, catalog)
+                                    selector_hint(k, &catalog.metas)
                                 ),
                             );
                         }
@@ -488,29 +449,6 @@ impl Config {
                     &["rules", "severity"],
                     "`rules.severity` must be a mapping of rule to error, warning or info".into(),
                 ),
-            }
-        }
-        if let Some(m) = get("massPrune") {
-            c.keys(&["massPrune"], m, MASS_PRUNE_KEYS);
-            match m.get("ratio") {
-                None | Some(Value::Null) => {}
-                Some(r) => match r.as_f64() {
-                    Some(r) if (0.0..=1.0).contains(&r) => cfg.mass_prune_ratio = r,
-                    _ => c.at(
-                        &["massPrune", "ratio"],
-                        format!("massPrune.ratio `{r}` is not a number between 0 and 1"),
-                    ),
-                },
-            }
-            match m.get("count") {
-                None | Some(Value::Null) => {}
-                Some(n) => match n.as_u64().and_then(|n| usize::try_from(n).ok()) {
-                    Some(n) => cfg.mass_prune_count = n,
-                    None => c.at(
-                        &["massPrune", "count"],
-                        format!("massPrune.count `{n}` is not a whole number"),
-                    ),
-                },
             }
         }
         if let Some(a) = get("applicationSet") {
@@ -543,12 +481,6 @@ impl Config {
                     )
                     .unwrap_or(false),
             };
-        }
-        if let Some(w) = c.boolean(
-            &["defaultStorageClassWaitForFirstConsumer"],
-            get("defaultStorageClassWaitForFirstConsumer"),
-        ) {
-            cfg.default_storage_class_wait_for_first_consumer = w;
         }
         if let Some(d) = get("diff") {
             cfg.diff = diff::diff_config(&mut c, d);
@@ -598,45 +530,14 @@ impl Config {
             }
             Some(_) => c.at(&["clusters"], "clusters must be a list".to_string()),
         }
-        match get("generatedObjects") {
-            None => {}
-            Some(Value::Array(items)) => {
-                for item in items {
-                    c.keys(&["generatedObjects"], item, GENERATED_KEYS);
-                    let text = |k: &str| item.get(k).and_then(Value::as_str).map(str::to_string);
-                    let kind = text("kind").and_then(|k| {
-                        k.split_once('/')
-                            .map(|(g, k)| (g.to_string(), k.to_string()))
-                            .filter(|(g, k)| !g.is_empty() && !k.is_empty() && !k.contains('/'))
-                    });
-                    let creates = text("creates").filter(|k| GENERATED_KINDS.contains(&k.as_str()));
-                    match (kind, creates) {
-                        (Some((group, kind)), Some(creates)) => {
-                            cfg.generated_objects.push(GeneratedObject {
-                                group,
-                                kind,
-                                creates,
-                                name_from: text("nameFrom")
-                                    .unwrap_or_else(|| "metadata.name".to_string()),
-                            });
-                        }
-                        _ => c.at(
-                            &["generatedObjects"],
-                            format!(
-                                "every entry of generatedObjects needs `kind: group/Kind` and `creates:` one of {}",
-                                GENERATED_KINDS.join(", ")
-                            ),
-                        ),
-                    }
-                }
-            }
-            Some(_) => c.at(
-                &["generatedObjects"],
-                "generatedObjects must be a list".to_string(),
-            ),
-        }
         if let Some(v) = get("plugins") {
             cfg.plugins = std::sync::Arc::new(plugins::plugins(&mut c, v));
+        }
+        // Each rule reads its own keys, when the file gives one of them.
+        for spec in &catalog.settings {
+            if spec.keys.iter().any(|k| get(k).is_some()) {
+                cfg.rule_settings.0.push((spec.read)(&mut c, top));
+            }
         }
         // In file order, as a person fixes them.
         c.problems.sort_by_key(|p| problem_line(p).unwrap_or(0));
@@ -656,6 +557,15 @@ impl Config {
     pub(crate) fn rule_enabled(&self, meta: &RuleMeta) -> bool {
         let selected = self.select.is_empty() || self.select.iter().any(|s| selects(s, meta));
         selected && !self.ignore.iter().any(|s| selects(s, meta))
+    }
+
+    /// The settings of type `T` a rule declared and the file gave, else
+    /// their defaults.
+    #[must_use]
+    pub(crate) fn rule_settings<T: RuleSettings + Clone + Default>(&self) -> Cow<'_, T> {
+        self.rule_settings
+            .get::<T>()
+            .map_or_else(|| Cow::Owned(T::default()), Cow::Borrowed)
     }
 
     /// Whether the target Argo CD version is at least `major.minor`.

@@ -289,7 +289,12 @@ fn a_full_configuration_is_read() {
     assert!(!c.ignore_paths.matches("vendor/sub/x.yaml"));
     assert_eq!(c.applicationset.policy.as_deref(), Some("create-update"));
     assert!(c.applicationset.new_git_file_globbing);
-    assert!(c.default_storage_class_wait_for_first_consumer);
+    // GL008's own key, read by the rule and kept for it.
+    assert!(
+        format!("{:?}", c.rule_settings)
+            .contains("default_storage_class_wait_for_first_consumer: true"),
+        "{c:?}"
+    );
     assert_eq!(c.severity.get("stateful-prune"), Some(&Severity::Warning));
     let meta = |code: &str| crate::rules::find(code).map(|r| r.meta()).expect("rule");
     // `prune` is a category: GL001 is in it; GL000 (input) is not selected.
