@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::did_you_mean;
+use crate::suggest::did_you_mean;
 
 /// Every problem found in a configuration file.
 /// Shown as a command-line usage error is: one line a problem, each
