@@ -6,14 +6,15 @@ use goyaml::json::Pointer as _;
 use serde_json::Value;
 use std::cell::OnceCell;
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use super::analysis::generated;
+use super::analysis::generated::{self, GeneratedObject};
 use super::analysis::podspec::{self, RefKind};
 use super::analysis::sync_steps::{health_wait, HealthWait, Step, SyncSteps};
 use super::analysis::{at_field, at_resource, rendered_apps};
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::{App, Inventory};
-use crate::config::Config;
+use crate::config::{Checker, Config, RuleSettings, RuleSettingsSpec};
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity};
 use crate::manifest::{HookType, Manifest, ANN_SYNC_WAVE};
@@ -156,6 +157,88 @@ impl<'a> StorageClasses<'a> {
     }
 }
 
+/// GL008's keys of `.gitops-lint.yaml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct WaveSettings {
+    /// `defaultStorageClassWaitForFirstConsumer`: the StorageClass assumed
+    /// when a PVC names none binds on first consumer.
+    default_storage_class_wait_for_first_consumer: bool,
+    /// `generatedObjects`: custom resources from which a controller creates
+    /// a core object, besides the built-in table.
+    generated_objects: Vec<GeneratedObject>,
+}
+
+static SETTINGS: RuleSettingsSpec = RuleSettingsSpec {
+    keys: &[
+        "defaultStorageClassWaitForFirstConsumer",
+        "generatedObjects",
+    ],
+    read: read_settings,
+};
+
+/// The kinds a workload can wait for that `generatedObjects` may create.
+const GENERATED_KINDS: &[&str] = &[
+    "Secret",
+    "ConfigMap",
+    "Service",
+    "PersistentVolumeClaim",
+    "ServiceAccount",
+];
+const GENERATED_KEYS: &[&str] = &["kind", "creates", "nameFrom"];
+
+/// GL008's keys read, each problem reported.
+fn read_settings(
+    c: &mut Checker<'_>,
+    file: &serde_json::Map<String, Value>,
+) -> Arc<dyn RuleSettings> {
+    let mut out = WaveSettings::default();
+    let get = |k: &str| file.get(k).filter(|v| !v.is_null());
+    if let Some(w) = c.boolean(
+        &["defaultStorageClassWaitForFirstConsumer"],
+        get("defaultStorageClassWaitForFirstConsumer"),
+    ) {
+        out.default_storage_class_wait_for_first_consumer = w;
+    }
+    match get("generatedObjects") {
+        None => {}
+        Some(Value::Array(items)) => {
+            for item in items {
+                c.keys(&["generatedObjects"], item, GENERATED_KEYS);
+                let text = |k: &str| item.get(k).and_then(Value::as_str).map(str::to_string);
+                let kind = text("kind").and_then(|k| {
+                    k.split_once('/')
+                        .map(|(g, k)| (g.to_string(), k.to_string()))
+                        .filter(|(g, k)| !g.is_empty() && !k.is_empty() && !k.contains('/'))
+                });
+                let creates = text("creates").filter(|k| GENERATED_KINDS.contains(&k.as_str()));
+                match (kind, creates) {
+                    (Some((group, kind)), Some(creates)) => {
+                        out.generated_objects.push(GeneratedObject {
+                            group,
+                            kind,
+                            creates,
+                            name_from: text("nameFrom")
+                                .unwrap_or_else(|| "metadata.name".to_string()),
+                        });
+                    }
+                    _ => c.at(
+                        &["generatedObjects"],
+                        format!(
+                            "every entry of generatedObjects needs `kind: group/Kind` and `creates:` one of {}",
+                            GENERATED_KINDS.join(", ")
+                        ),
+                    ),
+                }
+            }
+        }
+        Some(_) => c.at(
+            &["generatedObjects"],
+            "generatedObjects must be a list".to_string(),
+        ),
+    }
+    Arc::new(out)
+}
+
 /// Whether a PVC binds only once a pod uses it.
 fn waits_for_consumer(pvc: &Manifest, classes: &StorageClasses<'_>, config: &Config) -> bool {
     let v = pvc.value.as_ref();
@@ -180,7 +263,11 @@ fn waits_for_consumer(pvc: &Manifest, classes: &StorageClasses<'_>, config: &Con
         Some(name) => classes.by_name.get(name).is_some_and(|c| mode(c)),
         None => match classes.default {
             Some(c) => mode(c),
-            None => config.default_storage_class_wait_for_first_consumer,
+            None => {
+                config
+                    .rule_settings::<WaveSettings>()
+                    .default_storage_class_wait_for_first_consumer
+            }
         },
     }
 }
@@ -214,7 +301,7 @@ fn edges<'a, 'c>(
                             && c.id.namespace == ns
                             && generated::creates(
                                 c,
-                                &cx.config.generated_objects,
+                                &cx.config.rule_settings::<WaveSettings>().generated_objects,
                                 r.kind.kind(),
                                 &r.name,
                             )
@@ -418,6 +505,10 @@ impl Rule for WaveDependencyInversion {
         &META
     }
 
+    fn settings(&self) -> Option<&'static RuleSettingsSpec> {
+        Some(&SETTINGS)
+    }
+
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
         // Found at the first claim that needs them, once for every app.
         let classes = OnceCell::new();
@@ -544,10 +635,12 @@ mod tests {
             check(&WaveDependencyInversion, &inv, &Config::default()).is_empty(),
             "Immediate binding by default"
         );
-        let cfg = Config {
-            default_storage_class_wait_for_first_consumer: true,
-            ..Config::default()
-        };
+        let cfg = Config::parse(
+            ".gitops-lint.yaml",
+            "defaultStorageClassWaitForFirstConsumer: true\n",
+            &crate::rules::catalog(),
+        )
+        .expect("valid");
         let m = messages(&check(&WaveDependencyInversion, &inv, &cfg));
         assert_eq!(m.len(), 1);
         assert!(m[0].starts_with("wave -1 waits for `PersistentVolumeClaim ns/data` to become healthy, but its StorageClass binds on first consumer"));

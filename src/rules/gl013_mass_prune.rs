@@ -2,7 +2,12 @@
 //! which Argo CD's `allowEmpty` guard does not stop unless it is all of it.
 
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
 use crate::argocd::PruneMode;
+use crate::config::{Checker, RuleSettings, RuleSettingsSpec};
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity, Side};
 use crate::plan::{app_prunes, PruneReason};
@@ -21,15 +26,74 @@ static META: RuleMeta = RuleMeta {
     suppression: Suppression::CHANGE,
 };
 
+/// `massPrune:` of `.gitops-lint.yaml`: when a prune is "mass".
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct MassPruneSettings {
+    /// `ratio`: share of an app's resources (0–1) above which a prune is "mass".
+    ratio: f64,
+    /// `count`: absolute count above which a prune is "mass".
+    count: usize,
+}
+
+impl Default for MassPruneSettings {
+    fn default() -> Self {
+        MassPruneSettings {
+            ratio: 0.5,
+            count: 20,
+        }
+    }
+}
+
+static SETTINGS: RuleSettingsSpec = RuleSettingsSpec {
+    keys: &["massPrune"],
+    read: read_settings,
+};
+
+const MASS_PRUNE_KEYS: &[&str] = &["ratio", "count"];
+
+/// `massPrune:` read, each problem reported.
+fn read_settings(c: &mut Checker<'_>, file: &Map<String, Value>) -> Arc<dyn RuleSettings> {
+    let mut out = MassPruneSettings::default();
+    if let Some(m) = file.get("massPrune").filter(|v| !v.is_null()) {
+        c.keys(&["massPrune"], m, MASS_PRUNE_KEYS);
+        match m.get("ratio") {
+            None | Some(Value::Null) => {}
+            Some(r) => match r.as_f64() {
+                Some(r) if (0.0..=1.0).contains(&r) => out.ratio = r,
+                _ => c.at(
+                    &["massPrune", "ratio"],
+                    format!("massPrune.ratio `{r}` is not a number between 0 and 1"),
+                ),
+            },
+        }
+        match m.get("count") {
+            None | Some(Value::Null) => {}
+            Some(n) => match n.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                Some(n) => out.count = n,
+                None => c.at(
+                    &["massPrune", "count"],
+                    format!("massPrune.count `{n}` is not a whole number"),
+                ),
+            },
+        }
+    }
+    Arc::new(out)
+}
+
 impl Rule for MassPrune {
     fn meta(&self) -> &'static RuleMeta {
         &META
+    }
+
+    fn settings(&self) -> Option<&'static RuleSettingsSpec> {
+        Some(&SETTINGS)
     }
 
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>) {
         let (Some(plan), Some(base)) = (cx.plan, cx.base) else {
             return;
         };
+        let settings = cx.config.rule_settings::<MassPruneSettings>();
         for (key, app) in &base.apps {
             let pruned: Vec<_> = plan
                 .prunes_of(key)
@@ -50,9 +114,7 @@ impl Rule for MassPrune {
             // A partial app's resources are a part of its whole: the share
             // of it a prune takes is unknown, so only the count judges.
             let partial = !app.status.left_out().is_empty();
-            if (partial || share <= cx.config.mass_prune_ratio)
-                && pruned.len() <= cx.config.mass_prune_count
-            {
+            if (partial || share <= settings.ratio) && pruned.len() <= settings.count {
                 continue;
             }
             let name = app.display_name();

@@ -3,11 +3,12 @@
 
 use goyaml::json::Pointer as _;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use super::analysis::{at_field, at_resource};
 use super::{Category, Mode, Rule, RuleContext, RuleMeta};
 use crate::argocd::{App, AppStatus, Inventory};
-use crate::config::Config;
+use crate::config::{Checker, Config, RuleSettings, RuleSettingsSpec};
 use crate::finding::Suppression;
 use crate::finding::{Finding, Severity};
 use crate::manifest::Manifest;
@@ -117,8 +118,33 @@ fn creators(inv: &Inventory) -> BTreeMap<Place, Creator<'_>> {
     out
 }
 
+/// `namespaces:` of `.gitops-lint.yaml`: namespaces that exist on every
+/// destination cluster without a manifest (created outside Argo CD),
+/// besides `default`, `kube-*` and `argocd`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ExternalNamespaces(Vec<String>);
+
+static SETTINGS: RuleSettingsSpec = RuleSettingsSpec {
+    keys: &["namespaces"],
+    read: read_settings,
+};
+
+/// `namespaces:` read, a value that is not a list of strings reported.
+fn read_settings(
+    c: &mut Checker<'_>,
+    file: &serde_json::Map<String, serde_json::Value>,
+) -> Arc<dyn RuleSettings> {
+    let names = c.strings(&["namespaces"], file.get("namespaces"));
+    Arc::new(ExternalNamespaces(names))
+}
+
 fn preexisting(config: &Config, ns: &str) -> bool {
-    BUILTIN_NAMESPACES.contains(&ns) || config.namespaces.iter().any(|n| n == ns)
+    BUILTIN_NAMESPACES.contains(&ns)
+        || config
+            .rule_settings::<ExternalNamespaces>()
+            .0
+            .iter()
+            .any(|n| n == ns)
 }
 
 /// Whether the resource goes into a namespace Argo CD must find.
@@ -190,6 +216,10 @@ fn may_report(base: &Inventory, head: &Inventory, config: &Config) -> bool {
 impl Rule for MissingNamespace {
     fn meta(&self) -> &'static RuleMeta {
         &META
+    }
+
+    fn settings(&self) -> Option<&'static RuleSettingsSpec> {
+        Some(&SETTINGS)
     }
 
     fn needs_unchanged_apps(&self, base: &Inventory, head: &Inventory, config: &Config) -> bool {
@@ -324,10 +354,12 @@ mod tests {
         let inv = inventory(vec![app(plain.clone(), vec![ns, cm(None)])]);
         assert!(check(&MissingNamespace, &inv, &Config::default()).is_empty());
 
-        let cfg = Config {
-            namespaces: vec!["ns".into()],
-            ..Config::default()
-        };
+        let cfg = Config::parse(
+            ".gitops-lint.yaml",
+            "namespaces: [ns]\n",
+            &crate::rules::catalog(),
+        )
+        .expect("valid");
         let inv = inventory(vec![app(plain, vec![cm(None)])]);
         assert!(check(&MissingNamespace, &inv, &cfg).is_empty());
     }

@@ -29,7 +29,7 @@ mod gl022_invalid_configuration;
 pub(crate) mod analysis;
 
 use crate::argocd::Inventory;
-use crate::config::Config;
+use crate::config::{Config, RuleCatalog, RuleSettingsSpec};
 use crate::finding::Finding;
 pub(crate) use crate::finding::{Category, Mode, RuleMeta};
 use crate::manifest::ResourceId;
@@ -102,6 +102,12 @@ pub trait Rule: Sync {
     /// Appends findings.
     fn check(&self, cx: &RuleContext<'_>, out: &mut Vec<Finding>);
 
+    /// The settings the rule alone reads from `.gitops-lint.yaml`: its
+    /// keys and how they are read. Most rules have none.
+    fn settings(&self) -> Option<&'static RuleSettingsSpec> {
+        None
+    }
+
     /// Whether, in this diff, the rule must see the resources of apps left
     /// unrendered as unchanged (they may be what it reports on or what
     /// clears a finding). Most rules look only at what changed.
@@ -158,10 +164,14 @@ pub(crate) fn find(code_or_name: &str) -> Option<&'static dyn Rule> {
         .find(|r| r.meta().is_named(code_or_name))
 }
 
-/// Every rule's facts, in code order: what a configuration may name.
+/// Every rule's facts, in code order, and the settings rules read: what a
+/// configuration may name.
 #[must_use]
-pub(crate) fn catalog() -> Vec<&'static RuleMeta> {
-    ALL.iter().map(|r| r.meta()).collect()
+pub(crate) fn catalog() -> RuleCatalog {
+    RuleCatalog {
+        metas: ALL.iter().map(|r| r.meta()).collect(),
+        settings: ALL.iter().filter_map(|r| r.settings()).collect(),
+    }
 }
 
 /// Runs every enabled rule that fits the mode, applies configured severities,

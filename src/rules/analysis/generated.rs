@@ -6,8 +6,22 @@
 
 use serde_json::Value;
 
-use crate::config::GeneratedObject;
 use crate::manifest::Manifest;
+
+/// "A controller creates a `creates` object from each `group/kind`
+/// resource, in its namespace, named by the string at `name_from`"
+/// (`generatedObjects` of `.gitops-lint.yaml`, read by GL008).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct GeneratedObject {
+    /// API group of the custom resource.
+    pub(crate) group: String,
+    /// Kind of the custom resource.
+    pub(crate) kind: String,
+    /// Core kind created: Secret, ConfigMap, Service, PersistentVolumeClaim or ServiceAccount.
+    pub(crate) creates: String,
+    /// Dotted path of the created object's name (default `metadata.name`).
+    pub(crate) name_from: String,
+}
 
 /// One "kind X creates an object of kind Y" relation.
 #[derive(Debug, Clone, Copy)]
