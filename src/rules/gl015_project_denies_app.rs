@@ -529,19 +529,13 @@ fn denials<'a>(
         }
     }
     for ((g, k), ms) in kinds {
-        let listed: Vec<String> = ms.iter().take(3).map(|m| format!("`{}`", m.id)).collect();
-        let more = ms.len().saturating_sub(listed.len());
-        let more = if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
-        };
+        let listed =
+            crate::limits::first_and_more(ms.iter().map(|m| format!("`{}`", m.id)), 3, ", ");
         out.push((
             format!("resource {g}:{k}"),
             format!(
-                "resource {g}:{k} is not permitted in project {} ({}{more})",
+                "resource {g}:{k} is not permitted in project {} ({listed})",
                 p.name,
-                listed.join(", ")
             ),
             ms.first().map(|m| &m.origin),
         ));

@@ -44,20 +44,14 @@ impl Rule for InvalidAppSpec {
             {
                 continue;
             }
-            let shown: Vec<String> = missing
-                .iter()
-                .take(SHOWN)
-                .map(|m| format!("`{}`", m.id))
-                .collect();
-            let more = if missing.len() > SHOWN {
-                format!(" and {} more", missing.len() - SHOWN)
-            } else {
-                String::new()
-            };
+            let listed = crate::limits::first_and_more(
+                missing.iter().map(|m| format!("`{}`", m.id)),
+                SHOWN,
+                ", ",
+            );
             let message = format!(
-                "every sync of `{}` is refused (InvalidSpecError \"Namespace for … is missing\"): its Application has no `destination.namespace` and it renders the namespaced {}{more} without a namespace, so nothing is pruned, created or updated until the spec is fixed",
+                "every sync of `{}` is refused (InvalidSpecError \"Namespace for … is missing\"): its Application has no `destination.namespace` and it renders the namespaced {listed} without a namespace, so nothing is pruned, created or updated until the spec is fixed",
                 app.display_name(),
-                shown.join(", ")
             );
             out.push(
                 Finding::new(&META, message)
