@@ -342,10 +342,7 @@ impl Fetcher {
                 let tags = self.oci_tags(repo, chart)?;
                 max_version(revision, &tags)
             } else {
-                let index = self.helm_index(repo)?;
-                let entries = index_entries(&index, repo, chart)?;
-                let tags: Vec<String> = entries.iter().map(|e| e.version.clone()).collect();
-                max_version(revision, &tags)
+                max_version(revision, &self.index_tags(repo, chart)?)
             }
             .map_err(|e| {
                 FetchError::Failed(format!(
@@ -379,5 +376,19 @@ impl Fetcher {
             fetched.digest
         ));
         Ok(fetched)
+    }
+}
+
+impl Fetcher {
+    /// The versions of `chart` that the Helm repository at `index_url`
+    /// lists in its `index.yaml`.
+    pub(super) fn index_tags(
+        &self,
+        index_url: &str,
+        chart: &str,
+    ) -> Result<Vec<String>, FetchError> {
+        let index = self.helm_index(index_url)?;
+        let entries = index_entries(&index, index_url, chart)?;
+        Ok(entries.iter().map(|e| e.version.clone()).collect())
     }
 }

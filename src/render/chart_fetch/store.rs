@@ -165,10 +165,7 @@ impl Fetcher {
         let version = if super::versions::is_version(revision) {
             revision.to_string()
         } else {
-            let index = self.helm_index(mirror).map_err(|e| e.to_string())?;
-            let entries = super::helm_repo::index_entries(&index, mirror, chart)
-                .map_err(|e| e.to_string())?;
-            let tags: Vec<String> = entries.iter().map(|e| e.version.clone()).collect();
+            let tags = self.index_tags(mirror, chart).map_err(|e| e.to_string())?;
             let v = super::max_version(revision, &tags)
                 .map_err(|e| format!("chart `{chart}`: invalid revision `{revision}`: {e}"))?;
             self.store_range(repo, chart, revision, &v);
